@@ -1,0 +1,136 @@
+// Package format reads and writes instance files in every format hearth
+// knows, choosing the codec from the file name, so that commands and tests
+// need one call whatever the file is. The codecs themselves live in one
+// sub-package each.
+package format
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format/pydcop"
+	"github.com/hearth-dcop/hearth/mva/format/uai"
+	"github.com/hearth-dcop/hearth/mva/format/wcsp"
+	"github.com/hearth-dcop/hearth/mva/format/xcsp"
+)
+
+// Kind is an instance format.
+type Kind string
+
+// The formats hearth reads and writes.
+const (
+	XCSP   Kind = "xcsp"   // XCSP 2.1, FRODO dialect: .xml, .xcsp
+	WCSP   Kind = "wcsp"   // toulbar2 cost function format: .wcsp
+	UAI    Kind = "uai"    // UAI Markov networks: .uai
+	PyDCOP Kind = "pydcop" // pyDCOP YAML: .yaml, .yml
+)
+
+// MaxFileBytes bounds what ReadFile loads, so that a wrong path (a disk
+// image, say) fails fast instead of exhausting memory.
+const MaxFileBytes = 1 << 30
+
+// KindOf picks the format from a file name's extension.
+func KindOf(name string) (Kind, error) {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".xml", ".xcsp":
+		return XCSP, nil
+	case ".wcsp":
+		return WCSP, nil
+	case ".uai":
+		return UAI, nil
+	case ".yaml", ".yml":
+		return PyDCOP, nil
+	}
+	return "", fmt.Errorf("%s: unknown instance format (want .xml/.xcsp, .wcsp, .uai or .yaml/.yml)", name)
+}
+
+// Options adjust what a reader returns.
+type Options struct {
+	// Agents, when positive, repartitions the variables into that many
+	// agents with mva.Partition, replacing the file's own agents. Formats
+	// without agents otherwise give every variable to one agent.
+	Agents int
+}
+
+// Read decodes an instance of the given kind; name is used in errors.
+func Read(r io.Reader, name string, kind Kind, o Options) (*mva.Problem, error) {
+	var (
+		p   *mva.Problem
+		err error
+	)
+	switch kind {
+	case XCSP:
+		p, err = xcsp.Read(r, name)
+	case WCSP:
+		p, err = wcsp.Read(r, name)
+	case UAI:
+		p, err = uai.Read(r, name)
+	case PyDCOP:
+		p, err = pydcop.Read(r, name)
+	default:
+		return nil, fmt.Errorf("%s: unknown instance format %q", name, kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Agents > 0 {
+		if err := mva.Partition(p, o.Agents); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
+// ReadFile reads an instance, choosing the format from the extension.
+func ReadFile(path string, o Options) (*mva.Problem, error) {
+	kind, err := KindOf(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(io.LimitReader(f, MaxFileBytes), path, kind, o)
+}
+
+// Write encodes p in the given format.
+func Write(w io.Writer, p *mva.Problem, kind Kind) error {
+	switch kind {
+	case XCSP:
+		return xcsp.Write(w, p)
+	case WCSP:
+		return wcsp.Write(w, p)
+	case UAI:
+		return uai.Write(w, p)
+	case PyDCOP:
+		return pydcop.Write(w, p)
+	}
+	return fmt.Errorf("unknown instance format %q", kind)
+}
+
+// WriteFile writes p to path in the format its extension names. Nothing is
+// written when encoding fails.
+func WriteFile(path string, p *mva.Problem) error {
+	kind, err := KindOf(path)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, p, kind); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}

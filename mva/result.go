@@ -1,0 +1,64 @@
+package mva
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// Result is the object `hearth solve --json` prints (DESIGN.md, "Results").
+// Objective is in the file's own sense; it is null when no feasible
+// solution was found, because JSON has no infinity.
+type Result struct {
+	Instance   string            `json:"instance"`
+	Sense      string            `json:"sense"`
+	Objective  *float64          `json:"objective"`
+	Feasible   bool              `json:"feasible"`
+	Optimal    bool              `json:"optimal"`
+	Assignment map[string]string `json:"assignment"`
+	Algorithm  Algorithm         `json:"algorithm"`
+	Metrics    Metrics           `json:"metrics"`
+}
+
+// Algorithm names the solver configuration that produced a result.
+type Algorithm struct {
+	Global string `json:"global"`
+	Local  string `json:"local"`
+	Table  string `json:"table"`
+	Reform string `json:"reform"`
+	GPU    bool   `json:"gpu"`
+}
+
+// Metrics are the research metrics of a run: simulated time, non-concurrent
+// constraint checks, message counts and sizes, and wall-clock time.
+type Metrics struct {
+	SimTimeMs         float64 `json:"sim_time_ms"`
+	NCCC              int64   `json:"nccc"`
+	Messages          int64   `json:"messages"`
+	InternalMessages  int64   `json:"internal_messages"`
+	MaxMessageBytes   int64   `json:"max_message_bytes"`
+	TotalMessageBytes int64   `json:"total_message_bytes"`
+	WallMs            float64 `json:"wall_ms"`
+}
+
+// NewResult fills the instance-dependent part of a result from a complete
+// assignment and its internal cost: the objective in the file's sense, the
+// labelled assignment, and feasibility.
+func NewResult(p *Problem, assign []int, cost float64) Result {
+	r := Result{Instance: p.Name, Sense: p.Sense.String(), Assignment: map[string]string{}}
+	if assign != nil && !IsHard(cost) && !math.IsNaN(cost) {
+		obj := p.Sense.Report(cost)
+		r.Objective = &obj
+		r.Feasible = true
+		r.Assignment = p.Labels(assign)
+	}
+	return r
+}
+
+// JSON returns the result as indented JSON with a trailing newline.
+func (r Result) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
