@@ -1,0 +1,144 @@
+// Command hearth is the one binary of the hearth engine: it solves
+// distributed constraint optimisation problems with multi-variable agents
+// and, for smart homes, schedules appliances across a neighbourhood.
+//
+// Usage:
+//
+//	hearth solve FILE [flags]     solve an instance and print the result
+//	hearth inspect FILE [flags]   show the MVA decomposition of an instance
+//	hearth help [COMMAND]         show help
+//
+// Exit codes: 0 solved, 1 infeasible, 2 bad input or usage, 3 the solver
+// could not finish (a memory limit, a time-out, an interrupt).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes, documented in the package comment and README.md.
+const (
+	exitOK         = 0
+	exitInfeasible = 1
+	exitUsage      = 2
+	exitFailed     = 3
+)
+
+// command is one sub-command of the binary.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) int
+}
+
+// env carries what a command may touch, so that tests run commands
+// in-process with buffers instead of the real streams.
+type env struct {
+	stdout, stderr io.Writer
+	log            *slog.Logger
+}
+
+func commands() []command {
+	return []command{
+		{"solve", "solve an instance file and print the result", runSolve},
+		{"inspect", "print the MVA decomposition of an instance file", runInspect},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{
+		stdout: stdout,
+		stderr: stderr,
+		log:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+		if len(args) > 1 {
+			for _, c := range commands() {
+				if c.name == args[1] {
+					return c.run(ctx, e, []string{"-h"})
+				}
+			}
+		}
+		usage(stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(stderr, "hearth: unknown command %q\n\n", name)
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "hearth — distributed constraint optimisation for multi-variable agents and smart homes")
+	fmt.Fprintln(w, "\nUsage:\n  hearth COMMAND [arguments] [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'hearth help COMMAND' for a command's flags.")
+	fmt.Fprintln(w, "Exit codes: 0 solved, 1 infeasible, 2 bad input or usage, 3 solver could not finish.")
+}
+
+// parseArgs parses flags that may come before or after the positional
+// arguments (`hearth solve FILE --json` as well as `hearth solve --json
+// FILE`), which the flag package alone does not allow.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints its usage to the command's stderr.
+func newFlagSet(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: hearth %s %s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// flagExit maps a flag parsing error to an exit code: -h is not a failure.
+func flagExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitUsage
+}

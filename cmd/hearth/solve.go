@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format"
+)
+
+// solveOptions are the flags of `hearth solve`.
+type solveOptions struct {
+	global  string
+	local   string
+	agents  int
+	json    bool
+	timeout time.Duration
+}
+
+func runSolve(ctx context.Context, e *env, args []string) int {
+	var o solveOptions
+	fs := newFlagSet(e, "solve", "FILE [flags]")
+	fs.StringVar(&o.global, "global", "none", "distributed protocol between agents: none (solve the whole file centrally)")
+	fs.StringVar(&o.local, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), bruteforce")
+	fs.IntVar(&o.agents, "agents", 0, "repartition the variables into N agents (formats without agents default to one)")
+	fs.BoolVar(&o.json, "json", false, "print the result object as JSON")
+	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 30s; 0 means no limit)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "hearth solve: want exactly one instance FILE")
+		fs.Usage()
+		return exitUsage
+	}
+	if o.global != "none" {
+		fmt.Fprintf(e.stderr, "hearth solve: unknown --global %q (valid: none)\n", o.global)
+		return exitUsage
+	}
+	if !validLocal(o.local) {
+		fmt.Fprintf(e.stderr, "hearth solve: unknown --local %q (valid: %s)\n", o.local, strings.Join(localNames, ", "))
+		return exitUsage
+	}
+	p, err := format.ReadFile(pos[0], format.Options{Agents: o.agents})
+	if err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return exitUsage
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	res, err := solveCentral(ctx, p, o.local)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", pos[0], err)
+		return exitFailed
+	}
+	res.Instance = pos[0]
+	if o.json {
+		b, err := res.JSON()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
+			return exitFailed
+		}
+		e.stdout.Write(b)
+	} else {
+		printSummary(e.stdout, p, res)
+	}
+	if !res.Feasible {
+		return exitInfeasible
+	}
+	return exitOK
+}
+
+var localNames = []string{"be", "dfbnb", "bruteforce"}
+
+func validLocal(name string) bool {
+	for _, n := range localNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// solveCentral solves p as a single subproblem with no boundary: the one
+// row of its MVA table is the optimum.
+func solveCentral(ctx context.Context, p *mva.Problem, localName string) (mva.Result, error) {
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	s, err := local.New(localName, lp)
+	if err != nil {
+		return mva.Result{}, err
+	}
+	t, err := mva.NewTable(lp)
+	if err != nil {
+		return mva.Result{}, err
+	}
+	start := time.Now()
+	if err := t.Fill(ctx, s); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return mva.Result{}, fmt.Errorf("stopped before the optimum was proved: %w", err)
+		}
+		return mva.Result{}, err
+	}
+	wall := time.Since(start)
+	cost := t.Costs[0] + p.Offset
+	var assign []int
+	if !mva.IsHard(cost) {
+		assign = make([]int, len(p.Variables))
+		for k, v := range t.Interior(0) {
+			assign[lp.Vars[k]] = int(v)
+		}
+		// The solver's claim is checked against the model itself, so a
+		// solver bug can never print a wrong objective.
+		check, err := p.Eval(assign)
+		if err != nil {
+			return mva.Result{}, fmt.Errorf("internal error: the solver returned a bad assignment: %w", err)
+		}
+		if math.Abs(check-cost) > 1e-9*math.Max(1, math.Abs(cost)) {
+			return mva.Result{}, fmt.Errorf("internal error: the solver reported cost %v but the assignment costs %v", cost, check)
+		}
+	}
+	r := mva.NewResult(p, assign, cost)
+	r.Optimal = r.Feasible
+	r.Algorithm = mva.Algorithm{Global: "none", Local: localName, Table: "eager", Reform: "mva"}
+	ms := float64(wall.Microseconds()) / 1000
+	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
+	return r, nil
+}
+
+// maxListed bounds the assignment printed in the human summary.
+const maxListed = 40
+
+func printSummary(w io.Writer, p *mva.Problem, r mva.Result) {
+	st := p.Stats()
+	fmt.Fprintf(w, "instance    %s (%d variables, %d functions, %d agents)\n", r.Instance, st.Variables, st.Functions, st.Agents)
+	if !r.Feasible {
+		fmt.Fprintln(w, "result      infeasible: every assignment violates a hard constraint")
+	} else {
+		state := "best found"
+		if r.Optimal {
+			state = "optimal"
+		}
+		fmt.Fprintf(w, "objective   %s (%s, %s)\n", formatCost(*r.Objective), r.Sense, state)
+	}
+	a := r.Algorithm
+	fmt.Fprintf(w, "solver      global=%s local=%s table=%s reform=%s\n", a.Global, a.Local, a.Table, a.Reform)
+	fmt.Fprintf(w, "time        %.3f ms wall, %d constraint checks\n", r.Metrics.WallMs, r.Metrics.NCCC)
+	if !r.Feasible {
+		return
+	}
+	names := make([]string, 0, len(p.Variables)) // file order
+	for v := range p.Variables {
+		names = append(names, p.Variables[v].Name)
+	}
+	var b strings.Builder
+	for i, n := range names {
+		if i == maxListed {
+			fmt.Fprintf(&b, " … (%d more; --json prints all)", len(names)-maxListed)
+			break
+		}
+		fmt.Fprintf(&b, " %s=%s", n, r.Assignment[n])
+	}
+	fmt.Fprintf(w, "assignment %s\n", b.String())
+}
+
+// formatCost prints integers without a decimal point and other numbers
+// with the shortest exact representation.
+func formatCost(c float64) string {
+	if c == math.Trunc(c) && math.Abs(c) < 1e15 {
+		return fmt.Sprintf("%.0f", c)
+	}
+	return fmt.Sprintf("%g", c)
+}
