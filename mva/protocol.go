@@ -1,0 +1,204 @@
+package mva
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Message is what protocol agents exchange. Body is the protocol's own
+// binary encoding, so that the simulated runtime counts the same bytes the
+// MQTT runtime sends and every decoder can be fuzzed.
+type Message struct {
+	From, To int
+	Kind     string
+	Body     []byte
+}
+
+// Protocol is one agent's side of a distributed protocol: a pure state
+// machine in the shape of etcd's raft. It never touches a network, a clock
+// or a goroutine; a driver (the simulated runtime, the MQTT runtime) calls
+// Start once, then Step for every message delivered to it, and sends what
+// they return. Delivery is exactly-once and FIFO on each sender→receiver
+// link, with no order across links.
+type Protocol interface {
+	Start(ctx context.Context) ([]Message, error)
+	Step(ctx context.Context, m Message) ([]Message, error)
+	// Done reports that the agent has its final answer and will send
+	// nothing more unless a message arrives.
+	Done() bool
+	Result() AgentResult
+}
+
+// AgentResult is what an agent decided: the values of its boundary
+// variables (in Subproblem.Boundary order) and, where the protocol knows
+// it, the cost of the global solution it believes in.
+type AgentResult struct {
+	Boundary []int
+	// Cost is the agent's view of the total cost of the solution (NaN when
+	// the protocol does not compute it); the runtime recomputes the truth.
+	Cost float64
+	// Optimal is true when a complete protocol proved optimality.
+	Optimal bool
+}
+
+// Node is everything a protocol agent may use: its own subproblem through
+// the MVA table (Local), the functions it shares with other agents, and
+// who its neighbours are. Protocols read nothing else of the problem.
+type Node struct {
+	ID        int
+	NumAgents int
+	Decomp    *Decomposition
+	Local     *LocalView
+	// External indexes Problem.Functions: the functions between this agent
+	// and others.
+	External []int
+	// Neighbours are the agents this one shares a function with, sorted.
+	Neighbours []int
+	// Seed is this agent's random seed, derived from the run's seed and ID.
+	Seed uint64
+	// Params are protocol parameters (name → value) from the command line.
+	Params map[string]float64
+}
+
+// Sub returns the agent's subproblem.
+func (n *Node) Sub() *Subproblem { return &n.Decomp.Subs[n.ID] }
+
+// Problem returns the problem being solved.
+func (n *Node) Problem() *Problem { return n.Decomp.Problem }
+
+// Param returns a protocol parameter or def when it was not given.
+func (n *Node) Param(name string, def float64) float64 {
+	if v, ok := n.Params[name]; ok {
+		return v
+	}
+	return def
+}
+
+// LocalView is an agent's MVA table together with the local solver that
+// fills it, the "row oracle" of the protocols.
+type LocalView struct {
+	LP     *LocalProblem
+	Solver LocalSolver
+	Table  *Table
+}
+
+// NewLocalView builds the view; with eager it fills the whole table now
+// (MVA-eager), otherwise rows are computed on first use (MVA-lazy).
+func NewLocalView(ctx context.Context, lp *LocalProblem, s LocalSolver, eager bool) (*LocalView, error) {
+	t, err := NewTable(lp)
+	if err != nil {
+		return nil, err
+	}
+	v := &LocalView{LP: lp, Solver: s, Table: t}
+	if eager {
+		if err := t.Fill(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// Row returns the best local cost and interior assignment for boundary
+// values b (Subproblem.Boundary order).
+func (v *LocalView) Row(ctx context.Context, b []int) (float64, []int32, error) {
+	return v.Table.Lookup(ctx, v.Solver, v.LP.EncodeRow(b))
+}
+
+// RowIndex is Row for a row index.
+func (v *LocalView) RowIndex(ctx context.Context, row int) (float64, []int32, error) {
+	return v.Table.Lookup(ctx, v.Solver, row)
+}
+
+// ExternalOf returns the functions of d.External whose scope holds one of
+// agent a's variables.
+func (d *Decomposition) ExternalOf(a int) []int {
+	var out []int
+	for _, fi := range d.External {
+		for _, v := range d.Problem.Functions[fi].Scope {
+			if d.Problem.Variables[v].Agent == a {
+				out = append(out, fi)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Assemble turns the agents' results into a complete assignment: boundary
+// values from the agents, interior values from their MVA tables. It returns
+// the assignment and its true cost (Offset included).
+func Assemble(ctx context.Context, d *Decomposition, views []*LocalView, results []AgentResult) ([]int, float64, error) {
+	p := d.Problem
+	assign := make([]int, len(p.Variables))
+	for i := range d.Subs {
+		s := &d.Subs[i]
+		r := results[i]
+		if len(r.Boundary) != len(s.Boundary) {
+			return nil, 0, fmt.Errorf("agent %s returned %d boundary values for %d variables", p.Agents[i].Name, len(r.Boundary), len(s.Boundary))
+		}
+		for k, v := range s.Boundary {
+			if r.Boundary[k] < 0 || r.Boundary[k] >= p.DomainSize(v) {
+				return nil, 0, fmt.Errorf("agent %s: value index %d outside the domain of %s", p.Agents[i].Name, r.Boundary[k], p.Variables[v].Name)
+			}
+			assign[v] = r.Boundary[k]
+		}
+		c, interior, err := views[i].Row(ctx, r.Boundary)
+		if err != nil {
+			return nil, 0, err
+		}
+		if math.IsInf(c, 1) {
+			// No feasible completion: keep the table's (zero) values so
+			// the caller still gets a full assignment to report.
+			continue
+		}
+		for k, v := range s.Interior {
+			assign[v] = int(interior[k])
+		}
+	}
+	cost, err := p.Eval(assign)
+	return assign, cost, err
+}
+
+// SolverFactory makes a local solver for a subproblem; package local's New
+// with a fixed name is one.
+type SolverFactory func(lp *LocalProblem) (LocalSolver, error)
+
+// BuildNodes prepares every agent of d for a protocol run: its local view
+// (MVA table and solver; filled now when eager), external functions,
+// neighbours and seed. Setup[i] is the time agent i spent filling its
+// table, which the simulated clock charges to it.
+func BuildNodes(ctx context.Context, d *Decomposition, newSolver SolverFactory, eager bool, seed uint64, params map[string]float64) ([]*Node, []float64, error) {
+	nb := d.Neighbours()
+	nodes := make([]*Node, len(d.Subs))
+	setupMs := make([]float64, len(d.Subs))
+	for i := range d.Subs {
+		lp := NewLocalProblem(d.Problem, &d.Subs[i])
+		s, err := newSolver(lp)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: %w", d.Problem.Agents[i].Name, err)
+		}
+		start := time.Now()
+		v, err := NewLocalView(ctx, lp, s, eager)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: %w", d.Problem.Agents[i].Name, err)
+		}
+		setupMs[i] = float64(time.Since(start).Nanoseconds()) / 1e6
+		nodes[i] = &Node{
+			ID: i, NumAgents: len(d.Subs), Decomp: d, Local: v,
+			External: d.ExternalOf(i), Neighbours: nb[i],
+			Seed: AgentSeed(seed, i), Params: params,
+		}
+	}
+	return nodes, setupMs, nil
+}
+
+// AgentSeed derives an agent's seed from the run's seed (SplitMix64), so
+// that agents draw independent streams and a run is reproducible.
+func AgentSeed(seed uint64, agent int) uint64 {
+	z := seed + uint64(agent+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
