@@ -29,7 +29,9 @@ func (w *Writer) Uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
 func (w *Writer) Int(v int64) { w.buf = binary.AppendVarint(w.buf, v) }
 
 // Float appends a float64 (8 bytes, little endian); +Inf (hard) is kept.
-func (w *Writer) Float(v float64) { w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v)) }
+func (w *Writer) Float(v float64) {
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v))
+}
 
 // Bool appends a byte 0 or 1.
 func (w *Writer) Bool(v bool) {

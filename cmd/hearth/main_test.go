@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/internal/fixtures"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format"
+)
+
+// writeFile writes content into a temporary file named name.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestExitCodes(t *testing.T) {
+	good := "../../testdata/gpube_4queens.wcsp"
+	// Two binary variables, both values of x0 forbidden by a unary hard
+	// function: infeasible.
+	infeasible := writeFile(t, "inf.wcsp", "inf 2 2 2 10\n2 2\n1 0 0 2\n0 10\n1 10\n2 0 1 0 0\n")
+	malformed := writeFile(t, "bad.wcsp", "bad 2 2 1 10\n2 2\n2 0 7 0 0\n")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"no arguments", nil, exitUsage, "", "Usage"},
+		{"help", []string{"help"}, exitOK, "Commands", ""},
+		{"help solve", []string{"help", "solve"}, exitOK, "", "-local string"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", "unknown command"},
+		{"solve without file", []string{"solve"}, exitUsage, "", "exactly one"},
+		{"solve missing file", []string{"solve", "nope.wcsp"}, exitUsage, "", "nope.wcsp"},
+		{"solve unknown format", []string{"solve", "x.txt"}, exitUsage, "", "unknown instance format"},
+		{"solve malformed", []string{"solve", malformed}, exitUsage, "", "bad.wcsp:3:"},
+		{"solve unknown global", []string{"solve", good, "--global", "nope"}, exitUsage, "", "--global"},
+		{"solve unknown local", []string{"solve", good, "--local", "nope"}, exitUsage, "", "valid: be, dfbnb, bruteforce"},
+		{"solve bad flag", []string{"solve", good, "--frob"}, exitUsage, "", "frob"},
+		{"solve infeasible", []string{"solve", infeasible}, exitInfeasible, "infeasible", ""},
+		{"solve ok, flags after file", []string{"solve", good, "--local", "dfbnb"}, exitOK, "objective   0 (min, optimal)", ""},
+		{"solve ok, flags before file", []string{"solve", "--local", "be", good}, exitOK, "objective   0 (min, optimal)", ""},
+		{"too many agents", []string{"solve", good, "--agents", "9"}, exitUsage, "", "only 4 variables"},
+		{"inspect", []string{"inspect", good, "--agents", "2"}, exitOK, "MVA rows", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), tc.args, &out, &errb)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), tc.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tc.stdout, out.String())
+			}
+			if !strings.Contains(errb.String(), tc.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.stderr, errb.String())
+			}
+		})
+	}
+}
+
+// TestSolveJSONThesis31 solves the thesis example written as XCSP and
+// checks every field of the result object.
+func TestSolveJSONThesis31(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "thesis.xml")
+	if err := format.WriteFile(path, fixtures.Thesis31()); err != nil {
+		t.Fatal(err)
+	}
+	for _, solver := range localNames {
+		t.Run(solver, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), []string{"solve", path, "--local", solver, "--json"}, &out, &errb); code != exitOK {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			var r mva.Result
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"x0": "1", "x1": "1", "x2": "0", "x3": "1", "x4": "0"}
+			if r.Objective == nil || *r.Objective != 12 || !r.Feasible || !r.Optimal || r.Sense != "min" {
+				t.Errorf("result %+v", r)
+			}
+			for k, v := range want {
+				if r.Assignment[k] != v {
+					t.Errorf("assignment %v, want %v", r.Assignment, want)
+					break
+				}
+			}
+			if r.Algorithm.Global != "none" || r.Algorithm.Local != solver {
+				t.Errorf("algorithm %+v", r.Algorithm)
+			}
+			if r.Metrics.NCCC <= 0 {
+				t.Errorf("no constraint checks counted: %+v", r.Metrics)
+			}
+		})
+	}
+}
+
+func TestInspectThesis31(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "thesis.xml")
+	if err := format.WriteFile(path, fixtures.Thesis31()); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"inspect", path, "--json"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var r inspectReport
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := []agentReport{
+		{Agent: "a0", Local: 3, Boundary: 1, Interior: 2, LocalFns: 3, External: 1, Width: 2, MinDomain: 2, MaxDomain: 2, Rows: 2},
+		{Agent: "a1", Local: 2, Boundary: 1, Interior: 1, LocalFns: 1, External: 1, Width: 1, MinDomain: 2, MaxDomain: 2, Rows: 2},
+	}
+	if len(r.Agents) != 2 || r.Agents[0] != want[0] || r.Agents[1] != want[1] || r.Width != 2 || r.External != 1 {
+		t.Errorf("inspect = %+v\nwant agents %+v", r, want)
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tb2 "github.com/hearth-dcop/hearth/internal/toulbar2"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format"
+)
+
+// toulbar2 returns toulbar2's optimum for file (the integer cost for
+// .wcsp, the −ln energy for .uai) and its solution.
+func toulbar2(t *testing.T, file string) (float64, []int) {
+	t.Helper()
+	r := tb2.Solve(t, file)
+	if !r.Feasible {
+		t.Fatalf("toulbar2 finds %s infeasible", file)
+	}
+	if strings.HasSuffix(file, ".uai") {
+		return r.Energy, r.Solution
+	}
+	return float64(r.Cost), r.Solution
+}
+
+// TestSolveMatchesToulbar2 solves the public instances in testdata with
+// `hearth solve --global none` and checks the optimum against toulbar2's:
+// equal costs for the integer .wcsp files; for .uai files, toulbar2 prints
+// the −ln energy to three decimals and searches on costs rounded to seven
+// digits, so ours must agree to that precision and must not be worse than
+// toulbar2's own solution evaluated exactly in our model.
+func TestSolveMatchesToulbar2(t *testing.T) {
+	tests := []struct {
+		file   string
+		solver string
+	}{
+		{"fabe_test_0.wcsp", "be"},
+		{"fabe_test_1.wcsp", "be"},
+		{"fabe_test_2.wcsp", "be"},
+		{"fabe_test_3.wcsp", "be"},
+		{"fabe_test_4.wcsp", "be"},
+		{"fabe_test_0.wcsp", "dfbnb"},
+		{"fabe_test_3.wcsp", "dfbnb"},
+		{"gpube_4queens.wcsp", "be"},
+		{"gpube_4queens.wcsp", "dfbnb"},
+		{"gpube_8queens.wcsp", "be"},
+		{"gpube_8queens.wcsp", "dfbnb"},
+		{"gpube_rep_0_x_10.wcsp", "be"},
+		{"gpube_rep_0_x_10.wcsp", "dfbnb"},
+		{"fabe_spot5_29.wcsp", "be"},
+		{"fabe_misc_simple2.uai", "be"},
+		{"fabe_misc_simple2.uai", "dfbnb"},
+		{"fabe_grid_50-12-5.uai", "be"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file+"/"+tc.solver, func(t *testing.T) {
+			path := filepath.Join("..", "..", "testdata", tc.file)
+			want, sol := toulbar2(t, path)
+			p, err := format.ReadFile(path, format.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := solveCentral(context.Background(), p, tc.solver)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Feasible || !res.Optimal {
+				t.Fatalf("result not feasible and optimal: %+v", res)
+			}
+			got := *res.Objective
+			if strings.HasSuffix(tc.file, ".wcsp") {
+				if got != want {
+					t.Errorf("optimum = %v, toulbar2 = %v", got, want)
+				}
+				return
+			}
+			if math.Abs(got-want) > 6e-4 {
+				t.Errorf("energy = %.6f, toulbar2 = %.3f", got, want)
+			}
+			theirs, err := p.Eval(sol)
+			if err != nil {
+				t.Fatalf("toulbar2's solution does not fit the model: %v", err)
+			}
+			if got > theirs+1e-9 {
+				t.Errorf("our optimum %.9f is worse than toulbar2's solution %.9f", got, theirs)
+			}
+		})
+	}
+}
+
+// TestSolveXCSPSameAsWCSP checks the FRODO file against its WCSP twin (the
+// same GpuBE instance in both formats): the same optimum through both
+// readers, and toulbar2's.
+func TestSolveXCSPSameAsWCSP(t *testing.T) {
+	want, _ := toulbar2(t, "../../testdata/gpube_rep_0_x_10.wcsp")
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"solve", "../../testdata/gpube_rep_0_x_10.xml", "--json"}, &out, &out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	var r mva.Result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Objective == nil || *r.Objective != want || r.Sense != "min" {
+		t.Errorf("xcsp result %+v, want min %v", r, want)
+	}
+}

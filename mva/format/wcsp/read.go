@@ -1,0 +1,429 @@
+package wcsp
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// maxExact is 2^53: integers of smaller magnitude are exact in a float64.
+const maxExact = 1 << 53
+
+// Read parses a wcsp file. file names the input in error messages.
+// Malformed input yields an [mva.ParseError] carrying the line of the
+// offending token; a failing reader yields its error, wrapped.
+func Read(r io.Reader, file string) (*mva.Problem, error) {
+	return read(r, file, defaultLimits())
+}
+
+func read(r io.Reader, file string, lim limits) (*mva.Problem, error) {
+	p := &parser{
+		file: file,
+		lim:  lim,
+		sc:   scanner{r: bufio.NewReader(r), line: 1},
+		prob: &mva.Problem{Agents: []mva.Agent{{Name: "a0"}}},
+	}
+	if err := p.parse(); err != nil {
+		return nil, err
+	}
+	if err := p.prob.Validate(); err != nil {
+		// The checks of the parser should make this unreachable.
+		return nil, mva.Errorf(file, 0, "%v", err)
+	}
+	return p.prob, nil
+}
+
+// scanner splits its input into white-space separated tokens and counts
+// lines.
+type scanner struct {
+	r    *bufio.Reader
+	line int
+	buf  []byte
+}
+
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
+}
+
+// errTooLong reports a token longer than maxTokenSize.
+type errTooLong struct{}
+
+func (errTooLong) Error() string { return "token too long" }
+
+// next returns the next token and its line; io.EOF at the end of the input.
+func (s *scanner) next() (string, int, error) {
+	c, err := s.r.ReadByte()
+	for err == nil && isSpace(c) {
+		if c == '\n' {
+			s.line++
+		}
+		c, err = s.r.ReadByte()
+	}
+	if err != nil {
+		return "", s.line, err
+	}
+	s.buf = append(s.buf[:0], c)
+	for {
+		c, err = s.r.ReadByte()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", s.line, err
+		}
+		if isSpace(c) {
+			if c == '\n' {
+				s.line++
+				return string(s.buf), s.line - 1, nil
+			}
+			break
+		}
+		if len(s.buf) >= maxTokenSize {
+			return "", s.line, errTooLong{}
+		}
+		s.buf = append(s.buf, c)
+	}
+	return string(s.buf), s.line, nil
+}
+
+type parser struct {
+	file string
+	lim  limits
+	sc   scanner
+	prob *mva.Problem
+
+	ub     int64
+	doms   []int // domain size of each variable
+	shared []shared
+	total  int // table entries so far
+	nfun   int // functions read so far, constants included
+	last   int // line of the last token, for errors at the end of input
+}
+
+// shared is a table defined with a negative arity, for later reuse.
+type shared struct {
+	doms  []int
+	costs []float64
+	line  int
+}
+
+func (p *parser) errorf(line int, format string, args ...any) error {
+	return mva.Errorf(p.file, line, format, args...)
+}
+
+// token returns the next token; describe says what was expected, for the
+// error at the end of the input (it is called only on failure, so that
+// reading a big file formats no messages).
+func (p *parser) token(describe func() string) (string, int, error) {
+	tok, line, err := p.sc.next()
+	if err == nil {
+		p.last = line
+		return tok, line, nil
+	}
+	if _, ok := err.(errTooLong); ok {
+		return "", line, p.errorf(line, "%s: token longer than %d bytes", describe(), maxTokenSize)
+	}
+	if err == io.EOF {
+		// Point at the last token: the line after it may not exist.
+		return "", line, p.errorf(max(p.last, 1), "unexpected end of file: want %s", describe())
+	}
+	return "", line, fmt.Errorf("reading %s: %w", p.file, err)
+}
+
+// integer reads an integer token.
+func (p *parser) integer(describe func() string) (int64, int, error) {
+	tok, line, err := p.token(describe)
+	if err != nil {
+		return 0, line, err
+	}
+	v, err := strconv.ParseInt(tok, 10, 64)
+	if err != nil {
+		return 0, line, p.errorf(line, "%s: %q is not an integer", describe(), tok)
+	}
+	return v, line, nil
+}
+
+func text(s string) func() string { return func() string { return s } }
+
+// count reads an integer in [0, limit].
+func (p *parser) count(what string, limit int64) (int, int, error) {
+	v, line, err := p.integer(text(what))
+	if err != nil {
+		return 0, line, err
+	}
+	if v < 0 || v > limit {
+		return 0, line, p.errorf(line, "%s: %d is not between 0 and %d", what, v, limit)
+	}
+	return int(v), line, nil
+}
+
+// cost reads a cost and maps it to the model: Hard at or above ub.
+func (p *parser) cost(describe func() string) (float64, int, error) {
+	c, line, err := p.integer(describe)
+	if err != nil {
+		return 0, line, err
+	}
+	return p.internal(c, line)
+}
+
+func (p *parser) internal(c int64, line int) (float64, int, error) {
+	switch {
+	case c >= p.ub:
+		return mva.Hard, line, nil
+	case c < 0:
+		return 0, line, p.errorf(line, "negative cost %d (wcsp costs are non-negative)", c)
+	case c >= maxExact:
+		return 0, line, p.errorf(line, "cost %d is too large to be exact in a float64 (it must be below 2^53)", c)
+	}
+	return float64(c), line, nil
+}
+
+func (p *parser) parse() error {
+	name, _, err := p.token(text("the problem name"))
+	if err != nil {
+		return err
+	}
+	p.prob.Name = name
+	nvars, _, err := p.count("the number of variables", 1<<31-1)
+	if err != nil {
+		return err
+	}
+	maxDom, _, err := p.count("the maximum domain size", 1<<31-1)
+	if err != nil {
+		return err
+	}
+	nfun, _, err := p.count("the number of cost functions", 1<<62)
+	if err != nil {
+		return err
+	}
+	ub, line, err := p.integer(text("the upper bound"))
+	if err != nil {
+		return err
+	}
+	if ub <= 0 {
+		return p.errorf(line, "the upper bound %d is not positive", ub)
+	}
+	p.ub = ub
+
+	// Domain sizes, appended as they come: nvars is not trusted to
+	// allocate.
+	largest := 0
+	for i := 0; i < nvars; i++ {
+		what := func() string { return fmt.Sprintf("the domain size of variable %d", i) }
+		d, line, err := p.integer(what)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d < 0:
+			return p.errorf(line, "%s is %d: interval domains (negative sizes) are not supported", what(), d)
+		case d == 0:
+			return p.errorf(line, "%s is 0: a domain must have a value", what())
+		case d > int64(maxDom):
+			return p.errorf(line, "%s is %d, more than the maximum %d of the header", what(), d, maxDom)
+		case d > int64(p.lim.domain):
+			return p.errorf(line, "%s is %d, more than the %d values this reader accepts", what(), d, p.lim.domain)
+		}
+		p.doms = append(p.doms, int(d))
+		largest = max(largest, int(d))
+	}
+	// All variables share one slice of labels (capacity capped, so an
+	// append copies).
+	labels := make([]string, largest)
+	for i := range labels {
+		labels[i] = strconv.Itoa(i)
+	}
+	p.prob.Variables = make([]mva.Variable, len(p.doms))
+	for i, d := range p.doms {
+		p.prob.Variables[i] = mva.Variable{Name: "x" + strconv.Itoa(i), Domain: labels[:d:d]}
+	}
+
+	for p.nfun = 0; p.nfun < nfun; p.nfun++ {
+		if err := p.function(); err != nil {
+			return err
+		}
+	}
+	tok, line, err := p.sc.next()
+	switch {
+	case err == nil:
+		return p.errorf(line, "unexpected %q after the last of the %d cost functions", tok, nfun)
+	case err != io.EOF:
+		if _, ok := err.(errTooLong); ok {
+			return p.errorf(line, "unexpected long token after the last of the %d cost functions", nfun)
+		}
+		return fmt.Errorf("reading %s: %w", p.file, err)
+	}
+	return nil
+}
+
+// function reads one cost function.
+func (p *parser) function() error {
+	fn := "cost function " + strconv.Itoa(p.nfun)
+	arity64, line, err := p.integer(text(fn + ": the arity"))
+	if err != nil {
+		return err
+	}
+	share := arity64 < 0
+	if share {
+		arity64 = -arity64
+	}
+	if arity64 > int64(len(p.doms)) || arity64 < 0 {
+		return p.errorf(line, "%s: arity %d exceeds the %d variables", fn, arity64, len(p.doms))
+	}
+	arity := int(arity64)
+	if share && arity == 0 {
+		return p.errorf(line, "%s: a shared cost function needs a scope", fn)
+	}
+	scope := make([]int, arity)
+	for i := range scope {
+		v, vline, err := p.integer(func() string { return fmt.Sprintf("%s: variable %d of the scope", fn, i) })
+		if err != nil {
+			return err
+		}
+		if v < 0 || v >= int64(len(p.doms)) {
+			return p.errorf(vline, "%s: variable index %d is not between 0 and %d", fn, v, len(p.doms)-1)
+		}
+		for _, w := range scope[:i] {
+			if w == int(v) {
+				return p.errorf(vline, "%s: variable %d appears twice in the scope", fn, v)
+			}
+		}
+		scope[i] = int(v)
+	}
+
+	deftok, defline, err := p.token(text(fn + ": the default cost"))
+	if err != nil {
+		return err
+	}
+	if arity > 0 && deftok == "-1" {
+		kw, kline, err := p.token(text(fn + ": the keyword of a cost function in intension"))
+		if err != nil {
+			return err
+		}
+		return p.errorf(kline, "%s: cost functions in intension and global cost functions (keyword %q) are not supported", fn, kw)
+	}
+	def64, err := strconv.ParseInt(deftok, 10, 64)
+	if err != nil {
+		return p.errorf(defline, "%s: the default cost %q is not an integer", fn, deftok)
+	}
+	def, _, err := p.internal(def64, defline)
+	if err != nil {
+		return err
+	}
+	ntuples, tline, err := p.integer(text(fn + ": the number of tuples"))
+	if err != nil {
+		return err
+	}
+
+	if arity == 0 {
+		return p.constant(fn, def, ntuples, tline)
+	}
+	if ntuples < 0 {
+		if share {
+			return p.errorf(tline, "%s: a shared cost function must list its tuples, not reuse table %d", fn, -ntuples)
+		}
+		return p.reuse(fn, scope, -ntuples, tline)
+	}
+
+	size := 1
+	for _, v := range scope {
+		d := p.doms[v]
+		if size > p.lim.table/d {
+			return p.errorf(line, "%s: its table would have more than %d entries", fn, p.lim.table)
+		}
+		size *= d
+	}
+	if err := p.reserve(fn, line, size); err != nil {
+		return err
+	}
+	costs := make([]float64, size)
+	for i := range costs {
+		costs[i] = def
+	}
+	for t := int64(0); t < ntuples; t++ {
+		idx := 0
+		for j, v := range scope {
+			val, vline, err := p.integer(func() string { return fmt.Sprintf("%s: value %d of tuple %d", fn, j, t) })
+			if err != nil {
+				return err
+			}
+			if val < 0 || val >= int64(p.doms[v]) {
+				return p.errorf(vline, "%s: value %d is outside the domain of variable %d (size %d)", fn, val, v, p.doms[v])
+			}
+			idx = idx*p.doms[v] + int(val)
+		}
+		c, _, err := p.cost(func() string { return fmt.Sprintf("%s: the cost of tuple %d", fn, t) })
+		if err != nil {
+			return err
+		}
+		costs[idx] = c
+	}
+	if share {
+		doms := make([]int, arity)
+		for i, v := range scope {
+			doms[i] = p.doms[v]
+		}
+		p.shared = append(p.shared, shared{doms: doms, costs: costs, line: line})
+	}
+	p.add(scope, costs)
+	return nil
+}
+
+func (p *parser) reserve(fn string, line, size int) error {
+	if size > p.lim.tableTotal-p.total {
+		return p.errorf(line, "%s: the tables would have more than %d entries in all", fn, p.lim.tableTotal)
+	}
+	p.total += size
+	return nil
+}
+
+func (p *parser) add(scope []int, costs []float64) {
+	name := "f" + strconv.Itoa(len(p.prob.Functions))
+	p.prob.Functions = append(p.prob.Functions, mva.Function{Name: name, Scope: scope, Costs: costs})
+}
+
+// constant handles an arity-0 function: nbtuples is 0 (the default cost
+// applies) or 1 (a tuple of no values, just a cost).
+func (p *parser) constant(fn string, c float64, ntuples int64, line int) error {
+	switch ntuples {
+	case 0:
+	case 1:
+		var err error
+		if c, _, err = p.cost(text(fn + ": the cost of its tuple")); err != nil {
+			return err
+		}
+	default:
+		return p.errorf(line, "%s: a function of arity 0 has %d tuples, want 0 or 1", fn, ntuples)
+	}
+	if mva.IsHard(c) {
+		p.add([]int{}, []float64{mva.Hard})
+		return nil
+	}
+	p.prob.Offset += c
+	return nil
+}
+
+// reuse copies the n-th shared table (1-based) for scope.
+func (p *parser) reuse(fn string, scope []int, n int64, line int) error {
+	if n > int64(len(p.shared)) {
+		return p.errorf(line, "%s: reuses shared cost function %d, but %d are defined so far", fn, n, len(p.shared))
+	}
+	s := p.shared[n-1]
+	if len(s.doms) != len(scope) {
+		return p.errorf(line, "%s: arity %d differs from the arity %d of shared cost function %d (line %d)", fn, len(scope), len(s.doms), n, s.line)
+	}
+	for i, v := range scope {
+		if p.doms[v] != s.doms[i] {
+			return p.errorf(line, "%s: variable %d has %d values, but position %d of shared cost function %d (line %d) has %d",
+				fn, v, p.doms[v], i, n, s.line, s.doms[i])
+		}
+	}
+	if err := p.reserve(fn, line, len(s.costs)); err != nil {
+		return err
+	}
+	p.add(scope, append([]float64(nil), s.costs...))
+	return nil
+}

@@ -1,0 +1,709 @@
+package wcsp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	tb2 "github.com/hearth-dcop/hearth/internal/toulbar2"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+func readTestdata(t *testing.T, name string) *mva.Problem {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := Read(f, name)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return p
+}
+
+// entry returns f's cost for the given value indices of its scope.
+func entry(p *mva.Problem, f *mva.Function, vals ...int) float64 {
+	idx := 0
+	for i, v := range f.Scope {
+		idx = idx*p.DomainSize(v) + vals[i]
+	}
+	return f.Costs[idx]
+}
+
+func TestReadSamples(t *testing.T) {
+	h := mva.Hard
+	type check struct {
+		f     int
+		scope []int
+		vals  []int
+		want  float64
+	}
+	for _, c := range []struct {
+		file   string
+		name   string
+		stats  mva.Stats
+		checks []check
+	}{
+		{"gpube_4queens.wcsp", "4-QUEENS", mva.Stats{Variables: 4, Agents: 1, Functions: 7, MaxArity: 4, MaxDomain: 4}, []check{
+			// ub is 1: the default cost 1 of the 4-ary function is hard.
+			{0, []int{0, 1, 2, 3}, []int{0, 1, 2, 3}, 0},
+			{0, []int{0, 1, 2, 3}, []int{3, 2, 1, 0}, 0},
+			{0, []int{0, 1, 2, 3}, []int{0, 0, 1, 2}, h},
+			{1, []int{0, 1}, []int{0, 1}, h},
+			{1, []int{0, 1}, []int{0, 2}, 0},
+			{6, []int{2, 3}, []int{3, 2}, h},
+		}},
+		{"gpube_8queens.wcsp", "8-QUEENS", mva.Stats{Variables: 8, Agents: 1, Functions: 28, MaxArity: 2, MaxDomain: 8}, nil},
+		{"gpube_rep_0_x_10.wcsp", "random-0", mva.Stats{Variables: 10, Agents: 1, Functions: 14, MaxArity: 2, MaxDomain: 10}, []check{
+			{0, []int{4, 2}, []int{0, 0}, 70},
+			{0, []int{4, 2}, []int{0, 1}, 53},
+			{0, []int{4, 2}, []int{9, 9}, 11},
+			{13, []int{9, 8}, []int{9, 9}, 61},
+		}},
+		{"fabe_test_0.wcsp", "0", mva.Stats{Variables: 20, Agents: 1, Functions: 35, MaxArity: 6, MaxDomain: 2}, []check{
+			// "3 6 1 15 8 3" then "1 1 0 3", "1 0 1 5", "1 1 1 5".
+			{0, []int{6, 1, 15}, []int{1, 1, 0}, 3},
+			{0, []int{6, 1, 15}, []int{1, 0, 1}, 5},
+			{0, []int{6, 1, 15}, []int{0, 0, 0}, 8},
+		}},
+		{"fabe_spot5_29.wcsp", "unknown", mva.Stats{Variables: 82, Agents: 1, Functions: 462, MaxArity: 2, MaxDomain: 4}, []check{
+			// "2 65 69 0 1" then "1 0 100000".
+			{0, []int{65, 69}, []int{1, 0}, 100000},
+			{0, []int{65, 69}, []int{0, 0}, 0},
+		}},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			p := readTestdata(t, c.file)
+			if p.Name != c.name || p.Sense != mva.Minimize {
+				t.Errorf("name %q sense %v, want %q min", p.Name, p.Sense, c.name)
+			}
+			if got := p.Stats(); got != c.stats {
+				t.Errorf("Stats() = %+v, want %+v", got, c.stats)
+			}
+			if p.Agents[0].Name != "a0" || p.Variables[1].Name != "x1" || p.Functions[1].Name != "f1" {
+				t.Errorf("names: agent %q, variable %q, function %q; want a0, x1, f1", p.Agents[0].Name, p.Variables[1].Name, p.Functions[1].Name)
+			}
+			for _, k := range c.checks {
+				f := &p.Functions[k.f]
+				if !reflect.DeepEqual(f.Scope, k.scope) {
+					t.Errorf("function %d has scope %v, want %v", k.f, f.Scope, k.scope)
+					continue
+				}
+				if got := entry(p, f, k.vals...); got != k.want {
+					t.Errorf("function %d at %v = %v, want %v", k.f, k.vals, got, k.want)
+				}
+			}
+		})
+	}
+}
+
+// base is a small valid file; the error cases change one line each.
+var base = []string{
+	"t 3 3 3 10", // 1: header
+	"2 3 2",      // 2: domains
+	"1 0 0 1",    // 3: unary on x0
+	"1 5",        // 4
+	"2 0 1 1 2",  // 5: binary on x0 x1
+	"0 0 3",      // 6
+	"1 2 12",     // 7: 12 ≥ ub: hard
+	"0 4 0",      // 8: constant 4
+}
+
+func TestReadBase(t *testing.T) {
+	p, err := Read(strings.NewReader(strings.Join(base, "\n")), "t.wcsp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mva.Hard
+	want := &mva.Problem{
+		Name:   "t",
+		Agents: []mva.Agent{{Name: "a0"}},
+		Variables: []mva.Variable{
+			{Name: "x0", Domain: []string{"0", "1"}},
+			{Name: "x1", Domain: []string{"0", "1", "2"}},
+			{Name: "x2", Domain: []string{"0", "1"}},
+		},
+		Functions: []mva.Function{
+			{Name: "f0", Scope: []int{0}, Costs: []float64{0, 5}},
+			{Name: "f1", Scope: []int{0, 1}, Costs: []float64{3, 1, 1, 1, 1, h}},
+		},
+		Offset: 4,
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("Read\n got %+v\nwant %+v", p, want)
+	}
+}
+
+type errorCase struct {
+	name string
+	line int    // line of base to replace (1-based); 0 appends
+	text string // its new text
+	want int    // line of the error
+	msg  string
+}
+
+var errorCases = []errorCase{
+	{"header cut short", 1, "t", 1, "unexpected end of file: want the number of variables"},
+	{"malformed count", 1, "t x 3 3 10", 1, `the number of variables: "x" is not an integer`},
+	{"negative count", 1, "t 3 3 -3 10", 1, `the number of cost functions: -3 is not between 0`},
+	{"zero bound", 1, "t 3 3 3 0", 1, "the upper bound 0 is not positive"},
+	{"malformed bound", 1, "t 3 3 3 1e9", 1, `the upper bound: "1e9" is not an integer`},
+	{"interval domain", 2, "2 -3 2", 2, "domain size of variable 1 is -3: interval domains"},
+	{"empty domain", 2, "2 0 2", 2, "domain size of variable 1 is 0"},
+	{"domain above the maximum", 2, "2 4 2", 2, "is 4, more than the maximum 3 of the header"},
+	{"malformed domain", 2, "2 3 two", 2, `domain size of variable 2: "two" is not an integer`},
+	{"malformed arity", 3, "x 0 0 1", 3, `cost function 0: the arity: "x" is not an integer`},
+	{"arity above the variables", 3, "4 0 1 2 0 0", 3, "arity 4 exceeds the 3 variables"},
+	{"variable out of range", 3, "1 3 0 1", 3, "variable index 3 is not between 0 and 2"},
+	{"negative variable", 3, "1 -1 0 1", 3, "variable index -1"},
+	{"repeated variable", 5, "2 0 0 1 2", 5, "variable 0 appears twice in the scope"},
+	{"value outside the domain", 4, "2 5", 4, "value 2 is outside the domain of variable 0 (size 2)"},
+	{"negative value", 6, "0 -1 3", 6, "value -1 is outside the domain of variable 1"},
+	{"tuple split across lines", 6, "0\n5\n3", 7, "value 5 is outside the domain of variable 1 (size 3)"},
+	{"malformed cost", 4, "1 five", 4, `cost function 0: the cost of tuple 0: "five" is not an integer`},
+	{"fractional cost", 4, "1 2.5", 4, `"2.5" is not an integer`},
+	{"negative cost", 4, "1 -5", 4, `negative cost -5 (wcsp costs are non-negative)`},
+	{"negative default", 3, "1 0 -2 1", 3, `negative cost -2`},
+	{"negative constant", 8, "0 -1 0", 8, `negative cost -1`},
+	{"malformed default", 3, "1 0 zero 1", 3, `the default cost "zero" is not an integer`},
+	{"malformed tuple count", 3, "1 0 0 one", 3, `the number of tuples: "one" is not an integer`},
+	{"intension", 5, "2 0 1 -1 < 0 0", 5, `cost functions in intension and global cost functions (keyword "<") are not supported`},
+	{"global", 5, "2 0 1 -1\nsalldiff var 1", 6, `(keyword "salldiff")`},
+	{"constant with two tuples", 8, "0 4 2", 8, "a function of arity 0 has 2 tuples, want 0 or 1"},
+	{"constant with negative tuples", 8, "0 4 -1", 8, "has -1 tuples"},
+	{"trailing token", 0, "7", 9, `unexpected "7" after the last of the 3 cost functions`},
+	{"missing function", 8, "", 7, "unexpected end of file: want cost function 2: the arity"},
+	{"missing tuple", 5, "2 0 1 1 3", 7, "unexpected end of file: want cost function 1: value 0 of tuple 2"}, // cut below
+	{"missing reuse", 5, "2 0 1 1 -1", 5, "reuses shared cost function 1, but 0 are defined so far"},
+	{"inexact cost", 1, "t 3 3 3 9223372036854775807", 7, "cost 12 is"}, // replaced below
+	{"long token", 1, strings.Repeat("n", 5000) + " 3 3 3 10", 1, "token longer than 4096 bytes"},
+}
+
+func mutate(c errorCase) string {
+	lines := append([]string(nil), base...)
+	if c.line == 0 {
+		lines = append(lines, c.text)
+	} else {
+		lines[c.line-1] = c.text
+	}
+	switch c.name {
+	case "header cut short":
+		lines = lines[:1]
+	case "inexact cost":
+		lines[6] = "1 2 9007199254740992"
+	case "missing tuple":
+		lines = lines[:7]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func checkParseError(t *testing.T, err error, line int, msg string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want line %d: %s", line, msg)
+	}
+	var pe *mva.ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v is a %T, want *mva.ParseError", err, err)
+	}
+	prefix := fmt.Sprintf("t.wcsp:%d: ", line)
+	if !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), msg) {
+		t.Errorf("error %q, want prefix %q and %q", err, prefix, msg)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for _, c := range errorCases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "inexact cost" {
+				c.msg = "cost 9007199254740992 is too large to be exact in a float64"
+			}
+			_, err := Read(strings.NewReader(mutate(c)), "t.wcsp")
+			checkParseError(t, err, c.want, c.msg)
+		})
+	}
+	t.Run("empty", func(t *testing.T) {
+		_, err := Read(strings.NewReader(""), "t.wcsp")
+		checkParseError(t, err, 1, "unexpected end of file: want the problem name")
+	})
+}
+
+func TestShared(t *testing.T) {
+	// The example of toulbar2's documentation: AllDifferent on 4 variables
+	// as 6 binary functions sharing one table.
+	const src = `AllDifferentDecomposedIntoBinaryConstraints 4 4 6 1
+4 4 4 4
+-2 0 1 0 4
+0 0 1
+1 1 1
+2 2 1
+3 3 1
+2 0 2 0 -1
+2 0 3 0 -1
+2 1 2 0 -1
+2 1 3 0 -1
+2 2 3 0 -1
+`
+	p, err := Read(strings.NewReader(src), "t.wcsp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Functions) != 6 {
+		t.Fatalf("%d functions, want 6", len(p.Functions))
+	}
+	for i, f := range p.Functions {
+		for k, c := range f.Costs {
+			if want := k%5 == 0; mva.IsHard(c) != want {
+				t.Errorf("function %d entry %d is %v, want hard = %v", i, k, c, want)
+			}
+		}
+		if i > 0 && &f.Costs[0] == &p.Functions[0].Costs[0] {
+			t.Errorf("function %d shares its table with function 0", i)
+		}
+	}
+
+	for _, c := range []struct {
+		name, src string
+		line      int
+		msg       string
+	}{
+		{"other domain", "t 3 3 2 5\n2 2 3\n-2 0 1 0 0\n2 0 2 0 -1\n", 4, "variable 2 has 3 values, but position 1 of shared cost function 1 (line 3) has 2"},
+		{"other arity", "t 3 3 2 5\n2 2 3\n-2 0 1 0 0\n1 0 0 -1\n", 4, "arity 1 differs from the arity 2 of shared cost function 1 (line 3)"},
+		{"unknown table", "t 3 3 2 5\n2 2 3\n-2 0 1 0 0\n2 0 1 0 -2\n", 4, "reuses shared cost function 2, but 1 are defined"},
+		{"shared reuse", "t 3 3 2 5\n2 2 3\n-2 0 1 0 0\n-2 0 1 0 -1\n", 4, "a shared cost function must list its tuples"},
+		{"shared constant", "t 3 3 1 5\n2 2 3\n-0 4 0\n", 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(c.src), "t.wcsp")
+			if c.line == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			checkParseError(t, err, c.line, c.msg)
+		})
+	}
+}
+
+func TestReadLimits(t *testing.T) {
+	small := limits{domain: 100, table: 1000, tableTotal: 1500}
+	for _, c := range []struct {
+		name, src string
+		line      int
+		msg       string
+	}{
+		{"domain", "t 2 1000 0 5\n100 101\n", 2, "variable 1 is 101, more than the 100 values"},
+		{"table", "t 2 100 1 5\n100 100\n2 0 1 0 0\n", 3, "more than 1000 entries"},
+		{"tables in all", "t 2 100 2 5\n30 30\n2 0 1 0 0\n2 1 0 0 0\n", 4, "more than 1500 entries in all"},
+		{"reused tables in all", "t 2 100 2 5\n30 30\n-2 0 1 0 0\n2 1 0 0 -1\n", 4, "more than 1500 entries in all"},
+		{"huge header", "t 2147483647 2147483647 4611686018427387904 5\n1 1\n", 2, "want the domain size of variable 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := read(strings.NewReader(c.src), "t.wcsp", small)
+			checkParseError(t, err, c.line, c.msg)
+		})
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+func TestReadIOError(t *testing.T) {
+	boom := errors.New("boom")
+	head := strings.NewReader("t 3 3 3 10\n2 3")
+	r := readerFunc(func(p []byte) (int, error) {
+		if head.Len() > 0 {
+			return head.Read(p)
+		}
+		return 0, boom
+	})
+	_, err := Read(r, "t.wcsp")
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v does not wrap the reader's error", err)
+	}
+	var pe *mva.ParseError
+	if errors.As(err, &pe) {
+		t.Errorf("an I/O error is reported as a parse error: %v", err)
+	}
+}
+
+func TestWriteSmall(t *testing.T) {
+	h := mva.Hard
+	p := &mva.Problem{
+		Name:   "small one",
+		Sense:  mva.Maximize,
+		Agents: []mva.Agent{{Name: "a"}, {Name: "b"}},
+		Variables: []mva.Variable{
+			{Name: "x", Domain: []string{"red", "green"}, Agent: 0},
+			{Name: "y", Domain: []string{"1", "2", "3"}, Agent: 1},
+		},
+		Functions: []mva.Function{
+			{Name: "f", Scope: []int{1, 0}, Costs: []float64{-3, -3, h, -1, -3, 0}},
+			{Name: "g", Scope: []int{0}, Costs: []float64{2, 7}},
+			{Name: "k", Scope: []int{}, Costs: []float64{-2}},
+			{Name: "inf", Scope: []int{}, Costs: []float64{h}},
+		},
+		Offset: 1,
+	}
+	var b bytes.Buffer
+	if err := Write(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	// f is shifted by 3 (max 3 after the shift), g is not (max 7); the
+	// constant 1 - 3 - 2 = -4 cannot be written; ub = 1 + 3 + 7.
+	const want = `small_one 2 3 3 11
+2 3
+2 1 0 0 3
+1 0 11
+1 1 2
+2 1 3
+1 0 2 1
+1 7
+0 11 0
+`
+	if b.String() != want {
+		t.Errorf("Write wrote\n%s\nwant\n%s", b.String(), want)
+	}
+	q, err := Read(&b, "small.wcsp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEquivalent(t, p, q)
+}
+
+func TestWriteErrors(t *testing.T) {
+	good := func() *mva.Problem {
+		return &mva.Problem{
+			Agents:    []mva.Agent{{Name: "a"}},
+			Variables: []mva.Variable{{Name: "x", Domain: []string{"0", "1"}}},
+			Functions: []mva.Function{{Name: "f", Scope: []int{0}, Costs: []float64{0, 1}}},
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		change func(p *mva.Problem)
+		msg    string
+	}{
+		{"invalid", func(p *mva.Problem) { p.Functions[0].Costs = nil }, "invalid problem"},
+		{"fraction", func(p *mva.Problem) { p.Functions[0].Costs[1] = 0.5 }, `function "f": cost 0.5 is not an integer`},
+		{"unnamed", func(p *mva.Problem) { p.Functions[0].Name = ""; p.Functions[0].Costs[1] = 0.5 }, `function #0: cost 0.5`},
+		{"huge", func(p *mva.Problem) { p.Functions[0].Costs[1] = 1 << 53 }, `is not an integer (of at most 2^53)`},
+		{"fractional offset", func(p *mva.Problem) { p.Offset = 0.25 }, "the offset 0.25 is not an integer"},
+		{"sum", func(p *mva.Problem) {
+			for range 2000 {
+				p.Functions = append(p.Functions, mva.Function{Scope: []int{0}, Costs: []float64{0, 1 << 52}})
+			}
+		}, "add up to more than 2^62"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := good()
+			c.change(p)
+			var b bytes.Buffer
+			err := Write(&b, p)
+			if err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("Write error %v, want %q", err, c.msg)
+			}
+			if b.Len() != 0 {
+				t.Errorf("Write wrote %d bytes before failing", b.Len())
+			}
+		})
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteIOError(t *testing.T) {
+	p := readTestdata(t, "gpube_4queens.wcsp")
+	if err := Write(failingWriter{}, p); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Write error %v, want disk full", err)
+	}
+}
+
+func write(t *testing.T, p *mva.Problem) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, p); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	return b.Bytes()
+}
+
+func roundTrip(t *testing.T, p *mva.Problem) *mva.Problem {
+	t.Helper()
+	b := write(t, p)
+	q, err := Read(bytes.NewReader(b), "rt.wcsp")
+	if err != nil {
+		t.Fatalf("Read of written file: %v\n%s", err, b)
+	}
+	return q
+}
+
+func sampleFiles(t *testing.T) []string {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.wcsp"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sample files: %v", err)
+	}
+	for i, f := range files {
+		files[i] = filepath.Base(f)
+	}
+	return files
+}
+
+func TestRoundTripFiles(t *testing.T) {
+	for _, name := range sampleFiles(t) {
+		p := readTestdata(t, name)
+		if q := roundTrip(t, p); !reflect.DeepEqual(p, q) {
+			t.Errorf("%s: round trip changed the problem", name)
+		}
+	}
+	p, err := Read(strings.NewReader(strings.Join(base, "\n")), "t.wcsp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := roundTrip(t, p); !reflect.DeepEqual(p, q) {
+		t.Errorf("round trip changed the problem\n got %+v\nwant %+v", q, p)
+	}
+}
+
+// randomProblem makes a small valid problem with integer costs: 1-3
+// agents, 2-8 variables with 1-5 values, functions of arity 0-4 with some
+// hard entries and negative costs, either sense and an offset.
+func randomProblem(rng *rand.Rand) *mva.Problem {
+	p := &mva.Problem{Name: fmt.Sprintf("random %d", rng.IntN(1000))}
+	if rng.IntN(2) == 0 {
+		p.Sense = mva.Maximize
+	}
+	for i := range 1 + rng.IntN(3) {
+		p.Agents = append(p.Agents, mva.Agent{Name: fmt.Sprintf("agent%d", i)})
+	}
+	for i := range 2 + rng.IntN(7) {
+		labels := make([]string, 1+rng.IntN(5))
+		for k := range labels {
+			labels[k] = fmt.Sprintf("v%d", k)
+		}
+		p.Variables = append(p.Variables, mva.Variable{Name: fmt.Sprintf("y%d", i), Domain: labels, Agent: rng.IntN(len(p.Agents))})
+	}
+	for i := range rng.IntN(7) {
+		arity := rng.IntN(min(4, len(p.Variables)) + 1)
+		scope := rng.Perm(len(p.Variables))[:arity]
+		n, _ := p.TableSize(scope)
+		costs := make([]float64, n)
+		lo := -rng.IntN(3) * 10
+		for k := range costs {
+			if rng.IntN(10) == 0 && (arity > 0 || rng.IntN(3) == 0) {
+				costs[k] = mva.Hard
+			} else {
+				costs[k] = float64(lo + rng.IntN(20))
+			}
+		}
+		p.Functions = append(p.Functions, mva.Function{Name: fmt.Sprintf("g%d", i), Scope: scope, Costs: costs})
+	}
+	p.Offset = float64(rng.IntN(21) - 10)
+	return p
+}
+
+// assignments calls fn with every complete assignment of p.
+func assignments(p *mva.Problem, fn func([]int)) {
+	a := make([]int, len(p.Variables))
+	for {
+		fn(a)
+		i := len(a) - 1
+		for ; i >= 0; i-- {
+			a[i]++
+			if a[i] < p.DomainSize(i) {
+				break
+			}
+			a[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
+}
+
+// constant returns the constant C of the package documentation: what Write
+// moves out of p's functions and offset.
+func constant(p *mva.Problem) float64 {
+	c := p.Offset
+	for _, f := range p.Functions {
+		lo := math.Inf(1)
+		for _, x := range f.Costs {
+			lo = min(lo, x)
+		}
+		switch {
+		case mva.IsHard(lo):
+		case len(f.Scope) == 0:
+			c += lo
+		default:
+			c += min(lo, 0)
+		}
+	}
+	return c
+}
+
+// checkEquivalent checks that q is p as Write and Read map it: the same
+// domain sizes and scopes, Minimize, and the same total cost for every
+// assignment, less a negative constant.
+func checkEquivalent(t *testing.T, p, q *mva.Problem) {
+	t.Helper()
+	dropped := min(constant(p), 0)
+	if q.Name != name(p) || q.Sense != mva.Minimize || len(q.Agents) != 1 {
+		t.Errorf("name %q sense %v agents %v; want %q min [a0]", q.Name, q.Sense, q.Agents, name(p))
+	}
+	if len(q.Variables) != len(p.Variables) {
+		t.Fatalf("%d variables, want %d", len(q.Variables), len(p.Variables))
+	}
+	for i, v := range q.Variables {
+		if v.Name != "x"+strconv.Itoa(i) || len(v.Domain) != p.DomainSize(i) || v.Domain[len(v.Domain)-1] != strconv.Itoa(len(v.Domain)-1) {
+			t.Errorf("variable %d is %v, want x%d with %d values", i, v, i, p.DomainSize(i))
+		}
+	}
+	var scopes [][]int
+	for _, f := range p.Functions {
+		if len(f.Scope) > 0 || mva.IsHard(f.Costs[0]) {
+			scopes = append(scopes, f.Scope)
+		}
+	}
+	var got [][]int
+	for _, f := range q.Functions {
+		got = append(got, f.Scope)
+	}
+	if !reflect.DeepEqual(got, scopes) {
+		t.Errorf("scopes %v, want %v", got, scopes)
+	}
+	assignments(p, func(a []int) {
+		cp, err1 := p.Eval(a)
+		cq, err2 := q.Eval(a)
+		if err1 != nil || err2 != nil || cp-dropped != cq {
+			t.Fatalf("cost of %v: %v (%v) after the round trip, %v (%v) before, %v dropped", a, cq, err2, cp, err1, dropped)
+		}
+	})
+}
+
+func TestRoundTripRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 300 {
+		p := randomProblem(rng)
+		if err := p.Validate(); err != nil {
+			t.Fatalf("problem %d: %v", i, err)
+		}
+		q := roundTrip(t, p)
+		checkEquivalent(t, p, q)
+		// q has non-negative tables: it survives exactly.
+		if r := roundTrip(t, q); !reflect.DeepEqual(q, r) {
+			t.Fatalf("problem %d: second round trip changed it\n got %+v\nwant %+v", i, r, q)
+		}
+	}
+}
+
+// toulbar2 returns the optimum toulbar2 prints for file, and false when it
+// finds no solution.
+func toulbar2(t *testing.T, file string) (int64, bool) {
+	t.Helper()
+	r := tb2.Solve(t, file)
+	return r.Cost, r.Feasible
+}
+
+// TestToulbar2 checks that toulbar2 finds the same optimum in the files
+// Write produces as in the originals, and the brute-force optimum of random
+// problems.
+func TestToulbar2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs toulbar2")
+	}
+	dir := t.TempDir()
+	for _, name := range sampleFiles(t) {
+		if name == "fabe_spot5_404.wcsp" {
+			continue // toulbar2 needs half a minute
+		}
+		want, ok := toulbar2(t, filepath.Join("testdata", name))
+		out := filepath.Join(dir, name)
+		if err := os.WriteFile(out, write(t, readTestdata(t, name)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, gotOK := toulbar2(t, out)
+		if got != want || gotOK != ok {
+			t.Errorf("%s: toulbar2 optimum %d (%v) after Write, %d (%v) before", name, got, gotOK, want, ok)
+		}
+	}
+
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 40 {
+		p := randomProblem(rng)
+		best := math.Inf(1)
+		assignments(p, func(a []int) {
+			c, _ := p.Eval(a)
+			best = min(best, c)
+		})
+		b := write(t, p)
+		out := filepath.Join(dir, fmt.Sprintf("random%d.wcsp", i))
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := toulbar2(t, out)
+		if ok != !mva.IsHard(best) {
+			t.Fatalf("problem %d: toulbar2 feasible = %v, brute force optimum %v", i, ok, best)
+		}
+		// A negative constant is left out (see the package doc).
+		c := constant(p)
+		if want := best - min(c, 0); ok && float64(got) != want {
+			t.Errorf("problem %d: toulbar2 optimum %d, want %v (internal optimum %v, constant %v)\n%s", i, got, want, best, c, b)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add(strings.Join(base, "\n"))
+	for _, c := range errorCases {
+		f.Add(mutate(c))
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.wcsp"))
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil && len(b) < 10000 {
+			f.Add(string(b))
+		}
+	}
+	small := limits{domain: 64, table: 1 << 12, tableTotal: 1 << 14}
+	f.Fuzz(func(t *testing.T, src string) {
+		p, err := read(strings.NewReader(src), "fuzz.wcsp", small)
+		if err != nil {
+			var pe *mva.ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is a %T, want *mva.ParseError", err, err)
+			}
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("Read returned an invalid problem: %v", err)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, p); err != nil {
+			// Only costs too large to add up stop Write.
+			if !strings.Contains(err.Error(), "add up to more than") {
+				t.Fatalf("Write: %v", err)
+			}
+			return
+		}
+		q, err := read(&b, "rewritten.wcsp", limits{domain: 1 << 20, table: 1 << 20, tableTotal: 1 << 20})
+		if err != nil {
+			t.Fatalf("Read of the written file: %v\n%s", err, b.String())
+		}
+		if !reflect.DeepEqual(p, q) {
+			t.Fatalf("round trip changed the problem\n got %+v\nwant %+v", q, p)
+		}
+	})
+}
