@@ -90,7 +90,7 @@ func (lp *LocalProblem) EncodeRow(boundary []int) int {
 }
 
 // Eval returns the local cost of a full local assignment (indexed by local
-// variable) and counts one constraint check per function.
+// variable): one table look-up per function.
 func (lp *LocalProblem) Eval(assign []int) float64 {
 	total := 0.0
 	for i := range lp.Funcs {

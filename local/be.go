@@ -1,0 +1,529 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// DefaultBEMaxEntries bounds bucket elimination's intermediate tables when
+// BEOptions.MaxEntries is zero: 1<<27 float64 entries are 1 GiB.
+const DefaultBEMaxEntries = 1 << 27
+
+// BEOptions tunes bucket elimination.
+type BEOptions struct {
+	// MaxEntries bounds every intermediate table. Bucket elimination needs
+	// memory exponential in the induced width; past this bound NewBE or
+	// SolveTable return an error wrapping ErrTooLarge instead, and the
+	// caller should fall back to dfbnb. 0 means DefaultBEMaxEntries.
+	MaxEntries int
+	// Workers is the parallelism of each table operation; 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// BE is bucket elimination (Dechter's BE, the centralised form of DPOP's
+// UTIL phase) over the interior variables of a local problem. It is both a
+// mva.LocalSolver, eliminating the interior with the boundary fixed, and a
+// mva.TableSolver, eliminating only the interior so that what remains is the
+// whole MVA table over the boundary, computed at once.
+//
+// Every bucket is one JoinProject: join the factors that hold the
+// variable and minimise it out, keeping the argmin table from which the
+// interior assignment is decoded afterwards, bucket by bucket in reverse
+// order.
+//
+// Checks counts the function and intermediate entries read, the kernel's
+// Reads plus the entries gathered when conditioning on a row: the work
+// of BE, which has no individual constraint checks.
+type BE struct {
+	lp   *mva.LocalProblem
+	opts BEOptions
+
+	// row solves one row: the functions conditioned on the boundary and
+	// eliminated in the row order.
+	row      *bePlan
+	cond     []condFunc
+	rowVal   []int
+	rowOrder []int
+	rowWidth int
+
+	// The symbolic plan of SolveTable, or why it cannot run; computed on
+	// first use, since a lazy table never needs it.
+	tablePlanned bool
+	tableOrder   []int
+	tableWidth   int
+	tableSteps   []beStep
+	tableRest    []int
+	tableErr     error
+
+	checks int64
+}
+
+// condFunc is a function conditioned on the boundary values of a row: the
+// factor over its interior variables, refilled for every row unless the
+// function has no boundary variable (then it shares the function's table).
+type condFunc struct {
+	f        *Factor
+	costs    []float64
+	bvars    []int // boundary positions: local variable and stride
+	bstrides []int
+	istrides []int // interior positions: stride in costs
+	static   bool
+}
+
+// beStep is one bucket of a symbolic plan: eliminate v from the factors in
+// (indices in the plan's factor list, where the output of step s is factor
+// number inputs+s) into a factor over out.
+type beStep struct {
+	v   int
+	in  []int
+	out []int
+}
+
+// bePlan is an executable elimination: the factors, one kernel plan per
+// bucket with its output and argmin tables, and the factors left at the
+// end.
+type bePlan struct {
+	factors []*Factor
+	steps   []beStep
+	plans   []*JoinProject
+	args    [][]int32
+	rest    []int
+}
+
+// NewBE prepares bucket elimination for lp: the elimination order of a row
+// (min-fill on the interior, the boundary being fixed) and every table a
+// row needs, after checking that no intermediate table exceeds
+// opts.MaxEntries. The plan of SolveTable, whose tables also hold the
+// boundary variables, is made and checked when SolveTable first runs, so
+// that a problem whose full MVA table is too large can still be solved row
+// by row.
+func NewBE(lp *mva.LocalProblem, opts BEOptions) (*BE, error) {
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = DefaultBEMaxEntries
+	}
+	b := &BE{lp: lp, opts: opts, rowVal: make([]int, len(lp.Vars))}
+	for k, d := range lp.Domains {
+		if d < 1 {
+			return nil, fmt.Errorf("bucket elimination: variable %s has an empty domain", b.name(k))
+		}
+	}
+	interior := make([]int, lp.NumInterior())
+	for k := range interior {
+		interior[k] = lp.NB + k
+	}
+
+	// Row mode: condition every function on the boundary; what is left
+	// of it is a factor over its interior variables.
+	rowGraph := mva.NewGraph(len(lp.Vars))
+	scopes := make([][]int, len(lp.Funcs))
+	for i, f := range lp.Funcs {
+		c := condFunc{f: &Factor{}}
+		stride := 1
+		strides := make([]int, len(f.Scope))
+		for p := len(f.Scope) - 1; p >= 0; p-- {
+			strides[p] = stride
+			stride *= lp.Domains[f.Scope[p]]
+		}
+		for p, v := range f.Scope {
+			if v < lp.NB {
+				c.bvars = append(c.bvars, v)
+				c.bstrides = append(c.bstrides, strides[p])
+			} else {
+				c.f.Vars = append(c.f.Vars, v)
+				c.f.Dims = append(c.f.Dims, lp.Domains[v])
+				c.istrides = append(c.istrides, strides[p])
+			}
+		}
+		scopes[i] = c.f.Vars
+		rowGraph.AddClique(c.f.Vars)
+		c.costs = f.Costs
+		c.static = len(c.bvars) == 0
+		b.cond = append(b.cond, c)
+	}
+	b.rowOrder, b.rowWidth = rowGraph.MinFill(interior)
+	steps, rest, err := b.symbolic(scopes, b.rowOrder, b.rowWidth)
+	if err != nil {
+		return nil, err
+	}
+	// Only now allocate: the conditioned tables, then the buckets'.
+	factors := make([]*Factor, len(b.cond))
+	for i := range b.cond {
+		c := &b.cond[i]
+		if c.static {
+			c.f.Costs = c.costs
+		} else {
+			n, _ := tableSize(c.f.Dims, math.MaxInt) // at most the function's size
+			c.f.Costs = make([]float64, n)
+		}
+		factors[i] = c.f
+	}
+	if b.row, err = b.build(factors, steps, rest); err != nil {
+		return nil, err
+	}
+
+	return b, nil
+}
+
+// planTable computes, once, the symbolic plan of SolveTable: the min-fill
+// order of the interior with the boundary variables as neighbours that are
+// never eliminated, and the buckets' scopes.
+func (b *BE) planTable() {
+	if b.tablePlanned {
+		return
+	}
+	b.tablePlanned = true
+	lp := b.lp
+	interior := make([]int, lp.NumInterior())
+	for k := range interior {
+		interior[k] = lp.NB + k
+	}
+	b.tableOrder, b.tableWidth = lp.PrimalGraph().MinFill(interior)
+	scopes := make([][]int, len(lp.Funcs))
+	for i, f := range lp.Funcs {
+		scopes[i] = f.Scope
+	}
+	b.tableSteps, b.tableRest, b.tableErr = b.symbolic(scopes, b.tableOrder, b.tableWidth)
+}
+
+// name returns the problem name of local variable k, for messages.
+func (b *BE) name(k int) string {
+	return b.lp.Problem.Variables[b.lp.Vars[k]].Name
+}
+
+// Checks returns the table entries read so far.
+func (b *BE) Checks() int64 { return b.checks }
+
+// Width returns the induced width of the elimination order SolveTable uses
+// (boundary variables count as neighbours), the exponent of its memory.
+func (b *BE) Width() int {
+	b.planTable()
+	return b.tableWidth
+}
+
+// RowWidth returns the induced width of the order SolveRow uses, where the
+// boundary is fixed.
+func (b *BE) RowWidth() int { return b.rowWidth }
+
+// symbolic runs bucket elimination on scopes alone: for every variable of
+// order, the factors that hold it and the scope of their join without it.
+// It returns the steps, the factors never eliminated, and an error wrapping
+// ErrTooLarge, naming the order's induced width, when a table exceeds the
+// limit, before anything is allocated.
+//
+// A bucket's output lists boundary variables first, then interior ones
+// from the last eliminated to the next, so that the next bucket to read the
+// table finds its variable at stride 1.
+func (b *BE) symbolic(scopes [][]int, order []int, width int) (steps []beStep, rest []int, err error) {
+	lp := b.lp
+	// pos[v] is v's place in order, or len(order) for a variable never
+	// eliminated (boundary).
+	pos := make([]int, len(lp.Vars))
+	for v := range pos {
+		pos[v] = len(order)
+	}
+	for i, v := range order {
+		pos[v] = i
+	}
+	// A factor goes to the bucket of its first eliminated variable: when
+	// that variable comes, the factor holds no variable eliminated
+	// earlier, and every unconsumed factor holding it is in its bucket.
+	buckets := make([][]int, len(order)+1) // the last one is rest
+	place := func(i int, sc []int) {
+		first := len(order)
+		for _, u := range sc {
+			first = min(first, pos[u])
+		}
+		buckets[first] = append(buckets[first], i)
+	}
+	for i, sc := range scopes {
+		place(i, sc)
+	}
+	seen := make([]int, len(lp.Vars)) // step+1 that last listed the variable
+	n := len(scopes)
+	for p, v := range order {
+		if len(buckets[p]) == 0 {
+			continue // in no function: any value costs nothing
+		}
+		st := beStep{v: v, in: buckets[p]}
+		for _, i := range st.in {
+			var sc []int
+			if i < n {
+				sc = scopes[i]
+			} else {
+				sc = steps[i-n].out
+			}
+			for _, u := range sc {
+				if u != v && seen[u] != p+1 {
+					seen[u] = p + 1
+					st.out = append(st.out, u)
+				}
+			}
+		}
+		slices.SortFunc(st.out, func(x, y int) int {
+			xb, yb := x < lp.NB, y < lp.NB
+			switch {
+			case xb && yb:
+				return x - y
+			case xb:
+				return -1
+			case yb:
+				return 1
+			}
+			return pos[y] - pos[x]
+		})
+		dims := make([]int, len(st.out))
+		for k, u := range st.out {
+			dims[k] = lp.Domains[u]
+		}
+		if _, err := tableSize(dims, b.opts.MaxEntries); err != nil {
+			size := "more than " + fmt.Sprint(b.opts.MaxEntries)
+			if n, err := tableSize(dims, math.MaxInt); err == nil {
+				size = fmt.Sprint(n)
+			}
+			return nil, nil, fmt.Errorf("bucket elimination: induced width %d: eliminating %s needs a table over %d variables with %s entries, above the limit of %d (use dfbnb): %w",
+				width, b.name(v), len(st.out), size, b.opts.MaxEntries, ErrTooLarge)
+		}
+		steps = append(steps, st)
+		place(n+len(steps)-1, st.out)
+	}
+	return steps, buckets[len(order)], nil
+}
+
+// build allocates the buckets' tables and plans their kernels.
+func (b *BE) build(factors []*Factor, steps []beStep, rest []int) (*bePlan, error) {
+	p := &bePlan{factors: factors, steps: steps, rest: rest}
+	for _, st := range steps {
+		in := make([]*Factor, len(st.in))
+		for k, i := range st.in {
+			in[k] = p.factors[i]
+		}
+		jp, err := NewJoinProjectLimit(in, []int{st.v}, st.out, b.opts.MaxEntries)
+		if err != nil {
+			return nil, fmt.Errorf("bucket elimination: eliminating %s: %w", b.name(st.v), err)
+		}
+		p.plans = append(p.plans, jp)
+		p.factors = append(p.factors, jp.Output(make([]float64, jp.Rows())))
+		p.args = append(p.args, make([]int32, jp.Rows()))
+	}
+	return p, nil
+}
+
+// run executes the buckets in order.
+func (b *BE) run(ctx context.Context, p *bePlan) error {
+	first := len(p.factors) - len(p.plans)
+	for s, jp := range p.plans {
+		if err := jp.Run(ctx, p.factors[first+s].Costs, p.args[s], b.opts.Workers); err != nil {
+			return err
+		}
+		b.checks += jp.Reads()
+	}
+	return nil
+}
+
+// decode sets the interior values in val (indexed by local variable, the
+// boundary already set) by walking the buckets backwards: each bucket's
+// argmin, at the values of its output variables, is its variable's value.
+func (p *bePlan) decode(val []int) {
+	first := len(p.factors) - len(p.plans)
+	for s := len(p.steps) - 1; s >= 0; s-- {
+		st := &p.steps[s]
+		dims := p.factors[first+s].Dims
+		idx := 0
+		for k, u := range st.out {
+			idx = idx*dims[k] + val[u]
+		}
+		val[st.v] = int(p.args[s][idx])
+	}
+}
+
+// SolveRow fixes the boundary, eliminates the interior and decodes the
+// best interior assignment. It returns Hard, with interior set to zeros,
+// when no completion is feasible.
+func (b *BE) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
+	lp := b.lp
+	if err := checkRowArgs(lp, boundary, interior); err != nil {
+		return 0, fmt.Errorf("be: %w", err)
+	}
+	for i := range b.cond {
+		b.condition(&b.cond[i], boundary)
+	}
+	if err := b.run(ctx, b.row); err != nil {
+		return 0, err
+	}
+	cost := 0.0
+	for _, i := range b.row.rest {
+		cost += b.row.factors[i].Costs[0] // scalars: every variable is gone
+	}
+	b.checks += int64(len(b.row.rest))
+	clear(interior)
+	if mva.IsHard(cost) {
+		return mva.Hard, nil
+	}
+	val := b.rowVal
+	clear(val)
+	b.row.decode(val)
+	copy(interior, val[lp.NB:])
+	return cost, nil
+}
+
+// condition refills c's factor with the entries of its function consistent
+// with the boundary values.
+func (b *BE) condition(c *condFunc, boundary []int) {
+	if c.static {
+		return
+	}
+	idx := 0
+	for q, v := range c.bvars {
+		idx += boundary[v] * c.bstrides[q]
+	}
+	dst := c.f.Costs
+	k := len(c.istrides)
+	if k == 0 {
+		dst[0] = c.costs[idx]
+		b.checks++
+		return
+	}
+	var buf [16]int
+	var dig []int
+	if k > len(buf) {
+		dig = make([]int, k)
+	} else {
+		dig = buf[:k]
+	}
+	for e := range dst {
+		dst[e] = c.costs[idx]
+		for q := k - 1; q >= 0; q-- {
+			dig[q]++
+			if dig[q] < c.f.Dims[q] {
+				idx += c.istrides[q]
+				break
+			}
+			idx -= (c.f.Dims[q] - 1) * c.istrides[q]
+			dig[q] = 0
+		}
+	}
+	b.checks += int64(len(dst))
+}
+
+// SolveTable fills the whole MVA table: it eliminates the interior
+// variables in min-fill order, joins what is left (factors over boundary
+// variables only) directly into t.Costs, whose row order is the boundary
+// mixed radix, and decodes every row's interior assignment. Hard rows get
+// zeros. The intermediate tables live only for the call.
+func (b *BE) SolveTable(ctx context.Context, t *mva.Table) error {
+	lp := b.lp
+	if b.planTable(); b.tableErr != nil {
+		return b.tableErr
+	}
+	rows, err := lp.Rows()
+	if err != nil {
+		return fmt.Errorf("bucket elimination: %w", err)
+	}
+	ni := lp.NumInterior()
+	if len(t.Costs) != rows || len(t.Assign) != rows*ni || len(t.Known) != rows {
+		return errors.New("bucket elimination: the table does not belong to this local problem")
+	}
+	factors := make([]*Factor, len(lp.Funcs))
+	for i, f := range lp.Funcs {
+		dims := make([]int, len(f.Scope))
+		for k, v := range f.Scope {
+			dims[k] = lp.Domains[v]
+		}
+		factors[i] = &Factor{Vars: f.Scope, Dims: dims, Costs: f.Costs}
+	}
+	p, err := b.build(factors, b.tableSteps, b.tableRest)
+	if err != nil {
+		return err
+	}
+	if err := b.run(ctx, p); err != nil {
+		return err
+	}
+
+	// The final join over the boundary, in table order. A boundary
+	// variable left in no factor gets a zero factor, so that the join
+	// still spans it.
+	var final []*Factor
+	in := make([]bool, lp.NB)
+	for _, i := range p.rest {
+		final = append(final, p.factors[i])
+		for _, v := range p.factors[i].Vars {
+			in[v] = true
+		}
+	}
+	out := make([]int, lp.NB)
+	for k := range out {
+		out[k] = k
+		if !in[k] {
+			final = append(final, &Factor{Vars: []int{k}, Dims: []int{lp.Domains[k]}, Costs: make([]float64, lp.Domains[k])})
+		}
+	}
+	jp, err := NewJoinProjectLimit(final, nil, out, max(b.opts.MaxEntries, rows))
+	if err != nil {
+		return fmt.Errorf("bucket elimination: joining the boundary: %w", err)
+	}
+	if err := jp.Run(ctx, t.Costs, nil, b.opts.Workers); err != nil {
+		return err
+	}
+	b.checks += jp.Reads()
+	return b.decodeTable(ctx, p, t)
+}
+
+// decodeTable decodes every row's interior assignment from the argmin
+// tables, in parallel blocks of rows when the table is large.
+func (b *BE) decodeTable(ctx context.Context, p *bePlan, t *mva.Table) error {
+	lp := b.lp
+	rows, ni := len(t.Costs), lp.NumInterior()
+	decode := func(r0, r1 int) {
+		val := make([]int, len(lp.Vars))
+		for r := r0; r < r1; r++ {
+			dst := t.Assign[r*ni : (r+1)*ni]
+			t.Known[r] = true
+			if mva.IsHard(t.Costs[r]) {
+				clear(dst)
+				continue
+			}
+			lp.DecodeRow(r, val[:lp.NB])
+			p.decode(val)
+			for k, v := range val[lp.NB:] {
+				dst[k] = int32(v)
+			}
+		}
+	}
+	workers := b.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	const block = 1 << 12
+	if rows < parallelRows || workers == 1 {
+		for r0 := 0; r0 < rows; r0 += block {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			decode(r0, min(r0+block, rows))
+		}
+		return nil
+	}
+	blocks := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for r0 := range blocks {
+				decode(r0, min(r0+block, rows))
+			}
+		})
+	}
+	for r0 := 0; r0 < rows && ctx.Err() == nil; r0 += block {
+		blocks <- r0
+	}
+	close(blocks)
+	wg.Wait()
+	return ctx.Err()
+}

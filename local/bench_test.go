@@ -1,0 +1,98 @@
+package local
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// fabeLike resembles /work/shared/data/wcsp/fabe_test_0.wcsp: 20 binary
+// variables, 35 functions of arity 1 to 6, whole costs up to 19.
+func fabeLike(seed int64) *mva.Problem {
+	return randprob.New(seed, randprob.Options{
+		Agents: 1, Vars: 20, MinDomain: 2, MaxDomain: 2, MaxArity: 6,
+		Functions: 35, IntCosts: true, MaxCost: 19,
+	})
+}
+
+// BenchmarkWhole solves fabe-like problems centrally, construction
+// included, as `hearth solve --global none` would.
+func BenchmarkWhole(b *testing.B) {
+	ctx := context.Background()
+	for _, name := range []string{"be", "dfbnb"} {
+		b.Run(name, func(b *testing.B) {
+			probs := make([]*mva.LocalProblem, 8)
+			for i := range probs {
+				p := fabeLike(int64(i))
+				probs[i] = mva.NewLocalProblem(p, mva.Whole(p))
+			}
+			in := make([]int, 20)
+			var checks int64
+			i := 0
+			cpu0 := cpuTime()
+			for b.Loop() {
+				lp := probs[i%len(probs)]
+				i++
+				s, err := New(name, lp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.SolveRow(ctx, nil, in); err != nil {
+					b.Fatal(err)
+				}
+				checks += s.Checks()
+			}
+			b.ReportMetric(float64(checks)/float64(b.N), "checks/op")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkMVATables fills every agent's MVA table of a decomposed random
+// problem: BE eagerly (SolveTable) against DFBnB row by row.
+func BenchmarkMVATables(b *testing.B) {
+	ctx := context.Background()
+	p := randprob.New(11, randprob.Options{
+		Agents: 4, Vars: 60, MinDomain: 2, MaxDomain: 3, MaxArity: 3,
+		Functions: 90, IntCosts: true, MaxCost: 100, Locality: 0.8,
+	})
+	d := mva.Decompose(p)
+	var lps []*mva.LocalProblem
+	rows := 0
+	for i := range d.Subs {
+		lp := mva.NewLocalProblem(p, &d.Subs[i])
+		n, _ := lp.Rows()
+		rows += n
+		lps = append(lps, lp)
+	}
+	for _, name := range []string{"be-eager", "dfbnb-rows"} {
+		b.Run(name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				for _, lp := range lps {
+					var s mva.LocalSolver
+					var err error
+					if name == "be-eager" {
+						s, err = NewBE(lp, BEOptions{})
+					} else {
+						s = NewDFBnB(lp)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					t, err := mva.NewTable(lp)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := t.Fill(ctx, s); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(rows), "rows/op")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
