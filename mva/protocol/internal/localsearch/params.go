@@ -1,0 +1,92 @@
+package localsearch
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// Int reads an integer parameter, def when absent, and checks lo ≤ v ≤ hi.
+func Int(n *mva.Node, name string, def, lo, hi int) (int, error) {
+	v := n.Param(name, float64(def))
+	if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
+		return 0, fmt.Errorf("parameter %s = %v: want an integer in %d..%d", name, v, lo, hi)
+	}
+	return int(v), nil
+}
+
+// Prob reads a probability parameter, def when absent.
+func Prob(n *mva.Node, name string, def float64) (float64, error) {
+	v := n.Param(name, def)
+	if !(v >= 0 && v <= 1) {
+		return 0, fmt.Errorf("parameter %s = %v: want a probability in [0, 1]", name, v)
+	}
+	return v, nil
+}
+
+// Bool reads a 0/1 parameter, def when absent.
+func Bool(n *mva.Node, name string, def bool) (bool, error) {
+	d := 0.0
+	if def {
+		d = 1
+	}
+	switch v := n.Param(name, d); v {
+	case 0:
+		return false, nil
+	case 1:
+		return true, nil
+	default:
+		return false, fmt.Errorf("parameter %s = %v: want 0 or 1", name, v)
+	}
+}
+
+// Init is how an agent chooses its first boundary assignment.
+type Init int
+
+const (
+	// InitFirst takes the first value of every boundary variable (row 0),
+	// D-Gibbs's ValInit.
+	InitFirst Init = iota
+	// InitRandom draws a row uniformly with the agent's PRNG, as FRODO's
+	// and pyDCOP's MGM do.
+	InitRandom
+	// InitBestRow takes the agent's cheapest row, its unconstrained local
+	// optimum; it solves every row first.
+	InitBestRow
+)
+
+// InitParam reads parameter "init" (0 first, 1 random, 2 best row).
+func InitParam(n *mva.Node, def Init) (Init, error) {
+	v, err := Int(n, "init", int(def), int(InitFirst), int(InitBestRow))
+	return Init(v), err
+}
+
+// InitialRow returns the agent's first row under mode.
+func InitialRow(ctx context.Context, mode Init, v *mva.LocalView, rows int, rng *rand.Rand) (int, error) {
+	switch mode {
+	case InitRandom:
+		return rng.IntN(rows), nil
+	case InitBestRow:
+		best, bestCost := 0, Cost{}
+		for row := range rows {
+			c, err := RowCost(ctx, v, row)
+			if err != nil {
+				return 0, err
+			}
+			if row == 0 || c.Less(bestCost) {
+				best, bestCost = row, c
+			}
+		}
+		return best, nil
+	}
+	return 0, nil
+}
+
+// NewRand returns the agent's PRNG: PCG seeded from the node's seed, so
+// that the same seed and delivery order give the same run.
+func NewRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x6c6f63616c736561)) // "localsea"
+}

@@ -1,0 +1,255 @@
+// Package mgm is MGM, the Maximum Gain Message local search (Maheswaran,
+// Pearce and Tambe 2004), over multi-variable agents, following
+// notes/protocols-afb-dgibbs.md §3.
+//
+// An agent's value is a joint assignment of its boundary variables (an MVA
+// table row); its interior is always that row's best completion, so its
+// cost of a row is ℓ_i(b) = row cost + the external functions with the
+// neighbours' current values. Rounds are synchronous, each of two waves:
+//
+//	VALUE(r, values)  to every neighbour: the sender's boundary variables
+//	                  that appear in a function shared with the receiver
+//	GAIN(r, gain)     to every neighbour: the best unilateral improvement
+//	                  of ℓ_i given the round's values, ≥ 0
+//
+// After both waves an agent moves to its best row iff its gain is positive
+// and beats every neighbour's (a strictly larger gain, or an equal one and
+// a lower id). No two neighbours move together, so the global cost drops
+// by exactly the movers' gains each round: MGM is monotone, its last
+// assignment is its best, and a fixed point is 1-optimal. Messages per
+// round: 2·Σ_i |N_i|.
+//
+// Decisions:
+//   - Costs and gains are (hard violations, soft sum) pairs compared
+//     lexicographically (notes §0.1), so a move that repairs a hard
+//     violation is a positive gain and +Inf − +Inf never arises.
+//   - Among equally good rows the current one is kept, otherwise the
+//     lowest-index one (the notes' rule; FRODO flips coins).
+//   - The initial assignment is a seeded random row per agent (parameter
+//     init = 1, the default), as in FRODO and pyDCOP, so that MGM is the
+//     baseline the literature compares against; init = 0 takes row 0 and
+//     init = 2 the agent's cheapest row (its unconstrained local optimum).
+//   - MGM has no global view: Result's Cost is NaN and the runtime
+//     recomputes the true cost. Since MGM is monotone, the final assignment
+//     is the best one seen.
+//   - The run ends after a fixed number of rounds (parameter "rounds",
+//     default 50); quiescence detection would need a global protocol.
+//
+// Parameters: rounds (default 50, ≥ 0), init (default 1).
+package mgm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
+	"github.com/hearth-dcop/hearth/mva/wire"
+)
+
+// Message kinds.
+const (
+	KindValue = "VALUE"
+	KindGain  = "GAIN"
+)
+
+// DefaultRounds is the number of rounds when the "rounds" parameter is
+// absent.
+const DefaultRounds = 50
+
+// maxRounds bounds the rounds parameter so that round numbers fit every
+// integer type on the way.
+const maxRounds = 1 << 30
+
+type phase int
+
+const (
+	waitValues phase = iota
+	waitGains
+	finished
+)
+
+// Agent is one agent's MGM state machine.
+type Agent struct {
+	node   *mva.Node
+	nb     *localsearch.Neighbourhood
+	rng    *rand.Rand
+	init   localsearch.Init
+	rounds int
+
+	round int
+	phase phase
+	row   int
+	b     []int
+	best  int
+	gain  localsearch.Cost
+
+	values *localsearch.Mailbox[[]int]
+	gains  *localsearch.Mailbox[localsearch.Cost]
+
+	// onRound, when set (by tests), is called after every round with the
+	// agent's row and whether it moved.
+	onRound func(round, row int, moved bool)
+}
+
+// New returns agent n's MGM state machine.
+func New(n *mva.Node) (mva.Protocol, error) {
+	nb, err := localsearch.New(n)
+	if err != nil {
+		return nil, fmt.Errorf("mgm: %w", err)
+	}
+	rounds, err := localsearch.Int(n, "rounds", DefaultRounds, 0, maxRounds)
+	if err != nil {
+		return nil, fmt.Errorf("mgm: %w", err)
+	}
+	init, err := localsearch.InitParam(n, localsearch.InitRandom)
+	if err != nil {
+		return nil, fmt.Errorf("mgm: %w", err)
+	}
+	k := len(nb.Neighbours)
+	return &Agent{
+		node: n, nb: nb, rng: localsearch.NewRand(n.Seed), init: init, rounds: rounds,
+		b:      make([]int, len(nb.Domains)),
+		values: localsearch.NewMailbox[[]int](k, 1),
+		gains:  localsearch.NewMailbox[localsearch.Cost](k, 1),
+	}, nil
+}
+
+// Checks counts the external-function evaluations (sim.CheckCounter).
+func (a *Agent) Checks() int64 { return a.nb.Checks() }
+
+// Done reports that the last round is over.
+func (a *Agent) Done() bool { return a.phase == finished }
+
+// Result returns the current boundary assignment; MGM knows no global
+// cost.
+func (a *Agent) Result() mva.AgentResult {
+	return mva.AgentResult{Boundary: a.boundary(), Cost: math.NaN()}
+}
+
+func (a *Agent) boundary() []int {
+	b := make([]int, len(a.b))
+	a.nb.Decode(a.row, b)
+	return b
+}
+
+func (a *Agent) localCost(ctx context.Context, row int) (localsearch.Cost, error) {
+	return localsearch.RowCost(ctx, a.node.Local, row)
+}
+
+// Start picks the initial row and sends round 1's values.
+func (a *Agent) Start(ctx context.Context) ([]mva.Message, error) {
+	row, err := localsearch.InitialRow(ctx, a.init, a.node.Local, a.nb.Rows(), a.rng)
+	if err != nil {
+		return nil, fmt.Errorf("mgm: %w", err)
+	}
+	a.setRow(row)
+	a.round = 1
+	if a.rounds == 0 {
+		a.phase = finished
+		return nil, nil
+	}
+	out := a.sendValues(nil)
+	return a.progress(ctx, out)
+}
+
+// Step handles one message.
+func (a *Agent) Step(ctx context.Context, m mva.Message) ([]mva.Message, error) {
+	if err := a.receive(m); err != nil {
+		return nil, fmt.Errorf("mgm: agent %d: %s from %d: %w", a.node.ID, m.Kind, m.From, err)
+	}
+	return a.progress(ctx, nil)
+}
+
+func (a *Agent) receive(m mva.Message) error {
+	j, err := a.nb.Position(m.From)
+	if err != nil {
+		return err
+	}
+	if a.phase == finished {
+		return fmt.Errorf("message after the last round")
+	}
+	r := wire.NewReader(m.Body)
+	round := r.IntIn(1, a.rounds+1)
+	switch m.Kind {
+	case KindValue:
+		vals := a.nb.ReadValuesTo(r, j)
+		if err := r.Err(); err != nil {
+			return err
+		}
+		return a.values.Put(round, j, vals)
+	case KindGain:
+		g, err := localsearch.ReadCost(r)
+		if err != nil {
+			return err
+		}
+		if err := r.Err(); err != nil {
+			return err
+		}
+		return a.gains.Put(round, j, g)
+	}
+	return fmt.Errorf("unknown message kind")
+}
+
+// progress runs every wave whose messages are all in.
+func (a *Agent) progress(ctx context.Context, out []mva.Message) ([]mva.Message, error) {
+	for {
+		switch {
+		case a.phase == waitValues && a.values.Full():
+			for j := range a.nb.Neighbours {
+				a.nb.SetValues(j, a.values.Get(j), a.nb.Ctx)
+			}
+			best, gain, err := a.nb.BestMove(ctx, a.localCost, a.row, a.nb.Ctx)
+			if err != nil {
+				return nil, fmt.Errorf("mgm: agent %d: %w", a.node.ID, err)
+			}
+			a.best, a.gain = best, gain
+			for _, to := range a.nb.Neighbours {
+				var w wire.Writer
+				w.Int(int64(a.round))
+				localsearch.WriteCost(&w, gain)
+				out = append(out, mva.Message{From: a.node.ID, To: to, Kind: KindGain, Body: w.Bytes()})
+			}
+			a.phase = waitGains
+		case a.phase == waitGains && a.gains.Full():
+			moved := a.gain.Positive()
+			for j, id := range a.nb.Neighbours {
+				moved = moved && localsearch.Beats(a.gain, a.node.ID, a.gains.Get(j), id)
+			}
+			if moved {
+				a.setRow(a.best)
+			}
+			if a.onRound != nil {
+				a.onRound(a.round, a.row, moved)
+			}
+			a.values.Advance()
+			a.gains.Advance()
+			if a.round == a.rounds {
+				a.phase = finished
+				return out, nil
+			}
+			a.round++
+			a.phase = waitValues
+			out = a.sendValues(out)
+		default:
+			return out, nil
+		}
+	}
+}
+
+func (a *Agent) setRow(row int) {
+	a.row = row
+	a.nb.Decode(row, a.b)
+}
+
+func (a *Agent) sendValues(out []mva.Message) []mva.Message {
+	for j, to := range a.nb.Neighbours {
+		var w wire.Writer
+		w.Int(int64(a.round))
+		a.nb.WriteValues(&w, j, a.b)
+		out = append(out, mva.Message{From: a.node.ID, To: to, Kind: KindValue, Body: w.Bytes()})
+	}
+	return out
+}
