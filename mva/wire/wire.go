@@ -79,6 +79,10 @@ func (r *Reader) Err() error {
 	return r.err
 }
 
+// Failed returns the first decoding error so far without the trailing-bytes
+// check, for decoders that branch in the middle of a body.
+func (r *Reader) Failed() error { return r.err }
+
 func (r *Reader) fail(what string) {
 	if r.err == nil {
 		r.err = fmt.Errorf("%w: bad %s", ErrMalformed, what)
