@@ -6,6 +6,7 @@
 //
 //	hearth solve FILE [flags]     solve an instance and print the result
 //	hearth inspect FILE [flags]   show the MVA decomposition of an instance
+//	hearth gen KIND [k=v ...]     generate a benchmark instance
 //	hearth help [COMMAND]         show help
 //
 // Exit codes: 0 solved, 1 infeasible, 2 bad input or usage, 3 the solver
@@ -50,6 +51,7 @@ func commands() []command {
 	return []command{
 		{"solve", "solve an instance file and print the result", runSolve},
 		{"inspect", "print the MVA decomposition of an instance file", runInspect},
+		{"gen", "generate a benchmark instance (random, radar, meeting, grid, scalefree, randgraph, microgrid)", runGen},
 	}
 }
 

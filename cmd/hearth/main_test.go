@@ -129,3 +129,79 @@ func TestInspectThesis31(t *testing.T) {
 		t.Errorf("inspect = %+v\nwant agents %+v", r, want)
 	}
 }
+
+// TestSolveDistributed runs every protocol through the command line on the
+// thesis example in all three reformulations.
+func TestSolveDistributed(t *testing.T) {
+	path := "../../examples/thesis-3.1.xml"
+	for _, g := range globalNames()[1:] {
+		for _, rf := range []string{"mva", "compilation", "decomposition"} {
+			t.Run(g+"/"+rf, func(t *testing.T) {
+				var out, errb bytes.Buffer
+				args := []string{"solve", path, "--global", g, "--reform", rf, "--table", "eager", "--json", "--seed", "3"}
+				if code := run(context.Background(), args, &out, &errb); code != exitOK {
+					t.Fatalf("exit %d: %s", code, errb.String())
+				}
+				var r mva.Result
+				if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+					t.Fatal(err)
+				}
+				exact := protocols[g].exact
+				if r.Objective == nil || (exact && (*r.Objective != 12 || !r.Optimal)) || (!exact && r.Optimal) {
+					t.Errorf("result %+v", r)
+				}
+				if r.Algorithm.Global != g || r.Algorithm.Reform != rf || r.Algorithm.Table != "eager" {
+					t.Errorf("algorithm %+v", r.Algorithm)
+				}
+				if r.Metrics.Messages == 0 {
+					t.Errorf("no messages counted: %+v", r.Metrics)
+				}
+				if rf == "decomposition" && r.Metrics.InternalMessages == 0 {
+					t.Errorf("decomposition counted no internal messages: %+v", r.Metrics)
+				}
+			})
+		}
+	}
+}
+
+func TestGenAndSolveExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "r.xml")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"gen random", []string{"gen", "random", "agents=3", "vars=3", "domain=2", "--seed", "4", "-o", gen}, exitOK, "3 agents"},
+		{"gen unknown kind", []string{"gen", "nope"}, exitUsage, "unknown kind"},
+		{"gen bad parameter", []string{"gen", "random", "agents=x"}, exitUsage, "agents"},
+		{"gen not name=value", []string{"gen", "random", "agents"}, exitUsage, "name=value"},
+		{"bad -p", []string{"solve", "../../examples/thesis-3.1.xml", "--global", "dgibbs", "-p", "iterations"}, exitUsage, "name=value"},
+		{"bad --table", []string{"solve", "../../examples/thesis-3.1.xml", "--table", "nope"}, exitUsage, "lazy, eager"},
+		{"bad --reform", []string{"solve", "../../examples/thesis-3.1.xml", "--reform", "nope"}, exitUsage, "--reform"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), tc.args, &out, &errb); code != tc.code {
+				t.Errorf("exit %d, want %d: %s", code, tc.code, errb.String())
+			}
+			if !strings.Contains(errb.String(), tc.stderr) {
+				t.Errorf("stderr lacks %q: %s", tc.stderr, errb.String())
+			}
+		})
+	}
+	// The generated file solves to the same optimum centrally and with DPOP.
+	var a, b, errb bytes.Buffer
+	if code := run(context.Background(), []string{"solve", gen, "--json"}, &a, &errb); code != exitOK {
+		t.Fatalf("solve: exit %d: %s", code, errb.String())
+	}
+	if code := run(context.Background(), []string{"solve", gen, "--global", "dpop", "--json"}, &b, &errb); code != exitOK {
+		t.Fatalf("solve dpop: exit %d: %s", code, errb.String())
+	}
+	var ra, rb mva.Result
+	if json.Unmarshal(a.Bytes(), &ra) != nil || json.Unmarshal(b.Bytes(), &rb) != nil || ra.Objective == nil || rb.Objective == nil || *ra.Objective != *rb.Objective {
+		t.Errorf("central %s vs dpop %s", a.String(), b.String())
+	}
+}

@@ -6,29 +6,43 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
+	"github.com/hearth-dcop/hearth/mva/reform"
 )
 
 // solveOptions are the flags of `hearth solve`.
 type solveOptions struct {
-	global  string
-	local   string
-	agents  int
-	json    bool
-	timeout time.Duration
+	global     string
+	local      string
+	table      string
+	reform     string
+	agents     int
+	seed       uint64
+	params     paramFlag
+	delay      time.Duration
+	maxEntries int
+	json       bool
+	timeout    time.Duration
 }
 
 func runSolve(ctx context.Context, e *env, args []string) int {
-	var o solveOptions
+	o := solveOptions{params: paramFlag{}}
 	fs := newFlagSet(e, "solve", "FILE [flags]")
-	fs.StringVar(&o.global, "global", "none", "distributed protocol between agents: none (solve the whole file centrally)")
+	fs.StringVar(&o.global, "global", "none", "protocol between agents: "+strings.Join(globalNames(), ", ")+" (none solves the whole file centrally)")
 	fs.StringVar(&o.local, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), bruteforce")
+	fs.StringVar(&o.table, "table", "lazy", "MVA tables: lazy (rows computed when a protocol asks) or eager (all rows up front)")
+	fs.StringVar(&o.reform, "reform", "mva", "how agents map to the protocol: mva, compilation (one variable per agent), decomposition (one agent per variable)")
 	fs.IntVar(&o.agents, "agents", 0, "repartition the variables into N agents (formats without agents default to one)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed for sampling protocols and delivery order")
+	fs.Var(o.params, "p", "protocol parameter name=value, repeatable (e.g. -p iterations=500 -p temperature=2); see README.md")
+	fs.DurationVar(&o.delay, "delay", 0, "simulated latency of each message (e.g. 5ms), added to the simulated runtime")
+	fs.IntVar(&o.maxEntries, "max-entries", reform.DefaultMaxEntries, "largest domain or table the compilation reformulation may build")
 	fs.BoolVar(&o.json, "json", false, "print the result object as JSON")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 30s; 0 means no limit)")
 	pos, err := parseArgs(fs, args)
@@ -40,8 +54,16 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if o.global != "none" {
-		fmt.Fprintf(e.stderr, "hearth solve: unknown --global %q (valid: none)\n", o.global)
+	if _, ok := protocols[o.global]; !ok && o.global != "none" {
+		fmt.Fprintf(e.stderr, "hearth solve: unknown --global %q (valid: %s)\n", o.global, strings.Join(globalNames(), ", "))
+		return exitUsage
+	}
+	if o.table != "lazy" && o.table != "eager" {
+		fmt.Fprintf(e.stderr, "hearth solve: unknown --table %q (valid: lazy, eager)\n", o.table)
+		return exitUsage
+	}
+	if !slices.Contains(reform.Names(), o.reform) {
+		fmt.Fprintf(e.stderr, "hearth solve: unknown --reform %q (valid: %s)\n", o.reform, strings.Join(reform.Names(), ", "))
 		return exitUsage
 	}
 	if !validLocal(o.local) {
@@ -58,7 +80,12 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	res, err := solveCentral(ctx, p, o.local)
+	var res mva.Result
+	if o.global == "none" {
+		res, err = solveCentral(ctx, p, o.local)
+	} else {
+		res, err = solveDistributed(ctx, p, o)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", pos[0], err)
 		return exitFailed

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/protocol/afb"
+	"github.com/hearth-dcop/hearth/mva/protocol/dgibbs"
+	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
+	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
+	"github.com/hearth-dcop/hearth/mva/protocol/mgm2"
+	"github.com/hearth-dcop/hearth/mva/reform"
+	"github.com/hearth-dcop/hearth/mva/sim"
+)
+
+// protocols maps --global names to protocol constructors; exact ones prove
+// optimality.
+var protocols = map[string]struct {
+	make  sim.ProtocolFactory
+	exact bool
+}{
+	"dpop":   {dpop.New, true},
+	"afb":    {afb.New, true},
+	"dgibbs": {dgibbs.New, false},
+	"mgm":    {mgm.New, false},
+	"mgm2":   {mgm2.New, false},
+}
+
+func globalNames() []string {
+	names := []string{"none"}
+	var ps []string
+	for n := range protocols {
+		ps = append(ps, n)
+	}
+	sort.Strings(ps)
+	return append(names, ps...)
+}
+
+// paramFlag collects repeated -p name=value protocol parameters.
+type paramFlag map[string]float64
+
+func (p paramFlag) String() string {
+	var parts []string
+	for k, v := range p {
+		parts = append(parts, k+"="+strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func (p paramFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not name=value", s)
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("parameter %s: %q is not a number", k, v)
+	}
+	p[k] = f
+	return nil
+}
+
+// solveDistributed runs a protocol between the agents of p on the
+// simulated runtime and reports the result in p's terms.
+func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions) (mva.Result, error) {
+	proto, ok := protocols[o.global]
+	if !ok {
+		return mva.Result{}, fmt.Errorf("unknown --global %q", o.global)
+	}
+	rf, err := reform.New(o.reform, p, o.maxEntries)
+	if err != nil {
+		return mva.Result{}, err
+	}
+	localName := o.local
+	sol, err := sim.Solve(ctx, rf.Problem, sim.Options{
+		Protocol: proto.make,
+		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New(localName, lp) },
+		Eager:    o.table == "eager",
+		Seed:     o.seed,
+		Params:   o.params,
+		Config: sim.Config{
+			Owner: rf.Owner,
+			Delay: o.delay,
+		},
+	})
+	if err != nil {
+		return mva.Result{}, err
+	}
+	assign, err := rf.Back(sol.Assign)
+	if err != nil {
+		return mva.Result{}, fmt.Errorf("internal error: mapping the solution back: %w", err)
+	}
+	cost, err := p.Eval(assign)
+	if err != nil {
+		return mva.Result{}, fmt.Errorf("internal error: %w", err)
+	}
+	r := mva.NewResult(p, assign, cost)
+	r.Optimal = r.Feasible && proto.exact && sol.Optimal
+	r.Algorithm = mva.Algorithm{Global: o.global, Local: o.local, Table: o.table, Reform: rf.Name}
+	r.Metrics = sol.Outcome.Metrics
+	return r, nil
+}
