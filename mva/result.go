@@ -26,6 +26,24 @@ type Algorithm struct {
 	Table  string `json:"table"`
 	Reform string `json:"reform"`
 	GPU    bool   `json:"gpu"`
+	// Sampling is set when the local solver samples (Gibbs,
+	// Metropolis-Hastings).
+	Sampling *Sampling `json:"sampling,omitempty"`
+}
+
+// Sampling reports a sampling local solver's parameters and the quality
+// guarantee they imply (thesis Corollary 1, DMCMC Lemma 8): with N samples
+// per MVA row, the best one lies in the top Alpha fraction of the row's
+// completions with probability at least 1 − Epsilon, Epsilon = 1/(Alpha·N).
+type Sampling struct {
+	Runs          int     `json:"runs"`
+	Trials        int     `json:"trials"`
+	Temperature   float64 `json:"temperature"`
+	Proposal      string  `json:"proposal,omitempty"`
+	Seed          uint64  `json:"seed"`
+	SamplesPerRow int     `json:"samples_per_row"`
+	Alpha         float64 `json:"alpha"`
+	Epsilon       float64 `json:"epsilon"`
 }
 
 // Metrics are the research metrics of a run: simulated time, non-concurrent

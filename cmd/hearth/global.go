@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/afb"
 	"github.com/hearth-dcop/hearth/mva/protocol/dgibbs"
@@ -77,10 +76,9 @@ func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions) (mva.
 	if err != nil {
 		return mva.Result{}, err
 	}
-	localName := o.local
 	sol, err := sim.Solve(ctx, rf.Problem, sim.Options{
 		Protocol: proto.make,
-		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New(localName, lp) },
+		Solver:   o.local.factory(o.seed),
 		Eager:    o.table == "eager",
 		Seed:     o.seed,
 		Params:   o.params,
@@ -101,8 +99,8 @@ func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions) (mva.
 		return mva.Result{}, fmt.Errorf("internal error: %w", err)
 	}
 	r := mva.NewResult(p, assign, cost)
-	r.Optimal = r.Feasible && proto.exact && sol.Optimal
-	r.Algorithm = mva.Algorithm{Global: o.global, Local: o.local, Table: o.table, Reform: rf.Name}
+	r.Optimal = r.Feasible && proto.exact && sol.Optimal && !o.local.sampling()
+	r.Algorithm = mva.Algorithm{Global: o.global, Local: o.local.name, Table: o.table, Reform: rf.Name, Sampling: o.local.report(o.seed)}
 	r.Metrics = sol.Outcome.Metrics
 	return r, nil
 }

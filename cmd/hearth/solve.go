@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
 	"github.com/hearth-dcop/hearth/mva/reform"
@@ -19,7 +18,7 @@ import (
 // solveOptions are the flags of `hearth solve`.
 type solveOptions struct {
 	global     string
-	local      string
+	local      localOptions
 	table      string
 	reform     string
 	agents     int
@@ -35,8 +34,8 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	o := solveOptions{params: paramFlag{}}
 	fs := newFlagSet(e, "solve", "FILE [flags]")
 	fs.StringVar(&o.global, "global", "none", "protocol between agents: "+strings.Join(globalNames(), ", ")+" (none solves the whole file centrally)")
-	fs.StringVar(&o.local, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), bruteforce")
-	fs.StringVar(&o.table, "table", "lazy", "MVA tables: lazy (rows computed when a protocol asks) or eager (all rows up front)")
+	o.local.register(fs)
+	fs.StringVar(&o.table, "table", "", "MVA tables: lazy (rows computed when a protocol asks) or eager (all rows up front); default lazy, eager for dpop with gibbs/mh (DMCMC)")
 	fs.StringVar(&o.reform, "reform", "mva", "how agents map to the protocol: mva, compilation (one variable per agent), decomposition (one agent per variable)")
 	fs.IntVar(&o.agents, "agents", 0, "repartition the variables into N agents (formats without agents default to one)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for sampling protocols and delivery order")
@@ -58,6 +57,14 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "hearth solve: unknown --global %q (valid: %s)\n", o.global, strings.Join(globalNames(), ", "))
 		return exitUsage
 	}
+	if o.table == "" {
+		// DMCMC: with a sampler, every agent fills its table as soon as
+		// it starts, without waiting for its children.
+		o.table = "lazy"
+		if o.global == "dpop" && o.local.sampling() {
+			o.table = "eager"
+		}
+	}
 	if o.table != "lazy" && o.table != "eager" {
 		fmt.Fprintf(e.stderr, "hearth solve: unknown --table %q (valid: lazy, eager)\n", o.table)
 		return exitUsage
@@ -66,8 +73,8 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "hearth solve: unknown --reform %q (valid: %s)\n", o.reform, strings.Join(reform.Names(), ", "))
 		return exitUsage
 	}
-	if !validLocal(o.local) {
-		fmt.Fprintf(e.stderr, "hearth solve: unknown --local %q (valid: %s)\n", o.local, strings.Join(localNames, ", "))
+	if err := o.local.validate(); err != nil {
+		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
 		return exitUsage
 	}
 	p, err := format.ReadFile(pos[0], format.Options{Agents: o.agents})
@@ -82,7 +89,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	}
 	var res mva.Result
 	if o.global == "none" {
-		res, err = solveCentral(ctx, p, o.local)
+		res, err = solveCentral(ctx, p, &o.local, o.seed)
 	} else {
 		res, err = solveDistributed(ctx, p, o)
 	}
@@ -107,22 +114,11 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-var localNames = []string{"be", "dfbnb", "bruteforce"}
-
-func validLocal(name string) bool {
-	for _, n := range localNames {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
 // solveCentral solves p as a single subproblem with no boundary: the one
 // row of its MVA table is the optimum.
-func solveCentral(ctx context.Context, p *mva.Problem, localName string) (mva.Result, error) {
+func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed uint64) (mva.Result, error) {
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	s, err := local.New(localName, lp)
+	s, err := lo.factory(seed)(lp)
 	if err != nil {
 		return mva.Result{}, err
 	}
@@ -156,8 +152,8 @@ func solveCentral(ctx context.Context, p *mva.Problem, localName string) (mva.Re
 		}
 	}
 	r := mva.NewResult(p, assign, cost)
-	r.Optimal = r.Feasible
-	r.Algorithm = mva.Algorithm{Global: "none", Local: localName, Table: "eager", Reform: "mva"}
+	r.Optimal = r.Feasible && !lo.sampling()
+	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva", Sampling: lo.report(seed)}
 	ms := float64(wall.Microseconds()) / 1000
 	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
 	return r, nil

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/sampler"
+)
+
+// localNames lists every --local solver: the exact ones of package local,
+// then the samplers.
+var localNames = append(local.Names(), sampler.Names()...)
+
+// localOptions are the flags that choose and tune the local solver.
+type localOptions struct {
+	name     string
+	runs     int
+	trials   int
+	temp     float64
+	proposal string
+	alpha    float64
+}
+
+func (o *localOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.name, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), bruteforce, gibbs, mh (Metropolis-Hastings)")
+	fs.IntVar(&o.runs, "runs", sampler.DefaultRuns, "gibbs/mh: independent chains R per MVA row")
+	fs.IntVar(&o.trials, "trials", sampler.DefaultTrials, "gibbs/mh: samples T per chain (Gibbs sweeps or MH proposals)")
+	fs.Float64Var(&o.temp, "temperature", sampler.DefaultTemperature, "gibbs/mh: temperature τ of exp(−cost/τ)")
+	fs.StringVar(&o.proposal, "proposal", sampler.ProposalNormal, "mh: proposal, normal (the DMCMC paper's) or discrete")
+	fs.Float64Var(&o.alpha, "alpha", 0.05, "gibbs/mh: the top fraction α the quality guarantee is reported for")
+}
+
+func (o *localOptions) validate() error {
+	if !slices.Contains(localNames, o.name) {
+		return fmt.Errorf("unknown --local %q (valid: %s)", o.name, strings.Join(localNames, ", "))
+	}
+	if o.alpha <= 0 || o.alpha > 1 {
+		return fmt.Errorf("--alpha %v must be in (0, 1]", o.alpha)
+	}
+	return nil
+}
+
+func (o *localOptions) sampling() bool { return slices.Contains(sampler.Names(), o.name) }
+
+// factory returns the solver factory; samplers draw from a stream keyed by
+// the run's seed and the agent, so agents never share chains.
+func (o *localOptions) factory(seed uint64) mva.SolverFactory {
+	return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+		if !o.sampling() {
+			return local.New(o.name, lp)
+		}
+		s := seed
+		if lp.Sub != nil && lp.Sub.Agent >= 0 {
+			s = mva.AgentSeed(seed, lp.Sub.Agent)
+		}
+		return sampler.New(o.name, lp, sampler.Options{
+			Runs: o.runs, Trials: o.trials, Temperature: o.temp, Proposal: o.proposal, Seed: s,
+		})
+	}
+}
+
+// report describes the sampling parameters and their quality bound for
+// the result object, or nil for exact solvers.
+func (o *localOptions) report(seed uint64) *mva.Sampling {
+	if !o.sampling() {
+		return nil
+	}
+	n := o.runs * o.trials
+	s := &mva.Sampling{
+		Runs: o.runs, Trials: o.trials, Temperature: o.temp, Seed: seed,
+		SamplesPerRow: n, Alpha: o.alpha, Epsilon: math.Min(1, 1/(o.alpha*float64(n))),
+	}
+	if o.name == "mh" {
+		s.Proposal = o.proposal
+	}
+	return s
+}
