@@ -10,8 +10,7 @@ import (
 )
 
 func runGen(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "gen", "KIND [name=value ...] [flags]\n\nKinds: "+strings.Join(gen.Kinds(), ", ")+
-		"\nParameters are the generator's own (e.g. agents=8 vars=6 domain=4); see README.md.")
+	fs := newFlagSet(e, "gen", "KIND [name=value ...] [flags]\n\n"+genKinds())
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same instance")
 	out := fs.String("o", "", "output file; the extension picks the format (.xml XCSP with agents, .wcsp, .uai, .yaml); default: XCSP on standard output")
 	pos, err := parseArgs(fs, args)
@@ -51,4 +50,22 @@ func runGen(ctx context.Context, e *env, args []string) int {
 	st := p.Stats()
 	fmt.Fprintf(e.stderr, "wrote %s: %d agents, %d variables, %d functions\n", *out, st.Agents, st.Variables, st.Functions)
 	return exitOK
+}
+
+// genKinds lists every generator with its parameters and defaults, for the
+// usage text.
+func genKinds() string {
+	var b strings.Builder
+	b.WriteString("Kinds and their parameters (name=default):\n")
+	for _, k := range gen.Kinds() {
+		ps, err := gen.Params(k)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s\n", k)
+		for _, p := range ps {
+			fmt.Fprintf(&b, "      %-12s %s\n", p.Name+"="+p.Default, p.Doc)
+		}
+	}
+	return b.String()
 }
