@@ -176,7 +176,14 @@ func printSummary(w io.Writer, p *mva.Problem, r mva.Result) {
 	}
 	a := r.Algorithm
 	fmt.Fprintf(w, "solver      global=%s local=%s table=%s reform=%s\n", a.Global, a.Local, a.Table, a.Reform)
-	fmt.Fprintf(w, "time        %.3f ms wall, %d constraint checks\n", r.Metrics.WallMs, r.Metrics.NCCC)
+	m := r.Metrics
+	if a.Global == "none" {
+		fmt.Fprintf(w, "time        %.3f ms wall, %d constraint checks\n", m.WallMs, m.NCCC)
+	} else {
+		fmt.Fprintf(w, "time        %.3f ms wall, %.3f ms simulated, %d NCCC\n", m.WallMs, m.SimTimeMs, m.NCCC)
+		fmt.Fprintf(w, "messages    %d between agents (%d bytes, largest %d), %d inside agents\n",
+			m.Messages, m.TotalMessageBytes, m.MaxMessageBytes, m.InternalMessages)
+	}
 	if !r.Feasible {
 		return
 	}

@@ -126,6 +126,8 @@ func Run(ctx context.Context, nodes []*mva.Node, protos []mva.Protocol, cfg Conf
 			r.clock[i] = cfg.SetupMs[i]
 			r.per[i].ComputeMs = cfg.SetupMs[i]
 		}
+		// Checks made before Start (an eager MVA table) count too.
+		r.nccc[i] = r.checks(i)
 		if err := r.call(i, nil); err != nil {
 			return Outcome{}, err
 		}
