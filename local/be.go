@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -348,30 +347,7 @@ func (p *bePlan) decode(val []int) {
 // best interior assignment. It returns Hard, with interior set to zeros,
 // when no completion is feasible.
 func (b *BE) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
-	lp := b.lp
-	if err := checkRowArgs(lp, boundary, interior); err != nil {
-		return 0, fmt.Errorf("be: %w", err)
-	}
-	for i := range b.cond {
-		b.condition(&b.cond[i], boundary)
-	}
-	if err := b.run(ctx, b.row); err != nil {
-		return 0, err
-	}
-	cost := 0.0
-	for _, i := range b.row.rest {
-		cost += b.row.factors[i].Costs[0] // scalars: every variable is gone
-	}
-	b.checks += int64(len(b.row.rest))
-	clear(interior)
-	if mva.IsHard(cost) {
-		return mva.Hard, nil
-	}
-	val := b.rowVal
-	clear(val)
-	b.row.decode(val)
-	copy(interior, val[lp.NB:])
-	return cost, nil
+	return b.SolveRowWith(ctx, boundary, interior, nil)
 }
 
 // condition refills c's factor with the entries of its function consistent
@@ -419,61 +395,7 @@ func (b *BE) condition(c *condFunc, boundary []int) {
 // mixed radix, and decodes every row's interior assignment. Hard rows get
 // zeros. The intermediate tables live only for the call.
 func (b *BE) SolveTable(ctx context.Context, t *mva.Table) error {
-	lp := b.lp
-	if b.planTable(); b.tableErr != nil {
-		return b.tableErr
-	}
-	rows, err := lp.Rows()
-	if err != nil {
-		return fmt.Errorf("bucket elimination: %w", err)
-	}
-	ni := lp.NumInterior()
-	if len(t.Costs) != rows || len(t.Assign) != rows*ni || len(t.Known) != rows {
-		return errors.New("bucket elimination: the table does not belong to this local problem")
-	}
-	factors := make([]*Factor, len(lp.Funcs))
-	for i, f := range lp.Funcs {
-		dims := make([]int, len(f.Scope))
-		for k, v := range f.Scope {
-			dims[k] = lp.Domains[v]
-		}
-		factors[i] = &Factor{Vars: f.Scope, Dims: dims, Costs: f.Costs}
-	}
-	p, err := b.build(factors, b.tableSteps, b.tableRest)
-	if err != nil {
-		return err
-	}
-	if err := b.run(ctx, p); err != nil {
-		return err
-	}
-
-	// The final join over the boundary, in table order. A boundary
-	// variable left in no factor gets a zero factor, so that the join
-	// still spans it.
-	var final []*Factor
-	in := make([]bool, lp.NB)
-	for _, i := range p.rest {
-		final = append(final, p.factors[i])
-		for _, v := range p.factors[i].Vars {
-			in[v] = true
-		}
-	}
-	out := make([]int, lp.NB)
-	for k := range out {
-		out[k] = k
-		if !in[k] {
-			final = append(final, &Factor{Vars: []int{k}, Dims: []int{lp.Domains[k]}, Costs: make([]float64, lp.Domains[k])})
-		}
-	}
-	jp, err := NewJoinProjectLimit(final, nil, out, max(b.opts.MaxEntries, rows))
-	if err != nil {
-		return fmt.Errorf("bucket elimination: joining the boundary: %w", err)
-	}
-	if err := jp.Run(ctx, t.Costs, nil, b.opts.Workers); err != nil {
-		return err
-	}
-	b.checks += jp.Reads()
-	return b.decodeTable(ctx, p, t)
+	return b.SolveTableWith(ctx, t, nil)
 }
 
 // decodeTable decodes every row's interior assignment from the argmin

@@ -1,0 +1,189 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format"
+)
+
+// thresholds are the MinEntries the BE tests run with: everything on the
+// GPU, a mix (small buckets on the CPU, whose outputs GPU buckets read and
+// the other way round), and the default.
+var thresholds = []int64{-1, 24, DefaultMinEntries}
+
+// compareWhole solves lp (a whole problem) with local.BE and with BE on d
+// at every threshold and requires the same cost, bit for bit, and the same
+// assignment.
+func compareWhole(t *testing.T, d *Device, tag string, lp *mva.LocalProblem) {
+	t.Helper()
+	ctx := context.Background()
+	cpu, err := local.NewBE(lp, local.BEOptions{})
+	if err != nil {
+		if errors.Is(err, local.ErrTooLarge) {
+			t.Logf("%s: skipped: %v", tag, err)
+			return
+		}
+		t.Fatalf("%s: %v", tag, err)
+	}
+	ni := lp.NumInterior()
+	b := make([]int, lp.NB)
+	want := make([]int, ni)
+	wc, err := cpu.SolveRow(ctx, b, want)
+	if err != nil {
+		t.Fatalf("%s: cpu: %v", tag, err)
+	}
+	for _, m := range thresholds {
+		g, err := NewBE(lp, d, BEOptions{MinEntries: m})
+		if err != nil {
+			t.Fatalf("%s: %v", tag, err)
+		}
+		got := make([]int, ni)
+		gc, err := g.SolveRow(ctx, b, got)
+		if err != nil {
+			t.Fatalf("%s (min %d): gpu: %v", tag, m, err)
+		}
+		if math.Float64bits(gc) != math.Float64bits(wc) || !slices.Equal(got, want) {
+			t.Fatalf("%s (min %d): gpu %v %v, cpu %v %v", tag, m, gc, got, wc, want)
+		}
+		if g.Checks() != cpu.Checks() {
+			t.Fatalf("%s (min %d): gpu counts %d checks, cpu %d", tag, m, g.Checks(), cpu.Checks())
+		}
+	}
+}
+
+// compareTable fills lp's MVA table with local.BE and with BE on d at every
+// threshold and requires every row's cost (bit for bit) and interior
+// assignment to agree.
+func compareTable(t *testing.T, d *Device, tag string, lp *mva.LocalProblem) {
+	t.Helper()
+	ctx := context.Background()
+	cpu, err := local.NewBE(lp, local.BEOptions{})
+	if err != nil {
+		if errors.Is(err, local.ErrTooLarge) {
+			t.Logf("%s: skipped: %v", tag, err)
+			return
+		}
+		t.Fatalf("%s: %v", tag, err)
+	}
+	want, err := mva.NewTable(lp)
+	if err != nil {
+		t.Logf("%s: skipped: %v", tag, err)
+		return
+	}
+	if err := cpu.SolveTable(ctx, want); err != nil {
+		if errors.Is(err, local.ErrTooLarge) {
+			t.Logf("%s: skipped: %v", tag, err)
+			return
+		}
+		t.Fatalf("%s: cpu: %v", tag, err)
+	}
+	for _, m := range thresholds {
+		g, err := NewBE(lp, d, BEOptions{MinEntries: m})
+		if err != nil {
+			t.Fatalf("%s: %v", tag, err)
+		}
+		got, _ := mva.NewTable(lp)
+		for i := range got.Costs {
+			got.Costs[i] = math.NaN()
+		}
+		if err := g.SolveTable(ctx, got); err != nil {
+			t.Fatalf("%s (min %d): gpu: %v", tag, m, err)
+		}
+		for r := range want.Costs {
+			if math.Float64bits(got.Costs[r]) != math.Float64bits(want.Costs[r]) || !got.Known[r] ||
+				!slices.Equal(got.Interior(r), want.Interior(r)) {
+				t.Fatalf("%s (min %d) row %d: gpu %v %v, cpu %v %v", tag, m, r, got.Costs[r], got.Interior(r), want.Costs[r], want.Interior(r))
+			}
+		}
+	}
+}
+
+// TestBEWholeRandom compares centralised solving on hundreds of seeded
+// random problems, large enough that buckets reach the GPU.
+func TestBEWholeRandom(t *testing.T) {
+	d := openDevice(t, Options{})
+	for seed := range int64(300) {
+		o := randprob.Options{
+			Agents: 1, Vars: 4 + int(seed%12), MinDomain: 2, MaxDomain: 2 + int(seed%5),
+			MaxArity: 1 + int(seed%4), Functions: 3 + int(seed%20),
+			HardProb: []float64{0, 0.05, 0.3}[seed%3], IntCosts: true, MaxCost: 9,
+		}
+		p := randprob.New(seed, o)
+		compareWhole(t, d, fmt.Sprintf("seed %d", seed), mva.NewLocalProblem(p, mva.Whole(p)))
+	}
+}
+
+// TestBETablesRandom compares every agent's eager MVA table on hundreds of
+// seeded random decomposed problems.
+func TestBETablesRandom(t *testing.T) {
+	d := openDevice(t, Options{})
+	checked := 0
+	for seed := range int64(200) {
+		o := randprob.Options{
+			Agents: 2 + int(seed%3), Vars: 6 + int(seed%14), MinDomain: 2, MaxDomain: 2 + int(seed%4),
+			MaxArity: 1 + int(seed%4), Functions: 4 + int(seed%24),
+			HardProb: []float64{0, 0.1, 0.25}[seed%3], IntCosts: true, MaxCost: 9,
+			Locality: 0.7,
+		}
+		p := randprob.New(seed, o)
+		dec := mva.Decompose(p)
+		for i := range dec.Subs {
+			compareTable(t, d, fmt.Sprintf("seed %d agent %d", seed, i), mva.NewLocalProblem(p, &dec.Subs[i]))
+			checked++
+		}
+	}
+	if checked < 400 {
+		t.Fatalf("only %d subproblems checked", checked)
+	}
+}
+
+// TestBEChunked runs BE with a device budget so small that large buckets
+// are computed in chunks and cannot stay on the device.
+func TestBEChunked(t *testing.T) {
+	d := openDevice(t, Options{Budget: 1 << 20})
+	for seed := range int64(20) {
+		p := randprob.New(1000+seed, randprob.Options{
+			Agents: 1, Vars: 16, MinDomain: 3, MaxDomain: 5, MaxArity: 3, Functions: 30,
+			HardProb: 0.05, IntCosts: true, MaxCost: 20,
+		})
+		compareWhole(t, d, fmt.Sprintf("seed %d", seed), mva.NewLocalProblem(p, mva.Whole(p)))
+	}
+}
+
+// TestBETestdata compares the whole-problem optimum and every row of every
+// agent's MVA table (three agents by mva.Partition) on the .wcsp files of
+// testdata/.
+func TestBETestdata(t *testing.T) {
+	d := openDevice(t, Options{})
+	files, err := filepath.Glob("../../testdata/*.wcsp")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .wcsp files in testdata: %v", err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		p, err := format.ReadFile(f, format.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		compareWhole(t, d, name, mva.NewLocalProblem(p, mva.Whole(p)))
+		pa, err := format.ReadFile(f, format.Options{Agents: 3})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		dec := mva.Decompose(pa)
+		for i := range dec.Subs {
+			compareTable(t, d, fmt.Sprintf("%s agent %d", name, i), mva.NewLocalProblem(pa, &dec.Subs[i]))
+		}
+	}
+}

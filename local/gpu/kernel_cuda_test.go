@@ -1,0 +1,417 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// openDevice opens device 0 for a test, or skips the test when the machine
+// has none. The device is closed, and Close's error checked, at cleanup.
+func openDevice(t testing.TB, o Options) *Device {
+	t.Helper()
+	if !Available() {
+		t.Skip("no usable CUDA device")
+	}
+	d, err := OpenWith(o)
+	if err != nil {
+		t.Fatalf("OpenWith(%+v): %v", o, err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return d
+}
+
+// factorSet is a random join-project instance.
+type factorSet struct {
+	inputs    []*local.Factor
+	elim, out []int
+}
+
+// randomSet draws a factor set: variables with domains of minDom to maxDom,
+// split into output and eliminated ones, and inputs over random scopes in
+// random variable order that cover every variable, some holding no
+// eliminated variable. Costs are whole numbers 0..9 (sums exact, ties
+// frequent) with Hard entries at rate hard; one input may repeat.
+func randomSet(r *rand.Rand, nVars, minDom, maxDom, nElim, nIn int, hard float64) factorSet {
+	dims := make([]int, nVars)
+	for v := range dims {
+		dims[v] = minDom + r.IntN(maxDom-minDom+1)
+	}
+	perm := r.Perm(nVars)
+	nElim = min(nElim, nVars)
+	s := factorSet{elim: perm[:nElim], out: perm[nElim:]}
+	r.Shuffle(len(s.out), func(i, j int) { s.out[i], s.out[j] = s.out[j], s.out[i] })
+	covered := make([]bool, nVars)
+	newFactor := func(vars []int) *local.Factor {
+		fd := make([]int, len(vars))
+		for i, v := range vars {
+			fd[i] = dims[v]
+			covered[v] = true
+		}
+		f, err := local.NewFactor(vars, fd)
+		if err != nil {
+			panic(err)
+		}
+		for i := range f.Costs {
+			if r.Float64() < hard {
+				f.Costs[i] = mva.Hard
+			} else {
+				f.Costs[i] = float64(r.IntN(10))
+			}
+		}
+		return f
+	}
+	for range nIn {
+		k := 1 + r.IntN(min(4, nVars))
+		s.inputs = append(s.inputs, newFactor(r.Perm(nVars)[:k]))
+	}
+	for v := range nVars {
+		if !covered[v] {
+			s.inputs = append(s.inputs, newFactor([]int{v}))
+		}
+	}
+	if len(s.inputs) > 0 && r.IntN(8) == 0 {
+		s.inputs = append(s.inputs, s.inputs[r.IntN(len(s.inputs))])
+	}
+	return s
+}
+
+// poison fills dst and argmin with values no kernel writes, so that an
+// unwritten entry shows.
+func poison(dst []float64, argmin []int32) {
+	for i := range dst {
+		dst[i] = math.NaN()
+	}
+	for i := range argmin {
+		argmin[i] = -7
+	}
+}
+
+// sameBits compares two result tables bit for bit.
+func sameBits(tag string, got, want []float64, gotArg, wantArg []int32) error {
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			return fmt.Errorf("%s: row %d: gpu %v, cpu %v", tag, i, got[i], want[i])
+		}
+		if gotArg != nil && gotArg[i] != wantArg[i] {
+			return fmt.Errorf("%s: row %d (cost %v): gpu argmin %d, cpu %d", tag, i, want[i], gotArg[i], wantArg[i])
+		}
+	}
+	return nil
+}
+
+// checkSet runs s on the CPU and on d and requires identical results.
+func checkSet(t *testing.T, d *Device, tag string, s factorSet) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := local.NewJoinProject(s.inputs, s.elim, s.out)
+	if err != nil {
+		t.Fatalf("%s: %v", tag, err)
+	}
+	want := make([]float64, p.Rows())
+	wantArg := make([]int32, p.Rows())
+	if err := p.Run(ctx, want, wantArg, 1); err != nil {
+		t.Fatalf("%s: cpu: %v", tag, err)
+	}
+	got := make([]float64, p.Rows())
+	gotArg := make([]int32, p.Rows())
+	poison(got, gotArg)
+	if err := d.JoinProject(ctx, p, got, gotArg); err != nil {
+		t.Fatalf("%s: gpu: %v", tag, err)
+	}
+	if err := sameBits(tag, got, want, gotArg, wantArg); err != nil {
+		t.Fatal(err)
+	}
+	// Without argmin, the costs alone.
+	poison(got, nil)
+	if err := d.JoinProject(ctx, p, got, nil); err != nil {
+		t.Fatalf("%s: gpu without argmin: %v", tag, err)
+	}
+	if err := sameBits(tag+" (no argmin)", got, want, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKernelMatchesCPU compares the GPU kernel with the CPU kernel on
+// hundreds of random factor sets covering every kernel variant: no
+// eliminated variable, one held by 1 to 6 inputs, several (the generic
+// odometer), scalar outputs, inputs without eliminated variables, Hard
+// rows and ties.
+func TestKernelMatchesCPU(t *testing.T) {
+	d := openDevice(t, Options{})
+	kinds := map[string]int{}
+	for seed := range uint64(600) {
+		r := rand.New(rand.NewPCG(seed, 42))
+		nVars := 1 + r.IntN(8)
+		s := randomSet(r, nVars, 1, 1+r.IntN(5), r.IntN(4), 1+r.IntN(7), []float64{0, 0.05, 0.4}[seed%3])
+		p, err := local.NewJoinProject(s.inputs, s.elim, s.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pk, err := pack(p)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		kinds[pk.kernel]++
+		checkSet(t, d, fmt.Sprintf("seed %d (%d vars, elim %v, %d inputs, %s)", seed, nVars, s.elim, len(s.inputs), pk.kernel), s)
+	}
+	for _, k := range append([]string{kGeneric}, jpOne[1:]...) {
+		if kinds[k] < 10 {
+			t.Errorf("kernel %s ran on %d sets only: %v", k, kinds[k], kinds)
+		}
+	}
+}
+
+// TestKernelLargeRows checks rows past one grid (the grid-stride loop)
+// and 64-bit row decoding with large domains.
+func TestKernelLargeRows(t *testing.T) {
+	d := openDevice(t, Options{})
+	r := rand.New(rand.NewPCG(7, 7))
+	for i, shape := range []struct{ vars, dom, elim, in int }{
+		{12, 4, 1, 6}, {8, 9, 2, 5}, {6, 20, 1, 3},
+	} {
+		s := randomSet(r, shape.vars, 1, shape.dom, shape.elim, shape.in, 0.1)
+		checkSet(t, d, fmt.Sprintf("shape %d", i), s)
+	}
+}
+
+// TestChunked forces a budget far below the output size, so that the
+// table is computed in many chunks through the two-stream pipeline, and
+// compares with the CPU and with an unchunked device run.
+func TestChunked(t *testing.T) {
+	ctx := context.Background()
+	whole := openDevice(t, Options{})
+	const budget = 1 << 20
+	small := openDevice(t, Options{Budget: budget})
+	r := rand.New(rand.NewPCG(3, 3))
+	for i := range 6 {
+		// 4^10 rows, 12 times the budget: some 50 chunks.
+		s := randomSet(r, 11+i%3, 4, 4, 1+i%3, 4, 0.05)
+		p, err := local.NewJoinProject(s.inputs, s.elim, s.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(p.Rows())*12 < 4*budget {
+			t.Fatalf("set %d: %d rows fit the budget; the test wants many chunks", i, p.Rows())
+		}
+		want := make([]float64, p.Rows())
+		wantArg := make([]int32, p.Rows())
+		if err := p.Run(ctx, want, wantArg, 0); err != nil {
+			t.Fatal(err)
+		}
+		for name, d := range map[string]*Device{"whole": whole, "chunked": small} {
+			got := make([]float64, p.Rows())
+			gotArg := make([]int32, p.Rows())
+			poison(got, gotArg)
+			if err := d.JoinProject(ctx, p, got, gotArg); err != nil {
+				t.Fatalf("set %d %s: %v", i, name, err)
+			}
+			if err := sameBits(fmt.Sprintf("set %d %s", i, name), got, want, gotArg, wantArg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestErrors covers the refusals: inputs beyond the budget, plans the
+// kernel does not take, wrong buffer sizes, a cancelled context and a
+// closed device.
+func TestErrors(t *testing.T) {
+	ctx := context.Background()
+	d := openDevice(t, Options{Budget: 64 << 10})
+	big, err := local.NewFactor([]int{0, 1}, []int{100, 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := local.NewJoinProject([]*local.Factor{big}, []int{1}, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.JoinProject(ctx, p, make([]float64, 100), nil); !errors.Is(err, local.ErrTooLarge) {
+		t.Errorf("inputs over the budget: %v, want ErrTooLarge", err)
+	}
+	if err := d.JoinProject(ctx, p, make([]float64, 99), nil); err == nil {
+		t.Error("short dst accepted")
+	}
+
+	var many []*local.Factor
+	for v := range MaxInputs + 1 {
+		f, _ := local.NewFactor([]int{v}, []int{1})
+		many = append(many, f)
+	}
+	out := make([]int, MaxInputs+1)
+	for v := range out {
+		out[v] = v
+	}
+	pm, err := local.NewJoinProject(many, nil, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.JoinProject(ctx, pm, make([]float64, pm.Rows()), nil); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("%d inputs: %v, want ErrUnsupported", len(many), err)
+	}
+	if Supported(pm) {
+		t.Error("Supported = true for a plan with too many inputs")
+	}
+
+	small, _ := local.NewFactor([]int{0, 1}, []int{3, 3})
+	ps, err := local.NewJoinProject([]*local.Factor{small}, []int{1}, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := d.JoinProject(cctx, ps, make([]float64, 3), nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+	d2, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.JoinProject(ctx, ps, make([]float64, 3), nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed device: %v, want ErrClosed", err)
+	}
+	if _, err := OpenWith(Options{Ordinal: 1 << 20}); !errors.Is(err, ErrNoDevice) {
+		t.Errorf("absent ordinal: %v, want ErrNoDevice", err)
+	}
+}
+
+// TestChainEvicts drives a chain on a 4 MiB budget: a kept table that
+// crowds out the next step's input is copied back to the host and the step
+// retried on the device; a step whose input alone exceeds the budget runs
+// on the CPU; and the step reading the evicted table uploads it again.
+// Every result must be the CPU kernel's.
+func TestChainEvicts(t *testing.T) {
+	ctx := context.Background()
+	d := openDevice(t, Options{Budget: 4 << 20})
+	r := rand.New(rand.NewPCG(11, 11))
+	factor := func(vars, dims []int) *local.Factor {
+		f, err := local.NewFactor(vars, dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range f.Costs {
+			f.Costs[i] = float64(r.IntN(20))
+		}
+		return f
+	}
+	plan := func(in []*local.Factor, elim, out []int) *local.JoinProject {
+		p, err := local.NewJoinProject(in, elim, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// check runs p on the CPU over the host copies and compares.
+	check := func(tag string, p *local.JoinProject, got []float64, gotArg []int32) {
+		want := make([]float64, p.Rows())
+		wantArg := make([]int32, p.Rows())
+		if err := p.Run(ctx, want, wantArg, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := sameBits(tag, got, want, gotArg, wantArg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newChain(d, -1, 0)
+	// A: a 2 MiB output kept on the device.
+	pa := plan([]*local.Factor{factor([]int{0, 2}, []int{512, 2}), factor([]int{1, 2}, []int{512, 2})}, []int{2}, []int{0, 1})
+	outA, argA := make([]float64, pa.Rows()), make([]int32, pa.Rows())
+	if err := c.Step(ctx, pa, outA, argA, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.res) != 1 || c.evictions != 0 {
+		t.Fatalf("after A: %d kept, %d evictions", len(c.res), c.evictions)
+	}
+	// B: a 2 MiB input, which fits only once A's table is evicted.
+	pb := plan([]*local.Factor{factor([]int{3, 4}, []int{512, 512})}, []int{4}, []int{3})
+	outB, argB := make([]float64, pb.Rows()), make([]int32, pb.Rows())
+	if err := c.Step(ctx, pb, outB, argB, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.res) != 0 || c.evictions != 1 || c.onCPU != 0 {
+		t.Fatalf("after B: %d kept, %d evictions, %d on the CPU", len(c.res), c.evictions, c.onCPU)
+	}
+	check("B", pb, outB, argB)
+	check("A", pa, outA, argA) // evict copied it to the host
+	// C reads A's table, from the host now.
+	pc := plan([]*local.Factor{pa.Output(outA)}, []int{1}, []int{0})
+	outC, argC := make([]float64, pc.Rows()), make([]int32, pc.Rows())
+	if err := c.Step(ctx, pc, outC, argC, false, true); err != nil {
+		t.Fatal(err)
+	}
+	check("C", pc, outC, argC)
+	// D: a 4 MiB input, over the budget by itself: the CPU computes it.
+	pd := plan([]*local.Factor{factor([]int{5, 6}, []int{512, 1024})}, []int{6}, []int{5})
+	outD, argD := make([]float64, pd.Rows()), make([]int32, pd.Rows())
+	if err := c.Step(ctx, pd, outD, argD, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if c.onCPU != 1 {
+		t.Fatalf("D: %d steps on the CPU, want 1", c.onCPU)
+	}
+	check("D", pd, outD, argD)
+	if err := c.end(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConcurrentCallers has several goroutines share one Device, as
+// solvers of different agents do; run it under -race.
+func TestConcurrentCallers(t *testing.T) {
+	d := openDevice(t, Options{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			ctx := context.Background()
+			for i := range 40 {
+				r := rand.New(rand.NewPCG(uint64(g), uint64(i)))
+				s := randomSet(r, 2+r.IntN(6), 1, 5, r.IntN(3), 1+r.IntN(5), 0.1)
+				p, err := local.NewJoinProject(s.inputs, s.elim, s.out)
+				if err != nil {
+					errs <- err
+					return
+				}
+				want := make([]float64, p.Rows())
+				wantArg := make([]int32, p.Rows())
+				if err := p.Run(ctx, want, wantArg, 1); err != nil {
+					errs <- err
+					return
+				}
+				got := make([]float64, p.Rows())
+				gotArg := make([]int32, p.Rows())
+				poison(got, gotArg)
+				if err := d.JoinProject(ctx, p, got, gotArg); err != nil {
+					errs <- err
+					return
+				}
+				if err := sameBits(fmt.Sprintf("goroutine %d call %d", g, i), got, want, gotArg, wantArg); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,219 @@
+// Join-project kernels: the GPU form of local.JoinProject.Run.
+//
+// For every output row r (an assignment of the output variables, mixed
+// radix, last variable fastest):
+//
+//   dst[r]    = min over the eliminated assignments e of c0(r) + sum_j in_j(r, e)
+//   argmin[r] = the smallest e reaching that minimum (0 when every sum is +Inf)
+//
+// where c0(r) sums, in input order, the inputs that hold no eliminated
+// variable and the sum over j runs, in input order, over the others. This is
+// exactly the order of the CPU kernel's generic loops, so the two agree bit
+// for bit whenever the sums are exact (whole costs), +Inf included.
+//
+// As in GPU-DBE (Fioretto et al., CP 2015), one thread computes one output
+// row: it decodes the row index into the output variables' values, loops
+// over the eliminated variables' joint domain in registers and keeps the
+// minimum, so aggregation and projection are fused and no reduction between
+// threads is needed. The plan (scopes as strides, dims, input addresses) is
+// staged in shared memory. A launch covers rows [row0, row0+nrows) of the
+// output and writes them at dst[0..nrows): the host cuts large tables into
+// such chunks.
+//
+// Build: go generate (nvcc -ptx -arch=compute_53); the PTX is committed.
+//
+// Kernel parameters are device pointers or 8-byte scalars only.
+
+typedef long long i64;
+
+// Plan layout, in 64-bit words (written by plan.go, which must agree):
+//   [0] nIn    inputs, in slot order: the NE inputs holding an eliminated
+//              variable first, then the others, each group in input order
+//   [1] NE
+//   [2] nOut   output variables
+//   [3] nElim  eliminated variables
+//   [4] esize  joint size of the eliminated variables
+//   [5] words  length of the whole plan
+//   [6..7]     reserved
+//   then: addr[nIn]           device address of each input table
+//         outDim[nOut]
+//         elimDim[nElim]
+//         ostride[nOut*nIn]   input slot j's stride for output variable k at k*nIn+j
+//         estride[nElim*NE]   slot t's stride for eliminated variable k at k*NE+t
+#define P_NIN 0
+#define P_NE 1
+#define P_NOUT 2
+#define P_NELIM 3
+#define P_ESIZE 4
+#define P_WORDS 5
+#define P_HDR 8
+
+// MAXIN bounds the inputs and MAXELIM the eliminated variables of one plan
+// (per-thread offset arrays); plan.go refuses larger plans, which then run
+// on the CPU.
+#define MAXIN 32
+#define MAXELIM 32
+
+// load_plan copies the plan into shared memory.
+__device__ __forceinline__ void load_plan(const i64 *plan, i64 *sp)
+{
+	i64 n = plan[P_WORDS];
+	for (i64 i = threadIdx.x; i < n; i += blockDim.x)
+		sp[i] = plan[i];
+	__syncthreads();
+}
+
+// divmod splits q by d: 32-bit arithmetic when both fit, which is several
+// times cheaper than 64-bit division on the GPU.
+__device__ __forceinline__ i64 divmod(i64 *q, i64 d)
+{
+	i64 r;
+	if ((unsigned long long)*q <= 0xffffffffull && d <= 0xffffffffll) {
+		unsigned int uq = (unsigned int)*q, ud = (unsigned int)d;
+		unsigned int nq = uq / ud;
+		r = (i64)(uq - nq * ud);
+		*q = (i64)nq;
+	} else {
+		i64 nq = *q / d;
+		r = *q - nq * d;
+		*q = nq;
+	}
+	return r;
+}
+
+// jp_generic handles any number of inputs (up to MAXIN) and eliminated
+// variables (up to MAXELIM, an odometer around the loop).
+__device__ void jp_generic(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	const int nIn = (int)sp[P_NIN], NE = (int)sp[P_NE];
+	const int nOut = (int)sp[P_NOUT], nElim = (int)sp[P_NELIM];
+	const i64 esize = sp[P_ESIZE];
+	const double *const *addr = (const double *const *)(sp + P_HDR);
+	const i64 *outDim = sp + P_HDR + nIn;
+	const i64 *elimDim = outDim + nOut;
+	const i64 *ost = elimDim + nElim;
+	const i64 *est = ost + (i64)nOut * nIn;
+	const i64 step = (i64)gridDim.x * blockDim.x;
+	for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < nrows; t += step) {
+		i64 off[MAXIN];
+		for (int j = 0; j < nIn; j++)
+			off[j] = 0;
+		i64 q = row0 + t;
+		for (int k = nOut - 1; k >= 0; k--) {
+			i64 d = divmod(&q, outDim[k]);
+			const i64 *s = ost + (i64)k * nIn;
+			for (int j = 0; j < nIn; j++)
+				off[j] += d * s[j];
+		}
+		double c0 = 0.0;
+		for (int j = NE; j < nIn; j++)
+			c0 += addr[j][off[j]];
+		int edig[MAXELIM];
+		for (int k = 0; k < nElim; k++)
+			edig[k] = 0;
+		double best = __longlong_as_double(0x7ff0000000000000ll); // +Inf
+		i64 arg = 0;
+		for (i64 e = 0; e < esize; e++) {
+			double s = c0;
+			for (int j = 0; j < NE; j++)
+				s += addr[j][off[j]];
+			if (s < best) {
+				best = s;
+				arg = e;
+			}
+			for (int k = nElim - 1; k >= 0; k--) {
+				const i64 *st = est + (i64)k * NE;
+				if (++edig[k] < elimDim[k]) {
+					for (int j = 0; j < NE; j++)
+						off[j] += st[j];
+					break;
+				}
+				edig[k] = 0;
+				for (int j = 0; j < NE; j++)
+					off[j] -= st[j] * (elimDim[k] - 1);
+			}
+		}
+		dst[t] = best;
+		if (argmin)
+			argmin[t] = (int)arg;
+	}
+}
+
+// jp_one is the common bucket-elimination shape: one eliminated variable
+// held by NE inputs, NE known at compile time so that their offsets and
+// strides stay in registers.
+template <int NE>
+__device__ void jp_one(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	const int nIn = (int)sp[P_NIN], nOut = (int)sp[P_NOUT];
+	const double *const *addr = (const double *const *)(sp + P_HDR);
+	const i64 *outDim = sp + P_HDR + nIn;
+	const i64 D = outDim[nOut]; // elimDim[0]
+	const i64 *ost = outDim + nOut + 1;
+	const i64 *est = ost + (i64)nOut * nIn;
+	const double *a[NE];
+	i64 ls[NE];
+#pragma unroll
+	for (int j = 0; j < NE; j++) {
+		a[j] = addr[j];
+		ls[j] = est[j];
+	}
+	const i64 step = (i64)gridDim.x * blockDim.x;
+	for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < nrows; t += step) {
+		i64 o[NE];
+		i64 ro[MAXIN - NE];
+#pragma unroll
+		for (int j = 0; j < NE; j++)
+			o[j] = 0;
+		for (int j = NE; j < nIn; j++)
+			ro[j - NE] = 0;
+		i64 q = row0 + t;
+		for (int k = nOut - 1; k >= 0; k--) {
+			i64 d = divmod(&q, outDim[k]);
+			const i64 *s = ost + (i64)k * nIn;
+#pragma unroll
+			for (int j = 0; j < NE; j++)
+				o[j] += d * s[j];
+			for (int j = NE; j < nIn; j++)
+				ro[j - NE] += d * s[j];
+		}
+		double c0 = 0.0;
+		for (int j = NE; j < nIn; j++)
+			c0 += addr[j][ro[j - NE]];
+		double best = __longlong_as_double(0x7ff0000000000000ll); // +Inf
+		i64 arg = 0;
+		for (i64 d = 0; d < D; d++) {
+			double s = c0;
+#pragma unroll
+			for (int j = 0; j < NE; j++)
+				s += a[j][o[j] + d * ls[j]];
+			if (s < best) {
+				best = s;
+				arg = d;
+			}
+		}
+		dst[t] = best;
+		if (argmin)
+			argmin[t] = (int)arg;
+	}
+}
+
+extern "C" __global__ void jp_generic_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	extern __shared__ i64 sp[];
+	load_plan(plan, sp);
+	jp_generic(sp, dst, argmin, row0, nrows);
+}
+
+#define JP_ONE(N)                                                                                       \
+	extern "C" __global__ void jp_one##N##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
+	{                                                                                               \
+		extern __shared__ i64 sp[];                                                                 \
+		load_plan(plan, sp);                                                                        \
+		jp_one<N>(sp, dst, argmin, row0, nrows);                                                    \
+	}
+
+JP_ONE(1)
+JP_ONE(2)
+JP_ONE(3)
+JP_ONE(4)
