@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/afb"
 	"github.com/hearth-dcop/hearth/mva/protocol/dgibbs"
@@ -68,7 +69,7 @@ func (p paramFlag) Set(s string) error {
 
 // solveDistributed runs a protocol between the agents of p on the
 // simulated runtime and reports the result in p's terms.
-func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions) (mva.Result, error) {
+func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Device) (mva.Result, error) {
 	proto, ok := protocols[o.global]
 	if !ok {
 		return mva.Result{}, fmt.Errorf("unknown --global %q", o.global)
@@ -78,9 +79,13 @@ func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions) (mva.
 		return mva.Result{}, err
 	}
 	start := time.Now()
+	makeProto := proto.make
+	if dev != nil && o.global == "dpop" {
+		makeProto = dpop.WithKernel(gpuKernel(dev))
+	}
 	sol, err := sim.Solve(ctx, rf.Problem, sim.Options{
-		Protocol: proto.make,
-		Solver:   o.local.factory(o.seed),
+		Protocol: makeProto,
+		Solver:   gpuSolver(dev, o.local.name, o.local.factory(o.seed)),
 		Eager:    o.table == "eager",
 		Seed:     o.seed,
 		Params:   o.params,
@@ -102,7 +107,8 @@ func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions) (mva.
 	}
 	r := mva.NewResult(p, assign, cost)
 	r.Optimal = r.Feasible && proto.exact && sol.Optimal && !o.local.sampling()
-	r.Algorithm = mva.Algorithm{Global: o.global, Local: o.local.name, Table: o.table, Reform: rf.Name, Sampling: o.local.report(o.seed)}
+	r.Algorithm = mva.Algorithm{Global: o.global, Local: o.local.name, Table: o.table, Reform: rf.Name, Sampling: o.local.report(o.seed),
+		GPU: dev != nil && (o.global == "dpop" || o.local.name == "be")}
 	r.Metrics = sol.Outcome.Metrics
 	// The runtime's wall clock covers message delivery only; the user
 	// waited for the tables too.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
 	"github.com/hearth-dcop/hearth/mva/reform"
@@ -26,6 +27,7 @@ type solveOptions struct {
 	params     paramFlag
 	delay      time.Duration
 	maxEntries int
+	gpu        string
 	json       bool
 	timeout    time.Duration
 }
@@ -42,6 +44,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	fs.Var(o.params, "p", "protocol parameter name=value, repeatable (e.g. -p iterations=500 -p temperature=2); see README.md")
 	fs.DurationVar(&o.delay, "delay", 0, "simulated latency of each message (e.g. 5ms), added to the simulated runtime")
 	fs.IntVar(&o.maxEntries, "max-entries", reform.DefaultMaxEntries, "largest domain or table the compilation reformulation may build")
+	fs.StringVar(&o.gpu, "gpu", "auto", "GPU for bucket elimination and DPOP's UTIL joins: auto (when a cuda build finds a device), on (fail without one), off")
 	fs.BoolVar(&o.json, "json", false, "print the result object as JSON")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 30s; 0 means no limit)")
 	pos, err := parseArgs(fs, args)
@@ -77,6 +80,14 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
 		return exitUsage
 	}
+	dev, err := openGPU(o.gpu)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
+		return exitUsage
+	}
+	if dev != nil {
+		defer dev.Close()
+	}
 	p, err := format.ReadFile(pos[0], format.Options{Agents: o.agents})
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
@@ -89,9 +100,9 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	}
 	var res mva.Result
 	if o.global == "none" {
-		res, err = solveCentral(ctx, p, &o.local, o.seed)
+		res, err = solveCentral(ctx, p, &o.local, o.seed, dev)
 	} else {
-		res, err = solveDistributed(ctx, p, o)
+		res, err = solveDistributed(ctx, p, o, dev)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", pos[0], err)
@@ -116,9 +127,9 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 
 // solveCentral solves p as a single subproblem with no boundary: the one
 // row of its MVA table is the optimum.
-func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed uint64) (mva.Result, error) {
+func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed uint64, dev *gpu.Device) (mva.Result, error) {
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	s, err := lo.factory(seed)(lp)
+	s, err := gpuSolver(dev, lo.name, lo.factory(seed))(lp)
 	if err != nil {
 		return mva.Result{}, err
 	}
@@ -153,7 +164,8 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 	}
 	r := mva.NewResult(p, assign, cost)
 	r.Optimal = r.Feasible && !lo.sampling()
-	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva", Sampling: lo.report(seed)}
+	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva", Sampling: lo.report(seed),
+		GPU: dev != nil && lo.name == "be"}
 	ms := float64(wall.Microseconds()) / 1000
 	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
 	return r, nil

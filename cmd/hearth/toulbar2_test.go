@@ -65,7 +65,7 @@ func TestSolveMatchesToulbar2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := solveCentral(context.Background(), p, &localOptions{name: tc.solver}, 1)
+			res, err := solveCentral(context.Background(), p, &localOptions{name: tc.solver}, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,6 +34,7 @@ var ErrProtocol = errors.New("unexpected message")
 
 // Agent is one agent's DPOP state machine.
 type Agent struct {
+	kernel    Kernel // nil: the CPU kernel, on one worker
 	node      *mva.Node
 	prob      *mva.Problem
 	sub       *mva.Subproblem
@@ -89,6 +90,24 @@ type Tree struct {
 // lowest id first).
 func New(n *mva.Node) (mva.Protocol, error) {
 	return NewAgent(n)
+}
+
+// Kernel computes a UTIL join-project: dst and argmin exactly as
+// local.JoinProject.Run does. A GPU build passes one that runs large joins
+// on the device (GPU-DBE); it must fall back to the CPU itself.
+type Kernel func(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error
+
+// WithKernel returns a constructor like New whose agents compute their UTIL
+// joins with k.
+func WithKernel(k Kernel) func(*mva.Node) (mva.Protocol, error) {
+	return func(n *mva.Node) (mva.Protocol, error) {
+		a, err := NewAgent(n)
+		if err != nil {
+			return nil, err
+		}
+		a.kernel = k
+		return a, nil
+	}
 }
 
 // NewAgent is New with the concrete type, for tests and tools that inspect

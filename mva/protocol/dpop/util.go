@@ -100,7 +100,13 @@ func (a *Agent) maybeUtil(ctx context.Context) ([]mva.Message, error) {
 	}
 	costs := make([]float64, plan.Rows())
 	a.argmin = make([]int32, plan.Rows())
-	if err := plan.Run(ctx, costs, a.argmin, 1); err != nil {
+	run := func(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error {
+		return p.Run(ctx, dst, argmin, 1)
+	}
+	if a.kernel != nil {
+		run = a.kernel
+	}
+	if err := run(ctx, plan, costs, a.argmin); err != nil {
 		return nil, fmt.Errorf("UTIL join: %w", err)
 	}
 	a.checks += int64(plan.Rows()) * int64(plan.ElimSize())

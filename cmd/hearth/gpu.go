@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/local/gpu"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
+)
+
+// openGPU applies --gpu: off never touches a device; on opens one or fails
+// with the reason; auto opens one when a cuda build finds a usable device
+// and quietly uses the CPU otherwise. The default (non-cuda) build has no
+// device, so on fails there with "built without CUDA support".
+func openGPU(mode string) (*gpu.Device, error) {
+	switch mode {
+	case "off":
+		return nil, nil
+	case "on":
+		d, err := gpu.Open()
+		if err != nil {
+			return nil, fmt.Errorf("--gpu on: %w", err)
+		}
+		return d, nil
+	case "auto":
+		if !gpu.Available() {
+			return nil, nil
+		}
+		d, err := gpu.Open()
+		if err != nil {
+			return nil, nil
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("unknown --gpu %q (valid: auto, on, off)", mode)
+}
+
+// gpuSolver wraps a solver factory so that bucket elimination runs its
+// large buckets on d (the threshold is gpu.DefaultMinEntries output
+// entries × eliminated values, measured on an H200: below it a kernel
+// launch and its copies cost more than the CPU).
+func gpuSolver(d *gpu.Device, name string, next mva.SolverFactory) mva.SolverFactory {
+	if d == nil || name != "be" {
+		return next
+	}
+	return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+		return gpu.NewBE(lp, d, gpu.BEOptions{})
+	}
+}
+
+// gpuKernel returns DPOP's UTIL kernel on d (GPU-DBE): joins large enough to
+// pay off run on the device, the rest, and any plan the device kernel does
+// not support, on the CPU.
+func gpuKernel(d *gpu.Device) dpop.Kernel {
+	return func(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error {
+		if gpu.Supported(p) && int64(p.Rows())*int64(p.ElimSize()) >= gpu.DefaultMinEntries {
+			err := d.JoinProject(ctx, p, dst, argmin)
+			if err == nil || !(errors.Is(err, gpu.ErrUnsupported) || errors.Is(err, local.ErrTooLarge)) {
+				return err
+			}
+		}
+		return p.Run(ctx, dst, argmin, 1)
+	}
+}
