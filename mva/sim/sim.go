@@ -29,6 +29,9 @@ type Faults struct {
 	// Reorder is the probability that, at each delivery, a random message
 	// in flight overtakes the oldest one (across and within links).
 	Reorder float64
+	// Jitter delays each message by an extra uniform random time in
+	// [0, Jitter) on the simulated clock, as a congested network would.
+	Jitter time.Duration
 }
 
 // Config tunes a run.
@@ -82,6 +85,7 @@ type envelope struct {
 	msg    mva.Message
 	seq    uint64
 	sentAt float64 // sender's simulated clock, ms
+	jitter float64 // extra simulated latency injected as a fault, ms
 	nccc   int64
 }
 
@@ -210,7 +214,7 @@ func (r *runner) checks(i int) int64 {
 // puts what it sends on the wire.
 func (r *runner) call(i int, e *envelope) error {
 	if e != nil {
-		r.clock[i] = math.Max(r.clock[i], e.sentAt+r.delay)
+		r.clock[i] = math.Max(r.clock[i], e.sentAt+r.delay+e.jitter)
 		r.nccc[i] = max(r.nccc[i], e.nccc)
 		r.per[i].Received++
 	}
@@ -254,6 +258,9 @@ func (r *runner) send(e envelope) {
 		r.out.Metrics.MaxMessageBytes = max(r.out.Metrics.MaxMessageBytes, size)
 	}
 	r.per[e.msg.From].Sent++
+	if j := r.cfg.Faults.Jitter; j > 0 {
+		e.jitter = r.rng.Float64() * float64(j.Nanoseconds()) / 1e6
+	}
 	r.queue = append(r.queue, e)
 	if r.cfg.Faults.Duplicate > 0 && r.rng.Float64() < r.cfg.Faults.Duplicate {
 		r.queue = append(r.queue, e)

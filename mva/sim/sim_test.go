@@ -66,6 +66,7 @@ func TestLinkLayerUnderFaults(t *testing.T) {
 		{"duplicates", Faults{Duplicate: 0.5}},
 		{"reordering", Faults{Reorder: 0.7}},
 		{"both", Faults{Duplicate: 0.3, Reorder: 0.5}},
+		{"jitter", Faults{Reorder: 0.3, Jitter: 5_000_000}},
 	}
 	for _, tc := range tests {
 		for seed := uint64(1); seed <= 5; seed++ {
@@ -130,5 +131,22 @@ func TestStall(t *testing.T) {
 	_, err := Run(context.Background(), []*mva.Node{{}}, []mva.Protocol{silent{}}, Config{})
 	if !errors.Is(err, ErrStalled) {
 		t.Errorf("err = %v, want ErrStalled", err)
+	}
+}
+
+// TestJitterDelaysTheClock: jitter only ever adds simulated latency.
+func TestJitterDelaysTheClock(t *testing.T) {
+	nodes, protos, _ := newCounters(3, 5)
+	base, err := Run(context.Background(), nodes, protos, Config{Delay: 1_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, protos, _ = newCounters(3, 5)
+	jit, err := Run(context.Background(), nodes, protos, Config{Delay: 1_000_000, Faults: Faults{Jitter: 50_000_000}, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jit.Metrics.SimTimeMs <= base.Metrics.SimTimeMs+1 {
+		t.Errorf("jitter: %.3f ms, without: %.3f ms", jit.Metrics.SimTimeMs, base.Metrics.SimTimeMs)
 	}
 }
