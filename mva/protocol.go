@@ -22,6 +22,14 @@ type Message struct {
 // Start once, then Step for every message delivered to it, and sends what
 // they return. Delivery is exactly-once and FIFO on each sender→receiver
 // link, with no order across links.
+//
+// This is the thesis's four-phase MVA agent loop (Figure 3.3) with the
+// phases split between driver and protocol: the driver waits (phase 1) and
+// hands each message to Step; the protocol checks whether the message
+// completes a new assignment of its boundary variables (phase 2), asks its
+// LocalView for that MVA row — the local solver runs here, or ran up front
+// for an eager table (phase 3) — and performs the protocol's own step,
+// returning the messages to send (phase 4).
 type Protocol interface {
 	Start(ctx context.Context) ([]Message, error)
 	Step(ctx context.Context, m Message) ([]Message, error)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/hearth-dcop/hearth/internal/fixtures"
 	"github.com/hearth-dcop/hearth/local"
@@ -87,7 +88,7 @@ func TestAllProtocolsAllReformulations(t *testing.T) {
 	if testing.Short() {
 		seeds = 2
 	}
-	faults := []sim.Faults{{}, {Duplicate: 0.3, Reorder: 0.5}}
+	faults := []sim.Faults{{}, {Duplicate: 0.3, Reorder: 0.5, Jitter: time.Millisecond}}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		o := gen.DefaultRandom()
 		o.Agents, o.Vars, o.Domain, o.Tightness = 3, 3, 2, 0.7
