@@ -1,0 +1,425 @@
+package mqtt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/hearth-dcop/hearth/mqtt/envelope"
+	"github.com/hearth-dcop/hearth/mqtt/topic"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// ErrPeerFailed is wrapped by the error of an agent that stopped because
+// another agent of the run reported a failure.
+var ErrPeerFailed = errors.New("another agent of the run failed")
+
+// RunAgent runs one protocol agent over MQTT until the whole run is over.
+// It connects (retrying until ctx ends), subscribes to its inbox, announces
+// itself, waits until every agent of the run has announced itself, calls
+// proto.Start, then feeds the delivered messages to proto.Step on one
+// goroutine and publishes what they return. It returns proto's result when
+// the run is quiescent (every agent done and every message delivered, see
+// the package documentation) and its own last status is acknowledged by
+// the broker. Stats are returned in every case.
+func RunAgent(ctx context.Context, cfg AgentConfig, proto mva.Protocol) (mva.AgentResult, Stats, error) {
+	cfg, err := cfg.resolve()
+	if err != nil {
+		return mva.AgentResult{}, Stats{}, err
+	}
+	a := newAgent(cfg, proto)
+	start := time.Now()
+	err = a.run(ctx)
+	st := a.ctr.snapshot(a.name)
+	st.NCCC = a.nccc
+	st.WallMs = float64(time.Since(start).Microseconds()) / 1000
+	if err != nil {
+		return mva.AgentResult{}, st, err
+	}
+	return proto.Result(), st, nil
+}
+
+// agent is RunAgent's state; every field is owned by its goroutine.
+type agent struct {
+	cfg    AgentConfig
+	me, n  int
+	name   string
+	index  map[string]int
+	layout topic.Layout
+	proto  mva.Protocol
+	log    *slog.Logger
+	ctr    *counters
+	mbox   *mailbox
+	tr     *transport
+	recv   *receiver
+	send   *sender
+
+	peers    []peerState
+	nonce    uint64
+	gen, ver uint64
+	echoed   uint64 // the highest version of our own status seen echoed
+	// After each connection the agent's first status must come back to
+	// it (it subscribes to its own status topic) before echoDeadline,
+	// or the connection is not delivering and is replaced.
+	echoWant     uint64
+	echoDeadline time.Time
+	connected    bool
+	started      bool
+	pending      []delivery // delivered before Start
+	scratch      []delivery
+
+	lastPub      status
+	lastPubAt    time.Time
+	lastTok      paho.Token
+	forcePub     bool
+	resyncWanted bool
+	lastResync   time.Time
+	lastWaitLog  time.Time
+
+	nccc int64
+}
+
+type peerState struct {
+	seen bool
+	st   status
+}
+
+func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
+	name := cfg.Agents[cfg.Agent]
+	log := cfg.Logger.With("agent", name, "run", cfg.Run)
+	a := &agent{
+		cfg: cfg, me: cfg.Agent, n: len(cfg.Agents), name: name,
+		index:  map[string]int{},
+		layout: topic.Layout{Prefix: cfg.Prefix, Run: cfg.Run},
+		proto:  proto, log: log, ctr: &counters{},
+		recv:  newReceiver(len(cfg.Agents), cfg.Limits),
+		send:  newSender(len(cfg.Agents)),
+		peers: make([]peerState, len(cfg.Agents)),
+		nonce: rand.Uint64(),
+	}
+	for i, s := range cfg.Agents {
+		a.index[s] = i
+	}
+	a.mbox = newMailbox(cfg.Limits.MailboxBytes, a.ctr, log)
+	a.tr = newTransport(cfg, a.mbox, a.ctr, log)
+	return a
+}
+
+// tickEvery paces timers (retransmission, rate-limited statuses) and the
+// check for the final acknowledgement.
+const tickEvery = 50 * time.Millisecond
+
+func (a *agent) run(ctx context.Context) (err error) {
+	if err := a.tr.connect(ctx); err != nil {
+		return err
+	}
+	closeWait := min(a.cfg.Timing.ConnectTimeout, 2*time.Second)
+	defer func() {
+		if err != nil {
+			a.fail(err, closeWait)
+		}
+		a.tr.close(closeWait)
+	}()
+	tick := time.NewTicker(tickEvery)
+	defer tick.Stop()
+	a.lastWaitLog = time.Now()
+	for {
+		done, err := a.step(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			a.log.Info("run complete", "delivered", a.ctr.delivered.Load(), "sent", a.ctr.sent.Load())
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("mqtt: agent %s: %w", a.name, ctx.Err())
+		case <-a.mbox.ready:
+		case now := <-tick.C:
+			a.onTick(now)
+		}
+	}
+}
+
+// step processes the mailbox, starts the protocol once every agent is
+// present, asks for retransmissions when needed, publishes the status, and
+// reports whether the run is over.
+func (a *agent) step(ctx context.Context) (bool, error) {
+	items, overflow := a.mbox.drain()
+	if overflow {
+		a.resyncWanted = true
+	}
+	for _, it := range items {
+		if err := a.handle(ctx, it); err != nil {
+			return false, err
+		}
+	}
+	if !a.started && a.connected && a.allPresent() {
+		if err := a.start(ctx); err != nil {
+			return false, err
+		}
+	}
+	now := time.Now()
+	if a.resyncWanted && a.connected && now.Sub(a.lastResync) >= a.cfg.Timing.StatusInterval {
+		a.resyncWanted, a.lastResync = false, now
+		a.gen++
+		a.ctr.resyncs.Add(1)
+		a.forcePub = true
+		a.log.Warn("asking peers to retransmit after dropping messages")
+	}
+	a.publishStatus(now, false)
+	return a.finished(), nil
+}
+
+func (a *agent) handle(ctx context.Context, it item) error {
+	switch it.kind {
+	case itemFatal:
+		return it.err
+	case itemConnected:
+		if a.connected {
+			a.ctr.resyncs.Add(1)
+		}
+		// Every connection may have lost the broker's session (paho
+		// does not report it on reconnections): a new generation asks
+		// the peers to retransmit whatever is not acknowledged.
+		a.connected = true
+		a.gen++
+		a.forcePub = true
+		a.echoWant, a.echoDeadline = math.MaxUint64, time.Now().Add(a.cfg.Timing.ConnectTimeout)
+		return nil
+	}
+	p := topic.Parse(a.cfg.Prefix, it.topic)
+	switch p.Kind {
+	case topic.InboxTopic:
+		return a.onEnvelope(ctx, p, it.payload)
+	case topic.StatusTopic:
+		return a.onStatus(p, it.payload)
+	case topic.PresenceTopicKind:
+		a.onPresence(p, it.payload)
+		return nil
+	}
+	a.ctr.drop(a.log, DropForeignTopic, "topic", it.topic)
+	return nil
+}
+
+func (a *agent) onEnvelope(ctx context.Context, p topic.Parsed, b []byte) error {
+	a.ctr.received.Add(1)
+	a.ctr.receivedBytes.Add(int64(len(b)))
+	from, known := a.index[p.From]
+	switch {
+	case p.Run != a.cfg.Run:
+		a.ctr.drop(a.log, DropWrongRun, "run", p.Run)
+		return nil
+	case p.Agent != a.name:
+		a.ctr.drop(a.log, DropWrongReceiver, "to", p.Agent)
+		return nil
+	case !known || from == a.me:
+		a.ctr.drop(a.log, DropUnknownSender, "from", p.From)
+		return nil
+	}
+	e, err := envelope.Decode(b, a.cfg.Limits.envelope())
+	if err != nil {
+		reason := DropMalformed
+		switch {
+		case errors.Is(err, envelope.ErrVersion):
+			reason = DropVersion
+		case errors.Is(err, envelope.ErrTooLarge):
+			reason = DropTooLarge
+		}
+		a.ctr.drop(a.log, reason, "from", p.From, "err", err)
+		return nil
+	}
+	reason := ""
+	switch {
+	case e.Run != a.cfg.Run:
+		reason = DropWrongRun
+	case e.Sender != p.From:
+		reason = DropSenderMismatch
+	case e.Receiver != a.name:
+		reason = DropWrongReceiver
+	case e.Protocol != a.cfg.Protocol:
+		reason = DropWrongProtocol
+	}
+	if reason != "" {
+		a.ctr.drop(a.log, reason, "from", p.From, "sender", e.Sender, "run", e.Run, "protocol", e.Protocol)
+		return nil
+	}
+	out, res, reason := a.recv.accept(from, &e, a.scratch[:0])
+	switch res {
+	case duplicate:
+		a.ctr.duplicates.Add(1)
+	case dropped:
+		a.ctr.drop(a.log, reason, "from", p.From, "seq", e.Seq)
+		a.resyncWanted = true
+	}
+	a.scratch = out[:0]
+	if len(out) > 0 && a.started {
+		// Acknowledge before stepping: a long Step (a large UTIL join)
+		// must not hold back the acknowledgement until the sender's
+		// retransmission timer fires.
+		a.publishStatus(time.Now(), true)
+	}
+	for _, d := range out {
+		if err := a.deliver(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver hands one message to the protocol, or keeps it until Start.
+func (a *agent) deliver(ctx context.Context, d delivery) error {
+	if !a.started {
+		a.pending = append(a.pending, d)
+		return nil
+	}
+	a.nccc = max(a.nccc, int64(min(d.nccc, math.MaxInt64)))
+	before := a.checks()
+	out, err := a.proto.Step(ctx, mva.Message{From: d.from, To: a.me, Kind: d.kind, Body: d.body})
+	a.ctr.delivered.Add(1)
+	if err != nil {
+		return fmt.Errorf("mqtt: agent %s: %s message %d from %s: %w", a.name, d.kind, d.seq, a.cfg.Agents[d.from], err)
+	}
+	a.nccc += a.checks() - before
+	return a.sendAll(out)
+}
+
+func (a *agent) start(ctx context.Context) error {
+	a.started = true
+	a.log.Info("every agent present; starting the protocol", "agents", a.n)
+	before := a.checks()
+	out, err := a.proto.Start(ctx)
+	if err != nil {
+		return fmt.Errorf("mqtt: agent %s: start: %w", a.name, err)
+	}
+	a.nccc += a.checks() - before
+	if err := a.sendAll(out); err != nil {
+		return err
+	}
+	pending := a.pending
+	a.pending = nil
+	for _, d := range pending {
+		if err := a.deliver(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *agent) checks() int64 {
+	if a.cfg.Checks == nil {
+		return 0
+	}
+	return a.cfg.Checks()
+}
+
+func (a *agent) sendAll(msgs []mva.Message) error {
+	for _, m := range msgs {
+		if m.From != a.me || m.To < 0 || m.To >= a.n || m.To == a.me {
+			return fmt.Errorf("mqtt: agent %s (%d) sent a message from %d to %d", a.name, a.me, m.From, m.To)
+		}
+		if err := a.sendMsg(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendMsg gives m the next sequence number on its link, splits it into
+// envelopes, publishes them and keeps them until acknowledged.
+func (a *agent) sendMsg(m mva.Message) error {
+	lim := a.cfg.Limits
+	if len(m.Body) > lim.MaxMessage {
+		return fmt.Errorf("mqtt: agent %s: %s message of %d bytes to %s exceeds the %d-byte limit (Limits.MaxMessage)",
+			a.name, m.Kind, len(m.Body), a.cfg.Agents[m.To], lim.MaxMessage)
+	}
+	l := &a.send.out[m.To]
+	h := envelope.Header{
+		Run: a.cfg.Run, Sender: a.name, Receiver: a.cfg.Agents[m.To],
+		Protocol: a.cfg.Protocol, Kind: m.Kind, Seq: l.next, NCCC: uint64(max(a.nccc, 0)),
+	}
+	envs := envelope.Split(h, m.Body, lim.MaxPayload)
+	sm := sentMsg{seq: l.next, frags: make([][]byte, len(envs)), sentAt: time.Now(), wait: a.cfg.Timing.RetransmitAfter}
+	for i := range envs {
+		b, err := envs[i].Encode(lim.envelope())
+		if err != nil {
+			return fmt.Errorf("mqtt: agent %s: %s message to %s: %w", a.name, m.Kind, a.cfg.Agents[m.To], err)
+		}
+		sm.frags[i] = b
+		sm.size += len(b)
+	}
+	l.next++
+	a.publishFrags(m.To, sm.frags)
+	a.send.add(m.To, sm)
+	size := int64(len(m.Kind) + len(m.Body))
+	a.ctr.sent.Add(1)
+	a.ctr.messageBytes.Add(size)
+	maxInt64(&a.ctr.maxMessageBytes, size)
+	if len(envs) > 1 {
+		a.ctr.fragmented.Add(1)
+	}
+	return nil
+}
+
+func (a *agent) publishFrags(to int, frags [][]byte) {
+	tp := a.layout.Inbox(a.cfg.Agents[to], a.name)
+	for _, f := range frags {
+		a.tr.publish(tp, false, f)
+		a.ctr.envelopes.Add(1)
+		a.ctr.envelopeBytes.Add(int64(len(f)))
+	}
+}
+
+// retransmit publishes again the messages to peer to that are due.
+func (a *agent) retransmit(to int, all bool, now time.Time) {
+	t := a.cfg.Timing.RetransmitAfter
+	due := a.send.due(to, all, now, t, 8*t)
+	for _, m := range due {
+		a.publishFrags(to, m.frags)
+		a.ctr.retransmitted.Add(int64(len(m.frags)))
+	}
+	if len(due) > 0 {
+		why := "not acknowledged in time"
+		if all {
+			why = "the peer asked"
+		}
+		a.log.Info("retransmitting", "peer", a.cfg.Agents[to], "messages", len(due), "from seq", due[0].seq, "why", why)
+	}
+}
+
+func (a *agent) onTick(now time.Time) {
+	if a.echoWant != 0 && now.After(a.echoDeadline) {
+		// Subscribed, yet our own status never came back: the broker
+		// lost track of this client (mochi v2.7.9 can, when a client id
+		// reconnects while its previous clean session is torn down) or
+		// its ACL lets us subscribe to topics it will not deliver.
+		a.log.Warn("the broker delivers nothing on this connection (own status not echoed); reconnecting",
+			"waited", a.cfg.Timing.ConnectTimeout)
+		a.echoWant = 0
+		go a.tr.reconnect()
+	}
+	if a.started {
+		for j := range a.n {
+			if j != a.me {
+				a.retransmit(j, false, now)
+			}
+		}
+	}
+	if !a.started && now.Sub(a.lastWaitLog) >= 5*time.Second {
+		a.lastWaitLog = now
+		var missing []string
+		for j, p := range a.peers {
+			if j != a.me && !p.seen {
+				missing = append(missing, a.cfg.Agents[j])
+			}
+		}
+		a.log.Info("waiting for agents", "missing", missing, "connected", a.connected)
+	}
+}

@@ -1,0 +1,216 @@
+package mqtt
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/hearth-dcop/hearth/mqtt/envelope"
+	"github.com/hearth-dcop/hearth/mqtt/topic"
+)
+
+// DefaultPrefix is the topic prefix when Config.Prefix is empty.
+const DefaultPrefix = "hearth"
+
+// Broker says how to reach the MQTT broker.
+type Broker struct {
+	// URL is the broker's address as paho takes it: "tcp://host:1883",
+	// "ssl://host:8883" (TLS), "ws://…". RunGroup starts an embedded
+	// broker when it is empty; RunAgent requires it.
+	URL string
+	// Username and Password authenticate the client; with the
+	// per-home ACL the username is the home's agent name.
+	Username, Password string
+	// TLS configures TLS for ssl:// URLs (LoadTLS builds one from files);
+	// nil uses the system's roots.
+	TLS *tls.Config
+}
+
+// LoadTLS builds a TLS configuration from PEM files: caFile (the broker's
+// CA; empty means the system's roots) and, for brokers that want client
+// certificates, certFile and keyFile (both or neither).
+func LoadTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS CA: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("TLS CA %s: no PEM certificate", caFile)
+		}
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("TLS: a client certificate needs both a certificate and a key file")
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+// Limits bound sizes and memory. Zero fields take the defaults given.
+type Limits struct {
+	// MaxPayload is the largest envelope payload (one MQTT message);
+	// larger protocol messages are split. Default 256 KiB. Receivers
+	// refuse larger ones, so every agent of a run must agree.
+	MaxPayload int
+	// MaxMessage is the largest protocol message body. Default 130 MiB
+	// (DPOP's largest UTIL table under its default max_util_entries).
+	MaxMessage int
+	// MaxReassemblies bounds the messages being reassembled at once, not
+	// counting the next one on each link. Default 64.
+	MaxReassemblies int
+	// MaxHeldBytes bounds the bytes held out of order: fragments of
+	// messages being reassembled plus complete messages waiting for an
+	// earlier one on their link, again not counting the next message on
+	// each link (which is always accepted, so the bound cannot stall a
+	// run). Default 256 MiB.
+	MaxHeldBytes int
+	// MailboxBytes bounds the payloads received but not yet processed.
+	// Default 512 MiB. See the package documentation for what happens
+	// beyond it (nothing is lost).
+	MailboxBytes int
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.MaxPayload, envelope.DefaultMaxPayload)
+	def(&l.MaxMessage, envelope.DefaultMaxMessage)
+	def(&l.MaxReassemblies, 64)
+	def(&l.MaxHeldBytes, 256<<20)
+	def(&l.MailboxBytes, 512<<20)
+	return l
+}
+
+func (l Limits) envelope() envelope.Limits {
+	return envelope.Limits{MaxPayload: l.MaxPayload, MaxMessage: l.MaxMessage}
+}
+
+// Timing tunes timeouts and periods. Zero fields take the defaults given.
+type Timing struct {
+	// KeepAlive is the MQTT keep-alive. Default 30 s.
+	KeepAlive time.Duration
+	// ConnectTimeout bounds one connection attempt and the wait for a
+	// subscription's acknowledgement. Default 10 s.
+	ConnectTimeout time.Duration
+	// ReconnectMax caps the back-off between reconnection attempts.
+	// Default 10 s.
+	ReconnectMax time.Duration
+	// StatusInterval is how often a running agent republishes its status
+	// when its counters changed (the status doubles as the link-level
+	// acknowledgement). Default 1 s. A done agent publishes at once.
+	StatusInterval time.Duration
+	// RetransmitAfter is how long a sender waits for a message's
+	// acknowledgement before publishing it again (then twice as long,
+	// up to 8×). Default 30 s.
+	RetransmitAfter time.Duration
+}
+
+func (t Timing) withDefaults() Timing {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&t.KeepAlive, 30*time.Second)
+	def(&t.ConnectTimeout, 10*time.Second)
+	def(&t.ReconnectMax, 10*time.Second)
+	def(&t.StatusInterval, time.Second)
+	def(&t.RetransmitAfter, 30*time.Second)
+	return t
+}
+
+// Config is what every agent of a run shares.
+type Config struct {
+	Broker Broker
+	// Prefix is the topic prefix; empty means DefaultPrefix.
+	Prefix string
+	// Run names the run; it is a topic level and goes in every envelope.
+	// A run id must not be reused on a broker that still holds the
+	// retained statuses of an earlier run with that id.
+	Run string
+	// Protocol names the protocol (e.g. "dpop"); envelopes of another
+	// protocol are dropped.
+	Protocol string
+	// Agents are the names of the run's agents; index i is protocol
+	// agent i. Every agent must be given the same list.
+	Agents []string
+	Limits Limits
+	Timing Timing
+	// Logger receives the runtime's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// AgentConfig is one agent's configuration.
+type AgentConfig struct {
+	Config
+	// Agent is this agent's index in Agents.
+	Agent int
+	// ClientID is the MQTT client id; empty means topic.ClientID(Prefix,
+	// name), stable across runs so that the broker keeps one session per
+	// home.
+	ClientID string
+	// Checks, when set, returns the agent's constraint checks so far
+	// (local solver and protocol), for the NCCC metric; NodeChecks makes
+	// one.
+	Checks func() int64
+}
+
+// resolve validates cfg and fills in the defaults.
+func (cfg AgentConfig) resolve() (AgentConfig, error) {
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if err := topic.CheckPrefix(cfg.Prefix); err != nil {
+		return cfg, fmt.Errorf("mqtt: %w", err)
+	}
+	if err := topic.CheckName(cfg.Run); err != nil {
+		return cfg, fmt.Errorf("mqtt: run id: %w", err)
+	}
+	if cfg.Protocol == "" {
+		return cfg, errors.New("mqtt: no protocol name")
+	}
+	if len(cfg.Agents) == 0 {
+		return cfg, errors.New("mqtt: no agents")
+	}
+	seen := map[string]bool{}
+	for _, a := range cfg.Agents {
+		if err := topic.CheckName(a); err != nil {
+			return cfg, fmt.Errorf("mqtt: agent name: %w", err)
+		}
+		if seen[a] {
+			return cfg, fmt.Errorf("mqtt: agent %q listed twice", a)
+		}
+		seen[a] = true
+	}
+	if cfg.Agent < 0 || cfg.Agent >= len(cfg.Agents) {
+		return cfg, fmt.Errorf("mqtt: agent index %d outside 0..%d", cfg.Agent, len(cfg.Agents)-1)
+	}
+	if cfg.Broker.URL == "" {
+		return cfg, errors.New("mqtt: no broker URL")
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = topic.ClientID(cfg.Prefix, cfg.Agents[cfg.Agent])
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	cfg.Timing = cfg.Timing.withDefaults()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return cfg, nil
+}

@@ -1,0 +1,55 @@
+package mqtt
+
+import (
+	"testing"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+func TestConfigResolve(t *testing.T) {
+	good := func() AgentConfig {
+		return AgentConfig{Config: Config{
+			Broker: Broker{URL: "tcp://127.0.0.1:1883"}, Run: "r", Protocol: "dpop", Agents: []string{"a0", "a1"},
+		}, Agent: 1}
+	}
+	c, err := good().resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Prefix != DefaultPrefix || c.ClientID != "hearth-a1" || c.Limits.MaxPayload != 256<<10 || c.Timing.StatusInterval == 0 || c.Logger == nil {
+		t.Fatalf("defaults not applied: %+v", c)
+	}
+	for name, edit := range map[string]func(*AgentConfig){
+		"bad prefix":      func(c *AgentConfig) { c.Prefix = "a/#" },
+		"no run":          func(c *AgentConfig) { c.Run = "" },
+		"run with slash":  func(c *AgentConfig) { c.Run = "a/b" },
+		"no protocol":     func(c *AgentConfig) { c.Protocol = "" },
+		"no agents":       func(c *AgentConfig) { c.Agents = nil },
+		"bad agent name":  func(c *AgentConfig) { c.Agents = []string{"a0", "a+"} },
+		"duplicate agent": func(c *AgentConfig) { c.Agents = []string{"a0", "a0"} },
+		"index too large": func(c *AgentConfig) { c.Agent = 2 },
+		"negative index":  func(c *AgentConfig) { c.Agent = -1 },
+		"no broker":       func(c *AgentConfig) { c.Broker.URL = "" },
+	} {
+		c := good()
+		edit(&c)
+		if _, err := c.resolve(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestAgentNames(t *testing.T) {
+	p := &mva.Problem{Agents: []mva.Agent{{Name: "home-1"}, {Name: "home-2"}}}
+	if got := AgentNames(p); got[0] != "home-1" || got[1] != "home-2" {
+		t.Fatal(got)
+	}
+	p.Agents[1].Name = "a/b"
+	if got := AgentNames(p); got[0] != "a0" || got[1] != "a1" {
+		t.Fatal(got)
+	}
+	p.Agents[1].Name = "home-1"
+	if got := AgentNames(p); got[1] != "a1" {
+		t.Fatal(got)
+	}
+}

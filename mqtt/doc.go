@@ -1,0 +1,114 @@
+// Package mqtt is hearth's MQTT runtime: it runs a protocol agent
+// (mva.Protocol) in its own process, on its own machine if need be, and
+// delivers its messages to the other agents of the run through an MQTT
+// broker — the real-world counterpart of the simulated runtime in mva/sim.
+// Both give exact protocols the same answers, since both deliver every
+// message exactly once and in order on each sender→receiver link.
+//
+//   - RunAgent runs one agent (`hearth run`);
+//   - RunGroup runs every agent of a run in one process, each with its own
+//     client, starting an embedded broker (package mqtt/broker) when the
+//     configuration names none (`hearth sim`); Solve is sim.Solve over it.
+//
+// mqtt/README.md is the operator's guide: topics, Mosquitto configuration
+// and ACL, TLS, troubleshooting. This comment is the design.
+//
+// # Transport
+//
+// One paho v1.5 client per agent: MQTT 3.1.1, QoS 1 everywhere, a stable
+// client id (topic.ClientID: the same for every run, so the broker keeps
+// one session per home), CleanSession=false, automatic reconnection, and
+// the subscriptions renewed in the OnConnect handler after every
+// connection, whatever the broker kept. Topics (package mqtt/topic):
+//
+//	<prefix>/<run>/inbox/<to>/<from>   envelopes; <to> subscribes to <prefix>/<run>/inbox/<to>/+
+//	<prefix>/<run>/status/<agent>      retained status (JSON); every agent subscribes to each
+//	<prefix>/presence/<agent>          retained {"state":"online"}, last will "offline"; likewise
+//
+// paho's handlers only append the payload to the agent's mailbox and
+// return; one goroutine per agent does everything else, the protocol's
+// Start and Step included, so the protocol is never called concurrently.
+// The mailbox is unbounded in items and bounded in bytes
+// (Limits.MailboxBytes); past the bound a payload is dropped, counted
+// (mailbox_full) and recovered by a resync (below), never silently lost.
+//
+// # Envelopes and the link layer
+//
+// Every protocol message travels in one or more envelopes (package
+// mqtt/envelope: version, run, sender, receiver, protocol, kind, per-link
+// sequence number, fragment header, payload). Messages larger than
+// Limits.MaxPayload are split; the receiver reassembles them. On each link
+// the receiver delivers sequence numbers 0, 1, 2, … in order: it drops
+// what it has already delivered or holds (QoS 1 redelivers after a
+// reconnection, and retransmissions repeat), and holds what overtook an
+// earlier message. Held fragments and messages are bounded
+// (Limits.MaxReassemblies, MaxHeldBytes), but the next message of a link
+// is always accepted, so the bounds can shed only traffic that will be
+// retransmitted and can never stall a run.
+//
+// An envelope is dropped and counted (Stats.Dropped, by reason), with a
+// log line, when its topic is not the layout's, when its run or receiver
+// is not this agent's, when its sender is not an agent of the run or is not
+// the sender its topic names (a broker ACL authorises topics, and only the
+// receiver can compare the topic with the payload), when its protocol
+// differs, or when it does not decode. Bodies are the protocol's business:
+// a protocol that refuses one ends the run with an error.
+//
+// # Starting
+//
+// An agent publishes its status right after its subscriptions are
+// acknowledged, and starts the protocol once it has seen a status from
+// every agent of the run (not only its neighbours: DPOP sends to the roots
+// of other components). Messages that arrive earlier are kept and
+// delivered after Start. The guarantee relied on: once an agent's
+// subscription is acknowledged, a QoS 1 message published to its inbox is
+// delivered to it, even if it is offline at the time, because its session
+// is persistent (MQTT 3.1.1 §3.1.2.4). It holds for as long as the broker
+// keeps the session; the next section covers the cases where it does not.
+//
+// # Acknowledgements and retransmission
+//
+// A broker may lose messages it acknowledged: an in-memory broker (the
+// embedded one included) that restarts forgets every session, queue and
+// retained message; a broker over its queue limits drops. So the runtime
+// acknowledges end to end. A status carries, per link, the number of
+// messages delivered; a sender keeps every message until the receiver's
+// status covers it. It publishes it again
+//
+//   - when the receiver asks: a status with a higher generation (Gen). An
+//     agent raises its generation after every connection, since paho does
+//     not report on a reconnection whether the broker still had the
+//     session, and after dropping a message it will need (mailbox or
+//     held-bytes bounds, contradictory fragments);
+//   - when the acknowledgement is overdue (Timing.RetransmitAfter, then
+//     twice as long each time, up to 8×), which also covers a message lost
+//     without any reconnection.
+//
+// Receivers de-duplicate, so retransmitting too much costs only bandwidth.
+// A running agent republishes its status at most every
+// Timing.StatusInterval while its counters change.
+//
+// # Termination
+//
+// Protocol.Done is not final (a done agent still answers messages), and an
+// agent that left could not retransmit after a broker restart, so an agent
+// does not return when it is done and its messages are acknowledged by the
+// broker. It returns when the run is quiescent: every agent's latest
+// status says done, and for every link i→j, i's count of messages sent
+// equals j's count delivered (quiescent proves this sound with statuses
+// taken at different times), and its own last status was acknowledged by
+// the broker (PUBACK), so that the others see it too. Then it
+// unsubscribes, publishes its presence offline and disconnects.
+//
+// An agent that fails (its protocol's error, ctx ending, a refused
+// subscription) publishes a failed status; the others then stop with an
+// error wrapping ErrPeerFailed instead of waiting forever.
+//
+// # Run ids
+//
+// A run id names one run. Statuses are retained, so a run id used again on
+// a broker that still holds an earlier run's statuses is in most cases
+// detected (an agent sees a status of its own from another process, or a
+// peer's changes incarnation mid-run) and ends the run with an error;
+// RunGroup draws a fresh id when none is given.
+package mqtt

@@ -1,0 +1,123 @@
+package mqtt
+
+import (
+	"log/slog"
+	"maps"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// Reasons an inbound payload is dropped, the keys of Stats.Dropped.
+const (
+	DropMalformed       = "malformed"        // the payload does not decode
+	DropVersion         = "bad_version"      // an envelope version this build does not read
+	DropTooLarge        = "too_large"        // over Limits.MaxPayload or MaxMessage
+	DropUnknownSender   = "unknown_sender"   // not an agent of the run, or the agent itself
+	DropWrongRun        = "wrong_run"        // another run's topic or envelope
+	DropSenderMismatch  = "sender_mismatch"  // the envelope's sender is not the topic's
+	DropWrongReceiver   = "wrong_receiver"   // the envelope is for another agent
+	DropWrongProtocol   = "wrong_protocol"   // another protocol's envelope
+	DropForeignTopic    = "foreign_topic"    // a topic outside the layout
+	DropMailboxFull     = "mailbox_full"     // over Limits.MailboxBytes (recovered by a resync)
+	DropReassemblyLimit = "reassembly_limit" // over MaxReassemblies or MaxHeldBytes (recovered)
+	DropReorderLimit    = "reorder_limit"    // over MaxHeldBytes (recovered)
+	DropBadFragment     = "bad_fragment"     // fragments that contradict each other (recovered)
+)
+
+// Stats are one agent's transport counters.
+type Stats struct {
+	Agent string `json:"agent"`
+	// Received counts inbox payloads that reached the agent, whatever
+	// became of them; ReceivedBytes their size.
+	Received      int64 `json:"received"`
+	ReceivedBytes int64 `json:"received_bytes"`
+	// Delivered counts protocol messages handed to the protocol, each
+	// exactly once and in order on its link.
+	Delivered int64 `json:"delivered"`
+	// Duplicates counts envelopes already delivered or held (QoS 1
+	// redeliveries, retransmissions).
+	Duplicates int64 `json:"duplicates"`
+	// Dropped counts refused payloads by reason (the Drop… constants).
+	Dropped map[string]int64 `json:"dropped,omitempty"`
+	// Sent counts protocol messages sent; MessageBytes their kind and
+	// body bytes (the simulated runtime's measure), MaxMessageBytes the
+	// largest.
+	Sent            int64 `json:"sent"`
+	MessageBytes    int64 `json:"message_bytes"`
+	MaxMessageBytes int64 `json:"max_message_bytes"`
+	// Envelopes counts MQTT messages published for protocol messages,
+	// first copies and retransmissions; EnvelopeBytes their size;
+	// Fragmented the messages split into more than one.
+	Envelopes     int64 `json:"envelopes"`
+	EnvelopeBytes int64 `json:"envelope_bytes"`
+	Fragmented    int64 `json:"fragmented"`
+	// Retransmitted counts envelopes published again.
+	Retransmitted int64 `json:"retransmitted"`
+	// Resyncs counts the times this agent asked its peers to retransmit
+	// (after each connection, or after dropping something it needed).
+	Resyncs int64 `json:"resyncs"`
+	// Connects counts connections to the broker, the first included.
+	Connects int64 `json:"connects"`
+	// Statuses counts status messages published.
+	Statuses int64 `json:"statuses"`
+	// MailboxPeak is the largest backlog of unprocessed payloads, bytes.
+	MailboxPeak int64 `json:"mailbox_peak"`
+	// NCCC is the agent's non-concurrent constraint checks at the end.
+	NCCC int64 `json:"nccc"`
+	// WallMs is the time from connecting to returning.
+	WallMs float64 `json:"wall_ms"`
+}
+
+// counters are updated from paho's goroutines and the agent's, and read by
+// Stats at any time.
+type counters struct {
+	received, receivedBytes, delivered, duplicates atomic.Int64
+	sent, messageBytes, maxMessageBytes            atomic.Int64
+	envelopes, envelopeBytes, fragmented           atomic.Int64
+	retransmitted, resyncs, connects, statuses     atomic.Int64
+	mailboxPeak, nccc                              atomic.Int64
+
+	mu      sync.Mutex
+	dropped map[string]int64
+}
+
+// drop counts a refused payload and logs it: every one of the first ten
+// of a reason, then at powers of two, so that a flood cannot flood the
+// log too.
+func (c *counters) drop(log *slog.Logger, reason string, attrs ...any) {
+	c.mu.Lock()
+	if c.dropped == nil {
+		c.dropped = map[string]int64{}
+	}
+	c.dropped[reason]++
+	n := c.dropped[reason]
+	c.mu.Unlock()
+	if n <= 10 || bits.OnesCount64(uint64(n)) == 1 {
+		log.Warn("MQTT payload dropped", append([]any{"reason", reason, "count", n}, attrs...)...)
+	}
+}
+
+func (c *counters) snapshot(agent string) Stats {
+	c.mu.Lock()
+	dropped := maps.Clone(c.dropped)
+	c.mu.Unlock()
+	return Stats{
+		Agent: agent, Received: c.received.Load(), ReceivedBytes: c.receivedBytes.Load(),
+		Delivered: c.delivered.Load(), Duplicates: c.duplicates.Load(), Dropped: dropped,
+		Sent: c.sent.Load(), MessageBytes: c.messageBytes.Load(), MaxMessageBytes: c.maxMessageBytes.Load(),
+		Envelopes: c.envelopes.Load(), EnvelopeBytes: c.envelopeBytes.Load(), Fragmented: c.fragmented.Load(),
+		Retransmitted: c.retransmitted.Load(), Resyncs: c.resyncs.Load(), Connects: c.connects.Load(),
+		Statuses: c.statuses.Load(), MailboxPeak: c.mailboxPeak.Load(), NCCC: c.nccc.Load(),
+	}
+}
+
+// maxInt64 raises a to at least v.
+func maxInt64(a *atomic.Int64, v int64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}

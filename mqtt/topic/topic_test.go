@@ -1,0 +1,59 @@
+package topic
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckName(t *testing.T) {
+	for _, ok := range []string{"a0", "home-12", "maison é", "家", strings.Repeat("x", MaxName)} {
+		if err := CheckName(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "a/b", "a+", "#", "$SYS", "a\x00", "a\n", "\xff", strings.Repeat("x", MaxName+1)} {
+		if err := CheckName(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for _, bad := range []string{"", "/a", "a/", "a//b", "a/+/b"} {
+		if err := CheckPrefix(bad); err == nil {
+			t.Errorf("prefix %q accepted", bad)
+		}
+	}
+	if err := CheckPrefix("hearth/nb-1"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestLayoutParse(t *testing.T) {
+	l := Layout{Prefix: "hearth/nb", Run: "r1"}
+	tests := []struct {
+		topic string
+		want  Parsed
+	}{
+		{l.Inbox("a1", "a0"), Parsed{Kind: InboxTopic, Run: "r1", Agent: "a1", From: "a0"}},
+		{l.Status("a2"), Parsed{Kind: StatusTopic, Run: "r1", Agent: "a2"}},
+		{PresenceTopic("hearth/nb", "a3"), Parsed{Kind: PresenceTopicKind, Agent: "a3"}},
+		{"hearth/nb/r1/inbox/a1", Parsed{}},
+		{"hearth/nb/r1/inbox/a1/a0/x", Parsed{}},
+		{"hearth/nbx/r1/status/a2", Parsed{}},
+		{"hearth/nb/r1/status/+", Parsed{}},
+		{"other/r1/status/a2", Parsed{}},
+		{"hearth/nb/r1/other/a2", Parsed{}},
+	}
+	for _, tc := range tests {
+		if got := Parse("hearth/nb", tc.topic); got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.topic, got, tc.want)
+		}
+	}
+	if f := l.InboxFilter("a1"); f != "hearth/nb/r1/inbox/a1/+" {
+		t.Error(f)
+	}
+	if f := l.StatusFilter(); f != "hearth/nb/r1/status/+" {
+		t.Error(f)
+	}
+	if id := ClientID("hearth/nb", "a1"); id != "hearth-nb-a1" {
+		t.Error(id)
+	}
+}

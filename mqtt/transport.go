@@ -1,0 +1,243 @@
+package mqtt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/eclipse/paho.mqtt.golang/packets"
+
+	"github.com/hearth-dcop/hearth/mqtt/topic"
+)
+
+// transport is one agent's paho client. It owns the connection, the
+// subscriptions and the presence topic; everything it receives goes into
+// the mailbox, and its handlers never block paho's goroutines.
+type transport struct {
+	cfg    AgentConfig
+	name   string
+	layout topic.Layout
+	client paho.Client
+	mbox   *mailbox
+	ctr    *counters
+	log    *slog.Logger
+
+	// refused receives the broker's refusal of the first connection
+	// (credentials, client id): retrying cannot help, so connect fails.
+	refused  chan error
+	failures atomic.Int64
+
+	mu     sync.Mutex // serialises reconnect and close
+	closed bool
+}
+
+func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logger) *transport {
+	t := &transport{
+		cfg: cfg, name: cfg.Agents[cfg.Agent],
+		layout: topic.Layout{Prefix: cfg.Prefix, Run: cfg.Run},
+		mbox:   mbox, ctr: ctr, log: log,
+		refused: make(chan error, 1),
+	}
+	tm := cfg.Timing
+	will := presence{V: statusVersion, Agent: t.name, State: "offline", Run: cfg.Run}.encode()
+	o := paho.NewClientOptions().
+		AddBroker(cfg.Broker.URL).
+		SetClientID(cfg.ClientID).
+		SetUsername(cfg.Broker.Username).
+		SetPassword(cfg.Broker.Password).
+		SetTLSConfig(cfg.Broker.TLS).
+		SetProtocolVersion(4).
+		// A persistent session: the broker queues QoS 1 messages for
+		// this client's subscriptions while it is away.
+		SetCleanSession(false).
+		SetAutoReconnect(true).
+		SetConnectRetry(true).
+		SetConnectRetryInterval(min(time.Second, tm.ReconnectMax)).
+		SetMaxReconnectInterval(tm.ReconnectMax).
+		SetConnectTimeout(tm.ConnectTimeout).
+		SetKeepAlive(tm.KeepAlive).
+		SetPingTimeout(min(10*time.Second, tm.KeepAlive)).
+		SetOrderMatters(true).
+		SetStore(newCopyStore()).
+		SetBinaryWill(topic.PresenceTopic(cfg.Prefix, t.name), will, 1, true).
+		SetDefaultPublishHandler(t.onMessage).
+		SetOnConnectHandler(t.onConnect).
+		SetConnectionLostHandler(func(_ paho.Client, err error) {
+			t.log.Warn("MQTT connection lost; reconnecting", "err", err)
+		}).
+		SetConnectionNotificationHandler(t.onNotification)
+	t.client = paho.NewClient(o)
+	return t
+}
+
+// connect starts the client and waits for the first connection (paho
+// keeps retrying until then) or for ctx.
+func (t *transport) connect(ctx context.Context) error {
+	tok := t.client.Connect()
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			return fmt.Errorf("mqtt: connect to %s: %w", t.cfg.Broker.URL, err)
+		}
+		return nil
+	case err := <-t.refused:
+		t.client.Disconnect(0)
+		return fmt.Errorf("mqtt: %s refused user %q with client id %q: %w", t.cfg.Broker.URL, t.cfg.Broker.Username, t.cfg.ClientID, err)
+	case <-ctx.Done():
+		t.client.Disconnect(0)
+		return fmt.Errorf("mqtt: connect to %s: %w", t.cfg.Broker.URL, ctx.Err())
+	}
+}
+
+// onNotification logs failed connection attempts (the first few, then
+// one in a hundred: paho retries forever) and reports a refusal.
+func (t *transport) onNotification(_ paho.Client, n paho.ConnectionNotification) {
+	f, ok := n.(paho.ConnectionNotificationFailed)
+	if !ok {
+		return
+	}
+	if k := t.failures.Add(1); k <= 3 || k%100 == 0 {
+		t.log.Warn("MQTT connection attempt failed", "broker", t.cfg.Broker.URL, "attempt", k, "err", f.Reason)
+	}
+	for _, e := range []error{packets.ErrorRefusedBadUsernameOrPassword, packets.ErrorRefusedNotAuthorised, packets.ErrorRefusedIDRejected} {
+		if errors.Is(f.Reason, e) {
+			select {
+			case t.refused <- f.Reason:
+			default:
+			}
+		}
+	}
+}
+
+// onMessage is paho's handler for every subscription (and for messages a
+// persistent session delivers before the subscriptions are renewed). It
+// only queues: with OrderMatters paho calls it on its own goroutine, and
+// the PUBACK goes out when it returns, so the message is then the agent's.
+func (t *transport) onMessage(_ paho.Client, m paho.Message) {
+	it := item{kind: itemMessage, topic: m.Topic(), payload: m.Payload()}
+	it.control = len(it.payload) <= maxControlBytes && topic.Parse(t.cfg.Prefix, it.topic).Kind != topic.InboxTopic
+	t.mbox.push(it)
+}
+
+// maxControlBytes bounds the status and presence payloads the mailbox
+// always accepts: a status is a few numbers per agent, and anything larger
+// is refused by its decoder anyway.
+const maxControlBytes = 64 << 10
+
+// onConnect runs on a goroutine of its own after every (re)connection:
+// it renews the subscriptions, whatever the broker kept, then republishes
+// presence, then tells the agent, which republishes its status with a new
+// generation. Subscribing first guarantees that a peer that sees the
+// status can send to the inbox.
+func (t *transport) onConnect(c paho.Client) {
+	t.ctr.connects.Add(1)
+	subs := map[string]byte{}
+	for _, f := range t.filters() {
+		subs[f] = 1
+	}
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			time.Sleep(min(t.cfg.Timing.ReconnectMax, 100*time.Millisecond) * time.Duration(min(attempt, 10)))
+		}
+		tok := c.SubscribeMultiple(subs, t.onMessage)
+		for !tok.WaitTimeout(t.cfg.Timing.ConnectTimeout) {
+			if !c.IsConnectionOpen() {
+				return // the next connection subscribes again
+			}
+			t.log.Warn("MQTT subscription not acknowledged yet", "waited", t.cfg.Timing.ConnectTimeout)
+		}
+		if err := tok.Error(); err != nil {
+			if !c.IsConnectionOpen() {
+				return
+			}
+			t.log.Warn("MQTT subscription failed; retrying", "err", err)
+			continue
+		}
+		failed := false
+		for f, code := range tok.(*paho.SubscribeToken).Result() {
+			switch {
+			case code == 0x80:
+				// MQTT 3.1.1's only failure code: refused, which
+				// retrying will not change.
+				t.mbox.push(item{kind: itemFatal, err: fmt.Errorf("mqtt: the broker refused the subscription to %s: check the user's access rules", f)})
+				return
+			case code > 2:
+				// Not a 3.1.1 code: mochi answers 0x91 when the packet
+				// id collides with one of a resumed session's queued
+				// messages. A new attempt gets a new id.
+				t.log.Warn("MQTT subscription failed; retrying", "filter", f, "code", fmt.Sprintf("%#x", code))
+				failed = true
+			}
+		}
+		if !failed {
+			break
+		}
+	}
+	online := presence{V: statusVersion, Agent: t.name, State: "online", Run: t.cfg.Run}.encode()
+	c.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, online)
+	t.log.Info("MQTT connected", "broker", t.cfg.Broker.URL, "client", t.cfg.ClientID)
+	t.mbox.push(item{kind: itemConnected})
+}
+
+// filters are the agent's subscriptions: its inbox, and the status and
+// presence topics of every agent of the run, itself included (its own
+// status comes back to it, see agent.onStatus). Statuses and presence are
+// subscribed one topic at a time rather than with a '+': mochi v2.7.9
+// reads a retained topic's path without its lock while scanning a
+// wildcard subscription for retained messages, racing with a retained
+// publication to that topic; a topic without wildcards takes a locked
+// path.
+func (t *transport) filters() []string {
+	fs := []string{t.layout.InboxFilter(t.name)}
+	for _, a := range t.cfg.Agents {
+		fs = append(fs, t.layout.Status(a), topic.PresenceTopic(t.cfg.Prefix, a))
+	}
+	return fs
+}
+
+// publish sends a QoS 1 message. While disconnected paho stores it and
+// sends it after reconnecting; the token completes on PUBACK (or when a
+// reconnection takes the message over).
+func (t *transport) publish(tp string, retained bool, payload []byte) paho.Token {
+	return t.client.Publish(tp, 1, retained, payload)
+}
+
+// close leaves the run cleanly: it drops the subscriptions (the persistent
+// session outlives the run, and would collect messages for nobody), marks
+// the agent offline, and disconnects. It waits at most timeout for each
+// step.
+func (t *transport) close(timeout time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if t.client.IsConnectionOpen() {
+		tok := t.client.Unsubscribe(t.filters()...)
+		tok.WaitTimeout(timeout)
+		off := presence{V: statusVersion, Agent: t.name, State: "offline", Run: t.cfg.Run}.encode()
+		t.client.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, off).WaitTimeout(timeout)
+	}
+	t.client.Disconnect(uint(min(timeout, 250*time.Millisecond) / time.Millisecond))
+}
+
+// reconnect drops the connection and opens a new one (onConnect then runs
+// again). The agent calls it, on a goroutine of its own, when the broker
+// accepted its subscriptions but does not deliver on them.
+func (t *transport) reconnect() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	// Disconnect returns after its quiesce time even when paho is still
+	// disconnecting, and Connect does nothing until it is done.
+	t.client.Disconnect(100)
+	for i := 0; i < 200 && t.client.IsConnected(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.client.Connect()
+}
