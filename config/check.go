@@ -1,0 +1,115 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/compile"
+)
+
+// check runs the model's own validation and the static feasibility
+// analysis, and reports their faults at the keys they came from.
+func (l *loader) check(src *source, nk nbKeys, n *devices.Neighbourhood, srcs []*homeSrc) {
+	if err := n.Validate(); err != nil {
+		l.report(src, nk, n, srcs, err)
+		return
+	}
+	for hi := range n.Homes {
+		for _, err := range n.Homes[hi].Check(n.Horizon, 0) {
+			l.report(src, nk, n, srcs, err)
+		}
+	}
+	if n.FeederLimit > 0 {
+		for w, win := range n.Windows {
+			lo, top, size := 0.0, 0.0, 1.0
+			for hi := range n.Homes {
+				caps := n.LevelCaps(hi, w)
+				lo += caps[0]
+				top += caps[len(caps)-1]
+				size *= float64(len(caps))
+			}
+			switch {
+			case !devices.Fits(lo, n.FeederLimit):
+				src.errorf("feeder.limit_kw", "in window %d (slots %d–%d) the homes cannot draw less than %.2f kW together, above the limit %g kW; raise the limit or move load out of the window", w, win.From, win.To, lo, n.FeederLimit)
+			case !devices.Fits(top, n.FeederLimit) && size > compile.DefaultMaxTable:
+				src.errorf("feeder.limit_kw", "the limit ties the levels of all %d homes in one function of %.0f entries, more than %d; use fewer levels, split the street into feeders of fewer homes, or drop the limit", len(n.Homes), size, compile.DefaultMaxTable)
+			}
+		}
+	}
+}
+
+// report turns model errors into configuration errors.
+func (l *loader) report(src *source, nk nbKeys, n *devices.Neighbourhood, srcs []*homeSrc, err error) {
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	for _, e := range list {
+		var de *devices.Error
+		if !errors.As(e, &de) {
+			src.errorf("", "%v", e)
+			continue
+		}
+		if de.Home == "" {
+			src.errorf(nbKey(nk, de), "%s", de.Msg)
+			continue
+		}
+		hi := -1
+		for i := range n.Homes {
+			if n.Homes[i].Name == de.Home {
+				hi = i
+				break
+			}
+		}
+		if hi < 0 {
+			src.errorf("", "%v", de)
+			continue
+		}
+		hs := srcs[hi]
+		hs.src.errorf(homeKey(hs, de), "%s", de.Msg)
+	}
+}
+
+func pick(keys []string, i int, def string) string {
+	if i >= 0 && i < len(keys) {
+		return keys[i]
+	}
+	return def
+}
+
+func homeKey(hs *homeSrc, e *devices.Error) string {
+	switch e.Part {
+	case devices.PartRule:
+		return pick(hs.rules, e.Index, hs.key("rules"))
+	case devices.PartDevice:
+		return pick(hs.devices, e.Index, hs.key("device"))
+	case devices.PartProperty:
+		return pick(hs.props, e.Index, hs.path)
+	case devices.PartBackground:
+		return hs.key("background_kw")
+	case devices.PartHome:
+		return hs.key("name")
+	}
+	return hs.path
+}
+
+func nbKey(nk nbKeys, e *devices.Error) string {
+	switch e.Part {
+	case devices.PartWindow:
+		return pick(nk.windows, e.Index, "coordination")
+	case devices.PartPrices:
+		return "prices"
+	case devices.PartLevels:
+		return "coordination.levels"
+	case devices.PartFeeder:
+		return "feeder.limit_kw"
+	case devices.PartLinks:
+		return fmt.Sprintf("neighbours[%d]", max(e.Index, 0))
+	case devices.PartWeights:
+		return "objective"
+	}
+	return string(e.Part)
+}

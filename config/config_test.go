@@ -1,0 +1,321 @@
+package config_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
+	"github.com/hearth-dcop/hearth/mva/sim"
+)
+
+const example = "../examples/neighbourhood/neighbourhood.toml"
+
+// TestExample loads the example neighbourhood, checks what it says and
+// what the defaults fill in, and solves it exactly with DPOP: every rule
+// holds and the reported cost is the schedule's.
+func TestExample(t *testing.T) {
+	cfg, err := config.Load(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	if n.Name != "elm-close" || n.Horizon.Slots != 14 || n.Horizon.SlotMinutes != 60 || n.Horizon.Start != 17*60 || n.Horizon.Dynamics != devices.Full {
+		t.Fatalf("horizon %+v", n.Horizon)
+	}
+	if n.Prices[0] != 0.45 || n.Prices[4] != 0.20 || n.Prices[6] != 0.12 || n.Prices[13] != 0.20 {
+		t.Fatalf("prices %v", n.Prices)
+	}
+	if fmt.Sprint(n.Windows) != "[{0 4} {4 8} {8 14}]" || n.Levels != 3 || n.FeederLimit != 40 || n.Weights != (devices.Weights{Price: 1, Peak: 0.02}) {
+		t.Fatalf("coordination %v levels %d feeder %v weights %+v", n.Windows, n.Levels, n.FeederLimit, n.Weights)
+	}
+	if cfg.Solver.Global != "dpop" || cfg.Solver.Local != "be" || cfg.Solver.Table != "eager" || cfg.Solver.GPU != "auto" || cfg.Solver.Seed != 1 {
+		t.Fatalf("solver %+v", cfg.Solver)
+	}
+	if !cfg.Broker.Embedded() || cfg.Broker.TopicPrefix != "hearth" {
+		t.Fatalf("broker %+v", cfg.Broker)
+	}
+	var names []string
+	for _, h := range n.Homes {
+		names = append(names, h.Name)
+	}
+	if strings.Join(names, ",") != "alder,birch,cedar,dogwood" || n.Links != nil {
+		t.Fatalf("homes %v links %v", names, n.Links)
+	}
+	alder := n.Homes[0]
+	// The EV's rule, its catalogue bounds (0 and 60 kWh), the dishwasher's
+	// rule and its bounds.
+	if len(alder.Rules) != 6 || alder.Rules[2].Text != "ev charge geq 0 (bound of ev_wallbox_7kw)" {
+		t.Fatalf("alder rules %+v", alder.Rules)
+	}
+	if alder.Rules[0].Prefix != devices.Before || alder.Rules[0].T1 != 14 {
+		t.Fatalf("07:00 is boundary %d, want 14", alder.Rules[0].T1)
+	}
+	c, err := compile.Compile(n, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := sim.Solve(context.Background(), c.Problem, sim.Options{
+		Protocol: dpop.New,
+		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) },
+		Eager:    true,
+		Seed:     1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ev, err := c.Report(sol.Assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans := n.Plans(s, ev)
+	bill := 0.0
+	for _, p := range plans {
+		bill += p.Cost
+		if len(p.Actions) != len(n.Homes[0].Devices) && p.Home == "alder" || len(p.Levels) != 3 || len(p.Load) != 14 {
+			t.Fatalf("plan %+v", p)
+		}
+		for _, r := range p.Rules {
+			if !r.OK {
+				t.Errorf("%s: %s broken", p.Home, r.Rule)
+			}
+		}
+	}
+	if math.Abs(bill-ev.PriceCost) > 1e-9 || len(plans[0].Actions["ev"]) != 14 {
+		t.Fatalf("bill %v, price cost %v", bill, ev.PriceCost)
+	}
+	if !sol.Optimal || !ev.Feasible || math.Abs(ev.Cost-sol.Cost) > 1e-9 {
+		t.Fatalf("optimal %v feasible %v (%v): cost %v, evaluation %v", sol.Optimal, ev.Feasible, ev.Violations, sol.Cost, ev.Cost)
+	}
+	for hi, he := range ev.Homes {
+		for ri, ok := range he.Rules {
+			if !ok {
+				t.Errorf("%s: rule %q broken", n.Homes[hi].Name, n.Homes[hi].Rules[ri].Text)
+			}
+		}
+	}
+}
+
+// files is an in-memory file system for Parse.
+type files map[string]string
+
+func (f files) read(p string) ([]byte, error) {
+	if s, ok := f[p]; ok {
+		return []byte(s), nil
+	}
+	return nil, fs.ErrNotExist
+}
+
+const home = `name = "alder"
+background_kw = 0.4
+
+[[device]]
+name = "ev"
+kind = "ev_wallbox_7kw"
+initial = { charge = 15.0 }
+rules = ["charge geq 40 before 07:00"]
+`
+
+func neighbourhood(extra string) string {
+	return `homes = ["alder.toml"]
+[horizon]
+start = "17:00"
+slots = 14
+` + extra
+}
+
+func TestDefaults(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[[home]]
+name = "solo"
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	if n.Name != "n" || n.Horizon.Slots != 24 || n.Horizon.SlotMinutes != 60 || n.Levels != 4 || len(n.Windows) != 1 || n.Windows[0] != (devices.Window{From: 0, To: 24}) {
+		t.Fatalf("defaults %+v", n)
+	}
+	if n.Prices[5] != config.DefaultPrice || n.Weights.Peak != config.DefaultPeakWeight || n.FeederLimit != 0 || len(n.Homes[0].Background) != 24 {
+		t.Fatalf("defaults %+v", n)
+	}
+	if cfg.Solver.Global != "dpop" || cfg.Solver.Timeout != 0 || !cfg.Broker.Embedded() {
+		t.Fatalf("defaults %+v %+v", cfg.Solver, cfg.Broker)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	fsys := files{"/x/alder.toml": home, "/x/ca.pem": "pem"}
+	cfg, err := config.Parse("/x/n.toml", []byte(neighbourhood(`
+[coordination]
+every = "4h"
+levels = 2
+[solver]
+global = "mgm"
+local = "dfbnb"
+table = "lazy"
+gpu = "off"
+seed = 42
+timeout = "30s"
+params = { cycles = 50, p = 0.5 }
+[broker]
+url = "ssl://broker.example.org:8883"
+username = "u"
+password = "p"
+ca_file = "ca.pem"
+topic_prefix = "street/7"
+[prices]
+per_slot = [1,2,3,4,5,6,7,8,9,10,11,12,13,14]
+currency = "EUR"
+`)), fsys.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	if fmt.Sprint(n.Windows) != "[{0 4} {4 8} {8 12} {12 14}]" || n.Levels != 2 || n.Prices[13] != 14 || n.Units.Currency != "EUR" {
+		t.Fatalf("%v %d %v", n.Windows, n.Levels, n.Prices)
+	}
+	s := cfg.Solver
+	if s.Global != "mgm" || s.Local != "dfbnb" || s.Table != "lazy" || s.GPU != "off" || s.Seed != 42 || s.Timeout != 30*time.Second || s.Params["cycles"] != 50 || s.Params["p"] != 0.5 {
+		t.Fatalf("solver %+v", s)
+	}
+	b := cfg.Broker
+	if b.Embedded() || b.CAFile != "/x/ca.pem" || b.Username != "u" || b.TopicPrefix != "street/7" {
+		t.Fatalf("broker %+v", b)
+	}
+	if cfg.HomeFiles[0] != "/x/alder.toml" {
+		t.Fatalf("home files %v", cfg.HomeFiles)
+	}
+}
+
+// TestErrors checks that every fault names its file, line and key and
+// says what to do.
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		nb    string // the neighbourhood file /x/n.toml
+		home  string // /x/alder.toml; "" means the good one
+		file  string // want
+		line  int
+		key   string
+		msg   string
+		extra files
+	}{
+		{name: "syntax", nb: "homes = [\n\"a\"\nx = ", file: "/x/n.toml", line: 3, key: "homes", msg: "not valid TOML"},
+		{name: "unknown key", nb: neighbourhood("[horizn]\n"), file: "/x/n.toml", line: 5, key: "horizn", msg: `did you mean "horizon"`},
+		{name: "wrong type", nb: "homes = [\"alder.toml\"]\n[horizon]\nslots = \"12\"\n", file: "/x/n.toml", line: 3, key: "horizon.slots", msg: "want an integer"},
+		{name: "zero levels", nb: neighbourhood("[coordination]\nlevels = 0\n"), file: "/x/n.toml", line: 6, key: "coordination.levels", msg: "at least one level"},
+		{name: "solver", nb: neighbourhood("[solver]\nglobal = \"dpopp\"\n"), file: "/x/n.toml", line: 6, key: "solver.global", msg: `did you mean "dpop"`},
+		{name: "gpu", nb: neighbourhood("[solver]\ngpu = \"yes\"\n"), file: "/x/n.toml", line: 6, key: "solver.gpu", msg: "auto, on, off"},
+		{name: "missing home file", nb: "homes = [\"alder.toml\",\n  \"birch.toml\"]\n", file: "/x/n.toml", line: 2, key: "homes[1]", msg: "cannot read"},
+		{name: "no homes", nb: "name = \"x\"\n", file: "/x/n.toml", msg: "no homes"},
+		{name: "window order", nb: neighbourhood("[coordination]\nwindows = [[\"17:00\", \"21:00\"],\n  [\"20:00\", \"23:00\"]]\n"), file: "/x/n.toml", line: 7, key: "coordination.windows[1]", msg: "overlaps"},
+		{name: "window empty", nb: neighbourhood("[coordination]\nwindows = [[\"21:00\", \"17:00\"]]\n"), file: "/x/n.toml", line: 6, key: "coordination.windows[0]", msg: "empty"},
+		{name: "every", nb: neighbourhood("[coordination]\nevery = \"90m\"\n"), file: "/x/n.toml", line: 6, key: "coordination.every", msg: "60-minute slots"},
+		{name: "per slot", nb: neighbourhood("[prices]\nper_slot = [0.1, 0.2]\n"), file: "/x/n.toml", line: 6, key: "prices.per_slot", msg: "2 prices for 14 slots"},
+		{name: "period", nb: neighbourhood("[prices]\nperiods = [{ from = \"17:00\", to = \"17:30\", price = 1 }]\n"), file: "/x/n.toml", line: 6, key: "prices.periods[0].to", msg: "not a slot boundary"},
+		{name: "feeder", nb: neighbourhood("[feeder]\nlimit_kw = 0.1\n"), file: "/x/n.toml", line: 6, key: "feeder.limit_kw", msg: "cannot draw less than 0.40 kW"},
+		{name: "neighbour", nb: neighbourhood("") + "", file: "/x/n.toml", line: 1, key: "neighbours[0]", msg: `"aldr" is not a home`},
+		{name: "tls", nb: neighbourhood("[broker]\nurl = \"tcp://b:1883\"\nca_file = \"ca.pem\"\n"), file: "/x/n.toml", line: 7, key: "broker.ca_file", msg: "TLS broker URL", extra: files{"/x/ca.pem": "x"}},
+		{name: "broker url", nb: neighbourhood("[broker]\nurl = \"http://b\"\n"), file: "/x/n.toml", line: 6, key: "broker.url", msg: "scheme"},
+		{name: "tls file", nb: neighbourhood("[broker]\nurl = \"ssl://b:8883\"\nca_file = \"nope.pem\"\n"), file: "/x/n.toml", line: 7, key: "broker.ca_file", msg: "cannot read"},
+		{name: "home syntax", nb: neighbourhood(""), home: "name = \"alder\"\nname = \"b\"\n", file: "/x/alder.toml", line: 2, key: "name", msg: "not valid TOML"},
+		{name: "unknown kind", nb: neighbourhood(""), home: "[[device]]\nname = \"ev\"\nkind = \"tesla\"\n", file: "/x/alder.toml", line: 3, key: "device[0].kind", msg: "unknown device kind"},
+		{name: "kind and actions", nb: neighbourhood(""), home: "[[device]]\nname = \"ev\"\nkind = \"dryer\"\nactions = []\n", file: "/x/alder.toml", line: 4, key: "device[0].actions", msg: "not both"},
+		{name: "no kind", nb: neighbourhood(""), home: "[[device]]\nname = \"ev\"\n", file: "/x/alder.toml", line: 1, key: "device[0].kind", msg: "a device needs kind"},
+		{name: "device key", nb: neighbourhood(""), home: home + "\n[[device]]\nname = \"dw\"\nkind = \"dishwasher\"\npower = 3\n", file: "/x/alder.toml", line: 13, key: "device[1].power", msg: "unknown key"},
+		{name: "duplicate device", nb: neighbourhood(""), home: home + "\n[[device]]\nname = \"ev\"\nkind = \"dishwasher\"\n", file: "/x/alder.toml", line: 11, key: "device[1].name", msg: "two devices"},
+		{name: "unknown property", nb: neighbourhood(""), home: strings.Replace(home, "charge geq 40", "soc geq 40", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "no property soc at ev"},
+		{name: "unknown device in rule", nb: neighbourhood(""), home: "rules = [\"car charge geq 40 before 07:00\"]\n" + home, file: "/x/alder.toml", line: 1, key: "rules[0]", msg: "no property charge at car"},
+		{name: "time outside", nb: neighbourhood(""), home: strings.Replace(home, "07:00", "09:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "outside the horizon 17:00–07:00"},
+		{name: "time off grid", nb: neighbourhood(""), home: strings.Replace(home, "07:00", "06:30", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "not a slot boundary"},
+		{name: "rule syntax", nb: neighbourhood(""), home: strings.Replace(home, "geq", "atleast", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "unknown relation"},
+		{name: "infeasible", nb: neighbourhood(""), home: strings.Replace(home, "before 07:00", "before 19:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "at best ev charge reaches 28.2 kWh"},
+		{name: "infeasible bound", nb: neighbourhood(""), home: strings.Replace(home, "geq 40", "geq 70", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "cannot be satisfied"},
+		{name: "initial", nb: neighbourhood(""), home: strings.Replace(home, "charge = 15.0", "soc = 15.0", 1), file: "/x/alder.toml", line: 7, key: "device[0].initial.soc", msg: "changes no property \"soc\""},
+		{name: "background", nb: neighbourhood(""), home: strings.Replace(home, "0.4", "[0.4, 0.5]", 1), file: "/x/alder.toml", line: 2, key: "background_kw", msg: "2 values for 14 slots"},
+		{name: "sensor", nb: neighbourhood(""), home: home + "\n[[sensor]]\nlocation = \"ev\"\nproperty = \"charge\"\nresolution = -1\n", file: "/x/alder.toml", line: 13, key: "sensor[0].resolution", msg: "must be positive"},
+		{name: "home name", nb: neighbourhood(""), home: "name = \"al der\"\n", file: "/x/alder.toml", line: 1, key: "name", msg: "use letters"},
+		{name: "inline without name", nb: "[[home]]\nbackground_kw = 1\n", file: "/x/n.toml", line: 1, key: "home[0].name", msg: "needs a name"},
+		{name: "custom action", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = \"2\" }]\n", file: "/x/alder.toml", line: 3, key: "device[0].actions[0].power_kw", msg: "want a number"},
+	}
+	for _, tc := range tests {
+		fsys := files{"/x/alder.toml": home}
+		if tc.home != "" {
+			fsys["/x/alder.toml"] = tc.home
+		}
+		for k, v := range tc.extra {
+			fsys[k] = v
+		}
+		nb := tc.nb
+		if tc.name == "neighbour" {
+			nb = "neighbours = [[\"alder\", \"aldr\"]]\n" + nb
+		}
+		_, err := config.Parse("/x/n.toml", []byte(nb), fsys.read)
+		var es config.Errors
+		if !errors.As(err, &es) {
+			t.Errorf("%s: error %v, want config.Errors", tc.name, err)
+			continue
+		}
+		found := false
+		for _, e := range es {
+			if e.File == tc.file && e.Line == tc.line && e.Key == tc.key && strings.Contains(e.Msg, tc.msg) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: got\n%v\nwant %s:%d: %s: …%s…", tc.name, err, tc.file, tc.line, tc.key, tc.msg)
+		}
+		// The printed form is file:line: key: message.
+		if want := fmt.Sprintf("%s:%d: ", tc.file, tc.line); tc.line > 0 && !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %q does not contain %q", tc.name, err.Error(), want)
+		}
+	}
+}
+
+func TestFeederTooLarge(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[feeder]\nlimit_kw = 50\n")
+	for i := range 13 {
+		fmt.Fprintf(&b, "[[home]]\nname = \"h%d\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\n", i)
+	}
+	_, err := config.Parse("n.toml", []byte(b.String()), nil)
+	if err == nil || !strings.Contains(err.Error(), "n.toml:2: feeder.limit_kw: the limit ties the levels of all 13 homes") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// FuzzLoad checks that no configuration makes the loader panic and that
+// what it accepts is a valid model.
+func FuzzLoad(f *testing.F) {
+	for _, s := range []string{
+		neighbourhood("[coordination]\nlevels = 2\nwindows = [[\"17:00\", \"21:00\"]]\n[objective]\npeak = 0.1\n[feeder]\nlimit_kw = 30\n"),
+		"[[home]]\nname = \"a\"\nrules = [\"x t geq 1 before 3\"]\n[[home.device]]\nname = \"x\"\nactions = [{name=\"on\", power_kw=1, effects={t=1}}]\n[[home.sensor]]\nlocation = \"x\"\nproperty = \"t\"\n",
+		"homes = [\"alder.toml\"]\n[horizon]\nslots = 3\ndynamics = \"shds\"\n[prices]\nperiods = [{from=\"01:00\", to=\"02:00\", price=2}]\n",
+	} {
+		f.Add([]byte(s), []byte(home))
+	}
+	f.Fuzz(func(t *testing.T, nb, hm []byte) {
+		fsys := files{"/x/alder.toml": string(hm)}
+		cfg, err := config.Parse("/x/n.toml", nb, fsys.read)
+		if err != nil {
+			var es config.Errors
+			if !errors.As(err, &es) || len(es) == 0 {
+				t.Fatalf("error %v is not a non-empty config.Errors", err)
+			}
+			return
+		}
+		if err := cfg.Neighbourhood.Validate(); err != nil {
+			t.Fatalf("accepted an invalid model: %v", err)
+		}
+	})
+}

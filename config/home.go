@@ -1,0 +1,311 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hearth-dcop/hearth/devices"
+)
+
+// homeSrc remembers where each part of a home came from, so that model
+// errors can name the file, line and key.
+type homeSrc struct {
+	src     *source
+	path    string   // key prefix of the home: "" for a home file, "home[i]" inline
+	devices []string // per device
+	props   []string // per property
+	rules   []string // per rule
+}
+
+func (hs *homeSrc) key(k string) string { return join(hs.path, k) }
+
+// homeReader builds one home.
+type homeReader struct {
+	n     *node
+	hz    devices.Horizon
+	ck    clock
+	h     devices.Home
+	hs    *homeSrc
+	props map[[2]string]int
+	// bounds are the catalogue bounds per property, with the key of the
+	// device that brought them.
+	bounds map[[2]string]bounds
+}
+
+type bounds struct {
+	entry devices.Entry
+	key   string
+}
+
+func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (devices.Home, *homeSrc) {
+	r := &homeReader{n: n, hz: hz, ck: ck, hs: &homeSrc{src: n.src, path: n.path}, props: map[[2]string]int{}, bounds: map[[2]string]bounds{}}
+	r.h.Name = defName
+	if s, ok := n.str("name"); ok {
+		r.h.Name = s
+	}
+	if r.h.Name == "" {
+		n.errorf("name", "a home needs a name")
+	} else if !devices.ValidName(r.h.Name) {
+		n.errorf("name", "home name %q: use letters, digits, '_', '-' or '.'", r.h.Name)
+	}
+	r.background()
+	if rules, ok := n.strs("rules"); ok {
+		for i, text := range rules {
+			r.rule(text, index(n.key("rules"), i), "")
+		}
+	}
+	for _, d := range n.tables("device") {
+		r.device(d)
+	}
+	for _, s := range n.tables("sensor") {
+		r.sensor(s)
+	}
+	r.addBounds()
+	n.done("name", "background_kw", "rules", "device", "sensor")
+	return r.h, r.hs
+}
+
+func (r *homeReader) background() {
+	H := r.hz.Slots
+	r.h.Background = make([]float64, H)
+	v, ok := r.n.m["background_kw"]
+	if !ok {
+		return
+	}
+	if f, isNum := asNumber(v); isNum {
+		r.n.used["background_kw"] = true
+		for t := range r.h.Background {
+			r.h.Background[t] = f
+		}
+		return
+	}
+	bg, ok := r.n.nums("background_kw")
+	if !ok {
+		return
+	}
+	if len(bg) != H {
+		r.n.errorf("background_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(bg), H)
+		return
+	}
+	copy(r.h.Background, bg)
+}
+
+// rule parses a rule; loc is the default location of a device's rules.
+func (r *homeReader) rule(text, key, loc string) {
+	rule, err := devices.ParseRule(text, devices.RuleSyntax{Location: loc, Time: r.ck.boundary})
+	if err != nil {
+		r.hs.src.errorf(key, "%v", err)
+		return
+	}
+	r.h.Rules = append(r.h.Rules, rule)
+	r.hs.rules = append(r.hs.rules, key)
+}
+
+func (r *homeReader) device(n *node) {
+	name, _ := n.str("name")
+	if name == "" {
+		n.errorf("name", "a device needs a name (it names the device in rules and schedules)")
+		n.done()
+		return
+	}
+	if slices.ContainsFunc(r.h.Devices, func(d devices.Device) bool { return d.Name == name }) {
+		n.errorf("name", "two devices are called %q; give each a different name", name)
+	}
+	if !devices.ValidName(name) {
+		n.errorf("name", "device name %q: use letters, digits, '_', '-' or '.'", name)
+	}
+	loc, _ := n.str("location")
+	kind, hasKind := n.str("kind")
+	size, _ := n.str("size")
+	var dev devices.Device
+	var props []devices.Property
+	switch {
+	case hasKind && n.has("actions"):
+		n.errorf("actions", "give either kind (a catalogue entry) or actions (a custom device), not both")
+		return
+	case hasKind:
+		e, err := devices.Lookup(kind, size)
+		if err != nil {
+			k := "kind"
+			if size != "" && strings.HasPrefix(err.Error(), "size") {
+				k = "size"
+			}
+			n.errorf(k, "%v", err)
+			n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules")
+			return
+		}
+		dev, props = e.Instantiate(name, loc, r.hz.SlotMinutes)
+		for _, p := range props {
+			r.bounds[[2]string{p.Location, p.Name}] = bounds{entry: e, key: n.key("kind")}
+		}
+	case n.has("actions"):
+		dev, props = r.custom(n, name, loc)
+	default:
+		n.errorf("kind", "a device needs kind = \"…\" (one of %s) or actions = [{name = \"off\", power_kw = 0}, …]", strings.Join(devices.Kinds(), ", "))
+		n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions")
+		return
+	}
+	r.overrides(n, name, props)
+	r.h.Devices = append(r.h.Devices, dev)
+	r.hs.devices = append(r.hs.devices, n.path)
+	for _, p := range props {
+		r.property(p, n.path)
+	}
+	if rules, ok := n.strs("rules"); ok {
+		for i, text := range rules {
+			r.rule(text, index(n.key("rules"), i), name)
+		}
+	}
+	n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions")
+}
+
+// custom reads a device's own actions; effects are per hour.
+func (r *homeReader) custom(n *node, name, loc string) (devices.Device, []devices.Property) {
+	if loc == "" {
+		loc = name
+	}
+	f := float64(r.hz.SlotMinutes) / 60
+	dev := devices.Device{Name: name, Location: loc}
+	var props []devices.Property
+	for _, a := range n.tables("actions") {
+		an, _ := a.str("name")
+		if an == "" {
+			a.errorf("name", "an action needs a name")
+		}
+		if slices.ContainsFunc(dev.Actions, func(x devices.Action) bool { return x.Name == an }) {
+			a.errorf("name", "two actions are called %q", an)
+		}
+		pw, _ := a.num("power_kw")
+		act := devices.Action{Name: an, Power: pw}
+		names, eff := a.numbers("effects")
+		for _, p := range names {
+			act.Effects = append(act.Effects, devices.Effect{Property: p, Delta: eff[p] * f})
+			if !slices.ContainsFunc(props, func(x devices.Property) bool { return x.Name == p }) {
+				props = append(props, devices.Property{Location: loc, Name: p, Scale: 0.1})
+			}
+		}
+		dev.Actions = append(dev.Actions, act)
+		a.done("name", "power_kw", "effects")
+	}
+	if len(dev.Actions) == 0 {
+		n.errorf("actions", "a custom device needs at least one action")
+	}
+	devices.SortActions(dev.Actions)
+	return dev, props
+}
+
+// overrides applies a device's initial, drift and resolution tables to
+// the properties it brings.
+func (r *homeReader) overrides(n *node, name string, props []devices.Property) {
+	f := float64(r.hz.SlotMinutes) / 60
+	for _, key := range []string{"initial", "drift", "resolution"} {
+		names, vals := n.numbers(key)
+		for _, p := range names {
+			i := slices.IndexFunc(props, func(x devices.Property) bool { return x.Name == p })
+			if i < 0 {
+				var have []string
+				for _, x := range props {
+					have = append(have, x.Name)
+				}
+				n.src.errorf(join(n.key(key), p), "device %s changes no property %q (it changes %s); use a [[sensor]] for other properties", name, p, strings.Join(have, ", "))
+				continue
+			}
+			v := vals[p]
+			switch key {
+			case "initial":
+				props[i].Initial = v
+			case "drift":
+				props[i].Drift = v * f
+			case "resolution":
+				if v <= 0 {
+					n.src.errorf(join(n.key(key), p), "the resolution must be positive, e.g. 0.1")
+					continue
+				}
+				props[i].Scale = v
+			}
+		}
+	}
+}
+
+// property adds a property, or overrides an existing one when the
+// declaration comes from a sensor.
+func (r *homeReader) property(p devices.Property, key string) {
+	k := [2]string{p.Location, p.Name}
+	if _, ok := r.props[k]; ok {
+		return
+	}
+	r.props[k] = len(r.h.Properties)
+	r.h.Properties = append(r.h.Properties, p)
+	r.hs.props = append(r.hs.props, key)
+}
+
+func (r *homeReader) sensor(n *node) {
+	loc, _ := n.str("location")
+	prop, _ := n.str("property")
+	if loc == "" || prop == "" {
+		n.errorf("", "a sensor needs location = \"…\" and property = \"…\"")
+		n.done("location", "property", "initial", "drift", "resolution", "unit")
+		return
+	}
+	k := [2]string{loc, prop}
+	i, ok := r.props[k]
+	if !ok {
+		r.property(devices.Property{Location: loc, Name: prop, Scale: 0.1}, n.path)
+		i = r.props[k]
+	} else {
+		r.hs.props[i] = n.path
+	}
+	p := &r.h.Properties[i]
+	if v, ok := n.num("initial"); ok {
+		p.Initial = v
+	}
+	if v, ok := n.num("drift"); ok {
+		p.Drift = v * float64(r.hz.SlotMinutes) / 60
+	}
+	if v, ok := n.num("resolution"); ok {
+		if v <= 0 {
+			n.errorf("resolution", "the resolution must be positive, e.g. 0.1")
+		} else {
+			p.Scale = v
+		}
+	}
+	if v, ok := n.str("unit"); ok {
+		p.Unit = v
+	}
+	n.done("location", "property", "initial", "drift", "resolution", "unit")
+}
+
+// addBounds adds the catalogue's physical bounds of every property a rule
+// mentions, as passive rules pointing at the device's kind.
+func (r *homeReader) addBounds() {
+	have := map[string]bool{}
+	for _, rule := range r.h.Rules {
+		have[rule.Location+" "+rule.Property+" "+rule.Rel.String()+" "+fmt.Sprint(rule.Goal)+" "+rule.Prefix.String()] = true
+	}
+	mentioned := map[[2]string]bool{}
+	var order [][2]string
+	for _, rule := range r.h.Rules {
+		k := [2]string{rule.Location, rule.Property}
+		if !mentioned[k] {
+			mentioned[k] = true
+			order = append(order, k)
+		}
+	}
+	for _, k := range order {
+		b, ok := r.bounds[k]
+		if !ok {
+			continue
+		}
+		for _, rule := range b.entry.Bounds(k[1], k[0]) {
+			sig := rule.Location + " " + rule.Property + " " + rule.Rel.String() + " " + fmt.Sprint(rule.Goal) + " " + rule.Prefix.String()
+			if have[sig] {
+				continue
+			}
+			have[sig] = true
+			rule.Text += " (bound of " + b.entry.Kind + ")"
+			r.h.Rules = append(r.h.Rules, rule)
+			r.hs.rules = append(r.hs.rules, b.key)
+		}
+	}
+}

@@ -1,0 +1,446 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/devices"
+)
+
+// neighbourhood reads the top-level file.
+func (l *loader) neighbourhood(path string, data []byte) *Config {
+	root, ok := l.parse(path, data)
+	if !ok {
+		return nil
+	}
+	n := &devices.Neighbourhood{Units: devices.Units{Power: "kW", PowerScale: 1, Currency: "$", PriceScale: 1}}
+	cfg := &Config{File: path, Neighbourhood: n}
+	n.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	if s, ok := root.str("name"); ok {
+		n.Name = s
+	}
+	ck := l.horizon(root, n)
+	l.prices(root, n, ck)
+	nk := l.coordination(root, n, ck)
+	l.objective(root, n)
+	l.feeder(root, n)
+	cfg.Solver = l.solver(root)
+	cfg.Broker = l.broker(root)
+	var srcs []*homeSrc
+	if files, ok := root.strs("homes"); ok {
+		for i, f := range files {
+			p := l.file(f)
+			if l.read == nil {
+				root.src.errorf(index("homes", i), "cannot read home files here")
+				continue
+			}
+			data, err := l.read(p)
+			if err != nil {
+				root.src.errorf(index("homes", i), "cannot read home file: %v", err)
+				continue
+			}
+			hn, ok := l.parse(p, data)
+			if !ok {
+				continue
+			}
+			def := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+			h, hs := l.home(hn, n.Horizon, ck, def)
+			n.Homes = append(n.Homes, h)
+			srcs = append(srcs, hs)
+			cfg.HomeFiles = append(cfg.HomeFiles, p)
+		}
+	}
+	for _, hn := range root.tables("home") {
+		h, hs := l.home(hn, n.Horizon, ck, "")
+		n.Homes = append(n.Homes, h)
+		srcs = append(srcs, hs)
+		cfg.HomeFiles = append(cfg.HomeFiles, path)
+	}
+	if !root.has("homes") && !root.has("home") {
+		root.src.errorf("", "no homes: list home files in homes = [\"a.toml\", …] or add [[home]] tables")
+	}
+	l.neighbours(root, n, srcs)
+	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker")
+	if len(l.errs) > 0 {
+		return cfg
+	}
+	l.check(root.src, nk, n, srcs)
+	return cfg
+}
+
+// horizon reads [horizon] and returns the clock for time tokens.
+func (l *loader) horizon(root *node, n *devices.Neighbourhood) clock {
+	hz := devices.Horizon{Slots: DefaultSlots, SlotMinutes: int(DefaultSlot / time.Minute)}
+	if t, ok := root.table("horizon"); ok {
+		if v, ok := t.integer("slots"); ok {
+			if v < 1 || v > 10000 {
+				t.errorf("slots", "%d slots: use 1 to 10000", v)
+			} else {
+				hz.Slots = int(v)
+			}
+		}
+		if s, ok := t.str("slot"); ok {
+			if m, err := minutes(s); err != nil {
+				t.errorf("slot", "%v", err)
+			} else {
+				hz.SlotMinutes = m
+			}
+		}
+		if s, ok := t.str("start"); ok {
+			if m, err := parseClock(s); err != nil {
+				t.errorf("start", "%v", err)
+			} else {
+				hz.Start = m % 1440
+			}
+		}
+		switch oneOf(t, "dynamics", []string{"full", "shds"}, "full") {
+		case "shds":
+			hz.Dynamics = devices.SHDS
+		}
+		t.done("slots", "slot", "start", "dynamics")
+	}
+	n.Horizon = hz
+	return clock{start: hz.Start, slot: hz.SlotMinutes, slots: hz.Slots}
+}
+
+// prices reads [prices]: per_slot, or default with periods.
+func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
+	H := n.Horizon.Slots
+	n.Prices = make([]float64, H)
+	for t := range n.Prices {
+		n.Prices[t] = DefaultPrice
+	}
+	t, ok := root.table("prices")
+	if !ok {
+		return
+	}
+	if s, ok := t.str("currency"); ok {
+		n.Units.Currency = s
+	}
+	if ps, ok := t.nums("per_slot"); ok {
+		if t.has("default") || t.has("periods") {
+			t.errorf("per_slot", "give either per_slot or default/periods, not both")
+		}
+		if len(ps) != H {
+			t.errorf("per_slot", "%d prices for %d slots: give one price per slot", len(ps), H)
+		} else {
+			copy(n.Prices, ps)
+		}
+	}
+	if d, ok := t.num("default"); ok {
+		for i := range n.Prices {
+			n.Prices[i] = d
+		}
+	}
+	for _, p := range t.tables("periods") {
+		from, okf := p.str("from")
+		to, okt := p.str("to")
+		price, okp := p.num("price")
+		if !okf || !okt || !okp {
+			p.errorf("", "a period needs from = \"HH:MM\", to = \"HH:MM\" and price = number")
+			p.done("from", "to", "price")
+			continue
+		}
+		a, err := ck.boundary(from)
+		if err != nil {
+			p.errorf("from", "%v", err)
+			continue
+		}
+		b, err := ck.boundary(to)
+		if err != nil {
+			p.errorf("to", "%v", err)
+			continue
+		}
+		if b <= a {
+			p.errorf("to", "the period %s–%s is empty or runs past the end of the horizon; periods must lie inside it", from, to)
+		}
+		for s := a; s < b; s++ {
+			n.Prices[s] = price
+		}
+		p.done("from", "to", "price")
+	}
+	t.done("per_slot", "default", "periods", "currency")
+}
+
+// nbKeys are the neighbourhood-file keys that model errors point at.
+type nbKeys struct {
+	windows []string
+}
+
+// coordination reads [coordination]: windows or every, and levels.
+func (l *loader) coordination(root *node, n *devices.Neighbourhood, ck clock) nbKeys {
+	H := n.Horizon.Slots
+	n.Levels = DefaultLevels
+	var keys nbKeys
+	t, ok := root.table("coordination")
+	if !ok {
+		n.Windows = []devices.Window{{From: 0, To: H}}
+		keys.windows = []string{"coordination"}
+		return keys
+	}
+	if v, ok := t.integer("levels"); ok {
+		switch {
+		case v < 1:
+			t.errorf("levels", "levels = %d: a home needs at least one level per window (1 commits it to its greatest draw; 3 to 6 let homes coordinate)", v)
+		case v > 64:
+			t.errorf("levels", "levels = %d: more than 64 levels make the tables between homes too large", v)
+		default:
+			n.Levels = int(v)
+		}
+	}
+	switch {
+	case t.has("windows") && t.has("every"):
+		t.errorf("windows", "give either windows or every, not both")
+	case t.has("windows"):
+		ws, _ := t.list("windows")
+		for i, w := range ws {
+			k := index(t.key("windows"), i)
+			pair, ok := w.([]any)
+			if !ok || len(pair) != 2 {
+				t.src.errorf(k, "a window is a pair [from, to] of times (\"HH:MM\" or slot numbers)")
+				continue
+			}
+			var b [2]int
+			good := true
+			for j, v := range pair {
+				var err error
+				switch x := v.(type) {
+				case string:
+					b[j], err = ck.boundary(x)
+				case int64:
+					b[j], err = ck.boundary(fmt.Sprint(x))
+				default:
+					err = fmt.Errorf("want a time, got %s", typeName(v))
+				}
+				if err != nil {
+					t.src.errorf(k, "%v", err)
+					good = false
+				}
+			}
+			if !good {
+				continue
+			}
+			if b[1] <= b[0] {
+				t.src.errorf(k, "the window is empty or runs past the end of the horizon; write [from, to] with from before to")
+				continue
+			}
+			n.Windows = append(n.Windows, devices.Window{From: b[0], To: b[1]})
+			keys.windows = append(keys.windows, k)
+		}
+	case t.has("every"):
+		s, _ := t.str("every")
+		m, err := minutes(s)
+		if err == nil && m%n.Horizon.SlotMinutes != 0 {
+			err = fmt.Errorf("%s is not a whole number of %d-minute slots", s, n.Horizon.SlotMinutes)
+		}
+		if err != nil {
+			t.errorf("every", "%v", err)
+			break
+		}
+		step := m / n.Horizon.SlotMinutes
+		for a := 0; a < H; a += step {
+			n.Windows = append(n.Windows, devices.Window{From: a, To: min(a+step, H)})
+			keys.windows = append(keys.windows, t.key("every"))
+		}
+	default:
+		n.Windows = []devices.Window{{From: 0, To: H}}
+		keys.windows = []string{t.path}
+	}
+	t.done("windows", "every", "levels")
+	return keys
+}
+
+// objective reads [objective].
+func (l *loader) objective(root *node, n *devices.Neighbourhood) {
+	n.Weights = devices.Weights{Price: 1, Peak: DefaultPeakWeight}
+	t, ok := root.table("objective")
+	if !ok {
+		return
+	}
+	for _, k := range []string{"price", "peak"} {
+		v, ok := t.num(k)
+		if !ok {
+			continue
+		}
+		if v < 0 || v > 1e12 {
+			t.errorf(k, "weight %v: use a non-negative number (0 switches the term off)", v)
+			continue
+		}
+		if k == "price" {
+			n.Weights.Price = v
+		} else {
+			n.Weights.Peak = v
+		}
+	}
+	t.done("price", "peak")
+}
+
+// feeder reads [feeder].
+func (l *loader) feeder(root *node, n *devices.Neighbourhood) {
+	t, ok := root.table("feeder")
+	if !ok {
+		return
+	}
+	if v, ok := t.num("limit_kw"); ok {
+		if v <= 0 || v > 1e9 {
+			t.errorf("limit_kw", "limit %v kW: give a positive limit, or leave [feeder] out for none", v)
+		} else {
+			n.FeederLimit = v
+		}
+	}
+	t.done("limit_kw")
+}
+
+// solver reads [solver].
+func (l *loader) solver(root *node) Solver {
+	s := Solver{Global: GlobalSolvers[0], Local: LocalSolvers[0], Table: Tables[0], GPU: GPUModes[0], Seed: DefaultSeed, Params: map[string]float64{}}
+	t, ok := root.table("solver")
+	if !ok {
+		return s
+	}
+	s.Global = oneOf(t, "global", GlobalSolvers, s.Global)
+	s.Local = oneOf(t, "local", LocalSolvers, s.Local)
+	s.Table = oneOf(t, "table", Tables, s.Table)
+	s.GPU = oneOf(t, "gpu", GPUModes, s.GPU)
+	if v, ok := t.integer("seed"); ok {
+		if v < 0 {
+			t.errorf("seed", "the seed must be a non-negative integer")
+		} else {
+			s.Seed = uint64(v)
+		}
+	}
+	if v, ok := t.str("timeout"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			t.errorf("timeout", "%q is not a duration such as \"30s\" or \"5m\"", v)
+		} else {
+			s.Timeout = d
+		}
+	}
+	if names, ps := t.numbers("params"); ps != nil {
+		for _, k := range names {
+			if math.IsNaN(ps[k]) || math.IsInf(ps[k], 0) {
+				continue
+			}
+			s.Params[k] = ps[k]
+		}
+	}
+	t.done("global", "local", "table", "gpu", "seed", "timeout", "params")
+	return s
+}
+
+// broker reads [broker].
+func (l *loader) broker(root *node) Broker {
+	b := Broker{TopicPrefix: DefaultTopicPrefix}
+	t, ok := root.table("broker")
+	if !ok {
+		return b
+	}
+	b.URL, _ = t.str("url")
+	b.Username, _ = t.str("username")
+	b.Password, _ = t.str("password")
+	if p, ok := t.str("topic_prefix"); ok {
+		if p == "" || strings.ContainsAny(p, "#+") || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+			t.errorf("topic_prefix", "%q: use a non-empty topic without wildcards (# +) or leading/trailing '/'", p)
+		} else {
+			b.TopicPrefix = p
+		}
+	}
+	tls := false
+	if b.URL != "" {
+		u, err := url.Parse(b.URL)
+		switch {
+		case err != nil || u.Host == "":
+			t.errorf("url", "%q is not a broker URL such as tcp://broker.local:1883 or ssl://broker.local:8883 (leave it empty for the embedded broker)", b.URL)
+		case u.Scheme == "ssl" || u.Scheme == "tls" || u.Scheme == "mqtts" || u.Scheme == "wss":
+			tls = true
+		case u.Scheme == "tcp" || u.Scheme == "mqtt" || u.Scheme == "ws":
+		default:
+			t.errorf("url", "scheme %q: use tcp://, mqtt://, ssl://, tls://, mqtts://, ws:// or wss://", u.Scheme)
+		}
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"ca_file", &b.CAFile}, {"cert_file", &b.CertFile}, {"key_file", &b.KeyFile}} {
+		v, ok := t.str(f.key)
+		if !ok || v == "" {
+			continue
+		}
+		*f.dst = l.file(v)
+		if !tls {
+			t.errorf(f.key, "TLS files need a TLS broker URL (ssl://, tls://, mqtts:// or wss://)")
+		}
+		if l.read != nil {
+			if _, err := l.read(*f.dst); err != nil {
+				t.errorf(f.key, "cannot read %s: %v", *f.dst, err)
+			}
+		}
+	}
+	if (b.CertFile == "") != (b.KeyFile == "") {
+		t.errorf("cert_file", "a client certificate needs both cert_file and key_file")
+	}
+	if b.URL == "" && (b.Username != "" || b.Password != "") {
+		t.errorf("username", "credentials need a broker url; the embedded broker listens on loopback without them")
+	}
+	t.done("url", "username", "password", "ca_file", "cert_file", "key_file", "topic_prefix")
+	return b
+}
+
+// neighbours reads the optional neighbour pairs.
+func (l *loader) neighbours(root *node, n *devices.Neighbourhood, srcs []*homeSrc) {
+	list, ok := root.list("neighbours")
+	if !ok {
+		return
+	}
+	idx := map[string]int{}
+	for i := range n.Homes {
+		idx[n.Homes[i].Name] = i
+	}
+	seen := map[[2]int]bool{}
+	n.Links = [][2]int{}
+	for i, v := range list {
+		k := index("neighbours", i)
+		pair, ok := v.([]any)
+		if !ok || len(pair) != 2 {
+			root.src.errorf(k, "a neighbour link is a pair of home names, e.g. [\"alder\", \"birch\"]")
+			continue
+		}
+		var ends [2]int
+		good := true
+		for j, x := range pair {
+			s, _ := x.(string)
+			h, found := idx[s]
+			if !found {
+				names := make([]string, 0, len(idx))
+				for name := range idx {
+					names = append(names, name)
+				}
+				msg := fmt.Sprintf("%q is not a home of the neighbourhood", fmt.Sprint(x))
+				if c := closest(s, names); c != "" {
+					msg += fmt.Sprintf("; did you mean %q?", c)
+				}
+				root.src.errorf(k, "%s", msg)
+				good = false
+			}
+			ends[j] = h
+		}
+		if !good {
+			continue
+		}
+		a, b := min(ends[0], ends[1]), max(ends[0], ends[1])
+		switch {
+		case a == b:
+			root.src.errorf(k, "a home cannot be its own neighbour")
+		case seen[[2]int{a, b}]:
+			root.src.errorf(k, "the link is listed twice")
+		default:
+			seen[[2]int{a, b}] = true
+			n.Links = append(n.Links, [2]int{a, b})
+		}
+	}
+}

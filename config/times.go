@@ -1,0 +1,64 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clock converts the times a configuration writes into slot boundaries.
+type clock struct {
+	start int // minutes after midnight of boundary 0
+	slot  int // minutes per slot
+	slots int
+}
+
+// parseClock reads "HH:MM" (00:00 to 24:00).
+func parseClock(s string) (int, error) {
+	h, m, ok := strings.Cut(s, ":")
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil || len(m) != 2 || hh < 0 || hh > 24 || mm < 0 || mm > 59 || hh == 24 && mm != 0 {
+		return 0, fmt.Errorf("%q is not a clock time HH:MM", s)
+	}
+	return hh*60 + mm, nil
+}
+
+func fmtClock(min int) string {
+	min = ((min % 1440) + 1440) % 1440
+	return fmt.Sprintf("%02d:%02d", min/60, min%60)
+}
+
+// boundary turns a time token into a slot boundary 0..slots: a slot
+// number, or a clock time counted forward from the horizon's start (so a
+// horizon starting at 17:00 puts 07:00 fourteen hours later).
+func (c clock) boundary(tok string) (int, error) {
+	if n, err := strconv.Atoi(tok); err == nil {
+		if n < 0 || n > c.slots {
+			return 0, fmt.Errorf("time %d is outside the horizon: slot numbers run from 0 to %d", n, c.slots)
+		}
+		return n, nil
+	}
+	m, err := parseClock(tok)
+	if err != nil {
+		return 0, fmt.Errorf("time %q: write HH:MM or a slot number", tok)
+	}
+	d := ((m-c.start)%1440 + 1440) % 1440
+	if d%c.slot != 0 {
+		return 0, fmt.Errorf("time %s is not a slot boundary: slots of %d min start at %s", tok, c.slot, fmtClock(c.start))
+	}
+	if d/c.slot > c.slots {
+		return 0, fmt.Errorf("time %s is outside the horizon %s–%s", tok, fmtClock(c.start), fmtClock(c.start+c.slots*c.slot))
+	}
+	return d / c.slot, nil
+}
+
+// minutes reads a duration ("1h", "30m", "1h30m") in whole minutes.
+func minutes(s string) (int, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 || d%time.Minute != 0 || d > 24*time.Hour {
+		return 0, fmt.Errorf("%q is not a whole number of minutes between 1m and 24h (write e.g. \"1h\" or \"30m\")", s)
+	}
+	return int(d / time.Minute), nil
+}

@@ -1,0 +1,256 @@
+package compile
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// prices adds one unary price function per action variable whose actions
+// do not all cost nothing.
+func (k *compiler) prices(hi int) {
+	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
+	dt := n.Horizon.Hours()
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		for t := range n.Horizon.Slots {
+			costs := make([]float64, len(dev.Actions))
+			zero := true
+			for a := range dev.Actions {
+				costs[a] = n.Weights.Price * n.Prices[t] * dev.Actions[a].Power * dt
+				zero = zero && costs[a] == 0
+			}
+			if !zero {
+				k.add(hi, fmt.Sprintf("%s/price:%s@%d", h.Name, dev.Name, t), []int{hc.Actions[d][t]}, costs)
+			}
+		}
+	}
+}
+
+// links adds, for each slot of each window, the hard function that keeps
+// the slot's draw within the committed level's cap.
+func (k *compiler) links(hi int) error {
+	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
+	for w, win := range n.Windows {
+		caps := hc.Caps[w]
+		for t := win.From; t < win.To; t++ {
+			draws, _ := h.SlotDraws(t)
+			if devices.Fits(draws[len(draws)-1], caps[0]) {
+				continue // every level fits every draw of the slot
+			}
+			scope := make([]int, 0, len(h.Devices)+1)
+			for d := range h.Devices {
+				scope = append(scope, hc.Actions[d][t])
+			}
+			scope = append(scope, hc.Levels[w])
+			costs, err := k.table(fmt.Sprintf("home %s: the level link of slot %d", h.Name, t), scope, 0)
+			if err != nil {
+				return err
+			}
+			acts := make([]int, len(h.Devices))
+			idx := 0
+			for {
+				draw := h.Draw(t, func(d int) int { return acts[d] })
+				for c := range caps {
+					if !devices.Fits(draw, caps[c]) {
+						costs[idx] = mva.Hard
+					}
+					idx++
+				}
+				if !next(acts, func(d int) int { return len(h.Devices[d].Actions) }) {
+					break
+				}
+			}
+			k.add(hi, fmt.Sprintf("%s/link@%d", h.Name, t), scope, costs)
+		}
+	}
+	return nil
+}
+
+// next advances a mixed-radix counter (last digit fastest) and reports
+// whether it has not wrapped around.
+func next(digits []int, radix func(i int) int) bool {
+	for j := len(digits) - 1; j >= 0; j-- {
+		digits[j]++
+		if digits[j] < radix(j) {
+			return true
+		}
+		digits[j] = 0
+	}
+	return false
+}
+
+// ownPeak adds each level's own part of the peak term.
+func (k *compiler) ownPeak(hi int) {
+	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
+	if n.Weights.Peak == 0 {
+		return
+	}
+	dt := n.Horizon.Hours()
+	for w, win := range n.Windows {
+		costs := make([]float64, len(hc.Caps[w]))
+		for c, cp := range hc.Caps[w] {
+			sum := 0.0
+			for t := win.From; t < win.To; t++ {
+				v := cp
+				if h.OutsideLoad != nil {
+					v += h.OutsideLoad[t]
+				}
+				sum += v * v
+			}
+			costs[c] = n.Weights.Peak * dt * dt * sum
+		}
+		k.add(hi, fmt.Sprintf("%s/peak@%d", h.Name, w), []int{hc.Levels[w]}, costs)
+	}
+}
+
+// transitions adds the hard transition functions of one modelled
+// property.
+func (k *compiler) transitions(hi int, m *Model) error {
+	h, hc := &k.n.Homes[hi], &k.c.Homes[hi]
+	s := m.Space
+	hz := k.n.Horizon
+	p := &h.Properties[s.Model.Property]
+	acts := s.Model.Actuators
+	for i := 1; i <= s.Last; i++ {
+		t := hz.Mover(i)
+		var scope []int
+		prev := []devices.State{s.States[0][0]}
+		if i > 1 {
+			scope = append(scope, m.Vars[i-1])
+			prev = s.States[i-1]
+		}
+		for _, d := range acts {
+			scope = append(scope, hc.Actions[d][t])
+		}
+		scope = append(scope, m.Vars[i])
+		costs, err := k.table(fmt.Sprintf("home %s: property %s %s at index %d", h.Name, p.Location, p.Name, i), scope, mva.Hard)
+		if err != nil {
+			return err
+		}
+		nz := len(s.States[i])
+		idx := 0
+		for _, st := range prev {
+			devices.Joint(h, acts, func(a []int) {
+				if to, ok := s.Step(i, st, a); ok {
+					costs[idx+s.IndexOf(i, to)] = 0
+				}
+				idx += nz
+			})
+		}
+		k.add(hi, fmt.Sprintf("%s/%s.%s:step#%d", h.Name, p.Location, p.Name, i), scope, costs)
+	}
+	return nil
+}
+
+// between adds the cross part of the peak term and the feeder limits.
+func (k *compiler) between() error {
+	n, c := k.n, k.c
+	dt := n.Horizon.Hours()
+	for w, win := range n.Windows {
+		if n.Weights.Peak != 0 {
+			coef := n.Weights.Peak * dt * dt * float64(win.Len()) * 2
+			for _, l := range n.Linked() {
+				a, b := &c.Homes[l[0]], &c.Homes[l[1]]
+				ca, cb := a.Caps[w], b.Caps[w]
+				costs := make([]float64, len(ca)*len(cb))
+				for i := range ca {
+					for j := range cb {
+						costs[i*len(cb)+j] = coef * ca[i] * cb[j]
+					}
+				}
+				k.add(-1, fmt.Sprintf("peak:%s~%s@%d", n.Homes[l[0]].Name, n.Homes[l[1]].Name, w), []int{a.Levels[w], b.Levels[w]}, costs)
+			}
+		}
+		if err := k.feeder(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// feeder adds window w's feeder limit when it can bind.
+func (k *compiler) feeder(w int) error {
+	n, c := k.n, k.c
+	if n.FeederLimit <= 0 {
+		return nil
+	}
+	lo, hi := 0.0, 0.0
+	scope := make([]int, len(c.Homes))
+	for h := range c.Homes {
+		caps := c.Homes[h].Caps[w]
+		lo += caps[0]
+		hi += caps[len(caps)-1]
+		scope[h] = c.Homes[h].Levels[w]
+	}
+	if devices.Fits(hi, n.FeederLimit) {
+		return nil // no combination of levels can exceed it
+	}
+	if !devices.Fits(lo, n.FeederLimit) {
+		e := &devices.Error{Part: devices.PartFeeder, Index: -1, Infeasible: true,
+			Msg: fmt.Sprintf("window %d: the homes' lowest levels already add up to %g, above the feeder limit %g; raise the limit or shift load out of the window", w, lo, n.FeederLimit)}
+		return e
+	}
+	costs, err := k.table(fmt.Sprintf("the feeder limit of window %d (over %d homes)", w, len(scope)), scope, 0)
+	if err != nil {
+		return err
+	}
+	levels := make([]int, len(scope))
+	for idx := range costs {
+		sum := 0.0
+		for h, l := range levels {
+			sum += c.Homes[h].Caps[w][l]
+		}
+		if !devices.Fits(sum, n.FeederLimit) {
+			costs[idx] = mva.Hard
+		}
+		next(levels, func(h int) int { return len(c.Homes[h].Caps[w]) })
+	}
+	k.add(-1, fmt.Sprintf("feeder@%d", w), scope, costs)
+	return nil
+}
+
+// foldBase adds each home's constant cost (the price of its background
+// load) to its first function, or to Problem.Offset when it has none.
+func (k *compiler) foldBase() {
+	n := k.n
+	dt := n.Horizon.Hours()
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		base := 0.0
+		for t := range n.Horizon.Slots {
+			base += n.Weights.Price * n.Prices[t] * h.Background[t] * dt
+		}
+		if base == 0 {
+			continue
+		}
+		f := k.first[hi]
+		if f < 0 {
+			v := k.firstVar(hi)
+			if v < 0 {
+				k.p.Offset += base
+				continue
+			}
+			f = len(k.p.Functions)
+			k.add(hi, h.Name+"/base", []int{v}, make([]float64, k.p.DomainSize(v)))
+		}
+		costs := k.p.Functions[f].Costs
+		for i := range costs {
+			if !math.IsInf(costs[i], 1) {
+				costs[i] += base
+			}
+		}
+		k.p.Functions[f].Name += "+base"
+	}
+}
+
+func (k *compiler) firstVar(hi int) int {
+	for v := range k.p.Variables {
+		if k.p.Variables[v].Agent == hi {
+			return v
+		}
+	}
+	return -1
+}

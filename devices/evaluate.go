@@ -1,0 +1,240 @@
+package devices
+
+import (
+	"fmt"
+	"math"
+)
+
+// Schedule is a plan for every home of a neighbourhood.
+type Schedule struct {
+	Homes []HomeSchedule
+}
+
+// HomeSchedule is one home's plan: an action per device and slot, and the
+// level it commits to in each coordination window.
+type HomeSchedule struct {
+	// Actions[d][t] is the index of device d's action in slot t.
+	Actions [][]int
+	// Levels[w] is the level committed in window w; nil commits the
+	// tightest level that the actions fit (Tightest).
+	Levels []int
+}
+
+// Evaluation is the cost and the check of a schedule, computed directly
+// from the model (trajectories simulated slot by slot), independently of
+// the compiled problem.
+type Evaluation struct {
+	// Cost is the weighted objective: PriceCost + PeakCost, +Inf when the
+	// schedule breaks a hard constraint.
+	Cost      float64
+	PriceCost float64 // Weights.Price × Σ price·energy
+	PeakCost  float64 // Weights.Peak × the peak term
+	Feasible  bool
+	// Violations says what breaks, one line each.
+	Violations []string
+	Homes      []HomeEvaluation
+	// Load is the neighbourhood's draw per slot; Committed the sum of the
+	// committed caps per window.
+	Load      []float64
+	Committed []float64
+	// LoadSquares is Σ_t (Load(t)·Δ)², the actual (not committed) peak
+	// measure of SHDS (shds-model.md §4.4); PeakLoad is max_t Load(t).
+	LoadSquares, PeakLoad float64
+}
+
+// HomeEvaluation is one home's part.
+type HomeEvaluation struct {
+	// Load is the draw per slot (power units).
+	Load []float64
+	// Energy is Σ draw·Δ; Price is Σ price·draw·Δ (unweighted).
+	Energy, Price float64
+	// Peak is the greatest draw of the horizon.
+	Peak float64
+	// Levels and Caps are the committed level and its cap per window.
+	Levels []int
+	Caps   []float64
+	// Rules[r] reports whether rule r holds.
+	Rules []bool
+	// Values[p] is property p's trajectory in natural units (nil for
+	// properties no rule mentions).
+	Values [][]float64
+}
+
+// Evaluate checks and prices a schedule. It returns an error only for a
+// schedule of the wrong shape.
+func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
+	if len(s.Homes) != len(n.Homes) {
+		return nil, fmt.Errorf("schedule has %d homes, the neighbourhood %d", len(s.Homes), len(n.Homes))
+	}
+	hz := n.Horizon
+	dt := hz.Hours()
+	ev := &Evaluation{Feasible: true, Load: make([]float64, hz.Slots), Committed: make([]float64, len(n.Windows))}
+	ev.Homes = make([]HomeEvaluation, len(n.Homes))
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		hs := &s.Homes[hi]
+		if err := h.checkShape(hs, hz.Slots, len(n.Windows)); err != nil {
+			return nil, err
+		}
+		he := &ev.Homes[hi]
+		he.Load = make([]float64, hz.Slots)
+		he.Peak = math.Inf(-1)
+		for t := range hz.Slots {
+			he.Load[t] = h.Draw(t, func(d int) int { return hs.Actions[d][t] })
+			he.Energy += he.Load[t] * dt
+			he.Price += n.Prices[t] * he.Load[t] * dt
+			he.Peak = math.Max(he.Peak, he.Load[t])
+			ev.Load[t] += he.Load[t]
+		}
+		ev.PriceCost += n.Weights.Price * he.Price
+		he.Levels = make([]int, len(n.Windows))
+		he.Caps = make([]float64, len(n.Windows))
+		for w, win := range n.Windows {
+			caps := n.LevelCaps(hi, w)
+			top := math.Inf(-1)
+			for t := win.From; t < win.To; t++ {
+				top = math.Max(top, he.Load[t])
+			}
+			k := Tightest(caps, top)
+			if hs.Levels != nil {
+				k = hs.Levels[w]
+			}
+			if k < 0 || k >= len(caps) {
+				return nil, fmt.Errorf("home %s: level %d of window %d is outside 0..%d", h.Name, k, w, len(caps)-1)
+			}
+			he.Levels[w], he.Caps[w] = k, caps[k]
+			ev.Committed[w] += caps[k]
+			if !Fits(top, caps[k]) {
+				ev.violate("home %s draws %g in window %d, above its committed cap %g", h.Name, top, w, caps[k])
+			}
+		}
+		he.Rules, he.Values = n.checkRules(h, hs, ev)
+	}
+	ev.PeakCost = n.Weights.Peak * n.peakTerm(ev)
+	ev.PeakLoad = math.Inf(-1)
+	for _, l := range ev.Load {
+		ev.LoadSquares += l * dt * l * dt
+		ev.PeakLoad = math.Max(ev.PeakLoad, l)
+	}
+	for w, c := range ev.Committed {
+		if n.FeederLimit > 0 && !Fits(c, n.FeederLimit) {
+			ev.violate("window %d: committed caps add up to %g, above the feeder limit %g", w, c, n.FeederLimit)
+		}
+	}
+	ev.Cost = ev.PriceCost + ev.PeakCost
+	if !ev.Feasible {
+		ev.Cost = math.Inf(1)
+	}
+	return ev, nil
+}
+
+// peakTerm returns Σ_w Σ_{t∈w} Δ²·[Σ_h (cap_h + outside_h(t))² + Σ_links 2·cap_h·cap_g].
+func (n *Neighbourhood) peakTerm(ev *Evaluation) float64 {
+	dt := n.Horizon.Hours()
+	total := 0.0
+	for w, win := range n.Windows {
+		for t := win.From; t < win.To; t++ {
+			sum := 0.0
+			for hi := range n.Homes {
+				c := ev.Homes[hi].Caps[w]
+				if o := n.Homes[hi].OutsideLoad; o != nil {
+					c += o[t]
+				}
+				sum += c * c
+			}
+			for _, l := range n.Linked() {
+				sum += 2 * ev.Homes[l[0]].Caps[w] * ev.Homes[l[1]].Caps[w]
+			}
+			total += dt * dt * sum
+		}
+	}
+	return total
+}
+
+func (ev *Evaluation) violate(format string, args ...any) {
+	ev.Feasible = false
+	ev.Violations = append(ev.Violations, fmt.Sprintf(format, args...))
+}
+
+func (h *Home) checkShape(hs *HomeSchedule, slots, windows int) error {
+	if len(hs.Actions) != len(h.Devices) {
+		return fmt.Errorf("home %s: schedule has %d devices, the home %d", h.Name, len(hs.Actions), len(h.Devices))
+	}
+	for d, row := range hs.Actions {
+		if len(row) != slots {
+			return fmt.Errorf("home %s: device %s has %d slots scheduled, the horizon %d", h.Name, h.Devices[d].Name, len(row), slots)
+		}
+		for t, a := range row {
+			if a < 0 || a >= len(h.Devices[d].Actions) {
+				return fmt.Errorf("home %s: device %s slot %d: action %d is not one of its %d actions", h.Name, h.Devices[d].Name, t, a, len(h.Devices[d].Actions))
+			}
+		}
+	}
+	if hs.Levels != nil && len(hs.Levels) != windows {
+		return fmt.Errorf("home %s: schedule has %d levels for %d windows", h.Name, len(hs.Levels), windows)
+	}
+	return nil
+}
+
+// checkRules simulates every property a rule mentions and checks each rule
+// on its window.
+func (n *Neighbourhood) checkRules(h *Home, hs *HomeSchedule, ev *Evaluation) ([]bool, [][]float64) {
+	hz := n.Horizon
+	ok := make([]bool, len(h.Rules))
+	values := make([][]float64, len(h.Properties))
+	steps := map[int][]int64{}
+	for ri := range h.Rules {
+		r := &h.Rules[ri]
+		pi := h.Property(r.Location, r.Property)
+		if pi < 0 {
+			ev.violate("home %s: rule %q names no property of the home", h.Name, r.Text)
+			continue
+		}
+		p := &h.Properties[pi]
+		traj, done := steps[pi]
+		if !done {
+			traj = h.trajectory(hz, pi, hs)
+			steps[pi] = traj
+			values[pi] = make([]float64, len(traj))
+			for i, v := range traj {
+				values[pi][i] = float64(v) * p.Scale
+			}
+		}
+		goal := Steps(r.Goal, p.Scale)
+		from, to, anyOf := hz.RuleWindow(r)
+		holds := !anyOf
+		for i := from; i < to; i++ {
+			if r.Rel.Holds(traj[i], goal) == anyOf {
+				holds = anyOf
+				break
+			}
+		}
+		ok[ri] = holds
+		if !holds {
+			ev.violate("home %s: rule %q does not hold", h.Name, r.Text)
+		}
+	}
+	return ok, values
+}
+
+// trajectory simulates property pi in steps over every index.
+func (h *Home) trajectory(hz Horizon, pi int, hs *HomeSchedule) []int64 {
+	p := &h.Properties[pi]
+	out := make([]int64, hz.Indices())
+	out[0] = Steps(p.Initial, p.Scale)
+	drift := Steps(p.Drift, p.Scale)
+	for i := 1; i < len(out); i++ {
+		t := hz.Mover(i)
+		v := out[i-1] + drift
+		for d := range h.Devices {
+			dev := &h.Devices[d]
+			if !dev.Affects(p.Location, p.Name) {
+				continue
+			}
+			delta, _ := dev.Actions[hs.Actions[d][t]].Effect(p.Name)
+			v += Steps(delta, p.Scale)
+		}
+		out[i] = v
+	}
+	return out
+}

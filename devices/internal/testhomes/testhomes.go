@@ -1,0 +1,217 @@
+// Package testhomes generates small seeded random neighbourhoods for the
+// tests of package devices and its compiler: few slots, few devices with
+// two or three actions, random rules of every prefix and relation, so
+// that schedules can be enumerated exhaustively.
+package testhomes
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/hearth-dcop/hearth/devices"
+)
+
+// Options size a random neighbourhood.
+type Options struct {
+	Homes   int
+	Slots   int
+	Devices int // per home, at most
+	Actions int // per device, at most (2 or 3)
+	// Dynamics picks SHDS dynamics for odd seeds when Mixed is set.
+	Mixed bool
+	// Feeder draws a feeder limit for some seeds.
+	Feeder bool
+}
+
+// Random returns a valid neighbourhood drawn from seed.
+func Random(seed uint64, o Options) *devices.Neighbourhood {
+	rng := rand.New(rand.NewPCG(seed, 0x40e5))
+	hz := devices.Horizon{Slots: o.Slots, SlotMinutes: 60}
+	if o.Mixed && seed%2 == 1 {
+		hz.Dynamics = devices.SHDS
+	}
+	if rng.IntN(3) == 0 {
+		hz.SlotMinutes = 30
+	}
+	n := &devices.Neighbourhood{
+		Name:    fmt.Sprintf("random-%d", seed),
+		Horizon: hz,
+		Levels:  1 + rng.IntN(3),
+		Weights: devices.Weights{Price: 1, Peak: float64(rng.IntN(4)) * 0.25},
+		Units:   devices.Units{Power: "kW", PowerScale: 1, Currency: "$", PriceScale: 1},
+	}
+	for range o.Slots {
+		n.Prices = append(n.Prices, 0.1+0.1*float64(rng.IntN(5)))
+	}
+	// One or two windows over a prefix or the whole horizon.
+	cut := 1 + rng.IntN(o.Slots)
+	n.Windows = append(n.Windows, devices.Window{From: 0, To: cut})
+	if cut < o.Slots && rng.IntN(2) == 0 {
+		n.Windows = append(n.Windows, devices.Window{From: cut, To: o.Slots})
+	}
+	for h := range o.Homes {
+		n.Homes = append(n.Homes, home(rng, fmt.Sprintf("h%d", h), hz, o))
+	}
+	if o.Homes > 2 && rng.IntN(2) == 0 {
+		n.Links = [][2]int{{0, 1}, {1, 2}}
+	}
+	if o.Feeder && rng.IntN(2) == 0 {
+		n.FeederLimit = 1 + float64(rng.IntN(6*o.Homes))
+	}
+	if err := n.Validate(); err != nil {
+		panic(fmt.Sprintf("testhomes: seed %d: %v", seed, err))
+	}
+	return n
+}
+
+func home(rng *rand.Rand, name string, hz devices.Horizon, o Options) devices.Home {
+	h := devices.Home{Name: name}
+	for range hz.Slots {
+		h.Background = append(h.Background, 0.1*float64(rng.IntN(6)))
+	}
+	if rng.IntN(4) == 0 {
+		for range hz.Slots {
+			h.OutsideLoad = append(h.OutsideLoad, 0.5*float64(rng.IntN(4)))
+		}
+	}
+	nd := 1 + rng.IntN(o.Devices)
+	for d := range nd {
+		dev := devices.Device{Name: fmt.Sprintf("d%d", d), Location: fmt.Sprintf("d%d", d)}
+		shared := d > 0 && rng.IntN(3) == 0
+		if shared {
+			dev.Location = "room"
+		}
+		na := 2 + rng.IntN(o.Actions-1)
+		for a := range na {
+			act := devices.Action{Name: fmt.Sprintf("a%d", a), Power: 0.5 * float64(rng.IntN(5))}
+			if a == 0 {
+				act.Power = 0
+				if rng.IntN(4) == 0 {
+					act.Power = -1 // a battery-like device may feed the home
+				}
+			}
+			prop := "p"
+			if shared {
+				prop = "temp"
+			}
+			if a > 0 || rng.IntN(2) == 0 {
+				act.Effects = append(act.Effects, devices.Effect{Property: prop, Delta: float64(rng.IntN(7) - 2)})
+			}
+			if shared && rng.IntN(2) == 0 {
+				// The device also moves its own property: two models share it.
+				act.Effects = append(act.Effects, devices.Effect{Property: "p", Delta: float64(rng.IntN(5) - 1)})
+			}
+			dev.Actions = append(dev.Actions, act)
+		}
+		devices.SortActions(dev.Actions)
+		h.Devices = append(h.Devices, dev)
+		if h.Property(dev.Name, "p") < 0 {
+			h.Properties = append(h.Properties, devices.Property{Location: dev.Name, Name: "p", Initial: float64(rng.IntN(4)), Drift: float64(rng.IntN(2)) * -1, Scale: 1})
+		}
+		if shared && h.Property("room", "temp") < 0 {
+			h.Properties = append(h.Properties, devices.Property{Location: "room", Name: "temp", Initial: 2, Drift: -1, Scale: 0.5})
+		}
+	}
+	rels := []devices.Relation{devices.Eq, devices.Neq, devices.Lt, devices.Leq, devices.Gt, devices.Geq}
+	for _, p := range h.Properties {
+		if !affected(&h, p) || rng.IntN(4) == 0 {
+			continue
+		}
+		for range 1 + rng.IntN(2) {
+			r := devices.Rule{Location: p.Location, Property: p.Name, Rel: rels[rng.IntN(len(rels))], Goal: float64(rng.IntN(9)) * p.Scale * 2}
+			r.Prefix = devices.Prefix(rng.IntN(5))
+			r.T1, r.T2 = times(rng, hz, r.Prefix)
+			r.Text = r.String()
+			h.Rules = append(h.Rules, r)
+		}
+	}
+	return h
+}
+
+func affected(h *devices.Home, p devices.Property) bool {
+	for i := range h.Devices {
+		if h.Devices[i].Affects(p.Location, p.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// times draws a valid time for the prefix.
+func times(rng *rand.Rand, hz devices.Horizon, pf devices.Prefix) (int, int) {
+	H := hz.Slots
+	if hz.Dynamics == devices.SHDS {
+		switch pf {
+		case devices.Before:
+			return 1 + rng.IntN(H), 0
+		case devices.After:
+			return rng.IntN(H - 1), 0
+		case devices.At:
+			return rng.IntN(H), 0
+		case devices.Within:
+			a := rng.IntN(H)
+			return a, a + 1 + rng.IntN(H-a)
+		}
+		return 0, 0
+	}
+	switch pf {
+	case devices.Within:
+		a := rng.IntN(H + 1)
+		return a, a + rng.IntN(H+1-a)
+	case devices.Passive:
+		return 0, 0
+	}
+	return rng.IntN(H + 1), 0
+}
+
+// Schedules calls f with every schedule of home h of n (tightest levels).
+func Schedules(n *devices.Neighbourhood, h int, f func(devices.HomeSchedule)) {
+	home := &n.Homes[h]
+	var vars [][2]int
+	for d := range home.Devices {
+		for t := range n.Horizon.Slots {
+			vars = append(vars, [2]int{d, t})
+		}
+	}
+	s := devices.HomeSchedule{Actions: make([][]int, len(home.Devices))}
+	for d := range home.Devices {
+		s.Actions[d] = make([]int, n.Horizon.Slots)
+	}
+	var rec func(i int)
+	rec = func(i int) {
+		if i == len(vars) {
+			f(s)
+			return
+		}
+		d, t := vars[i][0], vars[i][1]
+		for a := range home.Devices[d].Actions {
+			s.Actions[d][t] = a
+			rec(i + 1)
+		}
+	}
+	rec(0)
+}
+
+// RandomSchedule draws a schedule with random actions and, half of the
+// time, random levels.
+func RandomSchedule(rng *rand.Rand, n *devices.Neighbourhood) *devices.Schedule {
+	s := &devices.Schedule{Homes: make([]devices.HomeSchedule, len(n.Homes))}
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		hs := &s.Homes[hi]
+		hs.Actions = make([][]int, len(h.Devices))
+		for d := range h.Devices {
+			hs.Actions[d] = make([]int, n.Horizon.Slots)
+			for t := range hs.Actions[d] {
+				hs.Actions[d][t] = rng.IntN(len(h.Devices[d].Actions))
+			}
+		}
+		if rng.IntN(2) == 0 {
+			hs.Levels = make([]int, len(n.Windows))
+			for w := range hs.Levels {
+				hs.Levels[w] = rng.IntN(len(n.LevelCaps(hi, w)))
+			}
+		}
+	}
+	return s
+}

@@ -1,0 +1,236 @@
+package devices
+
+import "math"
+
+// Dynamics selects how a property's trajectory is indexed and which indices
+// rule windows cover; see the package documentation.
+type Dynamics int
+
+const (
+	// Full indexes the slot boundaries 0..Slots: every slot acts, every
+	// boundary can be checked.
+	Full Dynamics = iota
+	// SHDS reproduces the data set's simulator: indices 0..Slots−1, slot
+	// 0's actions have no effect, half-open windows.
+	SHDS
+)
+
+// String returns "full" or "shds", the words of the TOML key.
+func (d Dynamics) String() string {
+	if d == SHDS {
+		return "shds"
+	}
+	return "full"
+}
+
+// Horizon is the scheduling period.
+type Horizon struct {
+	Slots       int
+	SlotMinutes int
+	// Start is the clock time of slot 0's beginning, in minutes after
+	// midnight; it only labels slots and converts "HH:MM" rule times.
+	Start    int
+	Dynamics Dynamics
+	// AtVacuous reproduces the SH-MGM simulator, whose `at T` windows are
+	// empty (shds-model.md §6 I3); only the shmgm import profile sets it.
+	AtVacuous bool
+}
+
+// Hours returns the slot length in hours (Δ).
+func (h Horizon) Hours() float64 { return float64(h.SlotMinutes) / 60 }
+
+// Indices returns the length of a property trajectory: Slots+1 boundaries
+// under Full, Slots under SHDS.
+func (h Horizon) Indices() int {
+	if h.Dynamics == SHDS {
+		return h.Slots
+	}
+	return h.Slots + 1
+}
+
+// Mover returns the slot whose actions move a property from index i−1 to
+// index i (i ≥ 1).
+func (h Horizon) Mover(i int) int {
+	if h.Dynamics == SHDS {
+		return i
+	}
+	return i - 1
+}
+
+// Window is a coordination window: the slots [From, To).
+type Window struct{ From, To int }
+
+// Len returns the number of slots in w.
+func (w Window) Len() int { return w.To - w.From }
+
+// Weights weigh the two parts of the objective.
+type Weights struct {
+	Price float64
+	Peak  float64
+}
+
+// Units say what one model unit of power and of price is in natural units,
+// for reports; TOML homes are in kW and currency per kWh (both 1), SHDS
+// imports in the data set's integer units (0.1 kWh per slot, cents).
+type Units struct {
+	Power      string  // label of a natural power unit, e.g. "kW"
+	PowerScale float64 // natural units per model unit
+	Currency   string
+	PriceScale float64 // currency per model price unit
+}
+
+// Neighbourhood is a set of homes that share a time horizon, a tariff and a
+// peak cost.
+type Neighbourhood struct {
+	Name    string
+	Horizon Horizon
+	// Prices holds the price of energy in each slot (currency per kWh in
+	// model units).
+	Prices []float64
+	// Windows are the coordination windows, disjoint and sorted; slots
+	// outside every window are not coordinated.
+	Windows []Window
+	// Levels is the number of energy levels a home can commit to in a
+	// window (fewer when the home has fewer distinct draws).
+	Levels  int
+	Weights Weights
+	// FeederLimit bounds the sum of the homes' committed caps in every
+	// window (power units); 0 means no limit.
+	FeederLimit float64
+	Homes       []Home
+	// Links are the pairs of homes whose cross terms enter the peak cost
+	// (indices into Homes, i < j); nil means every pair.
+	Links [][2]int
+	Units Units
+}
+
+// Home is one household.
+type Home struct {
+	Name string
+	// Background is the uncontrollable draw per slot (power units).
+	Background []float64
+	// OutsideLoad is the fixed load per slot of neighbours that are not in
+	// the problem, added to this home's term of the peak cost (SH-MGM's
+	// neighbour load N_i); nil for none.
+	OutsideLoad []float64
+	Devices     []Device
+	Properties  []Property
+	Rules       []Rule
+}
+
+// Device is an actuator: one decision per slot.
+type Device struct {
+	Name string
+	// Kind is the catalogue entry it came from ("" for a custom device).
+	Kind string
+	// Location is where the device acts: it changes properties at its
+	// Location and at its own Name (see Affects).
+	Location string
+	// Actions are sorted by ascending power, ties by name (the SHDS order);
+	// action 0 draws the least.
+	Actions []Action
+}
+
+// Action is one thing a device can do during a slot.
+type Action struct {
+	Name string
+	// Power is the average draw over the slot (power units; negative for
+	// a battery feeding the home).
+	Power float64
+	// Effects change properties by Delta natural units per slot.
+	Effects []Effect
+}
+
+// Effect is an action's change of a property per slot.
+type Effect struct {
+	Property string
+	Delta    float64
+}
+
+// Property is a sensed quantity at a location, e.g. (room,
+// temperature_heat) or (ev, charge).
+type Property struct {
+	Location, Name string
+	// Initial is the value at index 0 (natural units).
+	Initial float64
+	// Drift is the change per slot that happens whatever the devices do.
+	Drift float64
+	// Scale is the size of one step (natural units); values are whole
+	// steps.
+	Scale float64
+	Unit  string
+}
+
+// Steps rounds v to whole steps of scale.
+func Steps(v, scale float64) int64 { return int64(math.Round(v / scale)) }
+
+// Effect returns the delta of property p under the action, 0 and false
+// when the action has no effect entry for p.
+func (a *Action) Effect(p string) (float64, bool) {
+	for _, e := range a.Effects {
+		if e.Property == p {
+			return e.Delta, true
+		}
+	}
+	return 0, false
+}
+
+// Affects reports whether device d changes property p at location loc: it
+// has an action with an effect entry for p and sits at loc or is named loc
+// (shds-model.md §2.2; the wiring keeps a Tesla's charge apart from a
+// Roomba's).
+func (d *Device) Affects(loc, p string) bool {
+	if d.Location != loc && d.Name != loc {
+		return false
+	}
+	for i := range d.Actions {
+		if _, ok := d.Actions[i].Effect(p); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Property returns the index of the property (loc, name), or −1.
+func (h *Home) Property(loc, name string) int {
+	for i, p := range h.Properties {
+		if p.Location == loc && p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Device returns the index of the device called name, or −1.
+func (h *Home) Device(name string) int {
+	for i := range h.Devices {
+		if h.Devices[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Linked returns the pairs of homes coupled by the peak cost.
+func (n *Neighbourhood) Linked() [][2]int {
+	if n.Links != nil {
+		return n.Links
+	}
+	var out [][2]int
+	for i := range n.Homes {
+		for j := i + 1; j < len(n.Homes); j++ {
+			out = append(out, [2]int{i, j})
+		}
+	}
+	return out
+}
+
+// WindowOf returns the window holding slot t, or −1.
+func (n *Neighbourhood) WindowOf(t int) int {
+	for w, win := range n.Windows {
+		if t >= win.From && t < win.To {
+			return w
+		}
+	}
+	return -1
+}

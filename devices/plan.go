@@ -1,0 +1,63 @@
+package devices
+
+// Plan is one home's schedule in words, for reports and the result
+// object: what each device does in each slot, the draw, the bill, the
+// committed levels and the rules.
+type Plan struct {
+	Home string `json:"home"`
+	// Actions maps each device to its action name per slot.
+	Actions map[string][]string `json:"actions"`
+	// Load is the draw per slot in natural units (kW for TOML homes).
+	Load []float64 `json:"load_kw"`
+	// Energy and Cost are the horizon's energy (kWh) and its price
+	// (currency), unweighted, in natural units.
+	Energy float64 `json:"energy_kwh"`
+	Cost   float64 `json:"cost"`
+	// Peak is the greatest draw.
+	Peak float64 `json:"peak_kw"`
+	// Levels are the committed levels' labels, one per window.
+	Levels []string     `json:"levels"`
+	Rules  []RuleResult `json:"rules"`
+}
+
+// RuleResult is a rule and whether the schedule keeps it.
+type RuleResult struct {
+	Rule string `json:"rule"`
+	OK   bool   `json:"ok"`
+}
+
+// Plans describes a schedule and its evaluation home by home, converting
+// model units to natural ones with n.Units.
+func (n *Neighbourhood) Plans(s *Schedule, ev *Evaluation) []Plan {
+	ps, cs := n.Units.PowerScale, n.Units.PriceScale
+	if ps == 0 {
+		ps = 1
+	}
+	if cs == 0 {
+		cs = 1
+	}
+	out := make([]Plan, len(n.Homes))
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		he := &ev.Homes[hi]
+		p := Plan{Home: h.Name, Actions: map[string][]string{}, Energy: he.Energy * ps, Cost: he.Price * ps * cs, Peak: he.Peak * ps}
+		for d := range h.Devices {
+			names := make([]string, len(s.Homes[hi].Actions[d]))
+			for t, a := range s.Homes[hi].Actions[d] {
+				names[t] = h.Devices[d].Actions[a].Name
+			}
+			p.Actions[h.Devices[d].Name] = names
+		}
+		for _, l := range he.Load {
+			p.Load = append(p.Load, l*ps)
+		}
+		for w, k := range he.Levels {
+			p.Levels = append(p.Levels, LevelLabels(n.LevelCaps(hi, w), n.Units)[k])
+		}
+		for ri, ok := range he.Rules {
+			p.Rules = append(p.Rules, RuleResult{Rule: h.Rules[ri].Text, OK: ok})
+		}
+		out[hi] = p
+	}
+	return out
+}

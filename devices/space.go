@@ -1,0 +1,296 @@
+package devices
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// State is where a modelled property's trajectory is at one index: its
+// value in steps and which of the model's ANY rules (before/after goals)
+// have held so far.
+type State struct {
+	Value int64
+	Flags uint64
+}
+
+func compareState(a, b State) int {
+	if c := cmp.Compare(a.Value, b.Value); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Flags, b.Flags)
+}
+
+// DefaultStateLimit bounds the states of one model at one index; the SHDS
+// data set needs at most 291 (a heater and an oven warming the same room).
+const DefaultStateLimit = 4096
+
+// Space is the exact state space of a model: at every index, the states
+// that some schedule of the model's actuators reaches while keeping every
+// ALL rule, and from which every ANY rule can still be met in time. It is
+// what the compiler's state variables range over, and an exact test of
+// the model's feasibility.
+type Space struct {
+	Model Model
+	// Last is the last index a rule checks; the trajectory after it does
+	// not matter. States exist for indices 0..Last.
+	Last int
+	// States[i] is sorted by (Value, Flags). States[0] holds at most the
+	// initial state. Every States[i] is empty when the model is
+	// infeasible.
+	States [][]State
+	// AnyRules are the model's ANY rules, in flag-bit order.
+	AnyRules []int
+
+	hz    Horizon
+	drift int64
+	delta [][]int64 // [actuator position][action] steps
+	init  int64
+	// Per index: the ALL checks, the ANY checks (with their bit) and the
+	// bits that must be set by then.
+	all    [][]check
+	anys   [][]check
+	must   []uint64
+	broken bool // an ANY window is empty
+	index  []map[State]int
+}
+
+type check struct {
+	rel  Relation
+	goal int64
+	bit  uint64
+}
+
+// NewSpace computes the state space of model m of home h. It fails only
+// when a state set exceeds limit (0 means DefaultStateLimit); an
+// infeasible model gives a Space whose Feasible is false.
+func (h *Home) NewSpace(hz Horizon, m Model, limit int) (*Space, error) {
+	return h.newSpace(hz, m, limit, 0)
+}
+
+// newSpace is NewSpace with states kept up to index last at least, for
+// diagnostics that look past the model's own rules.
+func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
+	if limit <= 0 {
+		limit = DefaultStateLimit
+	}
+	p := &h.Properties[m.Property]
+	s := &Space{Model: m, hz: hz, drift: Steps(p.Drift, p.Scale), init: Steps(p.Initial, p.Scale)}
+	for _, di := range m.Actuators {
+		d := &h.Devices[di]
+		row := make([]int64, len(d.Actions))
+		for k := range d.Actions {
+			v, _ := d.Actions[k].Effect(p.Name)
+			row[k] = Steps(v, p.Scale)
+		}
+		s.delta = append(s.delta, row)
+	}
+	n := hz.Indices()
+	s.all, s.anys, s.must = make([][]check, n), make([][]check, n), make([]uint64, n)
+	for _, ri := range m.Rules {
+		r := &h.Rules[ri]
+		from, to, anyOf := hz.RuleWindow(r)
+		goal := Steps(r.Goal, p.Scale)
+		if !anyOf {
+			for i := from; i < to; i++ {
+				s.all[i] = append(s.all[i], check{rel: r.Rel, goal: goal})
+				s.Last = max(s.Last, i)
+			}
+			continue
+		}
+		if len(s.AnyRules) >= 64 {
+			return nil, fmt.Errorf("home %s: property %s %s has more than 64 before/after rules: %w", h.Name, p.Location, p.Name, ErrTooLarge)
+		}
+		bit := uint64(1) << len(s.AnyRules)
+		s.AnyRules = append(s.AnyRules, ri)
+		if from >= to {
+			s.broken = true
+			continue
+		}
+		for i := from; i < to; i++ {
+			s.anys[i] = append(s.anys[i], check{rel: r.Rel, goal: goal, bit: bit})
+		}
+		s.must[to-1] |= bit
+		s.Last = max(s.Last, to-1)
+	}
+	for i := 1; i < n; i++ {
+		s.must[i] |= s.must[i-1]
+	}
+	s.Last = max(s.Last, min(last, n-1))
+	if err := s.explore(h, limit); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Feasible reports whether some schedule satisfies every rule of the
+// model (taken alone).
+func (s *Space) Feasible() bool { return len(s.States) > 0 && len(s.States[s.Last]) > 0 }
+
+// Init returns the state at index 0 and whether it is allowed.
+func (s *Space) Init() (State, bool) { return s.apply(0, s.init, 0) }
+
+// apply finishes a state at index i: checks the ALL rules, records the ANY
+// rules that hold and rejects it when a finished ANY window was missed.
+func (s *Space) apply(i int, v int64, flags uint64) (State, bool) {
+	for _, c := range s.all[i] {
+		if !c.rel.Holds(v, c.goal) {
+			return State{}, false
+		}
+	}
+	for _, c := range s.anys[i] {
+		if c.rel.Holds(v, c.goal) {
+			flags |= c.bit
+		}
+	}
+	if flags&s.must[i] != s.must[i] {
+		return State{}, false
+	}
+	return State{Value: v, Flags: flags}, true
+}
+
+// Delta returns the steps the model's actuators add when they run the
+// given actions (one per actuator, in Model.Actuators order), drift
+// included.
+func (s *Space) Delta(actions []int) int64 {
+	d := s.drift
+	for j, k := range actions {
+		d += s.delta[j][k]
+	}
+	return d
+}
+
+// Step returns the state at index i ≥ 1 reached from st at index i−1 when
+// the model's actuators run actions in slot hz.Mover(i), and whether it is
+// a state of the space.
+func (s *Space) Step(i int, st State, actions []int) (State, bool) {
+	if i < 1 || i > s.Last || len(actions) != len(s.delta) {
+		return State{}, false
+	}
+	next, ok := s.apply(i, st.Value+s.Delta(actions), st.Flags)
+	if !ok {
+		return State{}, false
+	}
+	_, in := s.index[i][next]
+	return next, in
+}
+
+// IndexOf returns the position of st in States[i], or −1.
+func (s *Space) IndexOf(i int, st State) int {
+	if i < 0 || i > s.Last {
+		return -1
+	}
+	if k, ok := s.index[i][st]; ok {
+		return k
+	}
+	return -1
+}
+
+// explore runs the forward reachability and the backward pruning.
+func (s *Space) explore(h *Home, limit int) error {
+	s.States = make([][]State, s.Last+1)
+	s.index = make([]map[State]int, s.Last+1)
+	defer s.buildIndex()
+	init, ok := s.Init()
+	if s.broken || !ok {
+		return nil
+	}
+	s.States[0] = []State{init}
+	deltas := s.distinctDeltas()
+	for i := 1; i <= s.Last; i++ {
+		seen := map[State]bool{}
+		for _, st := range s.States[i-1] {
+			for _, d := range deltas {
+				if next, ok := s.apply(i, st.Value+d, st.Flags); ok && !seen[next] {
+					seen[next] = true
+					s.States[i] = append(s.States[i], next)
+				}
+			}
+		}
+		if len(s.States[i]) > limit {
+			p := &h.Properties[s.Model.Property]
+			return fmt.Errorf("home %s: %s %s reaches more than %d states at index %d; use a coarser resolution for %s or a shorter horizon: %w", h.Name, p.Location, p.Name, limit, i, p.Name, ErrTooLarge)
+		}
+		if len(s.States[i]) == 0 {
+			s.clear()
+			return nil
+		}
+		slices.SortFunc(s.States[i], compareState)
+	}
+	for i := s.Last - 1; i >= 0; i-- {
+		next := map[State]bool{}
+		for _, st := range s.States[i+1] {
+			next[st] = true
+		}
+		keep := s.States[i][:0]
+		for _, st := range s.States[i] {
+			for _, d := range deltas {
+				if n, ok := s.apply(i+1, st.Value+d, st.Flags); ok && next[n] {
+					keep = append(keep, st)
+					break
+				}
+			}
+		}
+		s.States[i] = keep
+	}
+	if len(s.States[0]) == 0 {
+		s.clear()
+	}
+	return nil
+}
+
+func (s *Space) clear() {
+	for i := range s.States {
+		s.States[i] = nil
+	}
+}
+
+func (s *Space) buildIndex() {
+	for i := range s.States {
+		s.index[i] = make(map[State]int, len(s.States[i]))
+		for k, st := range s.States[i] {
+			s.index[i][st] = k
+		}
+	}
+}
+
+// distinctDeltas returns the distinct total changes one slot can make.
+func (s *Space) distinctDeltas() []int64 {
+	sums := map[int64]bool{s.drift: true}
+	for _, row := range s.delta {
+		next := map[int64]bool{}
+		for v := range sums {
+			for _, d := range row {
+				next[v+d] = true
+			}
+		}
+		sums = next
+	}
+	out := make([]int64, 0, len(sums))
+	for v := range sums {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Joint calls f with every joint action of the model's actuators (one
+// action index per actuator, last fastest), the order of a table over
+// them. f must not keep the slice.
+func Joint(h *Home, actuators []int, f func(actions []int)) {
+	acts := make([]int, len(actuators))
+	for {
+		f(acts)
+		j := len(acts) - 1
+		for ; j >= 0; j-- {
+			acts[j]++
+			if acts[j] < len(h.Devices[actuators[j]].Actions) {
+				break
+			}
+			acts[j] = 0
+		}
+		if j < 0 {
+			return
+		}
+	}
+}
