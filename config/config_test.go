@@ -208,6 +208,9 @@ func TestErrors(t *testing.T) {
 		line  int
 		key   string
 		msg   string
+		// alone: this must be the only error (no cascade of follow-on
+		// errors from one mistake).
+		alone bool
 		extra files
 	}{
 		{name: "syntax", nb: "homes = [\n\"a\"\nx = ", file: "/x/n.toml", line: 3, key: "homes", msg: "not valid TOML"},
@@ -232,6 +235,7 @@ func TestErrors(t *testing.T) {
 		{name: "unknown kind", nb: neighbourhood(""), home: "[[device]]\nname = \"ev\"\nkind = \"tesla\"\n", file: "/x/alder.toml", line: 3, key: "device[0].kind", msg: "unknown device kind"},
 		{name: "kind and actions", nb: neighbourhood(""), home: "[[device]]\nname = \"ev\"\nkind = \"dryer\"\nactions = []\n", file: "/x/alder.toml", line: 4, key: "device[0].actions", msg: "not both"},
 		{name: "no kind", nb: neighbourhood(""), home: "[[device]]\nname = \"ev\"\n", file: "/x/alder.toml", line: 1, key: "device[0].kind", msg: "a device needs kind"},
+		{name: "misspelt kind", nb: neighbourhood(""), home: home + "\n[[device]]\nname = \"dw\"\nkind = \"dishwaser\"\nrules = [\"progress geq 100 before 07:00\"]\n", file: "/x/alder.toml", line: 12, key: "device[1].kind", msg: `did you mean "dishwasher"`, alone: true},
 		{name: "device key", nb: neighbourhood(""), home: home + "\n[[device]]\nname = \"dw\"\nkind = \"dishwasher\"\npower = 3\n", file: "/x/alder.toml", line: 13, key: "device[1].power", msg: "unknown key"},
 		{name: "duplicate device", nb: neighbourhood(""), home: home + "\n[[device]]\nname = \"ev\"\nkind = \"dishwasher\"\n", file: "/x/alder.toml", line: 11, key: "device[1].name", msg: "two devices"},
 		{name: "unknown property", nb: neighbourhood(""), home: strings.Replace(home, "charge geq 40", "soc geq 40", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "no property soc at ev"},
@@ -274,6 +278,9 @@ func TestErrors(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: got\n%v\nwant %s:%d: %s: …%s…", tc.name, err, tc.file, tc.line, tc.key, tc.msg)
+		}
+		if tc.alone && len(es) != 1 {
+			t.Errorf("%s: %d errors, want only the one:\n%v", tc.name, len(es), err)
 		}
 		// The printed form is file:line: key: message.
 		if want := fmt.Sprintf("%s:%d: ", tc.file, tc.line); tc.line > 0 && !strings.Contains(err.Error(), want) {

@@ -131,7 +131,11 @@ func (r *homeReader) device(n *node) {
 			if size != "" && strings.HasPrefix(err.Error(), "size") {
 				k = "size"
 			}
-			n.errorf(k, "%v", err)
+			msg := err.Error()
+			if c := closest(kind, devices.Kinds()); c != "" && k == "kind" {
+				msg = fmt.Sprintf("unknown device kind %q; did you mean %q?", kind, c)
+			}
+			n.errorf(k, "%s", msg)
 			n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules")
 			return
 		}

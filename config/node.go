@@ -63,11 +63,13 @@ func (n *node) get(k string) (any, bool) {
 
 func (n *node) has(k string) bool { _, ok := n.m[k]; return ok }
 
-// done reports the keys nobody read, suggesting the nearest known one.
+// done reports the keys nobody read that are not among the known ones,
+// suggesting the nearest known one. A known key left unread (a reader gave
+// up early after another error) is not reported: it is not unknown.
 func (n *node) done(known ...string) {
 	var keys []string
 	for k := range n.m {
-		if !n.used[k] {
+		if !n.used[k] && !slices.Contains(known, k) {
 			keys = append(keys, k)
 		}
 	}
