@@ -201,13 +201,13 @@ currency = "EUR"
 // says what to do.
 func TestErrors(t *testing.T) {
 	tests := []struct {
-		name  string
-		nb    string // the neighbourhood file /x/n.toml
-		home  string // /x/alder.toml; "" means the good one
-		file  string // want
-		line  int
-		key   string
-		msg   string
+		name string
+		nb   string // the neighbourhood file /x/n.toml
+		home string // /x/alder.toml; "" means the good one
+		file string // want
+		line int
+		key  string
+		msg  string
 		// alone: this must be the only error (no cascade of follow-on
 		// errors from one mistake).
 		alone bool
