@@ -129,6 +129,7 @@ type owner struct {
 	ctx     cu.CUContext
 	mod     cu.Module
 	fns     map[string]cu.Function
+	mods    map[string]cu.Module // other packages' modules, by key (see Do)
 	streams [2]cu.Stream
 	pool    *pool
 	stage   [2]pinned // chunk staging for device-to-host copies
@@ -189,7 +190,7 @@ func (d *Device) setup(opts Options) (*owner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu: device %d: creating a context: %w: %w", opts.Ordinal, err, ErrNoDevice)
 	}
-	o := &owner{ctx: ctx, fns: make(map[string]cu.Function), sms: d.sms}
+	o := &owner{ctx: ctx, fns: make(map[string]cu.Function), mods: make(map[string]cu.Module), sms: d.sms}
 	if o.mod, err = cu.LoadData(ptx); err != nil {
 		return o, fmt.Errorf("gpu: loading the kernels (PTX for compute_53) on %s: %w", d.name, err)
 	}
@@ -239,6 +240,9 @@ func (o *owner) release() error {
 	}
 	if o.mod != (cu.Module{}) {
 		errs = append(errs, o.mod.Unload())
+	}
+	for _, m := range o.mods {
+		errs = append(errs, m.Unload())
 	}
 	errs = append(errs, o.ctx.Destroy())
 	return errors.Join(errs...)
