@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,26 +125,27 @@ func TestGPUDBESpeedup(t *testing.T) {
 	}
 	defer f.Close()
 	fmt.Fprintln(f, "device,topology,agents,domain,algorithm,cpu_ms,gpu_ms,speedup,objective")
-	median := func(run func() (mva.Result, error)) (float64, mva.Result) {
+	median := func(run func() (mva.Result, error)) (float64, mva.Result, error) {
 		var ms []float64
 		var r mva.Result
 		for range 3 {
 			start := time.Now()
 			var err error
 			if r, err = run(); err != nil {
-				t.Fatal(err)
+				return 0, r, err
 			}
 			ms = append(ms, float64(time.Since(start).Microseconds())/1000)
 		}
 		slices.Sort(ms)
-		return ms[1], r
+		return ms[1], r, nil
 	}
 	cases := []struct {
 		kind   string
 		params map[string]string
 	}{
+		{"grid", map[string]string{"rows": "5", "cols": "5"}},
+		{"grid", map[string]string{"rows": "6", "cols": "6"}},
 		{"grid", map[string]string{"rows": "7", "cols": "7"}},
-		{"grid", map[string]string{"rows": "8", "cols": "8"}},
 		{"grid", map[string]string{"rows": "9", "cols": "9"}},
 		{"scalefree", map[string]string{"agents": "40"}},
 		{"scalefree", map[string]string{"agents": "60"}},
@@ -166,8 +168,18 @@ func TestGPUDBESpeedup(t *testing.T) {
 				}
 				return func() (mva.Result, error) { return solveDistributed(ctx, p, o, d) }
 			}
-			cms, cr := median(run(nil))
-			gms, gr := median(run(dev))
+			cms, cr, err := median(run(nil))
+			if err != nil {
+				// DPOP's pseudo-tree on a large grid has separators far
+				// beyond memory: a row says so instead of a time.
+				fmt.Fprintf(f, "%s,%s,%d,%d,%s,,,,failed: %s\n", dev.Name(), c.kind, len(p.Agents), p.Stats().MaxDomain, alg, strings.ReplaceAll(err.Error(), ",", ";"))
+				t.Logf("%s %v %s: %v", c.kind, c.params, alg, err)
+				continue
+			}
+			gms, gr, err := median(run(dev))
+			if err != nil {
+				t.Fatalf("GPU failed where the CPU did not: %v", err)
+			}
 			sameResult(t, c.kind+"/"+alg, cr, gr)
 			obj := ""
 			if cr.Objective != nil {
