@@ -49,6 +49,11 @@ type AgentResult struct {
 	Cost float64
 	// Optimal is true when a complete protocol proved optimality.
 	Optimal bool
+	// Interior, when not nil, holds the values of the agent's interior
+	// variables (in Subproblem.Interior order) that go with Boundary: a
+	// protocol that samples the interior itself (MVA-D-Gibbs) decided
+	// them. Nil means the MVA table's completion of Boundary.
+	Interior []int
 }
 
 // Node is everything a protocol agent may use: its own subproblem through
@@ -135,7 +140,8 @@ func (d *Decomposition) ExternalOf(a int) []int {
 }
 
 // Assemble turns the agents' results into a complete assignment: boundary
-// values from the agents, interior values from their MVA tables. It returns
+// values from the agents, interior values from the agents where they gave
+// them (AgentResult.Interior), otherwise from their MVA tables. It returns
 // the assignment and its true cost (Offset included).
 func Assemble(ctx context.Context, d *Decomposition, views []*LocalView, results []AgentResult) ([]int, float64, error) {
 	p := d.Problem
@@ -151,6 +157,18 @@ func Assemble(ctx context.Context, d *Decomposition, views []*LocalView, results
 				return nil, 0, fmt.Errorf("agent %s: value index %d outside the domain of %s", p.Agents[i].Name, r.Boundary[k], p.Variables[v].Name)
 			}
 			assign[v] = r.Boundary[k]
+		}
+		if r.Interior != nil {
+			if len(r.Interior) != len(s.Interior) {
+				return nil, 0, fmt.Errorf("agent %s returned %d interior values for %d variables", p.Agents[i].Name, len(r.Interior), len(s.Interior))
+			}
+			for k, v := range s.Interior {
+				if r.Interior[k] < 0 || r.Interior[k] >= p.DomainSize(v) {
+					return nil, 0, fmt.Errorf("agent %s: value index %d outside the domain of %s", p.Agents[i].Name, r.Interior[k], p.Variables[v].Name)
+				}
+				assign[v] = r.Interior[k]
+			}
+			continue
 		}
 		c, interior, err := views[i].Row(ctx, r.Boundary)
 		if err != nil {

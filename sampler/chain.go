@@ -119,7 +119,7 @@ func (ch *chain) repair() {
 			if d < 2 {
 				continue
 			}
-			ch.checks += m.local(i, z, ch.viol, ch.cost)
+			ch.checks += m.local(k, z, ch.viol, ch.cost)
 			x := z[k]
 			b := x
 			for y := range d {
@@ -146,62 +146,12 @@ func (ch *chain) repair() {
 // most values are that unlikely, and exp is the sweep's largest cost.
 const expUnderflow = -746.0
 
-// gibbs is one Gibbs sweep: every interior variable, in order, is drawn
-// from its conditional given all the others, using draw i of the step
-// for interior variable i.
-//
-// The conditional of x_i is computed from the functions holding x_i
-// only. With viol[y] and cost[y] their Hard count and other-cost sum at
-// x_i = y, the values allowed are those of least viol (all feasible ones
-// when the rest of the state is feasible, so the conditional is then
-// exactly π's: Hard values get probability 0), and among them
-// P(y) ∝ exp((cmin − cost[y])·β), β = 1/τ, cmin their least cost: every
-// weight is in (0, 1] and the largest is 1, so nothing overflows. When the
-// state is infeasible this is the τ → 0 limit on violations of the
-// lexicographic energy, which lets a chain walk out of infeasibility.
+// gibbs is one Gibbs sweep of the chain (model.sweep) followed by the
+// evaluation of the new state.
 func (ch *chain) gibbs() {
-	e, m := ch.e, ch.e.m
-	z := ch.z
-	for i := range m.n {
-		k := m.nb + i
-		d := m.dom[k]
-		if d < 2 {
-			continue
-		}
-		ch.checks += m.local(i, z, ch.viol, ch.cost)
-		viol, cost, w := ch.viol[:d], ch.cost[:d], ch.w[:d]
-		vmin := viol[0]
-		for _, v := range viol[1:] {
-			vmin = min(vmin, v)
-		}
-		cmin := math.Inf(1)
-		for y, c := range cost {
-			if viol[y] == vmin {
-				cmin = min(cmin, c)
-			}
-		}
-		total := 0.0
-		for y, c := range cost {
-			w[y] = 0
-			if a := (cmin - c) * e.beta; viol[y] == vmin && a > expUnderflow {
-				w[y] = math.Exp(a)
-				total += w[y]
-			}
-		}
-		u := ch.rng.Float64(uint32(i)) * total
-		acc, pick := 0.0, -1
-		for y, wy := range w {
-			if wy == 0 {
-				continue
-			}
-			pick = y
-			if acc += wy; u < acc {
-				break
-			}
-		}
-		z[k] = pick
-	}
-	ch.v, ch.c = m.eval(z)
+	m := ch.e.m
+	ch.checks += m.sweep(ch.z, ch.e.beta, &ch.rng, ch.viol, ch.cost, ch.w)
+	ch.v, ch.c = m.eval(ch.z)
 	ch.checks += int64(len(m.funcs))
 }
 
@@ -278,7 +228,7 @@ func (ch *chain) discrete() {
 		y++
 	}
 	dv, dc := m.delta(i, ch.z, y)
-	ch.checks += int64(2 * len(m.touch[i]))
+	ch.checks += int64(2 * len(m.touch[k]))
 	if ch.accept(dv, dc, 0, 2) {
 		ch.z[k] = y
 		ch.v += dv

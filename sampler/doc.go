@@ -87,6 +87,15 @@
 // ties, the lowest run index. That minimum does not depend on the order
 // of the merges, so the table is deterministic.
 //
+// # Conditionals for other chains
+//
+// Conditional exports the Gibbs conditionals one variable at a time, with
+// the same weights, infeasibility handling and Philox counters, for
+// callers that own a chain's state: MVA-D-Gibbs (package dgibbs, thesis
+// Theorem 4) draws an agent's boundary variables in its protocol, adding
+// the functions it shares with its neighbours to Conditional.Energies, and
+// resamples the interior with Conditional.Sweep between those draws.
+//
 // # Checks
 //
 // Checks counts cost-table entries read (the unit of the NCCC metric):

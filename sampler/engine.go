@@ -264,10 +264,13 @@ func (e *engine) solve(ctx context.Context, rows, boundary []int, costs []float6
 // modulo 2⁶⁴ and folded to 32 bits (low word xor high word); rows that
 // then share a word share their random numbers, which leaves each row's
 // chains valid, only not independent of that other row's.
-func (e *engine) rowWord(boundary []int) uint32 {
+func (e *engine) rowWord(boundary []int) uint32 { return e.m.rowWord(boundary) }
+
+// rowWord is engine.rowWord.
+func (m *model) rowWord(boundary []int) uint32 {
 	r := uint64(0)
 	for k, b := range boundary {
-		r = r*uint64(e.m.dom[k]) + uint64(b)
+		r = r*uint64(m.dom[k]) + uint64(b)
 	}
 	return uint32(r) ^ uint32(r>>32)
 }

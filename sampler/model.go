@@ -25,8 +25,9 @@ type model struct {
 	// consts lists the functions without interior variables: constant
 	// within a row, so a Hard one makes the whole row infeasible.
 	consts []int
-	// touch[i] lists the functions holding interior variable i (local
-	// variable nb+i).
+	// touch[k] lists the functions holding local variable k (interior
+	// variable i is local variable nb+i). The samplers read only the
+	// interior ones; Conditional reads the boundary ones too.
 	touch [][]touchRef
 }
 
@@ -67,7 +68,7 @@ func newModel(lp *mva.LocalProblem) (*model, error) {
 			m.maxD = max(m.maxD, d)
 		}
 	}
-	m.touch = make([][]touchRef, m.n)
+	m.touch = make([][]touchRef, m.nb+m.n)
 	for fi, lf := range lp.Funcs {
 		f := function{scope: lf.Scope, strides: make([]int, len(lf.Scope)), costs: lf.Costs}
 		size := 1
@@ -87,9 +88,9 @@ func newModel(lp *mva.LocalProblem) (*model, error) {
 		}
 		interior := false
 		for j, k := range lf.Scope {
+			m.touch[k] = append(m.touch[k], touchRef{f: fi, stride: f.strides[j]})
 			if k >= m.nb {
 				interior = true
-				m.touch[k-m.nb] = append(m.touch[k-m.nb], touchRef{f: fi, stride: f.strides[j]})
 			}
 		}
 		if !interior {
@@ -137,18 +138,17 @@ func (m *model) constHard(z []int) bool {
 	return false
 }
 
-// local fills, for every value d of interior variable i, the energy of
-// the functions holding it with x_i = d and the other variables as in z:
-// viol[d] counts Hard entries, cost[d] sums the others (in touch order).
-// It returns the number of table entries read.
-func (m *model) local(i int, z []int, viol []int32, cost []float64) int64 {
-	k := m.nb + i
+// local fills, for every value d of local variable k (boundary or
+// interior), the energy of the functions holding it with x_k = d and the
+// other variables as in z: viol[d] counts Hard entries, cost[d] sums the
+// others (in touch order). It returns the number of table entries read.
+func (m *model) local(k int, z []int, viol []int32, cost []float64) int64 {
 	d := m.dom[k]
 	viol, cost = viol[:d], cost[:d]
 	clear(viol)
 	clear(cost)
 	x := z[k]
-	for _, r := range m.touch[i] {
+	for _, r := range m.touch[k] {
 		f := &m.funcs[r.f]
 		base := f.index(z) - x*r.stride
 		// The d entries of x_i's values, r.stride apart.
@@ -173,7 +173,7 @@ func (m *model) local(i int, z []int, viol []int32, cost []float64) int64 {
 			}
 		}
 	}
-	return int64(len(m.touch[i]) * d)
+	return int64(len(m.touch[k]) * d)
 }
 
 // delta returns the change of energy when interior variable i moves from
@@ -183,7 +183,7 @@ func (m *model) delta(i int, z []int, y int) (dv int, dc float64) {
 	k := m.nb + i
 	x := z[k]
 	oldC, newC := 0.0, 0.0
-	for _, r := range m.touch[i] {
+	for _, r := range m.touch[k] {
 		f := &m.funcs[r.f]
 		base := f.index(z) - x*r.stride
 		if c := f.costs[base+x*r.stride]; mva.IsHard(c) {

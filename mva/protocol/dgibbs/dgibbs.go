@@ -9,6 +9,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
+	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // Agent is one agent's D-Gibbs state machine (notes §2.4).
@@ -55,6 +56,14 @@ type Agent struct {
 	scratch []int
 	costs   []localsearch.Cost
 
+	// MVA-DG (interior = 1) only: the conditionals of the agent's local
+	// problem, the current local state z (boundary values first, then
+	// interior, as the LocalProblem orders them; z[:NB] is always b), and
+	// the interior of the committed best sample.
+	cond  *sampler.Conditional
+	z     []int
+	zStar []int
+
 	// Test hooks: onSample after every sample with the new row, onClose
 	// at the root after every iteration with Cum.
 	onSample func(t, row int)
@@ -77,6 +86,18 @@ func New(n *mva.Node) (mva.Protocol, error) {
 	if a.init, err = localsearch.InitParam(n, localsearch.InitFirst); err != nil {
 		return nil, fmt.Errorf("dgibbs: %w", err)
 	}
+	mode, err := interiorMode(n)
+	if err != nil {
+		return nil, fmt.Errorf("dgibbs: %w", err)
+	}
+	if mode == InteriorGibbs {
+		lp := n.Local.LP
+		if a.cond, err = sampler.NewConditional(lp, a.tau, n.Seed); err != nil {
+			return nil, fmt.Errorf("dgibbs: %w", err)
+		}
+		a.z = make([]int, len(lp.Vars))
+		a.zStar = make([]int, lp.NumInterior())
+	}
 	a.b = make([]int, len(nb.Domains))
 	a.scratch = make([]int, len(nb.Domains))
 	a.costs = make([]localsearch.Cost, slices.Max(append([]int{1}, nb.Domains...)))
@@ -86,16 +107,24 @@ func New(n *mva.Node) (mva.Protocol, error) {
 	return a, nil
 }
 
-// Checks counts the external-function evaluations (sim.CheckCounter).
-func (a *Agent) Checks() int64 { return a.nb.Checks() }
+// Checks counts the external-function evaluations and, under MVA-DG, the
+// local cost-table entries the interior sampling read (sim.CheckCounter).
+func (a *Agent) Checks() int64 {
+	c := a.nb.Checks()
+	if a.cond != nil {
+		c += a.cond.Checks()
+	}
+	return c
+}
 
 // Done reports that the agent knows its final (best) values.
 func (a *Agent) Done() bool { return a.done }
 
-// Result returns the committed best boundary values and, when the run
-// covered every agent (a connected agent graph), the cost of the best
-// sample: cost(x⁰) + CumBest from the root. With several components each
-// root knows only its own, so the cost is NaN.
+// Result returns the committed best boundary values (and, under MVA-DG,
+// the interior values of the same sample) and, when the run covered every
+// agent (a connected agent graph), the cost of the best sample: cost(x⁰) +
+// CumBest from the root. With several components each root knows only its
+// own, so the cost is NaN.
 func (a *Agent) Result() mva.AgentResult {
 	b := make([]int, len(a.b))
 	a.nb.Decode(a.star, b)
@@ -103,12 +132,28 @@ func (a *Agent) Result() mva.AgentResult {
 	if a.done && a.whole {
 		cost = a.best.Float() + a.node.Problem().Offset
 	}
-	return mva.AgentResult{Boundary: b, Cost: cost}
+	r := mva.AgentResult{Boundary: b, Cost: cost}
+	if a.cond != nil {
+		r.Interior = slices.Clone(a.zStar)
+	}
+	return r
 }
 
 func (a *Agent) setRow(row int) {
 	a.row = row
 	a.nb.Decode(row, a.b)
+	if a.cond != nil {
+		copy(a.z, a.b)
+	}
+}
+
+// commit makes the current sample the agent's best: its row and, under
+// MVA-DG, its interior.
+func (a *Agent) commit() {
+	a.star = a.row
+	if a.cond != nil {
+		copy(a.zStar, a.z[len(a.b):])
+	}
 }
 
 func (a *Agent) isRoot() bool { return a.tree.parent < 0 }
@@ -121,7 +166,18 @@ func (a *Agent) Start(ctx context.Context) ([]mva.Message, error) {
 		return nil, fmt.Errorf("dgibbs: %w", err)
 	}
 	a.setRow(row)
-	a.star = row
+	if a.cond != nil {
+		// x⁰'s interior is the row's completion: feasible whenever the
+		// local solver found a feasible one, so the chain starts there.
+		_, in, err := a.node.Local.RowIndex(ctx, row)
+		if err != nil {
+			return nil, fmt.Errorf("dgibbs: %w", err)
+		}
+		for i, v := range in {
+			a.z[len(a.b)+i] = int(v)
+		}
+	}
+	a.commit()
 	var out []mva.Message
 	if a.init != localsearch.InitFirst {
 		// Neighbours do not know x⁰: announce it as iteration 0, and

@@ -1,6 +1,8 @@
 // Package dgibbs is D-Gibbs, Distributed Gibbs sampling (Nguyen, Yeoh and
-// Lau, AAMAS 2013), over multi-variable agents (the thesis's MVA-DG),
-// following notes/protocols-afb-dgibbs.md §2.
+// Lau, AAMAS 2013), over multi-variable agents, following
+// notes/protocols-afb-dgibbs.md §2: over MVA rows by default, or as the
+// thesis's MVA-DG with local Gibbs sampling of the interior (parameter
+// interior = 1, below).
 //
 // DCOP minimisation is read as MAP estimation: P(x) ∝ exp(−cost(x)/τ).
 // The agents form a DFS pseudo-tree over the agent graph and sample it
@@ -13,9 +15,34 @@
 // with the neighbours' current values. Weights are computed relative to
 // the best value (log space), hard values have probability 0, and when
 // every value is hard the values with the fewest hard violations are drawn
-// uniformly. The interior is the row's completion; localCost is the one
-// function that decides it (a later P_L, local Gibbs sampling, replaces it
-// there).
+// uniformly. The interior is the row's completion (interior = 0).
+//
+// # MVA-DG
+//
+// With interior = 1 the agents run MVA-DG, the thesis's D-Gibbs with Gibbs
+// as P_L (§3.2, Theorem 4): each agent keeps a current interior assignment
+// too, starting from x⁰'s row completion. In each iteration it draws its
+// boundary variables as above except that the local part of a variable's
+// conditional is its local functions evaluated at the current interior,
+// not the row's best completion, and then resamples its interior by one
+// local Gibbs sweep given the new boundary values, with exp(−cost/τ)
+// conditionals at the same τ (sampler.Conditional, the Gibbs sampler's own
+// conditional code and Philox numbers). Interior variables share no
+// function with other agents, so every draw is one of plain Gibbs on the
+// whole problem: the chain over complete assignments is D-Gibbs's with
+// one agent per variable, and its stationary distribution is
+// exp(−cost(x)/τ)/Z (measured by the package's chi-square test). Δ and
+// the root's Cum then track the cost of the whole sampled state, so the
+// best sample's interior is its own, and Result returns it in
+// mva.AgentResult.Interior. Hard constraints are handled as in the
+// samplers: the conditionals prefer the fewest violated functions.
+//
+// MVA-DG needs no MVA table beyond x⁰'s row (and every row under init =
+// 2); its interior moves are single-variable ones, so it mixes more slowly
+// than interior = 0, which jumps to the best completion of every boundary
+// value it considers, and can be cut off by hard constraints the way plain
+// D-Gibbs is. Exact local solvers should keep interior = 0; the command
+// line sets interior = 1 when dgibbs runs with --local gibbs.
 //
 // Each agent reports up the tree the change Δ of ℓ_i (its local cost plus
 // all its external functions, the context held fixed) that its sample
@@ -71,4 +98,6 @@
 //	temperature  τ > 0 (default 1, the paper's mapping; costs in the
 //	             hundreds make τ = 1 nearly greedy)
 //	init         0 first values (default), 1 random, 2 best row
+//	interior     0 the MVA row's best completion (default), 1 local Gibbs
+//	             sweeps (MVA-DG, see above)
 package dgibbs

@@ -16,6 +16,10 @@ func FuzzStep(f *testing.F) {
 	lstest.Fuzz(f, lstest.Fixed(), New, map[string]float64{"iterations": 6, "init": 1}, []string{KindToken, KindTokenBack, KindValue, KindBacktrack, KindFinal, "BOGUS"})
 }
 
+func FuzzStepMVADG(f *testing.F) {
+	lstest.Fuzz(f, lstest.Fixed(), New, map[string]float64{"iterations": 6, "init": 1, "interior": InteriorGibbs}, []string{KindToken, KindTokenBack, KindValue, KindBacktrack, KindFinal, "BOGUS"})
+}
+
 // BenchmarkDGibbs runs 100 iterations on random 8-agent problems and reports the
 // messages and simulated time per run.
 func BenchmarkDGibbs(b *testing.B) {

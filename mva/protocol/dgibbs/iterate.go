@@ -72,7 +72,7 @@ func (a *Agent) sample(ctx context.Context, t int, out []mva.Message) ([]mva.Mes
 		}
 		delete(a.fromP, t)
 		if ts == a.t {
-			a.star = a.row // my value of iteration t* is still d: commit it
+			a.commit() // my value of iteration t* is still d: commit it
 		}
 	}
 	a.t = t
@@ -85,7 +85,7 @@ func (a *Agent) sample(ctx context.Context, t int, out []mva.Message) ([]mva.Mes
 			return nil, err
 		}
 	}
-	if err := a.draw(ctx); err != nil {
+	if err := a.draw(ctx, t); err != nil {
 		return nil, err
 	}
 	after, err := a.ell(ctx, a.row)
@@ -150,7 +150,8 @@ func (a *Agent) close(out []mva.Message) ([]mva.Message, error) {
 	a.cumComp = (s - a.cum.Soft) - y
 	a.cum = localsearch.Cost{Hard: a.cum.Hard + a.delta.Hard, Soft: s}
 	if a.cum.Less(a.cumBest) { // strict: the first best is kept
-		a.cumBest, a.tstar, a.star = a.cum, a.t, a.row
+		a.cumBest, a.tstar = a.cum, a.t
+		a.commit()
 	}
 	a.closed = true
 	if a.onClose != nil {
@@ -167,7 +168,7 @@ func (a *Agent) close(out []mva.Message) ([]mva.Message, error) {
 // FINAL down.
 func (a *Agent) finish(out []mva.Message, ts int) []mva.Message {
 	if ts == a.t {
-		a.star = a.row
+		a.commit()
 	}
 	a.done = true
 	for _, c := range a.children {

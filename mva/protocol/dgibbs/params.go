@@ -55,3 +55,21 @@ func temperature(n *mva.Node) (float64, error) {
 	}
 	return tau, nil
 }
+
+// Interior modes: how an agent decides its interior variables (parameter
+// "interior").
+const (
+	// InteriorBest takes the MVA row's completion: the best interior
+	// assignment the local solver found for the boundary values. It is
+	// the default and the right choice for exact local solvers.
+	InteriorBest = 0
+	// InteriorGibbs samples the interior by local Gibbs conditioned on the
+	// agent's own variables, one sweep per iteration at the protocol's
+	// temperature: MVA-DG (thesis Theorem 4), whose chain over the whole
+	// state is plain D-Gibbs's. The command line sets it with --local gibbs.
+	InteriorGibbs = 1
+)
+
+func interiorMode(n *mva.Node) (int, error) {
+	return localsearch.Int(n, "interior", InteriorBest, InteriorBest, InteriorGibbs)
+}

@@ -2,18 +2,26 @@ package dgibbs
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
 )
 
 // localCost is the cost of the agent's own functions when its boundary
-// takes row: today the MVA row, i.e. the best completion of the interior
-// given the boundary. It is the only place that decides the interior, so
-// sampling the interior with local Gibbs instead (MVA-DG's P_L) changes
-// this function and Result, nothing else.
+// takes row. Under interior = 0 it is the MVA row: the best completion of
+// the interior given the boundary. Under MVA-DG the interior is sampled,
+// so it is the cost of the current local state, and row must be the
+// current row (callers ask for nothing else in that mode).
 func (a *Agent) localCost(ctx context.Context, row int) (localsearch.Cost, error) {
-	return localsearch.RowCost(ctx, a.node.Local, row)
+	if a.cond == nil {
+		return localsearch.RowCost(ctx, a.node.Local, row)
+	}
+	if row != a.row {
+		return localsearch.Cost{}, fmt.Errorf("internal error: MVA-DG local cost of row %d, not the current row %d", row, a.row)
+	}
+	v, c := a.cond.Eval(a.z)
+	return localsearch.Cost{Hard: int64(v), Soft: c}, nil
 }
 
 // ell returns ℓ_i(row, ctx): the local cost plus every external function
@@ -28,7 +36,11 @@ func (a *Agent) ell(ctx context.Context, row int) (localsearch.Cost, error) {
 // in ctx, P(v) ∝ exp(−E(v)/τ), where E(v) is the local cost of the
 // boundary with the variable at v plus the external functions containing
 // the variable (the other terms do not depend on v and cancel).
-func (a *Agent) draw(ctx context.Context) error {
+func (a *Agent) draw(ctx context.Context, t int) error {
+	if a.cond != nil {
+		a.drawMVADG(t)
+		return nil
+	}
 	b := a.scratch
 	a.nb.Decode(a.row, b)
 	for k, d := range a.nb.Domains {
@@ -45,6 +57,42 @@ func (a *Agent) draw(ctx context.Context) error {
 	}
 	a.setRow(a.nb.Encode(b))
 	return nil
+}
+
+// sweepRun is the Philox run word of MVA-DG's interior sweeps (counter
+// (row, sweepRun, t, ·) under the agent's seed). A row sampler's runs are
+// numbered below Options.Runs ≤ 2³²−1, so they never use it: with a Gibbs
+// local solver keyed by the same agent seed (as the command line does),
+// the sweeps never reuse the numbers that filled the MVA table.
+const sweepRun = math.MaxUint32
+
+// drawMVADG is iteration t of MVA-DG at this agent (thesis Theorem 4):
+// the boundary sweep of draw, except that the local part of each
+// variable's conditional is the agent's local functions holding it,
+// evaluated at the current interior (sampler.Conditional.Energies), not
+// the row's best completion; then one Gibbs sweep of the interior given
+// the new boundary values (sampler.Conditional.Sweep). Interior variables
+// share no function with other agents, so their conditional given L_i is
+// their conditional given the whole problem, and the boundary ones see
+// every function they are in: each draw is a draw of plain Gibbs on the
+// whole problem, whose target exp(−cost(x)/τ) the chain therefore keeps.
+// The agent's scan order is its boundary variables, then its interior
+// ones; any fixed order leaves the target invariant.
+func (a *Agent) drawMVADG(t int) {
+	b := a.scratch
+	copy(b, a.b)
+	for k, d := range a.nb.Domains {
+		viol, cost := a.cond.Energies(k, a.z)
+		costs := a.costs[:d]
+		for v := range d {
+			b[k] = v
+			costs[v] = localsearch.Cost{Hard: int64(viol[v]), Soft: cost[v]}.Add(a.nb.ExtVar(k, b, a.nb.Ctx))
+		}
+		b[k] = pick(costs, a.tau, a.rng.Float64())
+		a.z[k] = b[k]
+	}
+	a.setRow(a.nb.Encode(b))
+	a.cond.Sweep(a.z, sweepRun, uint32(t))
 }
 
 // pick draws an index from the Gibbs conditional of costs at temperature
