@@ -88,3 +88,17 @@ func (s *normalStep) logQ(x, y int) float64 {
 	}
 	return s.logP[y-x+s.d-1]
 }
+
+// NormalTables returns the normal proposal's tables for a domain of d ≥ 2
+// values and a step of standard deviation sigma, flattened as the GPU
+// kernels read them: g (2d−2 entries), logP (2d−1), logLow (d), logHigh
+// (d). Sharing the CPU's own tables is what lets both propose bit-identical
+// moves.
+func NormalTables(d int, sigma float64) []float64 {
+	s := newNormalStep(d, sigma)
+	out := make([]float64, 0, 6*d-3)
+	out = append(out, s.g...)
+	out = append(out, s.logP...)
+	out = append(out, s.logLow...)
+	return append(out, s.logHigh...)
+}

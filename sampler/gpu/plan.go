@@ -228,7 +228,7 @@ func newPlan(lp *mva.LocalProblem, o sampler.Options, k, g int) (*plan, error) {
 					sigma = math.Sqrt(math.Sqrt(float64(d)))
 				}
 				off = int32(len(dbl))
-				dbl = append(dbl, newNormalStep(d, sigma).flat()...)
+				dbl = append(dbl, sampler.NormalTables(d, sigma)...)
 				bySize[d] = off
 			}
 			step[i] = off
