@@ -9,6 +9,8 @@ import (
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
+	"github.com/hearth-dcop/hearth/sampler"
+	sgpu "github.com/hearth-dcop/hearth/sampler/gpu"
 )
 
 // openGPU applies --gpu: off never touches a device; on opens one or fails
@@ -38,17 +40,35 @@ func openGPU(mode string) (*gpu.Device, error) {
 	return nil, fmt.Errorf("unknown --gpu %q (valid: auto, on, off)", mode)
 }
 
-// gpuSolver wraps a solver factory so that bucket elimination runs its
-// large buckets on d (the threshold is gpu.DefaultMinEntries output
-// entries × eliminated values, measured on an H200: below it a kernel
-// launch and its copies cost more than the CPU).
+// gpuSolver wraps a solver factory so that, with a device, bucket
+// elimination runs its large buckets on d (the threshold is
+// gpu.DefaultMinEntries output entries × eliminated values, measured on an
+// H200: below it a kernel launch and its copies cost more than the CPU) and
+// the samplers run their chains there — the same chains as on the CPU, so
+// the options are taken from the CPU sampler next builds.
 func gpuSolver(d *gpu.Device, name string, next mva.SolverFactory) mva.SolverFactory {
-	if d == nil || name != "be" {
+	if d == nil {
 		return next
 	}
-	return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
-		return gpu.NewBE(lp, d, gpu.BEOptions{})
+	switch name {
+	case "be":
+		return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+			return gpu.NewBE(lp, d, gpu.BEOptions{})
+		}
+	case "gibbs", "mh":
+		return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+			cpu, err := next(lp)
+			if err != nil {
+				return nil, err
+			}
+			o, ok := cpu.(interface{ Options() sampler.Options })
+			if !ok {
+				return cpu, nil
+			}
+			return sgpu.New(name, lp, d, o.Options())
+		}
 	}
+	return next
 }
 
 // gpuKernel returns DPOP's UTIL kernel on d (GPU-DBE): joins large enough to
