@@ -70,45 +70,86 @@ func (p paramFlag) Set(s string) error {
 // solveDistributed runs a protocol between the agents of p on the
 // simulated runtime and reports the result in p's terms.
 func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Device) (mva.Result, error) {
-	proto, ok := protocols[o.global]
-	if !ok {
-		return mva.Result{}, fmt.Errorf("unknown --global %q", o.global)
-	}
-	rf, err := reform.New(o.reform, p, o.maxEntries)
+	d, err := prepareDistributed(p, o, dev)
 	if err != nil {
 		return mva.Result{}, err
 	}
 	start := time.Now()
+	sol, err := sim.Solve(ctx, d.rf.Problem, d.opts)
+	if err != nil {
+		return mva.Result{}, err
+	}
+	return d.result(sol, start)
+}
+
+// distributed is a protocol run prepared for a problem: the reformulation
+// the protocol runs on, the runtime's options, and the way back to a
+// result in the problem's terms. The simulated runtime (`hearth solve`)
+// and the MQTT runtime (`hearth sim`, `hearth run`) share it, so that they
+// run the very same agents.
+type distributed struct {
+	p     *mva.Problem
+	o     solveOptions
+	rf    *reform.Reformulation
+	opts  sim.Options
+	exact bool
+	gpu   bool
+}
+
+// prepareDistributed reformulates p as o asks and chooses the protocol
+// and the local solver.
+func prepareDistributed(p *mva.Problem, o solveOptions, dev *gpu.Device) (*distributed, error) {
+	proto, ok := protocols[o.global]
+	if !ok {
+		return nil, fmt.Errorf("unknown --global %q", o.global)
+	}
+	rf, err := reform.New(o.reform, p, o.maxEntries)
+	if err != nil {
+		return nil, err
+	}
 	makeProto := proto.make
 	if dev != nil && o.global == "dpop" {
 		makeProto = dpop.WithKernel(gpuKernel(dev))
 	}
-	sol, err := sim.Solve(ctx, rf.Problem, sim.Options{
-		Protocol: makeProto,
-		Solver:   gpuSolver(dev, o.local.name, o.local.factory(o.seed)),
-		Eager:    o.table == "eager",
-		Seed:     o.seed,
-		Params:   o.params,
-		Config: sim.Config{
-			Owner: rf.Owner,
-			Delay: o.delay,
+	return &distributed{
+		p: p, o: o, rf: rf, exact: proto.exact,
+		gpu: dev != nil && (o.global == "dpop" || o.local.name == "be"),
+		opts: sim.Options{
+			Protocol: makeProto,
+			Solver:   gpuSolver(dev, o.local.name, o.local.factory(o.seed)),
+			Eager:    o.table == "eager",
+			Seed:     o.seed,
+			Params:   o.params,
+			Config: sim.Config{
+				Owner: rf.Owner,
+				Delay: o.delay,
+			},
 		},
-	})
-	if err != nil {
-		return mva.Result{}, err
-	}
-	assign, err := rf.Back(sol.Assign)
+	}, nil
+}
+
+// algorithm is the result object's description of the run.
+func (d *distributed) algorithm() mva.Algorithm {
+	o := d.o
+	return mva.Algorithm{Global: o.global, Local: o.local.name, Table: o.table, Reform: d.rf.Name,
+		Sampling: o.local.report(o.seed), GPU: d.gpu}
+}
+
+// result maps a solution of the reformulated problem back to p, checks its
+// cost against the model, and reports it; start is when the user started
+// waiting.
+func (d *distributed) result(sol sim.Solution, start time.Time) (mva.Result, error) {
+	assign, err := d.rf.Back(sol.Assign)
 	if err != nil {
 		return mva.Result{}, fmt.Errorf("internal error: mapping the solution back: %w", err)
 	}
-	cost, err := p.Eval(assign)
+	cost, err := d.p.Eval(assign)
 	if err != nil {
 		return mva.Result{}, fmt.Errorf("internal error: %w", err)
 	}
-	r := mva.NewResult(p, assign, cost)
-	r.Optimal = r.Feasible && proto.exact && sol.Optimal && !o.local.sampling()
-	r.Algorithm = mva.Algorithm{Global: o.global, Local: o.local.name, Table: o.table, Reform: rf.Name, Sampling: o.local.report(o.seed),
-		GPU: dev != nil && (o.global == "dpop" || o.local.name == "be")}
+	r := mva.NewResult(d.p, assign, cost)
+	r.Optimal = r.Feasible && d.exact && sol.Optimal && !d.o.local.sampling()
+	r.Algorithm = d.algorithm()
 	r.Metrics = sol.Outcome.Metrics
 	// The runtime's wall clock covers message delivery only; the user
 	// waited for the tables too.

@@ -7,6 +7,10 @@
 //	hearth solve FILE [flags]     solve an instance and print the result
 //	hearth inspect FILE [flags]   show the MVA decomposition of an instance
 //	hearth gen KIND [k=v ...]     generate a benchmark instance
+//	hearth sim FILE [flags]       run every agent over MQTT in one process
+//	hearth run --instance FILE --agent NAME [flags]
+//	                              run one agent in its own process, over a broker
+//	hearth bench NAME [flags]     reproduce a published experiment (--list)
 //	hearth help [COMMAND]         show help
 //
 // Exit codes: 0 solved, 1 infeasible, 2 bad input or usage, 3 the solver
@@ -52,6 +56,9 @@ func commands() []command {
 		{"solve", "solve an instance file and print the result", runSolve},
 		{"inspect", "print the MVA decomposition of an instance file", runInspect},
 		{"gen", "generate a benchmark instance (random, radar, meeting, grid, scalefree, randgraph, microgrid)", runGen},
+		{"sim", "run every agent of an instance over MQTT in this process (embedded broker) and print the result", runSim},
+		{"run", "run one agent of an instance as a long-running MQTT process", runRun},
+		{"bench", "run an experiment of the papers and write CSV, plots and a summary", runBench},
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -16,7 +17,9 @@ import (
 	"github.com/hearth-dcop/hearth/mva/reform"
 )
 
-// solveOptions are the flags of `hearth solve`.
+// solveOptions are the flags of `hearth solve`, which `hearth sim` and
+// `hearth run` share so that one instance runs the same way on the
+// simulated runtime, over MQTT in one process, and one agent per process.
 type solveOptions struct {
 	global     string
 	local      localOptions
@@ -32,10 +35,11 @@ type solveOptions struct {
 	timeout    time.Duration
 }
 
-func runSolve(ctx context.Context, e *env, args []string) int {
-	o := solveOptions{params: paramFlag{}}
-	fs := newFlagSet(e, "solve", "FILE [flags]")
-	fs.StringVar(&o.global, "global", "none", "protocol between agents: "+strings.Join(globalNames(), ", ")+" (none solves the whole file centrally)")
+// register declares the flags on fs; defGlobal is --global's default
+// ("none" for solve, a protocol for the commands that need one).
+func (o *solveOptions) register(fs *flag.FlagSet, defGlobal string) {
+	o.params = paramFlag{}
+	fs.StringVar(&o.global, "global", defGlobal, "protocol between agents: "+strings.Join(globalNames(), ", ")+" (none solves the whole file centrally)")
 	o.local.register(fs)
 	fs.StringVar(&o.table, "table", "", "MVA tables: lazy (rows computed when a protocol asks) or eager (all rows up front); default lazy, eager for dpop with gibbs/mh (DMCMC)")
 	fs.StringVar(&o.reform, "reform", "mva", "how agents map to the protocol: mva, compilation (one variable per agent), decomposition (one agent per variable)")
@@ -47,18 +51,13 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&o.gpu, "gpu", "auto", "GPU for bucket elimination and DPOP's UTIL joins: auto (when a cuda build finds a device), on (fail without one), off")
 	fs.BoolVar(&o.json, "json", false, "print the result object as JSON")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 30s; 0 means no limit)")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "hearth solve: want exactly one instance FILE")
-		fs.Usage()
-		return exitUsage
-	}
+}
+
+// check validates the parsed flags and fills in --table's default. The
+// error is a usage error, worded for the command line.
+func (o *solveOptions) check() error {
 	if _, ok := protocols[o.global]; !ok && o.global != "none" {
-		fmt.Fprintf(e.stderr, "hearth solve: unknown --global %q (valid: %s)\n", o.global, strings.Join(globalNames(), ", "))
-		return exitUsage
+		return fmt.Errorf("unknown --global %q (valid: %s)", o.global, strings.Join(globalNames(), ", "))
 	}
 	if o.table == "" {
 		// DMCMC: with a sampler, every agent fills its table as soon as
@@ -69,14 +68,38 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if o.table != "lazy" && o.table != "eager" {
-		fmt.Fprintf(e.stderr, "hearth solve: unknown --table %q (valid: lazy, eager)\n", o.table)
-		return exitUsage
+		return fmt.Errorf("unknown --table %q (valid: lazy, eager)", o.table)
 	}
 	if !slices.Contains(reform.Names(), o.reform) {
-		fmt.Fprintf(e.stderr, "hearth solve: unknown --reform %q (valid: %s)\n", o.reform, strings.Join(reform.Names(), ", "))
+		return fmt.Errorf("unknown --reform %q (valid: %s)", o.reform, strings.Join(reform.Names(), ", "))
+	}
+	return o.local.validate()
+}
+
+// loadInstance resolves a command's instance argument to the problem it
+// names. Every command that takes an instance (solve, sim, run) goes
+// through here, so that a new kind of input plugs in once: a
+// neighbourhood's TOML (config.Load, then the homes compiled by devices)
+// or an SHDS file will be resolved here, and may fill o's solver settings
+// where the command line left them at their defaults.
+func loadInstance(path string, o *solveOptions) (*mva.Problem, error) {
+	return format.ReadFile(path, format.Options{Agents: o.agents})
+}
+
+func runSolve(ctx context.Context, e *env, args []string) int {
+	var o solveOptions
+	fs := newFlagSet(e, "solve", "FILE [flags]")
+	o.register(fs, "none")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "hearth solve: want exactly one instance FILE")
+		fs.Usage()
 		return exitUsage
 	}
-	if err := o.local.validate(); err != nil {
+	if err := o.check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
 		return exitUsage
 	}
@@ -88,7 +111,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	if dev != nil {
 		defer dev.Close()
 	}
-	p, err := format.ReadFile(pos[0], format.Options{Agents: o.agents})
+	p, err := loadInstance(pos[0], &o)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
 		return exitUsage

@@ -1,0 +1,562 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/baseline"
+	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/devices/shds"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/local/gpu"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/reform"
+	"github.com/hearth-dcop/hearth/sampler"
+)
+
+// This file is the glue between the homes packages (config, devices and
+// its compiler, importer, baselines and reports) and the commands: a
+// neighbourhood's TOML or an SHDS file becomes a problem and a solver
+// choice (loadHomes), a solution becomes a report people can read
+// (Render) and MQTT publications (Publications). The commands own the
+// runtime: solveHomes solves on the simulated runtime, `hearth sim` and
+// `hearth run` over MQTT, all from the same Problem and options.
+
+// Solver choices for SHDS files, which carry none: D-Gibbs over the
+// per-slot levels with exact bucket elimination for the MVA rows. The
+// full-mesh SHDS instances are for the sampling and local-search protocols
+// (DESIGN.md, "Homes"); MGM would enumerate every row of a 4^12-row table.
+const (
+	shdsGlobal = "dgibbs"
+	shdsLocal  = "be"
+)
+
+// maxEagerRows is the largest MVA table (rows of one home) an eager table
+// is filled for; past it Options falls back to lazy rows, because a TOML
+// file without [solver].table asks for eager (the config default).
+const maxEagerRows = 1 << 16
+
+// homeOptions are what the command line says about a homes run. Empty or
+// unset fields keep the choice of the TOML's [solver] (or, for SHDS files,
+// shdsGlobal and shdsLocal); params override the TOML's key by key.
+type homeOptions struct {
+	global, local, table, gpu string
+	seed                      uint64
+	seedSet                   bool
+	params                    map[string]float64
+	timeout                   time.Duration
+	// levels is the number of energy levels per slot of an SHDS import
+	// (0 means the importer's 4).
+	levels int
+	// strict refuses an SHDS file with infeasible homes instead of
+	// dropping their rules.
+	strict bool
+	// rounds bounds the SH-MGM-style baseline (0: baseline.DefaultRounds;
+	// negative: the baseline is skipped).
+	rounds int
+	// noBaselines skips both baselines.
+	noBaselines bool
+}
+
+// homeOptionsFrom reads the solver flags the user gave on fs (those left
+// at their defaults do not override the TOML).
+func homeOptionsFrom(fs *flag.FlagSet, o *solveOptions) homeOptions {
+	var h homeOptions
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "global":
+			h.global = o.global
+		case "local":
+			h.local = o.local.name
+		case "table":
+			h.table = o.table
+		case "gpu":
+			h.gpu = o.gpu
+		case "seed":
+			h.seed, h.seedSet = o.seed, true
+		case "p":
+			h.params = maps.Clone(o.params)
+		case "timeout":
+			h.timeout = o.timeout
+		}
+	})
+	return h
+}
+
+// isHomesFile reports whether path names a neighbourhood (a .toml file)
+// rather than a DCOP instance; SHDS files are named by --shds.
+func isHomesFile(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), ".toml")
+}
+
+// homeRun is a loaded neighbourhood: its model, the compiled problem, the
+// resolved solver choice, and the baselines once computed.
+type homeRun struct {
+	path     string
+	cfg      *config.Config // nil for an SHDS file
+	compiled *compile.Compiled
+	opts     homeOptions
+	// The resolved solver choice.
+	global, local, table, gpu string
+	seed                      uint64
+	params                    map[string]float64
+	timeout                   time.Duration
+	notes                     []string
+
+	baselinesDone bool
+	uncoordinated *baseline.Outcome
+	shmgm         *baseline.Outcome
+}
+
+// loadHomes reads a neighbourhood: a TOML file (config.Load) or, with
+// shdsFile, an SHDS instance (shds.ReadFile, homes whose rules no
+// schedule satisfies dropped and noted unless o.strict), compiles it and
+// resolves the solver choice. Errors: config.Errors for a bad TOML (print
+// it as is), errors wrapping devices.ErrInfeasible for rules no schedule
+// can satisfy, devices.ErrTooLarge for tables past the limits; loadExit
+// maps them to exit codes.
+func loadHomes(path string, shdsFile bool, o homeOptions) (*homeRun, error) {
+	r := &homeRun{path: path, opts: o}
+	var n *devices.Neighbourhood
+	if shdsFile {
+		res, err := shds.ReadFile(path, shds.Options{Levels: o.levels, Infeasible: policy(o)})
+		if err != nil {
+			return nil, err
+		}
+		n = res.Neighbourhood
+		for _, d := range res.Dropped {
+			r.notes = append(r.notes, fmt.Sprintf("home %s: no schedule satisfies its rules; dropped %d of them: %s", d.Home, len(d.Rules), strings.Join(d.Rules, "; ")))
+		}
+		r.notes = append(r.notes, res.Warnings...)
+		r.global, r.local, r.table, r.gpu, r.seed = shdsGlobal, shdsLocal, "lazy", "auto", config.DefaultSeed
+		r.params = map[string]float64{}
+	} else {
+		cfg, err := config.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		r.cfg, n = cfg, cfg.Neighbourhood
+		s := cfg.Solver
+		r.global, r.local, r.table, r.gpu, r.seed = s.Global, s.Local, s.Table, s.GPU, s.Seed
+		r.params, r.timeout = maps.Clone(s.Params), s.Timeout
+	}
+	if err := r.compile(n); err != nil {
+		return nil, err
+	}
+	r.override(o)
+	if shdsFile {
+		if err := r.fitSHDS(o); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// fitSHDS adapts the defaults to SHDS homes with many rules, where the
+// command line left them open: their rows are too wide for fast bucket
+// elimination (Gibbs sampling fills them instead), and sampled rows over 4
+// levels per slot often leave D-Gibbs in infeasible rows (dm_7_1_5), as
+// 4^12-row dense tables of their interiors may not even be addressable;
+// 3 levels avoid both.
+func (r *homeRun) fitSHDS(o homeOptions) error {
+	wide := o.local == "" && r.local == "be" && !r.fitsBE()
+	if o.levels == 0 && (wide || !r.tablesFit()) {
+		res, err := shds.ReadFile(r.path, shds.Options{Levels: shdsFallbackLevels, Infeasible: policy(o)})
+		if err != nil {
+			return err
+		}
+		if err := r.compile(res.Neighbourhood); err != nil {
+			return err
+		}
+		r.notes = append(r.notes, fmt.Sprintf("%d energy levels per slot (4 make the MVA tables too large or the sampled rows infeasible)", shdsFallbackLevels))
+	}
+	if wide {
+		r.local = shdsWideLocal
+		r.notes = append(r.notes, fmt.Sprintf("some homes are too wide for fast bucket elimination: their MVA rows are sampled (local = %q)", shdsWideLocal))
+	}
+	return nil
+}
+
+func policy(o homeOptions) shds.Policy {
+	if o.strict {
+		return shds.Strict
+	}
+	return shds.Drop
+}
+
+// shdsFallbackLevels and shdsWideLocal are the SHDS choices for homes
+// with many rules: fewer levels keep the dense MVA tables addressable,
+// and Gibbs sampling fills rows that bucket elimination cannot (induced
+// width 17–21 on dm_7_1_5 and dm_7_1_6).
+const (
+	shdsFallbackLevels = 3
+	shdsWideLocal      = "gibbs"
+)
+
+// tablesFit reports whether every home's dense MVA table (rows × interior
+// variables, mva.NewTable) is addressable.
+func (r *homeRun) tablesFit() bool {
+	p := r.Problem()
+	d := mva.Decompose(p)
+	for i := range d.Subs {
+		lp := mva.NewLocalProblem(p, &d.Subs[i])
+		rows, err := lp.Rows()
+		if err != nil || lp.NumInterior() > 0 && rows > math.MaxInt32/lp.NumInterior() {
+			return false
+		}
+	}
+	return true
+}
+
+// rowEntries bounds the tables bucket elimination may need for one MVA
+// row of an SHDS home before the rows are sampled instead: 4M entries
+// solve in milliseconds, the 100M allowed by default in seconds, and
+// D-Gibbs asks for thousands of rows.
+const rowEntries = 1 << 22
+
+// fitsBE reports whether bucket elimination fills every home's MVA rows
+// with tables of at most rowEntries.
+func (r *homeRun) fitsBE() bool {
+	p := r.Problem()
+	d := mva.Decompose(p)
+	for i := range d.Subs {
+		if _, err := local.NewBE(mva.NewLocalProblem(p, &d.Subs[i]), local.BEOptions{MaxEntries: rowEntries}); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// newHomeRun is loadHomes for a model built in memory, with the solver
+// choice of an SHDS file.
+func newHomeRun(name string, n *devices.Neighbourhood, o homeOptions) (*homeRun, error) {
+	r := &homeRun{path: name, opts: o, global: shdsGlobal, local: shdsLocal, table: "lazy", gpu: "auto", seed: config.DefaultSeed, params: map[string]float64{}}
+	if err := r.compile(n); err != nil {
+		return nil, err
+	}
+	r.override(o)
+	return r, nil
+}
+
+func (r *homeRun) compile(n *devices.Neighbourhood) error {
+	c, err := compile.Compile(n, compile.Options{})
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	r.compiled = c
+	return nil
+}
+
+// override applies the command line's choices.
+func (r *homeRun) override(o homeOptions) {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&r.global, o.global)
+	set(&r.local, o.local)
+	set(&r.table, o.table)
+	set(&r.gpu, o.gpu)
+	if o.seedSet {
+		r.seed = o.seed
+	}
+	if r.params == nil {
+		r.params = map[string]float64{}
+	}
+	maps.Copy(r.params, o.params)
+	if o.timeout > 0 {
+		r.timeout = o.timeout
+	}
+	if r.table == "eager" && o.table == "" {
+		if rows := r.compiled.Stats().MVARows; rows > maxEagerRows {
+			r.table = "lazy"
+			r.notes = append(r.notes, fmt.Sprintf("MVA tables of up to %d rows per home: rows are computed when the protocol asks (table = \"lazy\")", rows))
+		}
+	}
+}
+
+// Problem is the compiled neighbourhood: one agent per home.
+func (r *homeRun) Problem() *mva.Problem { return r.compiled.Problem }
+
+// Model is the neighbourhood the problem was compiled from.
+func (r *homeRun) Model() *devices.Neighbourhood { return r.compiled.Model }
+
+// Config is the loaded TOML (its broker settings), nil for an SHDS file.
+func (r *homeRun) Config() *config.Config { return r.cfg }
+
+// Notes are warnings for the user: homes whose rules were dropped,
+// repairs, solver choices changed.
+func (r *homeRun) Notes() []string { return r.notes }
+
+// Options returns base (the command's flags, with their defaults) with the
+// run's solver choice in place: protocol, local solver, table, seed,
+// parameters, GPU mode and time-out. Everything else of base (sampler
+// runs and trials, delay, --json) is kept.
+func (r *homeRun) Options(base solveOptions) solveOptions {
+	o := base
+	o.global, o.local.name, o.table, o.gpu, o.seed = r.global, r.local, r.table, r.gpu, r.seed
+	o.params = paramFlag(maps.Clone(r.params))
+	if r.timeout > 0 {
+		o.timeout = r.timeout
+	}
+	if o.reform == "" {
+		o.reform = "mva"
+	}
+	if o.maxEntries == 0 {
+		o.maxEntries = reform.DefaultMaxEntries
+	}
+	return o
+}
+
+// homeSolveDefaults are the flag defaults of solveOptions, for callers
+// without a command line (tests, the bench).
+func homeSolveDefaults() solveOptions {
+	return solveOptions{
+		local:      localOptions{name: "be", runs: sampler.DefaultRuns, trials: sampler.DefaultTrials, temp: sampler.DefaultTemperature, proposal: sampler.ProposalNormal, alpha: 0.05},
+		reform:     "mva",
+		seed:       1,
+		params:     paramFlag{},
+		maxEntries: reform.DefaultMaxEntries,
+		gpu:        "off",
+	}
+}
+
+// solveHomes solves the run's problem on the simulated runtime with o
+// (normally r.Options of the command's flags) through the path of `hearth
+// solve` — solveDistributed, or solveCentral for global "none" — and
+// returns the result with its assignment.
+func solveHomes(ctx context.Context, r *homeRun, o solveOptions, dev *gpu.Device) (mva.Result, []int, error) {
+	if err := o.local.validate(); err != nil {
+		return mva.Result{}, nil, err
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	p := r.Problem()
+	var res mva.Result
+	var err error
+	if o.global == "none" {
+		res, err = solveCentral(ctx, p, &o.local, o.seed, dev)
+	} else {
+		res, err = solveDistributed(ctx, p, o, dev)
+	}
+	// The protocol's lazy MVA tables are dense: on SHDS they address
+	// gigabytes of virtual memory (4^12 rows per home) of which little
+	// is touched. Handing it back now keeps a later solve in the same
+	// process (hearth bench) from zeroing reused pages into residence.
+	debug.FreeOSMemory()
+	if err != nil {
+		return mva.Result{}, nil, err
+	}
+	res.Instance = r.path
+	if !res.Feasible {
+		return res, nil, nil
+	}
+	assign, err := assignmentOf(p, res.Assignment)
+	if err != nil {
+		return mva.Result{}, nil, fmt.Errorf("internal error: %w", err)
+	}
+	return res, assign, nil
+}
+
+// assignmentOf turns a result's labelled assignment back into value
+// indices.
+func assignmentOf(p *mva.Problem, labels map[string]string) ([]int, error) {
+	assign := make([]int, len(p.Variables))
+	for v := range p.Variables {
+		x := &p.Variables[v]
+		l, ok := labels[x.Name]
+		if !ok {
+			return nil, fmt.Errorf("the assignment has no value for %s", x.Name)
+		}
+		found := false
+		for k, d := range x.Domain {
+			if d == l {
+				assign[v], found = k, true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%s = %q is not in its domain", x.Name, l)
+		}
+	}
+	return assign, nil
+}
+
+// Baselines computes the uncoordinated and SH-MGM-style baselines once
+// (Render computes them itself when they are missing). A baseline that
+// fails is noted, not fatal: the coordinated result stands alone.
+func (r *homeRun) Baselines(ctx context.Context) error {
+	if r.baselinesDone || r.opts.noBaselines {
+		return nil
+	}
+	n := r.Model()
+	var err error
+	if r.uncoordinated, err = baseline.Uncoordinated(ctx, n, baseline.Options{}); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		r.notes = append(r.notes, "uncoordinated baseline: "+err.Error())
+	}
+	if r.opts.rounds >= 0 {
+		if r.shmgm, err = baseline.SHMGM(ctx, n, baseline.Options{Rounds: r.opts.rounds}); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			r.notes = append(r.notes, "SH-MGM-style baseline: "+err.Error())
+		}
+	}
+	r.baselinesDone = true
+	return nil
+}
+
+// Report builds the result object of a solution: res and its assignment
+// (nil to decode res.Assignment, as the MQTT path returns it).
+func (r *homeRun) Report(assign []int, res mva.Result) (*report.Homes, error) {
+	if err := r.Baselines(context.Background()); err != nil {
+		return nil, err
+	}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Notes: r.notes}
+	if res.Feasible {
+		if assign == nil {
+			var err error
+			if assign, err = assignmentOf(r.Problem(), res.Assignment); err != nil {
+				return nil, err
+			}
+		}
+		s, ev, err := r.compiled.Report(assign)
+		if err != nil {
+			return nil, err
+		}
+		in.Schedule, in.Eval = s, ev
+	}
+	return report.Build(in)
+}
+
+// Render writes the result people read: format "text" (or "") the
+// summary, "json" the result object, "csv" one file per table in outDir
+// (the current folder when empty) and their paths. With outDir set, the
+// load-profile charts are written there too (PNG and SVG) and their paths
+// printed (listed under "charts" in JSON).
+func (r *homeRun) Render(w io.Writer, assign []int, res mva.Result, format string, outDir string) error {
+	h, err := r.Report(assign, res)
+	if err != nil {
+		return err
+	}
+	if outDir != "" {
+		files, err := h.WriteCharts(outDir)
+		if err != nil {
+			return fmt.Errorf("charts: %w", err)
+		}
+		h.Charts = files
+	}
+	switch format {
+	case "", "text":
+		return h.WriteText(w, report.TextOptions{})
+	case "json":
+		b, err := h.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case "csv":
+		dir := outDir
+		if dir == "" {
+			dir = "."
+		}
+		files, err := h.WriteCSV(dir)
+		if err != nil {
+			return fmt.Errorf("csv: %w", err)
+		}
+		for _, f := range append(files, h.Charts...) {
+			if _, err := fmt.Fprintln(w, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q (valid: text, json, csv)", format)
+}
+
+// Publications returns the MQTT messages that publish every home's plan
+// (report.Publications documents the topics); the prefix defaults to the
+// TOML's [broker].topic_prefix.
+func (r *homeRun) Publications(assign []int, o report.PublishOptions) ([]report.Publication, error) {
+	s, ev, err := r.compiled.Report(assign)
+	if err != nil {
+		return nil, err
+	}
+	h, err := report.Build(report.Input{Model: r.Model(), Schedule: s, Eval: ev})
+	if err != nil {
+		return nil, err
+	}
+	return report.Publications(r.Model(), h.Schedules, r.publishDefaults(o))
+}
+
+// HomePublications publishes one home's plan, for `hearth run`, whose
+// agent knows only its own variables: assign needs values for the home's
+// variables only.
+func (r *homeRun) HomePublications(assign []int, home int, o report.PublishOptions) ([]report.Publication, error) {
+	if home < 0 || home >= len(r.compiled.Homes) {
+		return nil, fmt.Errorf("home %d of %d", home, len(r.compiled.Homes))
+	}
+	if len(assign) != len(r.Problem().Variables) {
+		return nil, fmt.Errorf("assignment has %d values for %d variables", len(assign), len(r.Problem().Variables))
+	}
+	hc := &r.compiled.Homes[home]
+	hs := devices.HomeSchedule{Actions: make([][]int, len(hc.Actions))}
+	for d, row := range hc.Actions {
+		hs.Actions[d] = make([]int, len(row))
+		for t, v := range row {
+			hs.Actions[d][t] = assign[v]
+		}
+	}
+	plan, err := report.PlanOf(r.Model(), home, hs)
+	if err != nil {
+		return nil, err
+	}
+	return report.Publications(r.Model(), []report.HomePlan{plan}, r.publishDefaults(o))
+}
+
+func (r *homeRun) publishDefaults(o report.PublishOptions) report.PublishOptions {
+	if o.Prefix == "" && r.cfg != nil {
+		o.Prefix = r.cfg.Broker.TopicPrefix
+	}
+	return o
+}
+
+// loadExit prints an error of loadHomes and returns the exit code: 1 for
+// rules no schedule can satisfy, 3 for a problem too large to build, 2 for
+// everything else (a bad file). config.Errors print as they are, one
+// "file:line: key: message" per line.
+func loadExit(w io.Writer, cmd string, err error) int {
+	var ce config.Errors
+	if errors.As(err, &ce) {
+		fmt.Fprintln(w, ce.Error())
+	} else {
+		fmt.Fprintf(w, "hearth %s: %v\n", cmd, err)
+	}
+	switch {
+	case errors.Is(err, devices.ErrInfeasible):
+		return exitInfeasible
+	case errors.Is(err, devices.ErrTooLarge):
+		return exitFailed
+	}
+	return exitUsage
+}

@@ -1,0 +1,493 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+var exampleTOML = filepath.Join("..", "..", "examples", "neighbourhood", "neighbourhood.toml")
+
+// sharedSHDS is the data set folder of the project checkout; tests that
+// need files beyond the importer's testdata skip without it.
+const sharedSHDS = "/work/shared/data/shds"
+
+func solveRun(t *testing.T, r *homeRun) (mva.Result, []int) {
+	t.Helper()
+	res, assign, err := solveHomes(context.Background(), r, r.Options(homeSolveDefaults()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, assign
+}
+
+// checkSchedule checks what the issue asks of every returned schedule:
+// every rule kept (the model's own simulation, independent of the
+// compiled problem), and with peak the coordinated peak no higher than
+// the homes' peak when each optimises alone. (That is not a theorem: the
+// objective prices committed caps per window, not the maximum load, so
+// random neighbourhoods with coarse levels may trade some peak for price.)
+func checkSchedule(t *testing.T, r *homeRun, res mva.Result, assign []int, peak bool) *report.Homes {
+	t.Helper()
+	if !res.Feasible {
+		t.Fatalf("%s: no schedule found", r.path)
+	}
+	h, err := r.Report(assign, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.RulesSatisfied != h.RulesTotal {
+		for _, p := range h.Schedules {
+			for _, rr := range p.Rules {
+				if !rr.OK {
+					t.Errorf("%s: home %s breaks %q", r.path, p.Home, rr.Rule)
+				}
+			}
+		}
+	}
+	if h.BaselinePeakKW == nil {
+		t.Fatalf("%s: no uncoordinated baseline: %v", r.path, h.Notes)
+	}
+	if peak && h.PeakKW > *h.BaselinePeakKW+1e-9 {
+		t.Errorf("%s: coordinated peak %v kW above the uncoordinated %v kW", r.path, h.PeakKW, *h.BaselinePeakKW)
+	}
+	return h
+}
+
+func TestHomesExample(t *testing.T) {
+	r, err := loadHomes(exampleTOML, false, homeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := r.Options(homeSolveDefaults()); o.global != "dpop" || o.local.name != "be" || o.seed != 1 {
+		t.Errorf("the example's [solver] gives %s/%s seed %d", o.global, o.local.name, o.seed)
+	}
+	res, assign := solveRun(t, r)
+	if !res.Optimal {
+		t.Error("DPOP with bucket elimination did not prove optimality")
+	}
+	h := checkSchedule(t, r, res, assign, true)
+	if h.PeakKW >= *h.BaselinePeakKW {
+		t.Errorf("coordination does not lower the example's peak: %v vs %v kW", h.PeakKW, *h.BaselinePeakKW)
+	}
+
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := r.Render(&out, assign, res, "json", dir); err != nil {
+		t.Fatal(err)
+	}
+	var got report.Homes
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if got.EnergyCost != h.EnergyCost || got.PeakKW != h.PeakKW || len(got.Charts) != 2 || *got.Objective != *res.Objective {
+		t.Errorf("JSON: cost %v peak %v charts %v", got.EnergyCost, got.PeakKW, got.Charts)
+	}
+	fh, err := os.Open(got.Charts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(fh); err != nil {
+		t.Error(err)
+	}
+	fh.Close()
+
+	out.Reset()
+	if err := r.Render(&out, nil, res, "csv", dir); err != nil {
+		t.Fatal(err)
+	}
+	files := strings.Fields(out.String())
+	if len(files) != 5 {
+		t.Fatalf("csv printed %v", files)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+
+	out.Reset()
+	if err := r.Render(&out, assign, res, "text", dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"dpop/be (optimal)", "uncoordinated", "alder", got.Charts[0]} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("summary lacks %q:\n%s", s, out.String())
+		}
+	}
+	if err := r.Render(&out, assign, res, "yaml", ""); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestHomeOptionsOverrideTheTOML(t *testing.T) {
+	var so solveOptions
+	fs := newFlagSet(&env{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}, "sim", "FILE")
+	so.register(fs, "dpop")
+	if _, err := parseArgs(fs, []string{"x.toml", "--global", "mgm", "-p", "rounds=3", "--seed", "9"}); err != nil {
+		t.Fatal(err)
+	}
+	ho := homeOptionsFrom(fs, &so)
+	if ho.global != "mgm" || ho.local != "" || ho.table != "" || !ho.seedSet || ho.seed != 9 || ho.params["rounds"] != 3 {
+		t.Fatalf("homeOptionsFrom: %+v", ho)
+	}
+	r, err := loadHomes(exampleTOML, false, ho)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.Options(so)
+	if o.global != "mgm" || o.local.name != "be" || o.seed != 9 || o.params["rounds"] != 3 || o.table != "eager" {
+		t.Errorf("options: global %s local %s seed %d params %v table %s", o.global, o.local.name, o.seed, o.params, o.table)
+	}
+	res, assign, err := solveHomes(context.Background(), r, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Algorithm.Global != "mgm" {
+		t.Errorf("solved with %s", res.Algorithm.Global)
+	}
+	if res.Feasible {
+		checkSchedule(t, r, res, assign, false)
+	}
+}
+
+// randomHomes draws a small neighbourhood: homes with one or two devices
+// that each move a property of their own, and a goal on it.
+func randomHomes(seed uint64) *devices.Neighbourhood {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	slots := 3 + rng.IntN(3)
+	n := &devices.Neighbourhood{
+		Name:    fmt.Sprintf("random-%d", seed),
+		Horizon: devices.Horizon{Slots: slots, SlotMinutes: 60, Start: 18 * 60},
+		Levels:  2 + rng.IntN(2),
+		Weights: devices.Weights{Price: 1, Peak: 0.1 * float64(1+rng.IntN(3))},
+		Units:   devices.Units{Power: "kW", PowerScale: 1, Currency: "$", PriceScale: 1},
+	}
+	for t := range slots {
+		n.Prices = append(n.Prices, 0.1+0.1*float64((t+int(seed))%3))
+	}
+	cut := 1 + rng.IntN(slots)
+	n.Windows = append(n.Windows, devices.Window{From: 0, To: cut})
+	if cut < slots {
+		n.Windows = append(n.Windows, devices.Window{From: cut, To: slots})
+	}
+	for h := range 2 + rng.IntN(2) {
+		home := devices.Home{Name: fmt.Sprintf("h%d", h)}
+		for range slots {
+			home.Background = append(home.Background, 0.1*float64(rng.IntN(5)))
+		}
+		for d := range 1 + rng.IntN(2) {
+			name := fmt.Sprintf("d%d", d)
+			dev := devices.Device{Name: name, Location: name, Actions: []devices.Action{
+				{Name: "off"},
+				{Name: "low", Power: 1 + float64(rng.IntN(2)), Effects: []devices.Effect{{Property: "p", Delta: 1}}},
+				{Name: "high", Power: 3 + float64(rng.IntN(2)), Effects: []devices.Effect{{Property: "p", Delta: 2}}},
+			}}
+			home.Devices = append(home.Devices, dev)
+			home.Properties = append(home.Properties, devices.Property{Location: name, Name: "p", Scale: 1})
+			// At most 2 per slot: a goal of 2T+1 by T is infeasible.
+			T := 1 + rng.IntN(slots)
+			r := devices.Rule{Location: name, Property: "p", Rel: devices.Geq, Goal: float64(1 + rng.IntN(2*T+1)), Prefix: devices.Before, T1: T}
+			r.Text = r.String()
+			home.Rules = append(home.Rules, r)
+		}
+		n.Homes = append(n.Homes, home)
+	}
+	return n
+}
+
+// TestHomesRandom solves random neighbourhoods with DPOP and D-Gibbs:
+// wherever a schedule exists, the returned one keeps every rule; where
+// none does, the load reports it as infeasible (exit 1).
+func TestHomesRandom(t *testing.T) {
+	feasible, infeasible := 0, 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		n := randomHomes(seed)
+		r, err := newHomeRun(n.Name, n, homeOptions{global: "dpop"})
+		if err != nil {
+			if !errors.Is(err, devices.ErrInfeasible) {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			if code := loadExit(new(bytes.Buffer), "sim", err); code != exitInfeasible {
+				t.Errorf("seed %d: exit %d for %v", seed, code, err)
+			}
+			infeasible++
+			continue
+		}
+		feasible++
+		res, assign := solveRun(t, r)
+		if !res.Optimal {
+			t.Errorf("seed %d: DPOP did not prove optimality", seed)
+		}
+		checkSchedule(t, r, res, assign, false)
+		r.global, r.params = "dgibbs", map[string]float64{"iterations": 30}
+		res, assign = solveRun(t, r)
+		if res.Feasible {
+			checkSchedule(t, r, res, assign, false)
+		}
+	}
+	if feasible < 12 || infeasible == 0 {
+		t.Errorf("%d feasible and %d infeasible neighbourhoods: the generator needs both", feasible, infeasible)
+	}
+}
+
+// TestHomesInfeasibleByTheFeeder: every home's rules can be kept alone,
+// but not within the feeder limit together, which only the solver finds:
+// the result is infeasible and the summary says so.
+func TestHomesInfeasibleByTheFeeder(t *testing.T) {
+	dir := t.TempDir()
+	toml := `name = "tight"
+[horizon]
+slots = 2
+[coordination]
+windows = [["00:00", "02:00"]]
+levels = 2
+[feeder]
+limit_kw = 8
+[[home]]
+name = "a"
+[[home.device]]
+name = "ev"
+kind = "ev_wallbox_11kw"
+initial = { charge = 20.0 }
+rules = ["charge geq 30 before 02:00"]
+[[home]]
+name = "b"
+[[home.device]]
+name = "ev"
+kind = "ev_wallbox_11kw"
+initial = { charge = 20.0 }
+rules = ["charge geq 30 before 02:00"]
+`
+	path := filepath.Join(dir, "tight.toml")
+	if err := os.WriteFile(path, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := loadHomes(path, false, homeOptions{})
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	res, assign := solveRun(t, r)
+	if res.Feasible || assign != nil {
+		t.Fatalf("feasible: %v", res.Assignment)
+	}
+	var out bytes.Buffer
+	if err := r.Render(&out, nil, res, "text", ""); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "infeasible") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+}
+
+func TestHomesBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(path, []byte("name = \"x\"\nhomes = [\"nowhere.toml\"]\n[horizon]\nslots = 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadHomes(path, false, homeOptions{})
+	var out bytes.Buffer
+	if code := loadExit(&out, "sim", err); code != exitUsage {
+		t.Errorf("exit %d", code)
+	}
+	if !strings.Contains(out.String(), path+":4: horizon.slots:") {
+		t.Errorf("errors not printed as file:line: key:\n%s", out.String())
+	}
+	_, err = loadHomes(filepath.Join(dir, "missing.json"), true, homeOptions{})
+	if code := loadExit(new(bytes.Buffer), "sim", err); err == nil || code != exitUsage {
+		t.Errorf("missing SHDS file: %v, exit %d", err, code)
+	}
+}
+
+func shdsPath(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "devices", "shds", "testdata", name+".json")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	p = filepath.Join(sharedSHDS, name+".json")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("no %s", name)
+	}
+	return p
+}
+
+// TestHomesSHDS runs published instances with the SHDS defaults (D-Gibbs;
+// bucket elimination for the MVA rows, or Gibbs sampling over 3 levels
+// for homes too wide for it); HEARTH_SHDS_LONG=1 adds dm_7_1_3 to
+// dm_7_1_6 (a few seconds each, a minute under -race).
+func TestHomesSHDS(t *testing.T) {
+	names := []string{"dm_7_1_2"}
+	if os.Getenv("HEARTH_SHDS_LONG") != "" {
+		names = append(names, "dm_7_1_3", "dm_7_1_4", "dm_7_1_5", "dm_7_1_6")
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			r, err := loadHomes(shdsPath(t, name), true, homeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := r.Options(homeSolveDefaults()); o.global != "dgibbs" || o.local.name != "be" && o.local.name != "gibbs" || o.table != "lazy" {
+				t.Errorf("SHDS defaults: %s/%s %s", o.global, o.local.name, o.table)
+			}
+			res, assign := solveRun(t, r)
+			h := checkSchedule(t, r, res, assign, true)
+			if h.SHMGMPeakKW == nil || h.Baselines.SHMGM.RulesSatisfied != h.RulesTotal {
+				t.Errorf("SH-MGM baseline missing or breaking rules: %v", h.Notes)
+			}
+		})
+	}
+}
+
+// TestHomesSHDSInfeasibleHome: dm_21_1_5's h7 cannot keep its vacuum
+// rule; the default drops it with a note, --strict refuses the file
+// (exit 1).
+func TestHomesSHDSInfeasibleHome(t *testing.T) {
+	path := shdsPath(t, "dm_21_1_5")
+	_, err := loadHomes(path, true, homeOptions{strict: true})
+	if code := loadExit(new(bytes.Buffer), "sim", err); !errors.Is(err, devices.ErrInfeasible) || code != exitInfeasible {
+		t.Errorf("strict: %v, exit %d", err, code)
+	}
+	r, err := loadHomes(path, true, homeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Notes()) == 0 || !strings.Contains(r.Notes()[0], "home h7") {
+		t.Errorf("notes %v", r.Notes())
+	}
+}
+
+// TestHomePublications: one home's publications from its own variables
+// alone are the neighbourhood's publications for that home.
+func TestHomePublications(t *testing.T) {
+	r, err := loadHomes(exampleTOML, false, homeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, assign := solveRun(t, r)
+	all, err := r.Publications(assign, report.PublishOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Problem()
+	for home := range p.Agents {
+		mine := make([]int, len(assign))
+		for v := range p.Variables {
+			if p.Variables[v].Agent == home {
+				mine[v] = assign[v]
+			}
+		}
+		got, err := r.HomePublications(mine, home, report.PublishOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := "hearth/home/" + p.Agents[home].Name + "/"
+		var want []report.Publication
+		for _, q := range all {
+			if strings.HasPrefix(q.Topic, prefix) {
+				want = append(want, q)
+			}
+		}
+		if !slices.EqualFunc(got, want, func(a, b report.Publication) bool {
+			return a.Topic == b.Topic && bytes.Equal(a.Payload, b.Payload) && a.Retained == b.Retained
+		}) {
+			t.Errorf("home %d: %d publications, the neighbourhood has %d", home, len(got), len(want))
+		}
+	}
+	if _, err := r.HomePublications(assign, 99, report.PublishOptions{}); err == nil {
+		t.Error("home out of range accepted")
+	}
+}
+
+func TestAssignmentOf(t *testing.T) {
+	r, err := loadHomes(exampleTOML, false, homeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Problem()
+	res, assign := solveRun(t, r)
+	back, err := assignmentOf(p, res.Assignment)
+	if err != nil || !slices.Equal(back, assign) {
+		t.Fatalf("round trip: %v", err)
+	}
+	labels := p.Labels(assign)
+	labels[p.Variables[0].Name] = "no such value"
+	if _, err := assignmentOf(p, labels); err == nil {
+		t.Error("a label outside the domain was accepted")
+	}
+	delete(labels, p.Variables[0].Name)
+	if _, err := assignmentOf(p, labels); err == nil {
+		t.Error("a missing variable was accepted")
+	}
+}
+
+func TestIsHomesFile(t *testing.T) {
+	for path, want := range map[string]bool{"street.toml": true, "a/B.TOML": true, "x.xml": false, "dm_7_1_2.json": false, "toml": false} {
+		if got := isHomesFile(path); got != want {
+			t.Errorf("isHomesFile(%q) = %v", path, got)
+		}
+	}
+}
+
+// TestSHDSFigures prints the README's SHDS figures for the instances named
+// in HEARTH_SHDS_FIGURES (comma-separated names of sharedSHDS files, e.g.
+// dm_7_1_2,dm_251_1_2): load, coordinated solve with the SHDS defaults,
+// baselines, and cost, peak and objective of each.
+func TestSHDSFigures(t *testing.T) {
+	names := os.Getenv("HEARTH_SHDS_FIGURES")
+	if names == "" {
+		t.Skip("set HEARTH_SHDS_FIGURES to print the SHDS figures")
+	}
+	for _, name := range strings.Split(names, ",") {
+		path := filepath.Join(sharedSHDS, name+".json")
+		start := time.Now()
+		r, err := loadHomes(path, true, homeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		load := time.Since(start)
+		start = time.Now()
+		o := r.Options(homeSolveDefaults())
+		res, assign, err := solveHomes(context.Background(), r, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		solve := time.Since(start)
+		start = time.Now()
+		if err := r.Baselines(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		bl := time.Since(start)
+		h, err := r.Report(assign, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, s := h.Baselines.Uncoordinated, h.Baselines.SHMGM
+		fmt.Printf("%s: %d homes, %s/%s %d levels; load %.1f s, solve %.1f s, baselines %.1f s (SH-MGM %d rounds, converged %v, %d approximate)\n",
+			name, h.HomeCount, o.global, o.local.name, r.Model().Levels, load.Seconds(), solve.Seconds(), bl.Seconds(), s.Rounds, s.Converged, s.ApproximateHomes)
+		obj := func(p *float64) string {
+			if p == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%.4g", *p)
+		}
+		fmt.Printf("  coordinated   objective %s, $%.2f, peak %.1f kW, rules %d/%d\n", obj(res.Objective), h.EnergyCost, h.PeakKW, h.RulesSatisfied, h.RulesTotal)
+		fmt.Printf("  uncoordinated objective %s, $%.2f, peak %.1f kW\n", obj(u.Objective), u.EnergyCost, u.PeakKW)
+		fmt.Printf("  SH-MGM-style  objective %s, $%.2f, peak %.1f kW\n", obj(s.Objective), s.EnergyCost, s.PeakKW)
+	}
+}

@@ -1,0 +1,545 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eclipse/paho.mqtt.golang/packets"
+
+	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/topic"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// runOptions are the flags of `hearth run`.
+type runOptions struct {
+	solve    solveOptions
+	broker   brokerOptions
+	instance string
+	agent    string
+	runID    string
+	once     bool
+	attempts int
+	logLevel string
+}
+
+const runSynopsis = `--instance FILE --agent NAME [flags]
+
+Runs one agent of FILE in this process, over an MQTT broker (--broker): every
+agent of the instance runs the same command with its own --agent, on this
+machine or another, with the same FILE and solver flags. The agent announces
+itself, waits for the others, and runs a coordination round when asked:
+
+  <prefix>/cmd                      {"round": "ID"} runs round ID
+  <prefix>/ID/result/<agent>        its result (retained JSON; also on stdout with --once)
+
+With --once it runs round --run-id at start and exits. A round whose run
+breaks (an agent restarted mid-round) is restarted, up to --attempts times,
+as run ID.retry1, ID.retry2, ...`
+
+func runRun(ctx context.Context, e *env, args []string) int {
+	var o runOptions
+	fs := newFlagSet(e, "run", runSynopsis)
+	o.solve.register(fs, "dpop")
+	o.broker.register(fs)
+	fs.StringVar(&o.instance, "instance", "", "the instance FILE every agent of the run reads")
+	fs.StringVar(&o.agent, "agent", "", "the agent this process runs (its name in FILE)")
+	fs.StringVar(&o.runID, "run-id", "", "run round ID at start (required with --once; every agent must be given the same)")
+	fs.BoolVar(&o.once, "once", false, "run round --run-id, print the result and exit")
+	fs.IntVar(&o.attempts, "attempts", 3, "how many times a round whose run broke is started again")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if err := o.check(pos); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
+	}
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(o.logLevel)) // checked by o.check
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, err := o.broker.config(o.solve.global, "")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
+	}
+	cfg.Logger = log
+	dev, err := openGPU(o.solve.gpu)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
+	}
+	if dev != nil {
+		defer dev.Close()
+	}
+	p, err := loadInstance(o.instance, &o.solve)
+	if err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return exitUsage
+	}
+	d, err := prepareDistributed(p, o.solve, dev)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
+		return exitFailed
+	}
+	h, err := newHomeAgent(ctx, d, o.agent, cfg, log)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
+		return exitUsage
+	}
+	h.instance, h.attempts, h.timeout = o.instance, o.attempts, o.solve.timeout
+	if o.once {
+		return runOnce(ctx, e, h, o.runID, o.solve.json)
+	}
+	return serve(ctx, h, o.runID)
+}
+
+// check validates the flags; pos are the positional arguments.
+func (o *runOptions) check(pos []string) error {
+	switch {
+	case len(pos) > 0:
+		return fmt.Errorf("unexpected argument %q (the instance is --instance FILE)", pos[0])
+	case o.instance == "":
+		return errors.New("--instance FILE is required")
+	case o.agent == "":
+		return errors.New("--agent NAME is required")
+	case o.broker.url == "":
+		return errors.New("--broker URL is required: every agent process meets the others at a broker (hearth sim runs a whole instance over an embedded one)")
+	case o.once && o.runID == "":
+		return errors.New("--once needs --run-id ID, the same for every agent of the round")
+	case o.attempts < 1:
+		return errors.New("--attempts must be at least 1")
+	}
+	if o.runID != "" {
+		if err := checkRoundID(o.runID); err != nil {
+			return fmt.Errorf("--run-id: %w", err)
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	if err := o.solve.check(); err != nil {
+		return err
+	}
+	if o.solve.global == "none" {
+		return errors.New("--global none has no agents to run; name a protocol")
+	}
+	return nil
+}
+
+// maxRoundID leaves room in a topic level for the retry suffix.
+const maxRoundID = topic.MaxName - 16
+
+// checkRoundID reports whether id can name a round: a topic level short
+// enough for the retry suffix.
+func checkRoundID(id string) error {
+	if len(id) > maxRoundID {
+		return fmt.Errorf("round id %.20q… is longer than %d bytes", id, maxRoundID)
+	}
+	return topic.CheckName(id)
+}
+
+// attemptRun is the MQTT run id of attempt k (from 0) of a round. Every
+// agent derives it the same way, so that after a broken run they meet
+// again in the next one without talking.
+func attemptRun(round string, k int) string {
+	if k == 0 {
+		return round
+	}
+	return fmt.Sprintf("%s.retry%d", round, k)
+}
+
+// runOnce runs one round, publishes and prints its result, and returns the
+// exit code.
+func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON bool) int {
+	rep, err := h.round(ctx, round)
+	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if perr := publishResultOnce(pubCtx, h, round, rep, err); perr != nil {
+		h.log.Warn("result not published", "err", perr)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: round %s: %v\n", round, err)
+		return exitFailed
+	}
+	if asJSON {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+			return exitFailed
+		}
+		e.stdout.Write(append(b, '\n'))
+	} else {
+		printReport(e.stdout, rep)
+	}
+	if !rep.Feasible {
+		return exitInfeasible
+	}
+	return exitOK
+}
+
+// serve is the long-running agent: it runs round first (when set), then a
+// round for every command, until ctx ends.
+func serve(ctx context.Context, h *homeAgent, first string) int {
+	c := newControl(h, true)
+	done := newRecent(64)
+	runRound := func(id string) {
+		if done.has(id) {
+			h.log.Info("round already run; command ignored", "round", id)
+			return
+		}
+		done.add(id)
+		c.pause()
+		rep, err := h.round(ctx, id)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			h.log.Error("round failed", "round", id, "err", err)
+		} else {
+			h.log.Info("round complete", "round", id, "run", rep.Run, "objective", fmtObjective(rep.Objective))
+		}
+		if err := c.connect(ctx); err != nil {
+			return
+		}
+		if err := c.publishResult(ctx, id, rep, err); err != nil {
+			h.log.Warn("result not published", "round", id, "err", err)
+		}
+	}
+	if first != "" {
+		runRound(first)
+	}
+	if ctx.Err() == nil {
+		if err := c.connect(ctx); err != nil && ctx.Err() == nil {
+			h.log.Error("cannot reach the broker", "err", err)
+			return exitFailed
+		}
+	}
+	h.log.Info("ready: waiting for commands", "topic", c.cmdTopic)
+	for {
+		select {
+		case <-ctx.Done():
+			c.close()
+			h.log.Info("stopped")
+			return exitOK
+		case id := <-c.cmds:
+			runRound(id)
+		}
+	}
+}
+
+// homeAgent is what `hearth run` runs: the protocol agents one home owns
+// (one with the MVA reformulation, one per variable with decomposition),
+// built once and started afresh for every round.
+type homeAgent struct {
+	d        *distributed
+	home     int      // index in d.p.Agents
+	name     string   // the home's MQTT name (presence, results, commands)
+	names    []string // MQTT names of every protocol agent of the run
+	owned    []int    // the protocol agents this process runs
+	nodes    []*mva.Node
+	decomp   *mva.Decomposition
+	cfg      mqtt.Config
+	log      *slog.Logger
+	instance string
+	attempts int
+	timeout  time.Duration
+	// neighbours are the MQTT names of the homes this one shares a
+	// function with.
+	neighbours []string
+}
+
+func newHomeAgent(ctx context.Context, d *distributed, agent string, cfg mqtt.Config, log *slog.Logger) (*homeAgent, error) {
+	p := d.p
+	homeNames := mqtt.AgentNames(p)
+	home := -1
+	for i, a := range p.Agents {
+		if a.Name == agent || homeNames[i] == agent {
+			home = i
+			break
+		}
+	}
+	if home < 0 {
+		return nil, fmt.Errorf("no agent %q (agents: %s)", agent, listNames(homeNames, 10))
+	}
+	h := &homeAgent{d: d, home: home, name: homeNames[home], names: mqtt.AgentNames(d.rf.Problem), cfg: cfg,
+		log: log.With("agent", homeNames[home])}
+	h.cfg.Agents = h.names
+	h.cfg.Timing = scaleTiming(h.cfg.Timing, len(h.names))
+	h.decomp = mva.Decompose(d.rf.Problem)
+	nb := h.decomp.Neighbours()
+	for k, owner := range d.rf.Owner {
+		if owner != home {
+			continue
+		}
+		n, err := buildNode(ctx, h.decomp, nb, k, d)
+		if err != nil {
+			return nil, err
+		}
+		h.owned = append(h.owned, k)
+		h.nodes = append(h.nodes, n)
+	}
+	if len(h.owned) == 0 {
+		return nil, fmt.Errorf("agent %q owns no variables: it takes no part in the protocol", agent)
+	}
+	for _, j := range mva.Decompose(p).Neighbours()[home] {
+		h.neighbours = append(h.neighbours, homeNames[j])
+	}
+	return h, nil
+}
+
+func listNames(names []string, most int) string {
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:most], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
+}
+
+// buildNode is mva.BuildNodes for the one agent i, so that a process
+// builds (and, when eager, fills) only its own MVA table; every field is
+// what BuildNodes gives agent i, so the agents of a run over processes
+// behave exactly as in one process.
+func buildNode(ctx context.Context, dd *mva.Decomposition, nb [][]int, i int, d *distributed) (*mva.Node, error) {
+	lp := mva.NewLocalProblem(dd.Problem, &dd.Subs[i])
+	s, err := d.opts.Solver(lp)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", dd.Problem.Agents[i].Name, err)
+	}
+	v, err := mva.NewLocalView(ctx, lp, s, d.opts.Eager)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", dd.Problem.Agents[i].Name, err)
+	}
+	return &mva.Node{
+		ID: i, NumAgents: len(dd.Subs), Decomp: dd, Local: v,
+		External: dd.ExternalOf(i), Neighbours: nb[i],
+		Seed: mva.AgentSeed(d.opts.Seed, i), Params: d.opts.Params,
+	}, nil
+}
+
+// round runs coordination round id to its end and reports this home's
+// part of the answer. A run that breaks — typically because an agent was
+// restarted mid-round: the MQTT runtime cannot resume a protocol, and
+// stops every agent of the run with an error — is started again under the
+// next attempt's run id, which every agent derives alike.
+func (h *homeAgent) round(ctx context.Context, id string) (roundResult, error) {
+	if h.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+	}
+	for k := 0; ; k++ {
+		run := attemptRun(id, k)
+		h.log.Info("round starting", "round", id, "run", run)
+		res, stats, err := h.runAttempt(ctx, run)
+		if err == nil {
+			return h.report(ctx, id, run, k+1, res, stats)
+		}
+		if ctx.Err() != nil || k+1 >= h.attempts || refused(err) {
+			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err
+		}
+		h.log.Warn("round broken; starting it again", "round", id, "run", run, "next", attemptRun(id, k+1), "err", err)
+	}
+}
+
+// refused reports whether the broker refused the credentials, which no
+// new attempt can change.
+func refused(err error) bool {
+	for _, e := range []error{packets.ErrorRefusedBadUsernameOrPassword, packets.ErrorRefusedNotAuthorised, packets.ErrorRefusedIDRejected} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// runAttempt runs the home's protocol agents in run, each on its own MQTT
+// client; the first to fail stops the others.
+func (h *homeAgent) runAttempt(ctx context.Context, run string) ([]mva.AgentResult, []mqtt.Stats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]mva.AgentResult, len(h.owned))
+	stats := make([]mqtt.Stats, len(h.owned))
+	errs := make([]error, len(h.owned))
+	var wg sync.WaitGroup
+	for i, k := range h.owned {
+		proto, err := h.d.opts.Protocol(h.nodes[i])
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: %w", h.names[k], err)
+		}
+		ac := mqtt.AgentConfig{Config: h.cfg, Agent: k, Checks: mqtt.NodeChecks(h.nodes[i], proto)}
+		ac.Run = run
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], stats[i], errs[i] = mqtt.RunAgent(ctx, ac, proto)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	// The first error that is not the echo of another (the cancellation
+	// that followed it).
+	var first error
+	for _, err := range errs {
+		if err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
+			first = err
+		}
+	}
+	return results, stats, first
+}
+
+// roundResult is what a `hearth run` agent publishes after a round (on
+// <prefix>/<round>/result/<agent>, retained) and prints with --once: its
+// own variables' values, and the objective as far as it knows it.
+type roundResult struct {
+	V     int    `json:"v"`
+	Round string `json:"round"`
+	// Run is the MQTT run id of the attempt that completed the round.
+	Run      string `json:"run"`
+	Attempts int    `json:"attempts"`
+	Agent    string `json:"agent"`
+	Instance string `json:"instance,omitempty"`
+	Sense    string `json:"sense,omitempty"`
+	// Objective is the whole problem's objective in the file's sense as
+	// the protocol told this agent, or null when it does not tell agents
+	// (D-Gibbs, MGM) or the problem is infeasible.
+	Objective *float64 `json:"objective"`
+	// LocalObjective is the agent's own functions' part of it.
+	LocalObjective *float64 `json:"local_objective"`
+	Feasible       bool     `json:"feasible"`
+	Optimal        bool     `json:"optimal"`
+	// Assignment holds the values of this agent's variables, as the file
+	// writes them.
+	Assignment map[string]string `json:"assignment"`
+	Algorithm  *mva.Algorithm    `json:"algorithm,omitempty"`
+	// Stats are the MQTT counters of this process's protocol agents.
+	Stats []mqtt.Stats `json:"stats"`
+	// Error says why the round failed; the other fields are then partial.
+	Error string `json:"error,omitempty"`
+}
+
+// report turns the owned agents' results into the home's report.
+func (h *homeAgent) report(ctx context.Context, id, run string, attempts int, res []mva.AgentResult, stats []mqtt.Stats) (roundResult, error) {
+	d, q := h.d, h.d.rf.Problem
+	assign := make([]int, len(q.Variables))
+	optimal, feasible := d.exact && !d.o.local.sampling(), true
+	cost := math.NaN()
+	for i, k := range h.owned {
+		s, r := &h.decomp.Subs[k], res[i]
+		if len(r.Boundary) != len(s.Boundary) {
+			return roundResult{}, fmt.Errorf("internal error: agent %s returned %d boundary values for %d variables", h.names[k], len(r.Boundary), len(s.Boundary))
+		}
+		for j, v := range s.Boundary {
+			if r.Boundary[j] < 0 || r.Boundary[j] >= q.DomainSize(v) {
+				return roundResult{}, fmt.Errorf("internal error: agent %s: value %d outside the domain of %s", h.names[k], r.Boundary[j], q.Variables[v].Name)
+			}
+			assign[v] = r.Boundary[j]
+		}
+		c, interior, err := h.nodes[i].Local.Row(ctx, r.Boundary)
+		if err != nil {
+			return roundResult{}, err
+		}
+		if mva.IsHard(c) {
+			feasible = false
+		} else {
+			for j, v := range s.Interior {
+				assign[v] = int(interior[j])
+			}
+		}
+		optimal = optimal && r.Optimal
+		if math.IsNaN(cost) {
+			cost = r.Cost
+		}
+	}
+	// Reformulations decode each agent's values from its own pseudo-
+	// variables, so the others' (zero) values do not matter here.
+	orig, err := d.rf.Back(assign)
+	if err != nil {
+		return roundResult{}, fmt.Errorf("internal error: mapping the values back: %w", err)
+	}
+	p := d.p
+	rep := roundResult{V: 1, Round: id, Run: run, Attempts: attempts, Agent: h.name, Instance: h.instance,
+		Sense: p.Sense.String(), Assignment: map[string]string{}, Stats: stats}
+	algo := d.algorithm()
+	rep.Algorithm = &algo
+	mine := make([]bool, len(p.Variables))
+	for v, x := range p.Variables {
+		if x.Agent == h.home {
+			mine[v] = true
+			rep.Assignment[x.Name] = x.Domain[orig[v]]
+		}
+	}
+	local := 0.0
+	for fi := range p.Functions {
+		f := &p.Functions[fi]
+		inside := len(f.Scope) > 0
+		idx := 0
+		for _, v := range f.Scope {
+			inside = inside && mine[v]
+			idx = idx*p.DomainSize(v) + orig[v]
+		}
+		if inside {
+			local += f.Costs[idx]
+		}
+	}
+	if mva.IsHard(local) {
+		feasible = false
+	} else {
+		rep.LocalObjective = ptr(p.Sense.Report(local))
+	}
+	switch {
+	case mva.IsHard(cost):
+		feasible = false
+	case !math.IsNaN(cost):
+		rep.Objective = ptr(p.Sense.Report(cost))
+	}
+	rep.Feasible = feasible
+	rep.Optimal = optimal && feasible && rep.Objective != nil
+	return rep, nil
+}
+
+func ptr(f float64) *float64 { return &f }
+
+func fmtObjective(o *float64) string {
+	if o == nil {
+		return "unknown"
+	}
+	return formatCost(*o)
+}
+
+func printReport(w io.Writer, r roundResult) {
+	state := "best found"
+	if r.Optimal {
+		state = "optimal"
+	}
+	if !r.Feasible {
+		state = "infeasible"
+	}
+	fmt.Fprintf(w, "agent       %s, round %s (run %s, %d attempt(s))\n", r.Agent, r.Round, r.Run, r.Attempts)
+	fmt.Fprintf(w, "objective   %s (%s, %s); own functions %s\n", fmtObjective(r.Objective), r.Sense, state, fmtObjective(r.LocalObjective))
+	var b strings.Builder
+	n := 0
+	for _, v := range slices.Sorted(maps.Keys(r.Assignment)) {
+		if n == maxListed {
+			fmt.Fprintf(&b, " … (%d more; --json prints all)", len(r.Assignment)-maxListed)
+			break
+		}
+		fmt.Fprintf(&b, " %s=%s", v, r.Assignment[v])
+		n++
+	}
+	fmt.Fprintf(w, "assignment %s\n", b.String())
+}

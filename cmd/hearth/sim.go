@@ -1,0 +1,455 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hearth-dcop/hearth/local/gpu"
+	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/topic"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/sim"
+)
+
+// simResult is `hearth sim --json`: the result object of `hearth solve`
+// plus what only a run over MQTT has: the broker, the run id, and each
+// agent's transport counters.
+type simResult struct {
+	mva.Result
+	Broker string `json:"broker"`
+	Run    string `json:"run"`
+	// Agents are the counters of every protocol agent, in the order of
+	// the (reformulated) problem's agents.
+	Agents []mqtt.Stats `json:"agents"`
+}
+
+func runSim(ctx context.Context, e *env, args []string) int {
+	var (
+		o        solveOptions
+		b        brokerOptions
+		runID    string
+		progress bool
+		shdsFile string
+		outDir   string
+		asCSV    bool
+	)
+	fs := newFlagSet(e, "sim", "FILE [flags]\n\n"+
+		"Runs every agent of FILE in this process, each with its own MQTT client, over\n"+
+		"an embedded broker on loopback (or --broker), and prints the result of\n"+
+		"`hearth solve` with the broker, the run id and per-agent MQTT counters.")
+	o.register(fs, "dpop")
+	b.register(fs)
+	fs.StringVar(&runID, "run-id", "", "the run's id, a topic level (default: a fresh random id)")
+	fs.BoolVar(&progress, "progress", false, "print a progress line on stderr even when it is not a terminal")
+	fs.StringVar(&shdsFile, "shds", "", "homes: run a published SHDS instance (dm_*.json) instead of FILE")
+	fs.StringVar(&outDir, "out", "", "homes: write the load-profile charts (PNG, SVG) and, with --csv, the CSV files into this folder")
+	fs.BoolVar(&asCSV, "csv", false, "homes: write the schedule, load profile and per-home CSV files")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if shdsFile != "" && len(pos) == 0 {
+		pos = []string{shdsFile}
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "hearth sim: want exactly one instance FILE (an instance, a neighbourhood .toml, or --shds FILE.json)")
+		fs.Usage()
+		return exitUsage
+	}
+	// A neighbourhood of homes (TOML or SHDS) compiles to a problem and
+	// brings its own solver choice, which the flags given override.
+	var homes *homeRun
+	if shdsFile != "" || isHomesFile(pos[0]) {
+		if homes, err = loadHomes(pos[0], shdsFile != "", homeOptionsFrom(fs, &o)); err != nil {
+			return loadExit(e.stderr, "sim", err)
+		}
+		o = homes.Options(o)
+	}
+	if err := o.check(); err != nil {
+		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
+		return exitUsage
+	}
+	if o.global == "none" {
+		fmt.Fprintln(e.stderr, "hearth sim: --global none solves centrally, with no agents to simulate; use hearth solve, or name a protocol")
+		return exitUsage
+	}
+	if o.delay != 0 {
+		e.log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.delay)
+	}
+	cfg, err := b.config(o.global, runID)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
+		return exitUsage
+	}
+	dev, err := openGPU(o.gpu)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
+		return exitUsage
+	}
+	if dev != nil {
+		defer dev.Close()
+	}
+	var p *mva.Problem
+	if homes != nil {
+		p = homes.Problem()
+	} else if p, err = loadInstance(pos[0], &o); err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return exitUsage
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	cfg.Logger = e.log
+	res, err := simulate(ctx, p, o, dev, cfg, progressWriter(e.stderr, progress))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
+		return exitFailed
+	}
+	res.Instance = pos[0]
+	if homes != nil {
+		format := "text"
+		if o.json {
+			format = "json"
+		} else if asCSV {
+			format = "csv"
+		}
+		if err := homes.Render(e.stdout, nil, res.Result, format, outDir); err != nil {
+			fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
+			return exitFailed
+		}
+		if format == "text" {
+			printMQTTSummary(e.stdout, res)
+		}
+	} else if o.json {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
+			return exitFailed
+		}
+		e.stdout.Write(append(b, '\n'))
+	} else {
+		printSummary(e.stdout, p, res.Result)
+		printMQTTSummary(e.stdout, res)
+	}
+	if !res.Feasible {
+		return exitInfeasible
+	}
+	return exitOK
+}
+
+// simulate is `hearth sim` without the command line: it runs the
+// protocol of o between p's agents over MQTT (cfg.Broker, or an embedded
+// broker when it has no URL), each agent with its own client, and reports
+// the result in p's terms. progress, when not nil, receives a progress
+// line now and then.
+func simulate(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Device, cfg mqtt.Config, progress *progressLine) (simResult, error) {
+	d, err := prepareDistributed(p, o, dev)
+	if err != nil {
+		return simResult{}, err
+	}
+	obs := newObserver(d.rf.Owner)
+	opts := d.opts
+	opts.Protocol = obs.wrap(opts.Protocol)
+	start := time.Now()
+	if progress != nil {
+		stop := progress.run(obs, start)
+		defer stop()
+	}
+	cfg.Timing = scaleTiming(cfg.Timing, len(d.rf.Problem.Agents))
+	sol, gr, err := mqtt.Solve(ctx, d.rf.Problem, opts, mqtt.GroupConfig{Config: cfg})
+	if err != nil {
+		return simResult{}, err
+	}
+	// mqtt counts every message it carries; the result object counts, as
+	// the simulated runtime does, messages between agents of different
+	// owners (decomposition's pseudo-agents of one agent talk inside it).
+	sol.Outcome.Metrics = obs.metrics(gr.Metrics)
+	r, err := d.result(sol, start)
+	if err != nil {
+		return simResult{}, err
+	}
+	return simResult{Result: r, Broker: gr.Broker, Run: gr.Run, Agents: gr.Stats}, nil
+}
+
+func printMQTTSummary(w io.Writer, r simResult) {
+	var env, envBytes, retrans, conns int64
+	drops := map[string]int64{}
+	for _, s := range r.Agents {
+		env += s.Envelopes
+		envBytes += s.EnvelopeBytes
+		retrans += s.Retransmitted
+		conns += s.Connects
+		for k, v := range s.Dropped {
+			drops[k] += v
+		}
+	}
+	fmt.Fprintf(w, "mqtt        %s, run %s: %d envelopes (%d bytes), %d retransmitted, %d connections\n",
+		r.Broker, r.Run, env, envBytes, retrans, conns)
+	if len(drops) > 0 {
+		fmt.Fprintf(w, "dropped     %v\n", drops)
+	}
+}
+
+// observer counts, for every protocol agent of a run over MQTT, what it
+// has sent and whether it has started and is done: the figures of the
+// progress line and of the result object's message metrics. Each agent's
+// counters are written by its own goroutine only, and read by the
+// progress line through atomics.
+type observer struct {
+	owner  []int
+	agents []agentCount
+}
+
+type agentCount struct {
+	started, done                       atomic.Bool
+	delivered, external, internal, size atomic.Int64
+	largest                             atomic.Int64
+}
+
+func newObserver(owner []int) *observer {
+	return &observer{owner: owner, agents: make([]agentCount, len(owner))}
+}
+
+// wrap returns a factory whose agents report to the observer.
+func (ob *observer) wrap(f sim.ProtocolFactory) sim.ProtocolFactory {
+	return func(n *mva.Node) (mva.Protocol, error) {
+		inner, err := f(n)
+		if err != nil {
+			return nil, err
+		}
+		if n.ID < 0 || n.ID >= len(ob.agents) {
+			return nil, fmt.Errorf("internal error: agent %d of %d", n.ID, len(ob.agents))
+		}
+		return &observed{Protocol: inner, id: n.ID, ob: ob, c: &ob.agents[n.ID]}, nil
+	}
+}
+
+// metrics returns m with the message figures the observer counted.
+func (ob *observer) metrics(m mva.Metrics) mva.Metrics {
+	m.Messages, m.InternalMessages, m.TotalMessageBytes, m.MaxMessageBytes = 0, 0, 0, 0
+	for i := range ob.agents {
+		c := &ob.agents[i]
+		m.Messages += c.external.Load()
+		m.InternalMessages += c.internal.Load()
+		m.TotalMessageBytes += c.size.Load()
+		m.MaxMessageBytes = max(m.MaxMessageBytes, c.largest.Load())
+	}
+	return m
+}
+
+// snapshot sums the counters for the progress line.
+func (ob *observer) snapshot() (started, done int, delivered, sent int64) {
+	for i := range ob.agents {
+		c := &ob.agents[i]
+		if c.started.Load() {
+			started++
+		}
+		if c.done.Load() {
+			done++
+		}
+		delivered += c.delivered.Load()
+		sent += c.external.Load() + c.internal.Load()
+	}
+	return
+}
+
+// observed is one agent's protocol with the observer's counters.
+type observed struct {
+	mva.Protocol
+	id int
+	ob *observer
+	c  *agentCount
+}
+
+func (w *observed) Start(ctx context.Context) ([]mva.Message, error) {
+	out, err := w.Protocol.Start(ctx)
+	w.c.started.Store(true)
+	w.count(out)
+	return out, err
+}
+
+func (w *observed) Step(ctx context.Context, m mva.Message) ([]mva.Message, error) {
+	out, err := w.Protocol.Step(ctx, m)
+	w.c.delivered.Add(1)
+	w.count(out)
+	return out, err
+}
+
+func (w *observed) count(out []mva.Message) {
+	for _, m := range out {
+		if m.To >= 0 && m.To < len(w.ob.owner) && w.ob.owner[m.To] == w.ob.owner[w.id] {
+			w.c.internal.Add(1)
+			continue
+		}
+		size := int64(len(m.Kind) + len(m.Body))
+		w.c.external.Add(1)
+		w.c.size.Add(size)
+		if size > w.c.largest.Load() {
+			w.c.largest.Store(size) // only this agent's goroutine writes
+		}
+	}
+	w.c.done.Store(w.Protocol.Done())
+}
+
+// Checks forwards the protocol's own constraint checks (NCCC), which
+// mqtt.NodeChecks looks for.
+func (w *observed) Checks() int64 {
+	if cc, ok := w.Protocol.(sim.CheckCounter); ok {
+		return cc.Checks()
+	}
+	return 0
+}
+
+// progressLine prints `hearth sim`'s progress on stderr: rewritten in
+// place on a terminal, one line per interval otherwise.
+type progressLine struct {
+	w        io.Writer
+	terminal bool
+	every    time.Duration
+}
+
+// progressWriter returns the progress line for w, or nil when there should
+// be none: only on a terminal (isTerminal, shared with hearth bench),
+// unless forced.
+func progressWriter(w io.Writer, force bool) *progressLine {
+	tty := isTerminal(w)
+	if !tty && !force {
+		return nil
+	}
+	every := time.Second
+	if tty {
+		every = 200 * time.Millisecond
+	}
+	return &progressLine{w: w, terminal: tty, every: every}
+}
+
+// run prints the line every interval until the returned function is
+// called, which clears it on a terminal.
+func (pl *progressLine) run(ob *observer, start time.Time) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(pl.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				if pl.terminal {
+					fmt.Fprint(pl.w, "\r\033[K")
+				}
+				return
+			case now := <-t.C:
+				pl.print(ob, now.Sub(start))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+func (pl *progressLine) print(ob *observer, elapsed time.Duration) {
+	started, done, delivered, sent := ob.snapshot()
+	n := len(ob.agents)
+	var rate float64
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(delivered) / s
+	}
+	line := fmt.Sprintf("sim %5.1fs  agents %d: %d started, %d done  messages %d sent, %d delivered (%.0f/s)",
+		elapsed.Seconds(), n, started, done, sent, delivered, rate)
+	if pl.terminal {
+		fmt.Fprint(pl.w, "\r\033[K"+line)
+		return
+	}
+	fmt.Fprintln(pl.w, strings.TrimSpace(line))
+}
+
+// brokerOptions are the MQTT flags of `hearth sim` and `hearth run`.
+type brokerOptions struct {
+	url, username, password string
+	ca, cert, key           string
+	prefix                  string
+	timing                  mqtt.Timing
+}
+
+// passwordEnv is read when --password is not given, so that a password
+// need not appear in the process list.
+const passwordEnv = "HEARTH_MQTT_PASSWORD"
+
+func (b *brokerOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.url, "broker", "", "MQTT broker URL, e.g. tcp://host:1883 or ssl://host:8883 (sim: default an embedded broker on loopback)")
+	fs.StringVar(&b.username, "username", "", "MQTT username (with per-home ACLs: the home's name)")
+	fs.StringVar(&b.password, "password", "", "MQTT password (default $"+passwordEnv+")")
+	fs.StringVar(&b.ca, "ca", "", "PEM file of the CA that signed the broker's certificate (ssl:// URLs; default the system's roots)")
+	fs.StringVar(&b.cert, "cert", "", "PEM client certificate, for brokers that ask for one (with --key)")
+	fs.StringVar(&b.key, "key", "", "PEM key of --cert")
+	fs.StringVar(&b.prefix, "prefix", mqtt.DefaultPrefix, "MQTT topic prefix; may hold several levels, e.g. street-7/hearth")
+	fs.DurationVar(&b.timing.KeepAlive, "keepalive", 30*time.Second, "MQTT keep-alive")
+	fs.DurationVar(&b.timing.ReconnectMax, "reconnect-max", 10*time.Second, "longest wait between reconnection attempts")
+	fs.DurationVar(&b.timing.StatusInterval, "status-interval", 0, "how often a running agent republishes its status, its acknowledgements (default 1s, or 50ms per agent above 20 agents)")
+	fs.DurationVar(&b.timing.RetransmitAfter, "retransmit-after", 0, "first retransmission of a message not acknowledged, then doubling up to 8x (default 30s, at least 3 status intervals)")
+	fs.DurationVar(&b.timing.ConnectTimeout, "connect-timeout", 0, "bound of one connection attempt, and of the wait for the broker to echo an agent's first status (default 10s, or 300ms per agent above 33 agents)")
+}
+
+// config returns the MQTT configuration the flags describe for a run of
+// protocol (run may be empty: a fresh id is drawn).
+func (b *brokerOptions) config(protocol, run string) (mqtt.Config, error) {
+	if err := topic.CheckPrefix(b.prefix); err != nil {
+		return mqtt.Config{}, fmt.Errorf("--prefix: %w", err)
+	}
+	cfg := mqtt.Config{
+		Broker:   mqtt.Broker{URL: b.url, Username: b.username, Password: b.password},
+		Prefix:   b.prefix,
+		Run:      run,
+		Protocol: protocol,
+		Timing:   b.timing,
+	}
+	if cfg.Broker.Password == "" {
+		cfg.Broker.Password = os.Getenv(passwordEnv)
+	}
+	if b.ca != "" || b.cert != "" || b.key != "" {
+		if !strings.HasPrefix(b.url, "ssl://") && !strings.HasPrefix(b.url, "tls://") && !strings.HasPrefix(b.url, "wss://") {
+			return cfg, errors.New("--ca, --cert and --key need a TLS broker URL (ssl://host:8883)")
+		}
+		t, err := mqtt.LoadTLS(b.ca, b.cert, b.key)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Broker.TLS = t
+	}
+	return cfg, nil
+}
+
+// scaleTiming fills the timing flags left unset for a run of n agents.
+// Every agent reads every other agent's status (which holds a counter per
+// agent), so status traffic grows as n³ bytes per status interval, and a
+// run's start sets up n(2n+1) subscriptions on the broker. Defaults that
+// grow with n keep both proportionate: 200 agents on a 2-core machine need
+// about 10 s between statuses (at 1 s the statuses alone saturate it) and
+// up to a minute before every agent's first status is echoed.
+func scaleTiming(t mqtt.Timing, n int) mqtt.Timing {
+	if t.StatusInterval <= 0 {
+		t.StatusInterval = max(time.Second, time.Duration(n)*50*time.Millisecond)
+	}
+	if t.ConnectTimeout <= 0 {
+		t.ConnectTimeout = max(10*time.Second, time.Duration(n)*300*time.Millisecond)
+	}
+	if t.RetransmitAfter <= 0 {
+		t.RetransmitAfter = max(30*time.Second, 3*t.StatusInterval)
+	}
+	return t
+}

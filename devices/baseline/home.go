@@ -1,0 +1,251 @@
+package baseline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// ErrNoSchedule is wrapped when a home alone has no schedule that keeps
+// its rules.
+var ErrNoSchedule = errors.New("no schedule keeps the home's rules")
+
+// homeSolver is one home compiled alone, with optional per-slot functions
+// that add its neighbours' load N(t) to its peak term, so that the same
+// compiled problem serves every SH-MGM round.
+type homeSolver struct {
+	name string
+	c    *compile.Compiled
+	// slots[w] is the slot of the one-home problem's window w.
+	slots []int
+	// outside[w] indexes the function that adds N(slots[w]) to the peak
+	// term of window w; nil without a peak term.
+	outside []int
+	// peakW is Weights.Peak·Δ², the factor of every squared load.
+	peakW   float64
+	factory mva.SolverFactory
+}
+
+// newHomeSolver compiles home h of n alone. With peak false the home
+// minimises its price only: no windows, no levels. With peak true every
+// coordinated slot of n is a window of its own, with enough levels for the
+// squared load to be exact, and the neighbourhood's peak weight.
+func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Options) (*homeSolver, error) {
+	one := &devices.Neighbourhood{
+		Name:    n.Name + "/" + h.Name,
+		Horizon: n.Horizon,
+		Prices:  n.Prices,
+		Levels:  1,
+		Weights: devices.Weights{Price: n.Weights.Price},
+		Homes:   []devices.Home{h},
+		Units:   n.Units,
+	}
+	var slots []int
+	if peak && n.Weights.Peak > 0 {
+		one.Weights.Peak = n.Weights.Peak
+		slots = coordinated(n)
+		for _, t := range slots {
+			one.Windows = append(one.Windows, devices.Window{From: t, To: t + 1})
+		}
+		one.Levels = exactLevels(&h, slots, o.maxTable())
+	}
+	c, err := compile.Compile(one, compile.Options{MaxTable: o.Compile.MaxTable, StateLimit: o.Compile.StateLimit})
+	if err != nil {
+		return nil, fmt.Errorf("home %s alone: %w", h.Name, err)
+	}
+	dt := n.Horizon.Hours()
+	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: one.Weights.Peak * dt * dt, factory: o.solver()}
+
+	if len(slots) > 0 {
+		p := c.Problem
+		for w := range slots {
+			v := c.Homes[0].Levels[w]
+			s.outside = append(s.outside, len(p.Functions))
+			p.Functions = append(p.Functions, mva.Function{
+				Name:  fmt.Sprintf("%s/neighbours@%d", h.Name, slots[w]),
+				Scope: []int{v},
+				Costs: make([]float64, p.DomainSize(v)),
+			})
+			s.tighten(w)
+		}
+	}
+	return s, nil
+}
+
+// tighten adds the hard function that makes window w's level the tightest
+// one the slot's draw fits. The compiler only keeps the draw below the
+// cap, which is enough when a looser cap always costs more; a negative
+// neighbour load (batteries feeding the street) would otherwise make the
+// home commit a cap above its draw to cancel it.
+func (s *homeSolver) tighten(w int) {
+	p, hc := s.c.Problem, &s.c.Homes[0]
+	h := &s.c.Model.Homes[0]
+	caps := hc.Caps[w]
+	if len(caps) < 2 {
+		return
+	}
+	t := s.slots[w]
+	scope := make([]int, 0, len(h.Devices)+1)
+	for d := range h.Devices {
+		scope = append(scope, hc.Actions[d][t])
+	}
+	scope = append(scope, hc.Levels[w])
+	size := len(caps)
+	for d := range h.Devices {
+		size *= len(h.Devices[d].Actions)
+	}
+	costs := make([]float64, size)
+	acts := make([]int, len(h.Devices))
+	for idx := 0; idx < size; idx += len(caps) {
+		k := devices.Tightest(caps, h.Draw(t, func(d int) int { return acts[d] }))
+		for c := range caps {
+			if c != k {
+				costs[idx+c] = mva.Hard
+			}
+		}
+		for j := len(acts) - 1; j >= 0; j-- {
+			acts[j]++
+			if acts[j] < len(h.Devices[j].Actions) {
+				break
+			}
+			acts[j] = 0
+		}
+	}
+	p.Functions = append(p.Functions, mva.Function{Name: fmt.Sprintf("%s/tight@%d", h.Name, t), Scope: scope, Costs: costs})
+}
+
+// coordinated returns the slots inside n's coordination windows.
+func coordinated(n *devices.Neighbourhood) []int {
+	var out []int
+	for _, w := range n.Windows {
+		for t := w.From; t < w.To; t++ {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// exactLevels returns the number of levels that makes every distinct draw
+// of the home in the given slots a level of its own (devices.LevelCaps),
+// lowered where the level link of a slot — all the home's actions and the
+// level — would exceed maxTable entries.
+func exactLevels(h *devices.Home, slots []int, maxTable int) int {
+	combos := 1
+	for d := range h.Devices {
+		combos *= max(len(h.Devices[d].Actions), 1)
+		if combos > maxTable {
+			return 1
+		}
+	}
+	levels := 1
+	for _, t := range slots {
+		draws, _ := h.SlotDraws(t)
+		levels = max(levels, len(draws))
+	}
+	return max(1, min(levels, maxTable/combos))
+}
+
+// setOutside sets the neighbours' load N(t) (power units, per slot of the
+// horizon): the peak term of window w becomes peakW·(cap + O(t) + N(t))²,
+// O being the home's own OutsideLoad, by adding 2·(cap+O)·N + N² to it.
+func (s *homeSolver) setOutside(N []float64) {
+	h := &s.c.Model.Homes[0]
+	caps := s.c.Homes[0].Caps
+	for w, fi := range s.outside {
+		t := s.slots[w]
+		o := 0.0
+		if h.OutsideLoad != nil {
+			o = h.OutsideLoad[t]
+		}
+		costs := s.c.Problem.Functions[fi].Costs
+		for k, cp := range caps[w] {
+			base := cp + o
+			costs[k] = s.peakW * (2*base*N[t] + N[t]*N[t])
+		}
+	}
+}
+
+// solve returns the optimum of the home's problem as it stands (its
+// outside load included) and its cost.
+func (s *homeSolver) solve(ctx context.Context) ([]int, float64, error) {
+	p := s.c.Problem
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	sv, err := s.factory(lp)
+	if err != nil {
+		return nil, 0, fmt.Errorf("home %s: %w", s.name, err)
+	}
+	in := make([]int, lp.NumInterior())
+	cost, err := sv.SolveRow(ctx, nil, in)
+	if err != nil {
+		return nil, 0, fmt.Errorf("home %s: %w", s.name, err)
+	}
+	if mva.IsHard(cost) {
+		return nil, 0, fmt.Errorf("home %s: %w", s.name, ErrNoSchedule)
+	}
+	assign := make([]int, len(p.Variables))
+	for k, v := range in {
+		assign[lp.Vars[k]] = v
+	}
+	return assign, cost + p.Offset, nil
+}
+
+// eval returns the cost of an assignment of the home's problem under the
+// current outside load.
+func (s *homeSolver) eval(assign []int) (float64, error) {
+	c, err := s.c.Problem.Eval(assign)
+	if err != nil {
+		return 0, fmt.Errorf("home %s: %w", s.name, err)
+	}
+	return c, nil
+}
+
+// schedule returns the home's actions in an assignment; the levels are
+// left to the neighbourhood's evaluation (the tightest that fit).
+func (s *homeSolver) schedule(assign []int) devices.HomeSchedule {
+	acts := s.c.Homes[0].Actions
+	hs := devices.HomeSchedule{Actions: make([][]int, len(acts))}
+	for d, row := range acts {
+		hs.Actions[d] = make([]int, len(row))
+		for t, v := range row {
+			hs.Actions[d][t] = assign[v]
+		}
+	}
+	return hs
+}
+
+// loadOf returns home h's draw per slot under a schedule.
+func loadOf(h *devices.Home, hs *devices.HomeSchedule, slots int) []float64 {
+	out := make([]float64, slots)
+	for t := range slots {
+		out[t] = h.Draw(t, func(d int) int { return hs.Actions[d][t] })
+	}
+	return out
+}
+
+// defaultSolver is exact bucket elimination, or depth-first branch and
+// bound where elimination would need tables past its limit.
+func defaultSolver(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+	s, err := local.New("be", lp)
+	if errors.Is(err, local.ErrTooLarge) {
+		return local.New("dfbnb", lp)
+	}
+	return s, err
+}
+
+// exactEntries bounds the tables of a home solved exactly as a whole by
+// the SH-MGM baseline (32 MiB); past it block descent is faster than the
+// exact solve, by orders of magnitude on SHDS homes with six rules.
+const exactEntries = 1 << 22
+
+// fitsBE reports whether bucket elimination solves the home's problem with
+// tables of at most exactEntries.
+func (s *homeSolver) fitsBE() bool {
+	p := s.c.Problem
+	_, err := local.NewBE(mva.NewLocalProblem(p, mva.Whole(p)), local.BEOptions{MaxEntries: exactEntries})
+	return err == nil
+}

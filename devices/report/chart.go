@@ -1,0 +1,140 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Chart geometry.
+const (
+	chartWidth  = 7 * vg.Inch
+	chartHeight = 3.6 * vg.Inch
+	chartDPI    = 110
+)
+
+// The series' styles: solid dark blue for the coordinated load, dashed
+// grey for every home alone, dotted orange for SH-MGM.
+var (
+	coordinatedStyle   = draw.LineStyle{Color: color.RGBA{R: 0x1f, G: 0x4e, B: 0x9c, A: 0xff}, Width: vg.Points(2)}
+	uncoordinatedStyle = draw.LineStyle{Color: color.RGBA{R: 0x70, G: 0x70, B: 0x70, A: 0xff}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+	shmgmStyle         = draw.LineStyle{Color: color.RGBA{R: 0xe0, G: 0x7b, B: 0x00, A: 0xff}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+)
+
+// WriteCharts draws the neighbourhood load profile — coordinated, every
+// home alone, and SH-MGM-style, whichever are known — as NAME-load.png and
+// NAME-load.svg in dir, and returns the paths. The load is constant over a
+// slot, so each series is a step line from the slot's start to its end.
+func (h *Homes) WriteCharts(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	p, err := h.loadPlot()
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(dir, FileBase(h.Neighbourhood)+"-load")
+	img := vgimg.NewWith(vgimg.UseWH(chartWidth, chartHeight), vgimg.UseDPI(chartDPI))
+	p.Draw(draw.New(img))
+	if err := writeTo(base+".png", vgimg.PngCanvas{Canvas: img}); err != nil {
+		return nil, err
+	}
+	svg := vgsvg.New(chartWidth, chartHeight)
+	p.Draw(draw.New(svg))
+	if err := writeTo(base+".svg", svg); err != nil {
+		return []string{base + ".png"}, err
+	}
+	return []string{base + ".png", base + ".svg"}, nil
+}
+
+func (h *Homes) loadPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = h.Neighbourhood + ": neighbourhood load"
+	p.X.Label.Text = "time"
+	p.Y.Label.Text = "kW"
+	p.Y.Min = 0
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	add := func(name string, load []float64, st draw.LineStyle) error {
+		if len(load) == 0 {
+			return nil
+		}
+		xys := make(plotter.XYs, len(load)+1)
+		for t, v := range load {
+			xys[t] = plotter.XY{X: float64(t), Y: v}
+		}
+		xys[len(load)] = plotter.XY{X: float64(len(load)), Y: load[len(load)-1]}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", name, err)
+		}
+		l.StepStyle = plotter.PostStep
+		l.LineStyle = st
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s (peak %.1f kW)", name, maxOf(load)), l)
+		return nil
+	}
+	if err := add("coordinated", h.LoadKW, coordinatedStyle); err != nil {
+		return nil, err
+	}
+	if b := h.Baselines.Uncoordinated; b != nil {
+		if err := add("uncoordinated", b.LoadKW, uncoordinatedStyle); err != nil {
+			return nil, err
+		}
+	}
+	if b := h.Baselines.SHMGM; b != nil {
+		if err := add("SH-MGM-style", b.LoadKW, shmgmStyle); err != nil {
+			return nil, err
+		}
+	}
+	// Head-room for the legend.
+	p.Y.Max *= 1.35
+	if p.Y.Max <= 0 {
+		p.Y.Max = 1
+	}
+	p.X.Min, p.X.Max = 0, float64(max(len(h.Slots), 1))
+	p.X.Tick.Marker = slotTicks(h.Slots, h.span())
+	return p, nil
+}
+
+// slotTicks labels slot boundaries with clock times, about a dozen at
+// most, the horizon's end included.
+func slotTicks(slots []string, span string) plot.ConstantTicks {
+	step := max(1, (len(slots)+11)/12)
+	var ticks plot.ConstantTicks
+	for t := 0; t <= len(slots); t++ {
+		label := ""
+		switch {
+		case t == len(slots):
+			if _, end, ok := strings.Cut(span, "–"); ok && t%step == 0 {
+				label = end
+			}
+		case t%step == 0:
+			label = slots[t]
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(t), Label: label})
+	}
+	return ticks
+}
+
+func writeTo(name string, wt io.WriterTo) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := wt.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,326 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/baseline"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// Homes is the result of a homes run, the JSON object `hearth sim --json`
+// prints for a neighbourhood. See the package documentation for the
+// fields.
+type Homes struct {
+	mva.Result
+	Neighbourhood string   `json:"neighbourhood"`
+	HomeCount     int      `json:"homes"`
+	SlotMinutes   int      `json:"slot_minutes"`
+	Slots         []string `json:"slots"`
+	Currency      string   `json:"currency"`
+
+	EnergyCost     float64   `json:"energy_cost"`
+	EnergyKWh      float64   `json:"energy_kwh"`
+	PeakKW         float64   `json:"peak_kw"`
+	LoadKW         []float64 `json:"load_kw"`
+	RulesSatisfied int       `json:"rules_satisfied"`
+	RulesTotal     int       `json:"rules_total"`
+
+	BaselinePeakKW     *float64 `json:"baseline_peak_kw"`
+	BaselineEnergyCost *float64 `json:"baseline_energy_cost"`
+	SHMGMPeakKW        *float64 `json:"shmgm_peak_kw"`
+	SHMGMEnergyCost    *float64 `json:"shmgm_energy_cost"`
+	Baselines          struct {
+		Uncoordinated *Baseline `json:"uncoordinated"`
+		SHMGM         *Baseline `json:"shmgm"`
+	} `json:"baselines"`
+
+	Schedules []HomePlan `json:"schedules"`
+	Charts    []string   `json:"charts,omitempty"`
+	Notes     []string   `json:"notes,omitempty"`
+}
+
+// HomePlan is one home's schedule in natural units.
+type HomePlan struct {
+	Home    string       `json:"home"`
+	Devices []DevicePlan `json:"devices"`
+	// LoadKW is the home's draw per slot, background included.
+	LoadKW     []float64 `json:"load_kw"`
+	EnergyKWh  float64   `json:"energy_kwh"`
+	EnergyCost float64   `json:"energy_cost"`
+	PeakKW     float64   `json:"peak_kw"`
+	// Levels are the committed levels, one per coordination window.
+	Levels         []string             `json:"levels,omitempty"`
+	RulesSatisfied int                  `json:"rules_satisfied"`
+	RulesTotal     int                  `json:"rules_total"`
+	Rules          []devices.RuleResult `json:"rules"`
+}
+
+// DevicePlan is what one device does in every slot.
+type DevicePlan struct {
+	Device  string    `json:"device"`
+	Kind    string    `json:"kind,omitempty"`
+	Actions []string  `json:"actions"`
+	KW      []float64 `json:"kw"`
+	// idle is the device's lowest-power action, drawn '·' in the
+	// summary.
+	idle string
+}
+
+// Baseline summarises a baseline schedule.
+type Baseline struct {
+	// Objective is the coordinated objective of the baseline's schedule
+	// (tightest levels), null when it breaks a hard constraint of the
+	// coordinated model — the feeder limit, which no baseline sees.
+	Objective      *float64  `json:"objective"`
+	Feasible       bool      `json:"feasible"`
+	Violations     []string  `json:"violations,omitempty"`
+	EnergyCost     float64   `json:"energy_cost"`
+	EnergyKWh      float64   `json:"energy_kwh"`
+	PeakKW         float64   `json:"peak_kw"`
+	LoadKW         []float64 `json:"load_kw"`
+	RulesSatisfied int       `json:"rules_satisfied"`
+	Rounds         int       `json:"rounds"`
+	Moves          int       `json:"moves"`
+	Converged      bool      `json:"converged"`
+	Solves         int       `json:"solves"`
+	// ApproximateHomes counts homes too wide for an exact best response
+	// (block descent; see package baseline).
+	ApproximateHomes int     `json:"approximate_homes"`
+	WallMs           float64 `json:"wall_ms"`
+}
+
+// Input is what Build reports on.
+type Input struct {
+	Model  *devices.Neighbourhood
+	Result mva.Result
+	// Schedule and Eval are the coordinated schedule and its evaluation,
+	// both nil when no feasible schedule was found.
+	Schedule *devices.Schedule
+	Eval     *devices.Evaluation
+	// The baselines; nil when not computed.
+	Uncoordinated, SHMGM *baseline.Outcome
+	Notes                []string
+}
+
+// Build assembles the result.
+func Build(in Input) (*Homes, error) {
+	n := in.Model
+	if n == nil {
+		return nil, fmt.Errorf("report: no neighbourhood")
+	}
+	if (in.Schedule == nil) != (in.Eval == nil) {
+		return nil, fmt.Errorf("report: a schedule needs its evaluation")
+	}
+	h := &Homes{
+		Result:        in.Result,
+		Neighbourhood: n.Name,
+		SlotMinutes:   n.Horizon.SlotMinutes,
+		Slots:         SlotTimes(n.Horizon),
+		Currency:      n.Units.Currency,
+		HomeCount:     len(n.Homes),
+		Notes:         in.Notes,
+		Schedules:     []HomePlan{},
+	}
+	for hi := range n.Homes {
+		h.RulesTotal += len(n.Homes[hi].Rules)
+	}
+	if in.Schedule != nil {
+		plans, err := plansOf(n, in.Schedule, in.Eval)
+		if err != nil {
+			return nil, err
+		}
+		h.Schedules = plans
+		for _, p := range plans {
+			h.EnergyCost += p.EnergyCost
+			h.EnergyKWh += p.EnergyKWh
+			h.RulesSatisfied += p.RulesSatisfied
+		}
+		h.LoadKW = scaled(in.Eval.Load, powerScale(n))
+		h.PeakKW = maxOf(h.LoadKW)
+	}
+	if in.Uncoordinated != nil {
+		b, err := baselineOf(n, in.Uncoordinated)
+		if err != nil {
+			return nil, err
+		}
+		h.Baselines.Uncoordinated = b
+		h.BaselinePeakKW, h.BaselineEnergyCost = &b.PeakKW, &b.EnergyCost
+	}
+	if in.SHMGM != nil {
+		b, err := baselineOf(n, in.SHMGM)
+		if err != nil {
+			return nil, err
+		}
+		h.Baselines.SHMGM = b
+		h.SHMGMPeakKW, h.SHMGMEnergyCost = &b.PeakKW, &b.EnergyCost
+	}
+	return h, nil
+}
+
+// JSON returns the result as indented JSON with a trailing newline.
+func (h *Homes) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// plansOf describes every home of a schedule.
+func plansOf(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluation) ([]HomePlan, error) {
+	if len(s.Homes) != len(n.Homes) || len(ev.Homes) != len(n.Homes) {
+		return nil, fmt.Errorf("report: the schedule has %d homes, the neighbourhood %d", len(s.Homes), len(n.Homes))
+	}
+	ps := powerScale(n)
+	base := n.Plans(s, ev)
+	out := make([]HomePlan, len(n.Homes))
+	for hi := range n.Homes {
+		home := &n.Homes[hi]
+		p := HomePlan{
+			Home:       home.Name,
+			LoadKW:     scaled(ev.Homes[hi].Load, ps),
+			EnergyKWh:  base[hi].Energy,
+			EnergyCost: base[hi].Cost,
+			Levels:     base[hi].Levels,
+			Rules:      base[hi].Rules,
+			RulesTotal: len(home.Rules),
+		}
+		if p.Rules == nil {
+			p.Rules = []devices.RuleResult{}
+		}
+		p.PeakKW = maxOf(p.LoadKW)
+		for _, r := range p.Rules {
+			if r.OK {
+				p.RulesSatisfied++
+			}
+		}
+		for d := range home.Devices {
+			dev := &home.Devices[d]
+			dp := DevicePlan{Device: dev.Name, Kind: dev.Kind, idle: idleAction(dev)}
+			for _, a := range s.Homes[hi].Actions[d] {
+				dp.Actions = append(dp.Actions, dev.Actions[a].Name)
+				dp.KW = append(dp.KW, dev.Actions[a].Power*ps)
+			}
+			p.Devices = append(p.Devices, dp)
+		}
+		out[hi] = p
+	}
+	return out, nil
+}
+
+// PlanOf describes one home's schedule on its own, for an agent that knows
+// only its own part of the solution (`hearth run`): the home is evaluated
+// alone, so its levels are left out.
+func PlanOf(n *devices.Neighbourhood, home int, hs devices.HomeSchedule) (HomePlan, error) {
+	if home < 0 || home >= len(n.Homes) {
+		return HomePlan{}, fmt.Errorf("report: home %d of %d", home, len(n.Homes))
+	}
+	one := *n
+	one.Homes = n.Homes[home : home+1]
+	one.Windows, one.Links, one.FeederLimit = nil, nil, 0
+	hs.Levels = nil
+	s := &devices.Schedule{Homes: []devices.HomeSchedule{hs}}
+	ev, err := one.Evaluate(s)
+	if err != nil {
+		return HomePlan{}, fmt.Errorf("report: %w", err)
+	}
+	plans, err := plansOf(&one, s, ev)
+	if err != nil {
+		return HomePlan{}, err
+	}
+	return plans[0], nil
+}
+
+// idleAction returns the name of the action that draws the least power in
+// magnitude: "off", or a battery's "idle" rather than its discharge.
+func idleAction(d *devices.Device) string {
+	best := 0
+	for a := range d.Actions {
+		if math.Abs(d.Actions[a].Power) < math.Abs(d.Actions[best].Power) {
+			best = a
+		}
+	}
+	return d.Actions[best].Name
+}
+
+func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error) {
+	if o.Schedule == nil || o.Eval == nil {
+		return nil, fmt.Errorf("report: baseline %s has no schedule", o.Name)
+	}
+	plans, err := plansOf(n, o.Schedule, o.Eval)
+	if err != nil {
+		return nil, err
+	}
+	b := &Baseline{
+		Feasible:         o.Eval.Feasible,
+		Violations:       o.Eval.Violations,
+		LoadKW:           scaled(o.Eval.Load, powerScale(n)),
+		Rounds:           o.Rounds,
+		Moves:            o.Moves,
+		Converged:        o.Converged,
+		Solves:           o.Solves,
+		ApproximateHomes: o.Approximate,
+		WallMs:           float64(o.Wall.Microseconds()) / 1000,
+	}
+	if o.Eval.Feasible {
+		c := o.Eval.Cost
+		b.Objective = &c
+	}
+	b.PeakKW = maxOf(b.LoadKW)
+	for _, p := range plans {
+		b.EnergyCost += p.EnergyCost
+		b.EnergyKWh += p.EnergyKWh
+		b.RulesSatisfied += p.RulesSatisfied
+	}
+	return b, nil
+}
+
+// powerScale converts the model's power units to kW: SHDS counts energy
+// per slot (Units.Power "kWh"), so its values are divided by the slot
+// length in hours.
+func powerScale(n *devices.Neighbourhood) float64 {
+	ps := n.Units.PowerScale
+	if ps == 0 {
+		ps = 1
+	}
+	if n.Units.Power == "kWh" {
+		ps /= n.Horizon.Hours()
+	}
+	return ps
+}
+
+func scaled(v []float64, s float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x * s
+	}
+	return out
+}
+
+func maxOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// SlotTimes returns the clock time each slot starts at, "HH:MM".
+func SlotTimes(hz devices.Horizon) []string {
+	out := make([]string, hz.Slots)
+	for t := range out {
+		out[t] = clock(hz.Start + t*hz.SlotMinutes)
+	}
+	return out
+}
+
+func clock(min int) string {
+	min = ((min % 1440) + 1440) % 1440
+	return fmt.Sprintf("%02d:%02d", min/60, min%60)
+}

@@ -1,0 +1,255 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/devices"
+)
+
+// Publication is one MQTT message to publish. Building them as data keeps
+// this package free of any MQTT client: the caller publishes them with
+// QoS 1 in order.
+type Publication struct {
+	Topic    string
+	Payload  []byte
+	Retained bool
+}
+
+// PublishOptions tune Publications.
+type PublishOptions struct {
+	// Prefix is the first topic level(s); "" means DefaultPrefix.
+	Prefix string
+	// Start is the wall-clock time slot 0 begins; the payloads carry each
+	// slot's start and end in RFC 3339 when it is set. Home Assistant
+	// discovery needs it: the entities show the action of the slot that
+	// holds the current time.
+	Start time.Time
+	// HomeAssistant adds MQTT discovery configurations.
+	HomeAssistant bool
+	// DiscoveryPrefix is Home Assistant's discovery prefix; "" means
+	// DefaultDiscoveryPrefix.
+	DiscoveryPrefix string
+}
+
+// Defaults of PublishOptions.
+const (
+	DefaultPrefix          = "hearth"
+	DefaultDiscoveryPrefix = "homeassistant"
+)
+
+// PlanPayload is the retained JSON of <prefix>/home/<home>/plan/<device>.
+type PlanPayload struct {
+	Home        string     `json:"home"`
+	Device      string     `json:"device"`
+	Kind        string     `json:"kind,omitempty"`
+	SlotMinutes int        `json:"slot_minutes"`
+	Slots       []PlanSlot `json:"slots"`
+}
+
+// PlanSlot is one slot of a plan.
+type PlanSlot struct {
+	Slot int `json:"slot"`
+	// Time is the slot's start on the clock, "HH:MM".
+	Time string `json:"time"`
+	// Start and End are RFC 3339 times, when PublishOptions.Start is set.
+	Start  string  `json:"start,omitempty"`
+	End    string  `json:"end,omitempty"`
+	Action string  `json:"action,omitempty"`
+	KW     float64 `json:"kw"`
+}
+
+// LoadPayload is the retained JSON of <prefix>/home/<home>/load.
+type LoadPayload struct {
+	Home        string     `json:"home"`
+	SlotMinutes int        `json:"slot_minutes"`
+	EnergyKWh   float64    `json:"energy_kwh"`
+	EnergyCost  float64    `json:"energy_cost"`
+	PeakKW      float64    `json:"peak_kw"`
+	Slots       []PlanSlot `json:"slots"`
+}
+
+// Publications returns, for every plan, the retained plan of each device
+// and the home's load, and with HomeAssistant set the retained discovery
+// configurations of one sensor per device and one for the home's load:
+//
+//	<prefix>/home/<home>/plan/<device>                        PlanPayload
+//	<prefix>/home/<home>/load                                 LoadPayload
+//	<discovery>/sensor/hearth_<home>_<device>/config          a sensor whose state is the current slot's action
+//	<discovery>/sensor/hearth_<home>_load/config              a power sensor (kW) of the current slot's planned draw
+//
+// The discovery payloads come first, so that Home Assistant has created
+// the entities when the retained states arrive. Names are topic-safe by
+// construction (devices.ValidName); in discovery object ids '.' becomes
+// '_'.
+func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) ([]Publication, error) {
+	prefix := strings.TrimSuffix(o.Prefix, "/")
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
+	}
+	disc := strings.TrimSuffix(o.DiscoveryPrefix, "/")
+	if disc == "" {
+		disc = DefaultDiscoveryPrefix
+	}
+	if o.HomeAssistant {
+		if o.Start.IsZero() {
+			return nil, errors.New("publish: Home Assistant discovery needs the wall-clock start of slot 0")
+		}
+		if err := checkPrefix(disc); err != nil {
+			return nil, err
+		}
+	}
+	hz := n.Horizon
+	times := SlotTimes(hz)
+	slot := func(t int) PlanSlot {
+		s := PlanSlot{Slot: t, Time: times[t]}
+		if !o.Start.IsZero() {
+			from := o.Start.Add(time.Duration(t*hz.SlotMinutes) * time.Minute)
+			s.Start = from.Format(time.RFC3339)
+			s.End = from.Add(time.Duration(hz.SlotMinutes) * time.Minute).Format(time.RFC3339)
+		}
+		return s
+	}
+	var states, configs []Publication
+	for _, p := range plans {
+		if !devices.ValidName(p.Home) {
+			return nil, fmt.Errorf("publish: home name %q cannot be a topic level", p.Home)
+		}
+		home := prefix + "/home/" + p.Home
+		for _, d := range p.Devices {
+			if !devices.ValidName(d.Device) {
+				return nil, fmt.Errorf("publish: home %s: device name %q cannot be a topic level", p.Home, d.Device)
+			}
+			if len(d.Actions) != hz.Slots || len(d.KW) != hz.Slots {
+				return nil, fmt.Errorf("publish: home %s device %s: %d actions for %d slots", p.Home, d.Device, len(d.Actions), hz.Slots)
+			}
+			pl := PlanPayload{Home: p.Home, Device: d.Device, Kind: d.Kind, SlotMinutes: hz.SlotMinutes}
+			for t := range hz.Slots {
+				s := slot(t)
+				s.Action, s.KW = d.Actions[t], d.KW[t]
+				pl.Slots = append(pl.Slots, s)
+			}
+			topic := home + "/plan/" + d.Device
+			if err := add(&states, topic, pl); err != nil {
+				return nil, err
+			}
+			if o.HomeAssistant {
+				id := "hearth_" + objectID(p.Home) + "_" + objectID(d.Device)
+				cfg := haSensor(p.Home, d.Device+" plan", id, topic, currentTemplate("action", "value_json.slots[0].action"))
+				cfg.Icon = "mdi:calendar-clock"
+				if err := add(&configs, disc+"/sensor/"+id+"/config", cfg); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if len(p.LoadKW) != hz.Slots {
+			return nil, fmt.Errorf("publish: home %s: %d load values for %d slots", p.Home, len(p.LoadKW), hz.Slots)
+		}
+		lp := LoadPayload{Home: p.Home, SlotMinutes: hz.SlotMinutes, EnergyKWh: p.EnergyKWh, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW}
+		for t := range hz.Slots {
+			s := slot(t)
+			s.KW = p.LoadKW[t]
+			lp.Slots = append(lp.Slots, s)
+		}
+		topic := home + "/load"
+		if err := add(&states, topic, lp); err != nil {
+			return nil, err
+		}
+		if o.HomeAssistant {
+			id := "hearth_" + objectID(p.Home) + "_load"
+			cfg := haSensor(p.Home, "planned load", id, topic, currentTemplate("kw", "0"))
+			cfg.Unit, cfg.DeviceClass, cfg.StateClass, cfg.Icon = "kW", "power", "measurement", "mdi:transmission-tower"
+			if err := add(&configs, disc+"/sensor/"+id+"/config", cfg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(configs, states...), nil
+}
+
+func add(out *[]Publication, topic string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("publish %s: %w", topic, err)
+	}
+	*out = append(*out, Publication{Topic: topic, Payload: b, Retained: true})
+	return nil
+}
+
+// HASensor is a Home Assistant MQTT discovery configuration of a sensor
+// (https://www.home-assistant.io/integrations/sensor.mqtt/).
+type HASensor struct {
+	Name                string   `json:"name"`
+	UniqueID            string   `json:"unique_id"`
+	ObjectID            string   `json:"object_id"`
+	StateTopic          string   `json:"state_topic"`
+	ValueTemplate       string   `json:"value_template"`
+	JSONAttributesTopic string   `json:"json_attributes_topic"`
+	Unit                string   `json:"unit_of_measurement,omitempty"`
+	DeviceClass         string   `json:"device_class,omitempty"`
+	StateClass          string   `json:"state_class,omitempty"`
+	Icon                string   `json:"icon,omitempty"`
+	Device              HADevice `json:"device"`
+}
+
+// HADevice groups a home's entities into one Home Assistant device.
+type HADevice struct {
+	Identifiers  []string `json:"identifiers"`
+	Name         string   `json:"name"`
+	Manufacturer string   `json:"manufacturer"`
+	Model        string   `json:"model"`
+}
+
+func haSensor(home, name, id, topic, tmpl string) HASensor {
+	return HASensor{
+		Name: name, UniqueID: id, ObjectID: id,
+		StateTopic: topic, ValueTemplate: tmpl, JSONAttributesTopic: topic,
+		Device: HADevice{Identifiers: []string{"hearth_" + objectID(home)}, Name: home, Manufacturer: "hearth", Model: "home schedule"},
+	}
+}
+
+// currentTemplate is a Jinja template that shows field of the slot whose
+// [start, end) holds now(), or def before the first slot and after the
+// last. Home Assistant renders it when a plan arrives; the publisher
+// re-publishes the retained plan at every slot boundary so the state
+// follows the clock.
+func currentTemplate(field, def string) string {
+	return "{% set ns = namespace(v=" + def + ") %}" +
+		"{% set t = as_timestamp(now()) %}" +
+		"{% for s in value_json.slots %}" +
+		"{% if as_timestamp(s.start) <= t < as_timestamp(s.end) %}{% set ns.v = s." + field + " %}{% endif %}" +
+		"{% endfor %}{{ ns.v }}"
+}
+
+// objectID maps a name to Home Assistant's object id alphabet.
+func objectID(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '_'
+	}, s)
+}
+
+// checkPrefix refuses topic prefixes with wildcards, empty levels or a
+// leading '$'.
+func checkPrefix(p string) error {
+	if strings.HasPrefix(p, "$") {
+		return fmt.Errorf("publish: topic prefix %q starts with '$'", p)
+	}
+	for _, level := range strings.Split(p, "/") {
+		if level == "" || strings.ContainsAny(level, "+#") {
+			return fmt.Errorf("publish: topic prefix %q: levels must be non-empty and free of '+' and '#'", p)
+		}
+	}
+	return nil
+}

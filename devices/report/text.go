@@ -1,0 +1,385 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// TextOptions tune the summary.
+type TextOptions struct {
+	// MaxHomes bounds the homes whose schedule table is printed; 0 means
+	// DefaultMaxHomes, negative prints every home.
+	MaxHomes int
+	// BarWidth is the width of the longest load bar; 0 means 32.
+	BarWidth int
+}
+
+// DefaultMaxHomes is the number of schedule tables the summary prints
+// before pointing at --csv and --json for the rest.
+const DefaultMaxHomes = 8
+
+// maxBarSlots is the longest horizon drawn as one bar per slot; longer
+// ones get the sparklines only.
+const maxBarSlots = 48
+
+// WriteText prints the human summary: the totals and the comparison with
+// the baselines, the load profile as sparklines and bars, and a compact
+// schedule table per home (one column per slot, one row per device, '·'
+// for a device's lowest-power action, a letter for the others with a
+// legend, and the home's kW per slot).
+func (h *Homes) WriteText(w io.Writer, o TextOptions) error {
+	var b strings.Builder
+	h.header(&b)
+	h.totals(&b)
+	h.profile(&b, o)
+	h.tables(&b, o)
+	if len(h.Charts) > 0 {
+		fmt.Fprintln(&b, "\ncharts")
+		for _, c := range h.Charts {
+			fmt.Fprintf(&b, "  %s\n", c)
+		}
+	}
+	for _, n := range h.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (h *Homes) header(b *strings.Builder) {
+	a := h.Algorithm
+	state := "infeasible: no schedule keeps every rule"
+	if h.Feasible {
+		state = "best found"
+		if h.Optimal {
+			state = "optimal"
+		}
+	}
+	fmt.Fprintf(b, "%s: %d homes, %d rules, %d slots of %d min, %s\n", h.Neighbourhood, h.HomeCount, h.RulesTotal, len(h.Slots), h.SlotMinutes, h.span())
+	fmt.Fprintf(b, "solver  %s/%s (%s), %s wall", a.Global, a.Local, state, ms(h.Metrics.WallMs))
+	if a.Global != "none" && a.Global != "" {
+		fmt.Fprintf(b, ", %s simulated, %d messages", ms(h.Metrics.SimTimeMs), h.Metrics.Messages)
+	}
+	b.WriteString("\n")
+}
+
+func ms(v float64) string {
+	if v >= 10000 {
+		return fmt.Sprintf("%.1f s", v/1000)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+// totals prints the comparison table.
+func (h *Homes) totals(b *strings.Builder) {
+	type col struct {
+		name              string
+		cost, kwh, peak   float64
+		obj               *float64
+		rules             int
+		ok, present, base bool
+		extra             string
+	}
+	cols := []col{{name: "coordinated", cost: h.EnergyCost, kwh: h.EnergyKWh, peak: h.PeakKW, obj: h.Objective, rules: h.RulesSatisfied, ok: h.Feasible, present: true}}
+	add := func(name string, bl *Baseline) {
+		if bl == nil {
+			return
+		}
+		c := col{name: name, cost: bl.EnergyCost, kwh: bl.EnergyKWh, peak: bl.PeakKW, obj: bl.Objective, rules: bl.RulesSatisfied, ok: true, present: true, base: true}
+		if bl.Rounds > 0 {
+			conv := "converged"
+			if !bl.Converged {
+				conv = "round limit"
+			}
+			c.extra = fmt.Sprintf("%d rounds, %s", bl.Rounds, conv)
+		}
+		if bl.ApproximateHomes > 0 {
+			if c.extra != "" {
+				c.extra += ", "
+			}
+			c.extra += fmt.Sprintf("%d homes by block descent (too wide to solve exactly)", bl.ApproximateHomes)
+		}
+		cols = append(cols, c)
+	}
+	add("uncoordinated", h.Baselines.Uncoordinated)
+	add("SH-MGM-style", h.Baselines.SHMGM)
+	b.WriteString("\n")
+	row := func(label string, cell func(c col) string) {
+		fmt.Fprintf(b, "%-22s", label)
+		for _, c := range cols {
+			fmt.Fprintf(b, "%16s", cell(c))
+		}
+		b.WriteString("\n")
+	}
+	row("", func(c col) string { return c.name })
+	num := func(f func(c col) float64, format string) func(c col) string {
+		return func(c col) string {
+			if !c.ok {
+				return "—"
+			}
+			return fmt.Sprintf(format, f(c))
+		}
+	}
+	cur := h.Currency
+	if cur == "" {
+		cur = "cost"
+	}
+	row("energy cost ("+cur+")", num(func(c col) float64 { return c.cost }, "%.2f"))
+	row("energy (kWh)", num(func(c col) float64 { return c.kwh }, "%.1f"))
+	row("peak (kW)", num(func(c col) float64 { return c.peak }, "%.2f"))
+	row("objective", func(c col) string {
+		if c.obj == nil {
+			if c.base {
+				return "breaks limit"
+			}
+			return "—"
+		}
+		return fmt.Sprintf("%.6g", *c.obj)
+	})
+	row("rules kept", func(c col) string {
+		if !c.ok {
+			return "—"
+		}
+		return fmt.Sprintf("%d/%d", c.rules, h.RulesTotal)
+	})
+	if len(cols) > 1 && h.Feasible {
+		row("coordinated peak vs", func(c col) string {
+			if c.peak <= 0 || !c.base {
+				return ""
+			}
+			return fmt.Sprintf("%+.0f%%", 100*(h.PeakKW-c.peak)/c.peak)
+		})
+	}
+	for _, c := range cols {
+		if c.extra != "" {
+			fmt.Fprintf(b, "%s: %s\n", c.name, c.extra)
+		}
+	}
+}
+
+// profile draws the neighbourhood load per slot.
+func (h *Homes) profile(b *strings.Builder, o TextOptions) {
+	type series struct {
+		name string
+		load []float64
+	}
+	var ss []series
+	if h.LoadKW != nil {
+		ss = append(ss, series{"coordinated", h.LoadKW})
+	}
+	if u := h.Baselines.Uncoordinated; u != nil {
+		ss = append(ss, series{"uncoordinated", u.LoadKW})
+	}
+	if s := h.Baselines.SHMGM; s != nil {
+		ss = append(ss, series{"SH-MGM-style", s.LoadKW})
+	}
+	if len(ss) == 0 {
+		return
+	}
+	top := 0.0
+	for _, s := range ss {
+		top = math.Max(top, maxOf(s.load))
+	}
+	fmt.Fprintf(b, "\nneighbourhood load (kW), %s, scale 0–%.1f kW\n", h.span(), top)
+	for _, s := range ss {
+		fmt.Fprintf(b, "  %-14s %s  peak %.2f\n", s.name, Sparkline(s.load, top), maxOf(s.load))
+	}
+	if len(h.Slots) > maxBarSlots {
+		return
+	}
+	width := o.BarWidth
+	if width <= 0 {
+		width = 32
+	}
+	fmt.Fprintf(b, "\n  %-5s %-*s", "time", width+1, ss[0].name)
+	for _, s := range ss {
+		fmt.Fprintf(b, " %13s", s.name)
+	}
+	b.WriteString("\n")
+	for t, label := range h.Slots {
+		fmt.Fprintf(b, "  %-5s %s ", label, pad(Bar(ss[0].load[t], top, width), width))
+		for _, s := range ss {
+			fmt.Fprintf(b, " %13.2f", s.load[t])
+		}
+		b.WriteString("\n")
+	}
+}
+
+// span returns "17:00–07:00", the horizon on the clock.
+func (h *Homes) span() string {
+	if len(h.Slots) == 0 {
+		return ""
+	}
+	var hh, mm int
+	if _, err := fmt.Sscanf(h.Slots[len(h.Slots)-1], "%d:%d", &hh, &mm); err != nil {
+		return h.Slots[0]
+	}
+	return h.Slots[0] + "–" + clock(hh*60+mm+h.SlotMinutes)
+}
+
+// pad right-pads s with spaces to width runes.
+func pad(s string, width int) string {
+	if n := utf8.RuneCountInString(s); n < width {
+		return s + strings.Repeat(" ", width-n)
+	}
+	return s
+}
+
+var sparks = []rune("▁▂▃▄▅▆▇█")
+
+// Sparkline draws v as one block character per value, scaled to top (the
+// largest value when top ≤ 0); negative values draw as the lowest block.
+func Sparkline(v []float64, top float64) string {
+	if top <= 0 {
+		top = maxOf(v)
+	}
+	out := make([]rune, len(v))
+	for i, x := range v {
+		k := 0
+		if top > 0 && x > 0 {
+			k = int(math.Round(x / top * float64(len(sparks)-1)))
+		}
+		out[i] = sparks[min(max(k, 0), len(sparks)-1)]
+	}
+	return string(out)
+}
+
+var eighths = []rune(" ▏▎▍▌▋▊▉")
+
+// Bar draws x as a horizontal bar of at most width cells at scale top, in
+// eighths of a cell.
+func Bar(x, top float64, width int) string {
+	if top <= 0 || x <= 0 || width <= 0 {
+		return ""
+	}
+	n := int(math.Round(math.Min(x/top, 1) * float64(width*8)))
+	s := strings.Repeat("█", n/8)
+	if r := n % 8; r > 0 {
+		s += string(eighths[r])
+	}
+	return s
+}
+
+// tables prints a schedule table per home.
+func (h *Homes) tables(b *strings.Builder, o TextOptions) {
+	if len(h.Schedules) == 0 {
+		return
+	}
+	limit := o.MaxHomes
+	if limit == 0 {
+		limit = DefaultMaxHomes
+	}
+	labels, cw := columnLabels(h.Slots)
+	name := 6
+	for _, p := range h.Schedules {
+		for _, d := range p.Devices {
+			name = max(name, min(utf8.RuneCountInString(d.Device), 24))
+		}
+	}
+	fmt.Fprintf(b, "\nschedules (· = the device's lowest-power action; kW = the home's draw)\n")
+	for i, p := range h.Schedules {
+		if limit > 0 && i == limit {
+			fmt.Fprintf(b, "… %d more homes: --csv or --json lists every schedule\n", len(h.Schedules)-limit)
+			break
+		}
+		fmt.Fprintf(b, "\n%s  %.2f %s  %.1f kWh  peak %.2f kW  rules %d/%d\n", p.Home, p.EnergyCost, h.Currency, p.EnergyKWh, p.PeakKW, p.RulesSatisfied, p.RulesTotal)
+		fmt.Fprintf(b, "  %-*s", name, "")
+		for _, l := range labels {
+			fmt.Fprintf(b, "%*s", cw, l)
+		}
+		b.WriteString("\n")
+		for _, d := range p.Devices {
+			codes, legend := actionCodes(d)
+			fmt.Fprintf(b, "  %-*s", name, clip(d.Device, name))
+			for _, a := range d.Actions {
+				fmt.Fprintf(b, "%*s", cw, codes[a])
+			}
+			if legend != "" {
+				b.WriteString("  " + legend)
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(b, "  %-*s", name, "kW")
+		for _, v := range p.LoadKW {
+			fmt.Fprintf(b, "%*s", cw, short(v))
+		}
+		b.WriteString("\n")
+		for _, r := range p.Rules {
+			if !r.OK {
+				fmt.Fprintf(b, "  BROKEN: %s\n", r.Rule)
+			}
+		}
+	}
+}
+
+// columnLabels returns the slot headers: hours ("17") when every slot
+// starts on the hour, "HH:MM" otherwise, and the column width.
+func columnLabels(slots []string) ([]string, int) {
+	hours := true
+	for _, s := range slots {
+		hours = hours && strings.HasSuffix(s, ":00")
+	}
+	out := make([]string, len(slots))
+	for i, s := range slots {
+		if hours {
+			out[i] = s[:2]
+		} else {
+			out[i] = s
+		}
+	}
+	if hours {
+		return out, 5
+	}
+	return out, 6
+}
+
+// short formats a kW value in at most four characters.
+func short(v float64) string {
+	switch {
+	case math.Abs(v) < 9.95:
+		return fmt.Sprintf("%.1f", v)
+	case math.Abs(v) < 999.5:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.0fk", v/1000)
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// actionCodes gives each action name of d a one-character code: '·' for
+// the device's lowest-power action and the first free letter or digit of
+// the name for the others, with a legend of the codes used.
+func actionCodes(d DevicePlan) (map[string]string, string) {
+	codes := map[string]string{}
+	used := map[rune]bool{'·': true}
+	var legend []string
+	for _, a := range d.Actions {
+		if _, ok := codes[a]; ok {
+			continue
+		}
+		if a == d.idle {
+			codes[a] = "·"
+			continue
+		}
+		code := ' '
+		for _, r := range strings.ToLower(a) + "abcdefghijklmnopqrstuvwxyz0123456789" {
+			if (r >= 'a' && r <= 'z' || r >= '0' && r <= '9') && !used[r] {
+				code = r
+				break
+			}
+		}
+		used[code] = true
+		codes[a] = string(code)
+		legend = append(legend, string(code)+"="+a)
+	}
+	return codes, strings.Join(legend, " ")
+}
