@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// TestSimMatchesSolve: over real MQTT on the embedded broker, exact
+// protocols give the simulated runtime's answer.
+func TestSimMatchesSolve(t *testing.T) {
+	gen := t.TempDir() + "/r.xml"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"gen", "random", "agents=3", "vars=3", "domain=3", "--seed", "5", "-o", gen}, &out, &errb); code != exitOK {
+		t.Fatalf("gen: %s", errb.String())
+	}
+	for _, g := range []string{"dpop", "afb"} {
+		t.Run(g, func(t *testing.T) {
+			var a, b, errb bytes.Buffer
+			if code := run(context.Background(), []string{"solve", gen, "--global", g, "--json"}, &a, &errb); code != exitOK {
+				t.Fatalf("solve: exit %d: %s", code, errb.String())
+			}
+			if code := run(context.Background(), []string{"sim", gen, "--global", g, "--json"}, &b, &errb); code != exitOK {
+				t.Fatalf("sim: exit %d: %s", code, errb.String())
+			}
+			var rs, rm mva.Result
+			if err := json.Unmarshal(a.Bytes(), &rs); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b.Bytes(), &rm); err != nil {
+				t.Fatal(err)
+			}
+			if rs.Objective == nil || rm.Objective == nil || *rs.Objective != *rm.Objective || !rm.Optimal {
+				t.Fatalf("solve %v, sim %v (optimal %v)", rs.Objective, rm.Objective, rm.Optimal)
+			}
+			for k, v := range rs.Assignment {
+				if rm.Assignment[k] != v {
+					t.Errorf("%s: solve %s, sim %s", k, v, rm.Assignment[k])
+				}
+			}
+			if rm.Metrics.Messages == 0 {
+				t.Errorf("sim counted no messages: %+v", rm.Metrics)
+			}
+		})
+	}
+}
+
+// TestSimNeighbourhood runs the README's main job: the example
+// neighbourhood over the embedded broker, with every rule kept and the
+// coordinated peak no higher than the uncoordinated one.
+func TestSimNeighbourhood(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := []string{"sim", "../../examples/neighbourhood/neighbourhood.toml", "--json", "--out", t.TempDir()}
+	if code := run(context.Background(), args, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var r struct {
+		Objective      *float64  `json:"objective"`
+		Optimal        bool      `json:"optimal"`
+		EnergyCost     float64   `json:"energy_cost"`
+		PeakKW         float64   `json:"peak_kw"`
+		BaselinePeakKW float64   `json:"baseline_peak_kw"`
+		RulesSatisfied int       `json:"rules_satisfied"`
+		RulesTotal     int       `json:"rules_total"`
+		LoadKW         []float64 `json:"load_kw"`
+		Charts         []string  `json:"charts"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if r.Objective == nil || !r.Optimal || r.RulesTotal == 0 || r.RulesSatisfied != r.RulesTotal {
+		t.Errorf("result: %+v", r)
+	}
+	if r.PeakKW > r.BaselinePeakKW || len(r.LoadKW) != 14 || len(r.Charts) != 2 {
+		t.Errorf("peak %v (uncoordinated %v), %d slots, charts %v", r.PeakKW, r.BaselinePeakKW, len(r.LoadKW), r.Charts)
+	}
+	for _, kw := range r.LoadKW {
+		if kw > r.PeakKW+1e-9 {
+			t.Errorf("slot load %v above the peak %v", kw, r.PeakKW)
+		}
+	}
+}
