@@ -188,7 +188,7 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 	r := mva.NewResult(p, assign, cost)
 	r.Optimal = r.Feasible && !lo.sampling()
 	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva", Sampling: lo.report(seed),
-		GPU: dev != nil && lo.name == "be"}
+		GPU: dev != nil && (lo.name == "be" || lo.sampling())}
 	ms := float64(wall.Microseconds()) / 1000
 	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
 	return r, nil
