@@ -56,7 +56,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&o.agent, "agent", "", "the agent this process runs (its name in FILE)")
 	fs.StringVar(&o.runID, "run-id", "", "run round ID at start (required with --once; every agent must be given the same)")
 	fs.BoolVar(&o.once, "once", false, "run round --run-id, print the result and exit")
-	fs.IntVar(&o.attempts, "attempts", 3, "how many times a round whose run broke is started again")
+	fs.IntVar(&o.attempts, "attempts", 3, "how many runs a round may take: a run that breaks (an agent restarted mid-round) is started again")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -84,6 +84,13 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if dev != nil {
 		defer dev.Close()
 	}
+	if o.solve.delay != 0 {
+		log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.solve.delay)
+	}
+	// Homes (`hearth run -c neighbourhood.toml --home NAME`) will resolve
+	// here too: the neighbourhood compiles to the problem every home's
+	// process builds alike, --home names the agent, and the file's
+	// [solver] and [broker] fill what the flags leave unset.
 	p, err := loadInstance(o.instance, &o.solve)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
@@ -94,10 +101,15 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
 		return exitFailed
 	}
-	h, err := newHomeAgent(ctx, d, o.agent, cfg, log)
+	home, err := findHome(d, o.agent)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
 		return exitUsage
+	}
+	h, err := newHomeAgent(ctx, d, home, cfg, log)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
+		return exitFailed
 	}
 	h.instance, h.attempts, h.timeout = o.instance, o.attempts, o.solve.timeout
 	if o.once {
@@ -166,7 +178,13 @@ func attemptRun(round string, k int) string {
 // exit code.
 func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON bool) int {
 	rep, err := h.round(ctx, round)
-	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	// A failed round may have failed for want of a broker: its outcome
+	// is published if the broker answers at once.
+	wait := 10 * time.Second
+	if err != nil {
+		wait = 2 * time.Second
+	}
+	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
 	if perr := publishResultOnce(pubCtx, h, round, rep, err); perr != nil {
 		h.log.Warn("result not published", "err", perr)
@@ -192,53 +210,63 @@ func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON boo
 }
 
 // serve is the long-running agent: it runs round first (when set), then a
-// round for every command, until ctx ends.
+// round for every command, until ctx ends. It returns exitOK when ctx
+// ends (SIGINT, SIGTERM), exitFailed when the broker refuses it.
 func serve(ctx context.Context, h *homeAgent, first string) int {
 	c := newControl(h, true)
 	done := newRecent(64)
-	runRound := func(id string) {
+	// runRound runs round id and publishes its outcome; it returns an
+	// error only when the home cannot reach the broker any more.
+	runRound := func(id string) error {
 		if done.has(id) {
 			h.log.Info("round already run; command ignored", "round", id)
-			return
+			return nil
 		}
 		done.add(id)
 		c.pause()
-		rep, err := h.round(ctx, id)
+		rep, roundErr := h.round(ctx, id)
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
-		if err != nil {
-			h.log.Error("round failed", "round", id, "err", err)
+		if roundErr != nil {
+			h.log.Error("round failed", "round", id, "err", roundErr)
 		} else {
 			h.log.Info("round complete", "round", id, "run", rep.Run, "objective", fmtObjective(rep.Objective))
 		}
 		if err := c.connect(ctx); err != nil {
-			return
+			return err
 		}
-		if err := c.publishResult(ctx, id, rep, err); err != nil {
+		if err := c.publishResult(ctx, id, rep, roundErr); err != nil {
 			h.log.Warn("result not published", "round", id, "err", err)
 		}
+		return nil
 	}
+	var err error
 	if first != "" {
-		runRound(first)
+		err = runRound(first)
 	}
-	if ctx.Err() == nil {
-		if err := c.connect(ctx); err != nil && ctx.Err() == nil {
-			h.log.Error("cannot reach the broker", "err", err)
-			return exitFailed
+	if err == nil {
+		err = c.connect(ctx)
+	}
+	for err == nil {
+		if len(c.cmds) == 0 {
+			h.log.Info("ready: waiting for commands", "topic", c.cmdTopic)
 		}
-	}
-	h.log.Info("ready: waiting for commands", "topic", c.cmdTopic)
-	for {
 		select {
 		case <-ctx.Done():
 			c.close()
 			h.log.Info("stopped")
 			return exitOK
 		case id := <-c.cmds:
-			runRound(id)
+			err = runRound(id)
 		}
 	}
+	if ctx.Err() != nil {
+		h.log.Info("stopped")
+		return exitOK
+	}
+	h.log.Error("cannot reach the broker", "err", err)
+	return exitFailed
 }
 
 // homeAgent is what `hearth run` runs: the protocol agents one home owns
@@ -262,19 +290,27 @@ type homeAgent struct {
 	neighbours []string
 }
 
-func newHomeAgent(ctx context.Context, d *distributed, agent string, cfg mqtt.Config, log *slog.Logger) (*homeAgent, error) {
+// findHome returns the index of the agent named agent (its name in the
+// file, or its MQTT name), which must take part in the protocol.
+func findHome(d *distributed, agent string) (int, error) {
+	p := d.p
+	names := mqtt.AgentNames(p)
+	for i, a := range p.Agents {
+		if a.Name != agent && names[i] != agent {
+			continue
+		}
+		if !slices.Contains(d.rf.Owner, i) {
+			return 0, fmt.Errorf("agent %q owns no variables: it takes no part in the protocol", agent)
+		}
+		return i, nil
+	}
+	return 0, fmt.Errorf("no agent %q (agents: %s)", agent, listNames(names, 10))
+}
+
+// newHomeAgent builds agent home's protocol agents.
+func newHomeAgent(ctx context.Context, d *distributed, home int, cfg mqtt.Config, log *slog.Logger) (*homeAgent, error) {
 	p := d.p
 	homeNames := mqtt.AgentNames(p)
-	home := -1
-	for i, a := range p.Agents {
-		if a.Name == agent || homeNames[i] == agent {
-			home = i
-			break
-		}
-	}
-	if home < 0 {
-		return nil, fmt.Errorf("no agent %q (agents: %s)", agent, listNames(homeNames, 10))
-	}
 	h := &homeAgent{d: d, home: home, name: homeNames[home], names: mqtt.AgentNames(d.rf.Problem), cfg: cfg,
 		log: log.With("agent", homeNames[home])}
 	h.cfg.Agents = h.names
@@ -291,9 +327,6 @@ func newHomeAgent(ctx context.Context, d *distributed, agent string, cfg mqtt.Co
 		}
 		h.owned = append(h.owned, k)
 		h.nodes = append(h.nodes, n)
-	}
-	if len(h.owned) == 0 {
-		return nil, fmt.Errorf("agent %q owns no variables: it takes no part in the protocol", agent)
 	}
 	for _, j := range mva.Decompose(p).Neighbours()[home] {
 		h.neighbours = append(h.neighbours, homeNames[j])
@@ -347,7 +380,13 @@ func (h *homeAgent) round(ctx context.Context, id string) (roundResult, error) {
 		if err == nil {
 			return h.report(ctx, id, run, k+1, res, stats)
 		}
-		if ctx.Err() != nil || k+1 >= h.attempts || refused(err) {
+		if ctx.Err() != nil || refused(err) {
+			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err
+		}
+		if aerr := h.abandon(ctx, run, err); aerr != nil {
+			h.log.Warn("could not tell the others that the run broke", "run", run, "err", aerr)
+		}
+		if k+1 >= h.attempts {
 			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err
 		}
 		h.log.Warn("round broken; starting it again", "round", id, "run", run, "next", attemptRun(id, k+1), "err", err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -38,9 +39,13 @@ type control struct {
 	cmds    chan string
 	refused chan error
 	client  paho.Client
+	// ready is closed once a connection's subscriptions are in place.
+	readyMu sync.Mutex
+	ready   chan struct{}
 
-	mu     sync.Mutex
-	online map[string]bool
+	mu      sync.Mutex
+	online  map[string]bool
+	allSeen bool
 }
 
 func newControl(h *homeAgent, serving bool) *control {
@@ -102,8 +107,16 @@ func (c *control) options() *paho.ClientOptions {
 	return o
 }
 
-// connect opens a new connection and waits for it.
+// connect opens a new connection, unless one is open or being
+// re-established, and waits for it.
 func (c *control) connect(ctx context.Context) error {
+	if c.client != nil && c.client.IsConnected() {
+		return nil
+	}
+	c.readyMu.Lock()
+	c.ready = make(chan struct{})
+	ready := c.ready
+	c.readyMu.Unlock()
 	c.client = paho.NewClient(c.options())
 	tok := c.client.Connect()
 	select {
@@ -111,7 +124,15 @@ func (c *control) connect(ctx context.Context) error {
 		if err := tok.Error(); err != nil {
 			return fmt.Errorf("connect to %s: %w", c.h.cfg.Broker.URL, err)
 		}
-		return nil
+		// A controller that reacts to a result must find the
+		// command topic subscribed.
+		select {
+		case <-ready:
+			return nil
+		case <-ctx.Done():
+			c.client.Disconnect(0)
+			return ctx.Err()
+		}
 	case err := <-c.refused:
 		c.client.Disconnect(0)
 		return fmt.Errorf("%s refused user %q: %w", c.h.cfg.Broker.URL, c.h.cfg.Broker.Username, err)
@@ -124,6 +145,15 @@ func (c *control) connect(ctx context.Context) error {
 // onConnect subscribes, one topic at a time as the MQTT runtime does, and
 // announces the home.
 func (c *control) onConnect(cl paho.Client) {
+	defer func() {
+		c.readyMu.Lock()
+		defer c.readyMu.Unlock()
+		select {
+		case <-c.ready:
+		default:
+			close(c.ready)
+		}
+	}()
 	if !c.serving {
 		return
 	}
@@ -217,7 +247,13 @@ func (c *control) onPresence(_ paho.Client, m paho.Message) {
 			n++
 		}
 	}
-	c.h.log.Info("neighbour "+pr.State, "neighbour", pr.Agent, "present", strconv.Itoa(n)+"/"+strconv.Itoa(len(c.h.neighbours)))
+	// Presence flips at every round (the round's clients leave), so
+	// changes are debug; having every neighbour present is news.
+	c.h.log.Debug("neighbour "+pr.State, "neighbour", pr.Agent, "present", strconv.Itoa(n)+"/"+strconv.Itoa(len(c.h.neighbours)))
+	if n == len(c.h.neighbours) && !c.allSeen {
+		c.allSeen = true
+		c.h.log.Info("every neighbour present", "neighbours", c.h.neighbours)
+	}
 }
 
 // pause disconnects for a round, whose clients take the home's identity.
@@ -288,4 +324,74 @@ func (r *recent) add(id string) {
 		r.ids = r.ids[1:]
 	}
 	r.ids = append(r.ids, id)
+}
+
+// controlACL returns the Mosquitto acl_file lines `hearth run` needs
+// beyond broker.MosquittoACL's, for users named after their homes: each
+// home publishes its own results and reads the commands; every user may
+// read the results. A controller (any user given `topic write
+// <prefix>/cmd`) starts rounds.
+func controlACL(prefix string) string {
+	return "# hearth run: results and commands\n" +
+		"pattern write " + prefix + "/+/result/%u\n" +
+		"pattern read " + prefix + "/+/result/+\n" +
+		"topic read " + prefix + "/cmd\n"
+}
+
+// failedStatus is the MQTT runtime's status message (mqtt/status.go,
+// version 1) in its "failed" state.
+type failedStatus struct {
+	V         int      `json:"v"`
+	Agent     string   `json:"agent"`
+	Run       string   `json:"run"`
+	Nonce     uint64   `json:"nonce"`
+	Gen       uint64   `json:"gen"`
+	Ver       uint64   `json:"ver"`
+	State     string   `json:"state"`
+	Error     string   `json:"error"`
+	Sent      []uint64 `json:"sent"`
+	Delivered []uint64 `json:"delivered"`
+}
+
+// abandon publishes a failed status for each of the home's agents in a
+// broken run, so that the other agents stop it and meet again in the next
+// attempt. mqtt.RunAgent publishes one itself when an agent fails while
+// connected, but not when it fails before its connection is announced,
+// which is exactly what a restarted agent does on finding its earlier
+// incarnation's status: its peers would then wait for it forever. The
+// status carries a nonce of its own, so that no peer mistakes it for a
+// live agent's.
+func (h *homeAgent) abandon(ctx context.Context, run string, cause error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	c := newControl(h, false)
+	if err := c.connect(ctx); err != nil {
+		return err
+	}
+	defer c.client.Disconnect(250)
+	why := "abandoned after: " + cause.Error()
+	if len(why) > 1000 {
+		why = why[:1000]
+	}
+	var toks []paho.Token
+	for _, k := range h.owned {
+		st := failedStatus{V: 1, Agent: h.names[k], Run: run, Nonce: rand.Uint64(), Gen: 1, Ver: 1, State: "failed",
+			Error: why, Sent: make([]uint64, len(h.names)), Delivered: make([]uint64, len(h.names))}
+		b, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		toks = append(toks, c.client.Publish(h.cfg.Prefix+"/"+run+"/status/"+h.names[k], 1, true, b))
+	}
+	for _, tok := range toks {
+		select {
+		case <-tok.Done():
+			if err := tok.Error(); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }

@@ -349,6 +349,8 @@ func (pl *progressLine) run(ob *observer, start time.Time) (stop func()) {
 			case <-done:
 				if pl.terminal {
 					fmt.Fprint(pl.w, "\r\033[K")
+				} else {
+					pl.print(ob, time.Since(start)) // the final count, for logs
 				}
 				return
 			case now := <-t.C:
@@ -410,6 +412,11 @@ func (b *brokerOptions) register(fs *flag.FlagSet) {
 func (b *brokerOptions) config(protocol, run string) (mqtt.Config, error) {
 	if err := topic.CheckPrefix(b.prefix); err != nil {
 		return mqtt.Config{}, fmt.Errorf("--prefix: %w", err)
+	}
+	if run != "" {
+		if err := topic.CheckName(run); err != nil {
+			return mqtt.Config{}, fmt.Errorf("--run-id: %w", err)
+		}
 	}
 	cfg := mqtt.Config{
 		Broker:   mqtt.Broker{URL: b.url, Username: b.username, Password: b.password},
