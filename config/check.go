@@ -31,7 +31,7 @@ func (l *loader) check(src *source, nk nbKeys, n *devices.Neighbourhood, srcs []
 			}
 			switch {
 			case !devices.Fits(lo, n.FeederLimit):
-				src.errorf("feeder.limit_kw", "in window %d (slots %d–%d) the homes cannot draw less than %.2f kW together, above the limit %g kW; raise the limit or move load out of the window", w, win.From, win.To, lo, n.FeederLimit)
+				src.infeasiblef("feeder.limit_kw", "in window %d (slots %d–%d) the homes cannot draw less than %.2f kW together, above the limit %g kW; raise the limit or move load out of the window", w, win.From, win.To, lo, n.FeederLimit)
 			case !devices.Fits(top, n.FeederLimit) && size > compile.DefaultMaxTable:
 				src.errorf("feeder.limit_kw", "the limit ties the levels of all %d homes in one function of %.0f entries, more than %d; use fewer levels, split the street into feeders of fewer homes, or drop the limit", len(n.Homes), size, compile.DefaultMaxTable)
 			}
@@ -53,8 +53,12 @@ func (l *loader) report(src *source, nk nbKeys, n *devices.Neighbourhood, srcs [
 			src.errorf("", "%v", e)
 			continue
 		}
+		errorf := (*source).errorf
+		if de.Infeasible {
+			errorf = (*source).infeasiblef
+		}
 		if de.Home == "" {
-			src.errorf(nbKey(nk, de), "%s", de.Msg)
+			errorf(src, nbKey(nk, de), "%s", de.Msg)
 			continue
 		}
 		hi := -1
@@ -65,11 +69,11 @@ func (l *loader) report(src *source, nk nbKeys, n *devices.Neighbourhood, srcs [
 			}
 		}
 		if hi < 0 {
-			src.errorf("", "%v", de)
+			errorf(src, "", "%v", de)
 			continue
 		}
 		hs := srcs[hi]
-		hs.src.errorf(homeKey(hs, de), "%s", de.Msg)
+		errorf(hs.src, homeKey(hs, de), "%s", de.Msg)
 	}
 }
 

@@ -212,6 +212,9 @@ func TestErrors(t *testing.T) {
 		// errors from one mistake).
 		alone bool
 		extra files
+		// infeasible: the only faults are rules no schedule can keep
+		// (exit 1, not a bad file).
+		infeasible bool
 	}{
 		{name: "syntax", nb: "homes = [\n\"a\"\nx = ", file: "/x/n.toml", line: 3, key: "homes", msg: "not valid TOML"},
 		{name: "unknown key", nb: neighbourhood("[horizn]\n"), file: "/x/n.toml", line: 5, key: "horizn", msg: `did you mean "horizon"`},
@@ -226,7 +229,7 @@ func TestErrors(t *testing.T) {
 		{name: "every", nb: neighbourhood("[coordination]\nevery = \"90m\"\n"), file: "/x/n.toml", line: 6, key: "coordination.every", msg: "60-minute slots"},
 		{name: "per slot", nb: neighbourhood("[prices]\nper_slot = [0.1, 0.2]\n"), file: "/x/n.toml", line: 6, key: "prices.per_slot", msg: "2 prices for 14 slots"},
 		{name: "period", nb: neighbourhood("[prices]\nperiods = [{ from = \"17:00\", to = \"17:30\", price = 1 }]\n"), file: "/x/n.toml", line: 6, key: "prices.periods[0].to", msg: "not a slot boundary"},
-		{name: "feeder", nb: neighbourhood("[feeder]\nlimit_kw = 0.1\n"), file: "/x/n.toml", line: 6, key: "feeder.limit_kw", msg: "cannot draw less than 0.40 kW"},
+		{name: "feeder", nb: neighbourhood("[feeder]\nlimit_kw = 0.1\n"), file: "/x/n.toml", line: 6, key: "feeder.limit_kw", msg: "cannot draw less than 0.40 kW", infeasible: true},
 		{name: "neighbour", nb: neighbourhood("") + "", file: "/x/n.toml", line: 1, key: "neighbours[0]", msg: `"aldr" is not a home`},
 		{name: "tls", nb: neighbourhood("[broker]\nurl = \"tcp://b:1883\"\nca_file = \"ca.pem\"\n"), file: "/x/n.toml", line: 7, key: "broker.ca_file", msg: "TLS broker URL", extra: files{"/x/ca.pem": "x"}},
 		{name: "broker url", nb: neighbourhood("[broker]\nurl = \"http://b\"\n"), file: "/x/n.toml", line: 6, key: "broker.url", msg: "scheme"},
@@ -243,8 +246,8 @@ func TestErrors(t *testing.T) {
 		{name: "time outside", nb: neighbourhood(""), home: strings.Replace(home, "07:00", "09:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "outside the horizon 17:00–07:00"},
 		{name: "time off grid", nb: neighbourhood(""), home: strings.Replace(home, "07:00", "06:30", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "not a slot boundary"},
 		{name: "rule syntax", nb: neighbourhood(""), home: strings.Replace(home, "geq", "atleast", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "unknown relation"},
-		{name: "infeasible", nb: neighbourhood(""), home: strings.Replace(home, "before 07:00", "before 19:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "at best ev charge reaches 28.2 kWh"},
-		{name: "infeasible bound", nb: neighbourhood(""), home: strings.Replace(home, "geq 40", "geq 70", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "cannot be satisfied"},
+		{name: "infeasible", nb: neighbourhood(""), home: strings.Replace(home, "before 07:00", "before 19:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "at best ev charge reaches 28.2 kWh", infeasible: true},
+		{name: "infeasible bound", nb: neighbourhood(""), home: strings.Replace(home, "geq 40", "geq 70", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "cannot be satisfied", infeasible: true},
 		{name: "initial", nb: neighbourhood(""), home: strings.Replace(home, "charge = 15.0", "soc = 15.0", 1), file: "/x/alder.toml", line: 7, key: "device[0].initial.soc", msg: "changes no property \"soc\""},
 		{name: "background", nb: neighbourhood(""), home: strings.Replace(home, "0.4", "[0.4, 0.5]", 1), file: "/x/alder.toml", line: 2, key: "background_kw", msg: "2 values for 14 slots"},
 		{name: "sensor", nb: neighbourhood(""), home: home + "\n[[sensor]]\nlocation = \"ev\"\nproperty = \"charge\"\nresolution = -1\n", file: "/x/alder.toml", line: 13, key: "sensor[0].resolution", msg: "must be positive"},
@@ -278,6 +281,12 @@ func TestErrors(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: got\n%v\nwant %s:%d: %s: …%s…", tc.name, err, tc.file, tc.line, tc.key, tc.msg)
+		}
+		if got := es.Infeasible(); got != tc.infeasible {
+			t.Errorf("%s: Infeasible() = %v, want %v:\n%v", tc.name, got, tc.infeasible, err)
+		}
+		if got := errors.Is(err, devices.ErrInfeasible); got != tc.infeasible {
+			t.Errorf("%s: errors.Is(err, devices.ErrInfeasible) = %v, want %v", tc.name, got, tc.infeasible)
 		}
 		if tc.alone && len(es) != 1 {
 			t.Errorf("%s: %d errors, want only the one:\n%v", tc.name, len(es), err)

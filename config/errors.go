@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hearth-dcop/hearth/devices"
 )
 
 // Error is one fault in a configuration file: where it is and how to fix
@@ -16,6 +18,10 @@ type Error struct {
 	// Key is the TOML key path, with array indices ("device[1].kind").
 	Key string
 	Msg string
+	// Infeasible marks a fault of the problem rather than the file: rules
+	// (or a feeder limit) that no schedule can satisfy. The file is well
+	// formed; the commands exit 1 for it, as for an infeasible solve.
+	Infeasible bool
 }
 
 func (e *Error) Error() string {
@@ -32,6 +38,10 @@ func (e *Error) Error() string {
 	b.WriteString(e.Msg)
 	return b.String()
 }
+
+// Is makes errors.Is(err, devices.ErrInfeasible) true for an Infeasible
+// error.
+func (e *Error) Is(target error) bool { return target == devices.ErrInfeasible && e.Infeasible }
 
 // Errors is every fault found in one load, sorted by file and line. The
 // loader keeps going after a fault, so that one run shows them all.
@@ -52,6 +62,18 @@ func (es Errors) Unwrap() []error {
 		out[i] = e
 	}
 	return out
+}
+
+// Infeasible reports whether every fault is Infeasible: the file is well
+// formed and only its rules cannot be kept. A list that also holds a fault
+// of the file is a bad file first.
+func (es Errors) Infeasible() bool {
+	for _, e := range es {
+		if !e.Infeasible {
+			return false
+		}
+	}
+	return len(es) > 0
 }
 
 func (es Errors) sorted() Errors {

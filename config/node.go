@@ -34,6 +34,13 @@ func (s *source) errorf(path, format string, args ...any) {
 	*s.errs = append(*s.errs, &Error{File: s.file, Line: s.line(path), Key: path, Msg: fmt.Sprintf(format, args...)})
 }
 
+// infeasiblef records a fault of the problem (rules no schedule can
+// satisfy), not of the file.
+func (s *source) infeasiblef(path, format string, args ...any) {
+	s.errorf(path, format, args...)
+	(*s.errs)[len(*s.errs)-1].Infeasible = true
+}
+
 // node is a TOML table being read: typed getters that record what they
 // read, report wrong types with the key's line, and report every key left
 // unread as unknown (what toml.MetaData.Undecoded does, but with the array

@@ -549,9 +549,14 @@ func loadExit(w io.Writer, cmd string, err error) int {
 	var ce config.Errors
 	if errors.As(err, &ce) {
 		fmt.Fprintln(w, ce.Error())
-	} else {
-		fmt.Fprintf(w, "hearth %s: %v\n", cmd, err)
+		// A file with faults of its own is a bad file even where some
+		// of its rules are also infeasible.
+		if ce.Infeasible() {
+			return exitInfeasible
+		}
+		return exitUsage
 	}
+	fmt.Fprintf(w, "hearth %s: %v\n", cmd, err)
 	switch {
 	case errors.Is(err, devices.ErrInfeasible):
 		return exitInfeasible
