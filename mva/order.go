@@ -1,32 +1,73 @@
 package mva
 
-import "slices"
+import "math/bits"
 
 // Graph is an undirected primal graph over n vertices: two vertices are
-// adjacent when some function's scope holds both.
+// adjacent when some function's scope holds both. Each vertex's neighbours
+// are a row of a bit matrix, so that the set operations min-fill repeats
+// (intersections, unions, counts) are word-wide rather than map look-ups;
+// min-fill ran at about a fifth of bucket elimination's time on maps. The
+// matrix takes n²/8 bytes (12.5 MB at 10 000 vertices); min-fill's scans
+// are quadratic in n on any representation.
 type Graph struct {
-	Adj []map[int]bool
+	n     int      // vertices
+	words int      // uint64 words in a row
+	rows  []uint64 // n rows of words: bit v of row u is set when u–v is an edge
 }
 
-// NewGraph returns a graph with n vertices and no edges.
+// NewGraph returns a graph with n vertices and no edges; a negative n gives
+// the empty graph.
 func NewGraph(n int) *Graph {
-	g := &Graph{Adj: make([]map[int]bool, n)}
-	for i := range g.Adj {
-		g.Adj[i] = map[int]bool{}
-	}
-	return g
+	n = max(n, 0)
+	w := (n + 63) / 64
+	return &Graph{n: n, words: w, rows: make([]uint64, n*w)}
 }
 
-// AddClique connects every pair of vertices in vs.
+// Adjacent reports whether u–v is an edge; out-of-range vertices are
+// adjacent to nothing.
+func (g *Graph) Adjacent(u, v int) bool {
+	if u < 0 || v < 0 || u >= g.n || v >= g.n {
+		return false
+	}
+	return g.rows[u*g.words+v/64]&(1<<(v%64)) != 0
+}
+
+// AddClique connects every pair of distinct vertices in vs. Vertices out of
+// range are skipped rather than trusted, so that a bad scope cannot corrupt
+// another row.
 func (g *Graph) AddClique(vs []int) {
 	for i, u := range vs {
+		if u < 0 || u >= g.n {
+			continue
+		}
 		for _, v := range vs[i+1:] {
-			if u != v {
-				g.Adj[u][v] = true
-				g.Adj[v][u] = true
+			if v < 0 || v >= g.n || u == v {
+				continue
 			}
+			g.rows[u*g.words+v/64] |= 1 << (v % 64)
+			g.rows[v*g.words+u/64] |= 1 << (u % 64)
 		}
 	}
+}
+
+// Clone returns an independent copy of g.
+func (g *Graph) Clone() *Graph {
+	c := *g
+	c.rows = append([]uint64(nil), g.rows...)
+	return &c
+}
+
+// Equal reports whether g and h have the same vertices and edges.
+func (g *Graph) Equal(h *Graph) bool {
+	if g.n != h.n {
+		return false
+	}
+	for i, w := range g.rows {
+		if h.rows[i] != w {
+			return false
+		}
+	}
+	return true
 }
 
 // PrimalGraph returns the primal graph of a local problem over its local
@@ -53,56 +94,102 @@ func (p *Problem) PrimalGraph() *Graph {
 // the order is deterministic), and the induced width of that order: the
 // largest number of neighbours a vertex has when it is eliminated. Vertices
 // outside elim are never eliminated but do count as neighbours; that is how
-// an MVA table keeps its boundary variables. g is not modified.
+// an MVA table keeps its boundary variables. Repeats in elim count once and
+// out-of-range vertices are ignored. g is not modified.
+//
+// Each vertex's fill (the non-adjacent pairs among its neighbours) is kept
+// and recomputed only where an elimination can change it: at the
+// eliminated vertex's neighbours, whose neighbourhoods change, and at their
+// neighbours, which may see a new edge between two of their own.
 func (g *Graph) MinFill(elim []int) (order []int, width int) {
-	adj := make([]map[int]bool, len(g.Adj))
-	for i, a := range g.Adj {
-		adj[i] = make(map[int]bool, len(a))
-		for v := range a {
-			adj[i][v] = true
-		}
-	}
-	left := make(map[int]bool, len(elim))
+	n, w := g.n, g.words
+	rows := append([]uint64(nil), g.rows...)
+	row := func(u int) []uint64 { return rows[u*w : (u+1)*w] }
+	// left, then dirty and nb, are bit sets over the vertices.
+	sets := make([]uint64, 3*w)
+	left, dirty, nb := sets[:w], sets[w:2*w], sets[2*w:]
+	count := 0
 	for _, v := range elim {
-		left[v] = true
+		if v >= 0 && v < n && left[v/64]&(1<<(v%64)) == 0 {
+			left[v/64] |= 1 << (v % 64)
+			count++
+		}
 	}
-	nb := make([]int, 0, 16)
-	for len(left) > 0 {
-		best, bestFill, bestDeg := -1, 0, 0
-		for v := range left {
-			fill := 0
-			nb = nb[:0]
-			for u := range adj[v] {
-				nb = append(nb, u)
+	fill := make([]int, n)
+	deg := make([]int, n)
+	// score sets v's degree and fill from the current rows: fill is the
+	// k(k-1)/2 pairs of its k neighbours less the edges among them, each
+	// of which the sum over neighbours u of |N(u) ∩ N(v)| counts twice.
+	score := func(v int) {
+		rv := row(v)
+		k := popcount(rv)
+		twice := 0
+		forEach(rv, func(u int) {
+			ru := row(u)
+			for i, x := range rv {
+				twice += bits.OnesCount64(x & ru[i])
 			}
-			for i, a := range nb {
-				for _, b := range nb[i+1:] {
-					if !adj[a][b] {
-						fill++
-					}
-				}
+		})
+		deg[v], fill[v] = k, k*(k-1)/2-twice/2
+	}
+	forEach(left, score)
+
+	order = make([]int, 0, count)
+	for range count {
+		// Ascending scan with strict comparisons: the lowest index wins
+		// ties of fill and degree.
+		best := -1
+		forEach(left, func(v int) {
+			if best == -1 || fill[v] < fill[best] || (fill[v] == fill[best] && deg[v] < deg[best]) {
+				best = v
 			}
-			deg := len(nb)
-			if best == -1 || fill < bestFill || (fill == bestFill && (deg < bestDeg || (deg == bestDeg && v < best))) {
-				best, bestFill, bestDeg = v, fill, deg
+		})
+		rb := row(best)
+		copy(nb, rb)
+		width = max(width, deg[best])
+		clear(dirty)
+		bw, bb := best/64, uint64(1)<<(best%64)
+		forEach(nb, func(a int) {
+			ra := row(a)
+			aw, ab := a/64, uint64(1)<<(a%64)
+			for i, x := range nb {
+				ra[i] |= x
 			}
+			ra[aw] &^= ab
+			ra[bw] &^= bb
+		})
+		forEach(nb, func(a int) {
+			for i, x := range row(a) {
+				dirty[i] |= x
+			}
+		})
+		clear(rb)
+		left[bw] &^= bb
+		for i, x := range nb {
+			dirty[i] = (dirty[i] | x) & left[i]
 		}
-		nb = nb[:0]
-		for u := range adj[best] {
-			nb = append(nb, u)
-		}
-		slices.Sort(nb)
-		width = max(width, len(nb))
-		for i, a := range nb {
-			for _, b := range nb[i+1:] {
-				adj[a][b] = true
-				adj[b][a] = true
-			}
-			delete(adj[a], best)
-		}
-		adj[best] = nil
-		delete(left, best)
+		forEach(dirty, score)
 		order = append(order, best)
 	}
 	return order, width
+}
+
+// popcount returns the number of set bits in s.
+func popcount(s []uint64) int {
+	c := 0
+	for _, x := range s {
+		c += bits.OnesCount64(x)
+	}
+	return c
+}
+
+// forEach calls f with the index of every set bit of s, in ascending
+// order.
+func forEach(s []uint64, f func(int)) {
+	for i, x := range s {
+		for x != 0 {
+			f(i*64 + bits.TrailingZeros64(x))
+			x &= x - 1
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -13,7 +14,7 @@ import (
 // a Gibbs chain had after trial t−1 gives, bit for bit, its state after
 // trial t — the MVA-D-Gibbs interior moves are the Gibbs sampler's own.
 func TestConditionalSweepIsGibbsTrial(t *testing.T) {
-	lp := distProblem(t)
+	lp := samplertest.DistProblem(t)
 	const trials = 60
 	for _, tau := range []float64{1, 0.3} {
 		o := Options{Seed: 99, Runs: 3, Trials: trials, Temperature: tau, Workers: 1}
@@ -64,7 +65,7 @@ func TestConditionalSweepIsGibbsTrial(t *testing.T) {
 // included, the energies differ between values exactly as the whole local
 // assignment's cost does (lp.Eval), and count its Hard entries.
 func TestConditionalEnergies(t *testing.T) {
-	lp := distProblem(t)
+	lp := samplertest.DistProblem(t)
 	c, err := NewConditional(lp, 1, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestConditionalEnergies(t *testing.T) {
 }
 
 func TestConditionalBadInput(t *testing.T) {
-	lp := distProblem(t)
+	lp := samplertest.DistProblem(t)
 	for _, tau := range []float64{0, -1, math.Inf(1), math.NaN()} {
 		if _, err := NewConditional(lp, tau, 1); err == nil {
 			t.Errorf("temperature %v accepted", tau)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 )
 
 // TestNormalStep checks the tabulated normal proposal three ways: its
@@ -51,8 +53,8 @@ func TestNormalStep(t *testing.T) {
 				}
 				// Pool values of tiny probability into their neighbour
 				// so that every expected count is at least 5.
-				chi, df := chiSquare(pool(counts, q, 5.0/n))
-				if lim := chiLimit(max(df, 1)); chi > lim {
+				chi, df := samplertest.ChiSquare(pool(counts, q, 5.0/n))
+				if lim := samplertest.ChiLimit(max(df, 1)); chi > lim {
 					t.Fatalf("d=%d σ=%.3f x=%d: simulated rounding and clamping differs: χ² = %.1f > %.1f", d, sigma, x, chi, lim)
 				}
 			}

@@ -7,12 +7,12 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/fixtures"
 	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/sampler/philox"
@@ -32,39 +32,6 @@ var kinds = []struct {
 		o.Proposal = ProposalDiscrete
 		return NewMH(lp, o)
 	}},
-}
-
-// newProblem builds a problem from domain sizes, owners and functions
-// given as (scope, costs); variables are "v0", "v1", ….
-func newProblem(t testing.TB, doms, owners []int, funcs []mva.Function) *mva.Problem {
-	t.Helper()
-	p := &mva.Problem{Name: "test"}
-	agents := slices.Max(owners) + 1
-	for a := range agents {
-		p.Agents = append(p.Agents, mva.Agent{Name: "a" + strconv.Itoa(a)})
-	}
-	for i, d := range doms {
-		dom := make([]string, d)
-		for j := range dom {
-			dom[j] = strconv.Itoa(j)
-		}
-		p.Variables = append(p.Variables, mva.Variable{Name: "v" + strconv.Itoa(i), Domain: dom, Agent: owners[i]})
-	}
-	p.Functions = funcs
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// locals returns the local problem of every agent of p.
-func locals(p *mva.Problem) []*mva.LocalProblem {
-	d := mva.Decompose(p)
-	var lps []*mva.LocalProblem
-	for i := range d.Subs {
-		lps = append(lps, mva.NewLocalProblem(p, &d.Subs[i]))
-	}
-	return lps
 }
 
 // evalRow returns lp.Eval of a row's boundary values and an interior
@@ -140,7 +107,7 @@ func TestThesisExample(t *testing.T) {
 		{{7, []int32{0}}, {2, []int32{0}}},
 	}
 	for _, k := range kinds {
-		for a, lp := range locals(fixtures.Thesis31()) {
+		for a, lp := range samplertest.Locals(fixtures.Thesis31()) {
 			s, err := k.make(lp, Options{Seed: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -175,7 +142,7 @@ func randomCases() []*mva.Problem {
 func TestOptimalOnSmallProblems(t *testing.T) {
 	rows, hard := 0, 0
 	for pi, p := range randomCases() {
-		for a, lp := range locals(p) {
+		for a, lp := range samplertest.Locals(p) {
 			if lp.NumInterior() == 0 || lp.NumInterior() > 5 {
 				continue
 			}
@@ -200,50 +167,12 @@ func TestOptimalOnSmallProblems(t *testing.T) {
 	}
 }
 
-// TestHardRows covers the three ways a row is infeasible or nearly so: a
-// boundary value that every completion makes Hard (through an interior
-// variable), a Hard entry on boundary variables only, and a row with a
-// single feasible completion among 3⁴. Greedy repair can stall on that
-// chain of equalities (the defect moves along it at equal violation
-// count), and the normal proposal, which moves every variable at once,
-// then needs a few hundred trials to walk off the plateau.
+// TestHardRows runs every sampler, with and without repair, on the rows
+// of samplertest.HardRows: rows that every completion makes Hard, Hard on
+// the boundary alone, and a single feasible completion among 3⁴ behind a
+// chain of equalities that greedy repair can stall on.
 func TestHardRows(t *testing.T) {
-	hardIf := func(pred func(a []int) bool, doms ...int) []float64 {
-		n := 1
-		for _, d := range doms {
-			n *= d
-		}
-		c := make([]float64, n)
-		a := make([]int, len(doms))
-		for i := range c {
-			r := i
-			for k := len(doms) - 1; k >= 0; k-- {
-				a[k] = r % doms[k]
-				r /= doms[k]
-			}
-			c[i] = float64(i % 5)
-			if pred(a) {
-				c[i] = mva.Hard
-			}
-		}
-		return c
-	}
-	eq := func(a []int) bool { return a[0] != a[1] }
-	// v0, v1: boundary (linked to v6 of agent 1); v2..v5: interior.
-	p := newProblem(t, []int{3, 3, 3, 3, 3, 3, 2}, []int{0, 0, 0, 0, 0, 0, 1}, []mva.Function{
-		{Scope: []int{0, 6}, Costs: make([]float64, 6)},
-		{Scope: []int{1, 6}, Costs: make([]float64, 6)},
-		// Row v0 = 2: every v2 is Hard.
-		{Scope: []int{0, 2}, Costs: hardIf(func(a []int) bool { return a[0] == 2 }, 3, 3)},
-		// Rows with v0 = 1, v1 = 1: Hard on the boundary alone.
-		{Scope: []int{0, 1}, Costs: hardIf(func(a []int) bool { return a[0] == 1 && a[1] == 1 }, 3, 3)},
-		// v1 = v2 = v3 = v4 = v5: one feasible completion per row.
-		{Scope: []int{1, 2}, Costs: hardIf(eq, 3, 3)},
-		{Scope: []int{2, 3}, Costs: hardIf(eq, 3, 3)},
-		{Scope: []int{3, 4}, Costs: hardIf(eq, 3, 3)},
-		{Scope: []int{4, 5}, Costs: hardIf(eq, 3, 3)},
-	})
-	lp := locals(p)[0]
+	lp := samplertest.HardRows(t)
 	if lp.NB != 2 || lp.NumInterior() != 4 {
 		t.Fatalf("decomposition: %d boundary, %d interior", lp.NB, lp.NumInterior())
 	}
@@ -288,7 +217,7 @@ func TestDeterminism(t *testing.T) {
 		Agents: 2, Vars: 16, MinDomain: 2, MaxDomain: 4, MaxArity: 3,
 		Functions: 26, MaxCost: 10, HardProb: 0.05, Locality: 0.8,
 	})
-	lps := locals(p)
+	lps := samplertest.Locals(p)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for k := range kinds {
 		for a, lp := range lps {
@@ -323,7 +252,7 @@ func TestSolveRowMatchesTable(t *testing.T) {
 		Functions: 22, MaxCost: 10, HardProb: 0.05, Locality: 0.8,
 	})
 	ctx := context.Background()
-	for _, lp := range locals(p) {
+	for _, lp := range samplertest.Locals(p) {
 		for _, k := range kinds {
 			o := Options{Seed: 4, Runs: 3, Trials: 10}
 			s, err := k.make(lp, o)
@@ -355,7 +284,7 @@ func TestSolveRowMatchesTable(t *testing.T) {
 // TestChecks counts the entries a Gibbs run reads on a problem without
 // hard entries (no repair), against the documented formula.
 func TestChecks(t *testing.T) {
-	lp := locals(fixtures.Thesis31())[0] // x0 | x1, x2; functions x0x1, x0x2, x1x2
+	lp := samplertest.Locals(fixtures.Thesis31())[0] // x0 | x1, x2; functions x0x1, x0x2, x1x2
 	const runs, trials = 3, 7
 	g, err := NewGibbs(lp, Options{Runs: runs, Trials: trials})
 	if err != nil {
@@ -373,11 +302,11 @@ func TestChecks(t *testing.T) {
 
 func TestNoInterior(t *testing.T) {
 	// Agent 1 owns one boundary variable and a unary function.
-	p := newProblem(t, []int{2, 3}, []int{0, 1}, []mva.Function{
+	p := samplertest.NewProblem(t, []int{2, 3}, []int{0, 1}, []mva.Function{
 		{Scope: []int{0, 1}, Costs: make([]float64, 6)},
 		{Scope: []int{1}, Costs: []float64{4, mva.Hard, 1}},
 	})
-	lp := locals(p)[1]
+	lp := samplertest.Locals(p)[1]
 	for _, k := range kinds {
 		s, err := k.make(lp, Options{})
 		if err != nil {
@@ -408,7 +337,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	lp := locals(fixtures.Thesis31())[0]
+	lp := samplertest.Locals(fixtures.Thesis31())[0]
 	for _, o := range []Options{
 		{Runs: -1}, {Trials: -2}, {Workers: -1},
 		{Temperature: -1}, {Temperature: math.NaN()}, {Temperature: math.Inf(1)},
@@ -455,7 +384,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("SolveRow(%v, %d values) succeeded", c.b, len(c.in))
 		}
 	}
-	other, _ := mva.NewTable(locals(fixtures.Thesis31())[1])
+	other, _ := mva.NewTable(samplertest.Locals(fixtures.Thesis31())[1])
 	other.Assign = append(other.Assign, 0)
 	if err := g.SolveTable(ctx, other); err == nil {
 		t.Error("SolveTable accepted another problem's table")
@@ -471,7 +400,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	lp := locals(fixtures.Thesis31())[0]
+	lp := samplertest.Locals(fixtures.Thesis31())[0]
 	g, _ := NewGibbs(lp, Options{})
 	want := Options{Runs: 10, Trials: 100, Temperature: 1, Proposal: ProposalNormal, RepairSweeps: 20}
 	if got := g.Options(); got != want {
@@ -519,11 +448,11 @@ func TestQualityBound(t *testing.T) {
 // discrete MH move is always accepted, so step 1 moves variable
 // IntN(draw 0, n) to the IntN(draw 1, |D|−1)-th other value.
 func TestCounterLayout(t *testing.T) {
-	p := newProblem(t, []int{3, 3, 3, 2}, []int{0, 0, 0, 1}, []mva.Function{
+	p := samplertest.NewProblem(t, []int{3, 3, 3, 2}, []int{0, 0, 0, 1}, []mva.Function{
 		{Scope: []int{0, 1, 2}, Costs: make([]float64, 27)},
 		{Scope: []int{0, 3}, Costs: make([]float64, 6)},
 	})
-	lp := locals(p)[0] // boundary v0, interior v1, v2
+	lp := samplertest.Locals(p)[0] // boundary v0, interior v1, v2
 	const seed, runs = 0x0123456789abcdef, 3
 	key := philox.Key(seed)
 	draw := func(row, run, step, j uint32) uint32 {
@@ -589,21 +518,8 @@ func engineOf(s mva.LocalSolver) *engine {
 // TestHugeBoundary: SolveRow works for an agent whose 2⁴⁰ boundary
 // assignments no table could hold, and finds brute force's optimum.
 func TestHugeBoundary(t *testing.T) {
-	const nb = 40
-	doms := make([]int, nb+4)
-	owners := make([]int, nb+4)
-	for i := range doms {
-		doms[i] = 2
-	}
-	owners[nb+3] = 1
-	var funcs []mva.Function
-	for k := range nb {
-		funcs = append(funcs,
-			mva.Function{Scope: []int{k, nb + 3}, Costs: []float64{0, 1, 2, 3}},
-			mva.Function{Scope: []int{k, nb + k%3}, Costs: []float64{float64(k % 5), 1, 2, float64(k % 3)}})
-	}
-	funcs = append(funcs, mva.Function{Scope: []int{nb, nb + 1, nb + 2}, Costs: []float64{5, 1, 4, 1, 5, 9, 2, 6}})
-	lp := locals(newProblem(t, doms, owners, funcs))[0]
+	const nb = samplertest.HugeNB
+	lp := samplertest.HugeBoundary(t)
 	if _, err := lp.Rows(); err == nil {
 		t.Fatal("the boundary space fits a table; the test needs one that does not")
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/sampler"
 )
@@ -177,13 +178,13 @@ func TestBenchCSV(t *testing.T) {
 
 	// Load the module (JIT) and warm up.
 	for k := range kinds {
-		lp := meetingAgent(1, 4, 8, false)
+		lp := samplertest.MeetingAgent(1, 4, 8, false)
 		gpuTable(t, gpuEngine(t, k, lp, kinds[k].opts(sampler.Options{Seed: 1, Runs: 1, Trials: 2}), 0, false), lp)
 	}
 	// The default lanes on 4096 to 1M rows.
 	sizes := []struct{ nb, db, trials int }{{4, 8, 100}, {5, 8, 100}, {6, 8, 20}, {5, 16, 10}}
 	for _, sz := range sizes {
-		lp := meetingAgent(1, sz.nb, sz.db, false)
+		lp := samplertest.MeetingAgent(1, sz.nb, sz.db, false)
 		for k := range kinds {
 			measure(k, lp, kinds[k].opts(sampler.Options{Seed: 1, Runs: 10, Trials: sz.trials}), []variant{{0, false}}, "default")
 		}
@@ -196,7 +197,7 @@ func TestBenchCSV(t *testing.T) {
 		{{0, false}, {2, false}, {0, true}},
 	}
 	for _, sz := range []struct{ nb, db, trials int }{{5, 8, 20}, {5, 16, 5}} {
-		lp := meetingAgent(1, sz.nb, sz.db, false)
+		lp := samplertest.MeetingAgent(1, sz.nb, sz.db, false)
 		for k := range kinds {
 			measure(k, lp, kinds[k].opts(sampler.Options{Seed: 2, Runs: 10, Trials: sz.trials}), lanes[k], "default")
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 	"github.com/hearth-dcop/hearth/local"
 	lgpu "github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
@@ -156,16 +157,16 @@ func agreeCases(t testing.TB) []agreeCase {
 		cases = append(cases, agreeCase{fmt.Sprintf("random %d", i), lp, sampler.Options{Seed: uint64(i), Runs: 4, Trials: 50}})
 	}
 	for _, repair := range []int{0, -1} {
-		cases = append(cases, agreeCase{fmt.Sprintf("hard rows repair %d", repair), hardRows(t),
+		cases = append(cases, agreeCase{fmt.Sprintf("hard rows repair %d", repair), samplertest.HardRows(t),
 			sampler.Options{Seed: 3, Runs: 4, Trials: 300, RepairSweeps: repair}})
 	}
 	return append(cases,
-		agreeCase{"dist σ=0.7", distProblem(t), sampler.Options{Seed: 4, Runs: 8, Trials: 200, StdDev: 0.7}},
+		agreeCase{"dist σ=0.7", samplertest.DistProblem(t), sampler.Options{Seed: 4, Runs: 8, Trials: 200, StdDev: 0.7}},
 		// The benchmarks' agent: 4096 rows, whole costs (exact sums).
-		agreeCase{"meeting 4096 rows", meetingAgent(1, 4, 8, false), sampler.Options{Seed: 11, Runs: 10, Trials: 20}},
+		agreeCase{"meeting 4096 rows", samplertest.MeetingAgent(1, 4, 8, false), sampler.Options{Seed: 11, Runs: 10, Trials: 20}},
 		// Fractional costs (sums in function order) at a temperature
 		// where the chains move: 512 rows.
-		agreeCase{"meeting fractional τ=200", meetingAgent(2, 3, 8, true), sampler.Options{Seed: 12, Runs: 4, Trials: 20, Temperature: 200}},
+		agreeCase{"meeting fractional τ=200", samplertest.MeetingAgent(2, 3, 8, true), sampler.Options{Seed: 12, Runs: 4, Trials: 20, Temperature: 200}},
 	)
 }
 
@@ -295,7 +296,7 @@ func TestOptimalOnSmallProblems(t *testing.T) {
 // row by row as on the CPU.
 func TestSolveRowAndPartialTables(t *testing.T) {
 	ctx := context.Background()
-	lp := meetingAgent(5, 2, 6, false)
+	lp := samplertest.MeetingAgent(5, 2, 6, false)
 	for k := range kinds {
 		o := sampler.Options{Seed: 21, Runs: 5, Trials: 40}
 		e := gpuEngine(t, k, lp, o, 0, false)
@@ -331,21 +332,8 @@ func TestSolveRowAndPartialTables(t *testing.T) {
 	}
 
 	// 2⁴⁰ boundary rows: the counter word is folded, as on the CPU.
-	const nb = 40
-	doms := make([]int, nb+4)
-	owners := make([]int, nb+4)
-	for i := range doms {
-		doms[i] = 2
-	}
-	owners[nb+3] = 1
-	var funcs []mva.Function
-	for k := range nb {
-		funcs = append(funcs,
-			mva.Function{Scope: []int{k, nb + 3}, Costs: []float64{0, 1, 2, 3}},
-			mva.Function{Scope: []int{k, nb + k%3}, Costs: []float64{float64(k % 5), 1, 2, float64(k % 3)}})
-	}
-	funcs = append(funcs, mva.Function{Scope: []int{nb, nb + 1, nb + 2}, Costs: []float64{5, 1, 4, 1, 5, 9, 2, 6}})
-	huge := locals(newProblem(t, doms, owners, funcs))[0]
+	const nb = samplertest.HugeNB
+	huge := samplertest.HugeBoundary(t)
 	b := make([]int, nb)
 	for k := range b {
 		b[k] = (k*7/3 + 1) % 2
@@ -382,7 +370,7 @@ func toInt32(a []int) []int32 {
 // cancelled context stops a solve with its error.
 func TestBadInputAndCancel(t *testing.T) {
 	d := device(t)
-	lp := meetingAgent(1, 2, 4, false)
+	lp := samplertest.MeetingAgent(1, 2, 4, false)
 	if _, err := NewGibbs(lp, nil, sampler.Options{}); err == nil {
 		t.Error("nil device accepted")
 	}
@@ -412,7 +400,7 @@ func TestBadInputAndCancel(t *testing.T) {
 	if _, err := g.SolveRow(ctx, []int{0, 0}, in[:2]); err == nil {
 		t.Error("short interior accepted")
 	}
-	other, _ := mva.NewTable(meetingAgent(1, 1, 4, false))
+	other, _ := mva.NewTable(samplertest.MeetingAgent(1, 1, 4, false))
 	if err := g.SolveTable(ctx, other); err == nil {
 		t.Error("another problem's table accepted")
 	}
@@ -444,7 +432,7 @@ func TestBadInputAndCancel(t *testing.T) {
 // rows of sequential calls, and the checks add up.
 func TestConcurrentCalls(t *testing.T) {
 	d := device(t)
-	lp := meetingAgent(3, 2, 6, false)
+	lp := samplertest.MeetingAgent(3, 2, 6, false)
 	ctx := context.Background()
 	for k := range kinds {
 		o := kinds[k].opts(sampler.Options{Seed: 8, Runs: 4, Trials: 30})

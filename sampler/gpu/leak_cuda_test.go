@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 	lgpu "github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/sampler"
@@ -24,7 +25,7 @@ func TestNoLeak(t *testing.T) {
 	}
 	d := device(t)
 	ctx := context.Background()
-	lps := append(randomLocals(3), meetingAgent(1, 2, 4, false), hardRows(t))
+	lps := append(randomLocals(3), samplertest.MeetingAgent(1, 2, 4, false), samplertest.HardRows(t))
 	type solver interface {
 		mva.LocalSolver
 		mva.TableSolver

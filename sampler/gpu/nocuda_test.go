@@ -7,6 +7,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 	lgpu "github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/sampler"
 )
@@ -15,7 +16,7 @@ import (
 // an error wrapping local/gpu.ErrNoCUDA, and the methods of the (unmakeable)
 // types do too rather than panic.
 func TestWithoutCUDA(t *testing.T) {
-	lp := meetingAgent(1, 1, 4, false)
+	lp := samplertest.MeetingAgent(1, 1, 4, false)
 	if _, err := NewGibbs(lp, nil, sampler.Options{}); !errors.Is(err, lgpu.ErrNoCUDA) {
 		t.Fatalf("NewGibbs: %v, want ErrNoCUDA", err)
 	}

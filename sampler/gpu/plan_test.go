@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/sampler"
 )
@@ -29,13 +30,13 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 		cases = append(cases, tcase{fmt.Sprintf("random %d", i), lp, sampler.Options{Seed: uint64(i), Runs: 3, Trials: 20}})
 	}
 	for _, repair := range []int{0, -1} {
-		cases = append(cases, tcase{fmt.Sprintf("hard rows repair %d", repair), hardRows(t),
+		cases = append(cases, tcase{fmt.Sprintf("hard rows repair %d", repair), samplertest.HardRows(t),
 			sampler.Options{Seed: 3, Runs: 4, Trials: 60, RepairSweeps: repair}})
 	}
 	cases = append(cases,
-		tcase{"meeting", meetingAgent(1, 1, 4, false), sampler.Options{Seed: 9, Runs: 2, Trials: 10}},
-		tcase{"meeting fractional τ=30", meetingAgent(2, 1, 3, true), sampler.Options{Seed: 9, Runs: 2, Trials: 10, Temperature: 30}},
-		tcase{"dist", distProblem(t), sampler.Options{Seed: 4, Runs: 3, Trials: 50, StdDev: 0.7}},
+		tcase{"meeting", samplertest.MeetingAgent(1, 1, 4, false), sampler.Options{Seed: 9, Runs: 2, Trials: 10}},
+		tcase{"meeting fractional τ=30", samplertest.MeetingAgent(2, 1, 3, true), sampler.Options{Seed: 9, Runs: 2, Trials: 10, Temperature: 30}},
+		tcase{"dist", samplertest.DistProblem(t), sampler.Options{Seed: 4, Runs: 3, Trials: 50, StdDev: 0.7}},
 	)
 	for _, c := range cases {
 		for k := range kinds {
@@ -135,7 +136,7 @@ func TestExactSums(t *testing.T) {
 // TestPlanLimits: plans the kernels cannot hold are refused, so that the
 // engine samples them on the CPU.
 func TestPlanLimits(t *testing.T) {
-	lp := meetingAgent(1, 1, 4, false)
+	lp := samplertest.MeetingAgent(1, 1, 4, false)
 	o := withDefaults(t, lp, 0, sampler.Options{})
 	for _, g := range []int{0, 3, 64} {
 		if _, err := newPlan(lp, o, kindGibbs, g); err == nil {

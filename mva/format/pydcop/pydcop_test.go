@@ -5,29 +5,15 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/formattest"
+	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
 )
-
-func readFile(t *testing.T, name string) *mva.Problem {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Read(f, name)
-	if err != nil {
-		t.Fatalf("Read(%s): %v", name, err)
-	}
-	return p
-}
 
 type wantFunc struct {
 	name  string
@@ -76,7 +62,7 @@ func agentNames(p *mva.Problem) string {
 }
 
 func TestReadGraphColoring(t *testing.T) {
-	p := readFile(t, "graph_coloring.yaml")
+	p := formattest.ReadFile(t, Read, "graph_coloring.yaml")
 	if p.Name != "graph coloring" || p.Sense != mva.Minimize || p.Offset != 0 {
 		t.Errorf("header %q %v %v", p.Name, p.Sense, p.Offset)
 	}
@@ -101,7 +87,7 @@ func TestReadGraphColoring(t *testing.T) {
 }
 
 func TestReadExtensional(t *testing.T) {
-	p := readFile(t, "extensional.yaml")
+	p := formattest.ReadFile(t, Read, "extensional.yaml")
 	if got := owners(p); got != "v1:a1 v2:a2 v3:a3 v4:a4" {
 		t.Errorf("owners %q, want variable i on agent i", got)
 	}
@@ -118,7 +104,7 @@ func TestReadExtensional(t *testing.T) {
 }
 
 func TestReadExpressions(t *testing.T) {
-	p := readFile(t, "expressions.yaml")
+	p := formattest.ReadFile(t, Read, "expressions.yaml")
 	if p.Sense != mva.Maximize || p.Offset != -2.5 {
 		t.Errorf("sense %v offset %v, want max and -2.5", p.Sense, p.Offset)
 	}
@@ -155,7 +141,7 @@ func TestReadExpressions(t *testing.T) {
 }
 
 func TestReadSecp(t *testing.T) {
-	p := readFile(t, "secp.yaml")
+	p := formattest.ReadFile(t, Read, "secp.yaml")
 	if got := owners(p); got != "l1:al1 l2:al2 l3:al3 m1:a0" {
 		t.Errorf("owners %q", got)
 	}
@@ -324,17 +310,8 @@ func TestReadErrors(t *testing.T) {
 	tests := readErrorCases()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := Read(strings.NewReader(tt.in), "bad.yaml")
-			if err == nil {
-				t.Fatalf("no error; read %+v", p)
-			}
-			var pe *mva.ParseError
-			if !errors.As(err, &pe) {
-				t.Errorf("error %T is not a *mva.ParseError", err)
-			}
-			if !strings.HasPrefix(err.Error(), tt.want) {
-				t.Errorf("error\n%q\nwant prefix\n%q", err, tt.want)
-			}
+			_, err := Read(strings.NewReader(tt.in), "bad.yaml")
+			formattest.CheckParseErrorPrefix(t, err, tt.want)
 		})
 	}
 }
@@ -373,24 +350,11 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func roundTrip(t *testing.T, p *mva.Problem) (*mva.Problem, string) {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := Write(&buf, p); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-	q, err := Read(bytes.NewReader(buf.Bytes()), "rt.yaml")
-	if err != nil {
-		t.Fatalf("Read(Write(p)): %v\n%s", err, buf.Bytes())
-	}
-	return q, buf.String()
-}
-
 func TestRoundTripFiles(t *testing.T) {
 	for _, name := range []string{"graph_coloring.yaml", "extensional.yaml", "expressions.yaml", "secp.yaml"} {
 		t.Run(name, func(t *testing.T) {
-			p := readFile(t, name)
-			q, out := roundTrip(t, p)
+			p := formattest.ReadFile(t, Read, name)
+			q, out := formattest.RoundTrip(t, Write, Read, p, "rt.yaml")
 			if !reflect.DeepEqual(p, q) {
 				t.Errorf("round trip changed the problem:\n%+v\n%+v\n%s", p, q, out)
 			}
@@ -402,56 +366,53 @@ func TestRoundTripFiles(t *testing.T) {
 // several agents, both senses, hard entries, an offset and costs that are
 // integers, fractions, large and tiny.
 func randomProblem(seed uint64) *mva.Problem {
-	r := rand.New(rand.NewPCG(seed, 7))
 	labels := []string{"0", "1", "2", "R", "G", "true", "null", "~", "1.50", "two words", "x|y", "'q", `"dq`, "", "é", "- a", "#c", "a: b", "[x]", "-1", ".inf", "0x1f", "1..2"}
-	p := &mva.Problem{Name: []string{"", "rand", "a: b", "42"}[r.IntN(4)]}
-	if r.IntN(2) == 0 {
-		p.Sense = mva.Maximize
-	}
-	na := 1 + r.IntN(4)
-	for i := range na {
-		p.Agents = append(p.Agents, mva.Agent{Name: []string{"a", "1", "agent x", "true"}[i] + strconv.Itoa(i)})
-	}
-	n := 1 + r.IntN(6)
-	for i := range n {
-		d := 1 + r.IntN(4)
-		var dom []string
-		for _, k := range r.Perm(len(labels)) {
-			if len(dom) < d && (d > 1 || !strings.Contains(labels[k], "..")) {
-				dom = append(dom, labels[k])
+	return randprob.Make(rand.New(rand.NewPCG(seed, 7)), randprob.Shape{
+		Name:      func(r *rand.Rand) string { return []string{"", "rand", "a: b", "42"}[r.IntN(4)] },
+		AnySense:  true,
+		Agents:    randprob.Range{Min: 1, Max: 4},
+		Vars:      randprob.Range{Min: 1, Max: 6},
+		Domain:    randprob.Range{Min: 1, Max: 4},
+		Functions: randprob.Range{Min: 0, Max: 5},
+		Arity:     randprob.Range{Min: 1, Max: 3},
+		AgentName: func(i int) string { return []string{"a", "1", "agent x", "true"}[i] + strconv.Itoa(i) },
+		VarName: func(r *rand.Rand, i int) string {
+			return []string{"v", "x y", "1", "null"}[r.IntN(4)] + strconv.Itoa(i)
+		},
+		// A lone label that looks like a range would be read as one.
+		Labels: func(r *rand.Rand, _, d int) []string {
+			var dom []string
+			for _, k := range r.Perm(len(labels)) {
+				if len(dom) < d && (d > 1 || !strings.Contains(labels[k], "..")) {
+					dom = append(dom, labels[k])
+				}
 			}
-		}
-		name := []string{"v", "x y", "1", "null"}[r.IntN(4)] + strconv.Itoa(i)
-		p.Variables = append(p.Variables, mva.Variable{Name: name, Domain: dom, Agent: r.IntN(na)})
-	}
-	for f := range r.IntN(6) {
-		scope := r.Perm(n)[:r.IntN(min(n, 3))+1]
-		size, _ := p.TableSize(scope)
-		costs := make([]float64, size)
-		for j := range costs {
-			switch r.IntN(6) {
-			case 0:
-				costs[j] = mva.Hard
-			case 1:
-				costs[j] = float64(r.IntN(5))
-			case 2:
-				costs[j] = (r.Float64() - 0.5) * 1e20
-			case 3:
-				costs[j] = r.Float64() * 1e-9
-			default:
-				costs[j] = math.Round((r.Float64()-0.5)*1000) / 8
+			return dom
+		},
+		Costs: func(r *rand.Rand, _ int, costs []float64) {
+			for j := range costs {
+				switch r.IntN(6) {
+				case 0:
+					costs[j] = mva.Hard
+				case 1:
+					costs[j] = float64(r.IntN(5))
+				case 2:
+					costs[j] = (r.Float64() - 0.5) * 1e20
+				case 3:
+					costs[j] = r.Float64() * 1e-9
+				default:
+					costs[j] = math.Round((r.Float64()-0.5)*1000) / 8
+				}
 			}
-		}
-		p.Functions = append(p.Functions, mva.Function{Name: "f" + strconv.Itoa(f), Scope: scope, Costs: costs})
-	}
-	p.Offset = []float64{0, 12.5, -3, 1e-7}[r.IntN(4)]
-	return p
+		},
+		Offset: func(r *rand.Rand) float64 { return []float64{0, 12.5, -3, 1e-7}[r.IntN(4)] },
+	})
 }
 
 func TestRoundTripRandom(t *testing.T) {
 	for seed := range uint64(300) {
 		p := randomProblem(seed)
-		q, out := roundTrip(t, p)
+		q, out := formattest.RoundTrip(t, Write, Read, p, "rt.yaml")
 		if !reflect.DeepEqual(p, q) {
 			t.Fatalf("seed %d: round trip changed the problem:\n%+v\n%+v\n%s", seed, p, q, out)
 		}
@@ -466,22 +427,22 @@ func TestWriteZeroArity(t *testing.T) {
 		Functions: []mva.Function{{Name: "k", Costs: []float64{4}}, {Name: "offset", Scope: []int{0}, Costs: []float64{1}}},
 		Offset:    1.5,
 	}
-	q, out := roundTrip(t, p)
+	q, out := formattest.RoundTrip(t, Write, Read, p, "rt.yaml")
 	if q.Offset != 5.5 || len(q.Functions) != 1 || q.Functions[0].Name != "offset" {
 		t.Errorf("got offset %v and %+v, want 5.5 and the unary function\n%s", q.Offset, q.Functions, out)
 	}
-	if !strings.Contains(out, "function: \"-5.5\"") {
+	if !strings.Contains(string(out), "function: \"-5.5\"") {
 		t.Errorf("the constant is not written as the utility -5.5:\n%s", out)
 	}
 	p.Functions[0].Costs[0] = mva.Hard
-	q, out = roundTrip(t, p)
+	q, out = formattest.RoundTrip(t, Write, Read, p, "rt.yaml")
 	if len(q.Functions) != 2 || !mva.IsHard(q.Functions[1].Costs[0]) || len(q.Functions[1].Scope) != 0 {
 		t.Errorf("a hard constant did not come back as a hard zero-arity function: %+v\n%s", q.Functions, out)
 	}
 }
 
 func TestWriteFormat(t *testing.T) {
-	p := readFile(t, "extensional.yaml")
+	p := formattest.ReadFile(t, Read, "extensional.yaml")
 	var buf bytes.Buffer
 	if err := Write(&buf, p); err != nil {
 		t.Fatal(err)
@@ -587,13 +548,7 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
-	for _, name := range []string{"graph_coloring.yaml", "extensional.yaml", "expressions.yaml", "secp.yaml"} {
-		data, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	formattest.AddFiles(f, "graph_coloring.yaml", "extensional.yaml", "expressions.yaml", "secp.yaml")
 	for _, c := range readErrorCases() {
 		f.Add([]byte(c.in))
 	}
@@ -601,15 +556,8 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("objective: min\ndomains:\n  d: &d {values: [a, 'b c']}\nvariables: {x: {domain: d}, y: {domain: d}}\nconstraints:\n  c: {type: extensional, variables: [x, y], default: .inf, values: {1: a 'b c' | 'b c' a}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Read(bytes.NewReader(data), "fuzz.yaml")
-		if err != nil {
-			var pe *mva.ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v is a %T, not a *mva.ParseError", err, err)
-			}
+		if !formattest.Parsed(t, p, err) {
 			return
-		}
-		if err := p.Validate(); err != nil {
-			t.Fatalf("Read returned an invalid problem: %v", err)
 		}
 		var buf bytes.Buffer
 		if err := Write(&buf, p); err != nil {

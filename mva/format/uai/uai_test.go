@@ -5,28 +5,14 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/formattest"
+	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
 )
-
-func readFile(t *testing.T, name string) *mva.Problem {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Read(f, name)
-	if err != nil {
-		t.Fatalf("Read(%s): %v", name, err)
-	}
-	return p
-}
 
 // near reports whether two costs agree to 1e-12, relative for large
 // costs and absolute near zero.
@@ -45,7 +31,7 @@ func nlog(p float64) float64 {
 }
 
 func TestReadSimple(t *testing.T) {
-	p := readFile(t, "fabe_misc_simple2.uai")
+	p := formattest.ReadFile(t, Read, "fabe_misc_simple2.uai")
 	if got := len(p.Variables); got != 5 {
 		t.Fatalf("%d variables, want 5", got)
 	}
@@ -92,7 +78,7 @@ func TestReadSimple(t *testing.T) {
 // prints "Optimum: 6773987 energy: 4.415 prob: 1.210e-02" and the solution
 // 1 1 0 1 1 for this file.
 func TestSimpleOptimum(t *testing.T) {
-	p := readFile(t, "fabe_misc_simple2.uai")
+	p := formattest.ReadFile(t, Read, "fabe_misc_simple2.uai")
 	best, bestAssign := math.Inf(1), []int(nil)
 	assign := make([]int, len(p.Variables))
 	for a := 0; a < 1<<len(assign); a++ {
@@ -120,7 +106,7 @@ func TestSimpleOptimum(t *testing.T) {
 }
 
 func TestReadGrid(t *testing.T) {
-	p := readFile(t, "fabe_grid_50-12-5.uai")
+	p := formattest.ReadFile(t, Read, "fabe_grid_50-12-5.uai")
 	if len(p.Variables) != 144 || len(p.Functions) != 144 {
 		t.Fatalf("%d variables, %d functions, want 144 and 144", len(p.Variables), len(p.Functions))
 	}
@@ -206,17 +192,8 @@ func TestReadErrors(t *testing.T) {
 	tests := readErrorCases()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := Read(strings.NewReader(tt.in), "bad.uai")
-			if err == nil {
-				t.Fatalf("no error, got %+v", p)
-			}
-			var pe *mva.ParseError
-			if !errors.As(err, &pe) {
-				t.Errorf("error %T is not a *mva.ParseError", err)
-			}
-			if !strings.HasPrefix(err.Error(), tt.want) {
-				t.Errorf("error %q\nwant prefix %q", err, tt.want)
-			}
+			_, err := Read(strings.NewReader(tt.in), "bad.uai")
+			formattest.CheckParseErrorPrefix(t, err, tt.want)
 		})
 	}
 }
@@ -271,24 +248,11 @@ func equalProblems(t *testing.T, a, b *mva.Problem) {
 	}
 }
 
-func roundTrip(t *testing.T, p *mva.Problem) *mva.Problem {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := Write(&buf, p); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-	q, err := Read(bytes.NewReader(buf.Bytes()), "rt.uai")
-	if err != nil {
-		t.Fatalf("Read(Write(p)): %v\n%s", err, buf.Bytes())
-	}
-	return q
-}
-
 func TestRoundTripFiles(t *testing.T) {
 	for _, name := range []string{"fabe_misc_simple2.uai", "fabe_grid_50-12-5.uai"} {
 		t.Run(name, func(t *testing.T) {
-			p := readFile(t, name)
-			q := roundTrip(t, p)
+			p := formattest.ReadFile(t, Read, name)
+			q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.uai")
 			for i := range q.Functions {
 				q.Functions[i].Name = p.Functions[i].Name
 			}
@@ -301,36 +265,27 @@ func TestRoundTripFiles(t *testing.T) {
 // names x<i>, labels 0..d-1, one agent a0, no offset. Costs lie in
 // [lo, hi]; about one entry in ten is hard.
 func randomProblem(seed uint64, lo, hi float64) *mva.Problem {
-	r := rand.New(rand.NewPCG(seed, 1))
-	p := &mva.Problem{Agents: []mva.Agent{{Name: "a0"}}}
-	n := 1 + r.IntN(6)
-	for i := range n {
-		d := 1 + r.IntN(4)
-		dom := make([]string, d)
-		for k := range dom {
-			dom[k] = strconv.Itoa(k)
-		}
-		p.Variables = append(p.Variables, mva.Variable{Name: "x" + strconv.Itoa(i), Domain: dom})
-	}
-	for f := range r.IntN(6) {
-		scope := r.Perm(n)[:r.IntN(min(n, 3))+1]
-		size, _ := p.TableSize(scope)
-		costs := make([]float64, size)
-		for j := range costs {
-			costs[j] = lo + (hi-lo)*r.Float64()
-			if r.IntN(10) == 0 {
-				costs[j] = mva.Hard
+	return randprob.Make(rand.New(rand.NewPCG(seed, 1)), randprob.Shape{
+		Agents:    randprob.Range{Min: 1, Max: 1},
+		Vars:      randprob.Range{Min: 1, Max: 6},
+		Domain:    randprob.Range{Min: 1, Max: 4},
+		Functions: randprob.Range{Min: 0, Max: 5},
+		Arity:     randprob.Range{Min: 1, Max: 3},
+		Costs: func(r *rand.Rand, _ int, costs []float64) {
+			for j := range costs {
+				costs[j] = lo + (hi-lo)*r.Float64()
+				if r.IntN(10) == 0 {
+					costs[j] = mva.Hard
+				}
 			}
-		}
-		p.Functions = append(p.Functions, mva.Function{Name: "f" + strconv.Itoa(f), Scope: scope, Costs: costs})
-	}
-	return p
+		},
+	})
 }
 
 func TestRoundTripRandom(t *testing.T) {
 	for seed := range uint64(200) {
 		p := randomProblem(seed, -50, 50)
-		q := roundTrip(t, p)
+		q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.uai")
 		equalProblems(t, p, q)
 		if t.Failed() {
 			t.Fatalf("seed %d", seed)
@@ -354,7 +309,7 @@ func TestWriteEnergy(t *testing.T) {
 				p.Functions[0].Costs[j] = mva.Hard
 			}
 		}
-		q := roundTrip(t, p)
+		q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.uai")
 		assign := make([]int, len(p.Variables))
 		for range 20 {
 			for v := range assign {
@@ -371,7 +326,7 @@ func TestWriteEnergy(t *testing.T) {
 
 func TestWriteNoVariables(t *testing.T) {
 	p := &mva.Problem{Offset: 1234.5}
-	q := roundTrip(t, p)
+	q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.uai")
 	if len(q.Variables) != 0 || len(q.Functions) != 0 || !near(q.Offset, 1234.5) {
 		t.Errorf("got %d variables, %d functions, offset %v; want 0, 0, 1234.5", len(q.Variables), len(q.Functions), q.Offset)
 	}
@@ -429,13 +384,7 @@ func equalInts(a, b []int) bool {
 }
 
 func FuzzRead(f *testing.F) {
-	for _, name := range []string{"fabe_misc_simple2.uai"} {
-		data, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	formattest.AddFiles(f, "fabe_misc_simple2.uai")
 	for _, c := range readErrorCases() {
 		f.Add([]byte(c.in))
 	}
@@ -445,15 +394,8 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("MARKOV\n1\n1048576\n1\n1 0\n1048576\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Read(bytes.NewReader(data), "fuzz.uai")
-		if err != nil {
-			var pe *mva.ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v is a %T, not a *mva.ParseError", err, err)
-			}
+		if !formattest.Parsed(t, p, err) {
 			return
-		}
-		if err := p.Validate(); err != nil {
-			t.Fatalf("Read returned an invalid problem: %v", err)
 		}
 		var buf bytes.Buffer
 		if err := Write(&buf, p); err != nil {

@@ -13,32 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/formattest"
+	"github.com/hearth-dcop/hearth/internal/randprob"
 	tb2 "github.com/hearth-dcop/hearth/internal/toulbar2"
 	"github.com/hearth-dcop/hearth/mva"
 )
-
-func readTestdata(t *testing.T, name string) *mva.Problem {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Read(f, name)
-	if err != nil {
-		t.Fatalf("Read: %v", err)
-	}
-	return p
-}
-
-// entry returns f's cost for the given value indices of its scope.
-func entry(p *mva.Problem, f *mva.Function, vals ...int) float64 {
-	idx := 0
-	for i, v := range f.Scope {
-		idx = idx*p.DomainSize(v) + vals[i]
-	}
-	return f.Costs[idx]
-}
 
 func TestReadSamples(t *testing.T) {
 	h := mva.Hard
@@ -83,7 +62,7 @@ func TestReadSamples(t *testing.T) {
 		}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			p := readTestdata(t, c.file)
+			p := formattest.ReadFile(t, Read, c.file)
 			if p.Name != c.name || p.Sense != mva.Minimize {
 				t.Errorf("name %q sense %v, want %q min", p.Name, p.Sense, c.name)
 			}
@@ -99,7 +78,7 @@ func TestReadSamples(t *testing.T) {
 					t.Errorf("function %d has scope %v, want %v", k.f, f.Scope, k.scope)
 					continue
 				}
-				if got := entry(p, f, k.vals...); got != k.want {
+				if got := formattest.Entry(p, f, k.vals...); got != k.want {
 					t.Errorf("function %d at %v = %v, want %v", k.f, k.vals, got, k.want)
 				}
 			}
@@ -207,21 +186,6 @@ func mutate(c errorCase) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-func checkParseError(t *testing.T, err error, line int, msg string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want line %d: %s", line, msg)
-	}
-	var pe *mva.ParseError
-	if !errors.As(err, &pe) {
-		t.Fatalf("error %v is a %T, want *mva.ParseError", err, err)
-	}
-	prefix := fmt.Sprintf("t.wcsp:%d: ", line)
-	if !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), msg) {
-		t.Errorf("error %q, want prefix %q and %q", err, prefix, msg)
-	}
-}
-
 func TestReadErrors(t *testing.T) {
 	for _, c := range errorCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -229,12 +193,12 @@ func TestReadErrors(t *testing.T) {
 				c.msg = "cost 9007199254740992 is too large to be exact in a float64"
 			}
 			_, err := Read(strings.NewReader(mutate(c)), "t.wcsp")
-			checkParseError(t, err, c.want, c.msg)
+			formattest.CheckParseError(t, err, "t.wcsp", c.want, c.msg)
 		})
 	}
 	t.Run("empty", func(t *testing.T) {
 		_, err := Read(strings.NewReader(""), "t.wcsp")
-		checkParseError(t, err, 1, "unexpected end of file: want the problem name")
+		formattest.CheckParseError(t, err, "t.wcsp", 1, "unexpected end of file: want the problem name")
 	})
 }
 
@@ -291,7 +255,7 @@ func TestShared(t *testing.T) {
 				}
 				return
 			}
-			checkParseError(t, err, c.line, c.msg)
+			formattest.CheckParseError(t, err, "t.wcsp", c.line, c.msg)
 		})
 	}
 }
@@ -311,7 +275,7 @@ func TestReadLimits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := read(strings.NewReader(c.src), "t.wcsp", small)
-			checkParseError(t, err, c.line, c.msg)
+			formattest.CheckParseError(t, err, "t.wcsp", c.line, c.msg)
 		})
 	}
 }
@@ -427,12 +391,13 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteIOError(t *testing.T) {
-	p := readTestdata(t, "gpube_4queens.wcsp")
+	p := formattest.ReadFile(t, Read, "gpube_4queens.wcsp")
 	if err := Write(failingWriter{}, p); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("Write error %v, want disk full", err)
 	}
 }
 
+// write returns p in wcsp format.
 func write(t *testing.T, p *mva.Problem) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -440,16 +405,6 @@ func write(t *testing.T, p *mva.Problem) []byte {
 		t.Fatalf("Write: %v", err)
 	}
 	return b.Bytes()
-}
-
-func roundTrip(t *testing.T, p *mva.Problem) *mva.Problem {
-	t.Helper()
-	b := write(t, p)
-	q, err := Read(bytes.NewReader(b), "rt.wcsp")
-	if err != nil {
-		t.Fatalf("Read of written file: %v\n%s", err, b)
-	}
-	return q
 }
 
 func sampleFiles(t *testing.T) []string {
@@ -465,8 +420,8 @@ func sampleFiles(t *testing.T) []string {
 
 func TestRoundTripFiles(t *testing.T) {
 	for _, name := range sampleFiles(t) {
-		p := readTestdata(t, name)
-		if q := roundTrip(t, p); !reflect.DeepEqual(p, q) {
+		p := formattest.ReadFile(t, Read, name)
+		if q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.wcsp"); !reflect.DeepEqual(p, q) {
 			t.Errorf("%s: round trip changed the problem", name)
 		}
 	}
@@ -474,7 +429,7 @@ func TestRoundTripFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := roundTrip(t, p); !reflect.DeepEqual(p, q) {
+	if q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.wcsp"); !reflect.DeepEqual(p, q) {
 		t.Errorf("round trip changed the problem\n got %+v\nwant %+v", q, p)
 	}
 }
@@ -483,39 +438,43 @@ func TestRoundTripFiles(t *testing.T) {
 // agents, 2-8 variables with 1-5 values, functions of arity 0-4 with some
 // hard entries and negative costs, either sense and an offset.
 func randomProblem(rng *rand.Rand) *mva.Problem {
-	p := &mva.Problem{Name: fmt.Sprintf("random %d", rng.IntN(1000))}
-	if rng.IntN(2) == 0 {
-		p.Sense = mva.Maximize
-	}
-	for i := range 1 + rng.IntN(3) {
-		p.Agents = append(p.Agents, mva.Agent{Name: fmt.Sprintf("agent%d", i)})
-	}
-	for i := range 2 + rng.IntN(7) {
-		labels := make([]string, 1+rng.IntN(5))
-		for k := range labels {
-			labels[k] = fmt.Sprintf("v%d", k)
-		}
-		p.Variables = append(p.Variables, mva.Variable{Name: fmt.Sprintf("y%d", i), Domain: labels, Agent: rng.IntN(len(p.Agents))})
-	}
-	for i := range rng.IntN(7) {
-		arity := rng.IntN(min(4, len(p.Variables)) + 1)
-		scope := rng.Perm(len(p.Variables))[:arity]
-		n, _ := p.TableSize(scope)
-		costs := make([]float64, n)
-		lo := -rng.IntN(3) * 10
-		for k := range costs {
-			if rng.IntN(10) == 0 && (arity > 0 || rng.IntN(3) == 0) {
-				costs[k] = mva.Hard
-			} else {
-				costs[k] = float64(lo + rng.IntN(20))
+	return randprob.Make(rng, randprob.Shape{
+		Name:      func(r *rand.Rand) string { return fmt.Sprintf("random %d", r.IntN(1000)) },
+		AnySense:  true,
+		Agents:    randprob.Range{Min: 1, Max: 3},
+		Vars:      randprob.Range{Min: 2, Max: 8},
+		Domain:    randprob.Range{Min: 1, Max: 5},
+		Functions: randprob.Range{Min: 0, Max: 6},
+		Arity:     randprob.Range{Min: 0, Max: 4},
+		AgentName: func(i int) string { return fmt.Sprintf("agent%d", i) },
+		VarName:   func(_ *rand.Rand, i int) string { return fmt.Sprintf("y%d", i) },
+		Labels: func(_ *rand.Rand, _, d int) []string {
+			labels := make([]string, d)
+			for k := range labels {
+				labels[k] = fmt.Sprintf("v%d", k)
 			}
-		}
-		p.Functions = append(p.Functions, mva.Function{Name: fmt.Sprintf("g%d", i), Scope: scope, Costs: costs})
-	}
-	p.Offset = float64(rng.IntN(21) - 10)
-	return p
+			return labels
+		},
+		FuncName: func(i int) string { return fmt.Sprintf("g%d", i) },
+		// Each table has its own low end, 0, -10 or -20, so that Write
+		// has negative costs to move into its constant.
+		Costs: func(r *rand.Rand, arity int, costs []float64) {
+			lo := -r.IntN(3) * 10
+			for k := range costs {
+				if r.IntN(10) == 0 && (arity > 0 || r.IntN(3) == 0) {
+					costs[k] = mva.Hard
+				} else {
+					costs[k] = float64(lo + r.IntN(20))
+				}
+			}
+		},
+		Offset: func(r *rand.Rand) float64 { return float64(r.IntN(21) - 10) },
+	})
 }
 
+// randomProblem makes a small valid problem with integer costs: 1-3
+// agents, 2-8 variables with 1-5 values, functions of arity 0-4 with some
+// hard entries and negative costs, either sense and an offset.
 // assignments calls fn with every complete assignment of p.
 func assignments(p *mva.Problem, fn func([]int)) {
 	a := make([]int, len(p.Variables))
@@ -601,10 +560,10 @@ func TestRoundTripRandom(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("problem %d: %v", i, err)
 		}
-		q := roundTrip(t, p)
+		q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.wcsp")
 		checkEquivalent(t, p, q)
 		// q has non-negative tables: it survives exactly.
-		if r := roundTrip(t, q); !reflect.DeepEqual(q, r) {
+		if r, _ := formattest.RoundTrip(t, Write, Read, q, "rt.wcsp"); !reflect.DeepEqual(q, r) {
 			t.Fatalf("problem %d: second round trip changed it\n got %+v\nwant %+v", i, r, q)
 		}
 	}
@@ -632,7 +591,7 @@ func TestToulbar2(t *testing.T) {
 		}
 		want, ok := toulbar2(t, filepath.Join("testdata", name))
 		out := filepath.Join(dir, name)
-		if err := os.WriteFile(out, write(t, readTestdata(t, name)), 0o644); err != nil {
+		if err := os.WriteFile(out, write(t, formattest.ReadFile(t, Read, name)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		got, gotOK := toulbar2(t, out)
@@ -680,15 +639,8 @@ func FuzzRead(f *testing.F) {
 	small := limits{domain: 64, table: 1 << 12, tableTotal: 1 << 14}
 	f.Fuzz(func(t *testing.T, src string) {
 		p, err := read(strings.NewReader(src), "fuzz.wcsp", small)
-		if err != nil {
-			var pe *mva.ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v is a %T, want *mva.ParseError", err, err)
-			}
+		if !formattest.Parsed(t, p, err) {
 			return
-		}
-		if err := p.Validate(); err != nil {
-			t.Fatalf("Read returned an invalid problem: %v", err)
 		}
 		var b bytes.Buffer
 		if err := Write(&b, p); err != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/formattest"
+	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -24,31 +26,8 @@ func readString(t *testing.T, src string) *mva.Problem {
 	return p
 }
 
-func readTestdata(t *testing.T, name string) *mva.Problem {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Read(f, name)
-	if err != nil {
-		t.Fatalf("Read: %v", err)
-	}
-	return p
-}
-
-// entry returns f's cost for the given value indices of its scope.
-func entry(p *mva.Problem, f *mva.Function, vals ...int) float64 {
-	idx := 0
-	for i, v := range f.Scope {
-		idx = idx*p.DomainSize(v) + vals[i]
-	}
-	return f.Costs[idx]
-}
-
 func TestReadSample(t *testing.T) {
-	p := readTestdata(t, "gpube_rep_0_x_10.xml")
+	p := formattest.ReadFile(t, Read, "gpube_rep_0_x_10.xml")
 	if got, want := p.Stats(), (mva.Stats{Variables: 10, Agents: 10, Functions: 14, MaxArity: 2, MaxDomain: 10}); got != want {
 		t.Errorf("Stats() = %+v, want %+v", got, want)
 	}
@@ -83,7 +62,7 @@ func TestReadSample(t *testing.T) {
 		{f0, []int{0, 0}, 70}, {f0, []int{0, 1}, 53}, {f0, []int{1, 0}, 76}, {f0, []int{9, 9}, 11},
 		{f13, []int{9, 9}, 61}, {f13, []int{8, 9}, 5},
 	} {
-		if got := entry(p, c.f, c.vals...); got != c.want {
+		if got := formattest.Entry(p, c.f, c.vals...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.f.Name, c.vals, got, c.want)
 		}
 	}
@@ -288,28 +267,13 @@ func TestReadErrors(t *testing.T) {
 				t.Fatalf("replacement %q does not apply", c.old)
 			}
 			_, err := Read(strings.NewReader(src), "t.xml")
-			checkParseError(t, err, c.line, c.msg)
+			formattest.CheckParseError(t, err, "t.xml", c.line, c.msg)
 		})
 	}
 }
 
 func mutate(c errorCase) string {
 	return strings.Replace(base, c.old, c.new, 1)
-}
-
-func checkParseError(t *testing.T, err error, line int, msg string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want line %d: %s", line, msg)
-	}
-	var pe *mva.ParseError
-	if !errors.As(err, &pe) {
-		t.Fatalf("error %v is a %T, want *mva.ParseError", err, err)
-	}
-	prefix := fmt.Sprintf("t.xml:%d: ", line)
-	if !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), msg) {
-		t.Errorf("error %q, want prefix %q and %q", err, prefix, msg)
-	}
 }
 
 func TestReadLimits(t *testing.T) {
@@ -332,7 +296,7 @@ func TestReadLimits(t *testing.T) {
 				src = strings.Replace(src, c.repl[i], c.repl[i+1], 1)
 			}
 			_, err := read(strings.NewReader(src), "t.xml", small)
-			checkParseError(t, err, c.line, c.msg)
+			formattest.CheckParseError(t, err, "t.xml", c.line, c.msg)
 		})
 	}
 }
@@ -473,34 +437,21 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteIOError(t *testing.T) {
-	p := readTestdata(t, "gpube_rep_0_x_10.xml")
+	p := formattest.ReadFile(t, Read, "gpube_rep_0_x_10.xml")
 	if err := Write(failingWriter{}, p); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("Write error %v, want disk full", err)
 	}
 }
 
-func roundTrip(t *testing.T, p *mva.Problem) *mva.Problem {
-	t.Helper()
-	var b bytes.Buffer
-	if err := Write(&b, p); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-	q, err := Read(bytes.NewReader(b.Bytes()), "rt.xml")
-	if err != nil {
-		t.Fatalf("Read of written file: %v\n%s", err, b.String())
-	}
-	return q
-}
-
 func TestRoundTripFiles(t *testing.T) {
 	for _, src := range []string{base, strings.Replace(base, `maximize="false"`, `maximize="true"`, 1)} {
 		p := readString(t, src)
-		if q := roundTrip(t, p); !reflect.DeepEqual(p, q) {
+		if q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.xml"); !reflect.DeepEqual(p, q) {
 			t.Errorf("round trip changed the problem\n got %+v\nwant %+v", q, p)
 		}
 	}
-	p := readTestdata(t, "gpube_rep_0_x_10.xml")
-	if q := roundTrip(t, p); !reflect.DeepEqual(p, q) {
+	p := formattest.ReadFile(t, Read, "gpube_rep_0_x_10.xml")
+	if q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.xml"); !reflect.DeepEqual(p, q) {
 		t.Errorf("round trip of the sample changed the problem")
 	}
 }
@@ -516,55 +467,60 @@ func TestReadByteOrderMark(t *testing.T) {
 // 1-5 values (integer, sparse, negative or symbolic labels), functions of
 // arity 0-4 with some hard entries, either sense and an offset.
 func randomProblem(rng *rand.Rand) *mva.Problem {
-	p := &mva.Problem{Name: fmt.Sprintf("random-%d", rng.IntN(1000))}
-	if rng.IntN(2) == 0 {
-		p.Sense = mva.Maximize
-	}
-	for i := range 1 + rng.IntN(3) {
-		p.Agents = append(p.Agents, mva.Agent{Name: fmt.Sprintf("agent %d", i)})
-	}
 	words := []string{"red", "green", "blue", "on", "off", "x<y", "a&b"}
-	for i := range 2 + rng.IntN(7) {
-		d := 1 + rng.IntN(5)
-		labels := make([]string, d)
-		style := rng.IntN(4)
-		for k := range labels {
-			switch style {
-			case 0:
-				labels[k] = fmt.Sprint(k)
-			case 1:
-				labels[k] = fmt.Sprint(2*k - 3)
-			case 2:
-				labels[k] = words[(k+i)%len(words)]
-			default:
-				labels[k] = fmt.Sprint(10 * k)
+	return randprob.Make(rng, randprob.Shape{
+		Name:      func(r *rand.Rand) string { return fmt.Sprintf("random-%d", r.IntN(1000)) },
+		AnySense:  true,
+		Agents:    randprob.Range{Min: 1, Max: 3},
+		Vars:      randprob.Range{Min: 2, Max: 8},
+		Domain:    randprob.Range{Min: 1, Max: 5},
+		Functions: randprob.Range{Min: 0, Max: 6},
+		Arity:     randprob.Range{Min: 0, Max: 4},
+		AgentName: func(i int) string { return fmt.Sprintf("agent %d", i) },
+		VarName:   func(_ *rand.Rand, i int) string { return fmt.Sprintf("v%d", i) },
+		// One style a variable: counting, odd and negative, words that
+		// need escaping in XML, or sparse.
+		Labels: func(r *rand.Rand, v, d int) []string {
+			labels := make([]string, d)
+			style := r.IntN(4)
+			for k := range labels {
+				switch style {
+				case 0:
+					labels[k] = fmt.Sprint(k)
+				case 1:
+					labels[k] = fmt.Sprint(2*k - 3)
+				case 2:
+					labels[k] = words[(k+v)%len(words)]
+				default:
+					labels[k] = fmt.Sprint(10 * k)
+				}
 			}
-		}
-		p.Variables = append(p.Variables, mva.Variable{Name: fmt.Sprintf("v%d", i), Domain: labels, Agent: rng.IntN(len(p.Agents))})
-	}
-	for i := range rng.IntN(7) {
-		arity := rng.IntN(min(4, len(p.Variables)) + 1)
-		scope := rng.Perm(len(p.Variables))[:arity]
-		n, _ := p.TableSize(scope)
-		costs := make([]float64, n)
-		for k := range costs {
-			switch r := rng.IntN(10); {
-			case r == 0 && arity > 0:
-				costs[k] = mva.Hard
-			case r < 4:
-				costs[k] = float64(rng.IntN(5))
-			default:
-				costs[k] = math.Round(rng.NormFloat64()*1000) / 8
+			return labels
+		},
+		Costs: func(r *rand.Rand, arity int, costs []float64) {
+			for k := range costs {
+				switch x := r.IntN(10); {
+				case x == 0 && arity > 0:
+					costs[k] = mva.Hard
+				case x < 4:
+					costs[k] = float64(r.IntN(5))
+				default:
+					costs[k] = math.Round(r.NormFloat64()*1000) / 8
+				}
 			}
-		}
-		p.Functions = append(p.Functions, mva.Function{Name: fmt.Sprintf("f%d", i), Scope: scope, Costs: costs})
-	}
-	if rng.IntN(2) == 0 {
-		p.Offset = float64(rng.IntN(100) - 50)
-	}
-	return p
+		},
+		Offset: func(r *rand.Rand) float64 {
+			if r.IntN(2) == 0 {
+				return float64(r.IntN(100) - 50)
+			}
+			return 0
+		},
+	})
 }
 
+// randomProblem makes a small valid problem: 1-3 agents, 2-8 variables with
+// 1-5 values (integer, sparse, negative or symbolic labels), functions of
+// arity 0-4 with some hard entries, either sense and an offset.
 func TestRoundTripRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 300 {
@@ -572,10 +528,10 @@ func TestRoundTripRandom(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("problem %d: %v", i, err)
 		}
-		q := roundTrip(t, p)
+		q, _ := formattest.RoundTrip(t, Write, Read, p, "rt.xml")
 		checkEquivalent(t, p, q)
 		// q has no zero-arity function and no offset: it survives exactly.
-		if r := roundTrip(t, q); !reflect.DeepEqual(q, r) {
+		if r, _ := formattest.RoundTrip(t, Write, Read, q, "rt.xml"); !reflect.DeepEqual(q, r) {
 			t.Fatalf("problem %d: second round trip changed it\n got %+v\nwant %+v", i, r, q)
 		}
 	}
@@ -638,15 +594,8 @@ func FuzzRead(f *testing.F) {
 	small := limits{domain: 64, domainTotal: 256, table: 1 << 12, tableTotal: 1 << 14}
 	f.Fuzz(func(t *testing.T, src string) {
 		p, err := read(strings.NewReader(src), "fuzz.xml", small)
-		if err != nil {
-			var pe *mva.ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v is a %T, want *mva.ParseError", err, err)
-			}
+		if !formattest.Parsed(t, p, err) {
 			return
-		}
-		if err := p.Validate(); err != nil {
-			t.Fatalf("Read returned an invalid problem: %v", err)
 		}
 		var b bytes.Buffer
 		if err := Write(&b, p); err != nil {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/internal/samplertest"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch/lstest"
@@ -173,40 +173,7 @@ func TestMVADGBookkeeping(t *testing.T) {
 // Gibbs moves rather than jumping to the row's best completion, so the
 // chain is plain D-Gibbs's and can be cut by hard entries as it can.
 func TestMVADGReachesOptimum(t *testing.T) {
-	ctx := context.Background()
-	n := 100
-	if testing.Short() {
-		n = 30
-	}
-	hits := 0
-	for seed := int64(1); seed <= int64(n); seed++ {
-		p := randprob.New(seed, randprob.Options{
-			Agents: 3, Vars: 5 + int(seed%3), MinDomain: 2, MaxDomain: 2, MaxArity: 3,
-			Functions: 8, HardProb: 0.05, IntCosts: seed%2 == 0, MaxCost: 10, Locality: 0.4,
-		})
-		opt, err := lstest.Optimum(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := lstest.Configs()[int(seed)%4]
-		sol, err := sim.Solve(ctx, p, cfg.Options(New, uint64(seed), mvadg(map[string]float64{"iterations": 600, "temperature": 2})))
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		checkReported(t, fmt.Sprint("seed ", seed), p, sol)
-		if sol.Cost < opt && !lstest.Same(sol.Cost, opt) {
-			t.Fatalf("seed %d: cost %v below the optimum %v", seed, sol.Cost, opt)
-		}
-		if lstest.Same(sol.Cost, opt) {
-			hits++
-		} else {
-			t.Logf("seed %d: cost %v, optimum %v", seed, sol.Cost, opt)
-		}
-	}
-	t.Logf("optimum reached on %d of %d instances", hits, n)
-	if hits < n*95/100 {
-		t.Errorf("optimum reached on %d of %d instances, want ≥ 95%%", hits, n)
-	}
+	reachesOptimum(t, mvadg(map[string]float64{"iterations": 600, "temperature": 2}))
 }
 
 // TestMVADGDeterministic: the same seed gives the same run, with an exact
@@ -249,76 +216,26 @@ func TestInteriorParam(t *testing.T) {
 	}
 }
 
-// chiLimit is the chi-square quantile of df degrees of freedom at upper
-// tail probability 10⁻⁶ (Wilson–Hilferty, z = 4.753), as in package
-// sampler's distribution tests: a correct chain exceeds it about once in
-// a million runs.
-func chiLimit(df int) float64 {
-	k := float64(df)
-	a := 2 / (9 * k)
-	return k * math.Pow(1-a+4.753*math.Sqrt(a), 3)
-}
-
-// chiSquare returns Pearson's statistic of counts against pi and its
-// degrees of freedom; a count in a state of probability 0 makes it +Inf.
-func chiSquare(counts []int, pi []float64) (float64, int) {
-	total := 0
-	for _, c := range counts {
-		total += c
+// domains returns the domain sizes of p's variables, for the state
+// numbering of samplertest.StateIndex and samplertest.Boltzmann.
+func domains(p *mva.Problem) []int {
+	d := make([]int, len(p.Variables))
+	for v := range d {
+		d[v] = p.DomainSize(v)
 	}
-	chi, df := 0.0, -1
-	for s, p := range pi {
-		if p == 0 {
-			if counts[s] > 0 {
-				return math.Inf(1), df
-			}
-			continue
-		}
-		e := p * float64(total)
-		d := float64(counts[s]) - e
-		chi += d * d / e
-		df++
-	}
-	return chi, df
-}
-
-// stateIndex is the mixed-radix index of a complete assignment (last
-// variable fastest).
-func stateIndex(p *mva.Problem, x []int) int {
-	s := 0
-	for v, xv := range x {
-		s = s*p.DomainSize(v) + xv
-	}
-	return s
+	return d
 }
 
 // target is π(x) ∝ exp(−cost(x)/τ) over every complete assignment of p,
 // by enumeration.
-func target(p *mva.Problem, tau float64) []float64 {
-	size := 1
-	for v := range p.Variables {
-		size *= p.DomainSize(v)
-	}
-	pi := make([]float64, size)
-	x := make([]int, len(p.Variables))
-	z := 0.0
-	for s := range pi {
-		r := s
-		for v := len(x) - 1; v >= 0; v-- {
-			x[v] = r % p.DomainSize(v)
-			r /= p.DomainSize(v)
-		}
+func target(t testing.TB, p *mva.Problem, tau float64) []float64 {
+	return samplertest.Boltzmann(domains(p), func(x []int) float64 {
 		c, err := p.Eval(x)
 		if err != nil {
-			panic(err)
+			t.Fatal(err)
 		}
-		pi[s] = math.Exp(-c / tau)
-		z += pi[s]
-	}
-	for s := range pi {
-		pi[s] /= z
-	}
-	return pi
+		return c
+	}, tau)
 }
 
 // chainProblem has three agents: agent 0 owns boundary b0 (2 values) and
@@ -383,10 +300,11 @@ func visits(t *testing.T, p *mva.Problem, params map[string]float64, seed uint64
 	if _, err := sim.Solve(context.Background(), p, lstest.Configs()[1].Options(tr.wrap(T), seed, params)); err != nil {
 		t.Fatal(err)
 	}
-	counts := make([]int, len(target(p, 1)))
+	doms := domains(p)
+	counts := make([]int, len(target(t, p, 1)))
 	for it := burn + 1; it <= T; it++ {
 		if it%thin == 0 {
-			counts[stateIndex(p, tr.states[it])]++
+			counts[samplertest.StateIndex(doms, tr.states[it])]++
 		}
 	}
 	return counts
@@ -410,7 +328,7 @@ func TestMVADGStationaryDistribution(t *testing.T) {
 		T, taus, power = 15000, []float64{1}, 1.5
 	}
 	for _, tau := range taus {
-		pi := target(p, tau)
+		pi := target(t, p, tau)
 		cases := []struct {
 			name   string
 			p      *mva.Problem
@@ -421,9 +339,9 @@ func TestMVADGStationaryDistribution(t *testing.T) {
 		}
 		for i, c := range cases {
 			counts := visits(t, c.p, c.params, uint64(7+i), T, 100, thin)
-			chi, df := chiSquare(counts, pi)
-			lim := chiLimit(df)
-			wrong, _ := chiSquare(counts, target(p, 1.5*tau))
+			chi, df := samplertest.ChiSquare(counts, pi)
+			lim := samplertest.ChiLimit(df)
+			wrong, _ := samplertest.ChiSquare(counts, target(t, p, 1.5*tau))
 			t.Logf("%s τ=%v: χ² = %.1f (df %d, limit %.1f); against τ×1.5: %.1f", c.name, tau, chi, df, lim, wrong)
 			if df != 119 {
 				t.Fatalf("%d feasible states, want 120", df+1)
@@ -436,10 +354,10 @@ func TestMVADGStationaryDistribution(t *testing.T) {
 			}
 		}
 		counts := visits(t, p, map[string]float64{"temperature": tau}, 9, T/4, 100, thin)
-		chi, _ := chiSquare(counts, pi)
+		chi, _ := samplertest.ChiSquare(counts, pi)
 		t.Logf("D-Gibbs with MVA rows τ=%v: χ² = %.1f", tau, chi)
-		if chi < 10*chiLimit(119) {
-			t.Errorf("D-Gibbs with MVA rows τ=%v: χ² = %.1f, expected far above %.1f", tau, chi, chiLimit(119))
+		if chi < 10*samplertest.ChiLimit(119) {
+			t.Errorf("D-Gibbs with MVA rows τ=%v: χ² = %.1f, expected far above %.1f", tau, chi, samplertest.ChiLimit(119))
 		}
 	}
 }

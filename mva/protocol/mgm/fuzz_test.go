@@ -1,10 +1,9 @@
 package mgm
 
 import (
-	"context"
 	"testing"
 
-	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/internal/simbench"
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch/lstest"
 	"github.com/hearth-dcop/hearth/mva/sim"
 )
@@ -19,28 +18,5 @@ func FuzzStep(f *testing.F) {
 // BenchmarkMGM runs 50 rounds on random 8-agent problems and reports the
 // messages and simulated time per run.
 func BenchmarkMGM(b *testing.B) {
-	benchmark(b, New, map[string]float64{"rounds": 50})
-}
-
-func benchmark(b *testing.B, proto sim.ProtocolFactory, params map[string]float64) {
-	ctx := context.Background()
-	cfg := lstest.Configs()[0]
-	var msgs, simMs float64
-	runs := 0
-	for b.Loop() {
-		seed := int64(runs%10 + 1)
-		p := randprob.New(seed, randprob.Options{
-			Agents: 8, Vars: 24, MinDomain: 2, MaxDomain: 3, MaxArity: 2,
-			Functions: 40, IntCosts: true, MaxCost: 20, Locality: 0.5,
-		})
-		sol, err := sim.Solve(ctx, p, cfg.Options(proto, uint64(seed), params))
-		if err != nil {
-			b.Fatal(err)
-		}
-		msgs += float64(sol.Outcome.Metrics.Messages)
-		simMs += sol.Outcome.Metrics.SimTimeMs
-		runs++
-	}
-	b.ReportMetric(msgs/float64(runs), "msgs/op")
-	b.ReportMetric(simMs/float64(runs), "sim-ms/op")
+	simbench.Run(b, lstest.Configs()[0].Options, New, map[string]float64{"rounds": 50})
 }
