@@ -30,6 +30,10 @@ type Config struct {
 	Neighbourhood *devices.Neighbourhood
 	Solver        Solver
 	Broker        Broker
+	// Run is when `hearth run` starts rounds by itself ([run]).
+	Run Run
+	// Publish is what `hearth run` publishes besides the plans ([publish]).
+	Publish Publish
 	// HomeFiles[h] is the file home h was read from.
 	HomeFiles []string
 }

@@ -30,6 +30,8 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 	l.feeder(root, n)
 	cfg.Solver = l.solver(root)
 	cfg.Broker = l.broker(root)
+	cfg.Run = l.run(root)
+	cfg.Publish = l.publish(root)
 	var srcs []*homeSrc
 	if files, ok := root.strs("homes"); ok {
 		for i, f := range files {
@@ -64,7 +66,8 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 		root.src.errorf("", "no homes: list home files in homes = [\"a.toml\", …] or add [[home]] tables")
 	}
 	l.neighbours(root, n, srcs)
-	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker")
+	l.discoveryNames(root, cfg)
+	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker", "run", "publish")
 	if len(l.errs) > 0 {
 		return cfg
 	}

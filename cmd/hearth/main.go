@@ -10,6 +10,9 @@
 //	hearth sim FILE [flags]       run every agent over MQTT in one process
 //	hearth run --instance FILE --agent NAME [flags]
 //	                              run one agent in its own process, over a broker
+//	hearth run -c NEIGHBOURHOOD.toml --home NAME [flags]
+//	                              run one home: rounds on command, schedule, SIGHUP
+//	                              or edited files; publishes its plan
 //	hearth bench NAME [flags]     reproduce a published experiment (--list)
 //	hearth help [COMMAND]         show help
 //
@@ -57,7 +60,7 @@ func commands() []command {
 		{"inspect", "print the MVA decomposition of an instance file", runInspect},
 		{"gen", "generate a benchmark instance (random, radar, meeting, grid, scalefree, randgraph, microgrid)", runGen},
 		{"sim", "run every agent of an instance over MQTT in this process (embedded broker) and print the result", runSim},
-		{"run", "run one agent of an instance as a long-running MQTT process", runRun},
+		{"run", "run one agent of an instance, or one home of a neighbourhood (-c FILE --home NAME), as a long-running MQTT process", runRun},
 		{"bench", "run an experiment of the papers and write CSV, plots and a summary", runBench},
 	}
 }

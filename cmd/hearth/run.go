@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
+	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
@@ -31,9 +33,20 @@ type runOptions struct {
 	once     bool
 	attempts int
 	logLevel string
+	// Homes: the neighbourhood (-c, or --shds), the home, what to
+	// publish, and how often to look for changed files.
+	config, shds, home string
+	homeAssistant      bool
+	discovery          string
+	watch              time.Duration
 }
 
+// homes reports whether the flags name a home of a neighbourhood rather
+// than an agent of an instance.
+func (o *runOptions) homes() bool { return o.config != "" || o.shds != "" || o.home != "" }
+
 const runSynopsis = `--instance FILE --agent NAME [flags]
+       hearth run -c NEIGHBOURHOOD.toml --home NAME [flags]
 
 Runs one agent of FILE in this process, over an MQTT broker (--broker): every
 agent of the instance runs the same command with its own --agent, on this
@@ -45,7 +58,19 @@ itself, waits for the others, and runs a coordination round when asked:
 
 With --once it runs round --run-id at start and exits. A round whose run
 breaks (an agent restarted mid-round) is restarted, up to --attempts times,
-as run ID.retry1, ID.retry2, ...`
+as run ID.retry1, ID.retry2, ...
+
+With -c (or --shds FILE) it runs home NAME of a neighbourhood: every home's
+process reads the same files (its own copy), with the solver of [solver] and
+the broker of [broker] unless flags say otherwise. Rounds also start on the
+schedule of [run], on SIGHUP, and when the files change (--watch); each home
+asks the others on <prefix>/cmd/<home>. After a round the home publishes its
+plan, retained:
+
+  <prefix>/cmd/<home>               {"round": "ID", "at": TIME, "from": HOME}: a home asks for round ID
+  <prefix>/home/<home>/plan/<device>  the device's action and kW per slot
+  <prefix>/home/<home>/load         the home's planned draw per slot
+  homeassistant/sensor/<home>/...   Home Assistant discovery ([publish], --home-assistant)`
 
 func runRun(ctx context.Context, e *env, args []string) int {
 	var o runOptions
@@ -58,6 +83,12 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.BoolVar(&o.once, "once", false, "run round --run-id, print the result and exit")
 	fs.IntVar(&o.attempts, "attempts", 3, "how many runs a round may take: a run that breaks (an agent restarted mid-round) is started again")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.config, "c", "", "homes: the neighbourhood TOML this home's process reads (with --home)")
+	fs.StringVar(&o.shds, "shds", "", "homes: an SHDS instance (dm_*.json) instead of -c (with --home)")
+	fs.StringVar(&o.home, "home", "", "homes: the home this process runs (its name in the neighbourhood)")
+	fs.BoolVar(&o.homeAssistant, "home-assistant", false, "homes: publish Home Assistant discovery configurations too (default [publish] home_assistant)")
+	fs.StringVar(&o.discovery, "discovery-prefix", "", "homes: Home Assistant's discovery prefix (default [publish] discovery_prefix, or homeassistant)")
+	fs.DurationVar(&o.watch, "watch", 3*time.Second, "homes: how often to look for changed input files; a change that holds still for one look is loaded and starts a round (0: never)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -69,6 +100,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(o.logLevel)) // checked by o.check
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	if o.homes() {
+		return runHome(ctx, e, fs, &o, log)
+	}
 
 	cfg, err := o.broker.config(o.solve.global, "")
 	if err != nil {
@@ -87,10 +121,6 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if o.solve.delay != 0 {
 		log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.solve.delay)
 	}
-	// Homes (`hearth run -c neighbourhood.toml --home NAME`) will resolve
-	// here too: the neighbourhood compiles to the problem every home's
-	// process builds alike, --home names the agent, and the file's
-	// [solver] and [broker] fill what the flags leave unset.
 	p, err := loadInstance(o.instance, &o.solve)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
@@ -113,22 +143,29 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	h.instance, h.attempts, h.timeout = o.instance, o.attempts, o.solve.timeout
 	if o.once {
-		return runOnce(ctx, e, h, o.runID, o.solve.json)
+		return runOnce(ctx, e, h, o.runID, o.solve.json, nil)
 	}
 	return serve(ctx, h, o.runID)
 }
 
-// check validates the flags; pos are the positional arguments.
+// check validates the flags; pos are the positional arguments. The
+// solver flags of a home are checked once its file has filled them in.
 func (o *runOptions) check(pos []string) error {
-	switch {
-	case len(pos) > 0:
+	if len(pos) > 0 {
+		if isHomesFile(pos[0]) {
+			return fmt.Errorf("unexpected argument %q (a neighbourhood is -c FILE --home NAME)", pos[0])
+		}
 		return fmt.Errorf("unexpected argument %q (the instance is --instance FILE)", pos[0])
-	case o.instance == "":
-		return errors.New("--instance FILE is required")
-	case o.agent == "":
-		return errors.New("--agent NAME is required")
-	case o.broker.url == "":
-		return errors.New("--broker URL is required: every agent process meets the others at a broker (hearth sim runs a whole instance over an embedded one)")
+	}
+	var err error
+	if o.homes() {
+		err = o.checkHome()
+	} else {
+		err = o.checkInstance()
+	}
+	switch {
+	case err != nil:
+		return err
 	case o.once && o.runID == "":
 		return errors.New("--once needs --run-id ID, the same for every agent of the round")
 	case o.attempts < 1:
@@ -143,6 +180,18 @@ func (o *runOptions) check(pos []string) error {
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", o.logLevel)
 	}
+	return nil
+}
+
+func (o *runOptions) checkInstance() error {
+	switch {
+	case o.instance == "":
+		return errors.New("--instance FILE is required (or -c NEIGHBOURHOOD.toml --home NAME for a home)")
+	case o.agent == "":
+		return errors.New("--agent NAME is required")
+	case o.broker.url == "":
+		return errors.New("--broker URL is required: every agent process meets the others at a broker (hearth sim runs a whole instance over an embedded one)")
+	}
 	if err := o.solve.check(); err != nil {
 		return err
 	}
@@ -152,14 +201,38 @@ func (o *runOptions) check(pos []string) error {
 	return nil
 }
 
+func (o *runOptions) checkHome() error {
+	switch {
+	case o.instance != "" || o.agent != "":
+		return errors.New("give either --instance FILE --agent NAME or -c NEIGHBOURHOOD.toml --home NAME, not both")
+	case o.config != "" && o.shds != "":
+		return errors.New("give either -c NEIGHBOURHOOD.toml or --shds FILE, not both")
+	case o.config == "" && o.shds == "":
+		return errors.New("--home needs the neighbourhood: -c NEIGHBOURHOOD.toml (or --shds FILE)")
+	case o.home == "":
+		return errors.New("--home NAME is required: the home this process runs")
+	case o.watch < 0:
+		return errors.New("--watch must not be negative (0 never looks for changed files)")
+	}
+	return nil
+}
+
 // maxRoundID leaves room in a topic level for the retry suffix.
 const maxRoundID = topic.MaxName - 16
 
+// reservedRounds are the topic levels under the prefix that are not run
+// ids: a round so named would publish its results among the commands,
+// plans or presence.
+var reservedRounds = []string{"cmd", "home", "presence"}
+
 // checkRoundID reports whether id can name a round: a topic level short
-// enough for the retry suffix.
+// enough for the retry suffix, and not one of reservedRounds.
 func checkRoundID(id string) error {
 	if len(id) > maxRoundID {
 		return fmt.Errorf("round id %.20q… is longer than %d bytes", id, maxRoundID)
+	}
+	if slices.Contains(reservedRounds, id) {
+		return fmt.Errorf("round id %q is reserved (%s name other topics)", id, strings.Join(reservedRounds, ", "))
 	}
 	return topic.CheckName(id)
 }
@@ -175,9 +248,15 @@ func attemptRun(round string, k int) string {
 }
 
 // runOnce runs one round, publishes and prints its result, and returns the
-// exit code.
-func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON bool) int {
+// exit code. plan, when not nil, returns the publications of a home's plan
+// after a round that began at start.
+func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON bool, plan func(start time.Time, rep roundResult) []report.Publication) int {
+	start := time.Now()
 	rep, err := h.round(ctx, round)
+	var pubs []report.Publication
+	if err == nil && plan != nil {
+		pubs = plan(start, rep)
+	}
 	// A failed round may have failed for want of a broker: its outcome
 	// is published if the broker answers at once.
 	wait := 10 * time.Second
@@ -186,7 +265,7 @@ func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON boo
 	}
 	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
-	if perr := publishResultOnce(pubCtx, h, round, rep, err); perr != nil {
+	if perr := publishResultOnce(pubCtx, h, round, rep, err, pubs); perr != nil {
 		h.log.Warn("result not published", "err", perr)
 	}
 	if err != nil {
@@ -213,60 +292,109 @@ func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON boo
 // round for every command, until ctx ends. It returns exitOK when ctx
 // ends (SIGINT, SIGTERM), exitFailed when the broker refuses it.
 func serve(ctx context.Context, h *homeAgent, first string) int {
-	c := newControl(h, true)
-	done := newRecent(64)
-	// runRound runs round id and publishes its outcome; it returns an
-	// error only when the home cannot reach the broker any more.
-	runRound := func(id string) error {
-		if done.has(id) {
-			h.log.Info("round already run; command ignored", "round", id)
-			return nil
-		}
-		done.add(id)
-		c.pause()
-		rep, roundErr := h.round(ctx, id)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if roundErr != nil {
-			h.log.Error("round failed", "round", id, "err", roundErr)
-		} else {
-			h.log.Info("round complete", "round", id, "run", rep.Run, "objective", fmtObjective(rep.Objective))
-		}
-		if err := c.connect(ctx); err != nil {
-			return err
-		}
-		if err := c.publishResult(ctx, id, rep, roundErr); err != nil {
-			h.log.Warn("result not published", "round", id, "err", err)
-		}
-		return nil
-	}
+	s := &server{h: h, c: newControl(h, true), done: newRecent(64)}
+	return s.loop(ctx, first)
+}
+
+// server is a long-running `hearth run`: the agent, its control client,
+// the rounds it has run, and for a home what else starts rounds and what
+// it publishes (home, nil for an agent of an instance). Everything but the
+// control client's handlers runs on loop's goroutine, so a round, a reload
+// and a publication never overlap.
+type server struct {
+	h    *homeAgent
+	c    *control
+	done *recent
+	home *homeState
+}
+
+// loop runs round first (when set) and then every round asked for until
+// ctx ends.
+func (s *server) loop(ctx context.Context, first string) int {
 	var err error
 	if first != "" {
-		err = runRound(first)
+		err = s.runRound(ctx, request{id: first, from: "--run-id"})
 	}
 	if err == nil {
-		err = c.connect(ctx)
+		err = s.c.connect(ctx)
 	}
+	idle := true
 	for err == nil {
-		if len(c.cmds) == 0 {
-			h.log.Info("ready: waiting for commands", "topic", c.cmdTopic)
+		if idle && len(s.c.cmds) == 0 {
+			s.h.log.Info("ready: waiting for commands", "topic", s.c.cmdTopic)
+		}
+		idle = false
+		var (
+			hup                  <-chan os.Signal
+			poll, sched, refresh <-chan time.Time
+		)
+		if st := s.home; st != nil {
+			hup, poll, sched, refresh = st.hup, st.pollC, st.schedule.c(), st.plan.c()
 		}
 		select {
 		case <-ctx.Done():
-			c.close()
-			h.log.Info("stopped")
+			s.c.close()
+			s.h.log.Info("stopped")
 			return exitOK
-		case id := <-c.cmds:
-			err = runRound(id)
+		case req := <-s.c.cmds:
+			err = s.runRound(ctx, req)
+			idle = true
+		case <-hup:
+			err = s.ask(ctx, fmt.Sprintf("%s-%d", s.h.name, time.Now().Unix()), "SIGHUP")
+			idle = true
+		case <-poll:
+			idle, err = s.poll(ctx)
+		case <-sched:
+			err = s.scheduled(ctx)
+			idle = true
+		case <-refresh:
+			s.republish(ctx)
 		}
 	}
 	if ctx.Err() != nil {
-		h.log.Info("stopped")
+		s.h.log.Info("stopped")
 		return exitOK
 	}
-	h.log.Error("cannot reach the broker", "err", err)
+	s.h.log.Error("cannot reach the broker", "err", err)
 	return exitFailed
+}
+
+// runRound runs round req and publishes its outcome (and a home's plan);
+// it returns an error only when the agent cannot reach the broker any
+// more. A round already run is not run again.
+func (s *server) runRound(ctx context.Context, req request) error {
+	if s.done.has(req.id) {
+		s.h.log.Info("round already run; command ignored", "round", req.id)
+		return nil
+	}
+	s.done.add(req.id)
+	if s.home != nil {
+		// Every home runs on the newest inputs.
+		s.refresh(ctx)
+	}
+	if req.at.IsZero() {
+		req.at = time.Now()
+	}
+	s.c.pause()
+	rep, roundErr := s.h.round(ctx, req.id)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if roundErr != nil {
+		s.h.log.Error("round failed", "round", req.id, "err", roundErr)
+	} else {
+		s.h.log.Info("round complete", "round", req.id, "run", rep.Run, "objective", fmtObjective(rep.Objective))
+	}
+	if err := s.c.connect(ctx); err != nil {
+		return err
+	}
+	if err := s.c.publishResult(ctx, req.id, rep, roundErr); err != nil {
+		s.h.log.Warn("result not published", "round", req.id, "err", err)
+	}
+	if s.home != nil && roundErr == nil {
+		s.publishPlan(ctx, req, rep)
+	}
+	return nil
 }
 
 // homeAgent is what `hearth run` runs: the protocol agents one home owns
@@ -469,6 +597,10 @@ type roundResult struct {
 	Stats []mqtt.Stats `json:"stats"`
 	// Error says why the round failed; the other fields are then partial.
 	Error string `json:"error,omitempty"`
+	// values are the values of the problem's variables (indices, in the
+	// problem's terms) as far as this agent knows them: its own, and
+	// zeros for the others'. A home's plan is built from them.
+	values []int
 }
 
 // report turns the owned agents' results into the home's report.
@@ -512,7 +644,7 @@ func (h *homeAgent) report(ctx context.Context, id, run string, attempts int, re
 	}
 	p := d.p
 	rep := roundResult{V: 1, Round: id, Run: run, Attempts: attempts, Agent: h.name, Instance: h.instance,
-		Sense: p.Sense.String(), Assignment: map[string]string{}, Stats: stats}
+		Sense: p.Sense.String(), Assignment: map[string]string{}, Stats: stats, values: orig}
 	algo := d.algorithm()
 	rep.Algorithm = &algo
 	mine := make([]bool, len(p.Variables))

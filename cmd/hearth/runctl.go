@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -14,47 +15,87 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
 // control is `hearth run`'s own MQTT client: between rounds it keeps the
-// home present, listens for commands on <prefix>/cmd and watches the
-// neighbours' presence; after a round it publishes the result.
+// home present, listens for commands on <prefix>/cmd (and, for homes, for
+// the other homes' round requests on <prefix>/cmd/<home>) and watches the
+// neighbours' presence; after a round it publishes the result (and a
+// home's plan).
 //
 // It uses the home's own client id and credentials, and is disconnected
 // while a round runs: brokers with per-home rules allow one connection per
 // home (the embedded broker requires the client id topic.ClientID(prefix,
 // home); Mosquitto with use_username_as_clientid makes it the username), so
 // a second client would take over the round's session. Commands published
-// while a round runs are therefore not seen: a controller starts the next
-// round once the results of the last one are in.
+// on <prefix>/cmd while a round runs are therefore not seen: a controller
+// starts the next round once the results of the last one are in. Homes
+// publish their requests retained, so that a home busy with another round
+// finds them when it reconnects (onCommand).
+//
+// Its fields are fixed at creation except those under mu: paho calls the
+// handlers on its own goroutines.
 type control struct {
-	h        *homeAgent
+	name     string
+	cfg      mqtt.Config
+	log      *slog.Logger
 	prefix   string
 	cmdTopic string
-	// serving is false for the one-shot client that publishes the
-	// result of `hearth run --once`: it subscribes to nothing and leaves
-	// presence to the round's clients.
+	// serving is false for the one-shot clients that publish the result
+	// of `hearth run --once` and abandon a run: they subscribe to nothing
+	// and leave presence to the round's clients.
 	serving bool
-	cmds    chan string
+	cmds    chan request
 	refused chan error
 	client  paho.Client
 	// ready is closed once a connection's subscriptions are in place.
 	readyMu sync.Mutex
 	ready   chan struct{}
 
-	mu      sync.Mutex
-	online  map[string]bool
-	allSeen bool
+	mu         sync.Mutex
+	neighbours []string
+	// requestTopics are <prefix>/cmd/<home> of every home (homes only).
+	requestTopics []string
+	online        map[string]bool
+	allSeen       bool
+	// conns counts the connections made; seen holds the last round id
+	// seen on each request topic.
+	conns int
+	seen  map[string]string
 }
 
 func newControl(h *homeAgent, serving bool) *control {
 	prefix := h.cfg.Prefix
 	c := &control{
-		h: h, prefix: prefix, cmdTopic: prefix + "/cmd", serving: serving,
-		cmds: make(chan string, 16), refused: make(chan error, 1), online: map[string]bool{},
+		name: h.name, cfg: h.cfg, log: h.log, neighbours: slices.Clone(h.neighbours),
+		prefix: prefix, cmdTopic: prefix + "/cmd", serving: serving,
+		cmds: make(chan request, 16), refused: make(chan error, 1), online: map[string]bool{}, seen: map[string]string{},
 	}
 	return c
+}
+
+// requestTopic is where home publishes its round requests.
+func requestTopic(prefix, home string) string { return prefix + "/cmd/" + home }
+
+// setHomes makes c listen to the round requests of homes and watch the
+// presence of neighbours (after a reload). It reports whether the
+// subscriptions changed, which takes a new connection.
+func (c *control) setHomes(homes, neighbours []string) bool {
+	topics := make([]string, len(homes))
+	for i, h := range homes {
+		topics[i] = requestTopic(c.prefix, h)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	changed := !slices.Equal(topics, c.requestTopics) || !slices.Equal(neighbours, c.neighbours)
+	c.requestTopics, c.neighbours = topics, slices.Clone(neighbours)
+	if changed {
+		c.online, c.allSeen = map[string]bool{}, false
+	}
+	return changed
 }
 
 // presenceMsg is the payload of <prefix>/presence/<agent>, as the MQTT
@@ -66,15 +107,15 @@ type presenceMsg struct {
 }
 
 func (c *control) presence(state string) []byte {
-	b, _ := json.Marshal(presenceMsg{V: 1, Agent: c.h.name, State: state})
+	b, _ := json.Marshal(presenceMsg{V: 1, Agent: c.name, State: state})
 	return b
 }
 
 func (c *control) options() *paho.ClientOptions {
-	cfg, t := c.h.cfg, c.h.cfg.Timing
+	cfg, t := c.cfg, c.cfg.Timing
 	o := paho.NewClientOptions().
 		AddBroker(cfg.Broker.URL).
-		SetClientID(topic.ClientID(c.prefix, c.h.name)).
+		SetClientID(topic.ClientID(c.prefix, c.name)).
 		SetUsername(cfg.Broker.Username).
 		SetPassword(cfg.Broker.Password).
 		SetTLSConfig(cfg.Broker.TLS).
@@ -91,7 +132,7 @@ func (c *control) options() *paho.ClientOptions {
 		SetOrderMatters(false).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
-			c.h.log.Warn("MQTT connection lost; reconnecting", "err", err)
+			c.log.Warn("MQTT connection lost; reconnecting", "err", err)
 		}).
 		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
 			if f, ok := n.(paho.ConnectionNotificationFailed); ok && refused(f.Reason) {
@@ -102,7 +143,7 @@ func (c *control) options() *paho.ClientOptions {
 			}
 		})
 	if c.serving {
-		o.SetBinaryWill(topic.PresenceTopic(c.prefix, c.h.name), c.presence("offline"), 1, true)
+		o.SetBinaryWill(topic.PresenceTopic(c.prefix, c.name), c.presence("offline"), 1, true)
 	}
 	return o
 }
@@ -122,7 +163,7 @@ func (c *control) connect(ctx context.Context) error {
 	select {
 	case <-tok.Done():
 		if err := tok.Error(); err != nil {
-			return fmt.Errorf("connect to %s: %w", c.h.cfg.Broker.URL, err)
+			return fmt.Errorf("connect to %s: %w", c.cfg.Broker.URL, err)
 		}
 		// A controller that reacts to a result must find the
 		// command topic subscribed.
@@ -135,14 +176,15 @@ func (c *control) connect(ctx context.Context) error {
 		}
 	case err := <-c.refused:
 		c.client.Disconnect(0)
-		return fmt.Errorf("%s refused user %q: %w", c.h.cfg.Broker.URL, c.h.cfg.Broker.Username, err)
+		return fmt.Errorf("%s refused user %q: %w", c.cfg.Broker.URL, c.cfg.Broker.Username, err)
 	case <-ctx.Done():
 		c.client.Disconnect(0)
 		return ctx.Err()
 	}
 }
 
-// onConnect subscribes, one topic at a time as the MQTT runtime does, and
+// onConnect subscribes, one topic at a time as the MQTT runtime does (no
+// wildcards: the embedded broker's retained index races on them), and
 // announces the home.
 func (c *control) onConnect(cl paho.Client) {
 	defer func() {
@@ -157,84 +199,137 @@ func (c *control) onConnect(cl paho.Client) {
 	if !c.serving {
 		return
 	}
-	subs := []string{c.cmdTopic}
-	for _, n := range c.h.neighbours {
+	c.mu.Lock()
+	c.conns++
+	subs := append([]string{c.cmdTopic}, c.requestTopics...)
+	commands := len(subs)
+	for _, n := range c.neighbours {
 		subs = append(subs, topic.PresenceTopic(c.prefix, n))
 	}
-	for _, s := range subs {
+	neighbours := len(c.neighbours)
+	c.mu.Unlock()
+	for i, s := range subs {
 		handler := c.onPresence
-		if s == c.cmdTopic {
+		if i < commands {
 			handler = c.onCommand
 		}
 		tok := cl.Subscribe(s, 1, handler)
 		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			c.h.log.Warn("MQTT subscription failed", "topic", s, "err", tok.Error())
+			c.log.Warn("MQTT subscription failed", "topic", s, "err", tok.Error())
 			continue
 		}
 		if st := tok.(*paho.SubscribeToken).Result()[s]; st == 0x80 {
-			c.h.log.Warn("the broker refuses the subscription: check its access rules", "topic", s)
+			c.log.Warn("the broker refuses the subscription: check its access rules", "topic", s)
 		}
 	}
-	cl.Publish(topic.PresenceTopic(c.prefix, c.h.name), 1, true, c.presence("online"))
-	c.h.log.Info("MQTT connected", "broker", c.h.cfg.Broker.URL, "neighbours", len(c.h.neighbours))
+	cl.Publish(topic.PresenceTopic(c.prefix, c.name), 1, true, c.presence("online"))
+	c.log.Info("MQTT connected", "broker", c.cfg.Broker.URL, "neighbours", neighbours)
 }
 
-// roundCommand is the payload of <prefix>/cmd. Round may be a JSON string
-// or number.
+// request is a round to run: from a command, a home's request, the
+// schedule, SIGHUP or changed inputs.
+type request struct {
+	id string
+	// at is the instant the round plans from (a command's "at", a
+	// scheduled round's time); zero means the round's own start.
+	at time.Time
+	// from says what asked, for the log.
+	from string
+}
+
+// roundCommand is the payload of <prefix>/cmd and <prefix>/cmd/<home>.
+// Round may be a JSON string or number; At (RFC 3339) is the instant the
+// homes plan from, so that every home puts slot 0 at the same time; From
+// names the home that asks.
 type roundCommand struct {
 	Round json.RawMessage `json:"round"`
+	At    string          `json:"at,omitempty"`
+	From  string          `json:"from,omitempty"`
 }
 
 // parseCommand returns the round a command asks for.
-func parseCommand(b []byte) (string, error) {
+func parseCommand(b []byte) (request, error) {
 	if len(b) > 4096 {
-		return "", fmt.Errorf("command of %d bytes", len(b))
+		return request{}, fmt.Errorf("command of %d bytes", len(b))
 	}
 	var cmd roundCommand
 	// Unknown fields are allowed, for controllers newer than this agent.
 	d := json.NewDecoder(bytes.NewReader(b))
 	if err := d.Decode(&cmd); err != nil {
-		return "", fmt.Errorf("command: %w", err)
+		return request{}, fmt.Errorf("command: %w", err)
 	}
 	if d.More() {
-		return "", errors.New("command: trailing data")
+		return request{}, errors.New("command: trailing data")
 	}
 	var id string
 	if err := json.Unmarshal(cmd.Round, &id); err != nil {
 		var n json.Number
 		if err := json.Unmarshal(cmd.Round, &n); err != nil {
-			return "", errors.New(`command: want {"round": "ID"}`)
+			return request{}, errors.New(`command: want {"round": "ID"}`)
 		}
 		id = n.String()
 	}
 	if err := checkRoundID(id); err != nil {
-		return "", fmt.Errorf("command: %w", err)
+		return request{}, fmt.Errorf("command: %w", err)
 	}
-	return id, nil
+	req := request{id: id, from: "command"}
+	if cmd.At != "" {
+		at, err := time.Parse(time.RFC3339, cmd.At)
+		if err != nil {
+			return request{}, fmt.Errorf("command: at %q is not an RFC 3339 time", cmd.At)
+		}
+		req.at = at
+	}
+	if cmd.From != "" {
+		req.from = "home " + strconv.Quote(cmd.From)
+	}
+	return req, nil
 }
 
 // onCommand runs on paho's goroutine: it never blocks.
+//
+// A home's request (<prefix>/cmd/<home>) is retained, so that homes busy
+// with a round when it was sent find it when they reconnect. A retained
+// request is therefore run only when it is news: not one seen before on
+// its topic, and not one found at the process's first connection, which
+// predates the process — the round is over, or the home that asked waits
+// for a home that has since restarted and times out. Commands on
+// <prefix>/cmd are the controller's: run whenever they arrive (round ids
+// not run twice).
 func (c *control) onCommand(_ paho.Client, m paho.Message) {
-	id, err := parseCommand(m.Payload())
+	req, err := parseCommand(m.Payload())
 	if err != nil {
-		c.h.log.Warn("command ignored", "topic", m.Topic(), "err", err)
+		c.log.Warn("command ignored", "topic", m.Topic(), "err", err)
 		return
 	}
+	if m.Topic() != c.cmdTopic {
+		c.mu.Lock()
+		first, last := c.conns <= 1, c.seen[m.Topic()]
+		c.seen[m.Topic()] = req.id
+		c.mu.Unlock()
+		if m.Retained() && (first || last == req.id) {
+			c.log.Debug("earlier round request ignored", "topic", m.Topic(), "round", req.id)
+			return
+		}
+	}
 	select {
-	case c.cmds <- id:
-		c.h.log.Info("command received", "round", id)
+	case c.cmds <- req:
+		c.log.Info("command received", "round", req.id, "from", req.from)
 	default:
-		c.h.log.Warn("command ignored: too many queued", "round", id)
+		c.log.Warn("command ignored: too many queued", "round", req.id)
 	}
 }
 
 func (c *control) onPresence(_ paho.Client, m paho.Message) {
 	var pr presenceMsg
-	if len(m.Payload()) > 1024 || json.Unmarshal(m.Payload(), &pr) != nil || !slices.Contains(c.h.neighbours, pr.Agent) {
+	if len(m.Payload()) > 1024 || json.Unmarshal(m.Payload(), &pr) != nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !slices.Contains(c.neighbours, pr.Agent) {
+		return
+	}
 	was := c.online[pr.Agent]
 	now := pr.State == "online"
 	if was == now {
@@ -249,10 +344,10 @@ func (c *control) onPresence(_ paho.Client, m paho.Message) {
 	}
 	// Presence flips at every round (the round's clients leave), so
 	// changes are debug; having every neighbour present is news.
-	c.h.log.Debug("neighbour "+pr.State, "neighbour", pr.Agent, "present", strconv.Itoa(n)+"/"+strconv.Itoa(len(c.h.neighbours)))
-	if n == len(c.h.neighbours) && !c.allSeen {
+	c.log.Debug("neighbour "+pr.State, "neighbour", pr.Agent, "present", strconv.Itoa(n)+"/"+strconv.Itoa(len(c.neighbours)))
+	if n == len(c.neighbours) && !c.allSeen {
 		c.allSeen = true
-		c.h.log.Info("every neighbour present", "neighbours", c.h.neighbours)
+		c.log.Info("every neighbour present", "neighbours", c.neighbours)
 	}
 }
 
@@ -268,7 +363,7 @@ func (c *control) close() {
 	if c.client == nil || !c.client.IsConnectionOpen() {
 		return
 	}
-	c.client.Publish(topic.PresenceTopic(c.prefix, c.h.name), 1, true, c.presence("offline")).WaitTimeout(2 * time.Second)
+	c.client.Publish(topic.PresenceTopic(c.prefix, c.name), 1, true, c.presence("offline")).WaitTimeout(2 * time.Second)
 	c.client.Disconnect(250)
 }
 
@@ -282,30 +377,66 @@ func resultTopic(prefix, round, agent string) string {
 func (c *control) publishResult(ctx context.Context, round string, rep roundResult, err error) error {
 	if err != nil {
 		rep.Error = err.Error()
-		rep.V, rep.Round, rep.Agent = 1, round, c.h.name
+		rep.V, rep.Round, rep.Agent = 1, round, c.name
 	}
 	b, jerr := json.Marshal(rep)
 	if jerr != nil {
 		return jerr
 	}
-	tok := c.client.Publish(resultTopic(c.prefix, round, c.h.name), 1, true, b)
-	select {
-	case <-tok.Done():
-		return tok.Error()
-	case <-ctx.Done():
-		return ctx.Err()
+	return c.publish(ctx, []report.Publication{{Topic: resultTopic(c.prefix, round, c.name), Payload: b, Retained: true}})
+}
+
+// publish publishes pubs at QoS 1, in order, and waits for the broker to
+// acknowledge them all.
+func (c *control) publish(ctx context.Context, pubs []report.Publication) error {
+	toks := make([]paho.Token, len(pubs))
+	for i, p := range pubs {
+		toks[i] = c.client.Publish(p.Topic, 1, p.Retained, p.Payload)
 	}
+	for i, tok := range toks {
+		select {
+		case <-tok.Done():
+			if err := tok.Error(); err != nil {
+				return fmt.Errorf("publish %s: %w", pubs[i].Topic, err)
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// publishRequest asks every home for round req on the home's request
+// topic, retained (onCommand says why).
+func (c *control) publishRequest(ctx context.Context, req request) error {
+	id, err := json.Marshal(req.id)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(roundCommand{Round: id, At: req.at.Format(time.RFC3339), From: c.name})
+	if err != nil {
+		return err
+	}
+	tp := requestTopic(c.prefix, c.name)
+	c.mu.Lock()
+	c.seen[tp] = req.id
+	c.mu.Unlock()
+	return c.publish(ctx, []report.Publication{{Topic: tp, Payload: b, Retained: true}})
 }
 
 // publishResultOnce publishes a round's outcome on a connection of its
-// own (`hearth run --once`).
-func publishResultOnce(ctx context.Context, h *homeAgent, round string, rep roundResult, err error) error {
+// own (`hearth run --once`), and then plan (a home's plan, nil for
+// none).
+func publishResultOnce(ctx context.Context, h *homeAgent, round string, rep roundResult, err error, plan []report.Publication) error {
 	c := newControl(h, false)
 	if cerr := c.connect(ctx); cerr != nil {
 		return cerr
 	}
 	defer c.client.Disconnect(250)
-	return c.publishResult(ctx, round, rep, err)
+	if perr := c.publishResult(ctx, round, rep, err); perr != nil {
+		return perr
+	}
+	return c.publish(ctx, plan)
 }
 
 // recent remembers the last rounds run, so that a command repeated (a

@@ -76,10 +76,18 @@ type LoadPayload struct {
 // and the home's load, and with HomeAssistant set the retained discovery
 // configurations of one sensor per device and one for the home's load:
 //
-//	<prefix>/home/<home>/plan/<device>                        PlanPayload
-//	<prefix>/home/<home>/load                                 LoadPayload
-//	<discovery>/sensor/hearth_<home>_<device>/config          a sensor whose state is the current slot's action
-//	<discovery>/sensor/hearth_<home>_load/config              a power sensor (kW) of the current slot's planned draw
+//	<prefix>/home/<home>/plan/<device>                          PlanPayload
+//	<prefix>/home/<home>/load                                   LoadPayload
+//	<discovery>/sensor/<home>/hearth_<home>_<device>/config     a sensor whose state is the current slot's action
+//	<discovery>/sensor/<home>/hearth_<home>_load/config         a power sensor (kW) of the current slot's planned draw
+//
+// The discovery topics use Home Assistant's node_id form
+// (<component>/<node_id>/<object_id>/config) with the home's name as the
+// node id, because a broker's per-home rule can only match a whole topic
+// level (Mosquitto's "pattern write homeassistant/sensor/%u/#"): a home's
+// credentials then cover its own entities and no other home's. Home
+// Assistant allows only letters, digits, '_' and '-' in a node id, so
+// discovery refuses home names with '.'.
 //
 // The discovery payloads come first, so that Home Assistant has created
 // the entities when the retained states arrive. Names are topic-safe by
@@ -121,6 +129,9 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 		if !devices.ValidName(p.Home) {
 			return nil, fmt.Errorf("publish: home name %q cannot be a topic level", p.Home)
 		}
+		if o.HomeAssistant && strings.Contains(p.Home, ".") {
+			return nil, fmt.Errorf("publish: home name %q cannot be a Home Assistant node id (letters, digits, '_' and '-')", p.Home)
+		}
 		home := prefix + "/home/" + p.Home
 		for _, d := range p.Devices {
 			if !devices.ValidName(d.Device) {
@@ -143,7 +154,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 				id := "hearth_" + objectID(p.Home) + "_" + objectID(d.Device)
 				cfg := haSensor(p.Home, d.Device+" plan", id, topic, currentTemplate("action", "value_json.slots[0].action"))
 				cfg.Icon = "mdi:calendar-clock"
-				if err := add(&configs, disc+"/sensor/"+id+"/config", cfg); err != nil {
+				if err := add(&configs, DiscoveryTopic(disc, p.Home, id), cfg); err != nil {
 					return nil, err
 				}
 			}
@@ -165,12 +176,18 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 			id := "hearth_" + objectID(p.Home) + "_load"
 			cfg := haSensor(p.Home, "planned load", id, topic, currentTemplate("kw", "0"))
 			cfg.Unit, cfg.DeviceClass, cfg.StateClass, cfg.Icon = "kW", "power", "measurement", "mdi:transmission-tower"
-			if err := add(&configs, disc+"/sensor/"+id+"/config", cfg); err != nil {
+			if err := add(&configs, DiscoveryTopic(disc, p.Home, id), cfg); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return append(configs, states...), nil
+}
+
+// DiscoveryTopic is the Home Assistant discovery topic of a home's sensor
+// object id under the discovery prefix disc.
+func DiscoveryTopic(disc, home, objectID string) string {
+	return disc + "/sensor/" + home + "/" + objectID + "/config"
 }
 
 func add(out *[]Publication, topic string, v any) error {

@@ -373,10 +373,15 @@ func TestPublications(t *testing.T) {
 	if load.Slots[3].KW != alder.LoadKW[3] || load.PeakKW != alder.PeakKW {
 		t.Errorf("load %+v", load)
 	}
-	for _, id := range []string{"hearth_alder_ev", "hearth_alder_load", "hearth_dogwood_battery"} {
+	// Home Assistant's node_id form, the home's name a whole level.
+	for id, tp := range map[string]string{
+		"hearth_alder_ev":        "homeassistant/sensor/alder/hearth_alder_ev/config",
+		"hearth_alder_load":      "homeassistant/sensor/alder/hearth_alder_load/config",
+		"hearth_dogwood_battery": "homeassistant/sensor/dogwood/hearth_dogwood_battery/config",
+	} {
 		var cfg map[string]any
-		if err := json.Unmarshal(topics["homeassistant/sensor/"+id+"/config"], &cfg); err != nil {
-			t.Fatalf("%s: %v", id, err)
+		if err := json.Unmarshal(topics[tp], &cfg); err != nil {
+			t.Fatalf("%s: %v", tp, err)
 		}
 		for _, k := range []string{"name", "unique_id", "state_topic", "value_template", "json_attributes_topic", "device"} {
 			if _, ok := cfg[k]; !ok {
@@ -406,6 +411,14 @@ func TestPublicationErrors(t *testing.T) {
 	bad[0].Home = "a/b"
 	if _, err := Publications(f.n, bad, PublishOptions{}); err == nil {
 		t.Error("home name with '/' accepted")
+	}
+	// A '.' is a valid topic level but not a Home Assistant node id.
+	bad[0].Home = "alder.7"
+	if _, err := Publications(f.n, bad, PublishOptions{}); err != nil {
+		t.Errorf("home name with '.' refused without discovery: %v", err)
+	}
+	if _, err := Publications(f.n, bad, PublishOptions{Start: start, HomeAssistant: true}); err == nil {
+		t.Error("home name with '.' accepted as a Home Assistant node id")
 	}
 	pubs, err := Publications(f.n, f.homes.Schedules, PublishOptions{})
 	if err != nil {
