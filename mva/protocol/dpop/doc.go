@@ -9,10 +9,36 @@
 // where MVA_i is the agent's whole MVA table (one row per joint assignment
 // of its boundary variables B_i), the f are the functions between agents
 // for which i is the lowest agent of the scope in the pseudo-tree, and the
-// UTIL_c come from its children. All of B_i is projected out jointly with
-// package local's join-project kernel, whose argmin table is kept for the
-// VALUE phase. The protocol is complete: the result is optimal, and every
-// agent learns the optimum's cost.
+// UTIL_c come from its children. The protocol is complete: the result is
+// optimal, and every agent learns the optimum's cost.
+//
+// # Eliminating the boundary variables
+//
+// B_i is projected out with package local's join-project kernel, one
+// variable at a time (bucket elimination inside the agent), not in one join
+// over |B_i|+|sep| variables: that join costs |D(B_i)|·|D(sep)| entries,
+// which made DPOP slower under MVA than on the decomposition, where the
+// same variables are eliminated one per pseudo-agent. The MVA table couples
+// all of B_i, so every step's table holds the boundary variables not yet
+// eliminated plus the separator variables of the eliminated ones; the order
+// that minimises the total entries is found exactly, by dynamic programming
+// over subsets of B_i (up to 12 boundary variables and where the join is
+// large enough to repay it; greedily, cheapest step first, otherwise), and
+// a plan may end with a joint step over several
+// variables where that is cheaper. Joins under 4 096 entries are not split.
+// Every step, and the pre-merge of the small factors a step reads (see
+// premerge), runs through the Kernel, and every table is checked against
+// max_util_entries; single steps whose table would exceed it are not
+// planned, the joint elimination being always possible. The UTIL sent is
+// the same function as the joint elimination's: only its cost changes.
+//
+// The VALUE phase decodes B_i from the steps' argmin tables, last step
+// first (bucket elimination's back substitution): each step's output
+// variables are separator variables or variables of later steps, whose
+// values are then known. The argmin tables are kept until VALUE arrives,
+// one int32 per entry of every step's output. Ties go to the smallest
+// value of each step, so the assignment among equally good ones may
+// differ from the joint elimination's, never its cost.
 //
 // # Messages
 //
@@ -80,7 +106,7 @@
 // The root adds Problem.Offset, the constant part of the objective, to its
 // optimum, so that the reported cost is the true cost of the assignment.
 // An infeasible problem ends normally with cost +Inf and some assignment
-// (the kernel's argmin of all-Hard rows is the first row).
+// (the kernel's argmin of all-Hard rows is the first value).
 //
 // # Parameters
 //
@@ -93,7 +119,9 @@
 // # Metrics
 //
 // The agent is a sim.CheckCounter: its checks are the entries of its UTIL
-// join, |D(sep)| × |D(B_i)|, each being one sum of the joined functions at
-// one joint assignment, the unit DPOP's NCCC counts. The local solver's
+// joins, Σ over steps of output rows × eliminated assignments (at most
+// |D(sep)| × |D(B_i)|, the joint join's, plus a quarter for pre-merges),
+// each being one sum of the joined functions at one joint assignment, the
+// unit DPOP's NCCC counts. The local solver's
 // checks for filling the MVA table are counted by the runtime separately.
 package dpop

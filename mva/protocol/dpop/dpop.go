@@ -65,7 +65,7 @@ type Agent struct {
 	utilDone  bool
 	sep       []int // this agent's separator (UTIL output variables)
 	sepDims   []int
-	argmin    []int32 // per separator row: the best MVA row
+	steps     []elimStep // the UTIL join-projects, kept for VALUE
 	checks    int64
 
 	// VALUE state.
@@ -218,7 +218,7 @@ func (a *Agent) Result() mva.AgentResult {
 	return mva.AgentResult{Boundary: slices.Clone(a.boundary), Cost: a.cost, Optimal: a.done}
 }
 
-// Checks returns the entries computed by the agent's UTIL join (see the
+// Checks returns the entries computed by the agent's UTIL joins (see the
 // package doc); it makes Agent a sim.CheckCounter.
 func (a *Agent) Checks() int64 { return a.checks }
 
