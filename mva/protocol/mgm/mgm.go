@@ -34,8 +34,19 @@
 //     is the best one seen.
 //   - The run ends after a fixed number of rounds (parameter "rounds",
 //     default 50); quiescence detection would need a global protocol.
+//   - The best response is computed by localsearch.Responder: by
+//     enumerating the MVA table when it has at most
+//     localsearch.EnumerateRows rows, otherwise by one exact local solve
+//     over all of the agent's variables with the external functions
+//     conditioned on the neighbours' values (a 4^12-row SHDS home cannot
+//     be enumerated). Both follow the tie rule above, so the run does not
+//     depend on the path. Parameter response = 1 forces enumeration,
+//     response = 2 the solve; response_entries bounds the solve's bucket
+//     elimination tables (past it, or at 0, DFBnB solves).
 //
-// Parameters: rounds (default 50, ≥ 0), init (default 1).
+// Parameters: rounds (default 50, ≥ 0), init (default 1), response
+// (default 0, auto), response_entries (default
+// localsearch.DefaultResponseEntries).
 package mgm
 
 import (
@@ -75,6 +86,7 @@ const (
 type Agent struct {
 	node   *mva.Node
 	nb     *localsearch.Neighbourhood
+	resp   *localsearch.Responder
 	rng    *rand.Rand
 	init   localsearch.Init
 	rounds int
@@ -108,17 +120,25 @@ func New(n *mva.Node) (mva.Protocol, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mgm: %w", err)
 	}
+	resp, err := localsearch.NewResponder(n, nb, func(ctx context.Context, row int) (localsearch.Cost, error) {
+		return localsearch.RowCost(ctx, n.Local, row)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mgm: %w", err)
+	}
 	k := len(nb.Neighbours)
 	return &Agent{
-		node: n, nb: nb, rng: localsearch.NewRand(n.Seed), init: init, rounds: rounds,
+		node: n, nb: nb, resp: resp, rng: localsearch.NewRand(n.Seed), init: init, rounds: rounds,
 		b:      make([]int, len(nb.Domains)),
 		values: localsearch.NewMailbox[[]int](k, 1),
 		gains:  localsearch.NewMailbox[localsearch.Cost](k, 1),
 	}, nil
 }
 
-// Checks counts the external-function evaluations (sim.CheckCounter).
-func (a *Agent) Checks() int64 { return a.nb.Checks() }
+// Checks counts the external-function evaluations and the best-response
+// solver's checks (sim.CheckCounter); the local view's solver counts its
+// own.
+func (a *Agent) Checks() int64 { return a.nb.Checks() + a.resp.Checks() }
 
 // Done reports that the last round is over.
 func (a *Agent) Done() bool { return a.phase == finished }
@@ -133,10 +153,6 @@ func (a *Agent) boundary() []int {
 	b := make([]int, len(a.b))
 	a.nb.Decode(a.row, b)
 	return b
-}
-
-func (a *Agent) localCost(ctx context.Context, row int) (localsearch.Cost, error) {
-	return localsearch.RowCost(ctx, a.node.Local, row)
 }
 
 // Start picks the initial row and sends round 1's values.
@@ -201,7 +217,7 @@ func (a *Agent) progress(ctx context.Context, out []mva.Message) ([]mva.Message,
 			for j := range a.nb.Neighbours {
 				a.nb.SetValues(j, a.values.Get(j), a.nb.Ctx)
 			}
-			best, gain, err := a.nb.BestMove(ctx, a.localCost, a.row, a.nb.Ctx)
+			best, gain, err := a.resp.BestMove(ctx, a.row, a.nb.Ctx)
 			if err != nil {
 				return nil, fmt.Errorf("mgm: agent %d: %w", a.node.ID, err)
 			}

@@ -40,6 +40,7 @@ const (
 type Agent struct {
 	node *mva.Node
 	nb   *localsearch.Neighbourhood
+	resp *localsearch.Responder
 	rng  *rand.Rand
 
 	rounds         int
@@ -113,6 +114,9 @@ func New(n *mva.Node) (mva.Protocol, error) {
 	if a.init, err = localsearch.InitParam(n, localsearch.InitRandom); err != nil {
 		return nil, fmt.Errorf("mgm2: %w", err)
 	}
+	if a.resp, err = localsearch.NewResponder(n, nb, a.localCost); err != nil {
+		return nil, fmt.Errorf("mgm2: %w", err)
+	}
 	k := len(nb.Neighbours)
 	a.b = make([]int, len(nb.Domains))
 	a.values = localsearch.NewMailbox[[]int](k, 1)
@@ -123,8 +127,10 @@ func New(n *mva.Node) (mva.Protocol, error) {
 	return a, nil
 }
 
-// Checks counts the external-function evaluations (sim.CheckCounter).
-func (a *Agent) Checks() int64 { return a.nb.Checks() }
+// Checks counts the external-function evaluations and the unilateral
+// best-response solver's checks (sim.CheckCounter); the local view's
+// solver counts its own.
+func (a *Agent) Checks() int64 { return a.nb.Checks() + a.resp.Checks() }
 
 // Done reports that the last round is over.
 func (a *Agent) Done() bool { return a.phase == finished }

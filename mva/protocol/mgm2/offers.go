@@ -17,7 +17,7 @@ func (a *Agent) offerWave(ctx context.Context, out []mva.Message) ([]mva.Message
 		a.nb.SetValues(j, a.values.Get(j), a.nb.Ctx)
 	}
 	var err error
-	a.uRow, a.uGain, err = a.nb.BestMove(ctx, a.localCost, a.row, a.nb.Ctx)
+	a.uRow, a.uGain, err = a.resp.BestMove(ctx, a.row, a.nb.Ctx)
 	if err != nil {
 		return nil, err
 	}

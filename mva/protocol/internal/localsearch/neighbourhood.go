@@ -32,14 +32,15 @@ type Neighbourhood struct {
 	// Ctx holds the latest known value of every context slot.
 	Ctx []int
 
-	lp     *mva.LocalProblem
-	rows   int
-	funcs  []extFunc
-	byVar  [][]int // own boundary index → funcs containing it
-	in     [][]int // neighbour position → its slots, by variable index
-	out    [][]int // neighbour position → own boundary indices it sees
-	slotOf []int   // slot → owner's neighbour position
-	checks int64
+	lp       *mva.LocalProblem
+	rows     int
+	slotVars []int // slot → problem variable
+	funcs    []extFunc
+	byVar    [][]int // own boundary index → funcs containing it
+	in       [][]int // neighbour position → its slots, by variable index
+	out      [][]int // neighbour position → own boundary indices it sees
+	slotOf   []int   // slot → owner's neighbour position
+	checks   int64
 }
 
 // ref is a scope position: an own boundary index or a context slot.
@@ -114,6 +115,7 @@ func New(n *mva.Node) (*Neighbourhood, error) {
 		nb.in[j] = append(nb.in[j], s)
 	}
 	nb.Ctx = make([]int, len(others))
+	nb.slotVars = others
 	own := make(map[int]int, len(sub.Boundary))
 	for k, v := range sub.Boundary {
 		own[v] = k

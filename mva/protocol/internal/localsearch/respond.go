@@ -1,0 +1,405 @@
+package localsearch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// Response is how an agent computes its unilateral best response
+// (parameter "response").
+type Response int
+
+const (
+	// ResponseAuto enumerates the MVA table when it has at most
+	// EnumerateRows rows and solves otherwise (the default).
+	ResponseAuto Response = iota
+	// ResponseEnumerate asks the local view for the cost of every row
+	// (Neighbourhood.BestMove): |D|^|B_i| row costs per response.
+	ResponseEnumerate
+	// ResponseSolve minimises over all of the agent's variables at once
+	// with one exact local solve of its own functions plus its external
+	// functions conditioned on the neighbours' values.
+	ResponseSolve
+)
+
+// EnumerateRows is the largest table ResponseAuto enumerates. Up to a few
+// thousand rows the row costs are cached table look-ups and enumeration is
+// cheaper than a solve; past it the number of rows (4^12 for an SHDS home)
+// makes enumeration hopeless while the solve's cost depends only on the
+// induced width of the agent's problem.
+const EnumerateRows = 4096
+
+// DefaultResponseEntries bounds the intermediate tables of the bucket
+// elimination that solves a response (parameter "response_entries",
+// 128 MiB of float64); past it, or with response_entries = 0, the
+// response is solved by DFBnB, whose memory is linear.
+const DefaultResponseEntries = 1 << 24
+
+// Responder computes an agent's unilateral best response, MGM's step 2:
+// the row minimising ℓ_i with the neighbours at their current values, and
+// the gain of moving there.
+//
+// Both paths follow one rule, so that a run does not depend on which one
+// ran: the current row is kept when no row is strictly cheaper; otherwise
+// the result is the lowest-index minimiser, and the costs and gain are
+// ℓ_i of the rows as the enumeration computes them (Neighbourhood.Ell:
+// the local view's row cost plus the external functions, as pairs).
+//
+// The solve path builds, once, a local problem over the agent's variables
+// (boundary and interior) whose "boundary", in the sense of
+// mva.LocalProblem, is the context: the neighbours' variables in the
+// agent's external functions and one mask selector per own boundary
+// variable. Its functions are the agent's own, the external ones and the
+// masks. One SolveRow with the context at the neighbours' values then
+// conditions every external function on them and minimises over all the
+// agent's variables: the boundary part of the minimiser is a best row.
+//
+// The lowest-index minimiser is recovered by restricting, boundary
+// variable by boundary variable in row order, the value below the current
+// candidate's (a mask selector turns a unary 0/Hard factor on) and solving
+// again while the optimum stays the same: a lexicographically smaller
+// minimiser must differ first at some variable with a smaller value. The
+// masks add exact zeros to the allowed assignments, so the solver
+// evaluates every assignment with the same float operations in every
+// restricted solve and "the optimum stays the same" is an exact test.
+// These solves run only when the current row is not a minimiser. The
+// solver's floats and ℓ_i's pairs sum in different orders; when that
+// rounding makes two rows compare differently (never with integer or
+// dyadic costs), the solve path's row can differ from the enumeration's
+// by the rounding error, and the current row is kept unless ℓ_i, as
+// pairs, says the solver's row is strictly cheaper, so MGM stays monotone.
+//
+// Hard constraints: the first solve has Hard entries as +Inf, so a finite
+// optimum is a row with no hard violation. When every row violates one
+// (the optimum is Hard), the response is solved again on a weighted
+// problem in which each violated external entry costs P, a power of two
+// larger than twice the largest possible soft sum, and a binary variable
+// z lets the agent give up its local functions for P (z = 1: they cost
+// nothing), which is how ℓ_i counts a row with no feasible completion:
+// one violation, no soft cost. P·violations + soft orders rows exactly as
+// the pairs do. When P would overflow (costs near the float range) the
+// response enumerates instead.
+type Responder struct {
+	nb      *Neighbourhood
+	local   LocalCost
+	solve   bool
+	entries int
+
+	soft     *responseProblem
+	weighted *responseProblem
+	// noPenalty is set when the weighted problem cannot be built
+	// (errNoPenalty): such responses enumerate.
+	noPenalty bool
+
+	solves int64
+}
+
+// responseProblem is a built response problem and its solver.
+type responseProblem struct {
+	solver mva.LocalSolver
+	slots  int   // context slots, the first entries of in
+	doms   []int // own boundary domains
+	in     []int // context slots, then one mask selector per own boundary variable
+	out    []int // own boundary values, own interior values, then z
+}
+
+// NewResponder returns the responder of the agent with neighbourhood nb
+// and local cost local (normally RowCost on n's view), reading parameters
+// "response" (0 auto, 1 enumerate, 2 solve; default auto) and
+// "response_entries" (bucket elimination's table bound; 0 means DFBnB).
+func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost) (*Responder, error) {
+	mode, err := Int(n, "response", int(ResponseAuto), int(ResponseAuto), int(ResponseSolve))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := Int(n, "response_entries", DefaultResponseEntries, 0, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	solve := Response(mode) == ResponseSolve || Response(mode) == ResponseAuto && nb.Rows() > EnumerateRows
+	return &Responder{nb: nb, local: local, solve: solve, entries: entries}, nil
+}
+
+// Solving reports whether BestMove solves (true) or enumerates.
+func (r *Responder) Solving() bool { return r.solve }
+
+// Solves returns the local solves run so far, restricted ones included.
+func (r *Responder) Solves() int64 { return r.solves }
+
+// Checks returns the constraint checks of the response solvers, the
+// agent's share of the NCCC metric beyond its local view's solver and
+// the external-function evaluations (Neighbourhood.Checks).
+func (r *Responder) Checks() int64 {
+	var c int64
+	for _, rp := range []*responseProblem{r.soft, r.weighted} {
+		if rp != nil {
+			c += rp.solver.Checks()
+		}
+	}
+	return c
+}
+
+// BestMove returns the best row with the neighbours at vals and the gain
+// of moving there from cur, under the rule of Responder.
+func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cost, error) {
+	if !r.solve {
+		return r.nb.BestMove(ctx, r.local, cur, vals)
+	}
+	curCost, err := r.nb.Ell(ctx, r.local, cur, vals)
+	if err != nil {
+		return 0, Cost{}, err
+	}
+	if r.soft == nil {
+		if r.soft, err = r.build(false); err != nil {
+			return 0, Cost{}, err
+		}
+	}
+	rp := r.soft
+	opt, err := r.run(ctx, rp, vals)
+	if err != nil {
+		return 0, Cost{}, err
+	}
+	if mva.IsHard(opt) {
+		if r.weighted == nil && !r.noPenalty {
+			r.weighted, err = r.build(true)
+			if errors.Is(err, errNoPenalty) {
+				r.noPenalty, err = true, nil
+			}
+			if err != nil {
+				return 0, Cost{}, err
+			}
+		}
+		if r.weighted == nil {
+			return r.nb.BestMove(ctx, r.local, cur, vals)
+		}
+		rp = r.weighted
+		if opt, err = r.run(ctx, rp, vals); err != nil {
+			return 0, Cost{}, err
+		}
+	}
+	nb := len(rp.doms)
+	first, err := r.nb.Ell(ctx, r.local, r.nb.Encode(rp.out[:nb]), vals)
+	if err != nil {
+		return 0, Cost{}, err
+	}
+	if !first.Less(curCost) {
+		return cur, Cost{}, nil
+	}
+	x, err := r.lexMin(ctx, rp, vals, opt)
+	if err != nil {
+		return 0, Cost{}, err
+	}
+	row := r.nb.Encode(x)
+	best, err := r.nb.Ell(ctx, r.local, row, vals)
+	if err != nil {
+		return 0, Cost{}, err
+	}
+	if !best.Less(curCost) {
+		return cur, Cost{}, nil
+	}
+	return row, curCost.Sub(best), nil
+}
+
+// run solves rp with the context at vals and the masks as they are.
+func (r *Responder) run(ctx context.Context, rp *responseProblem, vals []int) (float64, error) {
+	copy(rp.in[:rp.slots], vals)
+	r.solves++
+	c, err := rp.solver.SolveRow(ctx, rp.in, rp.out)
+	if err != nil {
+		return 0, fmt.Errorf("best response: %w", err)
+	}
+	return c, nil
+}
+
+// Mask selectors of a boundary variable with domain d: free, equal to v
+// (1+v), or below v (1+d+v).
+func maskEq(v int) int       { return 1 + v }
+func maskBelow(d, v int) int { return 1 + d + v }
+
+// lexMin returns the lowest-index minimiser, starting from the solver's
+// minimiser in rp.out of value opt.
+func (r *Responder) lexMin(ctx context.Context, rp *responseProblem, vals []int, opt float64) ([]int, error) {
+	masks := rp.in[rp.slots:]
+	defer clear(masks)
+	x := slices.Clone(rp.out[:len(rp.doms)])
+	for k, d := range rp.doms {
+		for x[k] > 0 {
+			masks[k] = maskBelow(d, x[k])
+			c, err := r.run(ctx, rp, vals)
+			if err != nil {
+				return nil, err
+			}
+			if c > opt || mva.IsHard(c) {
+				break
+			}
+			copy(x, rp.out[:len(x)])
+		}
+		masks[k] = maskEq(x[k])
+	}
+	return x, nil
+}
+
+// errNoPenalty reports that the weighted problem's penalty would not be
+// finite.
+var errNoPenalty = errors.New("costs too large for a finite hard-violation penalty")
+
+// build makes the response problem (weighted: Hard entries become
+// penalties, see Responder) and its solver.
+func (r *Responder) build(weighted bool) (*responseProblem, error) {
+	nb := r.nb
+	lp := nb.lp
+	p := lp.Problem
+	slots, own := len(nb.SlotDomains), lp.NB
+	base := slots + own
+	n := base + len(lp.Vars)
+	var penalty float64
+	useZ := false
+	if weighted {
+		var err error
+		if penalty, useZ, err = r.penalty(); err != nil {
+			return nil, err
+		}
+		if useZ {
+			n++
+		}
+	}
+	z := n - 1
+	q := &mva.Problem{Name: "best response", Variables: make([]mva.Variable, n), Agents: []mva.Agent{{Name: p.Agents[nb.ID].Name}}}
+	rlp := &mva.LocalProblem{Problem: q, Sub: lp.Sub, Vars: make([]int, n), Domains: make([]int, n), NB: base}
+	variable := func(k int, name string, d int) {
+		q.Variables[k] = mva.Variable{Name: name, Domain: make([]string, d)}
+		rlp.Vars[k], rlp.Domains[k] = k, d
+	}
+	for s, v := range nb.slotVars {
+		variable(s, p.Variables[v].Name, nb.SlotDomains[s])
+	}
+	for k := range own {
+		variable(slots+k, "mask of "+p.Variables[lp.Vars[k]].Name, 2*lp.Domains[k]+1)
+	}
+	for k, v := range lp.Vars {
+		variable(base+k, p.Variables[v].Name, lp.Domains[k])
+	}
+	if useZ {
+		variable(z, "local functions given up", 2)
+	}
+	for _, f := range lp.Funcs {
+		sc := make([]int, len(f.Scope), len(f.Scope)+1)
+		for i, k := range f.Scope {
+			sc[i] = base + k
+		}
+		costs := f.Costs
+		if useZ {
+			// z last, fastest: z = 0 keeps the entry, z = 1 costs nothing.
+			sc = append(sc, z)
+			costs = make([]float64, 2*len(f.Costs))
+			for i, c := range f.Costs {
+				costs[2*i] = c
+			}
+		}
+		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: sc, Costs: costs})
+	}
+	if useZ {
+		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: []int{z}, Costs: []float64{0, penalty}})
+	}
+	for i := range nb.funcs {
+		ef := &nb.funcs[i]
+		sc := make([]int, len(ef.scope))
+		for j, ref := range ef.scope {
+			if ref.own {
+				sc[j] = base + ref.idx
+			} else {
+				sc[j] = ref.idx
+			}
+		}
+		costs := ef.costs
+		if weighted {
+			costs = make([]float64, len(ef.costs))
+			for e, c := range ef.costs {
+				if mva.IsHard(c) {
+					c = penalty
+				}
+				costs[e] = c
+			}
+		}
+		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: sc, Costs: costs})
+	}
+	doms := slices.Clone(lp.Domains[:own])
+	for k, d := range doms {
+		costs := make([]float64, (2*d+1)*d)
+		for v := range d {
+			for u := range d {
+				if u != v {
+					costs[maskEq(v)*d+u] = mva.Hard
+				}
+				if u >= v {
+					costs[maskBelow(d, v)*d+u] = mva.Hard
+				}
+			}
+		}
+		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: []int{slots + k, base + k}, Costs: costs})
+	}
+	var s mva.LocalSolver
+	if r.entries > 0 {
+		be, err := local.NewBE(rlp, local.BEOptions{MaxEntries: r.entries})
+		switch {
+		case err == nil:
+			s = be
+		case !errors.Is(err, local.ErrTooLarge):
+			return nil, fmt.Errorf("best response: %w", err)
+		}
+	}
+	if s == nil {
+		s = local.NewDFBnB(rlp)
+	}
+	return &responseProblem{
+		solver: s, slots: slots, doms: doms,
+		in: make([]int, base), out: make([]int, n-base),
+	}, nil
+}
+
+// penalty returns the weighted problem's cost of a hard violation, a
+// power of two above twice the largest soft sum |ℓ_i| can reach (so that
+// one violation outweighs any soft difference), and whether the agent's
+// own functions have Hard entries (then the weighted problem needs z).
+func (r *Responder) penalty() (float64, bool, error) {
+	bound, localHard := 0.0, false
+	for _, f := range r.nb.lp.Funcs {
+		m, h := maxFinite(f.Costs)
+		bound += m
+		localHard = localHard || h
+	}
+	for i := range r.nb.funcs {
+		m, _ := maxFinite(r.nb.funcs[i].costs)
+		bound += m
+	}
+	if math.IsInf(2*bound+1, 0) {
+		return 0, false, errNoPenalty
+	}
+	_, exp := math.Frexp(2*bound + 1)
+	p := math.Ldexp(1, exp)
+	// H·P + soft must stay finite for every violation count H.
+	if math.IsInf(p*float64(len(r.nb.funcs)+2)+bound, 0) {
+		return 0, false, errNoPenalty
+	}
+	return p, localHard, nil
+}
+
+// maxFinite returns the largest |entry| among the finite entries of costs
+// and whether any entry is Hard.
+func maxFinite(costs []float64) (float64, bool) {
+	m, hard := 0.0, false
+	for _, c := range costs {
+		if mva.IsHard(c) {
+			hard = true
+			continue
+		}
+		m = max(m, math.Abs(c))
+	}
+	return m, hard
+}

@@ -1,0 +1,434 @@
+package localsearch_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
+	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch/lstest"
+)
+
+// responseInstance returns the problem of seed for the responder tests:
+// lstest's instances, and for every third seed one with larger agents
+// and many hard entries, so that some responses find every row violating
+// a hard entry (the weighted problem) and some agents have more rows.
+func responseInstance(seed int64) *mva.Problem {
+	if seed%3 != 0 {
+		return lstest.Instance(seed)
+	}
+	agents := 2 + int(seed%3)
+	return randprob.New(seed, randprob.Options{
+		Agents: agents, Vars: 3 * agents,
+		MinDomain: 2, MaxDomain: 3, MaxArity: 3,
+		Functions: 3 * agents, HardProb: 0.35,
+		IntCosts: seed%2 == 0, MaxCost: 10, Locality: 0.5,
+	})
+}
+
+// truthEll returns ℓ_i(row) computed from the problem alone: the brute
+// force optimum of the agent's own functions with its boundary at the
+// row, plus every function between the agent and others evaluated at the
+// global assignment assign (with the agent's boundary at the row).
+func truthEll(ctx context.Context, t *testing.T, n *mva.Node, bf mva.LocalSolver, assign []int, row int) localsearch.Cost {
+	t.Helper()
+	p := n.Problem()
+	lp := n.Local.LP
+	b := make([]int, lp.NB)
+	lp.DecodeRow(row, b)
+	in := make([]int, lp.NumInterior())
+	c, err := bf.SolveRow(ctx, b, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := localsearch.Of(c)
+	a := append([]int(nil), assign...)
+	for k, v := range n.Sub().Boundary {
+		a[v] = b[k]
+	}
+	for _, fi := range n.External {
+		f := &p.Functions[fi]
+		idx := 0
+		for _, v := range f.Scope {
+			idx = idx*p.DomainSize(v) + a[v]
+		}
+		total = total.Add(localsearch.Of(f.Costs[idx]))
+	}
+	return total
+}
+
+// TestResponderMatchesEnumeration checks, on hundreds of seeded small
+// problems, that the solve path's best move is the enumeration's and that
+// both are the truth computed by brute force from the problem: the
+// current row when no row is strictly cheaper, else the lowest-index
+// minimiser, and the gain ℓ(cur) − min ℓ. Integer-cost instances must
+// agree exactly; real-cost ones up to rounding.
+func TestResponderMatchesEnumeration(t *testing.T) {
+	ctx := context.Background()
+	seeds := int64(400)
+	if testing.Short() {
+		seeds = 120
+	}
+	var cases, moved, hardBest, weighted, dfbnb int
+	for seed := int64(1); seed <= seeds; seed++ {
+		p := responseInstance(seed)
+		solverName := []string{"dfbnb", "be"}[seed%2]
+		solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New(solverName, lp) }
+		nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), solver, false, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(uint64(seed), 2))
+		exact := seed%2 == 0
+		for _, n := range nodes {
+			nb, err := localsearch.New(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rowCost := func(ctx context.Context, row int) (localsearch.Cost, error) {
+				return localsearch.RowCost(ctx, n.Local, row)
+			}
+			n.Params = map[string]float64{"response": float64(localsearch.ResponseEnumerate)}
+			enum, err := localsearch.NewResponder(n, nb, rowCost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := float64(localsearch.DefaultResponseEntries)
+			if seed%4 == 1 {
+				entries = 0 // DFBnB
+			}
+			n.Params = map[string]float64{"response": float64(localsearch.ResponseSolve), "response_entries": entries}
+			solve, err := localsearch.NewResponder(n, nb, rowCost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if enum.Solving() || !solve.Solving() {
+				t.Fatal("response parameter ignored")
+			}
+			bf := local.NewBruteForce(n.Local.LP)
+			for draw := range 4 {
+				assign := make([]int, len(p.Variables))
+				for v := range assign {
+					assign[v] = rng.IntN(p.DomainSize(v))
+				}
+				for s, v := range nb.SlotVars() {
+					nb.Ctx[s] = assign[v]
+				}
+				cur := rng.IntN(nb.Rows())
+				// The truth, by the rule.
+				curCost := truthEll(ctx, t, n, bf, assign, cur)
+				want, wantCost := cur, curCost
+				for row := range nb.Rows() {
+					if c := truthEll(ctx, t, n, bf, assign, row); c.Less(wantCost) && (exact || !lstest.Same(c.Soft, wantCost.Soft) || c.Hard != wantCost.Hard) {
+						want, wantCost = row, c
+					}
+				}
+				wantGain := curCost.Sub(wantCost)
+				for _, tc := range []struct {
+					name string
+					r    *localsearch.Responder
+				}{{"enumerate", enum}, {"solve", solve}} {
+					row, gain, err := tc.r.BestMove(ctx, cur, nb.Ctx)
+					if err != nil {
+						t.Fatalf("seed %d agent %d: %s: %v", seed, n.ID, tc.name, err)
+					}
+					where := fmt.Sprintf("seed %d agent %d draw %d (%d rows, cur %d): %s", seed, n.ID, draw, nb.Rows(), cur, tc.name)
+					if exact {
+						if row != want || gain != wantGain {
+							t.Errorf("%s: row %d gain %v, want row %d gain %v", where, row, gain, want, wantGain)
+						}
+						continue
+					}
+					if gain.Hard != wantGain.Hard || !lstest.Same(gain.Soft, wantGain.Soft) {
+						t.Errorf("%s: gain %v, want %v", where, gain, wantGain)
+					}
+					if got := truthEll(ctx, t, n, bf, assign, row); got.Hard != wantCost.Hard || !lstest.Same(got.Soft, wantCost.Soft) {
+						t.Errorf("%s: row %d costs %v, the best %v", where, row, got, wantCost)
+					}
+				}
+				cases++
+				if want != cur {
+					moved++
+				}
+				if wantCost.Hard > 0 {
+					hardBest++
+				}
+			}
+			if solve.UsedWeighted() {
+				weighted++
+			}
+			if _, ok := solve.SolveSolver().(*local.DFBnB); ok {
+				dfbnb++
+			}
+		}
+	}
+	t.Logf("%d responses: %d moves, %d with every row violating a hard entry; %d agents used the weighted problem, %d solved by DFBnB",
+		cases, moved, hardBest, weighted, dfbnb)
+	// The test must exercise every branch it claims to check.
+	if moved < cases/4 || hardBest < 20 || weighted < 10 || dfbnb < 20 {
+		t.Errorf("too few cases exercised: %d moves, %d hard optima, %d weighted, %d dfbnb of %d", moved, hardBest, weighted, dfbnb, cases)
+	}
+}
+
+// chainHome is the large-boundary instance: agent 0 owns 12 boundary
+// variables b0..b11 with 4 values (4^12 = 16.7 M rows) chained by local
+// functions b_k–b_{k+1}, and an interior variable y hanging off b5;
+// agent 1 owns c0..c11, and external functions b_k–c_k couple them. With
+// c fixed the best response is a chain, which the test solves by dynamic
+// programming, independently of the solvers.
+type chainHome struct {
+	p     *mva.Problem
+	chain [][]float64 // chain[k][4*b+b'] = cost of b_k = b, b_{k+1} = b'
+	leaf  []float64   // leaf[3*b+y] = cost of b5 = b, y
+	ext   [][]float64 // ext[k][4*b+c] = cost of b_k = b, c_k = c
+}
+
+const chainLen, chainDom = 12, 4
+
+func newChainHome(seed uint64) *chainHome {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	h := &chainHome{p: &mva.Problem{Name: "chain", Agents: []mva.Agent{{Name: "home"}, {Name: "other"}}}}
+	dom := []string{"0", "1", "2", "3"}
+	for k := range chainLen {
+		h.p.Variables = append(h.p.Variables, mva.Variable{Name: fmt.Sprint("b", k), Domain: dom, Agent: 0})
+	}
+	h.p.Variables = append(h.p.Variables, mva.Variable{Name: "y", Domain: dom[:3], Agent: 0})
+	for k := range chainLen {
+		h.p.Variables = append(h.p.Variables, mva.Variable{Name: fmt.Sprint("c", k), Domain: dom, Agent: 1})
+	}
+	table := func(n int) []float64 {
+		t := make([]float64, n)
+		for i := range t {
+			t[i] = float64(rng.IntN(4)) // small integers: many ties
+			if rng.IntN(20) == 0 {
+				t[i] = mva.Hard
+			}
+		}
+		return t
+	}
+	for k := range chainLen - 1 {
+		c := table(chainDom * chainDom)
+		h.chain = append(h.chain, c)
+		h.p.Functions = append(h.p.Functions, mva.Function{Name: fmt.Sprint("chain", k), Scope: []int{k, k + 1}, Costs: c})
+	}
+	h.leaf = table(chainDom * 3)
+	h.p.Functions = append(h.p.Functions, mva.Function{Name: "leaf", Scope: []int{5, chainLen}, Costs: h.leaf})
+	for k := range chainLen {
+		c := table(chainDom * chainDom)
+		h.ext = append(h.ext, c)
+		h.p.Functions = append(h.p.Functions, mva.Function{Name: fmt.Sprint("ext", k), Scope: []int{k, chainLen + 1 + k}, Costs: c})
+	}
+	return h
+}
+
+// best returns, for the neighbour at c, the optimum of ℓ_0 (as a float:
+// Hard when infeasible) and its lexicographically smallest minimiser, by
+// backward dynamic programming along the chain and a forward pass.
+func (h *chainHome) best(c []int) (float64, []int) {
+	unary := make([][]float64, chainLen)
+	for k := range chainLen {
+		unary[k] = make([]float64, chainDom)
+		for b := range chainDom {
+			unary[k][b] = h.ext[k][chainDom*b+c[k]]
+			if k == 5 {
+				m := mva.Hard
+				for y := range 3 {
+					m = min(m, h.leaf[3*b+y])
+				}
+				unary[k][b] += m
+			}
+		}
+	}
+	v := make([][]float64, chainLen) // v[k][b]: best of b_k..b_11 given b_k = b
+	v[chainLen-1] = unary[chainLen-1]
+	for k := chainLen - 2; k >= 0; k-- {
+		v[k] = make([]float64, chainDom)
+		for b := range chainDom {
+			m := mva.Hard
+			for b2 := range chainDom {
+				m = min(m, h.chain[k][chainDom*b+b2]+v[k+1][b2])
+			}
+			v[k][b] = unary[k][b] + m
+		}
+	}
+	opt := min(v[0][0], v[0][1], v[0][2], v[0][3])
+	x := make([]int, chainLen)
+	for k := range chainLen {
+		// With b_0..b_{k-1} fixed optimally, the cheapest b_k.. cost is
+		// the minimum over b of cost(b); take the smallest b reaching it.
+		cost := func(b int) float64 {
+			if k == 0 {
+				return v[0][b]
+			}
+			return h.chain[k-1][chainDom*x[k-1]+b] + v[k][b]
+		}
+		target := min(cost(0), cost(1), cost(2), cost(3))
+		for b := range chainDom {
+			if cost(b) == target {
+				x[k] = b
+				break
+			}
+		}
+	}
+	return opt, x
+}
+
+// ell returns ℓ_0 of boundary x with the neighbour at c, as the protocols
+// count it: the row's local cost (the chain and the best y; one violation
+// when infeasible) plus each external function.
+func (h *chainHome) ell(x, c []int) localsearch.Cost {
+	loc := mva.Hard
+	for y := range 3 {
+		loc = min(loc, h.leaf[3*x[5]+y])
+	}
+	total := localsearch.Cost{}
+	for k := range chainLen {
+		total = total.Add(localsearch.Of(h.ext[k][chainDom*x[k]+c[k]]))
+		if k+1 < chainLen {
+			loc += h.chain[k][chainDom*x[k]+x[k+1]]
+		}
+	}
+	return total.Add(localsearch.Of(loc))
+}
+
+// TestResponderLargeBoundary checks that a response over 4^12 rows is
+// solved, quickly, to the optimum and lowest-index minimiser that dynamic
+// programming finds, with bucket elimination and with DFBnB.
+func TestResponderLargeBoundary(t *testing.T) {
+	ctx := context.Background()
+	var moves int
+	for seed := uint64(1); seed <= 6; seed++ {
+		h := newChainHome(seed)
+		solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) }
+		for _, entries := range []float64{localsearch.DefaultResponseEntries, 0} {
+			nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(h.p), solver, false, 1, map[string]float64{"response_entries": entries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := nodes[0]
+			nb, err := localsearch.New(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nb.Rows() != 1<<24 {
+				t.Fatalf("%d rows, want 4^12", nb.Rows())
+			}
+			r, err := localsearch.NewResponder(n, nb, func(ctx context.Context, row int) (localsearch.Cost, error) {
+				return localsearch.RowCost(ctx, n.Local, row)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Solving() {
+				t.Fatal("a 4^12-row table is enumerated by default")
+			}
+			rng := rand.New(rand.NewPCG(seed, 4))
+			start := time.Now()
+			for draw := range 5 {
+				c := make([]int, chainLen)
+				for k := range c {
+					c[k] = rng.IntN(chainDom)
+				}
+				// Slots are the neighbour's variables in increasing index:
+				// c0..c11.
+				copy(nb.Ctx, c)
+				cur := make([]int, chainLen)
+				for k := range cur {
+					cur[k] = rng.IntN(chainDom)
+				}
+				if draw == 4 {
+					_, cur = h.best(c) // a minimiser is kept
+				}
+				opt, lex := h.best(c)
+				if mva.IsHard(opt) {
+					continue // every row violates a hard entry: not this test's subject
+				}
+				curCost := h.ell(cur, c)
+				want, wantGain := nb.Encode(cur), localsearch.Cost{}
+				if optCost := localsearch.Of(opt); optCost.Less(curCost) {
+					want, wantGain = nb.Encode(lex), curCost.Sub(optCost)
+				}
+				row, gain, err := r.BestMove(ctx, nb.Encode(cur), nb.Ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if row != want || gain != wantGain {
+					t.Errorf("seed %d entries %v draw %d: row %d gain %v, want %d gain %v", seed, entries, draw, row, gain, want, wantGain)
+				}
+				if want != nb.Encode(cur) {
+					moves++
+				}
+			}
+			el := time.Since(start)
+			t.Logf("seed %d entries %v: 5 responses in %v, %d solves, %d checks", seed, entries, el, r.Solves(), r.Checks())
+			if el > 30*time.Second {
+				t.Errorf("seed %d: 5 responses over 4^12 rows took %v", seed, el)
+			}
+		}
+	}
+	if moves < 20 {
+		t.Errorf("only %d of 60 responses moved", moves)
+	}
+}
+
+// TestResponderHugeCosts checks the responses whose hard-violation
+// penalty would overflow (soft costs near the float range) while every
+// row violates a hard entry: they must still be the enumeration's.
+func TestResponderHugeCosts(t *testing.T) {
+	ctx := context.Background()
+	dom := []string{"0", "1", "2"}
+	h := mva.Hard
+	p := &mva.Problem{
+		Name:   "huge",
+		Agents: []mva.Agent{{Name: "a"}, {Name: "b"}},
+		Variables: []mva.Variable{
+			{Name: "x", Domain: dom, Agent: 0}, {Name: "y", Domain: dom, Agent: 0}, {Name: "z", Domain: dom, Agent: 1},
+		},
+		Functions: []mva.Function{
+			{Name: "local", Scope: []int{0, 1}, Costs: []float64{4e307, 1, 2, 3, h, 5, 1, 1, 0}},
+			// With z = 0 every x violates; with z = 1 only x = 2 does.
+			{Name: "ext", Scope: []int{0, 2}, Costs: []float64{h, 0, 1, h, 2, 0, h, h, 7}},
+		},
+	}
+	solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) }
+	nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), solver, false, 1, map[string]float64{"response": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodes[0]
+	nb, err := localsearch.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowCost := func(ctx context.Context, row int) (localsearch.Cost, error) {
+		return localsearch.RowCost(ctx, n.Local, row)
+	}
+	solve, err := localsearch.NewResponder(n, nb, rowCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for z := range 3 {
+		nb.Ctx[0] = z
+		for cur := range nb.Rows() {
+			want, wantGain, err := nb.BestMove(ctx, rowCost, cur, nb.Ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gain, err := solve.BestMove(ctx, cur, nb.Ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want || gain != wantGain {
+				t.Errorf("z = %d, cur %d: row %d gain %v, want row %d gain %v", z, cur, got, gain, want, wantGain)
+			}
+		}
+	}
+	if solve.UsedWeighted() {
+		t.Error("a weighted problem was built with a penalty past the float range")
+	}
+}
