@@ -100,7 +100,11 @@ type LocalView struct {
 // NewLocalView builds the view; with eager it fills the whole table now
 // (MVA-eager), otherwise rows are computed on first use (MVA-lazy).
 func NewLocalView(ctx context.Context, lp *LocalProblem, s LocalSolver, eager bool) (*LocalView, error) {
-	t, err := NewTable(lp)
+	newTable := NewLazyTable
+	if eager {
+		newTable = NewTable
+	}
+	t, err := newTable(lp)
 	if err != nil {
 		return nil, err
 	}

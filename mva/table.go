@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // LocalProblem is a subproblem re-indexed for local solvers, so that they
@@ -125,19 +126,37 @@ type TableSolver interface {
 
 // Table is an MVA table: for each boundary assignment (row), the best local
 // cost and the interior assignment achieving it. Lazy tables compute rows
-// on demand (Known); eager ones are filled up front.
+// on demand (Has); eager ones are filled up front.
+//
+// A table is dense (Costs, Assign and Known hold every row) or, for a lazy
+// table of more than DenseRows rows, sparse: only the rows computed so far
+// are stored. A home of the SHDS data set has 4^12 rows and dozens of
+// interior variables, gigabytes dense, of which a protocol run reads a few
+// thousand; the dense slices, though never touched, also counted toward
+// the garbage collector's heap goal, so that garbage was never collected.
 type Table struct {
 	Local *LocalProblem
-	// Costs holds one entry per row; Hard marks a row with no feasible
-	// completion.
+	// Costs holds one entry per row of a dense table; Hard marks a row
+	// with no feasible completion.
 	Costs []float64
-	// Assign holds NumInterior values per row.
+	// Assign holds NumInterior values per row of a dense table.
 	Assign []int32
-	// Known marks computed rows.
+	// Known marks the computed rows of a dense table.
 	Known []bool
+
+	rows int
+	// slot maps a computed row of a sparse table to its place in
+	// sCosts (and, times NumInterior, in sAssign); nil when dense.
+	slot    map[int]int
+	sCosts  []float64
+	sAssign []int32
 }
 
-// NewTable allocates an empty table for lp.
+// DenseRows is the largest lazy table stored densely.
+const DenseRows = 1 << 16
+
+// NewTable allocates an empty dense table for lp, as the solvers that fill
+// a whole table at once (TableSolver) need.
 func NewTable(lp *LocalProblem) (*Table, error) {
 	rows, err := lp.Rows()
 	if err != nil {
@@ -152,31 +171,115 @@ func NewTable(lp *LocalProblem) (*Table, error) {
 		Costs:  make([]float64, rows),
 		Assign: make([]int32, rows*ni),
 		Known:  make([]bool, rows),
+		rows:   rows,
 	}, nil
 }
 
-// Rows returns the number of rows.
-func (t *Table) Rows() int { return len(t.Costs) }
+// NewLazyTable allocates an empty table for rows computed on demand:
+// dense up to DenseRows rows, sparse beyond.
+func NewLazyTable(lp *LocalProblem) (*Table, error) {
+	rows, err := lp.Rows()
+	if err != nil {
+		return nil, err
+	}
+	if rows <= DenseRows {
+		return NewTable(lp)
+	}
+	return &Table{Local: lp, rows: rows, slot: map[int]int{}}, nil
+}
 
-// Interior returns the interior assignment of a row.
+// Rows returns the number of rows.
+func (t *Table) Rows() int { return t.rows }
+
+// Sparse reports whether only the computed rows are stored.
+func (t *Table) Sparse() bool { return t.slot != nil }
+
+// Has reports whether row has been computed.
+func (t *Table) Has(row int) bool {
+	if t.slot != nil {
+		_, ok := t.slot[row]
+		return ok
+	}
+	return t.Known[row]
+}
+
+// Complete reports whether every row has been computed.
+func (t *Table) Complete() bool {
+	if t.slot != nil {
+		return len(t.slot) == t.rows
+	}
+	return !slices.Contains(t.Known, false)
+}
+
+// Cost returns a computed row's cost.
+func (t *Table) Cost(row int) float64 {
+	if t.slot != nil {
+		return t.sCosts[t.slot[row]]
+	}
+	return t.Costs[row]
+}
+
+// Interior returns the interior assignment of a computed row (of any row
+// of a dense table).
 func (t *Table) Interior(row int) []int32 {
 	ni := t.Local.NumInterior()
+	if t.slot != nil {
+		k, ok := t.slot[row]
+		if !ok {
+			return nil
+		}
+		return t.sAssign[k*ni : (k+1)*ni]
+	}
 	return t.Assign[row*ni : (row+1)*ni]
 }
 
 // Set stores a solved row.
 func (t *Table) Set(row int, cost float64, interior []int) {
-	t.Costs[row] = cost
+	if t.slot != nil {
+		k, ok := t.slot[row]
+		if !ok {
+			k = len(t.sCosts)
+			t.slot[row] = k
+			t.sCosts = append(t.sCosts, 0)
+			t.sAssign = append(t.sAssign, make([]int32, t.Local.NumInterior())...)
+		}
+		t.sCosts[k] = cost
+	} else {
+		t.Costs[row] = cost
+		t.Known[row] = true
+	}
 	dst := t.Interior(row)
 	for i, v := range interior {
 		dst[i] = int32(v)
 	}
-	t.Known[row] = true
+}
+
+// densify turns a sparse table dense, keeping its computed rows, for the
+// solvers that fill whole tables.
+func (t *Table) densify() error {
+	if t.slot == nil {
+		return nil
+	}
+	d, err := NewTable(t.Local)
+	if err != nil {
+		return err
+	}
+	ni := t.Local.NumInterior()
+	for row, k := range t.slot {
+		d.Costs[row] = t.sCosts[k]
+		copy(d.Assign[row*ni:(row+1)*ni], t.sAssign[k*ni:(k+1)*ni])
+		d.Known[row] = true
+	}
+	*t = *d
+	return nil
 }
 
 // Fill computes every unknown row with s, or lets s fill the table at once
-// when it is a TableSolver.
+// when it is a TableSolver. A sparse table becomes dense.
 func (t *Table) Fill(ctx context.Context, s LocalSolver) error {
+	if err := t.densify(); err != nil {
+		return err
+	}
 	if ts, ok := s.(TableSolver); ok {
 		return ts.SolveTable(ctx, t)
 	}
@@ -200,7 +303,10 @@ func (t *Table) Fill(ctx context.Context, s LocalSolver) error {
 // Lookup returns a row, computing it with s first when the table is lazy
 // and the row unknown.
 func (t *Table) Lookup(ctx context.Context, s LocalSolver, row int) (float64, []int32, error) {
-	if !t.Known[row] {
+	if row < 0 || row >= t.rows {
+		return 0, nil, fmt.Errorf("MVA table row %d outside 0..%d", row, t.rows-1)
+	}
+	if !t.Has(row) {
 		lp := t.Local
 		b := make([]int, lp.NB)
 		in := make([]int, lp.NumInterior())
@@ -211,5 +317,5 @@ func (t *Table) Lookup(ctx context.Context, s LocalSolver, row int) (float64, []
 		}
 		t.Set(row, c, in)
 	}
-	return t.Costs[row], t.Interior(row), nil
+	return t.Cost(row), t.Interior(row), nil
 }

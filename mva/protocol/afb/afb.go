@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -157,7 +156,7 @@ func New(n *mva.Node) (mva.Protocol, error) {
 		a.localShift += negShift(d.Problem.Functions[fi].Costs)
 	}
 	a.shift += a.localShift
-	if !slices.Contains(n.Local.Table.Known, false) {
+	if n.Local.Table.Complete() {
 		// Eager table: the local lower bound costs one scan.
 		if _, err := a.lowerBound(context.Background()); err != nil {
 			return nil, err

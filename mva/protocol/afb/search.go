@@ -223,7 +223,7 @@ func (a *agent) estimate(ctx context.Context, c *cpa) (float64, error) {
 				return 0, err
 			}
 		case estHybrid:
-			if a.n.Local.Table.Known[b] {
+			if a.n.Local.Table.Has(b) {
 				var err error
 				if rc, err = a.rowCost(ctx, b); err != nil {
 					return 0, err
