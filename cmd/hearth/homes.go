@@ -35,12 +35,26 @@ import (
 // `hearth run` over MQTT, all from the same Problem and options.
 
 // Solver choices for SHDS files, which carry none: D-Gibbs over the
-// per-slot levels with exact bucket elimination for the MVA rows. The
-// full-mesh SHDS instances are for the sampling and local-search protocols
-// (DESIGN.md, "Homes"); MGM would enumerate every row of a 4^12-row table.
+// per-slot levels with exact bucket elimination for the MVA rows, unless
+// fitSHDS picks MGM. The full-mesh SHDS instances are for the sampling and
+// local-search protocols (DESIGN.md, "Homes").
 const (
 	shdsGlobal = "dgibbs"
 	shdsLocal  = "be"
+)
+
+// MGM is the SHDS default where it pays: its best responses (one exact
+// local solve of a home, localsearch.Responder) put the peak within a few
+// percent of the SH-MGM-style baseline where D-Gibbs leaves it 50–100%
+// above. But on the complete graphs of SHDS one home moves per round, so
+// it needs about two rounds per home, each of 2·n·(n−1) messages: past
+// shdsMGMHomes homes that is hours of MQTT traffic, and D-Gibbs, which
+// moves every home at once, stays the default.
+const (
+	shdsMGMHomes = 100
+	// responseEntries bounds the bucket elimination of one home's best
+	// response for MGM to be chosen (DFBnB past it is too slow).
+	responseEntries = 1 << 22
 )
 
 // maxEagerRows is the largest MVA table (rows of one home) an eager table
@@ -186,7 +200,30 @@ func (r *homeRun) fitSHDS(o homeOptions) error {
 		r.local = shdsWideLocal
 		r.notes = append(r.notes, fmt.Sprintf("some homes are too wide for fast bucket elimination: their MVA rows are sampled (local = %q)", shdsWideLocal))
 	}
+	homes := len(r.Problem().Agents)
+	if o.global == "" && !wide && homes <= shdsMGMHomes && r.fitsResponse() {
+		r.global = "mgm"
+		if _, set := r.params["rounds"]; !set {
+			r.params["rounds"] = float64(2 * homes)
+		}
+	}
 	return nil
+}
+
+// fitsResponse reports whether bucket elimination solves every home's
+// whole local problem (boundary included, as an MGM best response does)
+// with tables of at most responseEntries.
+func (r *homeRun) fitsResponse() bool {
+	p := r.Problem()
+	d := mva.Decompose(p)
+	for i := range d.Subs {
+		sub := d.Subs[i]
+		sub.Boundary, sub.Interior = nil, sub.Local
+		if _, err := local.NewBE(mva.NewLocalProblem(p, &sub), local.BEOptions{MaxEntries: responseEntries}); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func policy(o homeOptions) shds.Policy {
