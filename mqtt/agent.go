@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -60,7 +62,15 @@ type agent struct {
 	recv   *receiver
 	send   *sender
 
-	peers    []peerState
+	peers []peerState
+	// peersDone counts the peers whose latest status says done, so that
+	// finished is cheap until the run may be over.
+	peersDone int
+	// active lists, in increasing order, the peers this agent has sent to
+	// or delivered from: the links its status reports.
+	active []int
+	// acks are the acknowledgements sent to each peer, see sendAcks.
+	acks     []ackState
 	nonce    uint64
 	gen, ver uint64
 	echoed   uint64 // the highest version of our own status seen echoed
@@ -73,6 +83,12 @@ type agent struct {
 	started      bool
 	pending      []delivery // delivered before Start
 	scratch      []delivery
+	// statusPrefix is "<prefix>/<run>/status/"; latest and superseded
+	// are step's scratch space for coalescing statuses.
+	statusPrefix string
+	latest       map[string]struct{}
+	superseded   []bool
+	quiet        []status // finished's scratch space
 
 	lastPub      status
 	lastPubAt    time.Time
@@ -90,6 +106,13 @@ type peerState struct {
 	st   status
 }
 
+// ackState is what the agent last acknowledged to one peer.
+type ackState struct {
+	delivered uint64    // the count acknowledged
+	at        time.Time // when
+	again     bool      // acknowledge again, even if nothing new was delivered
+}
+
 func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 	name := cfg.Agents[cfg.Agent]
 	log := cfg.Logger.With("agent", name, "run", cfg.Run)
@@ -98,11 +121,14 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 		index:  map[string]int{},
 		layout: topic.Layout{Prefix: cfg.Prefix, Run: cfg.Run},
 		proto:  proto, log: log, ctr: &counters{},
-		recv:  newReceiver(len(cfg.Agents), cfg.Limits),
-		send:  newSender(len(cfg.Agents)),
-		peers: make([]peerState, len(cfg.Agents)),
-		nonce: rand.Uint64(),
+		recv:   newReceiver(len(cfg.Agents), cfg.Limits),
+		send:   newSender(len(cfg.Agents)),
+		peers:  make([]peerState, len(cfg.Agents)),
+		acks:   make([]ackState, len(cfg.Agents)),
+		nonce:  rand.Uint64(),
+		latest: map[string]struct{}{},
 	}
+	a.statusPrefix = a.layout.Prefix + "/" + a.layout.Run + "/" + topic.Status + "/"
 	for i, s := range cfg.Agents {
 		a.index[s] = i
 	}
@@ -143,7 +169,7 @@ func (a *agent) run(ctx context.Context) (err error) {
 			return fmt.Errorf("mqtt: agent %s: %w", a.name, ctx.Err())
 		case <-a.mbox.ready:
 		case now := <-tick.C:
-			a.onTick(now)
+			a.onTick(ctx, now)
 		}
 	}
 }
@@ -156,7 +182,11 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 	if overflow {
 		a.resyncWanted = true
 	}
-	for _, it := range items {
+	skip := a.coalesce(items)
+	for i, it := range items {
+		if skip[i] {
+			continue
+		}
 		if err := a.handle(ctx, it); err != nil {
 			return false, err
 		}
@@ -174,8 +204,35 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 		a.forcePub = true
 		a.log.Warn("asking peers to retransmit after dropping messages")
 	}
-	a.publishStatus(now, false)
+	a.sendAcks(now)
+	a.publishStatus(now)
 	return a.finished(), nil
+}
+
+// coalesce marks the statuses of items that a later status on the same
+// topic supersedes: a status is a snapshot, so only the newest of a batch
+// needs decoding (a stale copy that arrives last is still handled, see
+// onStatus). Under load, when statuses queue up faster than the agent
+// drains them, this keeps the cost of reading them proportional to the
+// agents that changed, not to the changes.
+func (a *agent) coalesce(items []item) []bool {
+	a.superseded = slices.Grow(a.superseded[:0], len(items))[:len(items)]
+	clear(a.superseded)
+	clear(a.latest)
+	for i := len(items) - 1; i >= 0; i-- {
+		it := &items[i]
+		if it.kind != itemMessage || !strings.HasPrefix(it.topic, a.statusPrefix) {
+			continue
+		}
+		a.ctr.statusesIn.Add(1)
+		if _, later := a.latest[it.topic]; later {
+			a.superseded[i] = true
+			a.ctr.statusesCoalesced.Add(1)
+			continue
+		}
+		a.latest[it.topic] = struct{}{}
+	}
+	return a.superseded
 }
 
 func (a *agent) handle(ctx context.Context, it item) error {
@@ -198,9 +255,9 @@ func (a *agent) handle(ctx context.Context, it item) error {
 	p := topic.Parse(a.cfg.Prefix, it.topic)
 	switch p.Kind {
 	case topic.InboxTopic:
-		return a.onEnvelope(ctx, p, it.payload)
+		return a.onEnvelope(ctx, it.topic, p, it.payload)
 	case topic.StatusTopic:
-		return a.onStatus(p, it.payload)
+		return a.onStatus(it.topic, p, it.payload)
 	case topic.PresenceTopicKind:
 		a.onPresence(p, it.payload)
 		return nil
@@ -209,19 +266,24 @@ func (a *agent) handle(ctx context.Context, it item) error {
 	return nil
 }
 
-func (a *agent) onEnvelope(ctx context.Context, p topic.Parsed, b []byte) error {
+// onEnvelope takes a payload received on inbox topic tp (parsed: p).
+func (a *agent) onEnvelope(ctx context.Context, tp string, p topic.Parsed, b []byte) error {
 	a.ctr.received.Add(1)
 	a.ctr.receivedBytes.Add(int64(len(b)))
 	from, known := a.index[p.From]
 	switch {
 	case p.Run != a.cfg.Run:
-		a.ctr.drop(a.log, DropWrongRun, "run", p.Run)
+		a.ctr.drop(a.log, DropWrongRun, "topic", tp, "run", p.Run)
 		return nil
 	case p.Agent != a.name:
 		a.ctr.drop(a.log, DropWrongReceiver, "to", p.Agent)
 		return nil
 	case !known || from == a.me:
 		a.ctr.drop(a.log, DropUnknownSender, "from", p.From)
+		return nil
+	}
+	if envelope.IsAck(b) {
+		a.onAck(from, b)
 		return nil
 	}
 	e, err := envelope.Decode(b, a.cfg.Limits.envelope())
@@ -255,16 +317,22 @@ func (a *agent) onEnvelope(ctx context.Context, p topic.Parsed, b []byte) error 
 	switch res {
 	case duplicate:
 		a.ctr.duplicates.Add(1)
+		// The sender retransmitted: it may have missed our
+		// acknowledgement.
+		a.acks[from].again = true
 	case dropped:
 		a.ctr.drop(a.log, reason, "from", p.From, "seq", e.Seq)
 		a.resyncWanted = true
 	}
 	a.scratch = out[:0]
+	if len(out) > 0 {
+		a.touch(from)
+	}
 	if len(out) > 0 && a.started {
 		// Acknowledge before stepping: a long Step (a large UTIL join)
 		// must not hold back the acknowledgement until the sender's
 		// retransmission timer fires.
-		a.publishStatus(time.Now(), true)
+		a.sendAcks(time.Now())
 	}
 	for _, d := range out {
 		if err := a.deliver(ctx, d); err != nil {
@@ -356,6 +424,7 @@ func (a *agent) sendMsg(m mva.Message) error {
 		sm.size += len(b)
 	}
 	l.next++
+	a.touch(m.To)
 	a.publishFrags(m.To, sm.frags)
 	a.send.add(m.To, sm)
 	size := int64(len(m.Kind) + len(m.Body))
@@ -366,6 +435,14 @@ func (a *agent) sendMsg(m mva.Message) error {
 		a.ctr.fragmented.Add(1)
 	}
 	return nil
+}
+
+// touch records that the link with peer j carries traffic, so that the
+// status reports its counters.
+func (a *agent) touch(j int) {
+	if k, found := slices.BinarySearch(a.active, j); !found {
+		a.active = slices.Insert(a.active, k, j)
+	}
 }
 
 func (a *agent) publishFrags(to int, frags [][]byte) {
@@ -394,7 +471,18 @@ func (a *agent) retransmit(to int, all bool, now time.Time) {
 	}
 }
 
-func (a *agent) onTick(now time.Time) {
+// replaceConnection reconnects on a goroutine of its own; a reconnection
+// that fails for good (the broker refuses the client) ends the run with
+// its error rather than leaving the agent waiting on no connection.
+func (a *agent) replaceConnection(ctx context.Context) {
+	go func() {
+		if err := a.tr.reconnect(ctx); err != nil && ctx.Err() == nil {
+			a.mbox.push(item{kind: itemFatal, err: fmt.Errorf("mqtt: agent %s: %w", a.name, err)})
+		}
+	}()
+}
+
+func (a *agent) onTick(ctx context.Context, now time.Time) {
 	if a.echoWant != 0 && now.After(a.echoDeadline) {
 		// Subscribed, yet our own status never came back: the broker
 		// lost track of this client (mochi v2.7.9 can, when a client id
@@ -403,13 +491,12 @@ func (a *agent) onTick(now time.Time) {
 		a.log.Warn("the broker delivers nothing on this connection (own status not echoed); reconnecting",
 			"waited", a.cfg.Timing.ConnectTimeout)
 		a.echoWant = 0
-		go a.tr.reconnect()
+		a.replaceConnection(ctx)
 	}
 	if a.started {
-		for j := range a.n {
-			if j != a.me {
-				a.retransmit(j, false, now)
-			}
+		// Only links this agent has sent on hold messages to resend.
+		for _, j := range a.active {
+			a.retransmit(j, false, now)
 		}
 	}
 	if !a.started && now.Sub(a.lastWaitLog) >= 5*time.Second {

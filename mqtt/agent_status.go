@@ -5,31 +5,39 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/hearth-dcop/hearth/mqtt/envelope"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
-// onStatus takes a status. The agent's own comes back to it and proves
-// that the broker delivers (see echoWant) and which copy it retains; a
-// peer's tells that it is present, acknowledges messages, asks for
-// retransmissions (a new generation), reports a failure, and feeds the
-// termination check.
-func (a *agent) onStatus(p topic.Parsed, b []byte) error {
+// onStatus takes a status received on topic tp (parsed: p). The agent's
+// own comes back to it and proves that the broker delivers (see echoWant)
+// and which copy it retains; a peer's tells that it is present,
+// acknowledges messages, asks for retransmissions (a new generation),
+// reports a failure, and feeds the termination check.
+func (a *agent) onStatus(tp string, p topic.Parsed, b []byte) error {
 	j, known := a.index[p.Agent]
 	switch {
 	case p.Run != a.cfg.Run:
-		a.ctr.drop(a.log, DropWrongRun, "topic", a.layout.Status(p.Agent), "run", p.Run)
+		// A persistent session can still hold an earlier run's
+		// subscriptions: name the topic it came on, not ours.
+		a.ctr.drop(a.log, DropWrongRun, "topic", tp, "run", p.Run)
 		return nil
 	case !known:
-		a.ctr.drop(a.log, DropUnknownSender, "status of", p.Agent)
+		a.ctr.drop(a.log, DropUnknownSender, "topic", tp, "status of", p.Agent)
 		return nil
 	}
-	s, err := decodeStatus(b, p.Agent, a.cfg.Run, a.n)
+	s, err := decodeStatus(b, p.Agent, a.cfg.Run, j, a.n)
 	if err != nil {
-		a.ctr.drop(a.log, DropMalformed, "status of", p.Agent, "err", err)
+		reason := DropMalformed
+		if errors.Is(err, errStatusVersion) {
+			reason = DropVersion
+		}
+		a.ctr.drop(a.log, reason, "status of", p.Agent, "err", err)
 		return nil
 	}
 	if j == a.me {
@@ -61,16 +69,24 @@ func (a *agent) onStatus(p topic.Parsed, b []byte) error {
 	case ps.seen && s.Ver <= ps.st.Ver:
 		return nil // an older copy
 	}
+	if ps.seen && ps.st.State == stateDone {
+		a.peersDone--
+	}
+	if s.State == stateDone {
+		a.peersDone++
+	}
 	ps.seen, ps.st = true, s
 	if s.State == stateFailed {
 		return fmt.Errorf("mqtt: agent %s: %w: %s: %s", a.name, ErrPeerFailed, p.Agent, s.Error)
 	}
-	if !a.send.ack(j, s.Delivered[a.me]) {
+	if acked := s.link(a.me).Delivered; !a.send.ack(j, acked) {
 		a.log.Warn("status acknowledges messages never sent; ignored", "peer", p.Agent,
-			"acknowledged", s.Delivered[a.me], "sent", a.send.out[j].next)
+			"acknowledged", acked, "sent", a.send.out[j].next)
 	}
 	if newGen {
 		a.retransmit(j, true, time.Now())
+		// It may also have lost our acknowledgements.
+		a.acks[j].again = true
 	}
 	return nil
 }
@@ -110,39 +126,71 @@ func (a *agent) current() status {
 			state = stateDone
 		}
 	}
+	links := make([]linkCount, len(a.active))
+	for k, j := range a.active {
+		links[k] = linkCount{Peer: j, Sent: a.send.out[j].next, Delivered: a.recv.in[j].next}
+	}
 	return status{
 		V: statusVersion, Agent: a.name, Run: a.cfg.Run, Nonce: a.nonce, Gen: a.gen,
-		State: state, Sent: a.send.sent(), Delivered: a.recv.delivered(),
+		State: state, N: a.n, Links: links,
 	}
 }
 
 func sameStatus(x, y status) bool {
-	return x.Gen == y.Gen && x.State == y.State && x.Error == y.Error &&
-		slices.Equal(x.Sent, y.Sent) && slices.Equal(x.Delivered, y.Delivered)
+	return x.Gen == y.Gen && x.State == y.State && x.Error == y.Error && slices.Equal(x.Links, y.Links)
+}
+
+// worthTelling reports whether cur tells the other agents something the
+// last published status did not: a generation, a state, an error, or, for
+// a done agent, new counters (the termination check reads them). New
+// counters of a running agent are acknowledgements, which go to the peers
+// concerned (sendAcks): every agent reads every status, so a status per
+// acknowledgement would cost the run n² deliveries per status interval.
+func worthTelling(cur, last status) bool {
+	return cur.Gen != last.Gen || cur.State != last.State || cur.Error != last.Error ||
+		(cur.State == stateDone && !slices.Equal(cur.Links, last.Links))
+}
+
+// doneCoalesce is how long a done agent whose counters changed since its
+// last done status waits before publishing the next: a burst of late
+// messages then costs every agent of the run one status to read, not one
+// per message.
+const doneCoalesce = 2 * tickEvery
+
+// hold is how long after the previous status a changed status cur waits:
+// the termination check waits for a first done status, so it goes at
+// once; a later done one (new counters) waits doneCoalesce; anything else
+// (waiting→running, done→running) waits StatusInterval. Every agent reads
+// every status, so these bounds, with worthTelling, are what keeps status
+// traffic proportionate in a large run.
+func (a *agent) hold(cur status) time.Duration {
+	switch {
+	case cur.State != stateDone:
+		return a.cfg.Timing.StatusInterval
+	case a.lastPub.State == stateDone && a.lastPub.Gen == cur.Gen:
+		return min(doneCoalesce, a.cfg.Timing.StatusInterval)
+	}
+	return 0
 }
 
 // publishStatus publishes the status when it must: at once when forced
-// (a new generation) or when the agent is done, otherwise when it changed
-// and StatusInterval has passed. midBatch is set while messages accepted
-// by the link layer still wait for the protocol: the status then says
-// running, since done would claim they were processed.
-func (a *agent) publishStatus(now time.Time, midBatch bool) {
+// (a new generation), otherwise when it has something worth telling and
+// hold allows. It is called between batches, when the protocol has
+// processed everything delivered, so that done means done.
+func (a *agent) publishStatus(now time.Time) {
 	if !a.connected {
 		return
 	}
 	cur := a.current()
-	if midBatch && cur.State == stateDone {
-		cur.State = stateRunning
-	}
 	force := a.forcePub
-	if !force && sameStatus(cur, a.lastPub) {
+	if !force && !worthTelling(cur, a.lastPub) {
 		if tokenFailed(a.lastTok) {
 			force = true // publish the same status again
 		} else {
 			return
 		}
 	}
-	if !force && cur.State != stateDone && now.Sub(a.lastPubAt) < a.cfg.Timing.StatusInterval {
+	if !force && now.Sub(a.lastPubAt) < a.hold(cur) {
 		return
 	}
 	a.ver++
@@ -153,6 +201,75 @@ func (a *agent) publishStatus(now time.Time, midBatch bool) {
 	a.lastTok = a.tr.publish(a.layout.Status(a.name), true, cur.encode())
 	a.lastPub, a.lastPubAt, a.forcePub = cur, now, false
 	a.ctr.statuses.Add(1)
+	// Every peer reads the status: it acknowledges every link it lists.
+	for _, l := range cur.Links {
+		if k := &a.acks[l.Peer]; l.Delivered >= k.delivered {
+			k.delivered, k.again = l.Delivered, false
+		}
+	}
+}
+
+// sendAcks acknowledges, on each link with news (messages delivered since
+// the last acknowledgement, or a reason to repeat it), the messages
+// delivered so far, at most once per Timing.StatusInterval per link. The
+// acknowledgement goes to that peer alone (see envelope.Ack).
+func (a *agent) sendAcks(now time.Time) {
+	if !a.connected {
+		return
+	}
+	for _, j := range a.active {
+		k := &a.acks[j]
+		d := a.recv.in[j].next
+		if d == 0 || (d == k.delivered && !k.again) || now.Sub(k.at) < a.cfg.Timing.StatusInterval {
+			continue
+		}
+		ack := envelope.Ack{Run: a.cfg.Run, Sender: a.name, Receiver: a.cfg.Agents[j], Nonce: a.nonce, Delivered: d}
+		b, err := ack.Encode()
+		if err != nil {
+			continue // unreachable: resolve checked every name
+		}
+		a.tr.publish(a.layout.Inbox(a.cfg.Agents[j], a.name), false, b)
+		*k = ackState{delivered: d, at: now}
+		a.ctr.acks.Add(1)
+	}
+}
+
+// onAck takes an acknowledgement from peer j, received on j's topic to
+// this agent.
+func (a *agent) onAck(j int, b []byte) {
+	k, err := envelope.DecodeAck(b)
+	if err != nil {
+		reason := DropMalformed
+		switch {
+		case errors.Is(err, envelope.ErrVersion):
+			reason = DropVersion
+		case errors.Is(err, envelope.ErrTooLarge):
+			reason = DropTooLarge
+		}
+		a.ctr.drop(a.log, reason, "acknowledgement from", a.cfg.Agents[j], "err", err)
+		return
+	}
+	reason := ""
+	switch {
+	case k.Run != a.cfg.Run:
+		reason = DropWrongRun
+	case k.Sender != a.cfg.Agents[j]:
+		reason = DropSenderMismatch
+	case k.Receiver != a.name:
+		reason = DropWrongReceiver
+	case !a.peers[j].seen || k.Nonce != a.peers[j].st.Nonce:
+		// Another incarnation's: its counts are not this one's.
+		reason = DropStaleAck
+	}
+	if reason != "" {
+		a.ctr.drop(a.log, reason, "acknowledgement from", a.cfg.Agents[j], "sender", k.Sender, "run", k.Run)
+		return
+	}
+	a.ctr.acksIn.Add(1)
+	if !a.send.ack(j, k.Delivered) {
+		a.log.Warn("acknowledgement of messages never sent; ignored", "peer", a.cfg.Agents[j],
+			"acknowledged", k.Delivered, "sent", a.send.out[j].next)
+	}
 }
 
 // tokenFailed reports whether t completed with an error.
@@ -175,7 +292,7 @@ func (a *agent) finished() bool {
 	if !a.started || !a.proto.Done() || a.lastTok == nil {
 		return false
 	}
-	if a.lastPub.State != stateDone || !sameStatus(a.current(), a.lastPub) {
+	if a.peersDone < a.n-1 || a.lastPub.State != stateDone || !sameStatus(a.current(), a.lastPub) {
 		return false
 	}
 	select {
@@ -186,30 +303,34 @@ func (a *agent) finished() bool {
 	default:
 		return false
 	}
-	st := make([]status, a.n)
+	a.quiet = slices.Grow(a.quiet[:0], a.n)[:a.n]
 	for j := range a.n {
 		if j == a.me {
-			st[j] = a.lastPub
+			a.quiet[j] = a.lastPub
 			continue
 		}
-		if !a.peers[j].seen {
-			return false
-		}
-		st[j] = a.peers[j].st
+		a.quiet[j] = a.peers[j].st
 	}
-	return quiescent(st)
+	return quiescent(a.quiet)
 }
 
 // fail publishes a failed status, so that the other agents stop instead
-// of waiting for this one, and waits a little for it to leave.
+// of waiting for this one, and waits a little for it to leave. It does so
+// even when the agent fails before it announced its connection — a
+// restarted agent that finds its earlier incarnation's status, a refused
+// subscription —, since peers that saw an earlier status of this agent
+// (its previous incarnation's) would otherwise wait for it forever; the
+// status carries this incarnation's nonce, so no peer mistakes it for the
+// earlier one's. A peer's failure is not echoed: the failed agent said
+// so itself.
 func (a *agent) fail(err error, wait time.Duration) {
-	if !a.connected || errors.Is(err, ErrPeerFailed) {
+	if errors.Is(err, ErrPeerFailed) {
 		return
 	}
 	s := a.current()
 	s.State, s.Error = stateFailed, err.Error()
-	if len(s.Error) > 1000 {
-		s.Error = s.Error[:1000]
+	if len(s.Error) > maxStatusError {
+		s.Error = strings.ToValidUTF8(s.Error[:maxStatusError], "")
 	}
 	a.ver++
 	s.Ver = a.ver

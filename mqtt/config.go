@@ -111,9 +111,11 @@ type Timing struct {
 	// ReconnectMax caps the back-off between reconnection attempts.
 	// Default 10 s.
 	ReconnectMax time.Duration
-	// StatusInterval is how often a running agent republishes its status
-	// when its counters changed (the status doubles as the link-level
-	// acknowledgement). Default 1 s. A done agent publishes at once.
+	// StatusInterval is how often, at most, an agent acknowledges the
+	// messages it delivered on each link (to that link's sender alone),
+	// and the least time between two statuses of an agent that is not
+	// done. Default 1 s. A first done status, and a new generation, go at
+	// once.
 	StatusInterval time.Duration
 	// RetransmitAfter is how long a sender waits for a message's
 	// acknowledgement before publishing it again (then twice as long,
@@ -140,9 +142,10 @@ type Config struct {
 	Broker Broker
 	// Prefix is the topic prefix; empty means DefaultPrefix.
 	Prefix string
-	// Run names the run; it is a topic level and goes in every envelope.
-	// A run id must not be reused on a broker that still holds the
-	// retained statuses of an earlier run with that id.
+	// Run names the run; it is a topic level (topic.CheckRun: not
+	// presence, cmd or home) and goes in every envelope. A run id must
+	// not be reused on a broker that still holds the retained statuses
+	// of an earlier run with that id.
 	Run string
 	// Protocol names the protocol (e.g. "dpop"); envelopes of another
 	// protocol are dropped.
@@ -179,7 +182,7 @@ func (cfg AgentConfig) resolve() (AgentConfig, error) {
 	if err := topic.CheckPrefix(cfg.Prefix); err != nil {
 		return cfg, fmt.Errorf("mqtt: %w", err)
 	}
-	if err := topic.CheckName(cfg.Run); err != nil {
+	if err := topic.CheckRun(cfg.Run); err != nil {
 		return cfg, fmt.Errorf("mqtt: run id: %w", err)
 	}
 	if cfg.Protocol == "" {
@@ -190,7 +193,7 @@ func (cfg AgentConfig) resolve() (AgentConfig, error) {
 	}
 	seen := map[string]bool{}
 	for _, a := range cfg.Agents {
-		if err := topic.CheckName(a); err != nil {
+		if err := topic.CheckAgent(a); err != nil {
 			return cfg, fmt.Errorf("mqtt: agent name: %w", err)
 		}
 		if seen[a] {

@@ -1,8 +1,11 @@
 package mqtt
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -23,6 +26,9 @@ func TestConfigResolve(t *testing.T) {
 		"bad prefix":      func(c *AgentConfig) { c.Prefix = "a/#" },
 		"no run":          func(c *AgentConfig) { c.Run = "" },
 		"run with slash":  func(c *AgentConfig) { c.Run = "a/b" },
+		"reserved run":    func(c *AgentConfig) { c.Run = "cmd" },
+		"run named home":  func(c *AgentConfig) { c.Run = "home" },
+		"reserved agent":  func(c *AgentConfig) { c.Agents = []string{"a0", "status"} },
 		"no protocol":     func(c *AgentConfig) { c.Protocol = "" },
 		"no agents":       func(c *AgentConfig) { c.Agents = nil },
 		"bad agent name":  func(c *AgentConfig) { c.Agents = []string{"a0", "a+"} },
@@ -35,6 +41,8 @@ func TestConfigResolve(t *testing.T) {
 		edit(&c)
 		if _, err := c.resolve(); err == nil {
 			t.Errorf("%s: accepted", name)
+		} else if strings.HasPrefix(name, "reserved") && !errors.Is(err, topic.ErrReserved) {
+			t.Errorf("%s: %v does not say the name is reserved", name, err)
 		}
 	}
 }
@@ -49,6 +57,10 @@ func TestAgentNames(t *testing.T) {
 		t.Fatal(got)
 	}
 	p.Agents[1].Name = "home-1"
+	if got := AgentNames(p); got[1] != "a1" {
+		t.Fatal(got)
+	}
+	p.Agents[1].Name = "inbox" // reserved: see topic.CheckAgent
 	if got := AgentNames(p); got[1] != "a1" {
 		t.Fatal(got)
 	}

@@ -21,9 +21,19 @@
 // the subscriptions renewed in the OnConnect handler after every
 // connection, whatever the broker kept. Topics (package mqtt/topic):
 //
-//	<prefix>/<run>/inbox/<to>/<from>   envelopes; <to> subscribes to <prefix>/<run>/inbox/<to>/+
+//	<prefix>/<run>/inbox/<to>/<from>   envelopes and acknowledgements; <to> subscribes to <prefix>/<run>/inbox/<to>/+
 //	<prefix>/<run>/status/<agent>      retained status (JSON); every agent subscribes to each
 //	<prefix>/presence/<agent>          retained {"state":"online"}, last will "offline"; likewise
+//
+// The subscriptions go through paho's default handler, never a per-filter
+// callback: with one, paho adds a route per filter (2n+1 for an agent of
+// n), matches every message received against all of them and hands it to
+// each match, which made a 200-agent run several times slower.
+//
+// When an agent replaces its connection (its own status was not echoed,
+// see Starting), it retries with a back-off until it is connected again;
+// a broker that then refuses its credentials ends the run with that error
+// rather than leaving the agent waiting on no connection.
 //
 // paho's handlers only append the payload to the agent's mailbox and
 // return; one goroutine per agent does everything else, the protocol's
@@ -71,9 +81,13 @@
 // A broker may lose messages it acknowledged: an in-memory broker (the
 // embedded one included) that restarts forgets every session, queue and
 // retained message; a broker over its queue limits drops. So the runtime
-// acknowledges end to end. A status carries, per link, the number of
-// messages delivered; a sender keeps every message until the receiver's
-// status covers it. It publishes it again
+// acknowledges end to end, with the number of messages delivered in order
+// on a link. A running agent sends it to that link's sender alone, as an
+// acknowledgement (envelope.Ack) on the sender's inbox topic, at most once
+// per Timing.StatusInterval per link and only when it has news; every
+// status also carries it for every link the agent has used. A sender
+// keeps every message until an acknowledgement or a status covers it. It
+// publishes it again
 //
 //   - when the receiver asks: a status with a higher generation (Gen). An
 //     agent raises its generation after every connection, since paho does
@@ -84,9 +98,26 @@
 //     twice as long each time, up to 8×), which also covers a message lost
 //     without any reconnection.
 //
-// Receivers de-duplicate, so retransmitting too much costs only bandwidth.
-// A running agent republishes its status at most every
-// Timing.StatusInterval while its counters change.
+// Receivers de-duplicate, so retransmitting too much costs only bandwidth;
+// a duplicate, or a peer's new generation, makes the receiver acknowledge
+// that link again (its acknowledgement may be what was lost).
+//
+// # Status traffic
+//
+// Every agent reads every status, so what statuses hold and how often they
+// change decide how a run scales. A status (format version 2) carries the
+// counters of the links the agent has used, a sparse list, not one pair
+// per agent of the run: its size grows with the agent's degree. And an
+// agent publishes a status only when it tells the others something: a new
+// generation (at once), a state — waiting, running (at most every
+// Timing.StatusInterval), done (at once: the termination check waits for
+// it), failed —, or, once done, new counters (coalesced over 100 ms). A
+// running agent's acknowledgements go to the peers concerned only (see
+// above). Receivers decode only the newest status of each agent in a batch
+// of received messages. A status of another format version is dropped and
+// counted as bad_version. With 200 D-Gibbs agents this took the status
+// deliveries of a 100-iteration run from about a million to 120 000, and
+// its wall time from 407 s to 21 s (mqtt/README.md, Load).
 //
 // # Termination
 //
@@ -98,11 +129,19 @@
 // equals j's count delivered (quiescent proves this sound with statuses
 // taken at different times), and its own last status was acknowledged by
 // the broker (PUBACK), so that the others see it too. Then it
-// unsubscribes, publishes its presence offline and disconnects.
+// unsubscribes, publishes its presence offline and disconnects. Since the
+// proof holds for any one status per agent, a done agent that receives
+// another message need not say it is running again: a message delivered
+// after its done status means, by the same argument, that no set of
+// statuses including that one is quiescent, so the run waits for its next
+// done status.
 //
 // An agent that fails (its protocol's error, ctx ending, a refused
-// subscription) publishes a failed status; the others then stop with an
-// error wrapping ErrPeerFailed instead of waiting forever.
+// subscription, its own earlier incarnation's status found on the broker)
+// publishes a failed status, with its own nonce, even if it had not yet
+// announced its connection; the others then stop with an error (wrapping
+// ErrPeerFailed, or saying that the agent restarted) instead of waiting
+// forever for it or for its earlier incarnation.
 //
 // # Run ids
 //
@@ -110,5 +149,7 @@
 // a broker that still holds an earlier run's statuses is in most cases
 // detected (an agent sees a status of its own from another process, or a
 // peer's changes incarnation mid-run) and ends the run with an error;
-// RunGroup draws a fresh id when none is given.
+// RunGroup draws a fresh id when none is given. Run ids share the second
+// topic level with presence, cmd and home (`hearth run`'s topics), which
+// are therefore not valid run ids (topic.CheckRun).
 package mqtt

@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hearth-dcop/hearth/mqtt/envelope"
 )
 
 // FuzzReceive drives an agent's whole receive path (topic parsing,
-// envelope and status decoding, de-duplication, reassembly, reordering and
+// envelope, acknowledgement and status decoding, de-duplication, reassembly, reordering and
 // their bounds) with arbitrary sequences of payloads. Nothing may panic,
 // and the link layer's accounting must stay consistent.
 func FuzzReceive(f *testing.F) {
@@ -27,6 +29,8 @@ func FuzzReceive(f *testing.F) {
 	f.Add(stream(genTraffic(f, r, agents, []int{0, 2}, 3, 8), r))
 	f.Add(stream(genTraffic(f, r, agents, []int{2}, 4, 64), r))
 	f.Add([]byte{0x80, 3, 0, '{', '}', '!'})
+	ack, _ := (&envelope.Ack{Run: "r", Sender: "a0", Receiver: "a1", Nonce: 1, Delivered: 2}).Encode()
+	f.Add(append([]byte{0, byte(len(ack)), 0}, ack...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := AgentConfig{Config: Config{
 			Broker: Broker{URL: "tcp://127.0.0.1:1"}, Run: "r", Protocol: "p", Agents: agents, Logger: discard,

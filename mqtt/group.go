@@ -141,15 +141,16 @@ func NodeChecks(n *mva.Node, p mva.Protocol) func() int64 {
 	}
 }
 
-// AgentNames returns p's agent names when they can all be topic levels,
-// otherwise "a0", "a1", …, so that any instance file can run over MQTT.
+// AgentNames returns p's agent names when they can all be agent names on
+// MQTT (topic.CheckAgent), otherwise "a0", "a1", …, so that any instance
+// file can run over MQTT.
 func AgentNames(p *mva.Problem) []string {
 	names := make([]string, len(p.Agents))
 	seen := map[string]bool{}
 	ok := true
 	for i, a := range p.Agents {
 		names[i] = a.Name
-		ok = ok && topic.CheckName(a.Name) == nil && !seen[a.Name]
+		ok = ok && topic.CheckAgent(a.Name) == nil && !seen[a.Name]
 		seen[a.Name] = true
 	}
 	if !ok {

@@ -104,16 +104,6 @@ func (r *receiver) accept(from int, e *envelope.Envelope, out []delivery) ([]del
 	return out, accepted, ""
 }
 
-// delivered returns the number of messages released on each link, the
-// acknowledgement a status carries.
-func (r *receiver) delivered() []uint64 {
-	out := make([]uint64, len(r.in))
-	for i, l := range r.in {
-		out[i] = l.next
-	}
-	return out
-}
-
 // sender is the sending half: per receiver, the next sequence number and
 // the encoded envelopes of every message not yet acknowledged, kept for
 // retransmission.
@@ -184,15 +174,6 @@ func (s *sender) due(to int, all bool, now time.Time, first, maxWait time.Durati
 		}
 		m.sentAt = now
 		out = append(out, m)
-	}
-	return out
-}
-
-// sent returns the number of messages sent on each link.
-func (s *sender) sent() []uint64 {
-	out := make([]uint64, len(s.out))
-	for i, l := range s.out {
-		out[i] = l.next
 	}
 	return out
 }

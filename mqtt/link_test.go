@@ -125,7 +125,7 @@ func TestReceiverDedupReorder(t *testing.T) {
 		if rc.held != 0 || rc.reasm.Pending() != 0 || rc.reasm.Bytes() != 0 {
 			t.Fatalf("seed %d: state left: held %d, %d reassemblies", seed, rc.held, rc.reasm.Pending())
 		}
-		if d := rc.delivered(); d[0] != 8 || d[1] != 0 || d[2] != 8 || d[3] != 8 {
+		if d := []uint64{rc.in[0].next, rc.in[1].next, rc.in[2].next, rc.in[3].next}; d[0] != 8 || d[1] != 0 || d[2] != 8 || d[3] != 8 {
 			t.Fatalf("delivered counts %v", d)
 		}
 	}

@@ -19,9 +19,9 @@ type item struct {
 	topic   string
 	payload []byte
 	err     error
-	// control marks a small status or presence payload: like the
-	// control items, it is never refused, since nothing would send it
-	// again.
+	// control marks a small status, presence or acknowledgement
+	// payload: like the control items, it is never refused, since
+	// nothing would send it again.
 	control bool
 }
 
@@ -31,8 +31,9 @@ type item struct {
 // the limit a payload is dropped, counted, and the mailbox remembers it;
 // the agent then asks its peers to retransmit everything it has not
 // delivered (a resync), so the overflow policy never loses a protocol
-// message. Control items, statuses and presence are never refused: peers
-// publish them once, and they are small (see transport.onMessage).
+// message. Control items, statuses, presence and acknowledgements are
+// never refused: peers publish them once, and they are small (see
+// transport.onMessage).
 type mailbox struct {
 	mu       sync.Mutex
 	q        []item

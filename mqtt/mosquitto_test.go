@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,8 +60,9 @@ func freePort(t *testing.T) int {
 }
 
 // startMosquitto runs mosquitto on a free loopback port with password
-// authentication and the documented ACL, and returns its URL.
-func startMosquitto(t *testing.T, users []string) string {
+// authentication (user u's password is pw-u) and acl as its acl_file, and
+// returns its URL.
+func startMosquitto(t *testing.T, users []string, acl string) string {
 	t.Helper()
 	bin, passwd := lookMosquitto(t)
 	// mosquitto started as root drops to its own user: it must be able
@@ -82,13 +85,13 @@ func startMosquitto(t *testing.T, users []string) string {
 			t.Fatalf("mosquitto_passwd: %v: %s", err, out)
 		}
 	}
-	acl := filepath.Join(dir, "acl")
+	aclFile := filepath.Join(dir, "acl")
 	port := freePort(t)
 	conf := filepath.Join(dir, "mosquitto.conf")
 	files := map[string]string{
-		acl: broker.MosquittoACL("hearth"),
+		aclFile: acl,
 		conf: fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous false\npassword_file %s\nacl_file %s\n"+
-			"use_username_as_clientid true\npersistence false\nmax_queued_messages 100000\nmax_packet_size 1048576\n", port, pw, acl),
+			"use_username_as_clientid true\nset_tcp_nodelay true\npersistence false\nmax_queued_messages 100000\nmax_packet_size 1048576\n", port, pw, aclFile),
 	}
 	for name, text := range files {
 		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
@@ -143,11 +146,16 @@ func startMosquitto(t *testing.T, users []string) string {
 }
 
 // TestMosquitto runs the end-to-end DPOP test against Mosquitto with the
-// documented ACL file, every home on its own credentials.
+// documented ACL file, every home on its own credentials, then checks the
+// ACL's rules one by one.
 func TestMosquitto(t *testing.T) {
 	p := randomProblem(8, 4)
 	names := AgentNames(p)
-	url := startMosquitto(t, names)
+	// A controller, and a reader standing for Home Assistant's user,
+	// whose rule is the administrator's (see mqtt/README.md).
+	acl := broker.ACLOptions{Prefix: "hearth", Controllers: []string{"ctl"}}.MosquittoACL() +
+		"user ha\ntopic read homeassistant/#\n"
+	url := startMosquitto(t, append(slices.Clone(names), "ctl", "ha"), acl)
 	want := simTruth(t, p, nil)
 	cfg := GroupConfig{
 		Config:      Config{Broker: Broker{URL: url}, Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)},
@@ -160,6 +168,100 @@ func TestMosquitto(t *testing.T) {
 	checkSameAnswer(t, got, gr, want)
 
 	checkMosquittoACL(t, url)
+	checkMosquittoRunTopics(t, url)
+}
+
+// checkMosquittoRunTopics checks the ACL's rules for `hearth run`'s
+// topics by what Mosquitto delivers: a2 publishes, as itself and as a0,
+// on every kind of topic, the refused ones first; a1 (a home) and ha
+// (Home Assistant) must receive exactly what the rules allow, in each
+// publisher's order.
+func checkMosquittoRunTopics(t *testing.T, url string) {
+	t.Helper()
+	subs := map[string][]string{
+		"a1": {"hearth/cmd", "hearth/cmd/+", "hearth/+/result/+", "hearth/home/+/#", "homeassistant/#"},
+		"ha": {"homeassistant/#"},
+	}
+	got := map[string]chan string{}
+	for u, filters := range subs {
+		c, err := rawClient(url, u, u, "pw-"+u, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Disconnect(0)
+		ch := make(chan string, 32)
+		got[u] = ch
+		for _, f := range filters {
+			tok := c.Subscribe(f, 1, func(_ paho.Client, m paho.Message) { ch <- m.Topic() })
+			if !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+				t.Fatal(tok.Error())
+			}
+		}
+	}
+	pubs := []struct {
+		user, topic string
+		allowed     bool
+	}{
+		{"a2", "hearth/cmd", false}, // only a controller starts rounds
+		{"a2", "hearth/cmd/a0", false},
+		{"a2", "hearth/r1/result/a0", false},
+		{"a2", "hearth/home/a0/load", false},
+		{"a2", "hearth/home/a0/plan/boiler", false},
+		{"a2", "homeassistant/sensor/a0/a0_load/config", false},
+		{"ctl", "hearth/cmd/a0", false},
+		{"a2", "hearth/cmd/a2", true},
+		{"a2", "hearth/r1/result/a2", true},
+		{"a2", "hearth/home/a2/plan/boiler", true},
+		{"a2", "hearth/home/a2/load", true},
+		{"a2", "homeassistant/sensor/a2/a2_load/config", true},
+		{"ctl", "hearth/cmd", true},
+	}
+	clients := map[string]paho.Client{}
+	want := map[string][]string{}
+	for _, p := range pubs {
+		c := clients[p.user]
+		if c == nil {
+			var err error
+			if c, err = rawClient(url, p.user, p.user, "pw-"+p.user, ""); err != nil {
+				t.Fatal(err)
+			}
+			defer c.Disconnect(0)
+			clients[p.user] = c
+		}
+		mustPublish(t, c, 1, p.topic, []byte(p.topic))
+		if p.allowed {
+			reader := "a1"
+			if strings.HasPrefix(p.topic, "homeassistant/") {
+				reader = "ha"
+			}
+			want[reader] = append(want[reader], p.topic)
+		}
+	}
+	for u, topics := range want {
+		var recv []string
+		for len(recv) < len(topics) {
+			select {
+			case tp := <-got[u]:
+				recv = append(recv, tp)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s received %v, want %v", u, recv, topics)
+			}
+		}
+		slices.Sort(recv)
+		slices.Sort(topics)
+		if !slices.Equal(recv, topics) {
+			t.Errorf("%s received %v, want %v", u, recv, topics)
+		}
+	}
+	// Refused ones were published before, so they would have come first.
+	time.Sleep(100 * time.Millisecond)
+	for u, ch := range got {
+		select {
+		case tp := <-ch:
+			t.Errorf("%s received %s", u, tp)
+		default:
+		}
+	}
 }
 
 // checkMosquittoACL checks the documented ACL itself. Mosquitto grants a

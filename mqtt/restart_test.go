@@ -3,11 +3,15 @@ package mqtt
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
+
 	"github.com/hearth-dcop/hearth/mqtt/broker"
+	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
 	"github.com/hearth-dcop/hearth/mva/sim"
@@ -127,5 +131,115 @@ func TestAgentFailureStopsRun(t *testing.T) {
 	}
 	if len(gr.Stats) != 5 {
 		t.Fatalf("%d stats", len(gr.Stats))
+	}
+}
+
+// startSignal is a protocol that says when it starts and is never done.
+type startSignal struct {
+	recorder
+	started chan struct{}
+}
+
+func (s *startSignal) Start(context.Context) ([]mva.Message, error) {
+	close(s.started)
+	return nil, nil
+}
+
+// TestRestartedAgentStopsPeers: an agent restarted in the middle of a run
+// finds its earlier incarnation's status and stops before it announces
+// itself. It must still say that it failed: its peer started the protocol
+// on the earlier incarnation's status and would otherwise wait for it
+// forever.
+func TestRestartedAgentStopsPeers(t *testing.T) {
+	b := startBroker(t, broker.Config{})
+	names := []string{"a0", "a1"}
+	cfg := func(i int) AgentConfig {
+		return AgentConfig{Config: Config{
+			Broker: Broker{URL: b.URL()}, Run: "r", Protocol: "p", Agents: names, Timing: fastTiming, Logger: testLogger(t),
+		}, Agent: i}
+	}
+	// a1's earlier incarnation left its status, as a killed process does.
+	c, err := rawClient(b.URL(), "earlier-a1", "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := status{V: statusVersion, Agent: "a1", Run: "r", Nonce: 42, Gen: 1, Ver: 3, State: stateRunning, N: 2}
+	if tok := c.Publish(topic.Layout{Prefix: "hearth", Run: "r"}.Status("a1"), 1, true, earlier.encode()); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	c.Disconnect(0)
+
+	p0 := &startSignal{started: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := RunAgent(ctx, cfg(0), p0)
+		errc <- err
+	}()
+	select {
+	case <-p0.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a0 did not start on a1's earlier status")
+	}
+	_, _, err = RunAgent(testContext(t), cfg(1), &recorder{})
+	if err == nil || !strings.Contains(err.Error(), "another process") {
+		t.Fatalf("the restarted a1: %v", err)
+	}
+	select {
+	case err := <-errc:
+		if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "a1") {
+			t.Fatalf("a0 stopped with %v, want a1's failure", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a0 still waits for a1's earlier incarnation")
+	}
+}
+
+// TestFailBeforeAnnounced: an agent whose transport is connected but that
+// has not yet taken its connection in (a failure found among the first
+// messages, before the connection item) still publishes its failed
+// status, with its own nonce.
+func TestFailBeforeAnnounced(t *testing.T) {
+	b := startBroker(t, broker.Config{})
+	cfg, err := AgentConfig{Config: Config{
+		Broker: Broker{URL: b.URL()}, Run: "r", Protocol: "p", Agents: []string{"a0", "a1"}, Timing: fastTiming, Logger: testLogger(t),
+	}, Agent: 1}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(cfg, &recorder{})
+	if err := a.tr.connect(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer a.tr.close(time.Second)
+	if a.connected {
+		t.Fatal("the agent took its connection in without a step")
+	}
+	a.fail(errBoom, 5*time.Second)
+
+	c, err := rawClient(b.URL(), "watcher", "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(0)
+	got := make(chan []byte, 1)
+	tok := c.Subscribe(a.layout.Status("a1"), 1, func(_ paho.Client, m paho.Message) {
+		select {
+		case got <- m.Payload():
+		default:
+		}
+	})
+	if !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	select {
+	case b := <-got:
+		s, err := decodeStatus(b, "a1", "r", 1, 2)
+		if err != nil || s.State != stateFailed || s.Nonce != a.nonce || !strings.Contains(s.Error, "boom") {
+			t.Fatalf("retained status %+v, %v", s, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no status retained")
 	}
 }

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"strings"
 	"testing"
@@ -230,8 +231,7 @@ func TestACL(t *testing.T) {
 	}
 	l := topic.Layout{Prefix: "hearth", Run: "r"}
 	forgedA2 := env(t, func(e *envelope.Envelope) { e.Sender = "a2" })
-	failed := status{V: 1, Agent: "a1", Run: "r", State: stateFailed, Error: "forged",
-		Sent: []uint64{0, 0, 0}, Delivered: []uint64{0, 0, 0}}.encode()
+	failed := status{V: statusVersion, Agent: "a1", Run: "r", State: stateFailed, Error: "forged", N: 3}.encode()
 	// Refused publications: QoS 0, which the broker drops silently (at
 	// QoS 1 an MQTT 3.1.1 broker disconnects the client instead).
 	mustPublish(t, c, 0, l.Inbox("a1", "a2"), forgedA2)
@@ -275,8 +275,41 @@ func TestForcedReconnect(t *testing.T) {
 		Timing: fastTiming, Logger: testLogger(t),
 	}, Agent: 1})
 	before := a.ctr.statuses.Load()
-	a.tr.reconnect()
+	if err := a.tr.reconnect(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "the second connection", func() bool { return a.ctr.connects.Load() == 2 })
 	waitFor(t, "a new status", func() bool { return a.ctr.statuses.Load() > before })
 	checkAlive(t, errc)
+}
+
+// TestWrongRunLogsItsTopic: a payload of another run (a persistent session
+// can keep an earlier run's subscriptions) is dropped, and the log names
+// the topic it came on, not this run's.
+func TestWrongRunLogsItsTopic(t *testing.T) {
+	var logs logSink
+	cfg, err := AgentConfig{Config: Config{
+		Broker: Broker{URL: "tcp://127.0.0.1:1"}, Run: "r", Protocol: "p", Agents: []string{"a0", "a1"},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	}, Agent: 1}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(cfg, &recorder{})
+	old := topic.Layout{Prefix: "hearth", Run: "earlier"}
+	for _, tp := range []string{old.Status("a0"), old.Inbox("a1", "a0")} {
+		if err := a.handle(context.Background(), item{kind: itemMessage, topic: tp, payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+		logs.mu.Lock()
+		line := logs.buf.String()
+		logs.buf.Reset()
+		logs.mu.Unlock()
+		if !strings.Contains(line, "reason=wrong_run") || !strings.Contains(line, "topic="+tp+" ") {
+			t.Errorf("%s: logged %q", tp, line)
+		}
+	}
+	if n := a.ctr.snapshot("a1").Dropped[DropWrongRun]; n != 2 {
+		t.Errorf("%d wrong_run drops, want 2", n)
+	}
 }

@@ -23,6 +23,7 @@ const (
 	DropReassemblyLimit = "reassembly_limit" // over MaxReassemblies or MaxHeldBytes (recovered)
 	DropReorderLimit    = "reorder_limit"    // over MaxHeldBytes (recovered)
 	DropBadFragment     = "bad_fragment"     // fragments that contradict each other (recovered)
+	DropStaleAck        = "stale_ack"        // an acknowledgement from another incarnation of its sender
 )
 
 // Stats are one agent's transport counters.
@@ -61,6 +62,15 @@ type Stats struct {
 	Connects int64 `json:"connects"`
 	// Statuses counts status messages published.
 	Statuses int64 `json:"statuses"`
+	// StatusesIn counts the statuses received (every agent's, its own
+	// included); StatusesCoalesced those of them skipped because a newer
+	// one of the same agent arrived in the same batch.
+	StatusesIn        int64 `json:"statuses_in"`
+	StatusesCoalesced int64 `json:"statuses_coalesced"`
+	// Acks counts the acknowledgements published to single peers;
+	// AcksIn those received and taken.
+	Acks   int64 `json:"acks"`
+	AcksIn int64 `json:"acks_in"`
 	// MailboxPeak is the largest backlog of unprocessed payloads, bytes.
 	MailboxPeak int64 `json:"mailbox_peak"`
 	// NCCC is the agent's non-concurrent constraint checks at the end.
@@ -77,6 +87,7 @@ type counters struct {
 	envelopes, envelopeBytes, fragmented           atomic.Int64
 	retransmitted, resyncs, connects, statuses     atomic.Int64
 	mailboxPeak, nccc                              atomic.Int64
+	statusesIn, statusesCoalesced, acks, acksIn    atomic.Int64
 
 	mu      sync.Mutex
 	dropped map[string]int64
@@ -108,7 +119,9 @@ func (c *counters) snapshot(agent string) Stats {
 		Sent: c.sent.Load(), MessageBytes: c.messageBytes.Load(), MaxMessageBytes: c.maxMessageBytes.Load(),
 		Envelopes: c.envelopes.Load(), EnvelopeBytes: c.envelopeBytes.Load(), Fragmented: c.fragmented.Load(),
 		Retransmitted: c.retransmitted.Load(), Resyncs: c.resyncs.Load(), Connects: c.connects.Load(),
-		Statuses: c.statuses.Load(), MailboxPeak: c.mailboxPeak.Load(), NCCC: c.nccc.Load(),
+		Statuses: c.statuses.Load(), StatusesIn: c.statusesIn.Load(), StatusesCoalesced: c.statusesCoalesced.Load(),
+		Acks: c.acks.Load(), AcksIn: c.acksIn.Load(),
+		MailboxPeak: c.mailboxPeak.Load(), NCCC: c.nccc.Load(),
 	}
 }
 

@@ -22,78 +22,171 @@ const (
 //
 //   - presence in the run: an agent publishes one right after subscribing
 //     to its inbox, so a peer that has seen it may send to it;
-//   - acknowledgements: Delivered[j] is the number of messages from agent j
-//     delivered in order, so j can forget them; a new Gen asks every peer to
-//     retransmit what it has not acknowledged;
+//   - acknowledgements: a link's Delivered is the number of messages from
+//     that peer delivered in order, so the peer can forget them; a new Gen
+//     asks every peer to retransmit what it has not acknowledged;
 //   - termination: see quiescent.
+//
+// Every agent reads every status, so a status holds counters only for the
+// links the agent has used (Links), not one per agent of the run: its size
+// grows with the agent's degree, and the run's status traffic with n²·d
+// rather than n³.
 type status struct {
-	V     int    `json:"v"`
-	Agent string `json:"agent"`
-	Run   string `json:"run"`
+	V     int
+	Agent string
+	Run   string
 	// Nonce is drawn at random per RunAgent call, to tell a restarted
 	// agent (or an earlier run's leftover) from the one running.
-	Nonce uint64 `json:"nonce"`
+	Nonce uint64
 	// Gen goes up whenever the agent asks for a retransmission: after
 	// every connection (paho does not say whether the broker kept the
 	// session) and after dropping a message it will need.
-	Gen uint64 `json:"gen"`
+	Gen uint64
 	// Ver goes up with every status the agent publishes, so that an old
 	// copy redelivered after a newer one is recognised.
+	Ver   uint64
+	State string
+	Error string
+	// N is the number of agents of the run, which peer indices refer to.
+	N int
+	// Links are the counters of every link with traffic in either
+	// direction, by increasing peer index; a link not listed has sent and
+	// delivered nothing.
+	Links []linkCount
+}
+
+// linkCount is one link's counters in a status: messages sent to Peer,
+// and messages from Peer delivered in order.
+type linkCount struct {
+	Peer            int
+	Sent, Delivered uint64
+}
+
+// link returns the counters of the link with agent j (zero when the
+// status does not list it).
+func (s *status) link(j int) linkCount {
+	k, ok := slices.BinarySearchFunc(s.Links, j, func(l linkCount, j int) int { return l.Peer - j })
+	if !ok {
+		return linkCount{Peer: j}
+	}
+	return s.Links[k]
+}
+
+// statusVersion is the status format written and read. Version 1 carried
+// dense per-agent counter arrays; version 2 carries the sparse links.
+const statusVersion = 2
+
+// presenceVersion is the presence payload's format, unchanged since 1.
+const presenceVersion = 1
+
+// errStatusVersion is wrapped by decodeStatus's error for a status of
+// another format version (an agent of another build), which receivers
+// count apart from malformed ones.
+var errStatusVersion = errors.New("unsupported status version")
+
+// wireStatus is status as JSON: the links as three parallel arrays, which
+// stay short and readable ("peers":[3,17],"sent":[5,0],"delivered":[4,2]).
+type wireStatus struct {
+	V         int      `json:"v"`
+	Agent     string   `json:"agent"`
+	Run       string   `json:"run"`
+	Nonce     uint64   `json:"nonce"`
+	Gen       uint64   `json:"gen"`
 	Ver       uint64   `json:"ver"`
 	State     string   `json:"state"`
 	Error     string   `json:"error,omitempty"`
+	N         int      `json:"n"`
+	Peers     []int    `json:"peers"`
 	Sent      []uint64 `json:"sent"`
 	Delivered []uint64 `json:"delivered"`
 }
 
-const statusVersion = 1
+// maxStatusBytes bounds a status payload: a header, and a few numbers per
+// link, of which an agent has at most one per other agent.
+func maxStatusBytes(agents int) int { return 2048 + 64*agents }
 
-// maxStatusBytes bounds a status payload: a few numbers per agent.
-func maxStatusBytes(agents int) int { return 1024 + 48*agents }
+// maxStatusError bounds a failed status's error text.
+const maxStatusError = 1024
 
 func (s status) encode() []byte {
-	b, err := json.Marshal(s)
+	w := wireStatus{
+		V: s.V, Agent: s.Agent, Run: s.Run, Nonce: s.Nonce, Gen: s.Gen, Ver: s.Ver,
+		State: s.State, Error: s.Error, N: s.N,
+		Peers: make([]int, len(s.Links)), Sent: make([]uint64, len(s.Links)), Delivered: make([]uint64, len(s.Links)),
+	}
+	for i, l := range s.Links {
+		w.Peers[i], w.Sent[i], w.Delivered[i] = l.Peer, l.Sent, l.Delivered
+	}
+	b, err := json.Marshal(w)
 	if err != nil {
 		panic(err) // unreachable: the struct has only plain fields
 	}
 	return b
 }
 
-// decodeStatus parses and validates the status of agent for run, among n
-// agents.
-func decodeStatus(b []byte, agent, run string, n int) (status, error) {
-	var s status
+// decodeStatus parses and validates the status of agent (index self) for
+// run, among n agents. A status of another format version is refused with
+// an error wrapping errStatusVersion.
+func decodeStatus(b []byte, agent, run string, self, n int) (status, error) {
 	if len(b) > maxStatusBytes(n) {
-		return s, fmt.Errorf("status of %d bytes", len(b))
+		return status{}, fmt.Errorf("status of %d bytes", len(b))
 	}
+	var w wireStatus
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
-	if err := d.Decode(&s); err != nil {
-		return s, fmt.Errorf("status: %w", err)
+	err := d.Decode(&w)
+	if err == nil && d.More() {
+		err = errors.New("trailing data")
 	}
-	if d.More() {
-		return s, errors.New("status: trailing data")
+	if err != nil || w.V != statusVersion {
+		// Tell another version (whose fields may differ) from garbage.
+		var probe struct {
+			V int `json:"v"`
+		}
+		if json.Unmarshal(b, &probe) == nil && probe.V != statusVersion {
+			return status{}, fmt.Errorf("%w %d", errStatusVersion, probe.V)
+		}
+		if err == nil {
+			err = fmt.Errorf("version %d", w.V)
+		}
+		return status{}, fmt.Errorf("status: %w", err)
 	}
 	switch {
-	case s.V != statusVersion:
-		return s, fmt.Errorf("status version %d", s.V)
-	case s.Agent != agent:
-		return s, fmt.Errorf("status names agent %q on %q's topic", s.Agent, agent)
-	case s.Run != run:
-		return s, fmt.Errorf("status of run %q", s.Run)
-	case !slices.Contains([]string{stateWaiting, stateRunning, stateDone, stateFailed}, s.State):
-		return s, fmt.Errorf("status state %q", s.State)
-	case len(s.Sent) != n || len(s.Delivered) != n:
-		return s, fmt.Errorf("status with %d and %d counters for %d agents", len(s.Sent), len(s.Delivered), n)
-	case len(s.Error) > 1024:
-		return s, errors.New("status error text too long")
+	case w.Agent != agent:
+		return status{}, fmt.Errorf("status names agent %q on %q's topic", w.Agent, agent)
+	case w.Run != run:
+		return status{}, fmt.Errorf("status of run %q", w.Run)
+	case !slices.Contains([]string{stateWaiting, stateRunning, stateDone, stateFailed}, w.State):
+		return status{}, fmt.Errorf("status state %q", w.State)
+	case w.N != n:
+		return status{}, fmt.Errorf("status of a run of %d agents, not %d: the agents were given different lists", w.N, n)
+	case len(w.Peers) != len(w.Sent) || len(w.Peers) != len(w.Delivered):
+		return status{}, fmt.Errorf("status with %d peers, %d sent and %d delivered counters", len(w.Peers), len(w.Sent), len(w.Delivered))
+	case len(w.Error) > maxStatusError:
+		return status{}, errors.New("status error text too long")
+	}
+	s := status{V: w.V, Agent: w.Agent, Run: w.Run, Nonce: w.Nonce, Gen: w.Gen, Ver: w.Ver,
+		State: w.State, Error: w.Error, N: w.N}
+	if len(w.Peers) > 0 {
+		s.Links = make([]linkCount, len(w.Peers))
+	}
+	for i, p := range w.Peers {
+		switch {
+		case p < 0 || p >= n:
+			return status{}, fmt.Errorf("status names peer %d of %d agents", p, n)
+		case p == self:
+			return status{}, errors.New("status counts a link to the agent itself")
+		case i > 0 && p <= w.Peers[i-1]:
+			return status{}, errors.New("status peers not in increasing order")
+		}
+		s.Links[i] = linkCount{Peer: p, Sent: w.Sent[i], Delivered: w.Delivered[i]}
 	}
 	return s, nil
 }
 
-// quiescent reports whether the run is over given one status per agent:
-// every agent is done and, on every link i→j, i's Sent[j] equals j's
-// Delivered[i].
+// quiescent reports whether the run is over given one status per agent,
+// st[i] being agent i's: every agent is done and, on every link i→j, the
+// number of messages i sent to j equals the number j delivered from i.
 //
 // The statuses may have been taken at different times; one set suffices
 // because links are FIFO. Say agent i's status was taken at time t_i.
@@ -105,15 +198,23 @@ func decodeStatus(b []byte, agent, run string, n int) (status, error) {
 // its sender's status — an earlier such send, a contradiction. So no
 // message is sent after the statuses, all sent before were delivered, and
 // every agent stays done.
+//
+// Only links listed by either end are compared: a link neither lists
+// counts zero both ways. The cost is the total number of listed links,
+// times a logarithm.
 func quiescent(st []status) bool {
 	for _, s := range st {
-		if s.State != stateDone || len(s.Sent) != len(st) || len(s.Delivered) != len(st) {
+		if s.State != stateDone || s.N != len(st) {
 			return false
 		}
 	}
 	for i := range st {
-		for j := range st {
-			if st[i].Sent[j] != st[j].Delivered[i] {
+		for _, l := range st[i].Links {
+			if l.Peer < 0 || l.Peer >= len(st) {
+				return false
+			}
+			back := st[l.Peer].link(i)
+			if l.Sent != back.Delivered || l.Delivered != back.Sent {
 				return false
 			}
 		}
@@ -142,7 +243,7 @@ func decodePresence(b []byte, agent string) (presence, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return p, fmt.Errorf("presence: %w", err)
 	}
-	if p.V != statusVersion || p.Agent != agent || (p.State != "online" && p.State != "offline") {
+	if p.V != presenceVersion || p.Agent != agent || (p.State != "online" && p.State != "offline") {
 		return p, fmt.Errorf("presence %+v on %q's topic", p, agent)
 	}
 	return p, nil

@@ -1,14 +1,43 @@
 package mqtt
 
 import (
+	"errors"
 	"io"
 	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
 
+// st is a status in the dense form of format version 1 (a counter per
+// agent, zeros included), converted to the sparse links: the tests state
+// counters the way a reader thinks of them, and the conversion is the
+// independent truth the sparse form must agree with.
 func st(state string, sent, delivered []uint64) status {
-	return status{V: 1, State: state, Sent: sent, Delivered: delivered}
+	s := status{V: statusVersion, State: state, N: len(sent)}
+	for j := range sent {
+		if sent[j] != 0 || delivered[j] != 0 {
+			s.Links = append(s.Links, linkCount{Peer: j, Sent: sent[j], Delivered: delivered[j]})
+		}
+	}
+	return s
+}
+
+// denseQuiescent is quiescence by its definition over dense counters.
+func denseQuiescent(state []string, sent, delivered [][]uint64) bool {
+	for i := range state {
+		if state[i] != stateDone {
+			return false
+		}
+		for j := range state {
+			if sent[i][j] != delivered[j][i] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func TestQuiescent(t *testing.T) {
@@ -36,8 +65,16 @@ func TestQuiescent(t *testing.T) {
 			st(d, []uint64{0, 0, 1}, []uint64{0, 0, 0}),
 			st(d, []uint64{1, 0, 0}, []uint64{0, 2, 0}),
 		}, false},
-		{"wrong counter length", []status{
-			st(d, []uint64{0}, []uint64{0, 0}),
+		{"a link only its receiver lists", []status{
+			st(d, []uint64{0, 0}, []uint64{0, 0}),
+			st(d, []uint64{0, 0}, []uint64{1, 0}),
+		}, false},
+		{"a link only its sender lists", []status{
+			st(d, []uint64{0, 1}, []uint64{0, 0}),
+			st(d, []uint64{0, 0}, []uint64{0, 0}),
+		}, false},
+		{"another run size", []status{
+			st(d, []uint64{0}, []uint64{0}),
 			st(d, []uint64{0, 0}, []uint64{0, 0}),
 		}, false},
 	}
@@ -48,51 +85,132 @@ func TestQuiescent(t *testing.T) {
 	}
 }
 
+// TestQuiescentSparseMatchesDense draws random counters, most links idle
+// and most states done, and compares the sparse check with the definition.
+func TestQuiescentSparseMatchesDense(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	agree := map[bool]int{}
+	for range 5000 {
+		n := 1 + r.IntN(6)
+		state := make([]string, n)
+		sent, delivered := make([][]uint64, n), make([][]uint64, n)
+		for i := range n {
+			state[i] = stateDone
+			if r.IntN(10) == 0 {
+				state[i] = stateRunning
+			}
+			sent[i], delivered[i] = make([]uint64, n), make([]uint64, n)
+		}
+		for i := range n {
+			for j := range n {
+				if i == j || r.IntN(3) != 0 {
+					continue
+				}
+				c := uint64(r.IntN(4))
+				sent[i][j], delivered[j][i] = c, c
+				if r.IntN(8) == 0 { // a message in flight, or a stale count
+					delivered[j][i] = uint64(r.IntN(4))
+				}
+			}
+		}
+		sts := make([]status, n)
+		for i := range n {
+			sts[i] = st(state[i], sent[i], delivered[i])
+		}
+		want := denseQuiescent(state, sent, delivered)
+		if got := quiescent(sts); got != want {
+			t.Fatalf("%d agents, states %v, sent %v, delivered %v: got %v, want %v", n, state, sent, delivered, got, want)
+		}
+		agree[want]++
+	}
+	if agree[true] < 100 || agree[false] < 100 {
+		t.Fatalf("the draws hardly exercise one side: %v", agree)
+	}
+}
+
 func TestDecodeStatus(t *testing.T) {
-	good := status{V: 1, Agent: "a1", Run: "r", Nonce: 1 << 63, Gen: 2, Ver: 5, State: stateDone,
-		Sent: []uint64{1, 0, 2}, Delivered: []uint64{3, 0, 1}}
-	got, err := decodeStatus(good.encode(), "a1", "r", 3)
-	if err != nil || got.Nonce != good.Nonce || got.Delivered[0] != 3 {
+	good := status{V: statusVersion, Agent: "a1", Run: "r", Nonce: 1 << 63, Gen: 2, Ver: 5, State: stateDone, N: 3,
+		Links: []linkCount{{Peer: 0, Sent: 1, Delivered: 3}, {Peer: 2, Sent: 2, Delivered: 1}}}
+	got, err := decodeStatus(good.encode(), "a1", "r", 1, 3)
+	if err != nil || !reflect.DeepEqual(got, good) {
 		t.Fatalf("round trip: %+v %v", got, err)
 	}
+	if l := got.link(2); l.Sent != 2 || l.Delivered != 1 {
+		t.Fatalf("link 2: %+v", l)
+	}
+	if l := got.link(1); l != (linkCount{Peer: 1}) {
+		t.Fatalf("unlisted link: %+v", l)
+	}
+	waiting := status{V: statusVersion, Agent: "a1", Run: "r", State: stateWaiting, N: 3}
+	if b := waiting.encode(); !strings.Contains(string(b), `"peers":[]`) {
+		t.Errorf("an agent without links: %s", b)
+	} else if got, err := decodeStatus(b, "a1", "r", 1, 3); err != nil || len(got.Links) != 0 {
+		t.Errorf("an agent without links: %+v %v", got, err)
+	}
+	hdr := `"v":2,"agent":"a1","run":"r","state":"done","n":3`
 	bad := map[string]string{
-		"not json":       `{`,
-		"trailing":       string(good.encode()) + `{}`,
-		"unknown field":  `{"v":1,"agent":"a1","run":"r","state":"done","sent":[0,0,0],"delivered":[0,0,0],"x":1}`,
-		"version":        `{"v":2,"agent":"a1","run":"r","state":"done","sent":[0,0,0],"delivered":[0,0,0]}`,
-		"other agent":    `{"v":1,"agent":"a2","run":"r","state":"done","sent":[0,0,0],"delivered":[0,0,0]}`,
-		"other run":      `{"v":1,"agent":"a1","run":"q","state":"done","sent":[0,0,0],"delivered":[0,0,0]}`,
-		"state":          `{"v":1,"agent":"a1","run":"r","state":"asleep","sent":[0,0,0],"delivered":[0,0,0]}`,
-		"short counters": `{"v":1,"agent":"a1","run":"r","state":"done","sent":[0,0],"delivered":[0,0,0]}`,
-		"negative":       `{"v":1,"agent":"a1","run":"r","state":"done","sent":[-1,0,0],"delivered":[0,0,0]}`,
-		"huge":           `{"v":1,"agent":"a1","run":"r","state":"done","sent":[0,0,0],"delivered":[0,0,0],"error":"` + string(make([]byte, 5000)) + `"}`,
+		"not json":          `{`,
+		"trailing":          string(good.encode()) + `{}`,
+		"unknown field":     `{` + hdr + `,"peers":[],"sent":[],"delivered":[],"x":1}`,
+		"other agent":       `{"v":2,"agent":"a2","run":"r","state":"done","n":3,"peers":[],"sent":[],"delivered":[]}`,
+		"other run":         `{"v":2,"agent":"a1","run":"q","state":"done","n":3,"peers":[],"sent":[],"delivered":[]}`,
+		"state":             `{"v":2,"agent":"a1","run":"r","state":"asleep","n":3,"peers":[],"sent":[],"delivered":[]}`,
+		"other run size":    `{"v":2,"agent":"a1","run":"r","state":"done","n":4,"peers":[],"sent":[],"delivered":[]}`,
+		"short counters":    `{` + hdr + `,"peers":[0,2],"sent":[1],"delivered":[1,1]}`,
+		"peer out of range": `{` + hdr + `,"peers":[3],"sent":[1],"delivered":[1]}`,
+		"negative peer":     `{` + hdr + `,"peers":[-1],"sent":[1],"delivered":[1]}`,
+		"itself":            `{` + hdr + `,"peers":[1],"sent":[1],"delivered":[1]}`,
+		"peers unordered":   `{` + hdr + `,"peers":[2,0],"sent":[1,1],"delivered":[1,1]}`,
+		"peer twice":        `{` + hdr + `,"peers":[0,0],"sent":[1,1],"delivered":[1,1]}`,
+		"negative count":    `{` + hdr + `,"peers":[0],"sent":[-1],"delivered":[1]}`,
+		"huge":              `{` + hdr + `,"peers":[],"sent":[],"delivered":[],"error":"` + strings.Repeat("x", 5000) + `"}`,
+		"error too long":    `{` + hdr + `,"peers":[],"sent":[],"delivered":[],"error":"` + strings.Repeat("x", maxStatusError+1) + `"}`,
 	}
 	for name, b := range bad {
-		if _, err := decodeStatus([]byte(b), "a1", "r", 3); err == nil {
-			t.Errorf("%s: accepted", name)
+		_, err := decodeStatus([]byte(b), "a1", "r", 1, 3)
+		if err == nil || errors.Is(err, errStatusVersion) {
+			t.Errorf("%s: got %v, want a malformed status", name, err)
+		}
+	}
+	// Another format version is told apart, whatever its fields.
+	for _, b := range []string{
+		`{"v":1,"agent":"a1","run":"r","state":"done","sent":[0,0,0],"delivered":[0,0,0]}`,
+		`{"v":3,"agent":"a1","future":true}`,
+	} {
+		if _, err := decodeStatus([]byte(b), "a1", "r", 1, 3); !errors.Is(err, errStatusVersion) {
+			t.Errorf("%s: got %v, want a version error", b, err)
 		}
 	}
 }
 
-// FuzzDecodeStatus checks that status decoding never panics and that what
-// it accepts has the counters the runtime indexes.
+// FuzzDecodeStatus checks that status decoding never panics, that what it
+// accepts is valid for the agent that indexes it (peers in range, in
+// order, never itself) and that it encodes back to a status that decodes
+// to the same value.
 func FuzzDecodeStatus(f *testing.F) {
-	f.Add(st(stateDone, []uint64{0, 1}, []uint64{2, 0}).encode())
-	f.Add([]byte(`{"v":1,"agent":"a1","run":"r","state":"done","sent":[0,0],"delivered":[0,0]}`))
+	f.Add(st(stateDone, []uint64{0, 1, 0}, []uint64{2, 0, 0}).encode())
+	f.Add([]byte(`{"v":2,"agent":"a1","run":"r","state":"done","n":3,"peers":[0,2],"sent":[1,0],"delivered":[0,4]}`))
+	f.Add([]byte(`{"v":1,"agent":"a1","run":"r","state":"done","sent":[0,0,0],"delivered":[0,0,0]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := decodeStatus(b, "a1", "r", 2)
+		s, err := decodeStatus(b, "a1", "r", 1, 3)
 		if err != nil {
+			_, _ = decodePresence(b, "a1")
 			return
 		}
-		if len(s.Sent) != 2 || len(s.Delivered) != 2 {
-			t.Fatalf("accepted %+v", s)
+		for k, l := range s.Links {
+			if l.Peer < 0 || l.Peer >= 3 || l.Peer == 1 || (k > 0 && l.Peer <= s.Links[k-1].Peer) {
+				t.Fatalf("accepted links %+v", s.Links)
+			}
 		}
-		_, _ = decodePresence(b, "a1")
+		again, err := decodeStatus(s.encode(), "a1", "r", 1, 3)
+		if err != nil || !reflect.DeepEqual(again, s) {
+			t.Fatalf("re-encoding %+v: %+v, %v", s, again, err)
+		}
 	})
 }
 
 func TestPresenceCodec(t *testing.T) {
-	p := presence{V: 1, Agent: "a1", State: "online", Run: "r"}
+	p := presence{V: presenceVersion, Agent: "a1", State: "online", Run: "r"}
 	if got, err := decodePresence(p.encode(), "a1"); err != nil || got != p {
 		t.Fatalf("%+v %v", got, err)
 	}

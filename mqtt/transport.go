@@ -12,6 +12,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
+	"github.com/hearth-dcop/hearth/mqtt/envelope"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
@@ -32,6 +33,10 @@ type transport struct {
 	refused  chan error
 	failures atomic.Int64
 
+	// stop is closed by close, to end a reconnection in progress.
+	stop     chan struct{}
+	stopOnce sync.Once
+
 	mu     sync.Mutex // serialises reconnect and close
 	closed bool
 }
@@ -42,9 +47,10 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 		layout: topic.Layout{Prefix: cfg.Prefix, Run: cfg.Run},
 		mbox:   mbox, ctr: ctr, log: log,
 		refused: make(chan error, 1),
+		stop:    make(chan struct{}),
 	}
 	tm := cfg.Timing
-	will := presence{V: statusVersion, Agent: t.name, State: "offline", Run: cfg.Run}.encode()
+	will := presence{V: presenceVersion, Agent: t.name, State: "offline", Run: cfg.Run}.encode()
 	o := paho.NewClientOptions().
 		AddBroker(cfg.Broker.URL).
 		SetClientID(cfg.ClientID).
@@ -120,13 +126,16 @@ func (t *transport) onNotification(_ paho.Client, n paho.ConnectionNotification)
 // the PUBACK goes out when it returns, so the message is then the agent's.
 func (t *transport) onMessage(_ paho.Client, m paho.Message) {
 	it := item{kind: itemMessage, topic: m.Topic(), payload: m.Payload()}
-	it.control = len(it.payload) <= maxControlBytes && topic.Parse(t.cfg.Prefix, it.topic).Kind != topic.InboxTopic
+	it.control = len(it.payload) <= maxControlBytes &&
+		(envelope.IsAck(it.payload) || topic.Parse(t.cfg.Prefix, it.topic).Kind != topic.InboxTopic)
 	t.mbox.push(it)
 }
 
-// maxControlBytes bounds the status and presence payloads the mailbox
-// always accepts: a status is a few numbers per agent, and anything larger
-// is refused by its decoder anyway.
+// maxControlBytes bounds the status, presence and acknowledgement payloads
+// the mailbox always accepts: a status is a few numbers per link, an
+// acknowledgement a few names and numbers, and anything larger is refused
+// by its decoder anyway. Refusing an acknowledgement would make the agent
+// ask every peer to retransmit (a resync) for nothing.
 const maxControlBytes = 64 << 10
 
 // onConnect runs on a goroutine of its own after every (re)connection:
@@ -144,7 +153,11 @@ func (t *transport) onConnect(c paho.Client) {
 		if attempt > 0 {
 			time.Sleep(min(t.cfg.Timing.ReconnectMax, 100*time.Millisecond) * time.Duration(min(attempt, 10)))
 		}
-		tok := c.SubscribeMultiple(subs, t.onMessage)
+		// No callback: paho would add a route per filter, scan every
+		// route for every message it receives (hundreds per agent in a
+		// large run) and hand the message to each match; the default
+		// publish handler (onMessage) takes everything once instead.
+		tok := c.SubscribeMultiple(subs, nil)
 		for !tok.WaitTimeout(t.cfg.Timing.ConnectTimeout) {
 			if !c.IsConnectionOpen() {
 				return // the next connection subscribes again
@@ -178,7 +191,7 @@ func (t *transport) onConnect(c paho.Client) {
 			break
 		}
 	}
-	online := presence{V: statusVersion, Agent: t.name, State: "online", Run: t.cfg.Run}.encode()
+	online := presence{V: presenceVersion, Agent: t.name, State: "online", Run: t.cfg.Run}.encode()
 	c.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, online)
 	t.log.Info("MQTT connected", "broker", t.cfg.Broker.URL, "client", t.cfg.ClientID)
 	t.mbox.push(item{kind: itemConnected})
@@ -212,13 +225,14 @@ func (t *transport) publish(tp string, retained bool, payload []byte) paho.Token
 // the agent offline, and disconnects. It waits at most timeout for each
 // step.
 func (t *transport) close(timeout time.Duration) {
+	t.stopOnce.Do(func() { close(t.stop) })
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
 	if t.client.IsConnectionOpen() {
 		tok := t.client.Unsubscribe(t.filters()...)
 		tok.WaitTimeout(timeout)
-		off := presence{V: statusVersion, Agent: t.name, State: "offline", Run: t.cfg.Run}.encode()
+		off := presence{V: presenceVersion, Agent: t.name, State: "offline", Run: t.cfg.Run}.encode()
 		t.client.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, off).WaitTimeout(timeout)
 	}
 	t.client.Disconnect(uint(min(timeout, 250*time.Millisecond) / time.Millisecond))
@@ -227,17 +241,60 @@ func (t *transport) close(timeout time.Duration) {
 // reconnect drops the connection and opens a new one (onConnect then runs
 // again). The agent calls it, on a goroutine of its own, when the broker
 // accepted its subscriptions but does not deliver on them.
-func (t *transport) reconnect() {
+//
+// paho's Connect can fail at once (Disconnect returns after its quiesce
+// time while paho may still be disconnecting, and Connect then refuses to
+// start), and after a Disconnect paho does not reconnect by itself: so
+// reconnect tries again, with a back-off doubling up to
+// Timing.ReconnectMax, until it is connected, ctx ends or close is called.
+// It returns an error when ctx ends first or the broker refuses the
+// client (credentials, client id), which no further attempt would change;
+// nil when connected or closed.
+func (t *transport) reconnect(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return
+		return nil
 	}
-	// Disconnect returns after its quiesce time even when paho is still
-	// disconnecting, and Connect does nothing until it is done.
+	// Only this reconnection's refusals count.
+	select {
+	case <-t.refused:
+	default:
+	}
 	t.client.Disconnect(100)
+	// Disconnect works on a goroutine of its own: until it has begun,
+	// paho still reports the old connection, and a Connect now would be
+	// a no-op that the disconnection then undoes.
 	for i := 0; i < 200 && t.client.IsConnected(); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.client.Connect()
+	wait := min(50*time.Millisecond, t.cfg.Timing.ReconnectMax)
+	for attempt := 1; ; attempt++ {
+		tok := t.client.Connect()
+		select {
+		case <-tok.Done():
+			err := tok.Error()
+			if err == nil {
+				return nil
+			}
+			if attempt <= 3 || attempt%100 == 0 {
+				t.log.Warn("MQTT reconnection failed; retrying", "attempt", attempt, "err", err, "in", wait)
+			}
+		case err := <-t.refused:
+			t.client.Disconnect(0)
+			return fmt.Errorf("mqtt: reconnecting: %s refused user %q with client id %q: %w", t.cfg.Broker.URL, t.cfg.Broker.Username, t.cfg.ClientID, err)
+		case <-ctx.Done():
+			return fmt.Errorf("mqtt: reconnecting to %s: %w", t.cfg.Broker.URL, ctx.Err())
+		case <-t.stop:
+			return nil
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return fmt.Errorf("mqtt: reconnecting to %s: %w", t.cfg.Broker.URL, ctx.Err())
+		case <-t.stop:
+			return nil
+		}
+		wait = min(2*wait, t.cfg.Timing.ReconnectMax)
+	}
 }

@@ -22,6 +22,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
+	"sync"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
@@ -50,6 +52,11 @@ type Config struct {
 	// Prefix is the topic prefix the access rules protect; empty means
 	// DefaultPrefix.
 	Prefix string
+	// Discovery is the Home Assistant discovery prefix under which each
+	// home may publish its sensors' configs
+	// (<discovery>/sensor/<home>/<object>/config); empty means
+	// topic.DefaultDiscovery. It must not overlap Prefix.
+	Discovery string
 	// Users, when not empty, turns authentication and per-home access
 	// rules on.
 	Users []User
@@ -66,6 +73,10 @@ type User struct {
 	Name, Password string
 	// Home is the agent these credentials act as; empty means Name.
 	Home string
+	// Controller lets the user also publish round commands on
+	// <prefix>/cmd (every user reads them and the results); Mosquitto's
+	// equivalent is `user <name>` then `topic write <prefix>/cmd`.
+	Controller bool
 }
 
 // Broker is a running embedded broker.
@@ -73,6 +84,9 @@ type Broker struct {
 	srv  *mochi.Server
 	addr string
 	tls  bool
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Start starts a broker and returns once it accepts connections.
@@ -85,6 +99,15 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	if err := topic.CheckPrefix(cfg.Prefix); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if cfg.Discovery == "" {
+		cfg.Discovery = topic.DefaultDiscovery
+	}
+	if err := topic.CheckPrefix(cfg.Discovery); err != nil {
+		return nil, fmt.Errorf("broker: discovery prefix: %w", err)
+	}
+	if overlaps(cfg.Prefix, cfg.Discovery+"/"+topic.Sensor) {
+		return nil, fmt.Errorf("broker: discovery prefix %q overlaps the topic prefix %q", cfg.Discovery, cfg.Prefix)
 	}
 	if cfg.MaxPacket <= 0 {
 		cfg.MaxPacket = DefaultMaxPacket
@@ -110,7 +133,7 @@ func Start(cfg Config) (*Broker, error) {
 		err = srv.AddHook(new(auth.AllowHook), nil)
 	} else {
 		var h *aclHook
-		if h, err = newACLHook(cfg.Prefix, cfg.Users); err == nil {
+		if h, err = newACLHook(cfg.Prefix, cfg.Discovery, cfg.Users); err == nil {
 			err = srv.AddHook(h, nil)
 		}
 	}
@@ -130,6 +153,12 @@ func Start(cfg Config) (*Broker, error) {
 	return b, nil
 }
 
+// overlaps reports whether one of the topic prefixes a and b is the other
+// or lies under it, so that a rule on one could grant topics of the other.
+func overlaps(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
 // Addr returns the address the broker listens on, with the port chosen.
 func (b *Broker) Addr() string { return b.addr }
 
@@ -142,11 +171,14 @@ func (b *Broker) URL() string {
 }
 
 // Close disconnects every client and stops listening; it returns when the
-// port is free again.
+// port is free again. Closing again does nothing (mochi's own Close
+// panics on a second call).
 func (b *Broker) Close() error {
-	err := b.srv.Close()
-	if err != nil && !errors.Is(err, net.ErrClosed) {
-		return fmt.Errorf("broker: %w", err)
-	}
-	return nil
+	b.closeOnce.Do(func() {
+		err := b.srv.Close()
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			b.closeErr = fmt.Errorf("broker: %w", err)
+		}
+	})
+	return b.closeErr
 }

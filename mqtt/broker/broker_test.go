@@ -1,21 +1,25 @@
 package broker
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
 func TestACLRules(t *testing.T) {
-	h, err := newACLHook("hearth/nb", []User{{Name: "u1", Password: "p", Home: "h1"}, {Name: "h2", Password: "p"}})
+	h, err := newACLHook("hearth/nb", "ha", []User{
+		{Name: "u1", Password: "p", Home: "h1"}, {Name: "h2", Password: "p"}, {Name: "ctl", Password: "p", Controller: true},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	h1, ctl := h.users["u1"], h.users["ctl"]
 	tests := []struct {
 		topic string
 		write bool
 		want  bool
 	}{
-		// Publishing: only as h1.
+		// Protocol runs. Publishing: only as h1.
 		{"hearth/nb/r/inbox/h2/h1", true, true},
 		{"hearth/nb/r/inbox/h2/h2", true, false},
 		{"hearth/nb/r/inbox/h2/+", true, false},
@@ -27,6 +31,11 @@ func TestACLRules(t *testing.T) {
 		{"hearth/other/r/inbox/h2/h1", true, false},
 		{"hearth/nb/r/unknown/h1", true, false},
 		{"hearth/nb/$r/status/h1", true, false},
+		// Reserved second levels are not runs.
+		{"hearth/nb/cmd/status/h1", true, false},
+		{"hearth/nb/home/status/h1", true, false},
+		{"hearth/nb/presence/inbox/h2/h1", true, false},
+		{"hearth/nb/home/result/h1", true, false},
 		// Subscribing and receiving: its own inbox, every status and presence.
 		{"hearth/nb/r/inbox/h1/+", false, true},
 		{"hearth/nb/+/inbox/h1/+", false, true},
@@ -41,24 +50,94 @@ func TestACLRules(t *testing.T) {
 		{"hearth/nb/r/status/h2", false, true},
 		{"hearth/nb/presence/+", false, true},
 		{"hearth/nb/presence/#", false, false},
+		// Read as home "inbox"'s plans, which no home can publish: no
+		// home may be named inbox (topic.CheckAgent).
+		{"hearth/nb/home/inbox/h1/+", false, true},
+		// Round commands: read the controller's and every home's; ask
+		// for a round only as h1; the controller's topic is not h1's.
+		{"hearth/nb/cmd", false, true},
+		{"hearth/nb/cmd/+", false, true},
+		{"hearth/nb/cmd/h2", false, true},
+		{"hearth/nb/cmd/#", false, false},
+		{"hearth/nb/cmd/h1", true, true},
+		{"hearth/nb/cmd/h2", true, false},
+		{"hearth/nb/cmd/+", true, false},
+		{"hearth/nb/cmd", true, false},
+		{"hearth/nb/cmd/h1/x", true, false},
+		// Results: publish its own, read everyone's.
+		{"hearth/nb/round-1/result/h1", true, true},
+		{"hearth/nb/round-1/result/h2", true, false},
+		{"hearth/nb/round-1/result/+", true, false},
+		{"hearth/nb/+/result/h1", true, false},
+		{"hearth/nb/cmd/result/h1", true, false},
+		{"hearth/nb/round-1/result/h2", false, true},
+		{"hearth/nb/+/result/+", false, true},
+		{"hearth/nb/round-1/result/#", false, false},
+		// Published plans: its own home only; read every home's.
+		{"hearth/nb/home/h1/plan/boiler", true, true},
+		{"hearth/nb/home/h1/load", true, true},
+		{"hearth/nb/home/h1", true, true},
+		{"hearth/nb/home/h2/plan/boiler", true, false},
+		{"hearth/nb/home/h2/load", true, false},
+		{"hearth/nb/home/+/load", true, false},
+		{"hearth/nb/home/h1/#", true, false},
+		{"hearth/nb/home/h1/plan/+", true, false},
+		{"hearth/nb/home", true, false},
+		{"hearth/nb/home/+/#", false, true},
+		{"hearth/nb/home/h2/plan/+", false, true},
+		{"hearth/nb/home/h2/load", false, true},
+		{"hearth/nb/home/#", false, true},
+		{"hearth/nb/home/h2/#/x", false, false},
+		{"hearth/nb/home", false, false},
+		// Home Assistant discovery under "ha": write its own sensors' configs.
+		{"ha/sensor/h1/h1_load/config", true, true},
+		{"ha/sensor/h1/h1_boiler_plan/config", true, true},
+		{"ha/sensor/h2/h2_load/config", true, false},
+		{"ha/sensor/+/x/config", true, false},
+		{"ha/sensor/h1/#", true, false},
+		{"ha/binary_sensor/h1/x/config", true, false},
+		{"homeassistant/sensor/h1/x/config", true, false},
+		{"ha/sensor/h1/x/config", false, false},
+		{"ha/#", false, false},
 	}
 	for _, tc := range tests {
-		if got := h.allowed("h1", tc.topic, tc.write); got != tc.want {
-			t.Errorf("%s (write %v): got %v", tc.topic, tc.write, got)
+		if got := h.allowed(h1, tc.topic, tc.write); got != tc.want {
+			t.Errorf("h1: %s (write %v): got %v", tc.topic, tc.write, got)
 		}
 	}
-	if h.users["u1"].clientID != "hearth-nb-h1" || h.users["h2"].home != "h2" {
+	// The controller also starts rounds; it is otherwise a home (ctl).
+	for _, tc := range []struct {
+		topic string
+		write bool
+		want  bool
+	}{
+		{"hearth/nb/cmd", true, true},
+		{"hearth/nb/cmd", false, true},
+		{"hearth/nb/+/result/+", false, true},
+		{"hearth/nb/cmd/h1", true, false},
+		{"hearth/nb/round-1/result/h1", true, false},
+		{"hearth/nb/home/h1/load", true, false},
+	} {
+		if got := h.allowed(ctl, tc.topic, tc.write); got != tc.want {
+			t.Errorf("controller: %s (write %v): got %v", tc.topic, tc.write, got)
+		}
+	}
+	if h1.clientID != "hearth-nb-h1" || h.users["h2"].home != "h2" || h1.controller || !ctl.controller {
 		t.Fatalf("users %+v", h.users)
 	}
 }
 
 func TestStartErrors(t *testing.T) {
 	for name, cfg := range map[string]Config{
-		"bad prefix":     {Prefix: "a/+"},
-		"missing cert":   {CertFile: "/nonexistent.pem", KeyFile: "/nonexistent.key"},
-		"bad home":       {Users: []User{{Name: "x/y", Password: "p"}}},
-		"duplicate user": {Users: []User{{Name: "x", Password: "p"}, {Name: "x", Password: "q"}}},
-		"bad address":    {Addr: "256.0.0.1:0"},
+		"bad prefix":                 {Prefix: "a/+"},
+		"missing cert":               {CertFile: "/nonexistent.pem", KeyFile: "/nonexistent.key"},
+		"bad home":                   {Users: []User{{Name: "x/y", Password: "p"}}},
+		"duplicate user":             {Users: []User{{Name: "x", Password: "p"}, {Name: "x", Password: "q"}}},
+		"reserved home":              {Users: []User{{Name: "x", Password: "p", Home: "status"}}},
+		"bad discovery":              {Discovery: "ha/#"},
+		"discovery under the prefix": {Prefix: "homeassistant"},
+		"prefix under discovery":     {Prefix: "ha/sensor/hearth", Discovery: "ha"},
+		"bad address":                {Addr: "256.0.0.1:0"},
 	} {
 		if b, err := Start(cfg); err == nil {
 			_ = b.Close()
@@ -79,6 +158,9 @@ func TestRestartSamePort(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
 	b2, err := Start(Config{Addr: addr})
 	if err != nil {
 		t.Fatalf("restart on %s: %v", addr, err)
@@ -87,13 +169,32 @@ func TestRestartSamePort(t *testing.T) {
 }
 
 func TestMosquittoACL(t *testing.T) {
-	acl := MosquittoACL("hearth/nb")
-	for _, want := range []string{
-		"pattern write hearth/nb/+/inbox/+/%u\n", "pattern read hearth/nb/+/inbox/%u/+\n",
-		"pattern write hearth/nb/+/status/%u\n", "pattern write hearth/nb/presence/%u\n",
-	} {
-		if !strings.Contains(acl, want) {
-			t.Errorf("missing %q in\n%s", want, acl)
+	acl := ACLOptions{Prefix: "hearth/nb", Discovery: "ha", Controllers: []string{"ctl"}}.MosquittoACL()
+	want := []string{
+		"pattern write hearth/nb/+/inbox/+/%u", "pattern read hearth/nb/+/inbox/%u/+",
+		"pattern write hearth/nb/+/status/%u", "pattern read hearth/nb/+/status/+",
+		"pattern write hearth/nb/presence/%u", "pattern read hearth/nb/presence/+",
+		"pattern read hearth/nb/cmd", "pattern read hearth/nb/cmd/+", "pattern write hearth/nb/cmd/%u",
+		"pattern write hearth/nb/+/result/%u", "pattern read hearth/nb/+/result/+",
+		"pattern write hearth/nb/home/%u/#", "pattern read hearth/nb/home/+/#",
+		"pattern write ha/sensor/%u/#",
+		"user ctl", "topic write hearth/nb/cmd",
+	}
+	var got []string
+	for _, l := range strings.Split(acl, "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			got = append(got, l)
 		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The controller's topic line comes after its user line, where
+	// Mosquitto applies it to that user only.
+	if strings.Index(acl, "user ctl") > strings.Index(acl, "topic write") {
+		t.Error("topic line before its user line")
+	}
+	if d := MosquittoACL("hearth"); !strings.Contains(d, "pattern write homeassistant/sensor/%u/#\n") || strings.Contains(d, "user ") {
+		t.Errorf("defaults:\n%s", d)
 	}
 }

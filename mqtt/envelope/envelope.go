@@ -29,6 +29,9 @@
 // Decode validates every field against Limits before anything is
 // allocated, never panics, and allocates at most the five strings (each at
 // most topic.MaxName bytes); the payload aliases the input.
+//
+// Acknowledgements (Ack) share the inbox topics; their first byte,
+// AckVersion, tells them from envelopes (IsAck).
 package envelope
 
 import (

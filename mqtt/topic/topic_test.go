@@ -1,6 +1,7 @@
 package topic
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,17 @@ func TestLayoutParse(t *testing.T) {
 		{"hearth/nb/r1/status/+", Parsed{}},
 		{"other/r1/status/a2", Parsed{}},
 		{"hearth/nb/r1/other/a2", Parsed{}},
+		{CmdTopic("hearth/nb"), Parsed{Kind: CmdTopicKind}},
+		{HomeCmdTopic("hearth/nb", "h1"), Parsed{Kind: CmdTopicKind, Agent: "h1"}},
+		{"hearth/nb/cmd/h1/x", Parsed{}},
+		{ResultTopic("hearth/nb", "round-3", "h1"), Parsed{Kind: ResultTopicKind, Run: "round-3", Agent: "h1"}},
+		{HomeTopic("hearth/nb", "h1", "plan", "boiler"), Parsed{Kind: HomeTopicKind, Agent: "h1", Rest: "plan/boiler"}},
+		{HomeTopic("hearth/nb", "h1", "load"), Parsed{Kind: HomeTopicKind, Agent: "h1", Rest: "load"}},
+		{"hearth/nb/home/h1", Parsed{}},
+		// Reserved second levels are not runs.
+		{"hearth/nb/home/status/h1", Parsed{Kind: HomeTopicKind, Agent: "status", Rest: "h1"}},
+		{"hearth/nb/cmd/status/a2", Parsed{}},
+		{"hearth/nb/presence/inbox/a1/a0", Parsed{}},
 	}
 	for _, tc := range tests {
 		if got := Parse("hearth/nb", tc.topic); got != tc.want {
@@ -55,5 +67,34 @@ func TestLayoutParse(t *testing.T) {
 	}
 	if id := ClientID("hearth/nb", "a1"); id != "hearth-nb-a1" {
 		t.Error(id)
+	}
+	if d := DiscoveryTopic(DefaultDiscovery, "h1", "h1_load"); d != "homeassistant/sensor/h1/h1_load/config" {
+		t.Error(d)
+	}
+}
+
+func TestReservedNames(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		run, agent    bool // valid as a run id, as an agent name
+		reservedError bool
+	}{
+		{"round-1", true, true, false},
+		{"cmd", false, true, true},
+		{"home", false, true, true},
+		{"presence", false, true, true},
+		{"inbox", true, false, true},
+		{"status", true, false, true},
+		{"result", true, false, true},
+		{"Home", true, true, false}, // levels are case-sensitive
+		{"a/b", false, false, false},
+	} {
+		errRun, errAgent := CheckRun(tc.name), CheckAgent(tc.name)
+		if (errRun == nil) != tc.run || (errAgent == nil) != tc.agent {
+			t.Errorf("%q: run %v, agent %v", tc.name, errRun, errAgent)
+		}
+		if got := errors.Is(errRun, ErrReserved) || errors.Is(errAgent, ErrReserved); got != tc.reservedError {
+			t.Errorf("%q: reserved %v (%v, %v)", tc.name, got, errRun, errAgent)
+		}
 	}
 }
