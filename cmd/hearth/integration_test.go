@@ -278,8 +278,7 @@ func waitBridge(t *testing.T, a, b string) {
 	}
 }
 
-// TestProcessesACL: with mosquitto's per-home ACL (broker.MosquittoACL
-// plus controlACL) and each home on its own credentials, a client that
+// TestProcessesACL: with mosquitto's per-home ACL (broker.MosquittoACL) and each home on its own credentials, a client that
 // holds home a0's credentials cannot inject protocol messages as another
 // home: the broker drops what it publishes on a2's topics, and a1 drops
 // (and counts) an envelope that names a2 on a0's topic. The round then
@@ -291,7 +290,7 @@ func TestProcessesACL(t *testing.T) {
 	for _, a := range agentNames(3) {
 		users[a] = "pw-" + a
 	}
-	b := mosquitto.Start(t, mosquitto.Options{Users: users, ACL: broker.MosquittoACL("hearth") + controlACL("hearth")})
+	b := mosquitto.Start(t, mosquitto.Options{Users: users, ACL: broker.MosquittoACL("hearth")})
 	creds := func(a string) []string { return []string{"--username", a, "--password", "pw-" + a} }
 	args := onceArgs(path, b.URL(), "acl", "--global", "dpop")
 

@@ -220,21 +220,14 @@ func (o *runOptions) checkHome() error {
 // maxRoundID leaves room in a topic level for the retry suffix.
 const maxRoundID = topic.MaxName - 16
 
-// reservedRounds are the topic levels under the prefix that are not run
-// ids: a round so named would publish its results among the commands,
-// plans or presence.
-var reservedRounds = []string{"cmd", "home", "presence"}
-
-// checkRoundID reports whether id can name a round: a topic level short
-// enough for the retry suffix, and not one of reservedRounds.
+// checkRoundID reports whether id can name a round: a run id
+// (topic.CheckRun: not a level reserved for commands, plans or presence)
+// short enough for the retry suffix.
 func checkRoundID(id string) error {
 	if len(id) > maxRoundID {
 		return fmt.Errorf("round id %.20q… is longer than %d bytes", id, maxRoundID)
 	}
-	if slices.Contains(reservedRounds, id) {
-		return fmt.Errorf("round id %q is reserved (%s name other topics)", id, strings.Join(reservedRounds, ", "))
-	}
-	return topic.CheckName(id)
+	return topic.CheckRun(id)
 }
 
 // attemptRun is the MQTT run id of attempt k (from 0) of a round. Every
@@ -510,9 +503,6 @@ func (h *homeAgent) round(ctx context.Context, id string) (roundResult, error) {
 		}
 		if ctx.Err() != nil || refused(err) {
 			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err
-		}
-		if aerr := h.abandon(ctx, run, err); aerr != nil {
-			h.log.Warn("could not tell the others that the run broke", "run", run, "err", aerr)
 		}
 		if k+1 >= h.attempts {
 			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err

@@ -236,7 +236,7 @@ func TestRunServe(t *testing.T) {
 		}
 		var topics []string
 		for _, n := range names {
-			topics = append(topics, resultTopic("street/hearth", id, n))
+			topics = append(topics, topic.ResultTopic("street/hearth", id, n))
 		}
 		results := watch(t, c, topics)
 		if round != "" {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -71,14 +70,11 @@ func newControl(h *homeAgent, serving bool) *control {
 	prefix := h.cfg.Prefix
 	c := &control{
 		name: h.name, cfg: h.cfg, log: h.log, neighbours: slices.Clone(h.neighbours),
-		prefix: prefix, cmdTopic: prefix + "/cmd", serving: serving,
+		prefix: prefix, cmdTopic: topic.CmdTopic(prefix), serving: serving,
 		cmds: make(chan request, 16), refused: make(chan error, 1), online: map[string]bool{}, seen: map[string]string{},
 	}
 	return c
 }
-
-// requestTopic is where home publishes its round requests.
-func requestTopic(prefix, home string) string { return prefix + "/cmd/" + home }
 
 // setHomes makes c listen to the round requests of homes and watch the
 // presence of neighbours (after a reload). It reports whether the
@@ -86,7 +82,7 @@ func requestTopic(prefix, home string) string { return prefix + "/cmd/" + home }
 func (c *control) setHomes(homes, neighbours []string) bool {
 	topics := make([]string, len(homes))
 	for i, h := range homes {
-		topics[i] = requestTopic(c.prefix, h)
+		topics[i] = topic.HomeCmdTopic(c.prefix, h)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -367,11 +363,6 @@ func (c *control) close() {
 	c.client.Disconnect(250)
 }
 
-// resultTopic is where a home's result of a round is published.
-func resultTopic(prefix, round, agent string) string {
-	return prefix + "/" + round + "/result/" + agent
-}
-
 // publishResult publishes a round's outcome on c's connection, retained:
 // rep, or the error that ended the round.
 func (c *control) publishResult(ctx context.Context, round string, rep roundResult, err error) error {
@@ -383,7 +374,7 @@ func (c *control) publishResult(ctx context.Context, round string, rep roundResu
 	if jerr != nil {
 		return jerr
 	}
-	return c.publish(ctx, []report.Publication{{Topic: resultTopic(c.prefix, round, c.name), Payload: b, Retained: true}})
+	return c.publish(ctx, []report.Publication{{Topic: topic.ResultTopic(c.prefix, round, c.name), Payload: b, Retained: true}})
 }
 
 // publish publishes pubs at QoS 1, in order, and waits for the broker to
@@ -417,7 +408,7 @@ func (c *control) publishRequest(ctx context.Context, req request) error {
 	if err != nil {
 		return err
 	}
-	tp := requestTopic(c.prefix, c.name)
+	tp := topic.HomeCmdTopic(c.prefix, c.name)
 	c.mu.Lock()
 	c.seen[tp] = req.id
 	c.mu.Unlock()
@@ -455,74 +446,4 @@ func (r *recent) add(id string) {
 		r.ids = r.ids[1:]
 	}
 	r.ids = append(r.ids, id)
-}
-
-// controlACL returns the Mosquitto acl_file lines `hearth run` needs
-// beyond broker.MosquittoACL's, for users named after their homes: each
-// home publishes its own results and reads the commands; every user may
-// read the results. A controller (any user given `topic write
-// <prefix>/cmd`) starts rounds.
-func controlACL(prefix string) string {
-	return "# hearth run: results and commands\n" +
-		"pattern write " + prefix + "/+/result/%u\n" +
-		"pattern read " + prefix + "/+/result/+\n" +
-		"topic read " + prefix + "/cmd\n"
-}
-
-// failedStatus is the MQTT runtime's status message (mqtt/status.go,
-// version 1) in its "failed" state.
-type failedStatus struct {
-	V         int      `json:"v"`
-	Agent     string   `json:"agent"`
-	Run       string   `json:"run"`
-	Nonce     uint64   `json:"nonce"`
-	Gen       uint64   `json:"gen"`
-	Ver       uint64   `json:"ver"`
-	State     string   `json:"state"`
-	Error     string   `json:"error"`
-	Sent      []uint64 `json:"sent"`
-	Delivered []uint64 `json:"delivered"`
-}
-
-// abandon publishes a failed status for each of the home's agents in a
-// broken run, so that the other agents stop it and meet again in the next
-// attempt. mqtt.RunAgent publishes one itself when an agent fails while
-// connected, but not when it fails before its connection is announced,
-// which is exactly what a restarted agent does on finding its earlier
-// incarnation's status: its peers would then wait for it forever. The
-// status carries a nonce of its own, so that no peer mistakes it for a
-// live agent's.
-func (h *homeAgent) abandon(ctx context.Context, run string, cause error) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	c := newControl(h, false)
-	if err := c.connect(ctx); err != nil {
-		return err
-	}
-	defer c.client.Disconnect(250)
-	why := "abandoned after: " + cause.Error()
-	if len(why) > 1000 {
-		why = why[:1000]
-	}
-	var toks []paho.Token
-	for _, k := range h.owned {
-		st := failedStatus{V: 1, Agent: h.names[k], Run: run, Nonce: rand.Uint64(), Gen: 1, Ver: 1, State: "failed",
-			Error: why, Sent: make([]uint64, len(h.names)), Delivered: make([]uint64, len(h.names))}
-		b, err := json.Marshal(st)
-		if err != nil {
-			return err
-		}
-		toks = append(toks, c.client.Publish(h.cfg.Prefix+"/"+run+"/status/"+h.names[k], 1, true, b))
-	}
-	for _, tok := range toks {
-		select {
-		case <-tok.Done():
-			if err := tok.Error(); err != nil {
-				return err
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
 }

@@ -299,7 +299,7 @@ func (s *server) ask(ctx context.Context, id, why string) error {
 		}
 		return nil
 	}
-	s.h.log.Info("round requested", "round", id, "why", why, "topic", requestTopic(s.c.prefix, s.c.name))
+	s.h.log.Info("round requested", "round", id, "why", why, "topic", topic.HomeCmdTopic(s.c.prefix, s.c.name))
 	return s.runRound(ctx, req)
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/mosquitto"
 	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
 // exampleHomes are the homes of examples/neighbourhood, in file order.
@@ -219,7 +220,7 @@ func (r *recorder) awaitRound(t *testing.T, from int, prefix, id string) round {
 	t.Helper()
 	rd := round{at: map[string]int{}}
 	for _, h := range exampleHomes {
-		m, i := r.awaitAt(t, from, "the result of "+h+" in round "+id, live(resultTopic(prefix, id, h)))
+		m, i := r.awaitAt(t, from, "the result of "+h+" in round "+id, live(topic.ResultTopic(prefix, id, h)))
 		var rep roundResult
 		if err := json.Unmarshal(m.Payload(), &rep); err != nil {
 			t.Fatal(err)

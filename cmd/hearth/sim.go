@@ -441,13 +441,14 @@ func (b *brokerOptions) config(protocol, run string) (mqtt.Config, error) {
 	return cfg, nil
 }
 
-// scaleTiming fills the timing flags left unset for a run of n agents.
-// Every agent reads every other agent's status (which holds a counter per
-// agent), so status traffic grows as n³ bytes per status interval, and a
-// run's start sets up n(2n+1) subscriptions on the broker. Defaults that
-// grow with n keep both proportionate: 200 agents on a 2-core machine need
-// about 10 s between statuses (at 1 s the statuses alone saturate it) and
-// up to a minute before every agent's first status is echoed.
+// scaleTiming fills the timing flags left unset for a run of n agents. A
+// run's start sets up n(2n+1) subscriptions on the broker (every agent
+// subscribes to every status, one by one), so the connection time-out
+// grows with n: up to a minute for 200 agents on a 2-core machine. The
+// status interval, which paces the per-link acknowledgements, grows too
+// (10 s at 200 agents), and the retransmission delay with it, so that a
+// loaded machine does not retransmit what is merely unacknowledged yet.
+// A 200-agent D-Gibbs round runs in 6–10 s with these (mqtt/README.md).
 func scaleTiming(t mqtt.Timing, n int) mqtt.Timing {
 	if t.StatusInterval <= 0 {
 		t.StatusInterval = max(time.Second, time.Duration(n)*50*time.Millisecond)
