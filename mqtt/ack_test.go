@@ -173,7 +173,7 @@ func TestOnAck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, _ := ackAgent(t)
 			for range 3 {
-				if err := a.sendMsg(mva.Message{From: 1, To: 0, Kind: "K", Body: []byte("x")}); err != nil {
+				if err := a.sendMsg(mva.Message{From: 1, To: 0, Kind: "K", Body: []byte("x")}, true); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -70,7 +70,11 @@ type agent struct {
 	// or delivered from: the links its status reports.
 	active []int
 	// acks are the acknowledgements sent to each peer, see sendAcks.
-	acks     []ackState
+	acks []ackState
+	// ackDue is the earliest time a link may have an acknowledgement
+	// due: sendAcks, called after every batch, scans the links only
+	// from then on (see ackNews).
+	ackDue   time.Time
 	nonce    uint64
 	gen, ver uint64
 	echoed   uint64 // the highest version of our own status seen echoed
@@ -256,6 +260,8 @@ func (a *agent) handle(ctx context.Context, it item) error {
 	switch p.Kind {
 	case topic.InboxTopic:
 		return a.onEnvelope(ctx, it.topic, p, it.payload)
+	case topic.MulticastTopic:
+		return a.onMulticast(ctx, it.topic, p, it.payload)
 	case topic.StatusTopic:
 		return a.onStatus(it.topic, p, it.payload)
 	case topic.PresenceTopicKind:
@@ -288,21 +294,69 @@ func (a *agent) onEnvelope(ctx context.Context, tp string, p topic.Parsed, b []b
 	}
 	e, err := envelope.Decode(b, a.cfg.Limits.envelope())
 	if err != nil {
-		reason := DropMalformed
-		switch {
-		case errors.Is(err, envelope.ErrVersion):
-			reason = DropVersion
-		case errors.Is(err, envelope.ErrTooLarge):
-			reason = DropTooLarge
-		}
-		a.ctr.drop(a.log, reason, "from", p.From, "err", err)
+		a.dropUndecodable(p.From, err)
 		return nil
 	}
+	return a.accept(ctx, from, &e)
+}
+
+// onMulticast takes a payload received on multicast topic tp (parsed: p):
+// the part of it for this agent, if any, is one envelope of its link
+// with the sender, handled as if it had come on the inbox.
+func (a *agent) onMulticast(ctx context.Context, tp string, p topic.Parsed, b []byte) error {
+	a.ctr.received.Add(1)
+	a.ctr.receivedBytes.Add(int64(len(b)))
+	from, known := a.index[p.From]
+	switch {
+	case p.Run != a.cfg.Run:
+		a.ctr.drop(a.log, DropWrongRun, "topic", tp, "run", p.Run)
+		return nil
+	case !known:
+		a.ctr.drop(a.log, DropUnknownSender, "from", p.From)
+		return nil
+	case from == a.me:
+		return nil // its own multicast: the broker delivers it to every subscriber
+	}
+	m, err := envelope.DecodeMulticast(b, a.cfg.Limits.envelope())
+	if err != nil {
+		a.dropUndecodable(p.From, err)
+		return nil
+	}
+	if m.Agents != a.n {
+		a.ctr.drop(a.log, DropMalformed, "from", p.From, "err", fmt.Sprintf("multicast for a run of %d agents, this one has %d", m.Agents, a.n))
+		return nil
+	}
+	seq, mine := m.SeqOf(a.me)
+	if !mine {
+		a.ctr.multicastsSkipped.Add(1)
+		return nil
+	}
+	e := envelope.Envelope{Header: m.Header(a.name, seq), Payload: m.Payload}
+	return a.accept(ctx, from, &e)
+}
+
+// dropUndecodable counts and logs a payload from sender that does not
+// decode, by the reason its error gives.
+func (a *agent) dropUndecodable(sender string, err error) {
+	reason := DropMalformed
+	switch {
+	case errors.Is(err, envelope.ErrVersion):
+		reason = DropVersion
+	case errors.Is(err, envelope.ErrTooLarge):
+		reason = DropTooLarge
+	}
+	a.ctr.drop(a.log, reason, "from", sender, "err", err)
+}
+
+// accept checks a decoded envelope from peer from against the run, files
+// it on its link and delivers what is now in order.
+func (a *agent) accept(ctx context.Context, from int, e *envelope.Envelope) error {
+	sender := a.cfg.Agents[from]
 	reason := ""
 	switch {
 	case e.Run != a.cfg.Run:
 		reason = DropWrongRun
-	case e.Sender != p.From:
+	case e.Sender != sender:
 		reason = DropSenderMismatch
 	case e.Receiver != a.name:
 		reason = DropWrongReceiver
@@ -310,23 +364,25 @@ func (a *agent) onEnvelope(ctx context.Context, tp string, p topic.Parsed, b []b
 		reason = DropWrongProtocol
 	}
 	if reason != "" {
-		a.ctr.drop(a.log, reason, "from", p.From, "sender", e.Sender, "run", e.Run, "protocol", e.Protocol)
+		a.ctr.drop(a.log, reason, "from", sender, "sender", e.Sender, "run", e.Run, "protocol", e.Protocol)
 		return nil
 	}
-	out, res, reason := a.recv.accept(from, &e, a.scratch[:0])
+	out, res, reason := a.recv.accept(from, e, a.scratch[:0])
 	switch res {
 	case duplicate:
 		a.ctr.duplicates.Add(1)
 		// The sender retransmitted: it may have missed our
 		// acknowledgement.
 		a.acks[from].again = true
+		a.ackNews(from)
 	case dropped:
-		a.ctr.drop(a.log, reason, "from", p.From, "seq", e.Seq)
+		a.ctr.drop(a.log, reason, "from", sender, "seq", e.Seq)
 		a.resyncWanted = true
 	}
 	a.scratch = out[:0]
 	if len(out) > 0 {
 		a.touch(from)
+		a.ackNews(from)
 	}
 	if len(out) > 0 && a.started {
 		// Acknowledge before stepping: a long Step (a large UTIL join)
@@ -393,16 +449,120 @@ func (a *agent) sendAll(msgs []mva.Message) error {
 		if m.From != a.me || m.To < 0 || m.To >= a.n || m.To == a.me {
 			return fmt.Errorf("mqtt: agent %s (%d) sent a message from %d to %d", a.name, a.me, m.From, m.To)
 		}
-		if err := a.sendMsg(m); err != nil {
+	}
+	groups := a.multicastGroups(msgs)
+	for i, m := range msgs {
+		var g *multicastGroup
+		if groups != nil {
+			g = groups[i]
+		}
+		if g == nil {
+			if err := a.sendMsg(m, true); err != nil {
+				return err
+			}
+			continue
+		}
+		// A member of a multicast: it takes its link's next sequence
+		// number here, in the order the protocol sent it, and is kept
+		// for retransmission on the inbox; the multicast goes out
+		// after its last member.
+		seq := a.send.out[m.To].next
+		if err := a.sendMsg(m, false); err != nil {
 			return err
+		}
+		g.To = append(g.To, envelope.Receiver{Index: m.To, Seq: seq})
+		if len(g.To) == g.members {
+			if err := a.publishMulticast(g); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
+// multicastMin is the least share of an agent's peers a message must go
+// to for it to be multicast: every agent of the run receives a multicast
+// (they subscribe to every multicast topic), so below this share the
+// deliveries to agents it is not for would cost more than the
+// publications it saves.
+const multicastMin = 0.75
+
+// multicastGroup is one body sent to many peers in one batch.
+type multicastGroup struct {
+	envelope.Multicast
+	members int
+	to      []bool // the receivers so far, by index
+}
+
+// multicastGroups finds, in one batch, the messages with the same kind
+// and body that go to at least multicastMin of the agent's peers and fit
+// one envelope: groups[i] is message i's group, or nil when it goes on
+// its own. Sampling and local-search protocols send every neighbour the
+// same VALUE; on a complete graph, a multicast turns n−1 publications into
+// one.
+func (a *agent) multicastGroups(msgs []mva.Message) []*multicastGroup {
+	least := max(2, int(math.Ceil(multicastMin*float64(a.n-1))))
+	if a.cfg.NoMulticast || len(msgs) < least {
+		return nil
+	}
+	groups := make([]*multicastGroup, len(msgs))
+	byBody := map[string]*multicastGroup{}
+	// A body too large for one envelope goes fragmented on the inboxes.
+	room := a.cfg.Limits.MaxPayload
+	for i, m := range msgs {
+		if len(m.Body) > room {
+			continue
+		}
+		key := m.Kind + "\x00" + string(m.Body)
+		g := byBody[key]
+		if g == nil {
+			g = &multicastGroup{Multicast: envelope.Multicast{
+				Run: a.cfg.Run, Sender: a.name, Protocol: a.cfg.Protocol, Kind: m.Kind,
+				Agents: a.n, Payload: m.Body,
+			}, to: make([]bool, a.n)}
+			byBody[key] = g
+		}
+		if g.to[m.To] {
+			continue // the same message twice to one peer: the second on its own
+		}
+		g.to[m.To] = true
+		g.members++
+		groups[i] = g
+	}
+	for i, g := range groups {
+		if g != nil && g.members < least {
+			groups[i] = nil
+		}
+	}
+	for _, g := range byBody {
+		if g.members >= least {
+			g.To = make([]envelope.Receiver, 0, g.members)
+		}
+	}
+	return groups
+}
+
+// publishMulticast publishes a complete group once, on the agent's
+// multicast topic. Its members are already kept for retransmission, so a
+// multicast that is lost is recovered link by link, on the inboxes.
+func (a *agent) publishMulticast(g *multicastGroup) error {
+	slices.SortFunc(g.To, func(x, y envelope.Receiver) int { return x.Index - y.Index })
+	g.NCCC = uint64(max(a.nccc, 0))
+	b, err := g.Encode(a.cfg.Limits.envelope())
+	if err != nil {
+		return fmt.Errorf("mqtt: agent %s: %s multicast: %w", a.name, g.Kind, err)
+	}
+	a.tr.publish(a.layout.Multicast(a.name), false, b)
+	a.ctr.multicasts.Add(1)
+	a.ctr.envelopes.Add(1)
+	a.ctr.envelopeBytes.Add(int64(len(b)))
+	return nil
+}
+
 // sendMsg gives m the next sequence number on its link, splits it into
-// envelopes, publishes them and keeps them until acknowledged.
-func (a *agent) sendMsg(m mva.Message) error {
+// envelopes, publishes them unless publish is false (a multicast carries
+// it) and keeps them until acknowledged.
+func (a *agent) sendMsg(m mva.Message, publish bool) error {
 	lim := a.cfg.Limits
 	if len(m.Body) > lim.MaxMessage {
 		return fmt.Errorf("mqtt: agent %s: %s message of %d bytes to %s exceeds the %d-byte limit (Limits.MaxMessage)",
@@ -425,7 +585,9 @@ func (a *agent) sendMsg(m mva.Message) error {
 	}
 	l.next++
 	a.touch(m.To)
-	a.publishFrags(m.To, sm.frags)
+	if publish {
+		a.publishFrags(m.To, sm.frags)
+	}
 	a.send.add(m.To, sm)
 	size := int64(len(m.Kind) + len(m.Body))
 	a.ctr.sent.Add(1)

@@ -87,6 +87,7 @@ func (a *agent) onStatus(tp string, p topic.Parsed, b []byte) error {
 		a.retransmit(j, true, time.Now())
 		// It may also have lost our acknowledgements.
 		a.acks[j].again = true
+		a.ackNews(j)
 	}
 	return nil
 }
@@ -119,13 +120,7 @@ func (a *agent) allPresent() bool {
 
 // current is the status the agent would publish now.
 func (a *agent) current() status {
-	state := stateWaiting
-	if a.started {
-		state = stateRunning
-		if a.proto.Done() {
-			state = stateDone
-		}
-	}
+	state := a.state()
 	links := make([]linkCount, len(a.active))
 	for k, j := range a.active {
 		links[k] = linkCount{Peer: j, Sent: a.send.out[j].next, Delivered: a.recv.in[j].next}
@@ -134,6 +129,17 @@ func (a *agent) current() status {
 		V: statusVersion, Agent: a.name, Run: a.cfg.Run, Nonce: a.nonce, Gen: a.gen,
 		State: state, N: a.n, Links: links,
 	}
+}
+
+// state is the agent's state as its status would tell it.
+func (a *agent) state() string {
+	switch {
+	case !a.started:
+		return stateWaiting
+	case a.proto.Done():
+		return stateDone
+	}
+	return stateRunning
 }
 
 func sameStatus(x, y status) bool {
@@ -181,6 +187,12 @@ func (a *agent) publishStatus(now time.Time) {
 	if !a.connected {
 		return
 	}
+	if st := a.state(); !a.forcePub && st != stateDone && st == a.lastPub.State && a.gen == a.lastPub.Gen &&
+		a.lastPub.Error == "" && !tokenFailed(a.lastTok) {
+		// Nothing worth telling (worthTelling), without building the
+		// links' counters: this runs after every batch.
+		return
+	}
 	cur := a.current()
 	force := a.forcePub
 	if !force && !worthTelling(cur, a.lastPub) {
@@ -214,13 +226,21 @@ func (a *agent) publishStatus(now time.Time) {
 // delivered so far, at most once per Timing.StatusInterval per link. The
 // acknowledgement goes to that peer alone (see envelope.Ack).
 func (a *agent) sendAcks(now time.Time) {
-	if !a.connected {
+	if !a.connected || now.Before(a.ackDue) {
 		return
 	}
+	interval := a.cfg.Timing.StatusInterval
+	next := now.Add(farFuture)
 	for _, j := range a.active {
 		k := &a.acks[j]
 		d := a.recv.in[j].next
-		if d == 0 || (d == k.delivered && !k.again) || now.Sub(k.at) < a.cfg.Timing.StatusInterval {
+		if d == 0 || (d == k.delivered && !k.again) {
+			continue
+		}
+		if due := k.at.Add(interval); now.Before(due) {
+			if due.Before(next) {
+				next = due
+			}
 			continue
 		}
 		ack := envelope.Ack{Run: a.cfg.Run, Sender: a.name, Receiver: a.cfg.Agents[j], Nonce: a.nonce, Delivered: d}
@@ -231,6 +251,21 @@ func (a *agent) sendAcks(now time.Time) {
 		a.tr.publish(a.layout.Inbox(a.cfg.Agents[j], a.name), false, b)
 		*k = ackState{delivered: d, at: now}
 		a.ctr.acks.Add(1)
+	}
+	a.ackDue = next
+}
+
+// farFuture stands for "no acknowledgement pending" in ackDue.
+const farFuture = 24 * time.Hour
+
+// ackNews records that link j has something to acknowledge (a delivery,
+// or a reason to repeat the last acknowledgement): due one status
+// interval after its last acknowledgement. It keeps sendAcks from
+// scanning every link after every message, which on a complete graph of
+// n agents costs n per message.
+func (a *agent) ackNews(j int) {
+	if due := a.acks[j].at.Add(a.cfg.Timing.StatusInterval); due.Before(a.ackDue) {
+		a.ackDue = due
 	}
 }
 

@@ -157,6 +157,11 @@ type Config struct {
 	Timing Timing
 	// Logger receives the runtime's logs; nil discards them.
 	Logger *slog.Logger
+	// NoMulticast sends every message on its receiver's inbox. By
+	// default a message that goes to most of an agent's peers at once is
+	// published once on the agent's multicast topic, which every agent
+	// of the run reads (see envelope.Multicast).
+	NoMulticast bool
 }
 
 // AgentConfig is one agent's configuration.

@@ -22,6 +22,7 @@
 // connection, whatever the broker kept. Topics (package mqtt/topic):
 //
 //	<prefix>/<run>/inbox/<to>/<from>   envelopes and acknowledgements; <to> subscribes to <prefix>/<run>/inbox/<to>/+
+//	<prefix>/<run>/multicast/<from>    multicast envelopes; every agent subscribes to <prefix>/<run>/multicast/+
 //	<prefix>/<run>/status/<agent>      retained status (JSON); every agent subscribes to each
 //	<prefix>/presence/<agent>          retained {"state":"online"}, last will "offline"; likewise
 //
@@ -55,6 +56,18 @@
 // (Limits.MaxReassemblies, MaxHeldBytes), but the next message of a link
 // is always accepted, so the bounds can shed only traffic that will be
 // retransmitted and can never stall a run.
+//
+// A message the protocol sends in one step, with the same kind and body,
+// to at least three quarters of the agent's peers (D-Gibbs's and MGM's
+// VALUEs on a complete graph) is published once, as an envelope.Multicast
+// listing each receiver and the sequence number the message takes on that
+// receiver's link; each receiver picks its own entry and handles it as an
+// envelope of its link, and skips multicasts that do not name it. The
+// sender keeps one envelope per link for retransmission, on the inboxes.
+// On the complete graphs of SHDS neighbourhoods this halves the MQTT
+// packets, the runtime's main cost there (Config.NoMulticast turns it
+// off). The threshold bounds the waste: every agent receives every
+// multicast.
 //
 // An envelope is dropped and counted (Stats.Dropped, by reason), with a
 // log line, when its topic is not the layout's, when its run or receiver

@@ -53,6 +53,11 @@ type Stats struct {
 	Envelopes     int64 `json:"envelopes"`
 	EnvelopeBytes int64 `json:"envelope_bytes"`
 	Fragmented    int64 `json:"fragmented"`
+	// Multicasts counts the envelopes among them published once for
+	// many peers (envelope.Multicast); MulticastsSkipped the multicasts
+	// received that were for other agents.
+	Multicasts        int64 `json:"multicasts"`
+	MulticastsSkipped int64 `json:"multicasts_skipped"`
 	// Retransmitted counts envelopes published again.
 	Retransmitted int64 `json:"retransmitted"`
 	// Resyncs counts the times this agent asked its peers to retransmit
@@ -88,6 +93,7 @@ type counters struct {
 	retransmitted, resyncs, connects, statuses     atomic.Int64
 	mailboxPeak, nccc                              atomic.Int64
 	statusesIn, statusesCoalesced, acks, acksIn    atomic.Int64
+	multicasts, multicastsSkipped                  atomic.Int64
 
 	mu      sync.Mutex
 	dropped map[string]int64
@@ -121,6 +127,7 @@ func (c *counters) snapshot(agent string) Stats {
 		Retransmitted: c.retransmitted.Load(), Resyncs: c.resyncs.Load(), Connects: c.connects.Load(),
 		Statuses: c.statuses.Load(), StatusesIn: c.statusesIn.Load(), StatusesCoalesced: c.statusesCoalesced.Load(),
 		Acks: c.acks.Load(), AcksIn: c.acksIn.Load(),
+		Multicasts: c.multicasts.Load(), MulticastsSkipped: c.multicastsSkipped.Load(),
 		MailboxPeak: c.mailboxPeak.Load(), NCCC: c.nccc.Load(),
 	}
 }

@@ -197,7 +197,8 @@ func (t *transport) onConnect(c paho.Client) {
 	t.mbox.push(item{kind: itemConnected})
 }
 
-// filters are the agent's subscriptions: its inbox, and the status and
+// filters are the agent's subscriptions: its inbox, every multicast of
+// the run (never retained, so the wildcard is safe, see below), and the status and
 // presence topics of every agent of the run, itself included (its own
 // status comes back to it, see agent.onStatus). Statuses and presence are
 // subscribed one topic at a time rather than with a '+': mochi v2.7.9
@@ -206,7 +207,7 @@ func (t *transport) onConnect(c paho.Client) {
 // publication to that topic; a topic without wildcards takes a locked
 // path.
 func (t *transport) filters() []string {
-	fs := []string{t.layout.InboxFilter(t.name)}
+	fs := []string{t.layout.InboxFilter(t.name), t.layout.MulticastFilter()}
 	for _, a := range t.cfg.Agents {
 		fs = append(fs, t.layout.Status(a), topic.PresenceTopic(t.cfg.Prefix, a))
 	}

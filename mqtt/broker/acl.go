@@ -20,9 +20,10 @@ import (
 //     (another id would let a home take over someone else's persistent
 //     session, and with it that session's subscriptions), and a last will,
 //     if any, goes to H's presence topic;
-//   - protocol runs: publish P/<run>/inbox/<to>/H, P/<run>/status/H and
-//     P/presence/H; subscribe to and receive its own inbox
-//     P/<run>/inbox/H/<from>, every status of a run and every presence;
+//   - protocol runs: publish P/<run>/inbox/<to>/H, P/<run>/multicast/H,
+//     P/<run>/status/H and P/presence/H; subscribe to and receive its own
+//     inbox P/<run>/inbox/H/<from>, every multicast and every status of a
+//     run, and every presence;
 //   - `hearth run`: read the round commands P/cmd and P/cmd/<home>, ask for
 //     a round on P/cmd/H; publish its results P/<round>/result/H and read
 //     everyone's; publish its plans under P/home/H/… and read everyone's
@@ -139,6 +140,8 @@ func (h *aclHook) allowed(u user, t string, write bool) bool {
 	case len(lv) >= 1 && lv[0] == topic.Home:
 		return h.homeAllowed(u, lv[1:], write)
 	case len(lv) == 3 && lv[1] == topic.Status:
+		return run(0) && is(2, u.home, !write)
+	case len(lv) == 3 && lv[1] == topic.Multicast:
 		return run(0) && is(2, u.home, !write)
 	case len(lv) == 3 && lv[1] == topic.Result:
 		return run(0) && is(2, u.home, !write)

@@ -25,6 +25,9 @@ func TestACLRules(t *testing.T) {
 		{"hearth/nb/r/inbox/h2/+", true, false},
 		{"hearth/nb/r/status/h1", true, true},
 		{"hearth/nb/r/status/h2", true, false},
+		{"hearth/nb/r/multicast/h1", true, true},
+		{"hearth/nb/r/multicast/h2", true, false},
+		{"hearth/nb/r/multicast/+", true, false},
 		{"hearth/nb/presence/h1", true, true},
 		{"hearth/nb/presence/h2", true, false},
 		{"hearth/nb/r/inbox/h2/h1/x", true, false},
@@ -48,6 +51,10 @@ func TestACLRules(t *testing.T) {
 		{"hearth/nb/r/status/+", false, true},
 		{"hearth/nb/+/status/+", false, true},
 		{"hearth/nb/r/status/h2", false, true},
+		{"hearth/nb/r/multicast/+", false, true},
+		{"hearth/nb/+/multicast/+", false, true},
+		{"hearth/nb/r/multicast/h2", false, true},
+		{"hearth/nb/cmd/multicast/+", false, false},
 		{"hearth/nb/presence/+", false, true},
 		{"hearth/nb/presence/#", false, false},
 		// Read as home "inbox"'s plans, which no home can publish: no
@@ -172,6 +179,7 @@ func TestMosquittoACL(t *testing.T) {
 	acl := ACLOptions{Prefix: "hearth/nb", Discovery: "ha", Controllers: []string{"ctl"}}.MosquittoACL()
 	want := []string{
 		"pattern write hearth/nb/+/inbox/+/%u", "pattern read hearth/nb/+/inbox/%u/+",
+		"pattern write hearth/nb/+/multicast/%u", "pattern read hearth/nb/+/multicast/+",
 		"pattern write hearth/nb/+/status/%u", "pattern read hearth/nb/+/status/+",
 		"pattern write hearth/nb/presence/%u", "pattern read hearth/nb/presence/+",
 		"pattern read hearth/nb/cmd", "pattern read hearth/nb/cmd/+", "pattern write hearth/nb/cmd/%u",

@@ -33,6 +33,8 @@ type ACLOptions struct {
 //
 //	pattern write P/+/inbox/+/%u       protocol runs
 //	pattern read  P/+/inbox/%u/+
+//	pattern write P/+/multicast/%u
+//	pattern read  P/+/multicast/+
 //	pattern write P/+/status/%u
 //	pattern read  P/+/status/+
 //	pattern write P/presence/%u
@@ -70,10 +72,12 @@ func (o ACLOptions) MosquittoACL() string {
 	}
 	var b strings.Builder
 	b.WriteString("# hearth: every home (username) may publish only as itself and read\n")
-	b.WriteString("# only its own inbox; statuses and presence are public to the users.\n")
+	b.WriteString("# only its own inbox; multicasts, statuses and presence are public to the users.\n")
 	lines := []string{
 		"pattern write P/+/inbox/+/%u",
 		"pattern read P/+/inbox/%u/+",
+		"pattern write P/+/multicast/%u",
+		"pattern read P/+/multicast/+",
 		"pattern write P/+/status/%u",
 		"pattern read P/+/status/+",
 		"pattern write P/presence/%u",

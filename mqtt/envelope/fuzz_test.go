@@ -38,3 +38,41 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeMulticast checks that DecodeMulticast never panics, that what
+// it accepts is within its bounds, that SeqOf agrees with Receivers, and
+// that the encoding is canonical.
+func FuzzDecodeMulticast(f *testing.F) {
+	lim := Limits{MaxPayload: 64, MaxMessage: 256}
+	m := sampleMulticast()
+	b, _ := m.Encode(lim)
+	f.Add(b)
+	f.Add([]byte{MulticastVersion})
+	f.Add([]byte{MulticastVersion, 1, 'r', 1, 's', 1, 'p', 0, 3, 0, 5, 1, 1, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := DecodeMulticast(b, lim)
+		if err != nil {
+			return
+		}
+		rs := m.Receivers()
+		if len(m.Payload) > 64 || len(rs) == 0 || len(rs) >= m.Agents {
+			t.Fatalf("accepted out-of-bounds multicast: %d-byte payload, %d receivers of %d", len(m.Payload), len(rs), m.Agents)
+		}
+		for k, r := range rs {
+			if r.Index >= m.Agents || (k > 0 && r.Index <= rs[k-1].Index) {
+				t.Fatalf("receivers %v of %d agents", rs, m.Agents)
+			}
+			if seq, ok := m.SeqOf(r.Index); !ok || seq != r.Seq {
+				t.Fatalf("SeqOf(%d) = %d, %v; Receivers says %d", r.Index, seq, ok, r.Seq)
+			}
+		}
+		m.To = rs
+		again, err := m.Encode(lim)
+		if err != nil {
+			t.Fatalf("decoded multicast does not encode: %v", err)
+		}
+		if !bytes.Equal(again, b) {
+			t.Fatalf("encoding not canonical:\n in %x\nout %x", b, again)
+		}
+	})
+}

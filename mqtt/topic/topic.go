@@ -3,6 +3,7 @@
 // access control reads the same topics):
 //
 //	<prefix>/<run>/inbox/<to>/<from>   protocol envelopes (and acknowledgements) from agent <from> to <to>
+//	<prefix>/<run>/multicast/<from>    one message from agent <from> to many (envelope.Multicast)
 //	<prefix>/<run>/status/<agent>      an agent's retained run status (JSON)
 //	<prefix>/presence/<agent>          retained "online"/"offline", with a last will
 //	<prefix>/cmd                       a controller's round command (`hearth run`)
@@ -17,7 +18,7 @@
 // receivers check that the envelope names the same sender as the topic.
 //
 // Runs and rounds share the second level with presence, cmd and home, so
-// those are not valid run ids (CheckRun); and inbox, status and result,
+// those are not valid run ids (CheckRun); and inbox, multicast, status and result,
 // which a Mosquitto pattern with a '+' for the run level could otherwise
 // reach under home/, are not valid agent names (CheckAgent).
 package topic
@@ -33,12 +34,15 @@ import (
 
 // Level names of the layout.
 const (
-	Inbox    = "inbox"
-	Status   = "status"
-	Presence = "presence"
-	Cmd      = "cmd"
-	Result   = "result"
-	Home     = "home"
+	Inbox = "inbox"
+	// Multicast is the level of the topics on which an agent publishes
+	// one message for many of its peers at once.
+	Multicast = "multicast"
+	Status    = "status"
+	Presence  = "presence"
+	Cmd       = "cmd"
+	Result    = "result"
+	Home      = "home"
 	// Sensor is the Home Assistant component level of discovery topics.
 	Sensor = "sensor"
 )
@@ -53,7 +57,7 @@ var reservedRuns = []string{Presence, Cmd, Home}
 // reservedAgents are the third-level names of run topics: an agent (home)
 // with one of these names would have home/<name>/… topics that a run's
 // inbox, status or result pattern with a '+' for the run also matches.
-var reservedAgents = []string{Inbox, Status, Result}
+var reservedAgents = []string{Inbox, Multicast, Status, Result}
 
 // ErrReserved is wrapped by CheckRun's and CheckAgent's error for a name
 // the layout reserves.
@@ -102,7 +106,7 @@ func CheckRun(s string) error {
 }
 
 // CheckAgent reports whether s can be an agent's (home's) name: a valid
-// level (CheckName) other than inbox, status and result.
+// level (CheckName) other than inbox, multicast, status and result.
 func CheckAgent(s string) error {
 	if err := CheckName(s); err != nil {
 		return err
@@ -141,6 +145,18 @@ func (l Layout) Inbox(to, from string) string {
 // InboxFilter is agent to's subscription: every sender's topic to it.
 func (l Layout) InboxFilter(to string) string {
 	return l.Prefix + "/" + l.Run + "/" + Inbox + "/" + to + "/+"
+}
+
+// Multicast is the topic agent from publishes its multicast envelopes on.
+func (l Layout) Multicast(from string) string {
+	return l.Prefix + "/" + l.Run + "/" + Multicast + "/" + from
+}
+
+// MulticastFilter matches every multicast topic of the run. Agents read
+// them all and skip the envelopes that do not name them: a multicast
+// carries a message to most agents of the run, or it is not sent as one.
+func (l Layout) MulticastFilter() string {
+	return l.Prefix + "/" + l.Run + "/" + Multicast + "/+"
 }
 
 // Status is agent's retained status topic.
@@ -201,6 +217,7 @@ type Kind int
 const (
 	Unknown Kind = iota
 	InboxTopic
+	MulticastTopic
 	StatusTopic
 	PresenceTopicKind
 	CmdTopicKind    // <prefix>/cmd (Agent empty) or <prefix>/cmd/<home>
@@ -217,7 +234,7 @@ type Parsed struct {
 	// Agent is the inbox's receiver, the status's, presence's, result's
 	// or home topic's agent, or the home asking for a round.
 	Agent string
-	// From is an inbox topic's sender.
+	// From is an inbox or multicast topic's sender.
 	From string
 	// Rest is what follows <prefix>/home/<home>/, e.g. "plan/boiler".
 	Rest string
@@ -250,6 +267,8 @@ func Parse(prefix, t string) Parsed {
 		return Parsed{}
 	case len(lv) == 3 && lv[1] == Status:
 		return Parsed{Kind: StatusTopic, Run: lv[0], Agent: lv[2]}
+	case len(lv) == 3 && lv[1] == Multicast:
+		return Parsed{Kind: MulticastTopic, Run: lv[0], From: lv[2]}
 	case len(lv) == 3 && lv[1] == Result:
 		return Parsed{Kind: ResultTopicKind, Run: lv[0], Agent: lv[2]}
 	case len(lv) == 4 && lv[1] == Inbox:

@@ -35,6 +35,9 @@ func TestLayoutParse(t *testing.T) {
 	}{
 		{l.Inbox("a1", "a0"), Parsed{Kind: InboxTopic, Run: "r1", Agent: "a1", From: "a0"}},
 		{l.Status("a2"), Parsed{Kind: StatusTopic, Run: "r1", Agent: "a2"}},
+		{l.Multicast("a0"), Parsed{Kind: MulticastTopic, Run: "r1", From: "a0"}},
+		{"hearth/nb/r1/multicast/a0/a1", Parsed{}},
+		{"hearth/nb/r1/multicast/+", Parsed{}},
 		{PresenceTopic("hearth/nb", "a3"), Parsed{Kind: PresenceTopicKind, Agent: "a3"}},
 		{"hearth/nb/r1/inbox/a1", Parsed{}},
 		{"hearth/nb/r1/inbox/a1/a0/x", Parsed{}},
@@ -62,6 +65,9 @@ func TestLayoutParse(t *testing.T) {
 	if f := l.InboxFilter("a1"); f != "hearth/nb/r1/inbox/a1/+" {
 		t.Error(f)
 	}
+	if f := l.MulticastFilter(); f != "hearth/nb/r1/multicast/+" {
+		t.Error(f)
+	}
 	if f := l.StatusFilter(); f != "hearth/nb/r1/status/+" {
 		t.Error(f)
 	}
@@ -85,6 +91,7 @@ func TestReservedNames(t *testing.T) {
 		{"presence", false, true, true},
 		{"inbox", true, false, true},
 		{"status", true, false, true},
+		{"multicast", true, false, true},
 		{"result", true, false, true},
 		{"Home", true, true, false}, // levels are case-sensitive
 		{"a/b", false, false, false},
