@@ -55,17 +55,25 @@ func gpuSolver(d *gpu.Device, name string, next mva.SolverFactory) mva.SolverFac
 		return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
 			return gpu.NewBE(lp, d, gpu.BEOptions{})
 		}
-	case "gibbs", "mh":
+	case "gibbs", "mh", localAuto:
 		return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
 			cpu, err := next(lp)
 			if err != nil {
 				return nil, err
 			}
+			if _, exact := cpu.(*local.BE); exact {
+				// auto, where bucket elimination fits.
+				return gpu.NewBE(lp, d, gpu.BEOptions{})
+			}
 			o, ok := cpu.(interface{ Options() sampler.Options })
 			if !ok {
 				return cpu, nil
 			}
-			return sgpu.New(name, lp, d, o.Options())
+			sname := name
+			if name == localAuto {
+				sname = "gibbs"
+			}
+			return sgpu.New(sname, lp, d, o.Options())
 		}
 	}
 	return next

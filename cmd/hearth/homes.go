@@ -180,13 +180,18 @@ func loadHomes(path string, shdsFile bool, o homeOptions) (*homeRun, error) {
 
 // fitSHDS adapts the defaults to SHDS homes with many rules, where the
 // command line left them open: their rows are too wide for fast bucket
-// elimination (Gibbs sampling fills them instead), and sampled rows over 4
-// levels per slot often leave D-Gibbs in infeasible rows (dm_7_1_5), as
-// 4^12-row dense tables of their interiors may not even be addressable;
-// 3 levels avoid both.
+// elimination (--local auto samples those homes' rows with Gibbs and keeps
+// bucket elimination for the others), and sampled rows over 4 levels per
+// slot often leave D-Gibbs in infeasible rows (dm_7_1_5), as 4^12-row
+// dense tables of their interiors may not even be addressable; 3 levels
+// avoid both, whenever rows may be sampled (--local gibbs, mh or auto).
 func (r *homeRun) fitSHDS(o homeOptions) error {
 	wide := o.local == "" && r.local == "be" && !r.fitsBE()
-	if o.levels == 0 && (wide || !r.tablesFit()) {
+	if wide {
+		r.local = shdsWideLocal
+	}
+	sampled := (&localOptions{name: r.local}).sampling()
+	if o.levels == 0 && (sampled || !r.tablesFit()) {
 		res, err := shds.ReadFile(r.path, shds.Options{Levels: shdsFallbackLevels, Infeasible: policy(o)})
 		if err != nil {
 			return err
@@ -197,7 +202,6 @@ func (r *homeRun) fitSHDS(o homeOptions) error {
 		r.notes = append(r.notes, fmt.Sprintf("%d energy levels per slot (4 make the MVA tables too large or the sampled rows infeasible)", shdsFallbackLevels))
 	}
 	if wide {
-		r.local = shdsWideLocal
 		r.notes = append(r.notes, fmt.Sprintf("some homes are too wide for fast bucket elimination: their MVA rows are sampled (local = %q)", shdsWideLocal))
 	}
 	homes := len(r.Problem().Agents)
@@ -239,7 +243,7 @@ func policy(o homeOptions) shds.Policy {
 // width 17–21 on dm_7_1_5 and dm_7_1_6).
 const (
 	shdsFallbackLevels = 3
-	shdsWideLocal      = "gibbs"
+	shdsWideLocal      = localAuto
 )
 
 // tablesFit reports whether every home's dense MVA table (rows × interior
