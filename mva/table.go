@@ -105,6 +105,16 @@ func (lp *LocalProblem) Eval(assign []int) float64 {
 	return total
 }
 
+// Starter is implemented by local solvers that know where their agent
+// should start: a boundary assignment with a feasible completion, such as
+// a home's own schedule planned alone. Protocols started with init = 3
+// (localsearch.InitStart) begin there, so that a sampling protocol whose
+// sampled rows are mostly infeasible (SHDS homes with many rules) still
+// holds a feasible sample from its first iteration.
+type Starter interface {
+	Start() (boundary []int, ok bool)
+}
+
 // LocalSolver solves one MVA table row: given the boundary values it finds
 // the cheapest assignment of the interior variables. Implementations need
 // not be safe for concurrent use; create one per goroutine.

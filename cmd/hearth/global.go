@@ -116,7 +116,7 @@ func prepareDistributed(p *mva.Problem, o solveOptions, dev *gpu.Device) (*distr
 		gpu: dev != nil && (o.global == "dpop" || o.local.name == "be"),
 		opts: sim.Options{
 			Protocol: makeProto,
-			Solver:   gpuSolver(dev, o.local.name, o.local.factory(o.seed)),
+			Solver:   startSolver(o.start, gpuSolver(dev, o.local.name, o.local.factory(o.seed))),
 			Eager:    o.table == "eager",
 			Seed:     o.seed,
 			Params:   o.params,

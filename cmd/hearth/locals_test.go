@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
@@ -48,5 +49,87 @@ func TestLocalAuto(t *testing.T) {
 				t.Error("auto must report sampling")
 			}
 		})
+	}
+}
+
+// hardSolver finds no feasible completion of any row, as a sampler may
+// not on a home with many rules.
+type hardSolver struct{}
+
+func (hardSolver) SolveRow(context.Context, []int, []int) (float64, error) { return mva.Hard, nil }
+func (hardSolver) Checks() int64                                            { return 0 }
+
+// TestStartSolver: the wrapper suggests the start's boundary values, and
+// answers their row with the start's interior where the inner solver does
+// worse; other rows are the inner solver's.
+func TestStartSolver(t *testing.T) {
+	// The first seeded problem whose agent 0 has both kinds of variables.
+	var p *mva.Problem
+	var sub *mva.Subproblem
+	for seed := int64(1); sub == nil && seed < 100; seed++ {
+		p = randprob.New(seed, randprob.Options{Agents: 2, Vars: 8, MinDomain: 2, MaxDomain: 3, MaxArity: 2, Functions: 10, IntCosts: true, Locality: 0.5})
+		if s := &mva.Decompose(p).Subs[0]; len(s.Boundary) > 0 && len(s.Interior) > 0 {
+			sub = s
+		}
+	}
+	if sub == nil {
+		t.Fatal("no seed gives agent 0 boundary and interior variables")
+	}
+	lp := mva.NewLocalProblem(p, sub)
+	start := make([]int, len(p.Variables))
+	for v := range start {
+		start[v] = p.DomainSize(v) - 1
+	}
+	for _, tc := range []struct {
+		name  string
+		inner mva.SolverFactory
+	}{
+		{"inner finds nothing", func(*mva.LocalProblem) (mva.LocalSolver, error) { return hardSolver{}, nil }},
+		{"inner exact", func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("bruteforce", lp) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := startSolver(start, tc.inner)(lp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, ok := s.(mva.Starter).Start()
+			if !ok || len(b) != lp.NB {
+				t.Fatalf("start %v, %v", b, ok)
+			}
+			full := make([]int, len(lp.Vars))
+			for k, v := range lp.Vars {
+				full[k] = start[v]
+				if k < lp.NB && b[k] != start[v] {
+					t.Fatalf("start boundary %v is not the start's", b)
+				}
+			}
+			exact, _ := local.New("bruteforce", lp)
+			in := make([]int, lp.NumInterior())
+			best, _ := exact.SolveRow(context.Background(), b, in)
+			got, err := s.SolveRow(context.Background(), b, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := lp.Eval(full) // the start, when the inner solver finds nothing
+			if _, isHard := s.(*startingSolver).LocalSolver.(hardSolver); !isHard {
+				want = min(want, best)
+			}
+			if got != want {
+				t.Errorf("start row cost %v, want %v", got, want)
+			}
+			// Another row: the inner solver's answer.
+			other := append([]int(nil), b...)
+			other[0] = (other[0] + 1) % lp.Domains[0]
+			c, _ := s.SolveRow(context.Background(), other, in)
+			if inner, _ := tc.inner(lp); true {
+				w, _ := inner.SolveRow(context.Background(), other, make([]int, lp.NumInterior()))
+				if c != w {
+					t.Errorf("other row %v, inner %v", c, w)
+				}
+			}
+		})
+	}
+	if f := startSolver(nil, nil); f != nil {
+		t.Error("no start must keep the factory")
 	}
 }

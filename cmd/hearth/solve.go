@@ -33,6 +33,10 @@ type solveOptions struct {
 	gpu        string
 	json       bool
 	timeout    time.Duration
+	// start, when set, is a full assignment every agent's local solver
+	// suggests as its start (startSolver; homes: the uncoordinated
+	// schedules).
+	start []int
 }
 
 // register declares the flags on fs; defGlobal is --global's default

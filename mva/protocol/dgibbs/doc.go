@@ -97,7 +97,8 @@
 //	             notes §2.8). Giving iterations too is an error.
 //	temperature  τ > 0 (default 1, the paper's mapping; costs in the
 //	             hundreds make τ = 1 nearly greedy)
-//	init         0 first values (default), 1 random, 2 best row
+//	init         0 first values (default), 1 random, 2 best row, 3 the
+//	             local solver's start (mva.Starter: a home's own schedule)
 //	interior     0 the MVA row's best completion (default), 1 local Gibbs
 //	             sweeps (MVA-DG, see above)
 package dgibbs

@@ -56,11 +56,15 @@ const (
 	// InitBestRow takes the agent's cheapest row, its unconstrained local
 	// optimum; it solves every row first.
 	InitBestRow
+	// InitStart takes the row the local solver suggests (mva.Starter),
+	// and row 0 when it suggests none.
+	InitStart
 )
 
-// InitParam reads parameter "init" (0 first, 1 random, 2 best row).
+// InitParam reads parameter "init" (0 first, 1 random, 2 best row, 3 the
+// local solver's start).
 func InitParam(n *mva.Node, def Init) (Init, error) {
-	v, err := Int(n, "init", int(def), int(InitFirst), int(InitBestRow))
+	v, err := Int(n, "init", int(def), int(InitFirst), int(InitStart))
 	return Init(v), err
 }
 
@@ -69,6 +73,13 @@ func InitialRow(ctx context.Context, mode Init, v *mva.LocalView, rows int, rng 
 	switch mode {
 	case InitRandom:
 		return rng.IntN(rows), nil
+	case InitStart:
+		if s, ok := v.Solver.(mva.Starter); ok {
+			if b, ok := s.Start(); ok && len(b) == v.LP.NB {
+				return v.LP.EncodeRow(b), nil
+			}
+		}
+		return 0, nil
 	case InitBestRow:
 		best, bestCost := 0, Cost{}
 		for row := range rows {
