@@ -57,7 +57,7 @@ func TestLocalAuto(t *testing.T) {
 type hardSolver struct{}
 
 func (hardSolver) SolveRow(context.Context, []int, []int) (float64, error) { return mva.Hard, nil }
-func (hardSolver) Checks() int64                                            { return 0 }
+func (hardSolver) Checks() int64                                           { return 0 }
 
 // TestStartSolver: the wrapper suggests the start's boundary values, and
 // answers their row with the start's interior where the inner solver does
