@@ -140,13 +140,15 @@ type homeRun struct {
 
 // initStart is the "init" parameter of D-Gibbs, MGM and MGM-2 that starts
 // every agent at its local solver's suggestion (mva.Starter): for homes,
-// the schedule each home plans alone (the uncoordinated baseline). It is
-// the homes' default for D-Gibbs over sampled rows (--local gibbs, mh,
-// auto): on SHDS homes with many rules most sampled rows are infeasible
-// (dm_35_1_6: 0 of 20 random rows for 9 of 35 homes), and D-Gibbs started
-// at row 0 ended without a feasible sample; started here, its first
-// sample is feasible and its best sample never costs more than the
-// uncoordinated schedules. With exact rows the default stays row 0.
+// the schedule each home plans alone (the uncoordinated baseline). Homes
+// runs use it to restart (Restart) a D-Gibbs run over sampled rows that
+// ended without a feasible sample: on SHDS homes with many rules most
+// sampled rows are infeasible (dm_35_1_6: 0 of 20 random rows for 9 of 35
+// homes). It is not the default: from row 0 D-Gibbs wanders through
+// infeasible rows to far better schedules where it finds feasible ones
+// (dm_21_1_4: objective 9.0M from row 0, 15.2M from the uncoordinated
+// schedules, whose own is 15.3M), while from the uncoordinated schedules
+// it hardly moves, every neighbouring row being infeasible to the sampler.
 const initStart = 3
 
 // loadHomes reads a neighbourhood: a TOML file (config.Load) or, with
@@ -365,9 +367,6 @@ func (r *homeRun) Options(base solveOptions) solveOptions {
 	o := base
 	o.global, o.local.name, o.table, o.gpu, o.seed = r.global, r.local, r.table, r.gpu, r.seed
 	o.params = paramFlag(maps.Clone(r.params))
-	if _, set := o.params["init"]; !set && o.global == "dgibbs" && o.local.sampling() {
-		o.params["init"] = initStart
-	}
 	if o.params["init"] == initStart && slices.Contains([]string{"dgibbs", "mgm", "mgm2"}, o.global) {
 		o.start = r.startAssignment()
 	}
@@ -399,7 +398,8 @@ func homeSolveDefaults() solveOptions {
 // solveHomes solves the run's problem on the simulated runtime with o
 // (normally r.Options of the command's flags) through the path of `hearth
 // solve` — solveDistributed, or solveCentral for global "none" — and
-// returns the result with its assignment.
+// returns the result with its assignment. A protocol run that finds no
+// feasible schedule is run again from the homes' own schedules (Restart).
 func solveHomes(ctx context.Context, r *homeRun, o solveOptions, dev *gpu.Device) (mva.Result, []int, error) {
 	if err := o.local.validate(); err != nil {
 		return mva.Result{}, nil, err
@@ -416,6 +416,11 @@ func solveHomes(ctx context.Context, r *homeRun, o solveOptions, dev *gpu.Device
 		res, err = solveCentral(ctx, p, &o.local, o.seed, dev)
 	} else {
 		res, err = solveDistributed(ctx, p, o, dev)
+		if err == nil && !res.Feasible && ctx.Err() == nil {
+			if o2, ok := r.Restart(o); ok {
+				res, err = solveDistributed(ctx, p, o2, dev)
+			}
+		}
 	}
 	// The protocol's lazy MVA tables are dense: on SHDS they address
 	// gigabytes of virtual memory (4^12 rows per home) of which little
@@ -458,6 +463,26 @@ func assignmentOf(p *mva.Problem, labels map[string]string) ([]int, error) {
 		}
 	}
 	return assign, nil
+}
+
+// Restart returns the options for a second run when a first one with o
+// found no feasible schedule: D-Gibbs, MGM or MGM-2 started from the
+// uncoordinated schedules (initStart), whose first sample keeps every
+// rule. It declines when the command line chose the start itself, the
+// protocol is another, or the start cannot be built.
+func (r *homeRun) Restart(o solveOptions) (solveOptions, bool) {
+	if _, set := r.params["init"]; set || !slices.Contains([]string{"dgibbs", "mgm", "mgm2"}, o.global) {
+		return o, false
+	}
+	start := r.startAssignment()
+	if start == nil {
+		return o, false
+	}
+	o.params = paramFlag(maps.Clone(o.params))
+	o.params["init"] = initStart
+	o.start = start
+	r.notes = append(r.notes, fmt.Sprintf("%s from its first rows ended without a feasible schedule; restarted from each home's own (uncoordinated) schedule (-p init=%d)", o.global, initStart))
+	return o, true
 }
 
 // startAssignment returns the uncoordinated schedule as an assignment of

@@ -112,6 +112,15 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	cfg.Logger = e.log
 	res, err := simulate(ctx, p, o, dev, cfg, progressWriter(e.stderr, progress))
+	if err == nil && homes != nil && !res.Feasible && ctx.Err() == nil {
+		if o2, ok := homes.Restart(o); ok {
+			e.log.Info("no feasible schedule; restarting from the homes' own schedules", "protocol", o.global)
+			if cfg.Run != "" {
+				cfg.Run += "-restart"
+			}
+			res, err = simulate(ctx, p, o2, dev, cfg, progressWriter(e.stderr, progress))
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
 		return exitFailed
