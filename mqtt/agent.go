@@ -509,8 +509,11 @@ func (a *agent) multicastGroups(msgs []mva.Message) []*multicastGroup {
 	}
 	groups := make([]*multicastGroup, len(msgs))
 	byBody := map[string]*multicastGroup{}
-	// A body too large for one envelope goes fragmented on the inboxes.
-	room := a.cfg.Limits.MaxPayload
+	// A body too large for one envelope goes fragmented on the inboxes;
+	// the receivers' list (at most 16 bytes each, in practice 2) must
+	// fit beside it in the broker's packet limit, which leaves a few KiB
+	// above MaxPayload for headers.
+	room := a.cfg.Limits.MaxPayload - 16*a.n
 	for i, m := range msgs {
 		if len(m.Body) > room {
 			continue
