@@ -151,6 +151,9 @@ type homeRun struct {
 // it hardly moves, every neighbouring row being infeasible to the sampler.
 const initStart = 3
 
+// startable reports whether protocol global reads initStart.
+func startable(global string) bool { return slices.Contains([]string{"dgibbs", "mgm", "mgm2"}, global) }
+
 // loadHomes reads a neighbourhood: a TOML file (config.Load) or, with
 // shdsFile, an SHDS instance (shds.ReadFile, homes whose rules no
 // schedule satisfies dropped and noted unless o.strict), compiles it and
@@ -367,7 +370,7 @@ func (r *homeRun) Options(base solveOptions) solveOptions {
 	o := base
 	o.global, o.local.name, o.table, o.gpu, o.seed = r.global, r.local, r.table, r.gpu, r.seed
 	o.params = paramFlag(maps.Clone(r.params))
-	if o.params["init"] == initStart && slices.Contains([]string{"dgibbs", "mgm", "mgm2"}, o.global) {
+	if o.params["init"] == initStart && startable(o.global) {
 		o.start = r.startAssignment()
 	}
 	if r.timeout > 0 {
@@ -471,7 +474,7 @@ func assignmentOf(p *mva.Problem, labels map[string]string) ([]int, error) {
 // rule. It declines when the command line chose the start itself, the
 // protocol is another, or the start cannot be built.
 func (r *homeRun) Restart(o solveOptions) (solveOptions, bool) {
-	if _, set := r.params["init"]; set || !slices.Contains([]string{"dgibbs", "mgm", "mgm2"}, o.global) {
+	if _, set := r.params["init"]; set || !startable(o.global) {
 		return o, false
 	}
 	start := r.startAssignment()
