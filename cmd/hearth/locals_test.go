@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
@@ -80,52 +81,63 @@ func TestStartSolver(t *testing.T) {
 	for v := range start {
 		start[v] = p.DomainSize(v) - 1
 	}
+	full := make([]int, len(lp.Vars)) // the agent's local variables in start
+	for k, v := range lp.Vars {
+		full[k] = start[v]
+	}
+	startCost := lp.Eval(full)
+	exact, err := local.New("bruteforce", lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, err := exact.SolveRow(context.Background(), full[:lp.NB], make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		inner mva.SolverFactory
+		// want is the start row's cost through the wrapper.
+		want float64
 	}{
-		{"inner finds nothing", func(*mva.LocalProblem) (mva.LocalSolver, error) { return hardSolver{}, nil }},
-		{"inner exact", func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("bruteforce", lp) }},
+		{"inner finds nothing", func(*mva.LocalProblem) (mva.LocalSolver, error) { return hardSolver{}, nil }, startCost},
+		{"inner exact", func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("bruteforce", lp) }, min(startCost, best)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
 			s, err := startSolver(start, tc.inner)(lp)
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, ok := s.(mva.Starter).Start()
-			if !ok || len(b) != lp.NB {
-				t.Fatalf("start %v, %v", b, ok)
+			if !ok || !slices.Equal(b, full[:lp.NB]) {
+				t.Fatalf("start %v, %v; want %v", b, ok, full[:lp.NB])
 			}
-			full := make([]int, len(lp.Vars))
-			for k, v := range lp.Vars {
-				full[k] = start[v]
-				if k < lp.NB && b[k] != start[v] {
-					t.Fatalf("start boundary %v is not the start's", b)
-				}
-			}
-			exact, _ := local.New("bruteforce", lp)
 			in := make([]int, lp.NumInterior())
-			best, _ := exact.SolveRow(context.Background(), b, in)
-			got, err := s.SolveRow(context.Background(), b, in)
+			got, err := s.SolveRow(ctx, b, in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := lp.Eval(full) // the start, when the inner solver finds nothing
-			if _, isHard := s.(*startingSolver).LocalSolver.(hardSolver); !isHard {
-				want = min(want, best)
+			if got != tc.want {
+				t.Errorf("start row cost %v, want %v", got, tc.want)
 			}
-			if got != want {
-				t.Errorf("start row cost %v, want %v", got, want)
+			// The interior returned is worth what the row says.
+			if c := lp.Eval(append(slices.Clone(b), in...)); c != got {
+				t.Errorf("start row's interior %v costs %v, the row says %v", in, c, got)
 			}
 			// Another row: the inner solver's answer.
-			other := append([]int(nil), b...)
+			other := slices.Clone(b)
 			other[0] = (other[0] + 1) % lp.Domains[0]
-			c, _ := s.SolveRow(context.Background(), other, in)
-			if inner, _ := tc.inner(lp); true {
-				w, _ := inner.SolveRow(context.Background(), other, make([]int, lp.NumInterior()))
-				if c != w {
-					t.Errorf("other row %v, inner %v", c, w)
-				}
+			c, err := s.SolveRow(ctx, other, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inner, err := tc.inner(lp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, _ := inner.SolveRow(ctx, other, make([]int, lp.NumInterior())); c != w {
+				t.Errorf("other row %v, inner %v", c, w)
 			}
 		})
 	}
