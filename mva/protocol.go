@@ -232,3 +232,21 @@ func AgentSeed(seed uint64, agent int) uint64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
+
+// Offer records a completion of row found outside the local solver (a
+// protocol's best response by block descent, which optimises boundary and
+// interior together) when the row is unknown or the offer is cheaper than
+// its known completion, and reports whether it was recorded. A row's cost
+// stays the best completion known, so an offer only ever lowers it; the
+// interior must be a complete assignment of the interior variables whose
+// cost, with the row's boundary values, is cost.
+func (v *LocalView) Offer(row int, cost float64, interior []int) bool {
+	if row < 0 || row >= v.Table.Rows() || len(interior) != v.LP.NumInterior() {
+		return false
+	}
+	if v.Table.Has(row) && !(cost < v.Table.Cost(row)) {
+		return false
+	}
+	v.Table.Set(row, cost, interior)
+	return true
+}

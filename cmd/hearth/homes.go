@@ -45,17 +45,22 @@ const (
 )
 
 // MGM is the SHDS default where it pays: its best responses (one exact
-// local solve of a home, localsearch.Responder) put the peak within a few
-// percent of the SH-MGM-style baseline where D-Gibbs leaves it 50–100%
-// above. But on the complete graphs of SHDS one home moves per round, so
-// it needs about two rounds per home, each of 2·n·(n−1) messages: past
-// shdsMGMHomes homes that is hours of MQTT traffic, and D-Gibbs, which
-// moves every home at once, stays the default.
+// local solve of a home, localsearch.Responder, or block descent for homes
+// too wide for it) put the peak within a few percent of the SH-MGM-style
+// baseline where D-Gibbs leaves it 50–100% above. But on the complete
+// graphs of SHDS one home moves per round, so it needs about two rounds
+// per home, each of 2·n·(n−1) messages: past shdsMGMHomes homes that is
+// hours of MQTT traffic, and D-Gibbs, which moves every home at once,
+// stays the default.
 const (
 	shdsMGMHomes = 100
-	// responseEntries bounds the bucket elimination of one home's best
-	// response for MGM to be chosen (DFBnB past it is too slow).
+	// responseEntries bounds the bucket elimination of one home's exact
+	// best response; past it the home answers by block descent.
 	responseEntries = 1 << 22
+	// responseBlocks is MGM's "response" parameter for block-descent
+	// responses where the exact one exceeds response_entries
+	// (localsearch.ResponseBlocks).
+	responseBlocks = 3
 )
 
 // maxEagerRows is the largest MVA table (rows of one home) an eager table
@@ -198,17 +203,40 @@ func loadHomes(path string, shdsFile bool, o homeOptions) (*homeRun, error) {
 	return r, nil
 }
 
-// fitSHDS adapts the defaults to SHDS homes with many rules, where the
-// command line left them open: their rows are too wide for fast bucket
-// elimination (--local auto samples those homes' rows with Gibbs and keeps
-// bucket elimination for the others), and sampled rows over 4 levels per
-// slot often leave D-Gibbs in infeasible rows (dm_7_1_5), as 4^12-row
-// dense tables of their interiors may not even be addressable; 3 levels
-// avoid both, whenever rows may be sampled (--local gibbs, mh or auto).
+// fitSHDS adapts the defaults to the SHDS instance where the command line
+// left them open.
+//
+// Up to shdsMGMHomes homes the protocol is MGM. Where some home's exact
+// best response is too wide for bucket elimination (homes with many
+// rules), those homes answer by block descent (-p response=3) from their
+// own schedules (-p init=3), and the importer's 4 levels per slot stay:
+// such a run never samples a row.
+//
+// D-Gibbs (more homes, or the command line's choice) reads MVA rows.
+// Where they are too wide for fast bucket elimination, --local auto
+// samples those homes' rows with Gibbs and keeps bucket elimination for
+// the others; and sampled rows over 4 levels per slot often leave D-Gibbs
+// in infeasible rows (dm_7_1_5), as 4^12-row dense tables of their
+// interiors may not even be addressable: 3 levels avoid both, whenever
+// rows may be sampled (--local gibbs, mh or auto).
 func (r *homeRun) fitSHDS(o homeOptions) error {
 	wide := o.local == "" && r.local == "be" && !r.fitsBE()
 	if wide {
 		r.local = shdsWideLocal
+	}
+	homes := len(r.Problem().Agents)
+	if o.global == "" && homes <= shdsMGMHomes {
+		r.global = "mgm"
+		r.paramDefault("rounds", float64(2*homes))
+	}
+	if r.global == "mgm" {
+		if wide || !r.fitsResponse() {
+			r.paramDefault("response", responseBlocks)
+			r.paramDefault("response_entries", responseEntries)
+			r.paramDefault("init", initStart)
+			r.notes = append(r.notes, fmt.Sprintf("homes too wide for an exact best response answer by block descent (-p response=%v) from their own schedules (-p init=%v)", r.params["response"], r.params["init"]))
+		}
+		return nil
 	}
 	sampled := (&localOptions{name: r.local}).sampling()
 	if o.levels == 0 && (sampled || !r.tablesFit()) {
@@ -224,14 +252,15 @@ func (r *homeRun) fitSHDS(o homeOptions) error {
 	if wide {
 		r.notes = append(r.notes, fmt.Sprintf("some homes are too wide for fast bucket elimination: their MVA rows are sampled (local = %q)", shdsWideLocal))
 	}
-	homes := len(r.Problem().Agents)
-	if o.global == "" && !wide && homes <= shdsMGMHomes && r.fitsResponse() {
-		r.global = "mgm"
-		if _, set := r.params["rounds"]; !set {
-			r.params["rounds"] = float64(2 * homes)
-		}
-	}
 	return nil
+}
+
+// paramDefault sets protocol parameter k to v unless the TOML or the
+// command line set it.
+func (r *homeRun) paramDefault(k string, v float64) {
+	if _, set := r.params[k]; !set {
+		r.params[k] = v
+	}
 }
 
 // fitsResponse reports whether bucket elimination solves every home's

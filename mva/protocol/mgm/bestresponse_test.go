@@ -215,10 +215,109 @@ func TestSolvedResponsesWide(t *testing.T) {
 func TestResponseParameters(t *testing.T) {
 	ctx := context.Background()
 	for _, params := range []map[string]float64{
-		{"response": 3}, {"response": -1}, {"response": 1.5}, {"response_entries": -1},
+		{"response": 4}, {"response": -1}, {"response": 1.5}, {"response_entries": -1},
+		{"block_entries": 0}, {"block_entries": 2.5},
 	} {
 		if _, err := sim.Solve(ctx, lstest.Fixed(), lstest.Configs()[0].Options(New, 1, params)); err == nil {
 			t.Errorf("params %v accepted", params)
 		}
 	}
+}
+
+// TestBlockResponses runs MGM with block-descent responses (response = 3,
+// forced on every agent by response_entries = 1) on the wide instances,
+// lazily tabled so that the descent's completions are offered to the
+// agents' tables. Each round's global cost is summed from the costs the
+// agents held for their rows at that round (an offer may later lower a
+// row's cost) and must never rise; the assembled answer must be the last
+// round's rows at that cost, no worse than the start.
+func TestBlockResponses(t *testing.T) {
+	ctx := context.Background()
+	moved := 0
+	for _, cfg := range []lstest.Config{lstest.Configs()[0], lstest.Configs()[2]} {
+		for seed := uint64(1); seed <= 4; seed++ {
+			where := fmt.Sprintf("%s seed %d", cfg.Name, seed)
+			p := wideProblem(seed)
+			params := map[string]float64{"rounds": 30, "response": 3, "response_entries": 1, "init": 2}
+			var rec lstest.Recorder
+			var rows [][]int
+			var local [][]localsearch.Cost
+			factory := rec.Wrap(func(n *mva.Node) (mva.Protocol, error) {
+				pr, err := New(n)
+				if err != nil {
+					return nil, err
+				}
+				a := pr.(*Agent)
+				a.onRound = func(round, row int, _ bool) {
+					for len(rows) <= round {
+						rows = append(rows, make([]int, n.NumAgents))
+						local = append(local, make([]localsearch.Cost, n.NumAgents))
+					}
+					c, err := localsearch.RowCost(ctx, n.Local, row)
+					if err != nil {
+						t.Error(err)
+					}
+					rows[round][n.ID], local[round][n.ID] = row, c
+				}
+				return pr, nil
+			})
+			zero, err := sim.Solve(ctx, p, cfg.Options(New, seed, map[string]float64{"rounds": 0, "init": 2}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sol, err := sim.Solve(ctx, p, cfg.Options(factory, seed, params))
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			for _, pr := range rec.Protos {
+				if !pr.(*Agent).resp.Blocks() {
+					t.Fatalf("%s: an agent did not answer by block descent", where)
+				}
+			}
+			prev := localsearch.Of(zero.Cost)
+			start := prev
+			for r := 1; r < len(rows); r++ {
+				c := externalCost(p, rec.Nodes, rows[r])
+				for _, l := range local[r] {
+					c = c.Add(l)
+				}
+				if c.Hard > prev.Hard || c.Hard == prev.Hard && c.Soft > prev.Soft+1e-9*math.Max(1, math.Abs(prev.Soft)) {
+					t.Errorf("%s: round %d: global cost rose from %v to %v", where, r, prev, c)
+				}
+				if !slices.Equal(rows[r], rows[r-1]) {
+					moved++
+				}
+				prev = c
+			}
+			if final := localsearch.Of(sol.Cost); final.Hard != prev.Hard || math.Abs(final.Soft-prev.Soft) > 1e-9*math.Max(1, math.Abs(prev.Soft)) || start.Less(final) {
+				t.Errorf("%s: answer costs %v, the last round %v, the start %v", where, final, prev, start)
+			}
+		}
+	}
+	if moved < 8 {
+		t.Errorf("only %d rounds moved anyone", moved)
+	}
+}
+
+// externalCost sums the functions between agents with every agent's
+// boundary at its row.
+func externalCost(p *mva.Problem, nodes []*mva.Node, rows []int) localsearch.Cost {
+	assign := make([]int, len(p.Variables))
+	for i, n := range nodes {
+		b := make([]int, len(n.Sub().Boundary))
+		n.Local.LP.DecodeRow(rows[i], b)
+		for k, v := range n.Sub().Boundary {
+			assign[v] = b[k]
+		}
+	}
+	var total localsearch.Cost
+	for _, fi := range nodes[0].Decomp.External {
+		f := &p.Functions[fi]
+		idx := 0
+		for _, v := range f.Scope {
+			idx = idx*p.DomainSize(v) + assign[v]
+		}
+		total = total.Add(localsearch.Of(f.Costs[idx]))
+	}
+	return total
 }

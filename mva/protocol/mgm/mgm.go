@@ -43,10 +43,19 @@
 //     depend on the path. Parameter response = 1 forces enumeration,
 //     response = 2 the solve; response_entries bounds the solve's bucket
 //     elimination tables (past it, or at 0, DFBnB solves).
+//   - response = 3 answers by block coordinate descent where the solve
+//     would exceed response_entries (homes with many rules): blocks of
+//     the agent's interior, each with the whole boundary, re-optimised
+//     exactly in turn from the current row and its completion, the
+//     candidate's completion offered to the agent's MVA table. The gain
+//     is still the exact difference of ℓ_i between two held completions,
+//     so MGM stays monotone, but a fixed point is only stable under block
+//     moves. It needs a feasible start (init = 3 or 2).
 //
 // Parameters: rounds (default 50, ≥ 0), init (default 1), response
 // (default 0, auto), response_entries (default
-// localsearch.DefaultResponseEntries).
+// localsearch.DefaultResponseEntries), block_entries (default
+// localsearch.BlockEntries).
 package mgm
 
 import (

@@ -18,3 +18,22 @@ func (r *Responder) SolveSolver() mva.LocalSolver {
 	}
 	return r.soft.solver
 }
+
+// NewBlockResponder returns a responder that answers by block descent
+// whatever the agent's size, its blocks merged while they fit merge
+// entries (1: one block per component).
+func NewBlockResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, merge int) (*Responder, error) {
+	bs, err := newBlockSearch(nb, n.Local, merge, DefaultResponseEntries)
+	if err != nil {
+		return nil, err
+	}
+	return &Responder{nb: nb, view: n.Local, local: local, solve: true, mode: ResponseBlocks, blocks: bs}, nil
+}
+
+// NumBlocks returns the number of blocks of a block responder.
+func (r *Responder) NumBlocks() int {
+	if r.blocks == nil {
+		return 0
+	}
+	return len(r.blocks.blocks)
+}

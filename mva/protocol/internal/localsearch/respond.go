@@ -26,6 +26,12 @@ const (
 	// with one exact local solve of its own functions plus its external
 	// functions conditioned on the neighbours' values.
 	ResponseSolve
+	// ResponseBlocks is ResponseAuto where bucket elimination solves the
+	// response within response_entries, and block coordinate descent
+	// (blockSearch) where it would not, instead of DFBnB: an approximate
+	// response that never makes ℓ_i worse, for agents too wide to solve
+	// exactly in time. It needs a feasible start (init = 3).
+	ResponseBlocks
 )
 
 // EnumerateRows is the largest table ResponseAuto enumerates. Up to a few
@@ -87,9 +93,16 @@ const DefaultResponseEntries = 1 << 24
 // response enumerates instead.
 type Responder struct {
 	nb      *Neighbourhood
+	view    *mva.LocalView
 	local   LocalCost
 	solve   bool
+	mode    Response
 	entries int
+	merge   int // block_entries
+
+	// blocks is set when the response is by block descent
+	// (ResponseBlocks on an agent too wide for bucket elimination).
+	blocks *blockSearch
 
 	soft     *responseProblem
 	weighted *responseProblem
@@ -111,10 +124,11 @@ type responseProblem struct {
 
 // NewResponder returns the responder of the agent with neighbourhood nb
 // and local cost local (normally RowCost on n's view), reading parameters
-// "response" (0 auto, 1 enumerate, 2 solve; default auto) and
-// "response_entries" (bucket elimination's table bound; 0 means DFBnB).
+// "response" (0 auto, 1 enumerate, 2 solve, 3 blocks; default auto) and
+// "response_entries" (bucket elimination's table bound; 0 means DFBnB, or
+// with blocks, block descent for every agent past EnumerateRows rows).
 func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost) (*Responder, error) {
-	mode, err := Int(n, "response", int(ResponseAuto), int(ResponseAuto), int(ResponseSolve))
+	mode, err := Int(n, "response", int(ResponseAuto), int(ResponseAuto), int(ResponseBlocks))
 	if err != nil {
 		return nil, err
 	}
@@ -122,15 +136,30 @@ func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost) (*Responder, 
 	if err != nil {
 		return nil, err
 	}
-	solve := Response(mode) == ResponseSolve || Response(mode) == ResponseAuto && nb.Rows() > EnumerateRows
-	return &Responder{nb: nb, local: local, solve: solve, entries: entries}, nil
+	merge, err := Int(n, "block_entries", BlockEntries, 1, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	m := Response(mode)
+	solve := m == ResponseSolve || (m == ResponseAuto || m == ResponseBlocks) && nb.Rows() > EnumerateRows
+	return &Responder{nb: nb, view: n.Local, local: local, solve: solve, mode: m, entries: entries, merge: merge}, nil
 }
 
 // Solving reports whether BestMove solves (true) or enumerates.
 func (r *Responder) Solving() bool { return r.solve }
 
-// Solves returns the local solves run so far, restricted ones included.
-func (r *Responder) Solves() int64 { return r.solves }
+// Blocks reports whether BestMove runs block descent; it is known after
+// the first BestMove.
+func (r *Responder) Blocks() bool { return r.blocks != nil }
+
+// Solves returns the local solves run so far, restricted ones and block
+// solves included.
+func (r *Responder) Solves() int64 {
+	if r.blocks != nil {
+		return r.solves + r.blocks.solves
+	}
+	return r.solves
+}
 
 // Checks returns the constraint checks of the response solvers, the
 // agent's share of the NCCC metric beyond its local view's solver and
@@ -141,6 +170,9 @@ func (r *Responder) Checks() int64 {
 		if rp != nil {
 			c += rp.solver.Checks()
 		}
+	}
+	if r.blocks != nil {
+		c += r.blocks.Checks()
 	}
 	return c
 }
@@ -155,10 +187,19 @@ func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cos
 	if err != nil {
 		return 0, Cost{}, err
 	}
-	if r.soft == nil {
+	if r.soft == nil && r.blocks == nil {
 		if r.soft, err = r.build(false); err != nil {
 			return 0, Cost{}, err
 		}
+		if _, dfs := r.soft.solver.(*local.DFBnB); dfs && r.mode == ResponseBlocks {
+			r.soft = nil
+			if r.blocks, err = newBlockSearch(r.nb, r.view, r.merge, r.entries); err != nil {
+				return 0, Cost{}, err
+			}
+		}
+	}
+	if r.blocks != nil {
+		return r.blockMove(ctx, cur, curCost, vals)
 	}
 	rp := r.soft
 	opt, err := r.run(ctx, rp, vals)
@@ -196,6 +237,23 @@ func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cos
 		return 0, Cost{}, err
 	}
 	row := r.nb.Encode(x)
+	best, err := r.nb.Ell(ctx, r.local, row, vals)
+	if err != nil {
+		return 0, Cost{}, err
+	}
+	if !best.Less(curCost) {
+		return cur, Cost{}, nil
+	}
+	return row, curCost.Sub(best), nil
+}
+
+// blockMove is BestMove by block descent: the descent's row when ℓ_i says
+// it is strictly cheaper than cur (whose cost is curCost), else cur.
+func (r *Responder) blockMove(ctx context.Context, cur int, curCost Cost, vals []int) (int, Cost, error) {
+	row, err := r.blocks.descend(ctx, cur, vals)
+	if err != nil || row == cur {
+		return cur, Cost{}, err
+	}
 	best, err := r.nb.Ell(ctx, r.local, row, vals)
 	if err != nil {
 		return 0, Cost{}, err
