@@ -2,12 +2,10 @@ package localsearch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -227,33 +225,13 @@ func (s *blockSearch) build(vars []int, entries int, fallback bool) (*blockProbl
 		}
 		blp.Funcs = append(blp.Funcs, mva.LocalFunction{Scope: sc, Costs: f.Costs})
 	}
-	for i := range nb.funcs {
-		ef := &nb.funcs[i]
-		sc := make([]int, len(ef.scope))
-		for j, ref := range ef.scope {
-			if ref.own {
-				sc[j] = base + ref.idx
-			} else {
-				sc[j] = ref.idx
-			}
-		}
-		blp.Funcs = append(blp.Funcs, mva.LocalFunction{Scope: sc, Costs: ef.costs})
-	}
-	var solver mva.LocalSolver
-	if entries > 0 {
-		be, err := local.NewBE(blp, local.BEOptions{MaxEntries: entries})
-		switch {
-		case err == nil:
-			solver = be
-		case !errors.Is(err, local.ErrTooLarge):
-			return nil, fmt.Errorf("best response block: %w", err)
-		}
+	blp.Funcs = append(blp.Funcs, nb.externalFuncs(base)...)
+	solver, err := solverFor(blp, entries, fallback)
+	if err != nil {
+		return nil, fmt.Errorf("best response block: %w", err)
 	}
 	if solver == nil {
-		if !fallback {
-			return nil, nil
-		}
-		solver = local.NewDFBnB(blp)
+		return nil, nil
 	}
 	return &blockProblem{
 		solver: solver, slots: slots, fixed: fixed, vars: vars,

@@ -365,27 +365,18 @@ func (r *Responder) build(weighted bool) (*responseProblem, error) {
 	if useZ {
 		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: []int{z}, Costs: []float64{0, penalty}})
 	}
-	for i := range nb.funcs {
-		ef := &nb.funcs[i]
-		sc := make([]int, len(ef.scope))
-		for j, ref := range ef.scope {
-			if ref.own {
-				sc[j] = base + ref.idx
-			} else {
-				sc[j] = ref.idx
-			}
-		}
-		costs := ef.costs
+	for _, f := range nb.externalFuncs(base) {
 		if weighted {
-			costs = make([]float64, len(ef.costs))
-			for e, c := range ef.costs {
+			costs := make([]float64, len(f.Costs))
+			for e, c := range f.Costs {
 				if mva.IsHard(c) {
 					c = penalty
 				}
 				costs[e] = c
 			}
+			f.Costs = costs
 		}
-		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: sc, Costs: costs})
+		rlp.Funcs = append(rlp.Funcs, f)
 	}
 	doms := slices.Clone(lp.Domains[:own])
 	for k, d := range doms {
@@ -402,18 +393,9 @@ func (r *Responder) build(weighted bool) (*responseProblem, error) {
 		}
 		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: []int{slots + k, base + k}, Costs: costs})
 	}
-	var s mva.LocalSolver
-	if r.entries > 0 {
-		be, err := local.NewBE(rlp, local.BEOptions{MaxEntries: r.entries})
-		switch {
-		case err == nil:
-			s = be
-		case !errors.Is(err, local.ErrTooLarge):
-			return nil, fmt.Errorf("best response: %w", err)
-		}
-	}
-	if s == nil {
-		s = local.NewDFBnB(rlp)
+	s, err := solverFor(rlp, r.entries, true)
+	if err != nil {
+		return nil, fmt.Errorf("best response: %w", err)
 	}
 	return &responseProblem{
 		solver: s, slots: slots, doms: doms,
@@ -460,4 +442,42 @@ func maxFinite(costs []float64) (float64, bool) {
 		m = max(m, math.Abs(c))
 	}
 	return m, hard
+}
+
+// externalFuncs returns the agent's external functions as local functions
+// of a response problem whose context slots are its first variables and
+// whose own boundary starts at base.
+func (nb *Neighbourhood) externalFuncs(base int) []mva.LocalFunction {
+	out := make([]mva.LocalFunction, len(nb.funcs))
+	for i := range nb.funcs {
+		ef := &nb.funcs[i]
+		sc := make([]int, len(ef.scope))
+		for j, ref := range ef.scope {
+			if ref.own {
+				sc[j] = base + ref.idx
+			} else {
+				sc[j] = ref.idx
+			}
+		}
+		out[i] = mva.LocalFunction{Scope: sc, Costs: ef.costs}
+	}
+	return out
+}
+
+// solverFor returns bucket elimination for lp when its tables fit
+// entries (0: never), else DFBnB with fallback, or nil without.
+func solverFor(lp *mva.LocalProblem, entries int, fallback bool) (mva.LocalSolver, error) {
+	if entries > 0 {
+		be, err := local.NewBE(lp, local.BEOptions{MaxEntries: entries})
+		switch {
+		case err == nil:
+			return be, nil
+		case !errors.Is(err, local.ErrTooLarge):
+			return nil, err
+		}
+	}
+	if !fallback {
+		return nil, nil
+	}
+	return local.NewDFBnB(lp), nil
 }
