@@ -119,3 +119,50 @@ func lpRow(lp *mva.LocalProblem, row int, in []int32) []int {
 	}
 	return a
 }
+
+// TestLocalViewOffer: an offer is recorded for an unknown row and for a
+// cheaper completion, refused when not cheaper or malformed, and the view
+// then answers the row with the offered completion, dense or sparse.
+func TestLocalViewOffer(t *testing.T) {
+	ctx := context.Background()
+	for _, nb := range []int{2, 9} {
+		_, lp := wideHome(uint64(nb), nb)
+		v, err := mva.NewLocalView(ctx, lp, local.NewBruteForce(lp), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ni := lp.NumInterior()
+		interior := func(x int) []int { return slices.Repeat([]int{x}, ni) }
+		const row = 3
+		steps := []struct {
+			name     string
+			row      int
+			cost     float64
+			interior []int
+			want     bool
+			wantCost float64
+		}{
+			{"unknown row", row, 40, interior(1), true, 40},
+			{"dearer", row, 41, interior(2), false, 40},
+			{"equal", row, 40, interior(2), false, 40},
+			{"cheaper", row, 12, interior(3), true, 12},
+			{"short interior", row, 1, interior(0)[:ni-1], false, 12},
+			{"row out of range", -1, 1, interior(0), false, 12},
+		}
+		for _, s := range steps {
+			if got := v.Offer(s.row, s.cost, s.interior); got != s.want {
+				t.Errorf("nb %d: %s: Offer = %v, want %v", nb, s.name, got, s.want)
+			}
+			c, in, err := v.RowIndex(ctx, row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c != s.wantCost {
+				t.Errorf("nb %d: %s: row cost %v, want %v", nb, s.name, c, s.wantCost)
+			}
+			if s.want && !slices.Equal(lpRow(lp, 0, in)[lp.NB:], s.interior) {
+				t.Errorf("nb %d: %s: interior %v, want %v", nb, s.name, in, s.interior)
+			}
+		}
+	}
+}
