@@ -194,6 +194,7 @@ func TestBadParameters(t *testing.T) {
 	ctx := context.Background()
 	for _, params := range []map[string]float64{
 		{"rounds": -1}, {"rounds": 2.5}, {"init": 4}, {"rounds": math.NaN()},
+		{"joint": 2}, {"quiet": 0.5},
 	} {
 		if _, err := sim.Solve(ctx, fixtures.Thesis31(), lstest.Configs()[0].Options(New, 1, params)); err == nil {
 			t.Errorf("params %v accepted", params)

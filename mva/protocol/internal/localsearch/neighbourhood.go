@@ -40,6 +40,12 @@ type Neighbourhood struct {
 	in       [][]int // neighbour position → its slots, by variable index
 	out      [][]int // neighbour position → own boundary indices it sees
 	slotOf   []int   // slot → owner's neighbour position
+	// pairs[j] are the functions whose only other agent is the
+	// neighbour at position j (Interaction); pairwise is false when some
+	// function reads two or more other agents.
+	pairs    [][]int
+	pairwise bool
+	scratch  []int // Interaction's copy of one neighbour's slots
 	checks   int64
 }
 
@@ -81,6 +87,8 @@ func New(n *mva.Node) (*Neighbourhood, error) {
 		byVar:      make([][]int, len(sub.Boundary)),
 		in:         make([][]int, len(n.Neighbours)),
 		out:        make([][]int, len(n.Neighbours)),
+		pairs:      make([][]int, len(n.Neighbours)),
+		pairwise:   true,
 	}
 	if !slices.IsSorted(nb.Neighbours) {
 		return nil, fmt.Errorf("neighbours %v are not sorted", nb.Neighbours)
@@ -151,8 +159,19 @@ func New(n *mva.Node) (*Neighbourhood, error) {
 				sees[j][k] = true
 			}
 		}
+		switch len(ef.agents) {
+		case 1:
+			nb.pairs[ef.agents[0]] = append(nb.pairs[ef.agents[0]], len(nb.funcs))
+		default:
+			nb.pairwise = false
+		}
 		nb.funcs = append(nb.funcs, ef)
 	}
+	most := 0
+	for _, in := range nb.in {
+		most = max(most, len(in))
+	}
+	nb.scratch = make([]int, most)
 	for j := range sees {
 		for k := range sees[j] {
 			nb.out[j] = append(nb.out[j], k)
@@ -248,6 +267,46 @@ func (nb *Neighbourhood) ExtOwnedBy(keep func(agents []int) bool, b, ctx []int) 
 			c = c.Add(nb.eval(f, b, ctx))
 		}
 	}
+	return c
+}
+
+// Pairwise reports whether every external function of the agent reads at
+// most one other agent. Then the change of the agent's external functions
+// when it and some neighbours move together is the sum of the unilateral
+// changes and of one Interaction per moving neighbour.
+func (nb *Neighbourhood) Pairwise() bool { return nb.pairwise }
+
+// Interaction returns what a joint move adds to two unilateral ones over
+// the functions shared with the neighbour at position j alone:
+//
+//	f(b′, v′) − f(b′, v) − f(b, v′) + f(b, v)
+//
+// summed over those functions, where b and b′ are this agent's current
+// and candidate boundary values, v the neighbour's values in Ctx and v′
+// its candidate values cand (as ReadValuesTo returns them). On the SHDS
+// peak term it is 2·w·Σ Δcap_i·Δcap_j: positive when both homes shift
+// load into the same windows.
+func (nb *Neighbourhood) Interaction(j int, b, bNew, cand []int) Cost {
+	if len(nb.pairs[j]) == 0 {
+		return Cost{}
+	}
+	ctx := nb.Ctx
+	var c Cost
+	for _, fi := range nb.pairs[j] {
+		f := &nb.funcs[fi]
+		c = c.Add(nb.eval(f, b, ctx)).Sub(nb.eval(f, bNew, ctx))
+	}
+	// Put cand in j's slots of Ctx for the second half, then back.
+	saved := nb.scratch[:len(nb.in[j])]
+	for i, s := range nb.in[j] {
+		saved[i] = ctx[s]
+	}
+	nb.SetValues(j, cand, ctx)
+	for _, fi := range nb.pairs[j] {
+		f := &nb.funcs[fi]
+		c = c.Add(nb.eval(f, bNew, ctx)).Sub(nb.eval(f, b, ctx))
+	}
+	nb.SetValues(j, saved, ctx)
 	return c
 }
 
