@@ -41,6 +41,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		shdsFile string
 		outDir   string
 		asCSV    bool
+		bl       baselineFlags
 	)
 	fs := newFlagSet(e, "sim", "FILE [flags]\n\n"+
 		"Runs every agent of FILE in this process, each with its own MQTT client, over\n"+
@@ -53,6 +54,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&shdsFile, "shds", "", "homes: run a published SHDS instance (dm_*.json) instead of FILE")
 	fs.StringVar(&outDir, "out", "", "homes: write the load-profile charts (PNG, SVG) and, with --csv, the CSV files into this folder")
 	fs.BoolVar(&asCSV, "csv", false, "homes: write the schedule, load profile and per-home CSV files")
+	bl.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -69,7 +71,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	// brings its own solver choice, which the flags given override.
 	var homes *homeRun
 	if shdsFile != "" || isHomesFile(pos[0]) {
-		if homes, err = loadHomes(pos[0], shdsFile != "", homeOptionsFrom(fs, &o)); err != nil {
+		if homes, err = loadHomes(pos[0], shdsFile != "", bl.apply(homeOptionsFrom(fs, &o))); err != nil {
 			return loadExit(e.stderr, "sim", err)
 		}
 		o = homes.Options(o)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/compile"
@@ -200,6 +201,26 @@ func TestSHMGMRoundLimit(t *testing.T) {
 	}
 	if out.Rounds != 1 {
 		t.Errorf("rounds %d, want 1", out.Rounds)
+	}
+	// A budget spent before round 1 ends the baseline at round 0's
+	// schedule, marked as stopped by its budget.
+	zero, err := SHMGM(context.Background(), n, Options{Rounds: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = SHMGM(context.Background(), n, Options{Budget: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Rounds != 0 || !out.OverBudget || out.Converged || !slices.EqualFunc(out.Schedule.Homes, zero.Schedule.Homes, sameActions) {
+		t.Errorf("budget 1ns: rounds %d over budget %v converged %v; want round 0's schedule", out.Rounds, out.OverBudget, out.Converged)
+	}
+	out, err = SHMGM(context.Background(), n, Options{Budget: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.OverBudget || !out.Converged {
+		t.Errorf("budget 1h: over budget %v converged %v", out.OverBudget, out.Converged)
 	}
 }
 

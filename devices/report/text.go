@@ -89,9 +89,12 @@ func (h *Homes) totals(b *strings.Builder) {
 			return
 		}
 		c := col{name: name, cost: bl.EnergyCost, kwh: bl.EnergyKWh, peak: bl.PeakKW, obj: bl.Objective, rules: bl.RulesSatisfied, ok: true, present: true, base: true}
-		if bl.Rounds > 0 {
+		if bl.Rounds > 0 || bl.OverBudget {
 			conv := "converged"
-			if !bl.Converged {
+			switch {
+			case bl.OverBudget:
+				conv = "time budget"
+			case !bl.Converged:
 				conv = "round limit"
 			}
 			c.extra = fmt.Sprintf("%d rounds, %s", bl.Rounds, conv)
