@@ -35,25 +35,26 @@ import (
 // runtime: solveHomes solves on the simulated runtime, `hearth sim` and
 // `hearth run` over MQTT, all from the same Problem and options.
 
-// Solver choices for SHDS files, which carry none: D-Gibbs over the
-// per-slot levels with exact bucket elimination for the MVA rows, unless
-// fitSHDS picks MGM. The full-mesh SHDS instances are for the sampling and
-// local-search protocols (DESIGN.md, "Homes").
+// Solver choices for SHDS files, which carry none. fitSHDS replaces the
+// protocol with MGM unless the command line names one; D-Gibbs with exact
+// rows is what a user's --global dgibbs gets.
 const (
 	shdsGlobal = "dgibbs"
 	shdsLocal  = "be"
 )
 
-// MGM is the SHDS default where it pays: exact best responses (one local
-// solve of a home, localsearch.Responder) put the peak within 1–17% of the
-// SH-MGM-style baseline where D-Gibbs leaves it 50–100% above, and block
-// descent for homes too wide for them within 1.06–1.9× (median 1.3×). But on the complete
-// graphs of SHDS one home moves per round, so it needs about two rounds
-// per home, each of 2·n·(n−1) messages: past shdsMGMHomes homes that is
-// hours of MQTT traffic, and D-Gibbs, which moves every home at once,
-// stays the default.
+// MGM is the SHDS default. Its best responses (one local solve of a home,
+// localsearch.Responder) are exact where the home fits bucket
+// elimination, block descent where not; with joint moves (-p joint=1)
+// the homes whose moves provably still lower the total move together,
+// and on the complete graphs of SHDS the run ends at the first round
+// without a gain (-p quiet=1). Plain MGM moves one home per round there,
+// two rounds per home of 2·n·(n−1) messages each: 70 rounds on dm_35_1_3,
+// hours of MQTT traffic on 251 homes; joint MGM reaches the same peak in
+// 15 to 20 rounds (dm_35_1_3, dm_71_1_4, dm_251_1_2), which D-Gibbs,
+// the earlier default past 100 homes, left 2.4× above the SH-MGM-style
+// baseline.
 const (
-	shdsMGMHomes = 100
 	// responseEntries bounds the bucket elimination of one home's exact
 	// best response; past it the home answers by block descent.
 	responseEntries = 1 << 22
@@ -86,9 +87,19 @@ type homeOptions struct {
 	// rounds bounds the SH-MGM-style baseline (0: baseline.DefaultRounds;
 	// negative: the baseline is skipped).
 	rounds int
+	// budget bounds the SH-MGM-style baseline's time (0: shmgmBudget;
+	// negative: no bound).
+	budget time.Duration
 	// noBaselines skips both baselines.
 	noBaselines bool
 }
+
+// shmgmBudget is the SH-MGM-style baseline's default time budget
+// (baseline.Options.Budget). The baseline moves one home per round on the
+// complete SHDS graphs and re-solves every home each round: on
+// dm_71_1_4 it took 113 s to converge, where MGM with joint moves takes
+// 49 s, and on the 251-home instances with many rules nearly an hour.
+const shmgmBudget = 2 * time.Minute
 
 // homeOptionsFrom reads the solver flags the user gave on fs (those left
 // at their defaults do not override the TOML).
@@ -206,28 +217,34 @@ func loadHomes(path string, shdsFile bool, o homeOptions) (*homeRun, error) {
 // fitSHDS adapts the defaults to the SHDS instance where the command line
 // left them open.
 //
-// Up to shdsMGMHomes homes the protocol is MGM. Where some home's exact
-// best response is too wide for bucket elimination (homes with many
+// The protocol is MGM with joint moves, for at most two rounds per home,
+// ending at the first round without a gain where the homes form a
+// complete graph (all the published instances do). Where some home's
+// exact best response is too wide for bucket elimination (homes with many
 // rules), those homes answer by block descent (-p response=3) from their
 // own schedules (-p init=3), and the importer's 4 levels per slot stay:
 // such a run never samples a row.
 //
-// D-Gibbs (more homes, or the command line's choice) reads MVA rows.
-// Where they are too wide for fast bucket elimination, --local auto
-// samples those homes' rows with Gibbs and keeps bucket elimination for
-// the others; and sampled rows over 4 levels per slot often leave D-Gibbs
-// in infeasible rows (dm_7_1_5), as 4^12-row dense tables of their
-// interiors may not even be addressable: 3 levels avoid both, whenever
-// rows may be sampled (--local gibbs, mh or auto).
+// D-Gibbs (the command line's choice) reads MVA rows. Where they are too
+// wide for fast bucket elimination, --local auto samples those homes'
+// rows with Gibbs and keeps bucket elimination for the others; and
+// sampled rows over 4 levels per slot often leave D-Gibbs in infeasible
+// rows (dm_7_1_5), as 4^12-row dense tables of their interiors may not
+// even be addressable: 3 levels avoid both, whenever rows may be sampled
+// (--local gibbs, mh or auto).
 func (r *homeRun) fitSHDS(o homeOptions) error {
 	wide := o.local == "" && r.local == "be" && !r.fitsBE()
 	if wide {
 		r.local = shdsWideLocal
 	}
 	homes := len(r.Problem().Agents)
-	if o.global == "" && homes <= shdsMGMHomes {
+	if o.global == "" {
 		r.global = "mgm"
 		r.paramDefault("rounds", float64(2*homes))
+		r.paramDefault("joint", 1)
+		if r.complete() {
+			r.paramDefault("quiet", 1)
+		}
 	}
 	if r.global == "mgm" {
 		if wide || !r.fitsResponse() {
@@ -253,6 +270,18 @@ func (r *homeRun) fitSHDS(o homeOptions) error {
 		r.notes = append(r.notes, fmt.Sprintf("some homes are too wide for fast bucket elimination: their MVA rows are sampled (local = %q)", shdsWideLocal))
 	}
 	return nil
+}
+
+// complete reports whether every home neighbours every other, which MGM's
+// quiet = 1 needs.
+func (r *homeRun) complete() bool {
+	nb := mva.Decompose(r.Problem()).Neighbours()
+	for _, l := range nb {
+		if len(l) != len(nb)-1 {
+			return false
+		}
+	}
+	return true
 }
 
 // paramDefault sets protocol parameter k to v unless the TOML or the
@@ -559,7 +588,11 @@ func (r *homeRun) Baselines(ctx context.Context) error {
 		}
 	}
 	if r.opts.rounds >= 0 {
-		if r.shmgm, err = baseline.SHMGM(ctx, n, baseline.Options{Rounds: r.opts.rounds}); err != nil {
+		budget := r.opts.budget
+		if budget == 0 {
+			budget = shmgmBudget
+		}
+		if r.shmgm, err = baseline.SHMGM(ctx, n, baseline.Options{Rounds: r.opts.rounds, Budget: max(budget, 0)}); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
@@ -709,4 +742,26 @@ func loadExit(w io.Writer, cmd string, err error) int {
 		return exitFailed
 	}
 	return exitUsage
+}
+
+// baselineFlags are the command line's bounds on the SH-MGM-style
+// baseline.
+type baselineFlags struct {
+	rounds int
+	budget time.Duration
+}
+
+func (b *baselineFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&b.rounds, "shmgm-rounds", 0, "homes: rounds of the SH-MGM-style baseline (0: max(100, 2·homes), stopping when no home gains; -1: skip it)")
+	fs.DurationVar(&b.budget, "shmgm-budget", shmgmBudget, "homes: time after which the SH-MGM-style baseline starts no new round (0: no limit)")
+}
+
+// apply puts the flags into h.
+func (b *baselineFlags) apply(h homeOptions) homeOptions {
+	h.rounds = b.rounds
+	h.budget = b.budget
+	if b.budget == 0 {
+		h.budget = -1
+	}
+	return h
 }

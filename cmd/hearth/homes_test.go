@@ -327,8 +327,8 @@ func shdsPath(t *testing.T, name string) string {
 	return p
 }
 
-// TestHomesSHDS runs published instances with the SHDS defaults (MGM, or
-// D-Gibbs; bucket elimination for the MVA rows, or --local auto over 3
+// TestHomesSHDS runs published instances with the SHDS defaults (MGM with
+// joint moves, or D-Gibbs on the command line; bucket elimination for the MVA rows, or --local auto over 3
 // levels where homes are too wide for it, with D-Gibbs then starting
 // from the uncoordinated schedules); HEARTH_SHDS_LONG=1 adds dm_7_1_3 to
 // dm_7_1_5 and dm_35_1_6 (seconds each, a minute under -race).
@@ -336,7 +336,8 @@ func TestHomesSHDS(t *testing.T) {
 	tests := []struct {
 		name string
 		opts homeOptions
-		// global is the protocol chosen: MGM up to 100 homes.
+		// global is the protocol chosen: MGM unless the command line
+		// names another.
 		global string
 		// blocks: some homes are too wide for an exact best response
 		// (dm_7_1_3, dm_7_1_6, dm_35_1_6), and answer by block descent
@@ -380,6 +381,9 @@ func TestHomesSHDS(t *testing.T) {
 			}
 			if homes := len(r.Problem().Agents); tc.global == "mgm" && o.params["rounds"] != float64(2*homes) {
 				t.Errorf("MGM rounds %v, want two per home (%d)", o.params["rounds"], 2*homes)
+			}
+			if tc.global == "mgm" && (o.params["joint"] != 1 || o.params["quiet"] != 1) {
+				t.Errorf("MGM without joint moves or the quiet stop on a complete graph: %v", o.params)
 			}
 			res, assign := solveRun(t, r)
 			h := checkSchedule(t, r, res, assign, !tc.restart)

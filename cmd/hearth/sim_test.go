@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/mva"
@@ -81,5 +82,56 @@ func TestSimNeighbourhood(t *testing.T) {
 		if kw > r.PeakKW+1e-9 {
 			t.Errorf("slot load %v above the peak %v", kw, r.PeakKW)
 		}
+	}
+}
+
+// TestSimBaselineFlags: --shmgm-rounds -1 skips the SH-MGM-style
+// baseline; a budget spent before its first round stops it at round 0
+// and says so; the default runs it to convergence on dm_7_1_2.
+func TestSimBaselineFlags(t *testing.T) {
+	path := shdsPath(t, "dm_7_1_2")
+	type shmgm struct {
+		Rounds     int  `json:"rounds"`
+		Converged  bool `json:"converged"`
+		OverBudget bool `json:"over_budget"`
+	}
+	tests := []struct {
+		flags []string
+		want  *shmgm
+	}{
+		{nil, &shmgm{Rounds: -1, Converged: true}},
+		{[]string{"--shmgm-rounds", "-1"}, nil},
+		{[]string{"--shmgm-budget", "1ns"}, &shmgm{Rounds: 0, OverBudget: true}},
+		{[]string{"--shmgm-rounds", "1", "--shmgm-budget", "0"}, &shmgm{Rounds: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.flags, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			args := append([]string{"sim", "--shds", path, "--json"}, tc.flags...)
+			if code := run(context.Background(), args, &out, &errb); code != exitOK {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			var r struct {
+				Baselines struct {
+					SHMGM *shmgm `json:"shmgm"`
+				} `json:"baselines"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			got := r.Baselines.SHMGM
+			switch {
+			case tc.want == nil || got == nil:
+				if (tc.want == nil) != (got == nil) {
+					t.Fatalf("SH-MGM baseline %+v, want %+v", got, tc.want)
+				}
+			case tc.want.Rounds < 0:
+				if got.Rounds == 0 || !got.Converged || got.OverBudget {
+					t.Errorf("default: %+v, want a converged run", got)
+				}
+			case *got != *tc.want:
+				t.Errorf("%+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
