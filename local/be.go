@@ -47,11 +47,14 @@ type BE struct {
 
 	// row solves one row: the functions conditioned on the boundary and
 	// eliminated in the row order.
-	row      *bePlan
-	cond     []condFunc
-	rowVal   []int
-	rowOrder []int
-	rowWidth int
+	row *bePlan
+	// transient: the row plan's bucket tables exceed transientEntries,
+	// and are allocated for each SolveRow and dropped after it.
+	transient bool
+	cond      []condFunc
+	rowVal    []int
+	rowOrder  []int
+	rowWidth  int
 
 	// The symbolic plan of SolveTable, or why it cannot run; computed on
 	// first use, since a lazy table never needs it.
@@ -166,6 +169,10 @@ func NewBE(lp *mva.LocalProblem, opts BEOptions) (*BE, error) {
 	}
 	if b.row, err = b.build(factors, steps, rest); err != nil {
 		return nil, err
+	}
+	if b.row.entries() > transientEntries {
+		b.transient = true
+		b.row.release()
 	}
 
 	return b, nil
@@ -313,6 +320,46 @@ func (b *BE) build(factors []*Factor, steps []beStep, rest []int) (*bePlan, erro
 		p.args = append(p.args, make([]int32, jp.Rows()))
 	}
 	return p, nil
+}
+
+// transientEntries is the most bucket-table entries a BE keeps between
+// rows. A process may hold hundreds of solvers of which few run at once —
+// every home of a `hearth sim` neighbourhood has one for its MVA rows and
+// one for its best responses — and SHDS homes with many rules need
+// hundreds of megabytes of buckets each: dm_251_1_5 reached 24 GB when
+// every solver kept its tables. Past this bound the tables are allocated
+// for each row and left to the garbage collector; zeroing them costs a
+// small part of filling them.
+const transientEntries = 1 << 20
+
+// entries returns the entries of the plan's bucket tables.
+func (p *bePlan) entries() int {
+	n := 0
+	for _, jp := range p.plans {
+		n += jp.Rows()
+	}
+	return n
+}
+
+// release drops the bucket tables (output and argmin) of p.
+func (p *bePlan) release() {
+	first := len(p.factors) - len(p.plans)
+	for s := range p.plans {
+		p.factors[first+s].Costs = nil
+		p.args[s] = nil
+	}
+}
+
+// alloc gives p's released bucket tables fresh memory. The plans read
+// their inputs through the factors, so the new slices are what they see.
+func (p *bePlan) alloc() {
+	first := len(p.factors) - len(p.plans)
+	for s, jp := range p.plans {
+		if p.factors[first+s].Costs == nil {
+			p.factors[first+s].Costs = make([]float64, jp.Rows())
+			p.args[s] = make([]int32, jp.Rows())
+		}
+	}
 }
 
 // run executes the buckets in order.

@@ -86,6 +86,10 @@ func (b *BE) SolveRowWith(ctx context.Context, boundary, interior []int, r Bucke
 	for i := range b.cond {
 		b.condition(&b.cond[i], boundary)
 	}
+	if b.transient {
+		b.row.alloc()
+		defer b.row.release()
+	}
 	if err := b.runWith(ctx, b.row, r, false); err != nil {
 		return 0, err
 	}

@@ -561,3 +561,106 @@ func TestEmptyDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestBETransientRows checks rows solved with the bucket tables allocated
+// per row and dropped after it (BE.transient, automatic past
+// transientEntries) against brute force, forced on small random problems,
+// and that nothing is kept between rows.
+func TestBETransientRows(t *testing.T) {
+	ctx := context.Background()
+	checked := 0
+	for seed := range int64(120) {
+		p := randprob.New(seed, randprob.Options{
+			Agents: 2, Vars: 4 + int(seed%6), MinDomain: 2, MaxDomain: 4, MaxArity: 3,
+			Functions: 4 + int(seed%8), HardProb: 0.1, IntCosts: true, MaxCost: 9, Locality: 0.7,
+		})
+		if space(p) > 1<<14 {
+			continue
+		}
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			if lp.NumInterior() == 0 {
+				continue
+			}
+			be, err := NewBE(lp, BEOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if be.transient {
+				t.Fatalf("seed %d: a small plan (%d entries) made transient", seed, be.row.entries())
+			}
+			be.transient = true
+			be.row.release()
+			ref := NewBruteForce(lp)
+			rows, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, in, want := make([]int, lp.NB), make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+			for r := range rows {
+				lp.DecodeRow(r, b)
+				c, err := ref.SolveRow(ctx, b, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := be.SolveRow(ctx, b, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != c {
+					t.Fatalf("seed %d agent %d row %d: transient BE %v, brute force %v", seed, i, r, got, c)
+				}
+				if e := evalRow(lp, r, in); !mva.IsHard(got) && e != got {
+					t.Fatalf("seed %d agent %d row %d: reports %v, its assignment costs %v", seed, i, r, got, e)
+				}
+				first := len(be.row.factors) - len(be.row.plans)
+				for s := range be.row.plans {
+					if be.row.factors[first+s].Costs != nil || be.row.args[s] != nil {
+						t.Fatalf("seed %d agent %d: bucket %d's tables kept after a row", seed, i, s)
+					}
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 60 {
+		t.Fatalf("only %d subproblems checked", checked)
+	}
+
+	// A plan past transientEntries is transient by itself: a boundary
+	// variable and a 5-clique of interior variables of 34 values, whose
+	// first bucket has 34^4 entries.
+	p := &mva.Problem{Name: "wide", Agents: []mva.Agent{{Name: "a"}}}
+	dom := func(n int) []string {
+		d := make([]string, n)
+		for k := range d {
+			d[k] = fmt.Sprint(k)
+		}
+		return d
+	}
+	p.Variables = append(p.Variables, mva.Variable{Name: "b", Domain: dom(2)})
+	for k := range 5 {
+		p.Variables = append(p.Variables, mva.Variable{Name: fmt.Sprintf("x%d", k), Domain: dom(34)})
+	}
+	costs := make([]float64, 2*34*34*34)
+	for k := range costs {
+		costs[k] = float64(k % 7)
+	}
+	for _, tri := range [][3]int{{1, 2, 3}, {1, 4, 5}, {2, 4, 5}, {1, 3, 4}, {2, 3, 5}} {
+		p.Functions = append(p.Functions, mva.Function{Scope: []int{0, tri[0], tri[1], tri[2]}, Costs: costs})
+	}
+	sub := mva.Subproblem{Agent: 0, Local: []int{0, 1, 2, 3, 4, 5}, Boundary: []int{0}, Interior: []int{1, 2, 3, 4, 5}, Functions: []int{0, 1, 2, 3, 4}}
+	lp := mva.NewLocalProblem(p, &sub)
+	be, err := NewBE(lp, BEOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := be.row.entries(); n <= transientEntries || !be.transient {
+		t.Fatalf("plan of %d entries: transient %v", n, be.transient)
+	}
+	in := make([]int, 5)
+	if c, err := be.SolveRow(ctx, []int{1}, in); err != nil || c != 0 {
+		t.Errorf("wide row: %v, %v; want 0 (entry 0 of every table at x = 0)", c, err)
+	}
+}
