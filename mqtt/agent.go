@@ -400,6 +400,21 @@ func (a *agent) accept(ctx context.Context, from int, e *envelope.Envelope) erro
 	return nil
 }
 
+// compute takes a slot of the process's compute semaphore (AgentConfig.
+// Compute), waiting for one, and returns the function that gives it back.
+func (a *agent) compute(ctx context.Context) (func(), error) {
+	sem := a.cfg.Compute
+	if sem == nil {
+		return func() {}, nil
+	}
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // deliver hands one message to the protocol, or keeps it until Start.
 func (a *agent) deliver(ctx context.Context, d delivery) error {
 	if !a.started {
@@ -408,7 +423,12 @@ func (a *agent) deliver(ctx context.Context, d delivery) error {
 	}
 	a.nccc = max(a.nccc, int64(min(d.nccc, math.MaxInt64)))
 	before := a.checks()
+	release, err := a.compute(ctx)
+	if err != nil {
+		return err
+	}
 	out, err := a.proto.Step(ctx, mva.Message{From: d.from, To: a.me, Kind: d.kind, Body: d.body})
+	release()
 	a.ctr.delivered.Add(1)
 	if err != nil {
 		return fmt.Errorf("mqtt: agent %s: %s message %d from %s: %w", a.name, d.kind, d.seq, a.cfg.Agents[d.from], err)
@@ -421,7 +441,12 @@ func (a *agent) start(ctx context.Context) error {
 	a.started = true
 	a.log.Info("every agent present; starting the protocol", "agents", a.n)
 	before := a.checks()
+	release, err := a.compute(ctx)
+	if err != nil {
+		return err
+	}
 	out, err := a.proto.Start(ctx)
+	release()
 	if err != nil {
 		return fmt.Errorf("mqtt: agent %s: start: %w", a.name, err)
 	}

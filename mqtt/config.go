@@ -177,6 +177,15 @@ type AgentConfig struct {
 	// (local solver and protocol), for the NCCC metric; NodeChecks makes
 	// one.
 	Checks func() int64
+	// Compute, when set, is a semaphore the agents of one process share:
+	// an agent holds one of its slots while its protocol computes (Start
+	// and each Step), and none while it talks to the broker. RunGroup
+	// makes one with GOMAXPROCS slots. Without it every agent of a
+	// 251-home neighbourhood starts its best response when its last
+	// VALUE arrives, the scheduler time-slices hundreds of half-done
+	// local solves, and their tables are all live at once (dm_251_1_5:
+	// 2.7 GB of bucket tables in flight, 17 GB resident).
+	Compute chan struct{}
 }
 
 // resolve validates cfg and fills in the defaults.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,5 +144,58 @@ func TestOverflowAsksResync(t *testing.T) {
 	st := a.ctr.snapshot("a1")
 	if st.Dropped[DropMailboxFull] != 1 || st.Resyncs != 1 || a.lastPub.Gen != 2 {
 		t.Fatalf("dropped %v, %d resyncs, status generation %d", st.Dropped, st.Resyncs, a.lastPub.Gen)
+	}
+}
+
+// countingProto counts the agents computing at once (Start or Step).
+type countingProto struct {
+	mva.Protocol
+	now, most *atomic.Int64
+}
+
+func (c countingProto) enter() func() {
+	n := c.now.Add(1)
+	for {
+		m := c.most.Load()
+		if n <= m || c.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(time.Millisecond)
+	return func() { c.now.Add(-1) }
+}
+
+func (c countingProto) Start(ctx context.Context) ([]mva.Message, error) {
+	defer c.enter()()
+	return c.Protocol.Start(ctx)
+}
+
+func (c countingProto) Step(ctx context.Context, m mva.Message) ([]mva.Message, error) {
+	defer c.enter()()
+	return c.Protocol.Step(ctx, m)
+}
+
+// TestGroupParallel checks that RunGroup's agents compute at most
+// Parallel at a time, and still give the simulated runtime's answer.
+func TestGroupParallel(t *testing.T) {
+	p := randomProblem(5, 6)
+	want := simTruth(t, p, nil)
+	for _, parallel := range []int{1, 2} {
+		t.Run(fmt.Sprint(parallel), func(t *testing.T) {
+			var now, most atomic.Int64
+			factory := func(n *mva.Node) (mva.Protocol, error) {
+				p, err := dpop.New(n)
+				return countingProto{p, &now, &most}, err
+			}
+			cfg := GroupConfig{Config: Config{Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)}, Parallel: parallel}
+			got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSameAnswer(t, got, gr, want)
+			if m := most.Load(); m > int64(parallel) || m < 1 {
+				t.Errorf("%d agents computed at once, Parallel %d", m, parallel)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -26,6 +27,9 @@ type GroupConfig struct {
 	Embedded broker.Config
 	// Checks[i], when set, returns agent i's constraint checks (NCCC).
 	Checks []func() int64
+	// Parallel bounds the agents whose protocols compute at once
+	// (AgentConfig.Compute); 0 means GOMAXPROCS.
+	Parallel int
 	// Credentials, when set, gives each agent its own username and
 	// password (a broker with per-home access rules); otherwise every
 	// agent uses Broker's.
@@ -90,8 +94,13 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		mu   sync.Mutex
 		errs []error
 	)
+	slots := cfg.Parallel
+	if slots <= 0 {
+		slots = runtime.GOMAXPROCS(0)
+	}
+	compute := make(chan struct{}, slots)
 	for i, p := range protos {
-		ac := AgentConfig{Config: cfg.Config, Agent: i}
+		ac := AgentConfig{Config: cfg.Config, Agent: i, Compute: compute}
 		if cfg.Credentials != nil {
 			ac.Broker.Username, ac.Broker.Password = cfg.Credentials(cfg.Agents[i])
 		}
