@@ -397,6 +397,7 @@ type brokerOptions struct {
 	ca, cert, key           string
 	prefix                  string
 	timing                  mqtt.Timing
+	noMulticast             bool
 }
 
 // passwordEnv is read when --password is not given, so that a password
@@ -415,6 +416,7 @@ func (b *brokerOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.timing.ReconnectMax, "reconnect-max", 10*time.Second, "longest wait between reconnection attempts")
 	fs.DurationVar(&b.timing.StatusInterval, "status-interval", 0, "how often a running agent republishes its status, its acknowledgements (default 1s, or 50ms per agent above 20 agents)")
 	fs.DurationVar(&b.timing.RetransmitAfter, "retransmit-after", 0, "first retransmission of a message not acknowledged, then doubling up to 8x (default 30s, at least 3 status intervals)")
+	fs.BoolVar(&b.noMulticast, "no-multicast", false, "send every message on its receiver's inbox, never once on the sender's multicast topic (for brokers whose ACLs forbid reading other agents' topics)")
 	fs.DurationVar(&b.timing.ConnectTimeout, "connect-timeout", 0, "bound of one connection attempt, and of the wait for the broker to echo an agent's first status (default 10s, or 300ms per agent above 33 agents)")
 }
 
@@ -430,11 +432,12 @@ func (b *brokerOptions) config(protocol, run string) (mqtt.Config, error) {
 		}
 	}
 	cfg := mqtt.Config{
-		Broker:   mqtt.Broker{URL: b.url, Username: b.username, Password: b.password},
-		Prefix:   b.prefix,
-		Run:      run,
-		Protocol: protocol,
-		Timing:   b.timing,
+		Broker:      mqtt.Broker{URL: b.url, Username: b.username, Password: b.password},
+		Prefix:      b.prefix,
+		Run:         run,
+		Protocol:    protocol,
+		Timing:      b.timing,
+		NoMulticast: b.noMulticast,
 	}
 	if cfg.Broker.Password == "" {
 		cfg.Broker.Password = os.Getenv(passwordEnv)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -133,5 +134,46 @@ func TestSimBaselineFlags(t *testing.T) {
 				t.Errorf("%+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSimNoMulticast: --no-multicast keeps every message on its
+// receiver's inbox and changes nothing else; by default MGM's waves to
+// every neighbour go out as multicasts.
+func TestSimNoMulticast(t *testing.T) {
+	gen := t.TempDir() + "/r.xml"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"gen", "random", "agents=4", "vars=8", "domain=3", "p2=1", "--seed", "5", "-o", gen}, &out, &errb); code != exitOK {
+		t.Fatalf("gen: %s", errb.String())
+	}
+	type result struct {
+		Assignment map[string]string `json:"assignment"`
+		Agents     []struct {
+			Multicasts int64 `json:"multicasts"`
+		} `json:"agents"`
+	}
+	sim := func(flags ...string) (result, int64) {
+		var o, e bytes.Buffer
+		args := append([]string{"sim", gen, "--global", "mgm", "--json"}, flags...)
+		if code := run(context.Background(), args, &o, &e); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", flags, code, e.String())
+		}
+		var r result
+		if err := json.Unmarshal(o.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		var m int64
+		for _, a := range r.Agents {
+			m += a.Multicasts
+		}
+		return r, m
+	}
+	with, mWith := sim()
+	without, mWithout := sim("--no-multicast")
+	if mWith == 0 || mWithout != 0 {
+		t.Errorf("multicasts: %d by default, %d with --no-multicast", mWith, mWithout)
+	}
+	if len(with.Assignment) == 0 || !maps.Equal(with.Assignment, without.Assignment) {
+		t.Errorf("assignments differ: %v vs %v", with.Assignment, without.Assignment)
 	}
 }
