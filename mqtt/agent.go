@@ -276,17 +276,14 @@ func (a *agent) handle(ctx context.Context, it item) error {
 
 // onEnvelope takes a payload received on inbox topic tp (parsed: p).
 func (a *agent) onEnvelope(ctx context.Context, tp string, p topic.Parsed, b []byte) error {
-	a.ctr.received.Add(1)
-	a.ctr.receivedBytes.Add(int64(len(b)))
-	from, known := a.index[p.From]
+	from, ok := a.admit(tp, p, b)
 	switch {
-	case p.Run != a.cfg.Run:
-		a.ctr.drop(a.log, DropWrongRun, "topic", tp, "run", p.Run)
+	case !ok:
 		return nil
 	case p.Agent != a.name:
 		a.ctr.drop(a.log, DropWrongReceiver, "to", p.Agent)
 		return nil
-	case !known || from == a.me:
+	case from == a.me:
 		a.ctr.drop(a.log, DropUnknownSender, "from", p.From)
 		return nil
 	}
@@ -306,18 +303,9 @@ func (a *agent) onEnvelope(ctx context.Context, tp string, p topic.Parsed, b []b
 // the part of it for this agent, if any, is one envelope of its link
 // with the sender, handled as if it had come on the inbox.
 func (a *agent) onMulticast(ctx context.Context, tp string, p topic.Parsed, b []byte) error {
-	a.ctr.received.Add(1)
-	a.ctr.receivedBytes.Add(int64(len(b)))
-	from, known := a.index[p.From]
-	switch {
-	case p.Run != a.cfg.Run:
-		a.ctr.drop(a.log, DropWrongRun, "topic", tp, "run", p.Run)
-		return nil
-	case !known:
-		a.ctr.drop(a.log, DropUnknownSender, "from", p.From)
-		return nil
-	case from == a.me:
-		return nil // its own multicast: the broker delivers it to every subscriber
+	from, ok := a.admit(tp, p, b)
+	if !ok || from == a.me {
+		return nil // from == a.me: its own multicast, which the broker delivers to every subscriber
 	}
 	m, err := envelope.DecodeMulticast(b, a.cfg.Limits.envelope())
 	if err != nil {
@@ -335,6 +323,24 @@ func (a *agent) onMulticast(ctx context.Context, tp string, p topic.Parsed, b []
 	}
 	e := envelope.Envelope{Header: m.Header(a.name, seq), Payload: m.Payload}
 	return a.accept(ctx, from, &e)
+}
+
+// admit counts a payload received on topic tp (parsed: p) and returns
+// its sender's index; it drops, counts and logs one of another run or of
+// an agent not in this run, and returns false.
+func (a *agent) admit(tp string, p topic.Parsed, b []byte) (int, bool) {
+	a.ctr.received.Add(1)
+	a.ctr.receivedBytes.Add(int64(len(b)))
+	if p.Run != a.cfg.Run {
+		a.ctr.drop(a.log, DropWrongRun, "topic", tp, "run", p.Run)
+		return -1, false
+	}
+	from, known := a.index[p.From]
+	if !known {
+		a.ctr.drop(a.log, DropUnknownSender, "from", p.From)
+		return -1, false
+	}
+	return from, true
 }
 
 // dropUndecodable counts and logs a payload from sender that does not

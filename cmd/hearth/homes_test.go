@@ -398,19 +398,26 @@ func TestHomesSHDS(t *testing.T) {
 			if h.SHMGMPeakKW == nil || h.Baselines.SHMGM.RulesSatisfied != h.RulesTotal {
 				t.Fatalf("SH-MGM baseline missing or breaking rules: %v", h.Notes)
 			}
-			// MGM with exact best responses is the SH-MGM protocol over
-			// committed levels: its peak must land near the baseline's
-			// (measured: 23.8 against 21.0 kW on dm_7_1_2, 17.8 against
-			// 17.5 on dm_7_1_4). Block descent is further (31.7 against
-			// 22.5 kW on dm_7_1_3, 21.6 against 16.9 on dm_7_1_6, 162.6
-			// against 124.8 on dm_35_1_6), yet a third of the
-			// uncoordinated peak.
-			limit := 1.2
+			// MGM is the SH-MGM protocol over committed levels, with
+			// joint moves: its peak must land near the baseline's
+			// (measured: 23.5 against 21.0 kW on dm_7_1_2, 22.6 against
+			// 17.5 on dm_7_1_4, where joint moves reach another fixed
+			// point than one home at a time, 17.8). Block descent is
+			// further (30.3 against 22.5 kW on dm_7_1_3, 21.6 against
+			// 16.9 on dm_7_1_6, 168.7 against 124.8 on dm_35_1_6), yet a
+			// third of the uncoordinated peak.
+			limit := 1.35
 			if tc.blocks {
 				limit = 1.5
 			}
 			if tc.global == "mgm" && h.PeakKW > limit**h.SHMGMPeakKW {
 				t.Errorf("MGM peak %.1f kW, more than %.0f%% above SH-MGM-style's %.1f", h.PeakKW, 100*(limit-1), *h.SHMGMPeakKW)
+			}
+			// On the objective both minimise (bill plus the squared
+			// committed load), MGM beats the baseline: 0.57–1.00× of it
+			// on the 7- to 71-home instances.
+			if o := h.Baselines.SHMGM.Objective; tc.global == "mgm" && (o == nil || *res.Objective > *o) {
+				t.Errorf("MGM objective %v above SH-MGM-style's %v", *res.Objective, o)
 			}
 		})
 	}
