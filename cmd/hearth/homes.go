@@ -51,7 +51,7 @@ const (
 // without a gain (-p quiet=1). Plain MGM moves one home per round there,
 // two rounds per home of 2·n·(n−1) messages each: 70 rounds on dm_35_1_3,
 // hours of MQTT traffic on 251 homes; joint MGM reaches the same peak in
-// 15 to 20 rounds (dm_35_1_3, dm_71_1_4, dm_251_1_2), which D-Gibbs,
+// 15 to 23 rounds (dm_35_1_3, dm_71_1_4, dm_251_1_2), which D-Gibbs,
 // the earlier default past 100 homes, left 2.4× above the SH-MGM-style
 // baseline.
 const (
