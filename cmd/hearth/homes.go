@@ -242,9 +242,12 @@ func (r *homeRun) fitSHDS(o homeOptions) error {
 		r.global = "mgm"
 		r.paramDefault("rounds", float64(2*homes))
 		r.paramDefault("joint", 1)
+		note := fmt.Sprintf("MGM with joint moves (-p joint=%v), at most %v rounds", r.params["joint"], r.params["rounds"])
 		if r.complete() {
 			r.paramDefault("quiet", 1)
+			note += fmt.Sprintf(", ending at the first round without a gain (-p quiet=%v)", r.params["quiet"])
 		}
+		r.notes = append(r.notes, note)
 	}
 	if r.global == "mgm" {
 		if wide || !r.fitsResponse() {

@@ -385,6 +385,9 @@ func TestHomesSHDS(t *testing.T) {
 			if tc.global == "mgm" && (o.params["joint"] != 1 || o.params["quiet"] != 1) {
 				t.Errorf("MGM without joint moves or the quiet stop on a complete graph: %v", o.params)
 			}
+			if chose := slices.ContainsFunc(r.Notes(), func(n string) bool { return strings.HasPrefix(n, "MGM with joint moves") }); chose != (tc.opts.global == "") {
+				t.Errorf("note of the protocol choice: %v, want %v: %v", chose, tc.opts.global == "", r.Notes())
+			}
 			res, assign := solveRun(t, r)
 			h := checkSchedule(t, r, res, assign, !tc.restart)
 			restarted := slices.ContainsFunc(h.Notes, func(n string) bool { return strings.Contains(n, "restarted") })
