@@ -59,7 +59,7 @@
 //     functions they share. On a complete graph MGM moves one agent per
 //     round; on SHDS's 251 homes that is hundreds of rounds of 2·n·(n−1)
 //     messages, while joint moves move dozens of homes in the first
-//     rounds and reach a fixed point in 23 (dm_251_1_2; 7 to 34 on
+//     rounds and reach a fixed point in 23 (dm_251_1_2; 6 to 36 on
 //     the 25 SHDS instances).
 //   - quiet = 1 ends the run after the first round in which no agent had
 //     a positive gain (a fixed point: nothing changes after it). Agents
