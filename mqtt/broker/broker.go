@@ -16,6 +16,7 @@
 package broker
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -84,6 +85,7 @@ type Broker struct {
 	srv  *mochi.Server
 	addr string
 	tls  bool
+	mem  *memListener
 
 	closeOnce sync.Once
 	closeErr  error
@@ -144,11 +146,16 @@ func Start(cfg Config) (*Broker, error) {
 	if err := srv.AddListener(l); err != nil {
 		return nil, fmt.Errorf("broker: listen on %s: %w", cfg.Addr, err)
 	}
+	mem := newMemListener("memory:" + l.Address())
+	if err := srv.AddListener(newMemoryListener("hearth-memory", mem)); err != nil {
+		_ = srv.Close()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	if err := srv.Serve(); err != nil {
 		_ = srv.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	b := &Broker{srv: srv, addr: l.Address(), tls: tlsCfg != nil}
+	b := &Broker{srv: srv, addr: l.Address(), tls: tlsCfg != nil, mem: mem}
 	log.Info("embedded MQTT broker listening", "addr", b.addr, "tls", b.tls, "users", len(cfg.Users))
 	return b, nil
 }
@@ -168,6 +175,19 @@ func (b *Broker) URL() string {
 		return "ssl://" + b.addr
 	}
 	return "tcp://" + b.addr
+}
+
+// Dial connects to the broker through memory, without a socket: the
+// connection carries the same MQTT bytes as one to URL, for clients in
+// this process (memconn.go says why). It speaks plain MQTT even when the
+// TCP listener speaks TLS, and the broker authenticates its clients as
+// it does those of URL.
+func (b *Broker) Dial(ctx context.Context) (net.Conn, error) {
+	c, err := b.mem.Dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	return c, nil
 }
 
 // Close disconnects every client and stops listening; it returns when the

@@ -1,9 +1,19 @@
 package broker
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
 func TestACLRules(t *testing.T) {
@@ -204,5 +214,78 @@ func TestMosquittoACL(t *testing.T) {
 	}
 	if d := MosquittoACL("hearth"); !strings.Contains(d, "pattern write homeassistant/sensor/%u/#\n") || strings.Contains(d, "user ") {
 		t.Errorf("defaults:\n%s", d)
+	}
+}
+
+// TestDialMemory connects one paho client through Broker.Dial and one
+// over TCP: a message crosses from one to the other both ways, the
+// broker's credentials hold on the memory connection too, and Dial fails
+// once the broker is closed.
+func TestDialMemory(t *testing.T) {
+	b, err := Start(Config{Users: []User{{Name: "h1", Password: "pw1"}, {Name: "h2", Password: "pw2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	client := func(user, pw string, memory bool, got chan string) (paho.Client, error) {
+		o := paho.NewClientOptions().AddBroker(b.URL()).SetClientID(topic.ClientID("hearth", user)).SetUsername(user).SetPassword(pw).
+			SetConnectTimeout(5 * time.Second).
+			SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) { got <- m.Topic() + " " + string(m.Payload()) })
+		if memory {
+			o.SetCustomOpenConnectionFn(func(*url.URL, paho.ClientOptions) (net.Conn, error) {
+				return b.Dial(context.Background())
+			})
+		}
+		c := paho.NewClient(o)
+		tok := c.Connect()
+		if !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+			return nil, fmt.Errorf("connect %s (memory %v): %v", user, memory, tok.Error())
+		}
+		return c, nil
+	}
+	if _, err := client("h1", "wrong", true, nil); err == nil {
+		t.Fatal("a memory connection with a wrong password was accepted")
+	}
+	gotMem, gotTCP := make(chan string, 1), make(chan string, 1)
+	mem, err := client("h1", "pw1", true, gotMem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Disconnect(0)
+	tcp, err := client("h2", "pw2", false, gotTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Disconnect(0)
+	for _, c := range []struct {
+		sub    paho.Client
+		filter string
+	}{{mem, "hearth/r/inbox/h1/+"}, {tcp, "hearth/r/inbox/h2/+"}} {
+		if tok := c.sub.Subscribe(c.filter, 1, nil); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+			t.Fatalf("subscribe %s: %v", c.filter, tok.Error())
+		}
+	}
+	mem.Publish("hearth/r/inbox/h2/h1", 1, false, "from memory")
+	tcp.Publish("hearth/r/inbox/h1/h2", 1, false, "from tcp")
+	for _, w := range []struct {
+		ch   chan string
+		want string
+	}{{gotTCP, "hearth/r/inbox/h2/h1 from memory"}, {gotMem, "hearth/r/inbox/h1/h2 from tcp"}} {
+		select {
+		case got := <-w.ch:
+			if got != w.want {
+				t.Errorf("received %q, want %q", got, w.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%q never arrived", w.want)
+		}
+	}
+	mem.Disconnect(0)
+	tcp.Disconnect(0)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Dial(context.Background()); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Dial after Close: %v, want net.ErrClosed", err)
 	}
 }

@@ -9,7 +9,10 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 )
 
-// tcpListener replaces mochi's TCP listener to fix its shutdown: mochi
+// listener serves mochi the connections of a net.Listener: the TCP one
+// (optionally TLS) that outside clients reach, or the memory one of the
+// agents in this process (Broker.Dial). It replaces mochi's TCP listener
+// to fix its shutdown: mochi
 // disconnects the clients before it stops accepting, and leaves a
 // connection accepted meanwhile open without serving it, so a client that
 // reconnects at that moment waits for its whole connect timeout. This one
@@ -18,11 +21,13 @@ import (
 // done with them: mochi counts clients in a WaitGroup it waits on right
 // after, and a connection still being set up would otherwise Add to it
 // concurrently with that Wait.
-type tcpListener struct {
+type listener struct {
 	id, addr string
-	tls      *tls.Config
-	ln       net.Listener
-	log      *slog.Logger
+	protocol string
+	// listen opens ln in Init.
+	listen func() (net.Listener, error)
+	ln     net.Listener
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	closed bool
@@ -30,36 +35,50 @@ type tcpListener struct {
 	wg     sync.WaitGroup // one per connection being served
 }
 
-var _ listeners.Listener = (*tcpListener)(nil)
+var _ listeners.Listener = (*listener)(nil)
 
-func newTCPListener(id, addr string, tlsCfg *tls.Config) *tcpListener {
-	return &tcpListener{id: id, addr: addr, tls: tlsCfg, conns: map[net.Conn]struct{}{}}
+// newTCPListener listens on addr, with TLS when tlsCfg is set.
+func newTCPListener(id, addr string, tlsCfg *tls.Config) *listener {
+	return &listener{id: id, addr: addr, protocol: "tcp", conns: map[net.Conn]struct{}{}, listen: func() (net.Listener, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		if tlsCfg != nil {
+			ln = tls.NewListener(ln, tlsCfg)
+		}
+		return ln, nil
+	}}
 }
 
-func (l *tcpListener) ID() string       { return l.id }
-func (l *tcpListener) Protocol() string { return "tcp" }
+// newMemoryListener serves the memory pipes that ml's Dial makes.
+func newMemoryListener(id string, ml *memListener) *listener {
+	return &listener{id: id, addr: ml.Addr().String(), protocol: "memory", conns: map[net.Conn]struct{}{}, listen: func() (net.Listener, error) {
+		return ml, nil
+	}}
+}
 
-func (l *tcpListener) Address() string {
+func (l *listener) ID() string       { return l.id }
+func (l *listener) Protocol() string { return l.protocol }
+
+func (l *listener) Address() string {
 	if l.ln != nil {
 		return l.ln.Addr().String()
 	}
 	return l.addr
 }
 
-func (l *tcpListener) Init(log *slog.Logger) error {
+func (l *listener) Init(log *slog.Logger) error {
 	l.log = log
-	ln, err := net.Listen("tcp", l.addr)
+	ln, err := l.listen()
 	if err != nil {
 		return err
-	}
-	if l.tls != nil {
-		ln = tls.NewListener(ln, l.tls)
 	}
 	l.ln = ln
 	return nil
 }
 
-func (l *tcpListener) Serve(establish listeners.EstablishFn) {
+func (l *listener) Serve(establish listeners.EstablishFn) {
 	for {
 		conn, err := l.ln.Accept()
 		if err != nil {
@@ -87,7 +106,7 @@ func (l *tcpListener) Serve(establish listeners.EstablishFn) {
 	}
 }
 
-func (l *tcpListener) Close(closeClients listeners.CloseFn) {
+func (l *listener) Close(closeClients listeners.CloseFn) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
