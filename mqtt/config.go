@@ -1,12 +1,14 @@
 package mqtt
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -29,6 +31,10 @@ type Broker struct {
 	// TLS configures TLS for ssl:// URLs (LoadTLS builds one from files);
 	// nil uses the system's roots.
 	TLS *tls.Config
+	// Dial, when set, opens every connection instead of URL (which then
+	// only names the broker in logs and errors): RunGroup sets it to
+	// the embedded broker's in-memory Dial.
+	Dial func(ctx context.Context) (net.Conn, error)
 }
 
 // LoadTLS builds a TLS configuration from PEM files: caFile (the broker's

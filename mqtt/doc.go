@@ -15,11 +15,13 @@
 //
 // # Transport
 //
-// One paho v1.5 client per agent: MQTT 3.1.1, QoS 1 everywhere, a stable
-// client id (topic.ClientID: the same for every run, so the broker keeps
-// one session per home), CleanSession=false, automatic reconnection, and
-// the subscriptions renewed in the OnConnect handler after every
-// connection, whatever the broker kept. Topics (package mqtt/topic):
+// One paho v1.5 client per agent: MQTT 3.1.1, QoS 1 everywhere but the
+// multicast subscription (QoS 0: each multicast is also kept per link for
+// retransmission on the inboxes, see multicastQoS), a stable client id
+// (topic.ClientID: the same for every run, so the broker keeps one
+// session per home), CleanSession=false, automatic reconnection, and the
+// subscriptions renewed in the OnConnect handler after every connection,
+// whatever the broker kept. Topics (package mqtt/topic):
 //
 //	<prefix>/<run>/inbox/<to>/<from>   envelopes and acknowledgements; <to> subscribes to <prefix>/<run>/inbox/<to>/+
 //	<prefix>/<run>/multicast/<from>    multicast envelopes; every agent subscribes to <prefix>/<run>/multicast/+
@@ -30,6 +32,14 @@
 // callback: with one, paho adds a route per filter (2n+1 for an agent of
 // n), matches every message received against all of them and hands it to
 // each match, which made a 200-agent run several times slower.
+//
+// RunGroup's agents reach the embedded broker it starts through memory
+// (broker.Broker.Dial, set as Broker.Dial): the same MQTT bytes through
+// paho and mochi, without a socket. Over loopback TCP a packet costs a
+// write and one to three reads (paho reads a packet's header a byte at a
+// time), and those system calls were a fifth of a 251-home run's CPU.
+// GroupConfig.EmbeddedTCP keeps TCP; outside clients (mosquitto_sub, a
+// `hearth run` process) reach the same broker on its TCP address.
 //
 // When an agent replaces its connection (its own status was not echoed,
 // see Starting), it retries with a back-off until it is connected again;

@@ -15,22 +15,27 @@ import (
 )
 
 // TestEndToEndDPOP runs DPOP on random problems with every agent on its
-// own MQTT client through the embedded broker, and checks the answer
-// against the simulated runtime's.
+// own MQTT client through the embedded broker, reached through memory
+// (the default) and over loopback TCP, and checks the answer against the
+// simulated runtime's.
 func TestEndToEndDPOP(t *testing.T) {
 	for _, tc := range []struct {
 		seed   int64
 		agents int
-	}{{1, 3}, {2, 4}, {3, 5}} {
-		t.Run(fmt.Sprintf("seed%d-agents%d", tc.seed, tc.agents), func(t *testing.T) {
+		tcp    bool
+	}{{1, 3, false}, {2, 4, false}, {3, 5, false}, {1, 3, true}, {3, 5, true}} {
+		t.Run(fmt.Sprintf("seed%d-agents%d-tcp%v", tc.seed, tc.agents, tc.tcp), func(t *testing.T) {
 			p := randomProblem(tc.seed, tc.agents)
 			want := simTruth(t, p, nil)
-			cfg := GroupConfig{Config: Config{Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)}}
+			cfg := GroupConfig{Config: Config{Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)}, EmbeddedTCP: tc.tcp}
 			got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkSameAnswer(t, got, gr, want)
+			if gr.InMemory == tc.tcp {
+				t.Errorf("InMemory = %v with EmbeddedTCP = %v", gr.InMemory, tc.tcp)
+			}
 			for _, s := range gr.Stats {
 				if len(s.Dropped) != 0 {
 					t.Errorf("agent %s dropped %v", s.Agent, s.Dropped)

@@ -24,7 +24,13 @@ type GroupConfig struct {
 	Config
 	// Embedded configures the broker RunGroup starts, on loopback, when
 	// Broker.URL is empty. Its MaxPacket defaults to what Limits need.
+	// The agents reach it through memory (broker.Broker.Dial), unless
+	// EmbeddedTCP is set; outside clients reach it on its TCP address.
 	Embedded broker.Config
+	// EmbeddedTCP connects the agents to the embedded broker over its
+	// loopback TCP listener, as separate processes would, instead of
+	// through memory.
+	EmbeddedTCP bool
 	// Checks[i], when set, returns agent i's constraint checks (NCCC).
 	Checks []func() int64
 	// Parallel bounds the agents whose protocols compute at once
@@ -47,6 +53,9 @@ type GroupResult struct {
 	// Broker is the URL of the broker used (the embedded one's address
 	// when RunGroup started it).
 	Broker string
+	// InMemory says that the agents reached the embedded broker through
+	// memory (Broker is then where outside clients reach it).
+	InMemory bool
 	// Run is the run id (generated when the configuration had none).
 	Run string
 }
@@ -80,6 +89,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		}
 		defer b.Close()
 		cfg.Broker.URL = b.URL()
+		if !cfg.EmbeddedTCP {
+			cfg.Broker.Dial = b.Dial
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -88,6 +100,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		Results: make([]mva.AgentResult, len(protos)),
 		Stats:   make([]Stats, len(protos)),
 		Broker:  cfg.Broker.URL, Run: cfg.Run,
+		InMemory: cfg.Broker.Dial != nil,
 	}
 	var (
 		wg   sync.WaitGroup

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +79,13 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 			t.log.Warn("MQTT connection lost; reconnecting", "err", err)
 		}).
 		SetConnectionNotificationHandler(t.onNotification)
+	if dial := cfg.Broker.Dial; dial != nil {
+		o.SetCustomOpenConnectionFn(func(*url.URL, paho.ClientOptions) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), tm.ConnectTimeout)
+			defer cancel()
+			return dial(ctx)
+		})
+	}
 	t.client = paho.NewClient(o)
 	return t
 }
@@ -143,12 +152,16 @@ const maxControlBytes = 64 << 10
 // presence, then tells the agent, which republishes its status with a new
 // generation. Subscribing first guarantees that a peer that sees the
 // status can send to the inbox.
+//
+// Every subscription is QoS 1 but the multicast one, which is QoS 0 (see
+// multicastQoS).
 func (t *transport) onConnect(c paho.Client) {
 	t.ctr.connects.Add(1)
 	subs := map[string]byte{}
 	for _, f := range t.filters() {
 		subs[f] = 1
 	}
+	subs[t.layout.MulticastFilter()] = multicastQoS
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			time.Sleep(min(t.cfg.Timing.ReconnectMax, 100*time.Millisecond) * time.Duration(min(attempt, 10)))
@@ -196,6 +209,18 @@ func (t *transport) onConnect(c paho.Client) {
 	t.log.Info("MQTT connected", "broker", t.cfg.Broker.URL, "client", t.cfg.ClientID)
 	t.mbox.push(item{kind: itemConnected})
 }
+
+// multicastQoS is the QoS of the multicast subscription. A multicast is
+// fanned out to every agent of the run, and at QoS 1 each copy costs the
+// receiver a PUBACK and the broker its in-flight bookkeeping: in a
+// 251-home SHDS run that was a sixth of the run's time. The copies need
+// no broker-level guarantee: a multicast's message is also kept, per
+// link, for retransmission on the receiver's inbox (QoS 1) until the
+// receiver acknowledges it end to end, so a copy the broker drops, or
+// does not queue for a receiver that is offline, is sent again when that
+// receiver reconnects (its new generation) or when the acknowledgement is
+// overdue.
+const multicastQoS = 0
 
 // filters are the agent's subscriptions: its inbox, every multicast of
 // the run (never retained, so the wildcard is safe, see below), and the status and

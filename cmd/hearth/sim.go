@@ -26,7 +26,10 @@ import (
 type simResult struct {
 	mva.Result
 	Broker string `json:"broker"`
-	Run    string `json:"run"`
+	// Transport is how the agents reached the broker: "memory" (the
+	// embedded broker, in this process) or "network".
+	Transport string `json:"transport"`
+	Run       string `json:"run"`
 	// Agents are the counters of every protocol agent, in the order of
 	// the (reformulated) problem's agents.
 	Agents []mqtt.Stats `json:"agents"`
@@ -42,6 +45,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		outDir   string
 		asCSV    bool
 		bl       baselineFlags
+		tcp      bool
 	)
 	fs := newFlagSet(e, "sim", "FILE [flags]\n\n"+
 		"Runs every agent of FILE in this process, each with its own MQTT client, over\n"+
@@ -55,6 +59,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&outDir, "out", "", "homes: write the load-profile charts (PNG, SVG) and, with --csv, the CSV files into this folder")
 	fs.BoolVar(&asCSV, "csv", false, "homes: write the schedule, load profile and per-home CSV files")
 	bl.register(fs)
+	fs.BoolVar(&tcp, "tcp", false, "embedded broker: connect the agents to it over loopback TCP, as separate processes would, rather than through memory (slower; measures the network path)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -113,14 +118,19 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		defer cancel()
 	}
 	cfg.Logger = e.log
-	res, err := simulate(ctx, p, o, dev, cfg, progressWriter(e.stderr, progress))
+	if tcp && cfg.Broker.URL != "" {
+		fmt.Fprintln(e.stderr, "hearth sim: --tcp applies to the embedded broker; with --broker the agents always use the network")
+		return exitUsage
+	}
+	gc := mqtt.GroupConfig{Config: cfg, EmbeddedTCP: tcp}
+	res, err := simulate(ctx, p, o, dev, gc, progressWriter(e.stderr, progress))
 	if err == nil && homes != nil && !res.Feasible && ctx.Err() == nil {
 		if o2, ok := homes.Restart(o); ok {
 			e.log.Info("no feasible schedule; restarting from the homes' own schedules", "protocol", o.global)
-			if cfg.Run != "" {
-				cfg.Run += "-restart"
+			if gc.Run != "" {
+				gc.Run += "-restart"
 			}
-			res, err = simulate(ctx, p, o2, dev, cfg, progressWriter(e.stderr, progress))
+			res, err = simulate(ctx, p, o2, dev, gc, progressWriter(e.stderr, progress))
 		}
 	}
 	if err != nil {
@@ -161,10 +171,11 @@ func runSim(ctx context.Context, e *env, args []string) int {
 
 // simulate is `hearth sim` without the command line: it runs the
 // protocol of o between p's agents over MQTT (cfg.Broker, or an embedded
-// broker when it has no URL), each agent with its own client, and reports
+// broker when it has no URL, reached through memory unless
+// cfg.EmbeddedTCP), each agent with its own client, and reports
 // the result in p's terms. progress, when not nil, receives a progress
 // line now and then.
-func simulate(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Device, cfg mqtt.Config, progress *progressLine) (simResult, error) {
+func simulate(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Device, cfg mqtt.GroupConfig, progress *progressLine) (simResult, error) {
 	d, err := prepareDistributed(p, o, dev)
 	if err != nil {
 		return simResult{}, err
@@ -178,7 +189,7 @@ func simulate(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Devi
 		defer stop()
 	}
 	cfg.Timing = scaleTiming(cfg.Timing, len(d.rf.Problem.Agents))
-	sol, gr, err := mqtt.Solve(ctx, d.rf.Problem, opts, mqtt.GroupConfig{Config: cfg})
+	sol, gr, err := mqtt.Solve(ctx, d.rf.Problem, opts, cfg)
 	if err != nil {
 		return simResult{}, err
 	}
@@ -190,7 +201,11 @@ func simulate(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Devi
 	if err != nil {
 		return simResult{}, err
 	}
-	return simResult{Result: r, Broker: gr.Broker, Run: gr.Run, Agents: gr.Stats}, nil
+	transport := "network"
+	if gr.InMemory {
+		transport = "memory"
+	}
+	return simResult{Result: r, Broker: gr.Broker, Transport: transport, Run: gr.Run, Agents: gr.Stats}, nil
 }
 
 func printMQTTSummary(w io.Writer, r simResult) {
@@ -205,8 +220,12 @@ func printMQTTSummary(w io.Writer, r simResult) {
 			drops[k] += v
 		}
 	}
-	fmt.Fprintf(w, "mqtt        %s, run %s: %d envelopes (%d bytes), %d retransmitted, %d connections\n",
-		r.Broker, r.Run, env, envBytes, retrans, conns)
+	via := ""
+	if r.Transport == "memory" {
+		via = " (agents through memory)"
+	}
+	fmt.Fprintf(w, "mqtt        %s%s, run %s: %d envelopes (%d bytes), %d retransmitted, %d connections\n",
+		r.Broker, via, r.Run, env, envBytes, retrans, conns)
 	if len(drops) > 0 {
 		fmt.Fprintf(w, "dropped     %v\n", drops)
 	}
