@@ -1,8 +1,16 @@
 package mqtt
 
 import (
+	"bytes"
+	"context"
 	"maps"
+	"net"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mqtt/broker"
@@ -145,4 +153,82 @@ func TestMulticastReceived(t *testing.T) {
 		t.Errorf("duplicates %d, skipped %d, dropped %v; want 1, 1, %v", st.Duplicates, st.MulticastsSkipped, st.Dropped, want)
 	}
 	checkAlive(t, errc)
+}
+
+// lossyConn is a client's connection that loses some of the QoS 0
+// PUBLISH packets the broker sends it, as a broker may (it queues none
+// for an offline client, and sheds them when a client's buffer is full).
+type lossyConn struct {
+	net.Conn
+	pending bytes.Buffer
+	drop    func(topic string) bool
+	dropped *atomic.Int64
+}
+
+func (c *lossyConn) Read(p []byte) (int, error) {
+	for c.pending.Len() == 0 {
+		cp, err := packets.ReadPacket(c.Conn)
+		if err != nil {
+			return 0, err
+		}
+		if pub, ok := cp.(*packets.PublishPacket); ok && pub.Qos == 0 && c.drop(pub.TopicName) {
+			c.dropped.Add(1)
+			continue
+		}
+		if err := cp.Write(&c.pending); err != nil {
+			return 0, err
+		}
+	}
+	return c.pending.Read(p)
+}
+
+// TestLostMulticastsRecovered runs D-Gibbs on a complete graph with
+// connections that lose the 2nd and 5th multicast copy each agent
+// receives: the multicast subscription is QoS 0, so the broker may, and
+// the link layer must retransmit those messages on the inboxes. The run
+// gives the simulated runtime's answer.
+func TestLostMulticastsRecovered(t *testing.T) {
+	p := completeProblem(t, 11, 5)
+	opts := sim.Options{Protocol: dgibbs.New, Solver: dfbnb, Seed: 3, Params: map[string]float64{"iterations": 10}}
+	want, err := sim.Solve(testContext(t), p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBroker(t, broker.Config{})
+	var dropped atomic.Int64
+	timing := fastTiming
+	timing.RetransmitAfter = 300 * time.Millisecond
+	cfg := GroupConfig{Config: Config{Protocol: "dgibbs", Timing: timing, Logger: testLogger(t)}}
+	cfg.Broker.URL = b.URL()
+	cfg.Broker.Dial = func(ctx context.Context) (net.Conn, error) {
+		c, err := b.Dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		seen := 0
+		return &lossyConn{Conn: c, dropped: &dropped, drop: func(tp string) bool {
+			if !strings.Contains(tp, "/"+topic.Multicast+"/") {
+				return false
+			}
+			seen++
+			return seen == 2 || seen == 5
+		}}, nil
+	}
+	got, gr, err := Solve(testContext(t), p, opts, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSameAnswer(t, got, gr, want)
+	var retrans int64
+	for _, s := range gr.Stats {
+		retrans += s.Retransmitted
+	}
+	if dropped.Load() != 2*int64(len(p.Agents)) {
+		t.Fatalf("%d multicast copies lost, want 2 per agent: is the multicast subscription QoS 0?", dropped.Load())
+	}
+	// An agent also receives its own multicasts (and skips them): at
+	// most one of its two lost copies may be one of those.
+	if retrans == 0 || retrans < dropped.Load()-int64(len(p.Agents)) {
+		t.Errorf("%d retransmissions for %d lost multicast copies", retrans, dropped.Load())
+	}
 }

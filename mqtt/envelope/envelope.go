@@ -236,6 +236,13 @@ func (r *reader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
 	}
+	if len(r.buf) > 0 && r.buf[0] < 0x80 {
+		// One byte, minimal by construction: most of a multicast's
+		// receiver list, which every receiver reads whole.
+		v := uint64(r.buf[0])
+		r.buf = r.buf[1:]
+		return v
+	}
 	v, n := binary.Uvarint(r.buf)
 	// n must also be the minimal length, so that encodings are unique.
 	if n <= 0 || n != uvarintLen(v) {
