@@ -38,6 +38,16 @@ type BEOptions struct {
 // interior assignment is decoded afterwards, bucket by bucket in reverse
 // order.
 //
+// SolveRow keeps the row's bucket tables (unless they are transient, see
+// transientEntries) and, on the next row, reruns only the buckets that
+// read a function whose entries at the new boundary values differ or a
+// bucket rerun before them (runChanged): same tables, same answer, less
+// work when rows differ in few boundary variables. A caller may also edit
+// the functions' costs in place between rows (the SH-MGM baseline moves
+// its peak terms with the neighbours' load): SolveRow compares every
+// function with a copy of its costs at the last row and reruns what an
+// edit reaches.
+//
 // Checks counts the function and intermediate entries read, the kernel's
 // Reads plus the entries gathered when conditioning on a row: the work
 // of BE, which has no individual constraint checks.
@@ -55,6 +65,17 @@ type BE struct {
 	rowVal    []int
 	rowOrder  []int
 	rowWidth  int
+
+	// Memo of the last SolveRow (kept tables only, CPU only): valid says
+	// the row plan's tables hold the last row's buckets, condKey[i] is
+	// the offset of cond[i]'s entries at that row's boundary values, and
+	// changed is scratch marking the factors whose contents change.
+	// snap[i] is cond[i]'s costs as they were at the last row, to see
+	// a caller's edits in place.
+	valid   bool
+	condKey []int
+	changed []bool
+	snap    [][]float64
 
 	// The symbolic plan of SolveTable, or why it cannot run; computed on
 	// first use, since a lazy table never needs it.
@@ -374,6 +395,54 @@ func (b *BE) run(ctx context.Context, p *bePlan) error {
 	return nil
 }
 
+// runChanged executes the buckets of the row plan p that read a factor
+// marked in b.changed, marking their outputs in turn; the others keep
+// the last row's tables. Successive rows of a lazy MVA table differ in
+// their last boundary variables, and MGM's lexicographic re-solves in one
+// mask, so often only the buckets from one variable to the root run.
+func (b *BE) runChanged(ctx context.Context, p *bePlan) error {
+	first := len(p.factors) - len(p.plans)
+	for s, jp := range p.plans {
+		run := false
+		for _, i := range p.steps[s].in {
+			if b.changed[i] {
+				run = true
+				break
+			}
+		}
+		b.changed[first+s] = run
+		if !run {
+			continue
+		}
+		if err := jp.Run(ctx, p.factors[first+s].Costs, p.args[s], b.opts.Workers); err != nil {
+			return err
+		}
+		b.checks += jp.Reads()
+	}
+	return nil
+}
+
+// edited reports whether cond[i]'s costs differ, bit for bit, from their
+// copy at the last row (or there is no copy yet), and updates the copy.
+func (b *BE) edited(i int) bool {
+	costs, snap := b.cond[i].costs, b.snap[i]
+	if snap == nil {
+		b.snap[i] = slices.Clone(costs)
+		return true
+	}
+	same := true
+	for e, c := range costs {
+		if math.Float64bits(c) != math.Float64bits(snap[e]) {
+			same = false
+			break
+		}
+	}
+	if !same {
+		copy(snap, costs)
+	}
+	return !same
+}
+
 // decode sets the interior values in val (indexed by local variable, the
 // boundary already set) by walking the buckets backwards: each bucket's
 // argmin, at the values of its output variables, is its variable's value.
@@ -397,16 +466,19 @@ func (b *BE) SolveRow(ctx context.Context, boundary, interior []int) (float64, e
 	return b.SolveRowWith(ctx, boundary, interior, nil)
 }
 
-// condition refills c's factor with the entries of its function consistent
-// with the boundary values.
-func (b *BE) condition(c *condFunc, boundary []int) {
-	if c.static {
-		return
-	}
+// condKeyOf returns the offset in c's function of its entries consistent
+// with the boundary values: they, and so c's factor, depend on it alone.
+func condKeyOf(c *condFunc, boundary []int) int {
 	idx := 0
 	for q, v := range c.bvars {
 		idx += boundary[v] * c.bstrides[q]
 	}
+	return idx
+}
+
+// condition refills c's factor with the entries of its function at offset
+// idx (condKeyOf).
+func (b *BE) condition(c *condFunc, idx int) {
 	dst := c.f.Costs
 	k := len(c.istrides)
 	if k == 0 {

@@ -83,16 +83,44 @@ func (b *BE) SolveRowWith(ctx context.Context, boundary, interior []int, r Bucke
 	if err := checkRowArgs(lp, boundary, interior); err != nil {
 		return 0, fmt.Errorf("be: %w", err)
 	}
+	// A bucket whose inputs are those of the last row needs no work:
+	// its table and argmin are still there (memo, below).
+	// Only the CPU's kept tables serve the next row: the GPU runner may
+	// leave tables on the device, and transient tables are dropped.
+	keep := r == nil && !b.transient
+	memo := b.valid && keep
+	b.valid = false
+	if b.condKey == nil {
+		b.condKey = make([]int, len(b.cond))
+		b.changed = make([]bool, len(b.row.factors))
+		b.snap = make([][]float64, len(b.cond))
+	}
 	for i := range b.cond {
-		b.condition(&b.cond[i], boundary)
+		c := &b.cond[i]
+		edited := keep && b.edited(i)
+		b.changed[i] = edited
+		if c.static {
+			continue
+		}
+		if k := condKeyOf(c, boundary); !memo || edited || k != b.condKey[i] {
+			b.condition(c, k)
+			b.condKey[i], b.changed[i] = k, true
+		}
 	}
 	if b.transient {
 		b.row.alloc()
 		defer b.row.release()
 	}
-	if err := b.runWith(ctx, b.row, r, false); err != nil {
+	var err error
+	if memo {
+		err = b.runChanged(ctx, b.row)
+	} else {
+		err = b.runWith(ctx, b.row, r, false)
+	}
+	if err != nil {
 		return 0, err
 	}
+	b.valid = keep
 	cost := 0.0
 	for _, i := range b.row.rest {
 		cost += b.row.factors[i].Costs[0] // scalars: every variable is gone

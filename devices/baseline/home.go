@@ -29,6 +29,12 @@ type homeSolver struct {
 	// peakW is Weights.Peak·Δ², the factor of every squared load.
 	peakW   float64
 	factory mva.SolverFactory
+	// be is the home's bucket elimination, kept between solves: it sees
+	// setOutside's edits and reruns only the buckets they reach. Other
+	// solvers may precompute from the costs, so they are made anew for
+	// every solve.
+	be *local.BE
+	lp *mva.LocalProblem
 }
 
 // newHomeSolver compiles home h of n alone. With peak false the home
@@ -174,10 +180,17 @@ func (s *homeSolver) setOutside(N []float64) {
 // outside load included) and its cost.
 func (s *homeSolver) solve(ctx context.Context) ([]int, float64, error) {
 	p := s.c.Problem
-	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	sv, err := s.factory(lp)
-	if err != nil {
-		return nil, 0, fmt.Errorf("home %s: %w", s.name, err)
+	var sv mva.LocalSolver = s.be
+	lp := s.lp
+	if s.be == nil {
+		lp = mva.NewLocalProblem(p, mva.Whole(p))
+		var err error
+		if sv, err = s.factory(lp); err != nil {
+			return nil, 0, fmt.Errorf("home %s: %w", s.name, err)
+		}
+		if be, ok := sv.(*local.BE); ok {
+			s.be, s.lp = be, lp
+		}
 	}
 	in := make([]int, lp.NumInterior())
 	cost, err := sv.SolveRow(ctx, nil, in)
