@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -287,5 +288,54 @@ func TestDialMemory(t *testing.T) {
 	}
 	if _, err := b.Dial(context.Background()); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Dial after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestCloseWhileClientsChurn closes brokers while clients keep connecting
+// and leaving through memory. mochi's own disconnection of a listener's
+// clients read-locks its client list twice, and a connection or departure
+// in between deadlocked Close (mochi-mqtt/server#488); the listener no
+// longer calls it, so every Close must return.
+func TestCloseWhileClientsChurn(t *testing.T) {
+	for round := range 40 {
+		b, err := Start(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for k := range 8 {
+			wg.Go(func() {
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					o := paho.NewClientOptions().AddBroker(b.URL()).SetClientID(fmt.Sprintf("c%d-%d", k, n)).
+						SetConnectTimeout(time.Second).SetAutoReconnect(false).
+						SetCustomOpenConnectionFn(func(*url.URL, paho.ClientOptions) (net.Conn, error) {
+							return b.Dial(context.Background())
+						})
+					c := paho.NewClient(o)
+					if tok := c.Connect(); tok.WaitTimeout(time.Second) && tok.Error() == nil {
+						c.Disconnect(0)
+					}
+				}
+			})
+		}
+		time.Sleep(time.Duration(5+round%10) * time.Millisecond)
+		done := make(chan error, 1)
+		go func() { done <- b.Close() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("round %d: Close did not return while clients came and went", round)
+		}
+		close(stop)
+		wg.Wait()
 	}
 }

@@ -12,15 +12,20 @@ import (
 // listener serves mochi the connections of a net.Listener: the TCP one
 // (optionally TLS) that outside clients reach, or the memory one of the
 // agents in this process (Broker.Dial). It replaces mochi's TCP listener
-// to fix its shutdown: mochi
-// disconnects the clients before it stops accepting, and leaves a
-// connection accepted meanwhile open without serving it, so a client that
-// reconnects at that moment waits for its whole connect timeout. This one
-// stops accepting first, then disconnects the clients, then closes every
-// connection it accepted that is still open, and waits until mochi is
-// done with them: mochi counts clients in a WaitGroup it waits on right
-// after, and a connection still being set up would otherwise Add to it
-// concurrently with that Wait.
+// to fix its shutdown: mochi disconnects the clients before it stops
+// accepting, and leaves a connection accepted meanwhile open without
+// serving it, so a client that reconnects at that moment waits for its
+// whole connect timeout. This one stops accepting first, then closes
+// every connection it accepted, and waits until mochi is done with them:
+// mochi counts clients in a WaitGroup it waits on right after, and a
+// connection still being set up would otherwise Add to it concurrently
+// with that Wait.
+//
+// It never calls mochi's own disconnection of a listener's clients (the
+// CloseFn): v2.7.9's Clients.GetByListener read-locks the client list
+// twice, and a client connecting or leaving in between deadlocks the
+// broker for good (mochi-mqtt/server#488, unfixed in any release). A
+// closed connection ends each client's session as a disconnection does.
 type listener struct {
 	id, addr string
 	protocol string
@@ -106,7 +111,7 @@ func (l *listener) Serve(establish listeners.EstablishFn) {
 	}
 }
 
-func (l *listener) Close(closeClients listeners.CloseFn) {
+func (l *listener) Close(listeners.CloseFn) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -117,7 +122,6 @@ func (l *listener) Close(closeClients listeners.CloseFn) {
 	if l.ln != nil {
 		_ = l.ln.Close()
 	}
-	closeClients(l.id)
 	l.mu.Lock()
 	for c := range l.conns {
 		_ = c.Close()
