@@ -15,54 +15,6 @@ import (
 	"github.com/hearth-dcop/hearth/mva/sim"
 )
 
-// brTrace records every agent's row after every round of a run (round 0:
-// the initial rows) and whether anyone moved in the last round.
-type brTrace struct {
-	rec       lstest.Recorder
-	rows      [][]int
-	lastMoved []bool
-}
-
-func (tr *brTrace) factory() sim.ProtocolFactory {
-	return tr.rec.Wrap(func(n *mva.Node) (mva.Protocol, error) {
-		p, err := New(n)
-		if err != nil {
-			return nil, err
-		}
-		a := p.(*Agent)
-		id := n.ID
-		a.onRound = func(round, row int, moved bool) {
-			for len(tr.rows) <= round {
-				tr.rows = append(tr.rows, make([]int, n.NumAgents))
-				tr.lastMoved = make([]bool, n.NumAgents)
-			}
-			tr.rows[round][id] = row
-			tr.lastMoved[id] = moved
-		}
-		return p, nil
-	})
-}
-
-// run solves p with MGM under cfg and params, and returns the trace with
-// round 0 filled from a zero-round run of the same seed.
-func (tr *brTrace) run(ctx context.Context, t *testing.T, p *mva.Problem, cfg lstest.Config, seed uint64, params map[string]float64) sim.Solution {
-	t.Helper()
-	zero := map[string]float64{"rounds": 0}
-	init, err := sim.Solve(ctx, p, cfg.Options(New, seed, zero))
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
-	sol, err := sim.Solve(ctx, p, cfg.Options(tr.factory(), seed, params))
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
-	if len(tr.rows) == 0 {
-		tr.rows = [][]int{nil}
-	}
-	tr.rows[0] = lstest.Rows(tr.rec.Nodes, init.Outcome.Results)
-	return sol
-}
-
 // brCheck checks that the global cost, as the protocols' pair, never
 // rises from round to round, and that a run whose last round moved nobody
 // ended 1-optimal by brute force; it returns whether the run converged.
@@ -121,17 +73,16 @@ func TestSolvedResponses(t *testing.T) {
 			converged, same := 0, 0
 			for seed := int64(1); seed <= n; seed++ {
 				p := tieInstance(seed)
-				var trs [2]*brTrace
+				var trs [2]*trace
 				for i, mode := range []localsearch.Response{localsearch.ResponseSolve, localsearch.ResponseEnumerate} {
-					trs[i] = &brTrace{}
 					params := map[string]float64{"rounds": 30, "response": float64(mode)}
 					if seed%3 == 0 {
 						params["response_entries"] = 0 // DFBnB
 					}
-					trs[i].run(ctx, t, p, cfg, uint64(seed), params)
+					trs[i], _ = runTrace(ctx, t, p, cfg, uint64(seed), params)
 				}
 				where := fmt.Sprintf("seed %d", seed)
-				if brCheck(ctx, t, where, trs[0].rec.Nodes, trs[0].rows, trs[0].lastMoved) {
+				if brCheck(ctx, t, where, trs[0].rec.Nodes, trs[0].rows, trs[0].lastMoved()) {
 					converged++
 				}
 				if fmt.Sprint(trs[0].rows) == fmt.Sprint(trs[1].rows) {
@@ -196,14 +147,13 @@ func TestSolvedResponsesWide(t *testing.T) {
 	seeds := uint64(4)
 	for seed := uint64(1); seed <= seeds; seed++ {
 		p := wideProblem(seed)
-		tr := &brTrace{}
-		tr.run(ctx, t, p, lstest.Configs()[1], seed, map[string]float64{"rounds": 40})
+		tr, _ := runTrace(ctx, t, p, lstest.Configs()[1], seed, map[string]float64{"rounds": 40})
 		for _, pr := range tr.rec.Protos {
 			if !pr.(*Agent).resp.Solving() {
 				t.Fatalf("seed %d: an agent with %d rows enumerates", seed, pr.(*Agent).nb.Rows())
 			}
 		}
-		if brCheck(ctx, t, fmt.Sprintf("seed %d", seed), tr.rec.Nodes, tr.rows, tr.lastMoved) {
+		if brCheck(ctx, t, fmt.Sprintf("seed %d", seed), tr.rec.Nodes, tr.rows, tr.lastMoved()) {
 			converged++
 		}
 	}

@@ -34,26 +34,6 @@ func denseInstance(seed int64) *mva.Problem {
 	})
 }
 
-// runTrace solves p with MGM and params, and returns the trace with round
-// 0 filled from a zero-round run of the same seed.
-func runTrace(ctx context.Context, t *testing.T, p *mva.Problem, cfg lstest.Config, seed uint64, params map[string]float64) (*trace, sim.Solution) {
-	t.Helper()
-	init, err := sim.Solve(ctx, p, cfg.Options(New, seed, map[string]float64{"rounds": 0}))
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
-	tr := &trace{}
-	sol, err := sim.Solve(ctx, p, cfg.Options(tr.factory(), seed, params))
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
-	if len(tr.rows) == 0 {
-		tr.rows, tr.moved = [][]int{nil}, [][]bool{nil}
-	}
-	tr.rows[0] = lstest.Rows(tr.rec.Nodes, init.Outcome.Results)
-	return tr, sol
-}
-
 // jointRounds counts the rounds of tr in which two neighbours moved.
 func jointRounds(nodes []*mva.Node, tr *trace) int {
 	n := 0
@@ -99,8 +79,7 @@ func TestJointMoves(t *testing.T) {
 					params := map[string]float64{"rounds": 40, "joint": 1}
 					tr, sol := runTrace(ctx, t, p, cfg, uint64(seed), params)
 					nodes := tr.rec.Nodes
-					last := tr.moved[len(tr.moved)-1]
-					if brCheck(ctx, t, fmt.Sprintf("seed %d", seed), nodes, tr.rows, last) {
+					if brCheck(ctx, t, fmt.Sprintf("seed %d", seed), nodes, tr.rows, tr.lastMoved()) {
 						converged++
 					}
 					if len(sol.Assign) != len(p.Variables) {

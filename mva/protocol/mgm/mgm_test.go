@@ -41,6 +41,29 @@ func (tr *trace) factory() sim.ProtocolFactory {
 	})
 }
 
+// runTrace solves p with MGM and params, and returns the trace with round
+// 0 filled from a zero-round run of the same seed.
+func runTrace(ctx context.Context, t *testing.T, p *mva.Problem, cfg lstest.Config, seed uint64, params map[string]float64) (*trace, sim.Solution) {
+	t.Helper()
+	init, err := sim.Solve(ctx, p, cfg.Options(New, seed, map[string]float64{"rounds": 0}))
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	tr := &trace{}
+	sol, err := sim.Solve(ctx, p, cfg.Options(tr.factory(), seed, params))
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	if len(tr.rows) == 0 {
+		tr.rows, tr.moved = [][]int{nil}, [][]bool{nil}
+	}
+	tr.rows[0] = lstest.Rows(tr.rec.Nodes, init.Outcome.Results)
+	return tr, sol
+}
+
+// lastMoved returns who moved in the run's last round.
+func (tr *trace) lastMoved() []bool { return tr.moved[len(tr.moved)-1] }
+
 // checkMonotone checks that the global cost (as the protocols' pair, and
 // as the model's float) never increases from round to round, and drops by
 // exactly the movers' gains in the pair sense.
