@@ -1,9 +1,11 @@
 package mqtt
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -191,7 +193,17 @@ func FuzzDecodeStatus(f *testing.F) {
 	f.Add(st(stateDone, []uint64{0, 1, 0}, []uint64{2, 0, 0}).encode())
 	f.Add([]byte(`{"v":2,"agent":"a1","run":"r","state":"done","n":3,"peers":[0,2],"sent":[1,0],"delivered":[0,4]}`))
 	f.Add([]byte(`{"v":1,"agent":"a1","run":"r","state":"done","sent":[0,0,0],"delivered":[0,0,0]}`))
+	f.Add([]byte(`{"v":2,"agent":"a1","run":"r","nonce":7,"gen":1,"ver":3,"state":"failed","error":"x","n":3,"peers":[0,2],"sent":[1,0],"delivered":[0,4]}`))
+	f.Add([]byte(`{"v":2,"agent":"a1","run":"r","nonce":18446744073709551615,"gen":0,"ver":0,"state":"done","n":3,"peers":[],"sent":[],"delivered":[]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The canonical parser accepts only what encoding/json reads
+		// the same.
+		if w, ok := parseCanonicalStatus(b); ok {
+			var want wireStatus
+			if err := parseStatusJSON(b, &want); err != nil || !reflect.DeepEqual(w, want) {
+				t.Fatalf("%s: canonical parse %+v, encoding/json %+v, %v", b, w, want, err)
+			}
+		}
 		s, err := decodeStatus(b, "a1", "r", 1, 3)
 		if err != nil {
 			_, _ = decodePresence(b, "a1")
@@ -279,4 +291,69 @@ func TestMailboxOverflow(t *testing.T) {
 	if s := c.snapshot(""); s.Dropped[DropMailboxFull] != 1 || s.MailboxPeak != 110 {
 		t.Fatalf("stats %+v", s)
 	}
+}
+
+// TestCanonicalStatus checks that every status encode writes takes the
+// canonical parser (the fast path is not silently skipped) and reads as
+// encoding/json reads it, and that non-canonical spellings fall back.
+func TestCanonicalStatus(t *testing.T) {
+	many := status{V: statusVersion, Agent: "h251", Run: "run-ab12", Nonce: math.MaxUint64, Gen: 3, Ver: 99, State: stateRunning, N: 300}
+	for j := range 299 {
+		many.Links = append(many.Links, linkCount{Peer: j, Sent: uint64(j * 7), Delivered: math.MaxUint64 - uint64(j)})
+	}
+	for _, s := range []status{
+		st(stateDone, []uint64{0, 1, 0}, []uint64{2, 0, 0}),
+		{V: statusVersion, Agent: "a1", Run: "r", State: stateFailed, Error: `the broker <refused> "x" & 'y'`, N: 3},
+		{V: statusVersion, Agent: "a1", Run: "r", State: stateWaiting, Error: "plain words", N: 3},
+		many,
+	} {
+		b := s.encode()
+		w, ok := parseCanonicalStatus(b)
+		var want wireStatus
+		if err := parseStatusJSON(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		escaped := bytes.Contains(b, []byte(`\`))
+		if ok == escaped || ok && !reflect.DeepEqual(w, want) {
+			t.Errorf("%.120s: canonical %v (escapes %v) %+v, encoding/json %+v", b, ok, escaped, w, want)
+		}
+	}
+	for _, b := range []string{
+		`{"v":2, "agent":"a1","run":"r","nonce":0,"gen":0,"ver":0,"state":"done","n":3,"peers":[],"sent":[],"delivered":[]}`,
+		`{"v":02,"agent":"a1","run":"r","nonce":0,"gen":0,"ver":0,"state":"done","n":3,"peers":[],"sent":[],"delivered":[]}`,
+		`{"v":2,"agent":"a1","run":"r","nonce":18446744073709551616,"gen":0,"ver":0,"state":"done","n":3,"peers":[],"sent":[],"delivered":[]}`,
+		`{"v":2,"agent":"a1","run":"r","nonce":0,"gen":0,"ver":0,"state":"done","error":"","n":3,"peers":[],"sent":[],"delivered":[]}`,
+		`{"v":2,"agent":"a1","run":"r","nonce":0,"gen":0,"ver":0,"state":"done","n":3,"peers":[-1],"sent":[1],"delivered":[1]}`,
+		`{"v":2,"agent":"a1","run":"r","nonce":0,"gen":0,"ver":0,"state":"done","n":3,"peers":null,"sent":[],"delivered":[]}`,
+		`{"agent":"a1","v":2,"run":"r","nonce":0,"gen":0,"ver":0,"state":"done","n":3,"peers":[],"sent":[],"delivered":[]}`,
+	} {
+		if _, ok := parseCanonicalStatus([]byte(b)); ok {
+			t.Errorf("canonical parser accepted %s", b)
+		}
+	}
+}
+
+// BenchmarkDecodeStatus compares the canonical parser with encoding/json
+// on the status of a home of a 251-home complete graph.
+func BenchmarkDecodeStatus(b *testing.B) {
+	s := status{V: statusVersion, Agent: "h1", Run: "run-ab12", Nonce: 1 << 60, Gen: 3, Ver: 99, State: stateRunning, N: 251}
+	for j := 1; j < 251; j++ {
+		s.Links = append(s.Links, linkCount{Peer: j, Sent: 70, Delivered: 69})
+	}
+	enc := s.encode()
+	b.Run("canonical", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok := parseCanonicalStatus(enc); !ok {
+				b.Fatal("not canonical")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		var w wireStatus
+		for b.Loop() {
+			if err := parseStatusJSON(enc, &w); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
