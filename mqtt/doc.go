@@ -140,7 +140,10 @@
 // of received messages. A status of another format version is dropped and
 // counted as bad_version. With 200 D-Gibbs agents this took the status
 // deliveries of a 100-iteration run from about a million to 120 000, and
-// its wall time from 407 s to 21 s (mqtt/README.md, Load).
+// its wall time from 407 s to 21 s (mqtt/README.md, Load). Statuses are
+// JSON, for people reading them with mosquitto_sub; a strict parser reads
+// them as encode writes them, 4.9 times faster than encoding/json, which
+// reads anything else (parseCanonicalStatus).
 //
 // # Termination
 //
