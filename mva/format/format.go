@@ -57,8 +57,14 @@ type Options struct {
 	Agents int
 }
 
-// Read decodes an instance of the given kind; name is used in errors.
+// Read decodes an instance of the given kind; name is used in errors. A
+// pyDCOP file whose constraints name source files needs ReadFile.
 func Read(r io.Reader, name string, kind Kind, o Options) (*mva.Problem, error) {
+	return read(r, name, kind, o, nil)
+}
+
+// read is Read with open to read the source files of pyDCOP constraints.
+func read(r io.Reader, name string, kind Kind, o Options, open pydcop.Opener) (*mva.Problem, error) {
 	var (
 		p   *mva.Problem
 		err error
@@ -71,7 +77,7 @@ func Read(r io.Reader, name string, kind Kind, o Options) (*mva.Problem, error) 
 	case UAI:
 		p, err = uai.Read(r, name)
 	case PyDCOP:
-		p, err = pydcop.Read(r, name)
+		p, err = pydcop.ReadSources(r, name, open)
 	default:
 		return nil, fmt.Errorf("%s: unknown instance format %q", name, kind)
 	}
@@ -92,7 +98,8 @@ func Read(r io.Reader, name string, kind Kind, o Options) (*mva.Problem, error) 
 	return p, nil
 }
 
-// ReadFile reads an instance, choosing the format from the extension.
+// ReadFile reads an instance, choosing the format from the extension. The
+// source files of a pyDCOP file are read relative to its directory.
 func ReadFile(path string, o Options) (*mva.Problem, error) {
 	kind, err := KindOf(path)
 	if err != nil {
@@ -103,7 +110,7 @@ func ReadFile(path string, o Options) (*mva.Problem, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(io.LimitReader(f, MaxFileBytes), path, kind, o)
+	return read(io.LimitReader(f, MaxFileBytes), path, kind, o, pydcop.SourceDir(filepath.Dir(path)))
 }
 
 // Write encodes p in the given format.

@@ -61,10 +61,25 @@
 // external_variables are read as constants: their initial_value (which
 // must lie in their domain) is substituted wherever an expression reads
 // them. An intentional constraint's partial mapping freezes variables the
-// same way. Multi-line function bodies with return statements, functions
-// from a source file, a variable's noise_level (random noise), routes,
-// hosting_costs and host_with hints are not supported: the first two are
-// errors, the others are ignored.
+// same way. A variable's noise_level (random noise), routes, hosting_costs
+// and host_with hints are ignored.
+//
+// # Function bodies and source files
+//
+// As in pyDCOP, a function text holding the keyword return is a function
+// body rather than an expression: statements if/elif/else, return, pass
+// and assignments to local names (=, +=, -=, *=, /=, //=, %=, **=), with
+// Python's indentation rules, comments and docstrings. Its variables are
+// the names it reads and never assigns (pyDCOP's rule); reading a local
+// before assigning it, or ending without return, is an error for the
+// assignment that does it. A constraint with source: names a Python file,
+// relative to the DCOP file ([ReadFile], [ReadSources]); the file may only
+// hold functions (def name(a, b): body) and docstrings, which call each
+// other by name and which the constraint's function calls as
+// source.name(x, y). Loops, imports, classes, nested functions, default
+// arguments and recursion are refused with the file and line, so that one
+// evaluation does a bounded amount of work, known before it starts (at most
+// 2^20 operators); nothing is ever executed as Python.
 //
 // Each variable belongs to one agent ([mva.Variable.Agent]). A variable
 // named in distribution_hints.must_host belongs to that agent (must_host

@@ -22,6 +22,7 @@ const (
 	kFloat
 	kBool
 	kStr
+	kUnbound // a local variable not yet assigned
 )
 
 // value is a Python value: an int (i), a float (f), a bool (i is 0 or 1)
@@ -45,7 +46,7 @@ func boolValue(b bool) value {
 }
 
 func (v value) typeName() string {
-	return [...]string{kInt: "int", kFloat: "float", kBool: "bool", kStr: "str"}[v.k]
+	return [...]string{kInt: "int", kFloat: "float", kBool: "bool", kStr: "str", kUnbound: "unbound"}[v.k]
 }
 
 func (v value) isInt() bool { return v.k == kInt || v.k == kBool }
@@ -118,7 +119,10 @@ func eval(n *node, env []value) (value, error) {
 	case opConst:
 		return n.val, nil
 	case opVar:
-		return env[n.slot], nil
+		if v := env[n.slot]; v.k != kUnbound {
+			return v, nil
+		}
+		return value{}, fmt.Errorf("local variable %s is used before it is assigned", n.name)
 	case opNeg, opPos:
 		x, err := eval(n.kids[0], env)
 		if err != nil {
@@ -170,13 +174,16 @@ func eval(n *node, env []value) (value, error) {
 			return eval(n.kids[0], env)
 		}
 		return eval(n.kids[2], env)
-	case opCall:
+	case opCall, opUser:
 		args := make([]value, len(n.kids))
 		for i, k := range n.kids {
 			var err error
 			if args[i], err = eval(k, env); err != nil {
 				return value{}, err
 			}
+		}
+		if n.op == opUser {
+			return n.user.call(args)
 		}
 		return n.fn.call(args)
 	case opAdd, opSub, opMul, opDiv, opFloorDiv, opMod, opPow:

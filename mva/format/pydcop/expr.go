@@ -57,6 +57,7 @@ const (
 	opCompare
 	opCond
 	opCall
+	opUser // a call of a function of a source file (node.user)
 	// comparison operators, in node.cmps
 	opEq
 	opNe
@@ -81,7 +82,8 @@ type node struct {
 	slot int    // opVar: index in the environment
 	val  value  // opConst
 	fn   builtin
-	cmps []opcode // opCompare: len(kids)-1 operators
+	user *function // opUser, set when the module is linked
+	cmps []opcode  // opCompare: len(kids)-1 operators
 	kids []*node
 	// height is the length of the longest path to a leaf.
 	height int
@@ -135,7 +137,25 @@ var unsupported = map[string]string{
 	"import": "statements (import)", "await": "await", "yield": "yield",
 }
 
-func lex(src string) ([]token, error) {
+func lex(src string) ([]token, error) { return lexMode(src, false) }
+
+// exprOps are the operators of expressions, longest first; stmtOps adds
+// those of statements (assignments, and the colon of if, elif, else and
+// def).
+var (
+	exprOps = []string{"**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "<", ">", "(", ")", ","}
+	stmtOps = []string{"**=", "//=", "**", "//", "==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "%=",
+		"+", "-", "*", "/", "%", "<", ">", "(", ")", ",", ":", "="}
+)
+
+// lexMode splits src into tokens. In statement mode (stmt) the operators
+// of statements are tokens too and triple-quoted strings (docstrings) are
+// allowed.
+func lexMode(src string, stmt bool) ([]token, error) {
+	ops := exprOps
+	if stmt {
+		ops = stmtOps
+	}
 	var toks []token
 	i := 0
 	for i < len(src) {
@@ -155,7 +175,7 @@ func lex(src string) ([]token, error) {
 			toks = append(toks, t)
 			i += len(t.text)
 		case c == '\'' || c == '"':
-			t, err := lexString(src, i)
+			t, err := lexString(src, i, stmt)
 			if err != nil {
 				return nil, err
 			}
@@ -180,11 +200,13 @@ func lex(src string) ([]token, error) {
 			toks = append(toks, token{kind: tName, text: src[i:j], pos: i})
 			i = j
 		case c == '.':
-			toks = append(toks, token{kind: tBad, text: "attribute access (.) is not supported", pos: i})
+			// An operator so that source.f(x) parses; anywhere else the
+			// parser reports attribute access as unsupported.
+			toks = append(toks, token{kind: tOp, text: ".", pos: i})
 			i++
 		default:
 			op := ""
-			for _, o := range []string{"**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "<", ">", "(", ")", ","} {
+			for _, o := range ops {
 				if strings.HasPrefix(src[i:], o) {
 					op = o
 					break
@@ -293,21 +315,26 @@ func lexNumber(src string, i int) (token, error) {
 }
 
 // lexString reads a single- or double-quoted string literal with the
-// common backslash escapes.
-func lexString(src string, i int) (token, error) {
+// common backslash escapes; triple-quoted ones (which may span lines) when
+// triple is set.
+func lexString(src string, i int, triple bool) (token, error) {
 	q := src[i]
+	end := string(q)
 	if strings.HasPrefix(src[i:], strings.Repeat(string(q), 3)) {
-		return token{}, &exprError{i, "triple-quoted strings are not supported"}
+		if !triple {
+			return token{}, &exprError{i, "triple-quoted strings are not supported"}
+		}
+		end = strings.Repeat(string(q), 3)
 	}
 	var b strings.Builder
-	j := i + 1
+	j := i + len(end)
 	for {
-		if j >= len(src) || src[j] == '\n' {
+		if j >= len(src) || src[j] == '\n' && len(end) == 1 {
 			return token{}, &exprError{i, "unterminated string"}
 		}
 		c := src[j]
-		if c == q {
-			j++
+		if strings.HasPrefix(src[j:], end) {
+			j += len(end)
 			break
 		}
 		if c == '\\' && j+1 < len(src) {
@@ -341,6 +368,13 @@ type parser struct {
 	depth int
 	names []string // variable references in order of first appearance
 	seen  map[string]bool
+	// mod is the source file whose functions calls may name: as
+	// source.f(...) from a constraint (inModule false), or as f(...)
+	// between the functions of the file (inModule true).
+	mod      *module
+	inModule bool
+	// calls collects the opUser nodes, for linking.
+	calls []*node
 }
 
 // parseExpr parses src into a tree whose names are unresolved (opName),
@@ -385,7 +419,9 @@ func (p *parser) unexpected(t token) error {
 	case t.kind == tName && unsupported[t.text] != "":
 		return &exprError{t.pos, unsupported[t.text] + " is not supported"}
 	case t.kind == tName && t.text == "if" && p.i == 0:
-		return &exprError{t.pos, "statements are not supported: write a single expression, such as 1 if a == b else 0"}
+		return &exprError{t.pos, "statements are not supported: write a single expression, such as 1 if a == b else 0, or a function body that returns the cost"}
+	case t.kind == tOp && t.text == ".":
+		return &exprError{t.pos, "attribute access (.) is not supported"}
 	}
 	return &exprError{t.pos, fmt.Sprintf("unexpected %q", t.text)}
 }
@@ -589,6 +625,8 @@ func (p *parser) primary() (*node, error) {
 			return nil, p.unexpected(t)
 		case p.is("("):
 			return p.call(t)
+		case p.is("."):
+			return p.attrCall(t)
 		}
 		if !p.seen[t.text] {
 			p.seen[t.text] = true
@@ -622,6 +660,9 @@ func (p *parser) closing(open token) error {
 func (p *parser) call(name token) (*node, error) {
 	open := p.next() // "("
 	fn, ok := builtins[name.text]
+	if !ok && p.inModule {
+		return p.args(&node{op: opUser, pos: name.pos, name: name.text}, open)
+	}
 	if !ok {
 		return nil, &exprError{name.pos, fmt.Sprintf("unknown function %s (supported: %s)", name.text, builtinNames)}
 	}
@@ -647,12 +688,61 @@ func (p *parser) call(name token) (*node, error) {
 	return mk(n)
 }
 
+// attrCall parses source.f(args), the call of a function of the
+// constraint's source file; any other attribute access is an error.
+func (p *parser) attrCall(name token) (*node, error) {
+	dot := p.next()
+	if name.text != "source" || p.inModule {
+		return nil, &exprError{dot.pos, "attribute access (.) is not supported"}
+	}
+	if p.mod == nil {
+		return nil, &exprError{name.pos, "source.… names a function of a source file, but the constraint has no source"}
+	}
+	fn := p.next()
+	if fn.kind != tName || !p.is("(") {
+		return nil, &exprError{dot.pos, "write source.function(arguments) to call a function of the source file"}
+	}
+	return p.args(&node{op: opUser, pos: fn.pos, name: fn.text}, p.next())
+}
+
+// args parses the arguments of a call of a source function up to the
+// closing parenthesis.
+func (p *parser) args(n *node, open token) (*node, error) {
+	for !p.is(")") {
+		arg, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		n.kids = append(n.kids, arg)
+		if p.is(",") {
+			p.next()
+			continue
+		}
+		if !p.is(")") {
+			return nil, p.closing(open)
+		}
+	}
+	p.next()
+	p.calls = append(p.calls, n)
+	return mk(n)
+}
+
 // bind resolves the names of a parsed tree: names in vars become opVar
 // with their index in vars, names in consts become constants, and any
 // other name is an error.
 func bind(n *node, vars []string, consts map[string]value) error {
+	return bindScope(n, nil, vars, consts)
+}
+
+// bindScope is bind with local variables first: a name in locals becomes
+// opVar with the slot locals gives.
+func bindScope(n *node, locals map[string]int, vars []string, consts map[string]value) error {
 	switch n.op {
 	case opName:
+		if slot, ok := locals[n.name]; ok {
+			n.op, n.slot = opVar, slot
+			return nil
+		}
 		if v, ok := consts[n.name]; ok {
 			n.op, n.val = opConst, v
 			return nil
@@ -666,7 +756,7 @@ func bind(n *node, vars []string, consts map[string]value) error {
 		return &exprError{n.pos, fmt.Sprintf("unknown name %s", n.name)}
 	}
 	for _, k := range n.kids {
-		if err := bind(k, vars, consts); err != nil {
+		if err := bindScope(k, locals, vars, consts); err != nil {
 			return err
 		}
 	}

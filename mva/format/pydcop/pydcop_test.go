@@ -271,10 +271,11 @@ func readErrorCases() []struct{ name, in, want string } {
 		{"no type", v + "constraints:\n  c: {function: x}\n", "bad.yaml:10: constraint c has no type"},
 		{"unknown type", v + "constraints:\n  c:\n    type: intentional\n", "bad.yaml:11: constraint c: unknown type \"intentional\""},
 		{"no function", v + "constraints:\n  c: {type: intention}\n", "bad.yaml:10: constraint c has no function"},
-		{"source", v + "constraints:\n  c: {type: intention, source: f.py, function: source.f(x)}\n", "bad.yaml:10: constraint c: functions from a source file are not supported"},
+		{"source", v + "constraints:\n  c: {type: intention, source: f.py, function: source.f(x)}\n", "bad.yaml:10: constraint c: source file f.py cannot be opened when the DCOP is not read from a file"},
 		{"syntax", v + "constraints:\n  c:\n    type: intention\n    function: 1 if x == 'R' 0\n", "bad.yaml:12: constraint c: conditional expression without else"},
 		{"syntax literal", v + "constraints:\n  c:\n    type: intention\n    function: |\n      1 if x == 'R'\n        else 0 +\n", "bad.yaml:14: constraint c: unexpected end of expression"},
-		{"return", v + "constraints:\n  c:\n    type: intention\n    function: |\n      if x == 'R':\n          return 1\n      return 0\n", "bad.yaml:13: constraint c: statements are not supported"},
+		{"statement", v + "constraints:\n  c:\n    type: intention\n    function: |\n      if x == 'R':\n          return 1\n      while y:\n          return 0\n", "bad.yaml:15: constraint c: while statements are not supported"},
+		{"no return", v + "constraints:\n  c:\n    type: intention\n    function: |\n      if x == 'R':\n          return 1\n", "bad.yaml:12: constraint c: the function ends without return (it would return None) (with x=G)"},
 		{"unknown name", v + "constraints:\n  c: {type: intention, function: x == z}\n", "bad.yaml:10: constraint c: unknown name z"},
 		{"unknown function", v + "constraints:\n  c: {type: intention, function: sqrt(y)}\n", "bad.yaml:10: constraint c: unknown function sqrt"},
 		{"division by zero", v + "constraints:\n  c:\n    type: intention\n    function: 10 / y\n", "bad.yaml:12: constraint c: division by zero (with y=0)"},
@@ -332,7 +333,7 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(strings.NewReader(tt.in), "bad.yaml", lim)
+			_, err := read(strings.NewReader(tt.in), "bad.yaml", lim, nil)
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("error\n%v\nwant prefix\n%q", err, tt.want)
 			}
@@ -548,14 +549,20 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
-	formattest.AddFiles(f, "graph_coloring.yaml", "extensional.yaml", "expressions.yaml", "secp.yaml")
+	formattest.AddFiles(f, "graph_coloring.yaml", "extensional.yaml", "expressions.yaml", "secp.yaml",
+		"pydcop/graph_coloring1_func.yaml", "pydcop/SimpleHouse.yml", "pydcop/graph_coloring_tuto_max.yaml")
+	f.Add([]byte("objective: min\ndomains: {d: {values: [R, G]}}\nvariables: {x: {domain: d}, y: {domain: d}}\n" +
+		"constraints:\n  c:\n    type: intention\n    source: f.py\n    function: source.weighted(x, y, 2) + 1\n" +
+		"  e:\n    type: intention\n    function: |\n      if x == y:\n          k = 3\n      else:\n          k = 0\n      return k\n"))
 	for _, c := range readErrorCases() {
 		f.Add([]byte(c.in))
 	}
 	f.Add([]byte("name: t\nobjective: max\ndomains: {d: {values: 0..3}}\nvariables: {x: {domain: d}}\nconstraints: {c: {type: intention, function: x ** 2}}\n"))
 	f.Add([]byte("objective: min\ndomains:\n  d: &d {values: [a, 'b c']}\nvariables: {x: {domain: d}, y: {domain: d}}\nconstraints:\n  c: {type: extensional, variables: [x, y], default: .inf, values: {1: a 'b c' | 'b c' a}}\n"))
+	// Source files are testModule, whatever their name.
+	open := func(string) ([]byte, error) { return []byte(testModule), nil }
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Read(bytes.NewReader(data), "fuzz.yaml")
+		p, err := ReadSources(bytes.NewReader(data), "fuzz.yaml", open)
 		if !formattest.Parsed(t, p, err) {
 			return
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
@@ -48,20 +50,72 @@ type reader struct {
 	domains  map[string]*domain
 	varDom   []*domain
 	varIndex map[string]int
-	consts   map[string]value // external variables
-	cnames   map[string]bool  // constraint names, for must_host
-	entries  int              // table entries allocated so far
-	labels   int              // domain values allocated so far
+	consts   map[string]value   // external variables
+	cnames   map[string]bool    // constraint names, for must_host
+	entries  int                // table entries allocated so far
+	labels   int                // domain values allocated so far
+	open     Opener             // source files; nil when there is no way to open them
+	modules  map[string]*module // source files read so far, by name
+}
+
+// Opener returns the contents of a constraint's source file, given its
+// name as the file writes it.
+type Opener func(name string) ([]byte, error)
+
+// MaxSourceBytes bounds a source file.
+const MaxSourceBytes = 1 << 20
+
+// SourceDir opens source files relative to dir (absolute names as they
+// are), as pyDCOP resolves them relative to the DCOP file.
+func SourceDir(dir string) Opener {
+	return func(name string) ([]byte, error) {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, MaxSourceBytes+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > MaxSourceBytes {
+			return nil, fmt.Errorf("%s is larger than %d bytes", name, MaxSourceBytes)
+		}
+		return b, nil
+	}
 }
 
 // Read parses a pyDCOP YAML DCOP from r. file names the input in errors,
 // which are *mva.ParseError values carrying the line of the offending key
 // or value.
+// A constraint with a source file is an error: use ReadSources or
+// ReadFile to read those.
 func Read(r io.Reader, file string) (*mva.Problem, error) {
-	return read(r, file, defaultLimits())
+	return read(r, file, defaultLimits(), nil)
 }
 
-func read(r io.Reader, file string, lim limits) (*mva.Problem, error) {
+// ReadSources is Read with open to read the source files of intentional
+// constraints (source: "./functions.py"), whose functions expressions
+// call as source.name(...).
+func ReadSources(r io.Reader, file string, open Opener) (*mva.Problem, error) {
+	return read(r, file, defaultLimits(), open)
+}
+
+// ReadFile reads the file at path, with its source files relative to its
+// directory.
+func ReadFile(path string) (*mva.Problem, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadSources(f, path, SourceDir(filepath.Dir(path)))
+}
+
+func read(r io.Reader, file string, lim limits, open Opener) (*mva.Problem, error) {
 	dec := yaml.NewDecoder(r)
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -84,6 +138,8 @@ func read(r io.Reader, file string, lim limits) (*mva.Problem, error) {
 		varIndex: make(map[string]int),
 		consts:   make(map[string]value),
 		cnames:   make(map[string]bool),
+		open:     open,
+		modules:  make(map[string]*module),
 	}
 	if err := rd.document(&doc); err != nil {
 		return nil, err
@@ -477,7 +533,7 @@ func (r *reader) readVariables(n *yaml.Node) error {
 			continue
 		}
 		name := r.p.Variables[i].Name
-		if err := r.intention("cost function of "+name, "cost_"+name, fn, nil, i); err != nil {
+		if err := r.intention("cost function of "+name, "cost_"+name, fn, nil, i, nil); err != nil {
 			return err
 		}
 	}
@@ -511,14 +567,17 @@ func (r *reader) readConstraints(n *yaml.Node) error {
 		what := "constraint " + name
 		switch typ {
 		case "intention":
+			var mod *module
 			if src, ok := m["source"]; ok {
-				return r.errorf(src, "%s: functions from a source file are not supported", what)
+				if mod, err = r.module(what, src); err != nil {
+					return err
+				}
 			}
 			fn, ok := m["function"]
 			if !ok {
 				return r.errorf(kv.key, "%s has no function", what)
 			}
-			if err := r.intention(what, name, fn, m["partial"], -1); err != nil {
+			if err := r.intention(what, name, fn, m["partial"], -1, mod); err != nil {
 				return err
 			}
 		case "extensional":
@@ -530,6 +589,40 @@ func (r *reader) readConstraints(n *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// module reads and compiles the source file that node n names, once per
+// name.
+func (r *reader) module(what string, n *yaml.Node) (*module, error) {
+	name, err := r.scalar(n, what+": source")
+	if err != nil {
+		return nil, err
+	}
+	if mod, ok := r.modules[name]; ok {
+		return mod, nil
+	}
+	if r.open == nil {
+		return nil, r.errorf(n, "%s: source file %s cannot be opened when the DCOP is not read from a file", what, name)
+	}
+	b, err := r.open(name)
+	if err != nil {
+		return nil, r.errorf(n, "%s: source file: %v", what, err)
+	}
+	src := string(b)
+	file := name
+	if !filepath.IsAbs(name) && r.file != "" {
+		file = filepath.Join(filepath.Dir(r.file), name)
+	}
+	mod, err := parseModule(file, src)
+	if err != nil {
+		var ee *exprError
+		if errors.As(err, &ee) {
+			return nil, mva.Errorf(file, lineAt(src, ee.pos), "%s (source of %s)", ee.msg, what)
+		}
+		return nil, r.errorf(n, "%s: %v", what, err)
+	}
+	r.modules[name] = mod
+	return mod, nil
 }
 
 // exprLine returns the file line of a byte offset in an expression.
@@ -545,13 +638,13 @@ func exprLine(n *yaml.Node, src string, pos int) int {
 
 // intention compiles an expression and tabulates it. self >= 0 makes it
 // the cost function of variable self: its scope is that variable alone.
-func (r *reader) intention(what, fname string, fn, partial *yaml.Node, self int) error {
+func (r *reader) intention(what, fname string, fn, partial *yaml.Node, self int, mod *module) error {
 	fn = deref(fn)
 	src, err := r.scalar(fn, what+": function")
 	if err != nil {
 		return err
 	}
-	root, names, err := parseExpr(src)
+	prog, names, err := compile(src, mod)
 	if err != nil {
 		var ee *exprError
 		if errors.As(err, &ee) {
@@ -603,7 +696,7 @@ func (r *reader) intention(what, fname string, fn, partial *yaml.Node, self int)
 	if self >= 0 {
 		scope, scopeNames = []int{self}, []string{r.p.Variables[self].Name}
 	}
-	if err := bind(root, scopeNames, consts); err != nil {
+	if err := prog.bind(scopeNames, consts); err != nil {
 		var ee *exprError
 		if errors.As(err, &ee) {
 			return mva.Errorf(r.file, exprLine(fn, src, ee.pos), "%s: %s", what, ee.msg)
@@ -621,7 +714,7 @@ func (r *reader) intention(what, fname string, fn, partial *yaml.Node, self int)
 		env[k] = r.varDom[v].values[0]
 	}
 	for e := range costs {
-		v, err := eval(root, env)
+		v, err := prog.eval(env)
 		if err == nil {
 			costs[e], err = r.fromResult(v)
 		}
