@@ -14,7 +14,8 @@
 //	                              run one home: rounds on command, schedule, SIGHUP
 //	                              or edited files; publishes its plan
 //	hearth bench NAME [flags]     reproduce a published experiment (--list)
-//	hearth help [COMMAND]         show help
+//	hearth help [COMMAND]         show help (also -h, and COMMAND -h)
+//	hearth version                print the module version and VCS revision
 //
 // Exit codes: 0 solved, 1 infeasible, 2 bad input or usage, 3 the solver
 // could not finish (a memory limit, a time-out, an interrupt).
@@ -63,6 +64,7 @@ func commands() []command {
 		{"sim", "run every agent of an instance over MQTT in this process (embedded broker) and print the result", runSim},
 		{"run", "run one agent of an instance, or one home of a neighbourhood (-c FILE --home NAME), as a long-running MQTT process", runRun},
 		{"bench", "run an experiment of the papers and write CSV, plots and a summary", runBench},
+		{"version", "print hearth's module version and VCS revision (also --version)", runVersion},
 	}
 }
 
@@ -103,16 +105,20 @@ func startProfile(path string, stderr io.Writer) func() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	errw := &watchWriter{w: stderr}
 	e := &env{
 		stdout: stdout,
-		stderr: stderr,
-		log:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		stderr: errw,
+		log:    slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
 	}
 	name := args[0]
+	if name == "--version" || name == "-version" {
+		name = "version"
+	}
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		if len(args) > 1 {
 			for _, c := range commands() {
@@ -165,14 +171,34 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting and
-// prints its usage to the command's stderr.
+// watchWriter records whether anything was written through it: a
+// command's stderr, so that usage text asked for (-h) goes to stdout while
+// usage after an error follows the error to stderr.
+type watchWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	return w.w.Write(p)
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting. Its
+// usage goes to stdout when asked for (-h, help COMMAND) and to stderr
+// after an error has been reported there.
 func newFlagSet(e *env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: hearth %s %s\n\nFlags:\n", name, synopsis)
+		out := e.stderr
+		if w, ok := e.stderr.(*watchWriter); ok && !w.wrote {
+			out = e.stdout
+		}
+		fmt.Fprintf(out, "Usage: hearth %s %s\n\nFlags:\n", name, synopsis)
+		fs.SetOutput(out)
 		fs.PrintDefaults()
+		fs.SetOutput(e.stderr)
 	}
 	return fs
 }

@@ -45,7 +45,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"no arguments", nil, exitUsage, "", "Usage"},
 		{"help", []string{"help"}, exitOK, "Commands", ""},
-		{"help solve", []string{"help", "solve"}, exitOK, "", "-local string"},
+		{"help solve", []string{"help", "solve"}, exitOK, "-local string", ""},
 		{"unknown command", []string{"frobnicate"}, exitUsage, "", "unknown command"},
 		{"solve without file", []string{"solve"}, exitUsage, "", "exactly one"},
 		{"solve missing file", []string{"solve", "nope.wcsp"}, exitUsage, "", "nope.wcsp"},
