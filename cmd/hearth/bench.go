@@ -212,9 +212,6 @@ func (g *benchGPU) solve(ctx context.Context, p *mva.Problem, a bench.Algorithm,
 	if lo.trials == 0 {
 		lo.trials = sampler.DefaultTrials
 	}
-	if lo.temp == 0 {
-		lo.temp = sampler.DefaultTemperature
-	}
 	if lo.proposal == "" {
 		lo.proposal = sampler.ProposalNormal
 	}

@@ -435,6 +435,13 @@ func (r *homeRun) Notes() []string { return r.notes }
 func (r *homeRun) Options(base solveOptions) solveOptions {
 	o := base
 	o.global, o.local.name, o.table, o.gpu, o.seed = r.global, r.local, r.table, r.gpu, r.seed
+	if o.local.temp == 0 {
+		// Homes whose rows are sampled keep the papers' τ = 1 unless
+		// --temperature says otherwise: the SHDS figures were measured
+		// so, and the samplers' cost-scale default was chosen on meeting
+		// scheduling.
+		o.local.temp = sampler.DefaultTemperature
+	}
 	o.params = paramFlag(maps.Clone(r.params))
 	if o.params["init"] == initStart && startable(o.global) {
 		o.start = r.startAssignment()

@@ -45,7 +45,7 @@ func (o *localOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.name, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), bruteforce, gibbs, mh (Metropolis-Hastings), auto (be where its tables fit 2^16 entries, else gibbs)")
 	fs.IntVar(&o.runs, "runs", sampler.DefaultRuns, "gibbs/mh: independent chains R per MVA row")
 	fs.IntVar(&o.trials, "trials", sampler.DefaultTrials, "gibbs/mh: samples T per chain (Gibbs sweeps or MH proposals)")
-	fs.Float64Var(&o.temp, "temperature", sampler.DefaultTemperature, "gibbs/mh: temperature τ of exp(−cost/τ)")
+	fs.Float64Var(&o.temp, "temperature", 0, "gibbs/mh: temperature τ of exp(−cost/τ); 0: a tenth of each agent's cost scale (sampler.ScaleTemperature)")
 	fs.StringVar(&o.proposal, "proposal", sampler.ProposalNormal, "mh: proposal, normal (the DMCMC paper's) or discrete")
 	fs.Float64Var(&o.alpha, "alpha", 0.05, "gibbs/mh: the top fraction α the quality guarantee is reported for")
 }
@@ -91,8 +91,12 @@ func (o *localOptions) factory(seed uint64) mva.SolverFactory {
 		if lp.Sub != nil && lp.Sub.Agent >= 0 {
 			s = mva.AgentSeed(seed, lp.Sub.Agent)
 		}
+		temp := o.temp
+		if temp == 0 {
+			temp = sampler.ScaleTemperature(lp)
+		}
 		return sampler.New(o.samplerName(), lp, sampler.Options{
-			Runs: o.runs, Trials: o.trials, Temperature: o.temp, Proposal: o.proposal, Seed: s,
+			Runs: o.runs, Trials: o.trials, Temperature: temp, Proposal: o.proposal, Seed: s,
 		})
 	}
 }

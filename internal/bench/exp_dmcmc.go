@@ -52,9 +52,28 @@ func sampleSweep(param string, xs []int) []Point {
 	return out
 }
 
+// temperatureSweep makes the points of a sweep over the samplers' τ; 0 is
+// the samplers' default, τ from each agent's cost scale.
+func temperatureSweep(taus []float64) []Point {
+	out := make([]Point, len(taus))
+	for i, tau := range taus {
+		label := fmt.Sprint(tau)
+		if tau == 0 {
+			label = "scale"
+		}
+		out[i] = Point{X: tau, Label: label, Tune: func(a *Algorithm) {
+			if a.Sampling() {
+				a.Temperature = tau
+			}
+		}}
+	}
+	return out
+}
+
 // DMCMCMeeting is thesis Figure 5.7: DMCMC on PEAV meeting scheduling —
 // sampling time on CPU (and GPU where built), quality against R and T,
-// and DMCMC against DPOP, MGM and MGM-2 from 2 agents up.
+// and DMCMC against DPOP, MGM and MGM-2 from 2 agents up — and the gap
+// against the sampling temperature, which chose the samplers' default.
 func DMCMCMeeting() *Experiment {
 	return &Experiment{
 		Name:    "dmcmc-meeting",
@@ -100,8 +119,17 @@ func DMCMCMeeting() *Experiment {
 					tSweep[i].Runs = 1 // T up to 10 000 with one chain per row
 				}
 			}
+			// The temperature sweep: DMCMC-Gibbs at the thesis's R and T
+			// for fixed τ and for the default, τ from each agent's cost
+			// scale (sampler.ScaleTemperature), drawn at x = 0.
+			taus := []float64{0, 1, 2, 5, 10, 20}
+			if quick {
+				taus = []float64{0, 1}
+			}
+			tempAlgs := []Algorithm{dmcmc(group, "gibbs", gibbsR, gibbsT, false), baselines(group, false)[0]}
 			plan.Sweeps = []Sweep{
 				{Name: "agents", Title: "|A| (agents)", Kind: "meeting", Base: base, Points: points("agents", agents...), Algorithms: scale, Monotone: true, LogX: true},
+				{Name: "temperature", Title: fmt.Sprintf("τ (temperature; 0: from the cost scale; R = %d, T = %d)", gibbsR, gibbsT), Kind: "meeting", Base: small, Points: temperatureSweep(taus), Algorithms: tempAlgs},
 				{Name: "R", Title: fmt.Sprintf("R (runs per row; T = %d Gibbs, %d MH)", gibbsT, mhT), Kind: "meeting", Base: small, Points: sampleSweep("R", rs), Algorithms: samplers(), LogX: true},
 				{Name: "T", Title: "T (trials per run; R = 1)", Kind: "meeting", Base: small, Points: sampleSweep("T", ts), Algorithms: tSweep, LogX: true},
 			}
