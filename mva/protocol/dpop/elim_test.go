@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/gen"
 )
 
 // elimCase is a planning problem: boundary variables 0..nb-1, separator
@@ -243,9 +244,13 @@ func TestUtilMatchesJointElimination(t *testing.T) {
 	ctx := context.Background()
 	var cheaper, merges int
 	for seed := range uint64(24) {
-		pt := ScalePoint{Agents: 3 + int(seed%2), LocalVars: 5}
-		o := ScaleOptions{Seed: seed, Domain: 3, BoundaryRatio: 0.6, GlobalDensity: 0.4}
-		p := ScaleProblem(pt, 0, o)
+		p, err := gen.Random(seed, gen.RandomOptions{
+			Agents: 3 + int(seed%2), Vars: 5, Domain: 3, LocalDensity: 0.6, BoundaryRatio: 0.6, GlobalDensity: 0.4,
+			Tightness: 1, MaxArity: 2, MinCost: 1, MaxCost: 1000,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		// First without a limit, to learn the largest separator, then
 		// with max_util_entries at exactly that size.
 		var limit int
