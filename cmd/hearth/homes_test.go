@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/report"
@@ -521,53 +520,5 @@ func TestIsHomesFile(t *testing.T) {
 		if got := isHomesFile(path); got != want {
 			t.Errorf("isHomesFile(%q) = %v", path, got)
 		}
-	}
-}
-
-// TestSHDSFigures prints the README's SHDS figures for the instances named
-// in HEARTH_SHDS_FIGURES (comma-separated names of sharedSHDS files, e.g.
-// dm_7_1_2,dm_251_1_2): load, coordinated solve with the SHDS defaults,
-// baselines, and cost, peak and objective of each.
-func TestSHDSFigures(t *testing.T) {
-	names := os.Getenv("HEARTH_SHDS_FIGURES")
-	if names == "" {
-		t.Skip("set HEARTH_SHDS_FIGURES to print the SHDS figures")
-	}
-	for _, name := range strings.Split(names, ",") {
-		path := filepath.Join(sharedSHDS, name+".json")
-		start := time.Now()
-		r, err := loadHomes(path, true, homeOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		load := time.Since(start)
-		start = time.Now()
-		o := r.Options(homeSolveDefaults())
-		res, assign, err := solveHomes(context.Background(), r, o, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		solve := time.Since(start)
-		start = time.Now()
-		if err := r.Baselines(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		bl := time.Since(start)
-		h, err := r.Report(assign, res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, s := h.Baselines.Uncoordinated, h.Baselines.SHMGM
-		fmt.Printf("%s: %d homes, %s/%s %d levels; load %.1f s, solve %.1f s, baselines %.1f s (SH-MGM %d rounds, converged %v, %d approximate)\n",
-			name, h.HomeCount, o.global, o.local.name, r.Model().Levels, load.Seconds(), solve.Seconds(), bl.Seconds(), s.Rounds, s.Converged, s.ApproximateHomes)
-		obj := func(p *float64) string {
-			if p == nil {
-				return "—"
-			}
-			return fmt.Sprintf("%.4g", *p)
-		}
-		fmt.Printf("  coordinated   objective %s, $%.2f, peak %.1f kW, rules %d/%d\n", obj(res.Objective), h.EnergyCost, h.PeakKW, h.RulesSatisfied, h.RulesTotal)
-		fmt.Printf("  uncoordinated objective %s, $%.2f, peak %.1f kW\n", obj(u.Objective), u.EnergyCost, u.PeakKW)
-		fmt.Printf("  SH-MGM-style  objective %s, $%.2f, peak %.1f kW\n", obj(s.Objective), s.EnergyCost, s.PeakKW)
 	}
 }
