@@ -35,6 +35,9 @@ type Algorithm struct {
 // guarantee they imply (thesis Corollary 1, DMCMC Lemma 8): with N samples
 // per MVA row, the best one lies in the top Alpha fraction of the row's
 // completions with probability at least 1 − Epsilon, Epsilon = 1/(Alpha·N).
+//
+// Temperature is τ; 0 means that each agent sampled at its own τ, a tenth
+// of its cost scale (sampler.ScaleTemperature), the command line's default.
 type Sampling struct {
 	Runs          int     `json:"runs"`
 	Trials        int     `json:"trials"`
