@@ -5,12 +5,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
@@ -105,88 +101,5 @@ func TestGPUMatchesCPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameResult(t, p.Name+"/dpop", cpu, g)
-	}
-}
-
-// TestGPUDBESpeedup writes, when HEARTH_GPU_DBE_CSV names a file, the
-// GPU-DBE comparison (GPU-DBE Figures 4–5): DPOP with CPU UTIL joins
-// against DPOP with GPU UTIL joins, and BE against GPU-BE, on the three
-// topologies, wall time medians of 3 runs in the same process.
-func TestGPUDBESpeedup(t *testing.T) {
-	out := os.Getenv("HEARTH_GPU_DBE_CSV")
-	if out == "" {
-		t.Skip("set HEARTH_GPU_DBE_CSV to write the GPU-DBE comparison")
-	}
-	dev := openDevice(t)
-	ctx := context.Background()
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fmt.Fprintln(f, "device,topology,agents,domain,algorithm,cpu_ms,gpu_ms,speedup,objective")
-	median := func(run func() (mva.Result, error)) (float64, mva.Result, error) {
-		var ms []float64
-		var r mva.Result
-		for range 3 {
-			start := time.Now()
-			var err error
-			if r, err = run(); err != nil {
-				return 0, r, err
-			}
-			ms = append(ms, float64(time.Since(start).Microseconds())/1000)
-		}
-		slices.Sort(ms)
-		return ms[1], r, nil
-	}
-	cases := []struct {
-		kind   string
-		params map[string]string
-	}{
-		{"grid", map[string]string{"rows": "5", "cols": "5"}},
-		{"grid", map[string]string{"rows": "6", "cols": "6"}},
-		{"grid", map[string]string{"rows": "7", "cols": "7"}},
-		{"grid", map[string]string{"rows": "9", "cols": "9"}},
-		{"scalefree", map[string]string{"agents": "40"}},
-		{"scalefree", map[string]string{"agents": "60"}},
-		{"randgraph", map[string]string{"agents": "24", "p1": "0.2"}},
-		{"randgraph", map[string]string{"agents": "30", "p1": "0.2"}},
-		{"randgraph", map[string]string{"agents": "20", "p1": "0.3", "domain": "6"}},
-	}
-	lo := &localOptions{name: "be"}
-	for _, c := range cases {
-		p, err := gen.Generate(c.kind, 1, c.params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := solveOptions{global: "dpop", local: localOptions{name: "be"}, table: "eager", reform: "mva", seed: 1,
-			params: paramFlag{"max_util_entries": 1 << 30}}
-		for _, alg := range []string{"be", "dpop"} {
-			run := func(d *gpu.Device) func() (mva.Result, error) {
-				if alg == "be" {
-					return func() (mva.Result, error) { return solveCentral(ctx, p, lo, 1, d) }
-				}
-				return func() (mva.Result, error) { return solveDistributed(ctx, p, o, d) }
-			}
-			cms, cr, err := median(run(nil))
-			if err != nil {
-				// DPOP's pseudo-tree on a large grid has separators far
-				// beyond memory: a row says so instead of a time.
-				fmt.Fprintf(f, "%s,%s,%d,%d,%s,,,,failed: %s\n", dev.Name(), c.kind, len(p.Agents), p.Stats().MaxDomain, alg, strings.ReplaceAll(err.Error(), ",", ";"))
-				t.Logf("%s %v %s: %v", c.kind, c.params, alg, err)
-				continue
-			}
-			gms, gr, err := median(run(dev))
-			if err != nil {
-				t.Fatalf("GPU failed where the CPU did not: %v", err)
-			}
-			sameResult(t, c.kind+"/"+alg, cr, gr)
-			obj := ""
-			if cr.Objective != nil {
-				obj = fmt.Sprint(*cr.Objective)
-			}
-			fmt.Fprintf(f, "%s,%s,%d,%d,%s,%.3f,%.3f,%.2f,%s\n", dev.Name(), c.kind, len(p.Agents), p.Stats().MaxDomain, alg, cms, gms, cms/gms, obj)
-			t.Logf("%s %v %s: CPU %.1f ms, GPU %.1f ms (%.1f×)", c.kind, c.params, alg, cms, gms, cms/gms)
-		}
 	}
 }
