@@ -438,8 +438,7 @@ func hasReturn(src string) bool {
 type program struct {
 	expr    *node
 	fn      *function
-	calls   []*node
-	scratch []value
+	scratch []value // fn's environment, reused for every evaluation
 }
 
 // compile parses a constraint's function text; mod, when not nil, is its
@@ -459,7 +458,7 @@ func compile(src string, mod *module) (*program, []string, error) {
 		if t := p.peek(); t.kind != tEOF {
 			return nil, nil, p.unexpected(t)
 		}
-		prog := &program{expr: n, calls: p.calls}
+		prog := &program{expr: n}
 		if err := linkCalls(mod, p.calls, nil); err != nil {
 			return nil, nil, err
 		}
