@@ -12,15 +12,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
 
 // runOptions are the flags of `hearth run`.
@@ -392,15 +390,12 @@ func (s *server) runRound(ctx context.Context, req request) error {
 
 // homeAgent is what `hearth run` runs: the protocol agents one home owns
 // (one with the MVA reformulation, one per variable with decomposition),
-// built once and started afresh for every round.
+// prepared once (pipeline.Plan) and started afresh for every round.
 type homeAgent struct {
 	d        *distributed
-	home     int      // index in d.p.Agents
-	name     string   // the home's MQTT name (presence, results, commands)
-	names    []string // MQTT names of every protocol agent of the run
-	owned    []int    // the protocol agents this process runs
-	nodes    []*mva.Node
-	decomp   *mva.Decomposition
+	plan     *pipeline.Plan
+	home     int    // index in d.p.Agents
+	name     string // the home's MQTT name (presence, results, commands)
 	cfg      mqtt.Config
 	log      *slog.Logger
 	instance string
@@ -412,15 +407,17 @@ type homeAgent struct {
 }
 
 // findHome returns the index of the agent named agent (its name in the
-// file, or its MQTT name), which must take part in the protocol.
+// file, or its MQTT name), which must take part in the protocol: the
+// reformulations other than MVA give an agent without variables no
+// protocol agent.
 func findHome(d *distributed, agent string) (int, error) {
-	p := d.p
-	names := mqtt.AgentNames(p)
-	for i, a := range p.Agents {
+	names := mqtt.AgentNames(d.p)
+	for i, a := range d.p.Agents {
 		if a.Name != agent && names[i] != agent {
 			continue
 		}
-		if !slices.Contains(d.rf.Owner, i) {
+		owns := slices.ContainsFunc(d.p.Variables, func(v mva.Variable) bool { return v.Agent == i })
+		if d.o.reform != "mva" && !owns {
 			return 0, fmt.Errorf("agent %q owns no variables: it takes no part in the protocol", agent)
 		}
 		return i, nil
@@ -428,27 +425,20 @@ func findHome(d *distributed, agent string) (int, error) {
 	return 0, fmt.Errorf("no agent %q (agents: %s)", agent, listNames(names, 10))
 }
 
-// newHomeAgent builds agent home's protocol agents.
+// newHomeAgent builds agent home's protocol agents, which must take part
+// in the protocol.
 func newHomeAgent(ctx context.Context, d *distributed, home int, cfg mqtt.Config, log *slog.Logger) (*homeAgent, error) {
 	p := d.p
-	homeNames := mqtt.AgentNames(p)
-	h := &homeAgent{d: d, home: home, name: homeNames[home], names: mqtt.AgentNames(d.rf.Problem), cfg: cfg,
-		log: log.With("agent", homeNames[home])}
-	h.cfg.Agents = h.names
-	h.cfg.Timing = scaleTiming(h.cfg.Timing, len(h.names))
-	h.decomp = mva.Decompose(d.rf.Problem)
-	nb := h.decomp.Neighbours()
-	for k, owner := range d.rf.Owner {
-		if owner != home {
-			continue
-		}
-		n, err := buildNode(ctx, h.decomp, nb, k, d)
-		if err != nil {
-			return nil, err
-		}
-		h.owned = append(h.owned, k)
-		h.nodes = append(h.nodes, n)
+	opts := d.opts
+	opts.Owned = []int{home}
+	plan, err := pipeline.Prepare(ctx, p, opts)
+	if err != nil {
+		return nil, err
 	}
+	homeNames := mqtt.AgentNames(p)
+	h := &homeAgent{d: d, plan: plan, home: home, name: homeNames[home], cfg: cfg, log: log.With("agent", homeNames[home])}
+	h.cfg.Agents = mqtt.AgentNames(plan.Problem())
+	h.cfg.Timing = h.cfg.Timing.ForAgents(len(h.cfg.Agents))
 	for _, j := range mva.Decompose(p).Neighbours()[home] {
 		h.neighbours = append(h.neighbours, homeNames[j])
 	}
@@ -460,27 +450,6 @@ func listNames(names []string, most int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:most], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
-}
-
-// buildNode is mva.BuildNodes for the one agent i, so that a process
-// builds (and, when eager, fills) only its own MVA table; every field is
-// what BuildNodes gives agent i, so the agents of a run over processes
-// behave exactly as in one process.
-func buildNode(ctx context.Context, dd *mva.Decomposition, nb [][]int, i int, d *distributed) (*mva.Node, error) {
-	lp := mva.NewLocalProblem(dd.Problem, &dd.Subs[i])
-	s, err := d.opts.Solver(lp)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", dd.Problem.Agents[i].Name, err)
-	}
-	v, err := mva.NewLocalView(ctx, lp, s, d.opts.Eager)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", dd.Problem.Agents[i].Name, err)
-	}
-	return &mva.Node{
-		ID: i, NumAgents: len(dd.Subs), Decomp: dd, Local: v,
-		External: dd.ExternalOf(i), Neighbours: nb[i],
-		Seed: mva.AgentSeed(d.opts.Seed, i), Params: d.opts.Params,
-	}, nil
 }
 
 // round runs coordination round id to its end and reports this home's
@@ -497,66 +466,20 @@ func (h *homeAgent) round(ctx context.Context, id string) (roundResult, error) {
 	for k := 0; ; k++ {
 		run := attemptRun(id, k)
 		h.log.Info("round starting", "round", id, "run", run)
-		res, stats, err := h.runAttempt(ctx, run)
+		g := &mqtt.Group{Config: mqtt.GroupConfig{Config: h.cfg}}
+		g.Config.Run = run
+		sol, err := h.plan.Run(ctx, g)
 		if err == nil {
-			return h.report(ctx, id, run, k+1, res, stats)
+			return h.report(id, run, k+1, sol, g.Last.Stats)
 		}
-		if ctx.Err() != nil || refused(err) {
-			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err
+		if ctx.Err() != nil || mqtt.Refused(err) {
+			return roundResult{Round: id, Run: run, Agent: h.name, Stats: g.Last.Stats}, err
 		}
 		if k+1 >= h.attempts {
-			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err
+			return roundResult{Round: id, Run: run, Agent: h.name, Stats: g.Last.Stats}, err
 		}
 		h.log.Warn("round broken; starting it again", "round", id, "run", run, "next", attemptRun(id, k+1), "err", err)
 	}
-}
-
-// refused reports whether the broker refused the credentials, which no
-// new attempt can change.
-func refused(err error) bool {
-	for _, e := range []error{packets.ErrorRefusedBadUsernameOrPassword, packets.ErrorRefusedNotAuthorised, packets.ErrorRefusedIDRejected} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-// runAttempt runs the home's protocol agents in run, each on its own MQTT
-// client; the first to fail stops the others.
-func (h *homeAgent) runAttempt(ctx context.Context, run string) ([]mva.AgentResult, []mqtt.Stats, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	results := make([]mva.AgentResult, len(h.owned))
-	stats := make([]mqtt.Stats, len(h.owned))
-	errs := make([]error, len(h.owned))
-	var wg sync.WaitGroup
-	for i, k := range h.owned {
-		proto, err := h.d.opts.Protocol(h.nodes[i])
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent %s: %w", h.names[k], err)
-		}
-		ac := mqtt.AgentConfig{Config: h.cfg, Agent: k, Checks: mqtt.NodeChecks(h.nodes[i], proto)}
-		ac.Run = run
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], stats[i], errs[i] = mqtt.RunAgent(ctx, ac, proto)
-			if errs[i] != nil {
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
-	// The first error that is not the echo of another (the cancellation
-	// that followed it).
-	var first error
-	for _, err := range errs {
-		if err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
-			first = err
-		}
-	}
-	return results, stats, first
 }
 
 // roundResult is what a `hearth run` agent publishes after a round (on
@@ -593,46 +516,11 @@ type roundResult struct {
 	values []int
 }
 
-// report turns the owned agents' results into the home's report.
-func (h *homeAgent) report(ctx context.Context, id, run string, attempts int, res []mva.AgentResult, stats []mqtt.Stats) (roundResult, error) {
-	d, q := h.d, h.d.rf.Problem
-	assign := make([]int, len(q.Variables))
-	optimal, feasible := d.exact && !d.o.local.sampling(), true
-	cost := math.NaN()
-	for i, k := range h.owned {
-		s, r := &h.decomp.Subs[k], res[i]
-		if len(r.Boundary) != len(s.Boundary) {
-			return roundResult{}, fmt.Errorf("internal error: agent %s returned %d boundary values for %d variables", h.names[k], len(r.Boundary), len(s.Boundary))
-		}
-		for j, v := range s.Boundary {
-			if r.Boundary[j] < 0 || r.Boundary[j] >= q.DomainSize(v) {
-				return roundResult{}, fmt.Errorf("internal error: agent %s: value %d outside the domain of %s", h.names[k], r.Boundary[j], q.Variables[v].Name)
-			}
-			assign[v] = r.Boundary[j]
-		}
-		c, interior, err := h.nodes[i].Local.Row(ctx, r.Boundary)
-		if err != nil {
-			return roundResult{}, err
-		}
-		if mva.IsHard(c) {
-			feasible = false
-		} else {
-			for j, v := range s.Interior {
-				assign[v] = int(interior[j])
-			}
-		}
-		optimal = optimal && r.Optimal
-		if math.IsNaN(cost) {
-			cost = r.Cost
-		}
-	}
-	// Reformulations decode each agent's values from its own pseudo-
-	// variables, so the others' (zero) values do not matter here.
-	orig, err := d.rf.Back(assign)
-	if err != nil {
-		return roundResult{}, fmt.Errorf("internal error: mapping the values back: %w", err)
-	}
-	p := d.p
+// report turns the solution of the home's agents into its report.
+func (h *homeAgent) report(id, run string, attempts int, sol pipeline.Solution, stats []mqtt.Stats) (roundResult, error) {
+	d, p := h.d, h.d.p
+	orig := sol.Assign
+	feasible := !sol.HardRow
 	rep := roundResult{V: 1, Round: id, Run: run, Attempts: attempts, Agent: h.name, Instance: h.instance,
 		Sense: p.Sense.String(), Assignment: map[string]string{}, Stats: stats, values: orig}
 	algo := d.algorithm()
@@ -662,14 +550,14 @@ func (h *homeAgent) report(ctx context.Context, id, run string, attempts int, re
 	} else {
 		rep.LocalObjective = ptr(p.Sense.Report(local))
 	}
-	switch {
+	switch cost := sol.Reported; {
 	case mva.IsHard(cost):
 		feasible = false
 	case !math.IsNaN(cost):
 		rep.Objective = ptr(p.Sense.Report(cost))
 	}
 	rep.Feasible = feasible
-	rep.Optimal = optimal && feasible && rep.Objective != nil
+	rep.Optimal = d.complete() && sol.Optimal && feasible && rep.Objective != nil
 	return rep, nil
 }
 

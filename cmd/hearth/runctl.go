@@ -131,7 +131,7 @@ func (c *control) options() *paho.ClientOptions {
 			c.log.Warn("MQTT connection lost; reconnecting", "err", err)
 		}).
 		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
-			if f, ok := n.(paho.ConnectionNotificationFailed); ok && refused(f.Reason) {
+			if f, ok := n.(paho.ConnectionNotificationFailed); ok && mqtt.Refused(f.Reason) {
 				select {
 				case c.refused <- f.Reason:
 				default:
