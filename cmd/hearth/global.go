@@ -149,6 +149,7 @@ func (d *distributed) complete() bool { return d.exact && !d.o.local.sampling() 
 func (d *distributed) result(sol pipeline.Solution) mva.Result {
 	r := mva.NewResult(d.p, sol.Assign, sol.Cost)
 	r.Optimal = r.Feasible && d.complete() && sol.Optimal
+	r.Conclude(d.complete())
 	r.Algorithm = d.algorithm()
 	r.Metrics = sol.Outcome.Metrics
 	return r

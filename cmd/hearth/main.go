@@ -16,8 +16,9 @@
 //	hearth bench NAME [flags]     reproduce a published experiment (--list)
 //	hearth help [COMMAND]         show help
 //
-// Exit codes: 0 solved, 1 infeasible, 2 bad input or usage, 3 the solver
-// could not finish (a memory limit, a time-out, an interrupt).
+// Exit codes: 0 solved, 1 proved infeasible, 2 bad input or usage, 3 the
+// solver could not finish (a memory limit, a time-out, an interrupt) or
+// found no feasible assignment without proving there is none.
 package main
 
 import (

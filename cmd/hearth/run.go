@@ -273,10 +273,7 @@ func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON boo
 	} else {
 		printReport(e.stdout, rep)
 	}
-	if !rep.Feasible {
-		return exitInfeasible
-	}
-	return exitOK
+	return resultExit(mva.Result{Feasible: rep.Feasible, Status: rep.Status})
 }
 
 // serve is the long-running agent: it runs round first (when set), then a
@@ -502,6 +499,8 @@ type roundResult struct {
 	LocalObjective *float64 `json:"local_objective"`
 	Feasible       bool     `json:"feasible"`
 	Optimal        bool     `json:"optimal"`
+	// Status is what the round proved (mva.Result.Status).
+	Status mva.Status `json:"status,omitempty"`
 	// Assignment holds the values of this agent's variables, as the file
 	// writes them.
 	Assignment map[string]string `json:"assignment"`
@@ -558,6 +557,9 @@ func (h *homeAgent) report(id, run string, attempts int, sol pipeline.Solution, 
 	}
 	rep.Feasible = feasible
 	rep.Optimal = d.complete() && sol.Optimal && feasible && rep.Objective != nil
+	r := mva.Result{Feasible: feasible, Optimal: rep.Optimal}
+	r.Conclude(d.complete())
+	rep.Status = r.Status
 	return rep, nil
 }
 
@@ -577,6 +579,9 @@ func printReport(w io.Writer, r roundResult) {
 	}
 	if !r.Feasible {
 		state = "infeasible"
+		if r.Status == mva.StatusUnknown {
+			state = "no feasible assignment found, not a proof"
+		}
 	}
 	fmt.Fprintf(w, "agent       %s, round %s (run %s, %d attempt(s))\n", r.Agent, r.Round, r.Run, r.Attempts)
 	fmt.Fprintf(w, "objective   %s (%s, %s); own functions %s\n", fmtObjective(r.Objective), r.Sense, state, fmtObjective(r.LocalObjective))

@@ -162,10 +162,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		printSummary(e.stdout, p, res.Result)
 		printMQTTSummary(e.stdout, res)
 	}
-	if !res.Feasible {
-		return exitInfeasible
-	}
-	return exitOK
+	return resultExit(res.Result)
 }
 
 // simulate is `hearth sim` without the command line: it runs the

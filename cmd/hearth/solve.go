@@ -146,10 +146,29 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	} else {
 		printSummary(e.stdout, p, res)
 	}
-	if !res.Feasible {
+	return resultExit(res)
+}
+
+// resultExit is the exit code of a result: 0 with a feasible assignment,
+// 1 when infeasibility was proved, 3 when an incomplete algorithm found
+// no feasible assignment, which proves nothing.
+func resultExit(r mva.Result) int {
+	switch {
+	case r.Feasible:
+		return exitOK
+	case r.Status == mva.StatusInfeasible:
 		return exitInfeasible
 	}
-	return exitOK
+	return exitFailed
+}
+
+// unproved names what keeps a run that found no feasible assignment from
+// being a proof: an incomplete protocol, or sampled rows.
+func unproved(a mva.Algorithm) string {
+	if a.Sampling != nil {
+		return "--local " + a.Local + " samples"
+	}
+	return a.Global + " is incomplete"
 }
 
 // solveCentral solves p as a single subproblem with no boundary: the one
@@ -191,6 +210,7 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 	}
 	r := mva.NewResult(p, assign, cost)
 	r.Optimal = r.Feasible && !lo.sampling()
+	r.Conclude(!lo.sampling())
 	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva", Sampling: lo.report(seed),
 		GPU: dev != nil && (lo.name == "be" || lo.sampling())}
 	ms := float64(wall.Microseconds()) / 1000
@@ -204,7 +224,9 @@ const maxListed = 40
 func printSummary(w io.Writer, p *mva.Problem, r mva.Result) {
 	st := p.Stats()
 	fmt.Fprintf(w, "instance    %s (%d variables, %d functions, %d agents)\n", r.Instance, st.Variables, st.Functions, st.Agents)
-	if !r.Feasible {
+	if r.Status == mva.StatusUnknown {
+		fmt.Fprintf(w, "result      no feasible assignment found (not a proof: %s)\n", unproved(r.Algorithm))
+	} else if !r.Feasible {
 		fmt.Fprintln(w, "result      infeasible: every assignment violates a hard constraint")
 	} else {
 		state := "best found"
