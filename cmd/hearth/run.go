@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/mqtt"
-	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
@@ -150,7 +150,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 // solver flags of a home are checked once its file has filled them in.
 func (o *runOptions) check(pos []string) error {
 	if len(pos) > 0 {
-		if isHomesFile(pos[0]) {
+		if homesolve.IsFile(pos[0]) {
 			return fmt.Errorf("unexpected argument %q (a neighbourhood is -c FILE --home NAME)", pos[0])
 		}
 		return fmt.Errorf("unexpected argument %q (the instance is --instance FILE)", pos[0])
@@ -170,7 +170,7 @@ func (o *runOptions) check(pos []string) error {
 		return errors.New("--attempts must be at least 1")
 	}
 	if o.runID != "" {
-		if err := checkRoundID(o.runID); err != nil {
+		if err := mqtt.CheckRoundID(o.runID); err != nil {
 			return fmt.Errorf("--run-id: %w", err)
 		}
 	}
@@ -213,19 +213,6 @@ func (o *runOptions) checkHome() error {
 		return errors.New("--watch must not be negative (0 never looks for changed files)")
 	}
 	return nil
-}
-
-// maxRoundID leaves room in a topic level for the retry suffix.
-const maxRoundID = topic.MaxName - 16
-
-// checkRoundID reports whether id can name a round: a run id
-// (topic.CheckRun: not a level reserved for commands, plans or presence)
-// short enough for the retry suffix.
-func checkRoundID(id string) error {
-	if len(id) > maxRoundID {
-		return fmt.Errorf("round id %.20q… is longer than %d bytes", id, maxRoundID)
-	}
-	return topic.CheckRun(id)
 }
 
 // attemptRun is the MQTT run id of attempt k (from 0) of a round. Every
@@ -291,7 +278,7 @@ func serve(ctx context.Context, h *homeAgent, first string) int {
 // and a publication never overlap.
 type server struct {
 	h    *homeAgent
-	c    *control
+	c    *mqtt.Control
 	done *recent
 	home *homeState
 }
@@ -301,15 +288,15 @@ type server struct {
 func (s *server) loop(ctx context.Context, first string) int {
 	var err error
 	if first != "" {
-		err = s.runRound(ctx, request{id: first, from: "--run-id"})
+		err = s.runRound(ctx, mqtt.Request{ID: first, From: "--run-id"})
 	}
 	if err == nil {
-		err = s.c.connect(ctx)
+		err = s.c.Connect(ctx)
 	}
 	idle := true
 	for err == nil {
-		if idle && len(s.c.cmds) == 0 {
-			s.h.log.Info("ready: waiting for commands", "topic", s.c.cmdTopic)
+		if idle && len(s.c.Commands()) == 0 {
+			s.h.log.Info("ready: waiting for commands", "topic", s.c.CommandTopic())
 		}
 		idle = false
 		var (
@@ -321,10 +308,10 @@ func (s *server) loop(ctx context.Context, first string) int {
 		}
 		select {
 		case <-ctx.Done():
-			s.c.close()
+			s.c.Close()
 			s.h.log.Info("stopped")
 			return exitOK
-		case req := <-s.c.cmds:
+		case req := <-s.c.Commands():
 			err = s.runRound(ctx, req)
 			idle = true
 		case <-hup:
@@ -350,34 +337,34 @@ func (s *server) loop(ctx context.Context, first string) int {
 // runRound runs round req and publishes its outcome (and a home's plan);
 // it returns an error only when the agent cannot reach the broker any
 // more. A round already run is not run again.
-func (s *server) runRound(ctx context.Context, req request) error {
-	if s.done.has(req.id) {
-		s.h.log.Info("round already run; command ignored", "round", req.id)
+func (s *server) runRound(ctx context.Context, req mqtt.Request) error {
+	if s.done.has(req.ID) {
+		s.h.log.Info("round already run; command ignored", "round", req.ID)
 		return nil
 	}
-	s.done.add(req.id)
+	s.done.add(req.ID)
 	if s.home != nil {
 		// Every home runs on the newest inputs.
 		s.refresh(ctx)
 	}
-	if req.at.IsZero() {
-		req.at = time.Now()
+	if req.At.IsZero() {
+		req.At = time.Now()
 	}
-	s.c.pause()
-	rep, roundErr := s.h.round(ctx, req.id)
+	s.c.Pause()
+	rep, roundErr := s.h.round(ctx, req.ID)
 	if ctx.Err() != nil {
 		return nil
 	}
 	if roundErr != nil {
-		s.h.log.Error("round failed", "round", req.id, "err", roundErr)
+		s.h.log.Error("round failed", "round", req.ID, "err", roundErr)
 	} else {
-		s.h.log.Info("round complete", "round", req.id, "run", rep.Run, "objective", fmtObjective(rep.Objective))
+		s.h.log.Info("round complete", "round", req.ID, "run", rep.Run, "objective", fmtObjective(rep.Objective))
 	}
-	if err := s.c.connect(ctx); err != nil {
+	if err := s.c.Connect(ctx); err != nil {
 		return err
 	}
-	if err := s.c.publishResult(ctx, req.id, rep, roundErr); err != nil {
-		s.h.log.Warn("result not published", "round", req.id, "err", err)
+	if err := publishResult(ctx, s.c, s.h, req.ID, rep, roundErr); err != nil {
+		s.h.log.Warn("result not published", "round", req.ID, "err", err)
 	}
 	if s.home != nil && roundErr == nil {
 		s.publishPlan(ctx, req, rep)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mqtt"
@@ -49,7 +50,7 @@ import (
 type homeState struct {
 	path  string
 	shds  bool
-	hopts homeOptions
+	hopts homesolve.Overrides
 	// base are the command's solver flags, to which every load applies
 	// its file's choice; mqttCfg is the broker configuration before the
 	// agent count scales its timing.
@@ -62,7 +63,7 @@ type homeState struct {
 	// flags are the command-line flags given, which override the file.
 	flags    map[string]bool
 	opts     *runOptions
-	r        *homeRun
+	r        *homesolve.Run
 	inputs   *inputs
 	hup      <-chan os.Signal
 	pollC    <-chan time.Time
@@ -82,7 +83,7 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	fs.Visit(func(f *flag.Flag) { flags[f.Name] = true })
 	st := &homeState{path: path, shds: shds, hopts: homeOptionsFrom(fs, &o.solve), base: o.solve, log: log,
 		homeName: o.home, attempts: o.attempts, flags: flags, opts: o}
-	r, err := loadHomes(path, shds, st.hopts)
+	r, err := homesolve.Load(path, shds, st.hopts)
 	if err != nil {
 		return loadExit(e.stderr, "run", err)
 	}
@@ -161,7 +162,7 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	defer st.schedule.stop()
 	defer st.plan.stop()
 	s := &server{h: h, c: newControl(h, true), done: newRecent(64), home: st}
-	s.c.setHomes(mqtt.AgentNames(r.Problem()), h.neighbours)
+	s.c.SetHomes(mqtt.AgentNames(r.Problem()), h.neighbours)
 	if st.schedule.on() {
 		st.logSchedule(h.log)
 	}
@@ -181,8 +182,8 @@ var errNoHome = errors.New("no such home")
 
 // solveOptions returns the solver options of a load: the command's flags
 // with the file's choice where the flags left it open.
-func (st *homeState) solveOptions(r *homeRun) (solveOptions, error) {
-	o := r.Options(st.base)
+func (st *homeState) solveOptions(r *homesolve.Run) (solveOptions, error) {
+	o := homeSolveOptions(r, st.base)
 	if err := o.check(); err != nil {
 		return o, err
 	}
@@ -193,7 +194,7 @@ func (st *homeState) solveOptions(r *homeRun) (solveOptions, error) {
 }
 
 // agent builds the home's agent for a load.
-func (st *homeState) agent(ctx context.Context, r *homeRun, o solveOptions) (*homeAgent, error) {
+func (st *homeState) agent(ctx context.Context, r *homesolve.Run, o solveOptions) (*homeAgent, error) {
 	d, err := prepareDistributed(r.Problem(), o, st.dev)
 	if err != nil {
 		return nil, err
@@ -223,7 +224,7 @@ const defaultHomeTimeout = 10 * time.Minute
 
 // setPublish resolves what the home publishes: [publish], overridden by
 // --home-assistant and --discovery-prefix.
-func (st *homeState) setPublish(r *homeRun) error {
+func (st *homeState) setPublish(r *homesolve.Run) error {
 	p := config.Publish{DiscoveryPrefix: config.DefaultDiscoveryPrefix}
 	if c := r.Config(); c != nil {
 		p = c.Publish
@@ -278,7 +279,7 @@ func isTLS(url string) bool {
 }
 
 // runSchedule is a load's [run] (none for an SHDS file).
-func runSchedule(r *homeRun) config.Run {
+func runSchedule(r *homesolve.Run) config.Run {
 	if c := r.Config(); c != nil {
 		return c.Run
 	}
@@ -289,9 +290,9 @@ func runSchedule(r *homeRun) config.Run {
 // runs it. A request the broker does not take starts no round: this home
 // would wait in it alone.
 func (s *server) ask(ctx context.Context, id, why string) error {
-	req := request{id: id, at: time.Now().Truncate(time.Second), from: why}
+	req := mqtt.Request{ID: id, At: time.Now().Truncate(time.Second), From: why}
 	pctx, cancel := context.WithTimeout(ctx, publishWait)
-	err := s.c.publishRequest(pctx, req)
+	err := s.c.PublishRequest(pctx, req)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
@@ -299,7 +300,7 @@ func (s *server) ask(ctx context.Context, id, why string) error {
 		}
 		return nil
 	}
-	s.h.log.Info("round requested", "round", id, "why", why, "topic", topic.HomeCmdTopic(s.c.prefix, s.c.name))
+	s.h.log.Info("round requested", "round", id, "why", why, "topic", topic.HomeCmdTopic(s.c.Prefix(), s.h.name))
 	return s.runRound(ctx, req)
 }
 
@@ -348,7 +349,7 @@ func (s *server) reload(ctx context.Context, hash string) (string, bool) {
 		}
 		return "", false
 	}
-	r, err := loadHomes(st.path, st.shds, st.hopts)
+	r, err := homesolve.Load(st.path, st.shds, st.hopts)
 	if err != nil {
 		return fail(err)
 	}
@@ -379,7 +380,7 @@ func (s *server) reload(ctx context.Context, hash string) (string, bool) {
 	}
 	// The control client subscribes anew at its next connection, after
 	// the round that follows every reload.
-	s.c.setHomes(mqtt.AgentNames(r.Problem()), h.neighbours)
+	s.c.SetHomes(mqtt.AgentNames(r.Problem()), h.neighbours)
 	s.h.log.Info("input files loaded", "round", id, "variables", len(r.Problem().Variables))
 	return id, true
 }
@@ -394,7 +395,7 @@ type digest struct {
 	homes     map[string]string
 }
 
-func digestOf(r *homeRun) digest {
+func digestOf(r *homesolve.Run) digest {
 	sum := func(v any) string {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -406,6 +407,7 @@ func digestOf(r *homeRun) digest {
 		return hex.EncodeToString(h[:])
 	}
 	n := *r.Model()
+	c := r.Choice()
 	homes := n.Homes
 	n.Homes = nil
 	d := digest{homes: map[string]string{}}
@@ -415,7 +417,7 @@ func digestOf(r *homeRun) digest {
 		Global, Local, Table string
 		Seed                 uint64
 		Params               map[string]float64
-	}{n, homeNames(homes), r.global, r.local, r.table, r.seed, r.params})
+	}{n, homeNames(homes), c.Global, c.Local, c.Table, c.Seed, c.Params})
 	all := sha256.New()
 	all.Write([]byte(d.rest))
 	for i := range homes {
@@ -433,7 +435,7 @@ func digestOf(r *homeRun) digest {
 // and after derive the same name, so when every home notices a change of
 // shared files they meet in one round. It is "" when nothing a round
 // depends on changed.
-func changeRound(old, new digest, r *homeRun) string {
+func changeRound(old, new digest, r *homesolve.Run) string {
 	if old.all == new.all {
 		return ""
 	}
@@ -447,7 +449,7 @@ func changeRound(old, new digest, r *homeRun) string {
 		}
 	}
 	id := who + "-" + new.all[:8]
-	if checkRoundID(id) != nil {
+	if mqtt.CheckRoundID(id) != nil {
 		id = "inputs-" + new.all[:8]
 	}
 	return id
@@ -472,7 +474,7 @@ func (s *server) scheduled(ctx context.Context) error {
 		return nil
 	}
 	sc.set(sc.run, at)
-	return s.runRound(ctx, request{id: roundIDAt(at, sc.run), at: at, from: "schedule"})
+	return s.runRound(ctx, mqtt.Request{ID: roundIDAt(at, sc.run), At: at, From: "schedule"})
 }
 
 // publishWait bounds the wait for the broker to take a publication, so
@@ -480,23 +482,23 @@ func (s *server) scheduled(ctx context.Context) error {
 const publishWait = 30 * time.Second
 
 // publishPlan publishes the home's plan after round req.
-func (s *server) publishPlan(ctx context.Context, req request, rep roundResult) {
-	pubs, start, err := s.home.publications(s.h, req.at, rep)
+func (s *server) publishPlan(ctx context.Context, req mqtt.Request, rep roundResult) {
+	pubs, start, err := s.home.publications(s.h, req.At, rep)
 	if err != nil {
-		s.h.log.Warn("plan not published", "round", req.id, "err", err)
+		s.h.log.Warn("plan not published", "round", req.ID, "err", err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, publishWait)
 	defer cancel()
-	if err := s.c.publish(ctx, pubs); err != nil {
-		s.h.log.Warn("plan not published", "round", req.id, "err", err)
+	if err := s.c.Publish(ctx, publications(pubs)); err != nil {
+		s.h.log.Warn("plan not published", "round", req.ID, "err", err)
 		return
 	}
-	s.h.log.Info("plan published", "round", req.id, "messages", len(pubs), "start", start.Format(time.RFC3339))
+	s.h.log.Info("plan published", "round", req.ID, "messages", len(pubs), "start", start.Format(time.RFC3339))
 	var states []report.Publication
 	if s.home.publish.HomeAssistant {
 		for _, p := range pubs {
-			if strings.HasPrefix(p.Topic, s.c.prefix+"/home/") {
+			if strings.HasPrefix(p.Topic, s.c.Prefix()+"/home/") {
 				states = append(states, p)
 			}
 		}
@@ -511,7 +513,7 @@ func (s *server) republish(ctx context.Context) {
 	p := &s.home.plan
 	ctx, cancel := context.WithTimeout(ctx, publishWait)
 	defer cancel()
-	if err := s.c.publish(ctx, p.states); err != nil {
+	if err := s.c.Publish(ctx, publications(p.states)); err != nil {
 		s.h.log.Warn("plan not published again", "err", err)
 	}
 	p.set(p.states, p.start, p.slot, p.slots, time.Now())
@@ -704,7 +706,7 @@ func newInputs(files []string) *inputs {
 
 // inputFiles are the files a load read: the neighbourhood and its home
 // files, or the SHDS file.
-func inputFiles(path string, r *homeRun) []string {
+func inputFiles(path string, r *homesolve.Run) []string {
 	files := []string{path}
 	if c := r.Config(); c != nil {
 		for _, f := range c.HomeFiles {

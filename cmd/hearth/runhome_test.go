@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -376,16 +374,16 @@ func TestRunHomeProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := rec.await(t, from, "birch's request", live(prefix+"/cmd/birch"))
-	req, err := parseCommand(m.Payload())
-	if err != nil || !strings.HasPrefix(req.id, "birch-") || req.from != `home "birch"` {
+	req, err := mqtt.ParseCommand(m.Payload())
+	if err != nil || !strings.HasPrefix(req.ID, "birch-") || req.From != `home "birch"` {
 		t.Fatalf("request %s: %+v, %v", m.Payload(), req, err)
 	}
-	rd = rec.awaitRound(t, from, prefix, req.id)
+	rd = rec.awaitRound(t, from, prefix, req.ID)
 	checkHomeRound(t, want, rd.reps)
 	// A request carries the instant the homes plan from: slot 0 is the
 	// next 17:00 (UTC, the homes' time zone).
-	slot0 := time.Date(req.at.Year(), req.at.Month(), req.at.Day(), 17, 0, 0, 0, time.UTC)
-	if slot0.Before(req.at) {
+	slot0 := time.Date(req.At.Year(), req.At.Month(), req.At.Day(), 17, 0, 0, 0, time.UTC)
+	if slot0.Before(req.At) {
 		slot0 = slot0.AddDate(0, 0, 1)
 	}
 	rec.checkPlans(t, rd, prefix, want, slot0.Format(time.RFC3339))
@@ -403,15 +401,15 @@ func TestRunHomeProcesses(t *testing.T) {
 	m = rec.await(t, from, "a request after the edit", func(m paho.Message) bool {
 		return strings.HasPrefix(m.Topic(), prefix+"/cmd/") && !m.Retained()
 	})
-	req2, err := parseCommand(m.Payload())
-	if err != nil || !hashedRound.MatchString(req2.id) {
+	req2, err := mqtt.ParseCommand(m.Payload())
+	if err != nil || !hashedRound.MatchString(req2.ID) {
 		t.Fatalf("request %s: %+v, %v", m.Payload(), req2, err)
 	}
-	rd = rec.awaitRound(t, from, prefix, req2.id)
+	rd = rec.awaitRound(t, from, prefix, req2.ID)
 	checkHomeRound(t, want2, rd.reps)
 	rec.checkPlans(t, rd, prefix, want2, "")
 	for _, m := range rec.since(from) {
-		if r, err := parseCommand(m.Payload()); strings.HasPrefix(m.Topic(), prefix+"/cmd/") && (err != nil || r.id != req2.id) {
+		if r, err := mqtt.ParseCommand(m.Payload()); strings.HasPrefix(m.Topic(), prefix+"/cmd/") && (err != nil || r.ID != req2.ID) {
 			t.Errorf("a second round for one change: %s %s", m.Topic(), m.Payload())
 		}
 	}
@@ -638,7 +636,7 @@ func TestRunHomeScheduleTimes(t *testing.T) {
 			if id := roundIDAt(got, tc.run); id != tc.id {
 				t.Errorf("id %q, want %q", id, tc.id)
 			}
-			if checkRoundID(tc.id) != nil {
+			if mqtt.CheckRoundID(tc.id) != nil {
 				t.Errorf("%q is not a round id", tc.id)
 			}
 		})
@@ -762,62 +760,5 @@ func TestRunHomeInputs(t *testing.T) {
 	}
 	if _, changed := in.look(); !changed {
 		t.Error("a removed file not seen")
-	}
-}
-
-// fakeMessage is a paho.Message as the broker delivers it.
-type fakeMessage struct {
-	topic    string
-	payload  string
-	retained bool
-}
-
-func (m fakeMessage) Duplicate() bool   { return false }
-func (m fakeMessage) Qos() byte         { return 1 }
-func (m fakeMessage) Retained() bool    { return m.retained }
-func (m fakeMessage) Topic() string     { return m.topic }
-func (m fakeMessage) MessageID() uint16 { return 1 }
-func (m fakeMessage) Payload() []byte   { return []byte(m.payload) }
-func (m fakeMessage) Ack()              {}
-
-// TestRunHomeRequests: which commands and requests a home runs. A
-// retained request is old news at the process's first connection, and
-// after that news only when it is not the one last seen on its topic; a
-// live one always is; commands on <prefix>/cmd are the controller's and
-// always run (rounds are not run twice further on, by id).
-func TestRunHomeRequests(t *testing.T) {
-	h := &homeAgent{name: "alder", cfg: mqtt.Config{Prefix: "hearth"}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	c := newControl(h, true)
-	c.setHomes([]string{"alder", "birch"}, []string{"birch"})
-	req := func(id string) string { return `{"round": "` + id + `", "from": "birch"}` }
-	steps := []struct {
-		conn int // connections so far
-		msg  fakeMessage
-		want string // the round queued, "" for none
-	}{
-		{1, fakeMessage{"hearth/cmd/birch", req("b1"), true}, ""},
-		{1, fakeMessage{"hearth/cmd", `{"round": "c1"}`, true}, "c1"},
-		{1, fakeMessage{"hearth/cmd/birch", req("b2"), false}, "b2"},
-		// After a round: the retained copy of b2 is known, b3 was sent
-		// while this home was busy.
-		{2, fakeMessage{"hearth/cmd/birch", req("b2"), true}, ""},
-		{3, fakeMessage{"hearth/cmd/birch", req("b3"), true}, "b3"},
-		{3, fakeMessage{"hearth/cmd/birch", `{"round": "a/b"}`, false}, ""},
-		{4, fakeMessage{"hearth/cmd/birch", req("b3"), true}, ""},
-	}
-	for i, s := range steps {
-		c.mu.Lock()
-		c.conns = s.conn
-		c.mu.Unlock()
-		c.onCommand(nil, s.msg)
-		got := ""
-		select {
-		case r := <-c.cmds:
-			got = r.id
-		default:
-		}
-		if got != s.want {
-			t.Errorf("step %d (%s %s retained=%v): queued %q, want %q", i, s.msg.topic, s.msg.payload, s.msg.retained, got, s.want)
-		}
 	}
 }

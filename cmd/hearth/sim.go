@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
@@ -73,12 +74,12 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	// A neighbourhood of homes (TOML or SHDS) compiles to a problem and
 	// brings its own solver choice, which the flags given override.
-	var homes *homeRun
-	if shdsFile != "" || isHomesFile(pos[0]) {
-		if homes, err = loadHomes(pos[0], shdsFile != "", bl.apply(homeOptionsFrom(fs, &o))); err != nil {
+	var homes *homesolve.Run
+	if shdsFile != "" || homesolve.IsFile(pos[0]) {
+		if homes, err = homesolve.Load(pos[0], shdsFile != "", bl.apply(homeOptionsFrom(fs, &o))); err != nil {
 			return loadExit(e.stderr, "sim", err)
 		}
-		o = homes.Options(o)
+		o = homeSolveOptions(homes, o)
 	}
 	if err := o.check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
@@ -124,7 +125,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	gc := mqtt.GroupConfig{Config: cfg, EmbeddedTCP: tcp}
 	res, err := simulate(ctx, p, o, dev, gc, progressWriter(e.stderr, progress))
 	if err == nil && homes != nil && !res.Feasible && ctx.Err() == nil {
-		if o2, ok := homes.Restart(o); ok {
+		if o2, ok := homeRestart(homes, o); ok {
 			e.log.Info("no feasible schedule; restarting from the homes' own schedules", "protocol", o.global)
 			if gc.Run != "" {
 				gc.Run += "-restart"
