@@ -16,8 +16,8 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/hearth-dcop/hearth/mqtt/broker"
 	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/broker"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
 )
