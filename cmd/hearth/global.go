@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hearth-dcop/hearth/internal/daemon"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/pipeline"
@@ -144,6 +145,11 @@ func (d *distributed) algorithm() mva.Algorithm {
 // complete reports whether the run would have found a feasible
 // assignment if there were one: an exact protocol over exact rows.
 func (d *distributed) complete() bool { return d.exact && !d.o.local.sampling() }
+
+// prepared is the run as `hearth run`'s daemon takes it.
+func (d *distributed) prepared() daemon.Prepared {
+	return daemon.Prepared{Options: d.opts, Algorithm: d.algorithm(), Complete: d.complete(), Timeout: d.o.timeout}
+}
 
 // result reports a solution of the pipeline in the result object's terms.
 func (d *distributed) result(sol pipeline.Solution) mva.Result {

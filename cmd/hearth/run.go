@@ -8,17 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
-	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/internal/daemon"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
 
 // runOptions are the flags of `hearth run`.
@@ -129,21 +126,17 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
 		return exitFailed
 	}
-	home, err := findHome(d, o.agent)
+	h, err := daemon.NewAgent(ctx, daemon.AgentConfig{Problem: p, Name: o.agent, Prepared: d.prepared(), MQTT: cfg, Log: log,
+		Instance: o.instance, Attempts: o.attempts})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
-		return exitUsage
+		return daemonExit(err)
 	}
-	h, err := newHomeAgent(ctx, d, home, cfg, log)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
-		return exitFailed
-	}
-	h.instance, h.attempts, h.timeout = o.instance, o.attempts, o.solve.timeout
 	if o.once {
-		return runOnce(ctx, e, h, o.runID, o.solve.json, nil)
+		rep, err := h.Once(ctx, o.runID, nil)
+		return printRound(e, o.runID, rep, err, o.solve.json)
 	}
-	return serve(ctx, h, o.runID)
+	return serveExit(h.Run(ctx, o.runID))
 }
 
 // check validates the flags; pos are the positional arguments. The
@@ -215,37 +208,27 @@ func (o *runOptions) checkHome() error {
 	return nil
 }
 
-// attemptRun is the MQTT run id of attempt k (from 0) of a round. Every
-// agent derives it the same way, so that after a broken run they meet
-// again in the next one without talking.
-func attemptRun(round string, k int) string {
-	if k == 0 {
-		return round
+// daemonExit is the exit code of an error building a daemon: 2 for the
+// configuration's, 3 for the run's.
+func daemonExit(err error) int {
+	if errors.Is(err, daemon.ErrConfig) {
+		return exitUsage
 	}
-	return fmt.Sprintf("%s.retry%d", round, k)
+	return exitFailed
 }
 
-// runOnce runs one round, publishes and prints its result, and returns the
-// exit code. plan, when not nil, returns the publications of a home's plan
-// after a round that began at start.
-func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON bool, plan func(start time.Time, rep roundResult) []report.Publication) int {
-	start := time.Now()
-	rep, err := h.round(ctx, round)
-	var pubs []report.Publication
-	if err == nil && plan != nil {
-		pubs = plan(start, rep)
-	}
-	// A failed round may have failed for want of a broker: its outcome
-	// is published if the broker answers at once.
-	wait := 10 * time.Second
+// serveExit is the exit code of a daemon's Run: 0 when it stopped on a
+// signal, 3 when the broker refused it.
+func serveExit(err error) int {
 	if err != nil {
-		wait = 2 * time.Second
+		return exitFailed
 	}
-	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-	defer cancel()
-	if perr := publishResultOnce(pubCtx, h, round, rep, err, pubs); perr != nil {
-		h.log.Warn("result not published", "err", perr)
-	}
+	return exitOK
+}
+
+// printRound prints the result of `hearth run --once` and returns the
+// exit code.
+func printRound(e *env, round string, rep daemon.RoundResult, err error, asJSON bool) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: round %s: %v\n", round, err)
 		return exitFailed
@@ -263,295 +246,6 @@ func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON boo
 	return resultExit(mva.Result{Feasible: rep.Feasible, Status: rep.Status})
 }
 
-// serve is the long-running agent: it runs round first (when set), then a
-// round for every command, until ctx ends. It returns exitOK when ctx
-// ends (SIGINT, SIGTERM), exitFailed when the broker refuses it.
-func serve(ctx context.Context, h *homeAgent, first string) int {
-	s := &server{h: h, c: newControl(h, true), done: newRecent(64)}
-	return s.loop(ctx, first)
-}
-
-// server is a long-running `hearth run`: the agent, its control client,
-// the rounds it has run, and for a home what else starts rounds and what
-// it publishes (home, nil for an agent of an instance). Everything but the
-// control client's handlers runs on loop's goroutine, so a round, a reload
-// and a publication never overlap.
-type server struct {
-	h    *homeAgent
-	c    *mqtt.Control
-	done *recent
-	home *homeState
-}
-
-// loop runs round first (when set) and then every round asked for until
-// ctx ends.
-func (s *server) loop(ctx context.Context, first string) int {
-	var err error
-	if first != "" {
-		err = s.runRound(ctx, mqtt.Request{ID: first, From: "--run-id"})
-	}
-	if err == nil {
-		err = s.c.Connect(ctx)
-	}
-	idle := true
-	for err == nil {
-		if idle && len(s.c.Commands()) == 0 {
-			s.h.log.Info("ready: waiting for commands", "topic", s.c.CommandTopic())
-		}
-		idle = false
-		var (
-			hup                  <-chan os.Signal
-			poll, sched, refresh <-chan time.Time
-		)
-		if st := s.home; st != nil {
-			hup, poll, sched, refresh = st.hup, st.pollC, st.schedule.c(), st.plan.c()
-		}
-		select {
-		case <-ctx.Done():
-			s.c.Close()
-			s.h.log.Info("stopped")
-			return exitOK
-		case req := <-s.c.Commands():
-			err = s.runRound(ctx, req)
-			idle = true
-		case <-hup:
-			err = s.ask(ctx, fmt.Sprintf("%s-%d", s.h.name, time.Now().Unix()), "SIGHUP")
-			idle = true
-		case <-poll:
-			idle, err = s.poll(ctx)
-		case <-sched:
-			err = s.scheduled(ctx)
-			idle = true
-		case <-refresh:
-			s.republish(ctx)
-		}
-	}
-	if ctx.Err() != nil {
-		s.h.log.Info("stopped")
-		return exitOK
-	}
-	s.h.log.Error("cannot reach the broker", "err", err)
-	return exitFailed
-}
-
-// runRound runs round req and publishes its outcome (and a home's plan);
-// it returns an error only when the agent cannot reach the broker any
-// more. A round already run is not run again.
-func (s *server) runRound(ctx context.Context, req mqtt.Request) error {
-	if s.done.has(req.ID) {
-		s.h.log.Info("round already run; command ignored", "round", req.ID)
-		return nil
-	}
-	s.done.add(req.ID)
-	if s.home != nil {
-		// Every home runs on the newest inputs.
-		s.refresh(ctx)
-	}
-	if req.At.IsZero() {
-		req.At = time.Now()
-	}
-	s.c.Pause()
-	rep, roundErr := s.h.round(ctx, req.ID)
-	if ctx.Err() != nil {
-		return nil
-	}
-	if roundErr != nil {
-		s.h.log.Error("round failed", "round", req.ID, "err", roundErr)
-	} else {
-		s.h.log.Info("round complete", "round", req.ID, "run", rep.Run, "objective", fmtObjective(rep.Objective))
-	}
-	if err := s.c.Connect(ctx); err != nil {
-		return err
-	}
-	if err := publishResult(ctx, s.c, s.h, req.ID, rep, roundErr); err != nil {
-		s.h.log.Warn("result not published", "round", req.ID, "err", err)
-	}
-	if s.home != nil && roundErr == nil {
-		s.publishPlan(ctx, req, rep)
-	}
-	return nil
-}
-
-// homeAgent is what `hearth run` runs: the protocol agents one home owns
-// (one with the MVA reformulation, one per variable with decomposition),
-// prepared once (pipeline.Plan) and started afresh for every round.
-type homeAgent struct {
-	d        *distributed
-	plan     *pipeline.Plan
-	home     int    // index in d.p.Agents
-	name     string // the home's MQTT name (presence, results, commands)
-	cfg      mqtt.Config
-	log      *slog.Logger
-	instance string
-	attempts int
-	timeout  time.Duration
-	// neighbours are the MQTT names of the homes this one shares a
-	// function with.
-	neighbours []string
-}
-
-// findHome returns the index of the agent named agent (its name in the
-// file, or its MQTT name), which must take part in the protocol: the
-// reformulations other than MVA give an agent without variables no
-// protocol agent.
-func findHome(d *distributed, agent string) (int, error) {
-	names := mqtt.AgentNames(d.p)
-	for i, a := range d.p.Agents {
-		if a.Name != agent && names[i] != agent {
-			continue
-		}
-		owns := slices.ContainsFunc(d.p.Variables, func(v mva.Variable) bool { return v.Agent == i })
-		if d.o.reform != "mva" && !owns {
-			return 0, fmt.Errorf("agent %q owns no variables: it takes no part in the protocol", agent)
-		}
-		return i, nil
-	}
-	return 0, fmt.Errorf("no agent %q (agents: %s)", agent, listNames(names, 10))
-}
-
-// newHomeAgent builds agent home's protocol agents, which must take part
-// in the protocol.
-func newHomeAgent(ctx context.Context, d *distributed, home int, cfg mqtt.Config, log *slog.Logger) (*homeAgent, error) {
-	p := d.p
-	opts := d.opts
-	opts.Owned = []int{home}
-	plan, err := pipeline.Prepare(ctx, p, opts)
-	if err != nil {
-		return nil, err
-	}
-	homeNames := mqtt.AgentNames(p)
-	h := &homeAgent{d: d, plan: plan, home: home, name: homeNames[home], cfg: cfg, log: log.With("agent", homeNames[home])}
-	h.cfg.Agents = mqtt.AgentNames(plan.Problem())
-	h.cfg.Timing = h.cfg.Timing.ForAgents(len(h.cfg.Agents))
-	for _, j := range mva.Decompose(p).Neighbours()[home] {
-		h.neighbours = append(h.neighbours, homeNames[j])
-	}
-	return h, nil
-}
-
-func listNames(names []string, most int) string {
-	if len(names) <= most {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:most], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
-}
-
-// round runs coordination round id to its end and reports this home's
-// part of the answer. A run that breaks — typically because an agent was
-// restarted mid-round: the MQTT runtime cannot resume a protocol, and
-// stops every agent of the run with an error — is started again under the
-// next attempt's run id, which every agent derives alike.
-func (h *homeAgent) round(ctx context.Context, id string) (roundResult, error) {
-	if h.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
-		defer cancel()
-	}
-	for k := 0; ; k++ {
-		run := attemptRun(id, k)
-		h.log.Info("round starting", "round", id, "run", run)
-		g := &mqtt.Group{Config: mqtt.GroupConfig{Config: h.cfg}}
-		g.Config.Run = run
-		sol, err := h.plan.Run(ctx, g)
-		if err == nil {
-			return h.report(id, run, k+1, sol, g.Last.Stats)
-		}
-		if ctx.Err() != nil || mqtt.Refused(err) {
-			return roundResult{Round: id, Run: run, Agent: h.name, Stats: g.Last.Stats}, err
-		}
-		if k+1 >= h.attempts {
-			return roundResult{Round: id, Run: run, Agent: h.name, Stats: g.Last.Stats}, err
-		}
-		h.log.Warn("round broken; starting it again", "round", id, "run", run, "next", attemptRun(id, k+1), "err", err)
-	}
-}
-
-// roundResult is what a `hearth run` agent publishes after a round (on
-// <prefix>/<round>/result/<agent>, retained) and prints with --once: its
-// own variables' values, and the objective as far as it knows it.
-type roundResult struct {
-	V     int    `json:"v"`
-	Round string `json:"round"`
-	// Run is the MQTT run id of the attempt that completed the round.
-	Run      string `json:"run"`
-	Attempts int    `json:"attempts"`
-	Agent    string `json:"agent"`
-	Instance string `json:"instance,omitempty"`
-	Sense    string `json:"sense,omitempty"`
-	// Objective is the whole problem's objective in the file's sense as
-	// the protocol told this agent, or null when it does not tell agents
-	// (D-Gibbs, MGM) or the problem is infeasible.
-	Objective *float64 `json:"objective"`
-	// LocalObjective is the agent's own functions' part of it.
-	LocalObjective *float64 `json:"local_objective"`
-	Feasible       bool     `json:"feasible"`
-	Optimal        bool     `json:"optimal"`
-	// Status is what the round proved (mva.Result.Status).
-	Status mva.Status `json:"status,omitempty"`
-	// Assignment holds the values of this agent's variables, as the file
-	// writes them.
-	Assignment map[string]string `json:"assignment"`
-	Algorithm  *mva.Algorithm    `json:"algorithm,omitempty"`
-	// Stats are the MQTT counters of this process's protocol agents.
-	Stats []mqtt.Stats `json:"stats"`
-	// Error says why the round failed; the other fields are then partial.
-	Error string `json:"error,omitempty"`
-	// values are the values of the problem's variables (indices, in the
-	// problem's terms) as far as this agent knows them: its own, and
-	// zeros for the others'. A home's plan is built from them.
-	values []int
-}
-
-// report turns the solution of the home's agents into its report.
-func (h *homeAgent) report(id, run string, attempts int, sol pipeline.Solution, stats []mqtt.Stats) (roundResult, error) {
-	d, p := h.d, h.d.p
-	orig := sol.Assign
-	feasible := !sol.HardRow
-	rep := roundResult{V: 1, Round: id, Run: run, Attempts: attempts, Agent: h.name, Instance: h.instance,
-		Sense: p.Sense.String(), Assignment: map[string]string{}, Stats: stats, values: orig}
-	algo := d.algorithm()
-	rep.Algorithm = &algo
-	mine := make([]bool, len(p.Variables))
-	for v, x := range p.Variables {
-		if x.Agent == h.home {
-			mine[v] = true
-			rep.Assignment[x.Name] = x.Domain[orig[v]]
-		}
-	}
-	local := 0.0
-	for fi := range p.Functions {
-		f := &p.Functions[fi]
-		inside := len(f.Scope) > 0
-		idx := 0
-		for _, v := range f.Scope {
-			inside = inside && mine[v]
-			idx = idx*p.DomainSize(v) + orig[v]
-		}
-		if inside {
-			local += f.Costs[idx]
-		}
-	}
-	if mva.IsHard(local) {
-		feasible = false
-	} else {
-		rep.LocalObjective = ptr(p.Sense.Report(local))
-	}
-	switch cost := sol.Reported; {
-	case mva.IsHard(cost):
-		feasible = false
-	case !math.IsNaN(cost):
-		rep.Objective = ptr(p.Sense.Report(cost))
-	}
-	rep.Feasible = feasible
-	rep.Optimal = d.complete() && sol.Optimal && feasible && rep.Objective != nil
-	r := mva.Result{Feasible: feasible, Optimal: rep.Optimal}
-	r.Conclude(d.complete())
-	rep.Status = r.Status
-	return rep, nil
-}
-
-func ptr(f float64) *float64 { return &f }
-
 func fmtObjective(o *float64) string {
 	if o == nil {
 		return "unknown"
@@ -559,7 +253,7 @@ func fmtObjective(o *float64) string {
 	return formatCost(*o)
 }
 
-func printReport(w io.Writer, r roundResult) {
+func printReport(w io.Writer, r daemon.RoundResult) {
 	state := "best found"
 	if r.Optimal {
 		state = "optimal"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hearth-dcop/hearth/internal/daemon"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -16,7 +17,6 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/broker"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
@@ -84,7 +84,7 @@ func agentNames(n int) []string {
 // together they assign every variable exactly once, with want's values,
 // every one completed the same run, and those that know the objective
 // (DPOP and AFB tell every agent) report want's.
-func checkRound(t *testing.T, want mva.Result, reps []roundResult) {
+func checkRound(t *testing.T, want mva.Result, reps []daemon.RoundResult) {
 	t.Helper()
 	got := map[string]string{}
 	for _, r := range reps {
@@ -119,9 +119,9 @@ func checkRound(t *testing.T, want mva.Result, reps []roundResult) {
 
 // runOnceInProcess runs `hearth run --once` for every agent, each on its
 // own goroutine with its own output, and returns their results.
-func runOnceInProcess(t *testing.T, ctx context.Context, args []string, agents []string) []roundResult {
+func runOnceInProcess(t *testing.T, ctx context.Context, args []string, agents []string) []daemon.RoundResult {
 	t.Helper()
-	reps := make([]roundResult, len(agents))
+	reps := make([]daemon.RoundResult, len(agents))
 	var wg sync.WaitGroup
 	for i, a := range agents {
 		wg.Add(1)
@@ -246,7 +246,7 @@ func TestRunServe(t *testing.T) {
 			publish(t, c, "street/hearth/cmd", `not json`)
 			publish(t, c, "street/hearth/cmd", `{"round": `+round+`}`)
 		}
-		reps := make([]roundResult, len(names))
+		reps := make([]daemon.RoundResult, len(names))
 		for i := range names {
 			m := waitFor(t, results, func(paho.Message) bool { return true }, "result of round "+id)
 			if err := json.Unmarshal(m.Payload(), &reps[i]); err != nil {
@@ -380,25 +380,5 @@ func TestRunUnreachableBroker(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "round r") {
 		t.Errorf("stderr: %s", errb.String())
-	}
-}
-
-func TestAttemptRun(t *testing.T) {
-	if attemptRun("r", 0) != "r" || attemptRun("r", 2) != "r.retry2" {
-		t.Errorf("attempt runs %q %q", attemptRun("r", 0), attemptRun("r", 2))
-	}
-	long := strings.Repeat("x", mqtt.MaxRoundID)
-	if mqtt.CheckRoundID(long) != nil || topic.CheckName(attemptRun(long, 99)) != nil {
-		t.Errorf("a round id of %d bytes leaves no room for its retries", mqtt.MaxRoundID)
-	}
-}
-
-func TestRecent(t *testing.T) {
-	r := newRecent(2)
-	r.add("a")
-	r.add("b")
-	r.add("c")
-	if r.has("a") || !r.has("b") || !r.has("c") {
-		t.Errorf("recent %v", r.ids)
 	}
 }
