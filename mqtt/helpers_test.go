@@ -119,6 +119,7 @@ func solveGroup(ctx context.Context, p *mva.Problem, o sim.Options, cfg GroupCon
 	g := &Group{Config: cfg}
 	sol, err := pipeline.Solve(ctx, p, pipeline.Options{
 		Protocol: o.Protocol, Solver: o.Solver, Eager: o.Eager, Seed: o.Seed, Params: o.Params,
+		Exact: o.Exact, Sampler: o.Sampler,
 	}, g)
 	out := sim.Outcome{Results: sol.Outcome.Results, Metrics: sol.Outcome.Metrics}
 	return sim.Solution{Assign: sol.Assign, Cost: sol.Cost, Optimal: sol.Optimal, Outcome: out}, g.Last, err

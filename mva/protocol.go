@@ -73,6 +73,12 @@ type Node struct {
 	Seed uint64
 	// Params are protocol parameters (name → value) from the command line.
 	Params map[string]float64
+	// Exact and Sampler build the solvers a protocol needs beyond its
+	// local view: exact solvers of problems of its own (MGM's best
+	// responses) and the interior's conditional sampler (MVA-D-Gibbs).
+	// Nil when the run provides none; a protocol that needs one says so.
+	Exact   ExactFactory
+	Sampler SamplerFactory
 }
 
 // Sub returns the agent's subproblem.

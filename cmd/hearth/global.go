@@ -8,39 +8,18 @@ import (
 	"strings"
 
 	"github.com/hearth-dcop/hearth/internal/daemon"
+	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/pipeline"
-	"github.com/hearth-dcop/hearth/mva/protocol/afb"
-	"github.com/hearth-dcop/hearth/mva/protocol/dgibbs"
+	"github.com/hearth-dcop/hearth/mva/protocol"
 	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
-	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
-	"github.com/hearth-dcop/hearth/mva/protocol/mgm2"
 	"github.com/hearth-dcop/hearth/mva/sim"
+	"github.com/hearth-dcop/hearth/sampler"
 )
 
-// protocols maps --global names to protocol constructors; exact ones prove
-// optimality.
-var protocols = map[string]struct {
-	make  pipeline.ProtocolFactory
-	exact bool
-}{
-	"dpop":   {dpop.New, true},
-	"afb":    {afb.New, true},
-	"dgibbs": {dgibbs.New, false},
-	"mgm":    {mgm.New, false},
-	"mgm2":   {mgm2.New, false},
-}
-
-func globalNames() []string {
-	names := []string{"none"}
-	var ps []string
-	for n := range protocols {
-		ps = append(ps, n)
-	}
-	sort.Strings(ps)
-	return append(names, ps...)
-}
+// globalNames lists every --global: none, then the registered protocols.
+func globalNames() []string { return append([]string{"none"}, protocol.Names()...) }
 
 // paramFlag collects repeated -p name=value protocol parameters.
 type paramFlag map[string]float64
@@ -109,11 +88,11 @@ func localDevice(dev *gpu.Device, o solveOptions) *gpu.Device {
 // prepareDistributed chooses the protocol, the local solver and the
 // reformulation o asks for.
 func prepareDistributed(p *mva.Problem, o solveOptions, dev *gpu.Device) (*distributed, error) {
-	proto, ok := protocols[o.global]
+	proto, ok := protocol.Lookup(o.global)
 	if !ok {
 		return nil, fmt.Errorf("unknown --global %q", o.global)
 	}
-	makeProto := proto.make
+	makeProto := proto.New
 	if dev != nil && o.global == "dpop" {
 		makeProto = dpop.WithKernel(gpuKernel(dev))
 	}
@@ -121,7 +100,7 @@ func prepareDistributed(p *mva.Problem, o solveOptions, dev *gpu.Device) (*distr
 		o.reform = "mva"
 	}
 	return &distributed{
-		p: p, o: o, exact: proto.exact,
+		p: p, o: o, exact: proto.Exact,
 		gpu: dev != nil && (o.global == "dpop" || o.local.name == "be"),
 		opts: pipeline.Options{
 			Protocol:   makeProto,
@@ -131,6 +110,8 @@ func prepareDistributed(p *mva.Problem, o solveOptions, dev *gpu.Device) (*distr
 			Params:     o.params,
 			Reform:     o.reform,
 			MaxEntries: o.maxEntries,
+			Exact:      local.Exact,
+			Sampler:    sampler.NewConditionalSampler,
 		},
 	}, nil
 }

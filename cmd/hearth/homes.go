@@ -190,3 +190,67 @@ func (b *baselineFlags) apply(h homesolve.Overrides) homesolve.Overrides {
 	}
 	return h
 }
+
+// homeFlags are the flags of the commands that take a neighbourhood
+// (`hearth solve`, `hearth sim`, `hearth inspect`): an SHDS file instead
+// of FILE, and for solve and sim the outputs and the baselines.
+type homeFlags struct {
+	shds   string
+	outDir string
+	csv    bool
+	bl     baselineFlags
+}
+
+// register declares --shds and, with outputs, --out, --csv and the
+// baselines' flags.
+func (h *homeFlags) register(fs *flag.FlagSet, outputs bool) {
+	fs.StringVar(&h.shds, "shds", "", "homes: a published SHDS instance (dm_*.json) instead of FILE")
+	if !outputs {
+		return
+	}
+	fs.StringVar(&h.outDir, "out", "", "homes: write the load-profile charts (PNG, SVG) and, with --csv, the CSV files into this folder")
+	fs.BoolVar(&h.csv, "csv", false, "homes: write the schedule, load profile and per-home CSV files")
+	h.bl.register(fs)
+}
+
+// file returns the command's one FILE (or --shds's), and whether it is a
+// neighbourhood; ok is false when there is not exactly one.
+func (h *homeFlags) file(pos []string) (path string, homes, ok bool) {
+	if h.shds != "" && len(pos) == 0 {
+		pos = []string{h.shds}
+	}
+	if len(pos) != 1 {
+		return "", false, false
+	}
+	return pos[0], h.shds != "" || homesolve.IsFile(pos[0]), true
+}
+
+// arg is path as the command line names it: --shds FILE or FILE.
+func (h *homeFlags) arg(path string) string {
+	if h.shds != "" {
+		return "--shds " + path
+	}
+	return path
+}
+
+// load loads the neighbourhood path (the flags given on fs override its
+// [solver]) and returns o with its solver choice.
+func (h *homeFlags) load(path string, fs *flag.FlagSet, o solveOptions) (*homesolve.Run, solveOptions, error) {
+	r, err := homesolve.Load(path, h.shds != "", h.bl.apply(homeOptionsFrom(fs, &o)))
+	if err != nil {
+		return nil, o, err
+	}
+	return r, homeSolveOptions(r, o), nil
+}
+
+// render prints a neighbourhood's result: text, JSON (asJSON) or CSV
+// files (--csv), and the charts with --out.
+func (h *homeFlags) render(w io.Writer, r *homesolve.Run, assign []int, res mva.Result, asJSON bool) error {
+	format := "text"
+	if asJSON {
+		format = "json"
+	} else if h.csv {
+		format = "csv"
+	}
+	return r.Render(w, assign, res, format, h.outDir)
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
 )
@@ -39,25 +40,36 @@ type inspectReport struct {
 }
 
 func runInspect(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "inspect", "FILE [flags]")
+	var hf homeFlags
+	fs := newFlagSet(e, "inspect", "FILE [flags]\n\n"+
+		"Prints the MVA decomposition of FILE — an instance, or a neighbourhood .toml or\n"+
+		"--shds FILE.json, one agent per home.")
 	agents := fs.Int("agents", 0, "repartition the variables into N agents (formats without agents default to one)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	hf.register(fs, false)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "hearth inspect: want exactly one instance FILE")
+	path, isHomes, ok := hf.file(pos)
+	if !ok {
+		fmt.Fprintln(e.stderr, "hearth inspect: want exactly one instance FILE (an instance, a neighbourhood .toml, or --shds FILE.json)")
 		fs.Usage()
 		return exitUsage
 	}
-	p, err := format.ReadFile(pos[0], format.Options{Agents: *agents})
-	if err != nil {
+	var p *mva.Problem
+	if isHomes {
+		r, err := homesolve.Load(path, hf.shds != "", homesolve.Overrides{})
+		if err != nil {
+			return loadExit(e.stderr, "inspect", err)
+		}
+		p = r.Problem()
+	} else if p, err = format.ReadFile(path, format.Options{Agents: *agents}); err != nil {
 		fmt.Fprintln(e.stderr, err)
 		return exitUsage
 	}
 	rep := inspect(p)
-	rep.Instance = pos[0]
+	rep.Instance = path
 	if *asJSON {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", b)

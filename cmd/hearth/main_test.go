@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/hearth-dcop/hearth/mva/protocol"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,7 +162,8 @@ func TestSolveDistributed(t *testing.T) {
 				if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 					t.Fatal(err)
 				}
-				exact := protocols[g].exact
+				proto, _ := protocol.Lookup(g)
+				exact := proto.Exact
 				if r.Objective == nil || (exact && (*r.Objective != 12 || !r.Optimal)) || (!exact && r.Optimal) {
 					t.Errorf("result %+v", r)
 				}

@@ -41,10 +41,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		b        brokerOptions
 		runID    string
 		progress bool
-		shdsFile string
-		outDir   string
-		asCSV    bool
-		bl       baselineFlags
+		hf       homeFlags
 		tcp      bool
 	)
 	fs := newFlagSet(e, "sim", "FILE [flags]\n\n"+
@@ -55,38 +52,33 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	b.register(fs)
 	fs.StringVar(&runID, "run-id", "", "the run's id, a topic level (default: a fresh random id)")
 	fs.BoolVar(&progress, "progress", false, "print a progress line on stderr even when it is not a terminal")
-	fs.StringVar(&shdsFile, "shds", "", "homes: run a published SHDS instance (dm_*.json) instead of FILE")
-	fs.StringVar(&outDir, "out", "", "homes: write the load-profile charts (PNG, SVG) and, with --csv, the CSV files into this folder")
-	fs.BoolVar(&asCSV, "csv", false, "homes: write the schedule, load profile and per-home CSV files")
-	bl.register(fs)
+	hf.register(fs, true)
 	fs.BoolVar(&tcp, "tcp", false, "embedded broker: connect the agents to it over loopback TCP, as separate processes would, rather than through memory (slower; measures the network path)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	if shdsFile != "" && len(pos) == 0 {
-		pos = []string{shdsFile}
-	}
-	if len(pos) != 1 {
+	path, isHomes, ok := hf.file(pos)
+	if !ok {
 		fmt.Fprintln(e.stderr, "hearth sim: want exactly one instance FILE (an instance, a neighbourhood .toml, or --shds FILE.json)")
 		fs.Usage()
 		return exitUsage
 	}
+	pos = []string{path}
 	// A neighbourhood of homes (TOML or SHDS) compiles to a problem and
 	// brings its own solver choice, which the flags given override.
 	var homes *homesolve.Run
-	if shdsFile != "" || homesolve.IsFile(pos[0]) {
-		if homes, err = homesolve.Load(pos[0], shdsFile != "", bl.apply(homeOptionsFrom(fs, &o))); err != nil {
+	if isHomes {
+		if homes, o, err = hf.load(path, fs, o); err != nil {
 			return loadExit(e.stderr, "sim", err)
 		}
-		o = homeSolveOptions(homes, o)
 	}
 	if err := o.check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
 		return exitUsage
 	}
 	if o.global == "none" {
-		fmt.Fprintln(e.stderr, "hearth sim: --global none solves centrally, with no agents to simulate; use hearth solve, or name a protocol")
+		fmt.Fprintf(e.stderr, "hearth sim: --global none solves centrally, with no agents to simulate: `hearth solve %s` does that, or name a protocol\n", hf.arg(path))
 		return exitUsage
 	}
 	if o.delay != 0 {
@@ -139,17 +131,11 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	res.Instance = pos[0]
 	if homes != nil {
-		format := "text"
-		if o.json {
-			format = "json"
-		} else if asCSV {
-			format = "csv"
-		}
-		if err := homes.Render(e.stdout, nil, res.Result, format, outDir); err != nil {
+		if err := hf.render(e.stdout, homes, nil, res.Result, o.json); err != nil {
 			fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
 			return exitFailed
 		}
-		if format == "text" {
+		if !o.json && !hf.csv {
 			printMQTTSummary(e.stdout, res)
 		}
 	} else if o.json {

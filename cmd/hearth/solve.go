@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
+	"github.com/hearth-dcop/hearth/mva/protocol"
 	"github.com/hearth-dcop/hearth/mva/reform"
 )
 
@@ -60,7 +62,7 @@ func (o *solveOptions) register(fs *flag.FlagSet, defGlobal string) {
 // check validates the parsed flags and fills in --table's default. The
 // error is a usage error, worded for the command line.
 func (o *solveOptions) check() error {
-	if _, ok := protocols[o.global]; !ok && o.global != "none" {
+	if _, ok := protocol.Lookup(o.global); !ok && o.global != "none" {
 		return fmt.Errorf("unknown --global %q (valid: %s)", o.global, strings.Join(globalNames(), ", "))
 	}
 	if o.table == "" {
@@ -91,17 +93,35 @@ func loadInstance(path string, o *solveOptions) (*mva.Problem, error) {
 }
 
 func runSolve(ctx context.Context, e *env, args []string) int {
-	var o solveOptions
-	fs := newFlagSet(e, "solve", "FILE [flags]")
+	var (
+		o  solveOptions
+		hf homeFlags
+	)
+	fs := newFlagSet(e, "solve", "FILE [flags]\n\n"+
+		"Solves FILE — an instance, a neighbourhood .toml or --shds FILE.json — centrally\n"+
+		"(--global none, the default) or with a protocol between its agents on the\n"+
+		"simulated runtime. A neighbourhood takes its [solver] but for --global.")
 	o.register(fs, "none")
+	hf.register(fs, true)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "hearth solve: want exactly one instance FILE")
+	path, isHomes, ok := hf.file(pos)
+	if !ok {
+		fmt.Fprintln(e.stderr, "hearth solve: want exactly one instance FILE (an instance, a neighbourhood .toml, or --shds FILE.json)")
 		fs.Usage()
 		return exitUsage
+	}
+	var homes *homesolve.Run
+	if isHomes {
+		global := o.global
+		if homes, o, err = hf.load(path, fs, o); err != nil {
+			return loadExit(e.stderr, "solve", err)
+		}
+		// solve is central unless --global says otherwise: the file's
+		// protocol is for sim and run.
+		o.global = global
 	}
 	if err := o.check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
@@ -115,7 +135,19 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	if dev != nil {
 		defer dev.Close()
 	}
-	p, err := loadInstance(pos[0], &o)
+	if homes != nil {
+		res, assign, err := solveHomes(ctx, homes, o, dev)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
+			return exitFailed
+		}
+		if err := hf.render(e.stdout, homes, assign, res, o.json); err != nil {
+			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
+			return exitFailed
+		}
+		return resultExit(res)
+	}
+	p, err := loadInstance(path, &o)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
 		return exitUsage
@@ -132,10 +164,10 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		res, err = solveDistributed(ctx, p, o, dev)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", pos[0], err)
+		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
 		return exitFailed
 	}
-	res.Instance = pos[0]
+	res.Instance = path
 	if o.json {
 		b, err := res.JSON()
 		if err != nil {

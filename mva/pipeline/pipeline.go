@@ -49,6 +49,11 @@ type Options struct {
 	Seed uint64
 	// Params are the protocol's parameters (mva.Node.Params).
 	Params map[string]float64
+	// Exact and Sampler reach the protocols through their nodes
+	// (mva.Node.Exact, mva.Node.Sampler): local.Exact and
+	// sampler.NewConditionalSampler, normally.
+	Exact   mva.ExactFactory
+	Sampler mva.SamplerFactory
 	// Reform names the reformulation the protocol runs on (reform.New);
 	// empty means "mva", the problem as it is.
 	Reform string
@@ -216,6 +221,7 @@ func Prepare(ctx context.Context, p *mva.Problem, o Options) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		n.Exact, n.Sampler = o.Exact, o.Sampler
 		pl.Nodes = append(pl.Nodes, n)
 		pl.setupMs = append(pl.setupMs, setup)
 	}

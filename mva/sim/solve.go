@@ -31,7 +31,11 @@ type Options struct {
 	Eager  bool
 	Seed   uint64
 	Params map[string]float64
-	Config Config
+	// Exact and Sampler are the solver factories protocols receive
+	// through their nodes (pipeline.Options).
+	Exact   mva.ExactFactory
+	Sampler mva.SamplerFactory
+	Config  Config
 }
 
 // Solve is pipeline.Solve on the simulated runtime, for a problem as it
@@ -41,6 +45,7 @@ func Solve(ctx context.Context, p *mva.Problem, o Options) (Solution, error) {
 	rt := &Runtime{Config: o.Config}
 	sol, err := pipeline.Solve(ctx, p, pipeline.Options{
 		Protocol: o.Protocol, Solver: o.Solver, Eager: o.Eager, Seed: o.Seed, Params: o.Params,
+		Exact: o.Exact, Sampler: o.Sampler,
 	}, rt)
 	if err != nil {
 		return Solution{}, err
