@@ -55,7 +55,7 @@ func TestInspectNeighbourhood(t *testing.T) {
 	if code := run(context.Background(), []string{"inspect", exampleTOML, "--json"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rep inspectReport
+	var rep mva.Inspection
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -48,28 +48,24 @@ func (p *Progress) begin(n int) {
 	p.agents = make([]agentProgress, n)
 }
 
-// wrap returns proto reporting to the counters of agent k of the run.
+// wrap returns proto reporting to the counters of agent k of the run
+// (begin made them; they stay in place while the run lasts).
 func (p *Progress) wrap(proto mva.Protocol, k int) mva.Protocol {
-	return &followed{Protocol: proto, p: p, k: k}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return &followed{Protocol: proto, c: &p.agents[k]}
 }
 
 // followed is one agent's protocol reporting to a Progress. It keeps the
 // protocol's own constraint checks visible (CheckCounter).
 type followed struct {
 	mva.Protocol
-	p *Progress
-	k int
-}
-
-func (f *followed) counters() *agentProgress {
-	f.p.mu.Lock()
-	defer f.p.mu.Unlock()
-	return &f.p.agents[f.k]
+	c *agentProgress
 }
 
 func (f *followed) Start(ctx context.Context) ([]mva.Message, error) {
 	out, err := f.Protocol.Start(ctx)
-	c := f.counters()
+	c := f.c
 	c.started.Store(true)
 	c.sent.Add(int64(len(out)))
 	c.done.Store(f.Protocol.Done())
@@ -78,7 +74,7 @@ func (f *followed) Start(ctx context.Context) ([]mva.Message, error) {
 
 func (f *followed) Step(ctx context.Context, m mva.Message) ([]mva.Message, error) {
 	out, err := f.Protocol.Step(ctx, m)
-	c := f.counters()
+	c := f.c
 	c.delivered.Add(1)
 	c.sent.Add(int64(len(out)))
 	c.done.Store(f.Protocol.Done())
