@@ -40,7 +40,13 @@ func (p paramFlag) Set(s string) error {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		return fmt.Errorf("parameter %s: %q is not a number", k, v)
+		var named bool
+		if f, named = protocol.ParamValue(k, v); !named {
+			if names := protocol.ParamValueNames(k); len(names) > 0 {
+				return fmt.Errorf("parameter %s: %q is not a number or one of %s", k, v, strings.Join(names, ", "))
+			}
+			return fmt.Errorf("parameter %s: %q is not a number", k, v)
+		}
 	}
 	p[k] = f
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-dcop/hearth/mva/protocol/afb"
 	"github.com/hearth-dcop/hearth/mva/protocol/dgibbs"
 	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
+	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
 	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
 	"github.com/hearth-dcop/hearth/mva/protocol/mgm2"
 )
@@ -51,4 +52,46 @@ func Lookup(name string) (Protocol, bool) {
 		return Protocol{}, false
 	}
 	return registry[i], true
+}
+
+// ParamValue returns the value the name stands for in a parameter that
+// takes one of a few modes — init (first, random, best, start), response
+// (auto, enumerate, solve, blocks), interior (best, gibbs) — so that
+// `-p init=start` says what `-p init=3` means. Each name means the same in
+// every protocol that reads the parameter.
+func ParamValue(param, name string) (float64, bool) {
+	switch param {
+	case "init":
+		v, ok := localsearch.InitNames[name]
+		return float64(v), ok
+	case "response":
+		v, ok := localsearch.ResponseNames[name]
+		return float64(v), ok
+	case "interior":
+		v, ok := dgibbs.InteriorNames[name]
+		return float64(v), ok
+	}
+	return 0, false
+}
+
+// ParamValueNames returns the names ParamValue knows for param, sorted;
+// none for a parameter that takes numbers only.
+func ParamValueNames(param string) []string {
+	var names []string
+	switch param {
+	case "init":
+		for n := range localsearch.InitNames {
+			names = append(names, n)
+		}
+	case "response":
+		for n := range localsearch.ResponseNames {
+			names = append(names, n)
+		}
+	case "interior":
+		for n := range dgibbs.InteriorNames {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }

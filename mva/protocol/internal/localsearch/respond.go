@@ -33,6 +33,10 @@ const (
 	ResponseBlocks
 )
 
+// ResponseNames name the values of "response" (-p response=blocks reads
+// as response=3).
+var ResponseNames = map[string]Response{"auto": ResponseAuto, "enumerate": ResponseEnumerate, "solve": ResponseSolve, "blocks": ResponseBlocks}
+
 // EnumerateRows is the largest table ResponseAuto enumerates. Up to a few
 // thousand rows the row costs are cached table look-ups and enumeration is
 // cheaper than a solve; past it the number of rows (4^12 for an SHDS home)
