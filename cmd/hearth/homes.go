@@ -144,7 +144,7 @@ func solveHomes(ctx context.Context, r *homesolve.Run, o solveOptions, dev *gpu.
 	return res, assign, nil
 }
 
-// loadExit prints an error of loadHomes and returns the exit code: 1 for
+// loadExit prints an error of homesolve.Load and returns the exit code: 1 for
 // rules no schedule can satisfy, 3 for a problem too large to build, 2 for
 // everything else (a bad file). config.Errors print as they are, one
 // "file:line: key: message" per line.

@@ -36,7 +36,7 @@ import (
 // starts it, a round ends in server.runRound, which runs each round id
 // once and first reloads the files if they changed, so that every home
 // plans with the newest inputs. After a round the home publishes its plan
-// (homeRun.HomePublications), and with Home Assistant discovery on it
+// (homesolve.Run.HomePublications), and with Home Assistant discovery on it
 // publishes the plan's states again at every slot boundary, since Home
 // Assistant renders a state only when a message arrives.
 

@@ -110,7 +110,7 @@ func New(n *mva.Node) (mva.Protocol, error) {
 }
 
 // Checks counts the external-function evaluations and, under MVA-DG, the
-// local cost-table entries the interior sampling read (sim.CheckCounter).
+// local cost-table entries the interior sampling read (pipeline.CheckCounter).
 func (a *Agent) Checks() int64 {
 	c := a.nb.Checks()
 	if a.cond != nil {
