@@ -167,7 +167,7 @@ func (a *agent) run(ctx context.Context) (err error) {
 			return err
 		}
 		if done {
-			a.log.Info("run complete", "delivered", a.ctr.delivered.Load(), "sent", a.ctr.sent.Load())
+			a.log.Info("run complete", "delivered", a.ctr.delivered.Load(), "sent", a.ctr.sent.Load()+a.ctr.internal.Load())
 			return nil
 		}
 		select {
@@ -625,10 +625,14 @@ func (a *agent) sendMsg(m mva.Message, publish bool) error {
 		a.publishFrags(m.To, sm.frags)
 	}
 	a.send.add(m.To, sm)
-	size := int64(len(m.Kind) + len(m.Body))
-	a.ctr.sent.Add(1)
-	a.ctr.messageBytes.Add(size)
-	maxInt64(&a.ctr.maxMessageBytes, size)
+	if o := a.cfg.Owner; o != nil && o[m.To] == o[a.me] {
+		a.ctr.internal.Add(1)
+	} else {
+		size := int64(len(m.Kind) + len(m.Body))
+		a.ctr.sent.Add(1)
+		a.ctr.messageBytes.Add(size)
+		maxInt64(&a.ctr.maxMessageBytes, size)
+	}
 	if len(envs) > 1 {
 		a.ctr.fragmented.Add(1)
 	}

@@ -36,7 +36,7 @@ func BenchmarkDPOPOverMQTT(b *testing.B) {
 	var msgs, envs float64
 	for b.Loop() {
 		cfg.Run = "" // a fresh run id each time
-		_, gr, err := Solve(ctx, p, o, cfg)
+		_, gr, err := solveGroup(ctx, p, o, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
@@ -63,5 +64,25 @@ func TestAgentNames(t *testing.T) {
 	p.Agents[1].Name = "inbox" // reserved: see topic.CheckAgent
 	if got := AgentNames(p); got[1] != "a1" {
 		t.Fatal(got)
+	}
+}
+
+func TestTimingForAgents(t *testing.T) {
+	tests := []struct {
+		n                           int
+		in                          Timing
+		status, connect, retransmit time.Duration
+	}{
+		{3, Timing{}, time.Second, 10 * time.Second, 30 * time.Second},
+		{200, Timing{}, 10 * time.Second, 60 * time.Second, 30 * time.Second},
+		{1000, Timing{}, 50 * time.Second, 300 * time.Second, 150 * time.Second},
+		{200, Timing{StatusInterval: time.Second, ConnectTimeout: time.Second, RetransmitAfter: time.Second},
+			time.Second, time.Second, time.Second},
+	}
+	for _, tc := range tests {
+		got := tc.in.ForAgents(tc.n)
+		if got.StatusInterval != tc.status || got.ConnectTimeout != tc.connect || got.RetransmitAfter != tc.retransmit {
+			t.Errorf("%d agents, %+v: got %+v", tc.n, tc.in, got)
+		}
 	}
 }

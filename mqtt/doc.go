@@ -5,10 +5,13 @@
 // Both give exact protocols the same answers, since both deliver every
 // message exactly once and in order on each sender→receiver link.
 //
-//   - RunAgent runs one agent (`hearth run`);
-//   - RunGroup runs every agent of a run in one process, each with its own
-//     client, starting an embedded broker (package mqtt/broker) when the
-//     configuration names none (`hearth sim`); Solve is sim.Solve over it.
+//   - RunAgent runs one agent;
+//   - RunGroup runs the agents of a run in one process, each with its own
+//     client: every agent, starting an embedded broker (package
+//     mqtt/broker) when the configuration names none (`hearth sim`), or
+//     the agents of one home (GroupConfig.Owned, `hearth run`);
+//   - Group is RunGroup as a pipeline.Runtime: mva/pipeline solves a
+//     problem over it exactly as over the simulated runtime.
 //
 // mqtt/README.md is the operator's guide: topics, Mosquitto configuration
 // and ACL, TLS, troubleshooting. This comment is the design.

@@ -28,7 +28,7 @@ func TestEndToEndDPOP(t *testing.T) {
 			p := randomProblem(tc.seed, tc.agents)
 			want := simTruth(t, p, nil)
 			cfg := GroupConfig{Config: Config{Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)}, EmbeddedTCP: tc.tcp}
-			got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
+			got, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestEndToEndFragmented(t *testing.T) {
 		Broker: Broker{URL: b.URL()}, Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t),
 		Limits: Limits{MaxPayload: 16},
 	}}
-	got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
+	got, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +77,10 @@ func TestRunIDReuse(t *testing.T) {
 	b := startBroker(t, broker.Config{})
 	cfg := GroupConfig{Config: Config{Broker: Broker{URL: b.URL()}, Run: "once", Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)}}
 	o := sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}
-	if _, _, err := Solve(testContext(t), p, o, cfg); err != nil {
+	if _, _, err := solveGroup(testContext(t), p, o, cfg); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := Solve(testContext(t), p, o, cfg)
+	_, _, err := solveGroup(testContext(t), p, o, cfg)
 	if err == nil || !strings.Contains(err.Error(), "run id") {
 		t.Fatalf("second run with the same id: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestEndToEndTinyMailbox(t *testing.T) {
 		}
 		return p, err
 	}
-	got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
+	got, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestGroupParallel(t *testing.T) {
 				return countingProto{p, &now, &most}, err
 			}
 			cfg := GroupConfig{Config: Config{Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)}, Parallel: parallel}
-			got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
+			got, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,17 +11,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eclipse/paho.mqtt.golang/packets"
+
 	"github.com/hearth-dcop/hearth/mqtt/broker"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/sim"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
 
-// GroupConfig configures RunGroup: every agent of a run in this process,
-// each with its own MQTT client, as `hearth sim` runs a neighbourhood on
-// one machine.
+// GroupConfig configures RunGroup: the agents of a run in this process,
+// each with its own MQTT client — every agent, as `hearth sim` runs a
+// neighbourhood on one machine, or those of one home (Owned), as `hearth
+// run` runs it.
 type GroupConfig struct {
 	Config
+	// Owned lists the agents (indices in Agents) this process runs; nil
+	// means every agent. protos[k] is agent Owned[k].
+	Owned []int
 	// Embedded configures the broker RunGroup starts, on loopback, when
 	// Broker.URL is empty. Its MaxPacket defaults to what Limits need.
 	// The agents reach it through memory (broker.Broker.Dial), unless
@@ -31,7 +37,8 @@ type GroupConfig struct {
 	// loopback TCP listener, as separate processes would, instead of
 	// through memory.
 	EmbeddedTCP bool
-	// Checks[i], when set, returns agent i's constraint checks (NCCC).
+	// Checks[k], when set, returns the constraint checks (NCCC) of the
+	// k-th agent run here.
 	Checks []func() int64
 	// Parallel bounds the agents whose protocols compute at once
 	// (AgentConfig.Compute); 0 means GOMAXPROCS.
@@ -60,12 +67,26 @@ type GroupResult struct {
 	Run string
 }
 
-// RunGroup runs protos (agent i is protos[i] and cfg.Agents[i]) over MQTT,
-// starting an embedded broker when cfg names none, and returns when every
-// agent has returned. The first agent to fail stops the others.
+// RunGroup runs protos over MQTT (protos[k] is agent cfg.Owned[k], or
+// agent k of cfg.Agents when Owned is nil), starting an embedded broker
+// when cfg names none, and returns when every agent has returned. The
+// first agent to fail stops the others, and the error returned is the
+// root cause (rootCause).
 func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (GroupResult, error) {
-	if len(protos) != len(cfg.Agents) {
-		return GroupResult{}, fmt.Errorf("mqtt: %d protocol agents for %d agent names", len(protos), len(cfg.Agents))
+	owned := cfg.Owned
+	if owned == nil {
+		owned = make([]int, len(cfg.Agents))
+		for i := range owned {
+			owned[i] = i
+		}
+	}
+	if len(protos) != len(owned) {
+		return GroupResult{}, fmt.Errorf("mqtt: %d protocol agents for %d agents run here", len(protos), len(owned))
+	}
+	for _, i := range owned {
+		if i < 0 || i >= len(cfg.Agents) {
+			return GroupResult{}, fmt.Errorf("mqtt: agent index %d outside 0..%d", i, len(cfg.Agents)-1)
+		}
 	}
 	if cfg.Run == "" {
 		var b [6]byte
@@ -112,13 +133,13 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		slots = runtime.GOMAXPROCS(0)
 	}
 	compute := make(chan struct{}, slots)
-	for i, p := range protos {
-		ac := AgentConfig{Config: cfg.Config, Agent: i, Compute: compute}
+	for k, p := range protos {
+		ac := AgentConfig{Config: cfg.Config, Agent: owned[k], Compute: compute}
 		if cfg.Credentials != nil {
-			ac.Broker.Username, ac.Broker.Password = cfg.Credentials(cfg.Agents[i])
+			ac.Broker.Username, ac.Broker.Password = cfg.Credentials(cfg.Agents[owned[k]])
 		}
-		if i < len(cfg.Checks) {
-			ac.Checks = cfg.Checks[i]
+		if k < len(cfg.Checks) {
+			ac.Checks = cfg.Checks[k]
 		}
 		wg.Add(1)
 		go func() {
@@ -126,7 +147,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 			r, st, err := RunAgent(ctx, ac, p)
 			mu.Lock()
 			defer mu.Unlock()
-			out.Results[i], out.Stats[i] = r, st
+			out.Results[k], out.Stats[k] = r, st
 			if err != nil {
 				errs = append(errs, err)
 				cancel()
@@ -140,27 +161,13 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 	m := &out.Metrics
 	for _, s := range out.Stats {
 		m.Messages += s.Sent
+		m.InternalMessages += s.Internal
 		m.TotalMessageBytes += s.MessageBytes
 		m.MaxMessageBytes = max(m.MaxMessageBytes, s.MaxMessageBytes)
 		m.NCCC = max(m.NCCC, s.NCCC)
 	}
 	m.WallMs = float64(time.Since(start).Microseconds()) / 1000
 	return out, nil
-}
-
-// NodeChecks returns the constraint checks of node n's local solver and,
-// when it counts its own (sim.CheckCounter), protocol p's.
-func NodeChecks(n *mva.Node, p mva.Protocol) func() int64 {
-	return func() int64 {
-		var c int64
-		if n.Local != nil && n.Local.Solver != nil {
-			c += n.Local.Solver.Checks()
-		}
-		if cc, ok := p.(sim.CheckCounter); ok {
-			c += cc.Checks()
-		}
-		return c
-	}
 }
 
 // AgentNames returns p's agent names when they can all be agent names on
@@ -183,47 +190,53 @@ func AgentNames(p *mva.Problem) []string {
 	return names
 }
 
-// Solve is sim.Solve over MQTT: it decomposes p, builds one protocol agent
-// per agent, runs them with RunGroup (cfg.Agents is filled from p) and
-// assembles the answer. o.Config (the simulated runtime's faults and
-// delays) is ignored.
-func Solve(ctx context.Context, p *mva.Problem, o sim.Options, cfg GroupConfig) (sim.Solution, GroupResult, error) {
-	if o.Protocol == nil || o.Solver == nil {
-		return sim.Solution{}, GroupResult{}, errors.New("mqtt: a protocol and a local solver are required")
+// Group is RunGroup as a pipeline.Runtime: the agents a pipeline run
+// hands it run over MQTT with Config (Agents, when empty, are
+// AgentNames of the run's problem; Owner, Owned and Checks are the
+// run's). A Group serves one run at a time; Last is that run's result
+// (transport counters, broker, run id).
+type Group struct {
+	Config GroupConfig
+	Last   GroupResult
+}
+
+// Run runs r's agents with RunGroup.
+func (g *Group) Run(ctx context.Context, r pipeline.Run) (pipeline.Outcome, error) {
+	cfg := g.Config
+	if len(cfg.Agents) == 0 {
+		cfg.Agents = AgentNames(r.Problem)
 	}
-	d := mva.Decompose(p)
-	nodes, _, err := mva.BuildNodes(ctx, d, o.Solver, o.Eager, o.Seed, o.Params)
-	if err != nil {
-		return sim.Solution{}, GroupResult{}, err
+	if len(cfg.Agents) != len(r.Problem.Agents) {
+		return pipeline.Outcome{}, fmt.Errorf("mqtt: %d agent names for %d agents", len(cfg.Agents), len(r.Problem.Agents))
 	}
-	protos := make([]mva.Protocol, len(nodes))
-	cfg.Checks = make([]func() int64, len(nodes))
-	for i, n := range nodes {
-		if protos[i], err = o.Protocol(n); err != nil {
-			return sim.Solution{}, GroupResult{}, fmt.Errorf("agent %s: %w", p.Agents[i].Name, err)
+	cfg.Owner = r.Owner
+	cfg.Owned = nil
+	if !r.All() {
+		cfg.Owned = make([]int, len(r.Agents))
+	}
+	cfg.Checks = make([]func() int64, len(r.Agents))
+	protos := make([]mva.Protocol, len(r.Agents))
+	for k, a := range r.Agents {
+		if cfg.Owned != nil {
+			cfg.Owned[k] = a.Node.ID
 		}
-		cfg.Checks[i] = NodeChecks(n, protos[i])
+		cfg.Checks[k] = a.Checks
+		protos[k] = a.Protocol
 	}
-	cfg.Agents = AgentNames(p)
 	gr, err := RunGroup(ctx, cfg, protos)
-	if err != nil {
-		return sim.Solution{}, gr, err
+	g.Last = gr
+	return pipeline.Outcome{Results: gr.Results, Metrics: gr.Metrics}, err
+}
+
+// Refused reports whether err says that the broker refused the client's
+// credentials or id, which no new attempt can change.
+func Refused(err error) bool {
+	for _, e := range []error{packets.ErrorRefusedBadUsernameOrPassword, packets.ErrorRefusedNotAuthorised, packets.ErrorRefusedIDRejected} {
+		if errors.Is(err, e) {
+			return true
+		}
 	}
-	views := make([]*mva.LocalView, len(nodes))
-	for i, n := range nodes {
-		views[i] = n.Local
-	}
-	assign, cost, err := mva.Assemble(ctx, d, views, gr.Results)
-	if err != nil {
-		return sim.Solution{}, gr, err
-	}
-	optimal := len(gr.Results) > 0
-	for _, r := range gr.Results {
-		optimal = optimal && r.Optimal
-	}
-	sol := sim.Solution{Assign: assign, Cost: cost, Optimal: optimal,
-		Outcome: sim.Outcome{Results: gr.Results, Metrics: gr.Metrics}}
-	return sol, gr, nil
+	return false
 }
 
 // rootCause picks, among the agents' errors in the order they came, the

@@ -14,6 +14,7 @@ import (
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mqtt/broker"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
 	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
 	"github.com/hearth-dcop/hearth/mva/sim"
 )
@@ -110,4 +111,16 @@ func checkSameAnswer(t *testing.T, got sim.Solution, gr GroupResult, want sim.So
 	if gr.Metrics.TotalMessageBytes != want.Outcome.Metrics.TotalMessageBytes {
 		t.Fatalf("message bytes %d, simulated %d", gr.Metrics.TotalMessageBytes, want.Outcome.Metrics.TotalMessageBytes)
 	}
+}
+
+// solveGroup solves p with the pipeline over RunGroup, as `hearth sim`
+// does, and returns the group's result too.
+func solveGroup(ctx context.Context, p *mva.Problem, o sim.Options, cfg GroupConfig) (sim.Solution, GroupResult, error) {
+	g := &Group{Config: cfg}
+	sol, err := pipeline.Solve(ctx, p, pipeline.Options{
+		Protocol: o.Protocol, Solver: o.Solver, Eager: o.Eager, Seed: o.Seed, Params: o.Params,
+		Exact: o.Exact, Sampler: o.Sampler,
+	}, g)
+	out := sim.Outcome{Results: sol.Outcome.Results, Metrics: sol.Outcome.Metrics}
+	return sim.Solution{Assign: sol.Assign, Cost: sol.Cost, Optimal: sol.Optimal, Outcome: out}, g.Last, err
 }

@@ -161,7 +161,7 @@ func TestMosquitto(t *testing.T) {
 		Config:      Config{Broker: Broker{URL: url}, Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)},
 		Credentials: func(a string) (string, string) { return a, "pw-" + a },
 	}
-	got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
+	got, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func TestEndToEndMulticast(t *testing.T) {
 				cfg.Broker.URL = b.URL()
 				cfg.Credentials = func(a string) (string, string) { return a, "pw-" + a }
 			}
-			got, gr, err := Solve(testContext(t), p, opts, cfg)
+			got, gr, err := solveGroup(testContext(t), p, opts, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestLostMulticastsRecovered(t *testing.T) {
 			return seen == 2 || seen == 5
 		}}, nil
 	}
-	got, gr, err := Solve(testContext(t), p, opts, cfg)
+	got, gr, err := solveGroup(testContext(t), p, opts, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestBrokerRestart(t *testing.T) {
 			return &hookProto{Protocol: inner, steps: &steps, k: k, hook: hook}, err
 		}
 		cfg := GroupConfig{Config: Config{Broker: Broker{URL: url}, Protocol: "dpop", Timing: fastTiming, Logger: log}}
-		got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
+		got, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestAgentFailureStopsRun(t *testing.T) {
 		return inner, err
 	}
 	cfg := GroupConfig{Config: Config{Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)}}
-	_, gr, err := Solve(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
+	_, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: factory, Solver: dfbnb, Seed: 1}, cfg)
 	if !errors.Is(err, errBoom) {
 		t.Fatalf("got %v, want the failing agent's error", err)
 	}

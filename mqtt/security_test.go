@@ -258,7 +258,7 @@ func TestACL(t *testing.T) {
 		Config:      Config{Broker: Broker{URL: b.URL()}, Run: "r2", Protocol: "dpop", Timing: fastTiming, Logger: testLogger(t)},
 		Credentials: func(a string) (string, string) { return a, "pw-" + a },
 	}
-	got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
+	got, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

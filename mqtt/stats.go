@@ -43,10 +43,14 @@ type Stats struct {
 	Dropped map[string]int64 `json:"dropped,omitempty"`
 	// Sent counts protocol messages sent; MessageBytes their kind and
 	// body bytes (the simulated runtime's measure), MaxMessageBytes the
-	// largest.
+	// largest. Where Config.Owner is set, they count only the messages
+	// to agents of another owner, and Internal the others (the pseudo-
+	// agents of one real agent talking among themselves), as the
+	// simulated runtime counts them.
 	Sent            int64 `json:"sent"`
 	MessageBytes    int64 `json:"message_bytes"`
 	MaxMessageBytes int64 `json:"max_message_bytes"`
+	Internal        int64 `json:"internal,omitempty"`
 	// Envelopes counts MQTT messages published for protocol messages,
 	// first copies and retransmissions; EnvelopeBytes their size;
 	// Fragmented the messages split into more than one.
@@ -88,7 +92,7 @@ type Stats struct {
 // Stats at any time.
 type counters struct {
 	received, receivedBytes, delivered, duplicates atomic.Int64
-	sent, messageBytes, maxMessageBytes            atomic.Int64
+	sent, messageBytes, maxMessageBytes, internal  atomic.Int64
 	envelopes, envelopeBytes, fragmented           atomic.Int64
 	retransmitted, resyncs, connects, statuses     atomic.Int64
 	mailboxPeak, nccc                              atomic.Int64
@@ -123,6 +127,7 @@ func (c *counters) snapshot(agent string) Stats {
 		Agent: agent, Received: c.received.Load(), ReceivedBytes: c.receivedBytes.Load(),
 		Delivered: c.delivered.Load(), Duplicates: c.duplicates.Load(), Dropped: dropped,
 		Sent: c.sent.Load(), MessageBytes: c.messageBytes.Load(), MaxMessageBytes: c.maxMessageBytes.Load(),
+		Internal:  c.internal.Load(),
 		Envelopes: c.envelopes.Load(), EnvelopeBytes: c.envelopeBytes.Load(), Fragmented: c.fragmented.Load(),
 		Retransmitted: c.retransmitted.Load(), Resyncs: c.resyncs.Load(), Connects: c.connects.Load(),
 		Statuses: c.statuses.Load(), StatusesIn: c.statusesIn.Load(), StatusesCoalesced: c.statusesCoalesced.Load(),

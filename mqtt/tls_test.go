@@ -69,7 +69,7 @@ func TestTLS(t *testing.T) {
 		},
 		Embedded: broker.Config{CertFile: certFile, KeyFile: keyFile},
 	}
-	got, gr, err := Solve(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
+	got, gr, err := solveGroup(testContext(t), p, sim.Options{Protocol: dpop.New, Solver: dfbnb, Seed: 1}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,12 @@ type Node struct {
 	Seed uint64
 	// Params are protocol parameters (name → value) from the command line.
 	Params map[string]float64
+	// Exact and Sampler build the solvers a protocol needs beyond its
+	// local view: exact solvers of problems of its own (MGM's best
+	// responses) and the interior's conditional sampler (MVA-D-Gibbs).
+	// Nil when the run provides none; a protocol that needs one says so.
+	Exact   ExactFactory
+	Sampler SamplerFactory
 }
 
 // Sub returns the agent's subproblem.
@@ -204,24 +210,35 @@ func BuildNodes(ctx context.Context, d *Decomposition, newSolver SolverFactory, 
 	nodes := make([]*Node, len(d.Subs))
 	setupMs := make([]float64, len(d.Subs))
 	for i := range d.Subs {
-		lp := NewLocalProblem(d.Problem, &d.Subs[i])
-		s, err := newSolver(lp)
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent %s: %w", d.Problem.Agents[i].Name, err)
-		}
-		start := time.Now()
-		v, err := NewLocalView(ctx, lp, s, eager)
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent %s: %w", d.Problem.Agents[i].Name, err)
-		}
-		setupMs[i] = float64(time.Since(start).Nanoseconds()) / 1e6
-		nodes[i] = &Node{
-			ID: i, NumAgents: len(d.Subs), Decomp: d, Local: v,
-			External: d.ExternalOf(i), Neighbours: nb[i],
-			Seed: AgentSeed(seed, i), Params: params,
+		var err error
+		if nodes[i], setupMs[i], err = BuildNode(ctx, d, nb, i, newSolver, eager, seed, params); err != nil {
+			return nil, nil, err
 		}
 	}
 	return nodes, setupMs, nil
+}
+
+// BuildNode is BuildNodes for agent i alone (nb is d.Neighbours()), so
+// that a process running some of the agents builds, and when eager fills,
+// only their tables; the node is the one BuildNodes gives agent i, and
+// setupMs the time spent filling its table.
+func BuildNode(ctx context.Context, d *Decomposition, nb [][]int, i int, newSolver SolverFactory, eager bool, seed uint64, params map[string]float64) (*Node, float64, error) {
+	lp := NewLocalProblem(d.Problem, &d.Subs[i])
+	s, err := newSolver(lp)
+	if err != nil {
+		return nil, 0, fmt.Errorf("agent %s: %w", d.Problem.Agents[i].Name, err)
+	}
+	start := time.Now()
+	v, err := NewLocalView(ctx, lp, s, eager)
+	if err != nil {
+		return nil, 0, fmt.Errorf("agent %s: %w", d.Problem.Agents[i].Name, err)
+	}
+	setupMs := float64(time.Since(start).Nanoseconds()) / 1e6
+	return &Node{
+		ID: i, NumAgents: len(d.Subs), Decomp: d, Local: v,
+		External: d.ExternalOf(i), Neighbours: nb[i],
+		Seed: AgentSeed(seed, i), Params: params,
+	}, setupMs, nil
 }
 
 // AgentSeed derives an agent's seed from the run's seed (SplitMix64), so

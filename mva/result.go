@@ -7,13 +7,15 @@ import (
 
 // Result is the object `hearth solve --json` prints (DESIGN.md, "Results").
 // Objective is in the file's own sense; it is null when no feasible
-// solution was found, because JSON has no infinity.
+// solution was found, because JSON has no infinity. Status says what the
+// run proved (Conclude).
 type Result struct {
 	Instance   string            `json:"instance"`
 	Sense      string            `json:"sense"`
 	Objective  *float64          `json:"objective"`
 	Feasible   bool              `json:"feasible"`
 	Optimal    bool              `json:"optimal"`
+	Status     Status            `json:"status"`
 	Assignment map[string]string `json:"assignment"`
 	Algorithm  Algorithm         `json:"algorithm"`
 	Metrics    Metrics           `json:"metrics"`
@@ -73,6 +75,40 @@ func NewResult(p *Problem, assign []int, cost float64) Result {
 		r.Assignment = p.Labels(assign)
 	}
 	return r
+}
+
+// Status is what a run proved about the problem.
+type Status string
+
+const (
+	// StatusOptimal: a feasible assignment, proved optimal.
+	StatusOptimal Status = "optimal"
+	// StatusFeasible: a feasible assignment, not proved optimal.
+	StatusFeasible Status = "feasible"
+	// StatusInfeasible: a complete algorithm proved that every
+	// assignment violates a hard constraint.
+	StatusInfeasible Status = "infeasible"
+	// StatusUnknown: no feasible assignment was found by an algorithm
+	// that may miss one (a local search, a sampler), which proves
+	// nothing.
+	StatusUnknown Status = "unknown"
+)
+
+// Conclude sets r.Status from r.Feasible and r.Optimal; complete says
+// whether the algorithm would have found a feasible assignment if there
+// were one (an exact protocol over exact rows, or an exact central
+// solver), so that only then does finding none prove infeasibility.
+func (r *Result) Conclude(complete bool) {
+	switch {
+	case r.Feasible && r.Optimal:
+		r.Status = StatusOptimal
+	case r.Feasible:
+		r.Status = StatusFeasible
+	case complete:
+		r.Status = StatusInfeasible
+	default:
+		r.Status = StatusUnknown
+	}
 }
 
 // JSON returns the result as indented JSON with a trailing newline.

@@ -6,41 +6,20 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/hearth-dcop/hearth/internal/daemon"
+	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/protocol/afb"
-	"github.com/hearth-dcop/hearth/mva/protocol/dgibbs"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
+	"github.com/hearth-dcop/hearth/mva/protocol"
 	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
-	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
-	"github.com/hearth-dcop/hearth/mva/protocol/mgm2"
-	"github.com/hearth-dcop/hearth/mva/reform"
 	"github.com/hearth-dcop/hearth/mva/sim"
+	"github.com/hearth-dcop/hearth/sampler"
 )
 
-// protocols maps --global names to protocol constructors; exact ones prove
-// optimality.
-var protocols = map[string]struct {
-	make  sim.ProtocolFactory
-	exact bool
-}{
-	"dpop":   {dpop.New, true},
-	"afb":    {afb.New, true},
-	"dgibbs": {dgibbs.New, false},
-	"mgm":    {mgm.New, false},
-	"mgm2":   {mgm2.New, false},
-}
-
-func globalNames() []string {
-	names := []string{"none"}
-	var ps []string
-	for n := range protocols {
-		ps = append(ps, n)
-	}
-	sort.Strings(ps)
-	return append(names, ps...)
-}
+// globalNames lists every --global: none, then the registered protocols.
+func globalNames() []string { return append([]string{"none"}, protocol.Names()...) }
 
 // paramFlag collects repeated -p name=value protocol parameters.
 type paramFlag map[string]float64
@@ -61,7 +40,13 @@ func (p paramFlag) Set(s string) error {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		return fmt.Errorf("parameter %s: %q is not a number", k, v)
+		var named bool
+		if f, named = protocol.ParamValue(k, v); !named {
+			if names := protocol.ParamValueNames(k); len(names) > 0 {
+				return fmt.Errorf("parameter %s: %q is not a number or one of %s", k, v, strings.Join(names, ", "))
+			}
+			return fmt.Errorf("parameter %s: %q is not a number", k, v)
+		}
 	}
 	p[k] = f
 	return nil
@@ -74,24 +59,21 @@ func solveDistributed(ctx context.Context, p *mva.Problem, o solveOptions, dev *
 	if err != nil {
 		return mva.Result{}, err
 	}
-	start := time.Now()
-	sol, err := sim.Solve(ctx, d.rf.Problem, d.opts)
+	sol, err := pipeline.Solve(ctx, p, d.opts, &sim.Runtime{Config: sim.Config{Delay: o.delay}})
 	if err != nil {
 		return mva.Result{}, err
 	}
-	return d.result(sol, start)
+	return d.result(sol), nil
 }
 
-// distributed is a protocol run prepared for a problem: the reformulation
-// the protocol runs on, the runtime's options, and the way back to a
-// result in the problem's terms. The simulated runtime (`hearth solve`)
-// and the MQTT runtime (`hearth sim`, `hearth run`) share it, so that they
-// run the very same agents.
+// distributed is a protocol run chosen for a problem: the pipeline's
+// options and the way from its solution to a result object. The
+// simulated runtime (`hearth solve`) and the MQTT runtime (`hearth sim`,
+// `hearth run`) share it, so that they run the very same agents.
 type distributed struct {
 	p     *mva.Problem
 	o     solveOptions
-	rf    *reform.Reformulation
-	opts  sim.Options
+	opts  pipeline.Options
 	exact bool
 	gpu   bool
 }
@@ -109,34 +91,33 @@ func localDevice(dev *gpu.Device, o solveOptions) *gpu.Device {
 	return dev
 }
 
-// prepareDistributed reformulates p as o asks and chooses the protocol
-// and the local solver.
+// prepareDistributed chooses the protocol, the local solver and the
+// reformulation o asks for.
 func prepareDistributed(p *mva.Problem, o solveOptions, dev *gpu.Device) (*distributed, error) {
-	proto, ok := protocols[o.global]
+	proto, ok := protocol.Lookup(o.global)
 	if !ok {
 		return nil, fmt.Errorf("unknown --global %q", o.global)
 	}
-	rf, err := reform.New(o.reform, p, o.maxEntries)
-	if err != nil {
-		return nil, err
-	}
-	makeProto := proto.make
+	makeProto := proto.New
 	if dev != nil && o.global == "dpop" {
 		makeProto = dpop.WithKernel(gpuKernel(dev))
 	}
+	if o.reform == "" {
+		o.reform = "mva"
+	}
 	return &distributed{
-		p: p, o: o, rf: rf, exact: proto.exact,
+		p: p, o: o, exact: proto.Exact,
 		gpu: dev != nil && (o.global == "dpop" || o.local.name == "be"),
-		opts: sim.Options{
-			Protocol: makeProto,
-			Solver:   startSolver(o.start, gpuSolver(localDevice(dev, o), o.local.name, o.local.factory(o.seed))),
-			Eager:    o.table == "eager",
-			Seed:     o.seed,
-			Params:   o.params,
-			Config: sim.Config{
-				Owner: rf.Owner,
-				Delay: o.delay,
-			},
+		opts: pipeline.Options{
+			Protocol:   makeProto,
+			Solver:     startSolver(o.start, gpuSolver(localDevice(dev, o), o.local.name, o.local.factory(o.seed))),
+			Eager:      o.table == "eager",
+			Seed:       o.seed,
+			Params:     o.params,
+			Reform:     o.reform,
+			MaxEntries: o.maxEntries,
+			Exact:      local.Exact,
+			Sampler:    sampler.NewConditionalSampler,
 		},
 	}, nil
 }
@@ -144,28 +125,25 @@ func prepareDistributed(p *mva.Problem, o solveOptions, dev *gpu.Device) (*distr
 // algorithm is the result object's description of the run.
 func (d *distributed) algorithm() mva.Algorithm {
 	o := d.o
-	return mva.Algorithm{Global: o.global, Local: o.local.name, Table: o.table, Reform: d.rf.Name,
+	return mva.Algorithm{Global: o.global, Local: o.local.name, Table: o.table, Reform: o.reform,
 		Sampling: o.local.report(o.seed), GPU: d.gpu}
 }
 
-// result maps a solution of the reformulated problem back to p, checks its
-// cost against the model, and reports it; start is when the user started
-// waiting.
-func (d *distributed) result(sol sim.Solution, start time.Time) (mva.Result, error) {
-	assign, err := d.rf.Back(sol.Assign)
-	if err != nil {
-		return mva.Result{}, fmt.Errorf("internal error: mapping the solution back: %w", err)
-	}
-	cost, err := d.p.Eval(assign)
-	if err != nil {
-		return mva.Result{}, fmt.Errorf("internal error: %w", err)
-	}
-	r := mva.NewResult(d.p, assign, cost)
-	r.Optimal = r.Feasible && d.exact && sol.Optimal && !d.o.local.sampling()
+// complete reports whether the run would have found a feasible
+// assignment if there were one: an exact protocol over exact rows.
+func (d *distributed) complete() bool { return d.exact && !d.o.local.sampling() }
+
+// prepared is the run as `hearth run`'s daemon takes it.
+func (d *distributed) prepared() daemon.Prepared {
+	return daemon.Prepared{Options: d.opts, Algorithm: d.algorithm(), Complete: d.complete(), Timeout: d.o.timeout}
+}
+
+// result reports a solution of the pipeline in the result object's terms.
+func (d *distributed) result(sol pipeline.Solution) mva.Result {
+	r := mva.NewResult(d.p, sol.Assign, sol.Cost)
+	r.Optimal = r.Feasible && d.complete() && sol.Optimal
+	r.Conclude(d.complete())
 	r.Algorithm = d.algorithm()
 	r.Metrics = sol.Outcome.Metrics
-	// The runtime's wall clock covers message delivery only; the user
-	// waited for the tables too.
-	r.Metrics.WallMs = float64(time.Since(start).Microseconds()) / 1000
-	return r, nil
+	return r
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
 	"image/png"
 	"math/rand/v2"
 	"os"
@@ -25,9 +27,9 @@ var exampleTOML = filepath.Join("..", "..", "examples", "neighbourhood", "neighb
 // need files beyond the importer's testdata skip without it.
 const sharedSHDS = "/work/shared/data/shds"
 
-func solveRun(t *testing.T, r *homeRun) (mva.Result, []int) {
+func solveRun(t *testing.T, r *homesolve.Run) (mva.Result, []int) {
 	t.Helper()
-	res, assign, err := solveHomes(context.Background(), r, r.Options(homeSolveDefaults()), nil)
+	res, assign, err := solveHomes(context.Background(), r, homeSolveOptions(r, homeSolveDefaults()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,10 +42,10 @@ func solveRun(t *testing.T, r *homeRun) (mva.Result, []int) {
 // the homes' peak when each optimises alone. (That is not a theorem: the
 // objective prices committed caps per window, not the maximum load, so
 // random neighbourhoods with coarse levels may trade some peak for price.)
-func checkSchedule(t *testing.T, r *homeRun, res mva.Result, assign []int, peak bool) *report.Homes {
+func checkSchedule(t *testing.T, r *homesolve.Run, res mva.Result, assign []int, peak bool) *report.Homes {
 	t.Helper()
 	if !res.Feasible {
-		t.Fatalf("%s: no schedule found", r.path)
+		t.Fatalf("%s: no schedule found", r.Path())
 	}
 	h, err := r.Report(assign, res)
 	if err != nil {
@@ -53,26 +55,26 @@ func checkSchedule(t *testing.T, r *homeRun, res mva.Result, assign []int, peak 
 		for _, p := range h.Schedules {
 			for _, rr := range p.Rules {
 				if !rr.OK {
-					t.Errorf("%s: home %s breaks %q", r.path, p.Home, rr.Rule)
+					t.Errorf("%s: home %s breaks %q", r.Path(), p.Home, rr.Rule)
 				}
 			}
 		}
 	}
 	if h.BaselinePeakKW == nil {
-		t.Fatalf("%s: no uncoordinated baseline: %v", r.path, h.Notes)
+		t.Fatalf("%s: no uncoordinated baseline: %v", r.Path(), h.Notes)
 	}
 	if peak && h.PeakKW > *h.BaselinePeakKW+1e-9 {
-		t.Errorf("%s: coordinated peak %v kW above the uncoordinated %v kW", r.path, h.PeakKW, *h.BaselinePeakKW)
+		t.Errorf("%s: coordinated peak %v kW above the uncoordinated %v kW", r.Path(), h.PeakKW, *h.BaselinePeakKW)
 	}
 	return h
 }
 
 func TestHomesExample(t *testing.T) {
-	r, err := loadHomes(exampleTOML, false, homeOptions{})
+	r, err := homesolve.Load(exampleTOML, false, homesolve.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := r.Options(homeSolveDefaults()); o.global != "dpop" || o.local.name != "be" || o.seed != 1 {
+	if o := homeSolveOptions(r, homeSolveDefaults()); o.global != "dpop" || o.local.name != "be" || o.seed != 1 {
 		t.Errorf("the example's [solver] gives %s/%s seed %d", o.global, o.local.name, o.seed)
 	}
 	res, assign := solveRun(t, r)
@@ -141,14 +143,14 @@ func TestHomeOptionsOverrideTheTOML(t *testing.T) {
 		t.Fatal(err)
 	}
 	ho := homeOptionsFrom(fs, &so)
-	if ho.global != "mgm" || ho.local != "" || ho.table != "" || !ho.seedSet || ho.seed != 9 || ho.params["rounds"] != 3 {
+	if ho.Global != "mgm" || ho.Local != "" || ho.Table != "" || !ho.SeedSet || ho.Seed != 9 || ho.Params["rounds"] != 3 {
 		t.Fatalf("homeOptionsFrom: %+v", ho)
 	}
-	r, err := loadHomes(exampleTOML, false, ho)
+	r, err := homesolve.Load(exampleTOML, false, ho)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := r.Options(so)
+	o := homeSolveOptions(r, so)
 	if o.global != "mgm" || o.local.name != "be" || o.seed != 9 || o.params["rounds"] != 3 || o.table != "eager" {
 		t.Errorf("options: global %s local %s seed %d params %v table %s", o.global, o.local.name, o.seed, o.params, o.table)
 	}
@@ -216,7 +218,7 @@ func TestHomesRandom(t *testing.T) {
 	feasible, infeasible := 0, 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		n := randomHomes(seed)
-		r, err := newHomeRun(n.Name, n, homeOptions{global: "dpop"})
+		r, err := homesolve.New(n.Name, n, homesolve.Overrides{Global: "dpop"})
 		if err != nil {
 			if !errors.Is(err, devices.ErrInfeasible) {
 				t.Fatalf("seed %d: %v", seed, err)
@@ -233,7 +235,9 @@ func TestHomesRandom(t *testing.T) {
 			t.Errorf("seed %d: DPOP did not prove optimality", seed)
 		}
 		checkSchedule(t, r, res, assign, false)
-		r.global, r.params = "dgibbs", map[string]float64{"iterations": 30}
+		if r, err = homesolve.New(n.Name, n, homesolve.Overrides{Global: "dgibbs", Params: map[string]float64{"iterations": 30}}); err != nil {
+			t.Fatal(err)
+		}
 		res, assign = solveRun(t, r)
 		if res.Feasible {
 			checkSchedule(t, r, res, assign, false)
@@ -276,7 +280,7 @@ rules = ["charge geq 30 before 02:00"]
 	if err := os.WriteFile(path, []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := loadHomes(path, false, homeOptions{})
+	r, err := homesolve.Load(path, false, homesolve.Overrides{})
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -299,7 +303,7 @@ func TestHomesBadFiles(t *testing.T) {
 	if err := os.WriteFile(path, []byte("name = \"x\"\nhomes = [\"nowhere.toml\"]\n[horizon]\nslots = 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := loadHomes(path, false, homeOptions{})
+	_, err := homesolve.Load(path, false, homesolve.Overrides{})
 	var out bytes.Buffer
 	if code := loadExit(&out, "sim", err); code != exitUsage {
 		t.Errorf("exit %d", code)
@@ -307,7 +311,7 @@ func TestHomesBadFiles(t *testing.T) {
 	if !strings.Contains(out.String(), path+":4: horizon.slots:") {
 		t.Errorf("errors not printed as file:line: key:\n%s", out.String())
 	}
-	_, err = loadHomes(filepath.Join(dir, "missing.json"), true, homeOptions{})
+	_, err = homesolve.Load(filepath.Join(dir, "missing.json"), true, homesolve.Overrides{})
 	if code := loadExit(new(bytes.Buffer), "sim", err); err == nil || code != exitUsage {
 		t.Errorf("missing SHDS file: %v, exit %d", err, code)
 	}
@@ -334,7 +338,7 @@ func shdsPath(t *testing.T, name string) string {
 func TestHomesSHDS(t *testing.T) {
 	tests := []struct {
 		name string
-		opts homeOptions
+		opts homesolve.Overrides
 		// global is the protocol chosen: MGM unless the command line
 		// names another.
 		global string
@@ -356,26 +360,26 @@ func TestHomesSHDS(t *testing.T) {
 		{name: "dm_7_1_4", global: "mgm", long: true},
 		{name: "dm_7_1_6", global: "mgm", blocks: true},
 		{name: "dm_35_1_6", global: "mgm", blocks: true, long: true},
-		{name: "dm_35_1_6", opts: homeOptions{global: "dgibbs"}, global: "dgibbs", long: true, restart: true},
+		{name: "dm_35_1_6", opts: homesolve.Overrides{Global: "dgibbs"}, global: "dgibbs", long: true, restart: true},
 	}
 	for _, tc := range tests {
 		if tc.long && os.Getenv("HEARTH_SHDS_LONG") == "" {
 			continue
 		}
 		t.Run(tc.name+"/"+tc.global, func(t *testing.T) {
-			r, err := loadHomes(shdsPath(t, tc.name), true, tc.opts)
+			r, err := homesolve.Load(shdsPath(t, tc.name), true, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := r.Options(homeSolveDefaults())
+			o := homeSolveOptions(r, homeSolveDefaults())
 			if o.global != tc.global || o.local.name != "be" && o.local.name != localAuto || o.table != "lazy" {
 				t.Errorf("SHDS defaults: %s/%s %s, want %s", o.global, o.local.name, o.table, tc.global)
 			}
-			blocks := o.params["response"] == responseBlocks
+			blocks := o.params["response"] == mgm.ResponseBlocks
 			if blocks != tc.blocks {
 				t.Errorf("block-descent responses %v, want %v (params %v)", blocks, tc.blocks, o.params)
 			}
-			if started := o.params["init"] == initStart && o.start != nil; started != tc.blocks {
+			if started := o.params["init"] == mgm.InitStart && o.start != nil; started != tc.blocks {
 				t.Errorf("started from the homes' own schedules: %v, want %v (init %v)", started, tc.blocks, o.params["init"])
 			}
 			if homes := len(r.Problem().Agents); tc.global == "mgm" && o.params["rounds"] != float64(2*homes) {
@@ -384,8 +388,8 @@ func TestHomesSHDS(t *testing.T) {
 			if tc.global == "mgm" && (o.params["joint"] != 1 || o.params["quiet"] != 1) {
 				t.Errorf("MGM without joint moves or the quiet stop on a complete graph: %v", o.params)
 			}
-			if chose := slices.ContainsFunc(r.Notes(), func(n string) bool { return strings.HasPrefix(n, "MGM with joint moves") }); chose != (tc.opts.global == "") {
-				t.Errorf("note of the protocol choice: %v, want %v: %v", chose, tc.opts.global == "", r.Notes())
+			if chose := slices.ContainsFunc(r.Notes(), func(n string) bool { return strings.HasPrefix(n, "MGM with joint moves") }); chose != (tc.opts.Global == "") {
+				t.Errorf("note of the protocol choice: %v, want %v: %v", chose, tc.opts.Global == "", r.Notes())
 			}
 			res, assign := solveRun(t, r)
 			h := checkSchedule(t, r, res, assign, !tc.restart)
@@ -424,11 +428,11 @@ func TestHomesSHDS(t *testing.T) {
 		})
 	}
 	// A protocol on the command line wins over the SHDS choice.
-	r, err := loadHomes(shdsPath(t, "dm_7_1_2"), true, homeOptions{global: "dgibbs"})
+	r, err := homesolve.Load(shdsPath(t, "dm_7_1_2"), true, homesolve.Overrides{Global: "dgibbs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := r.Options(homeSolveDefaults()); o.global != "dgibbs" || o.params["rounds"] != 0 {
+	if o := homeSolveOptions(r, homeSolveDefaults()); o.global != "dgibbs" || o.params["rounds"] != 0 {
 		t.Errorf("--global dgibbs gave %s with rounds %v", o.global, o.params["rounds"])
 	}
 }
@@ -438,11 +442,11 @@ func TestHomesSHDS(t *testing.T) {
 // (exit 1).
 func TestHomesSHDSInfeasibleHome(t *testing.T) {
 	path := shdsPath(t, "dm_21_1_5")
-	_, err := loadHomes(path, true, homeOptions{strict: true})
+	_, err := homesolve.Load(path, true, homesolve.Overrides{Strict: true})
 	if code := loadExit(new(bytes.Buffer), "sim", err); !errors.Is(err, devices.ErrInfeasible) || code != exitInfeasible {
 		t.Errorf("strict: %v, exit %d", err, code)
 	}
-	r, err := loadHomes(path, true, homeOptions{})
+	r, err := homesolve.Load(path, true, homesolve.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +458,7 @@ func TestHomesSHDSInfeasibleHome(t *testing.T) {
 // TestHomePublications: one home's publications from its own variables
 // alone are the neighbourhood's publications for that home.
 func TestHomePublications(t *testing.T) {
-	r, err := loadHomes(exampleTOML, false, homeOptions{})
+	r, err := homesolve.Load(exampleTOML, false, homesolve.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,35 +494,5 @@ func TestHomePublications(t *testing.T) {
 	}
 	if _, err := r.HomePublications(assign, 99, report.PublishOptions{}); err == nil {
 		t.Error("home out of range accepted")
-	}
-}
-
-func TestAssignmentOf(t *testing.T) {
-	r, err := loadHomes(exampleTOML, false, homeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := r.Problem()
-	res, assign := solveRun(t, r)
-	back, err := assignmentOf(p, res.Assignment)
-	if err != nil || !slices.Equal(back, assign) {
-		t.Fatalf("round trip: %v", err)
-	}
-	labels := p.Labels(assign)
-	labels[p.Variables[0].Name] = "no such value"
-	if _, err := assignmentOf(p, labels); err == nil {
-		t.Error("a label outside the domain was accepted")
-	}
-	delete(labels, p.Variables[0].Name)
-	if _, err := assignmentOf(p, labels); err == nil {
-		t.Error("a missing variable was accepted")
-	}
-}
-
-func TestIsHomesFile(t *testing.T) {
-	for path, want := range map[string]bool{"street.toml": true, "a/B.TOML": true, "x.xml": false, "dm_7_1_2.json": false, "toml": false} {
-		if got := isHomesFile(path); got != want {
-			t.Errorf("isHomesFile(%q) = %v", path, got)
-		}
 	}
 }

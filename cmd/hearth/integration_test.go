@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hearth-dcop/hearth/internal/daemon"
 	"os"
 	"os/exec"
 	"strings"
@@ -74,7 +75,7 @@ func (p *agentProc) kill() {
 }
 
 // result waits for a `--once` process and returns its result.
-func (p *agentProc) result(t *testing.T) roundResult {
+func (p *agentProc) result(t *testing.T) daemon.RoundResult {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -84,16 +85,16 @@ func (p *agentProc) result(t *testing.T) roundResult {
 	if code := p.cmd.ProcessState.ExitCode(); code != exitOK {
 		t.Fatalf("agent %s: exit %d", p.name, code)
 	}
-	var r roundResult
+	var r daemon.RoundResult
 	if err := json.Unmarshal([]byte(p.out.String()), &r); err != nil {
 		t.Fatalf("agent %s: %v\n%s", p.name, err, p.out.String())
 	}
 	return r
 }
 
-func results(t *testing.T, ps []*agentProc) []roundResult {
+func results(t *testing.T, ps []*agentProc) []daemon.RoundResult {
 	t.Helper()
-	var out []roundResult
+	var out []daemon.RoundResult
 	for _, p := range ps {
 		out = append(out, p.result(t))
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/sampler"
@@ -22,7 +23,7 @@ var localNames = append(append(local.Names(), sampler.Names()...), localAuto)
 // within autoEntries, Gibbs sampling where they would not. In a
 // neighbourhood where a few homes have many rules (SHDS dm_251_1_4: 31 of
 // 251), the others keep exact rows instead of all being sampled.
-const localAuto = "auto"
+const localAuto = homesolve.AutoLocal
 
 // autoEntries bounds the tables of bucket elimination under --local auto.
 // Lazy MVA rows are each one elimination of the interior, so the bound is

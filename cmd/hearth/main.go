@@ -17,8 +17,9 @@
 //	hearth help [COMMAND]         show help (also -h, and COMMAND -h)
 //	hearth version                print the module version and VCS revision
 //
-// Exit codes: 0 solved, 1 infeasible, 2 bad input or usage, 3 the solver
-// could not finish (a memory limit, a time-out, an interrupt).
+// Exit codes: 0 solved, 1 proved infeasible, 2 bad input or usage, 3 the
+// solver could not finish (a memory limit, a time-out, an interrupt) or
+// found no feasible assignment without proving there is none.
 package main
 
 import (

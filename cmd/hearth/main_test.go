@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/hearth-dcop/hearth/mva/protocol"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,11 +133,11 @@ func TestInspectThesis31(t *testing.T) {
 	if code := run(context.Background(), []string{"inspect", path, "--json"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var r inspectReport
+	var r mva.Inspection
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatal(err)
 	}
-	want := []agentReport{
+	want := []mva.AgentInspection{
 		{Agent: "a0", Local: 3, Boundary: 1, Interior: 2, LocalFns: 3, External: 1, Width: 2, MinDomain: 2, MaxDomain: 2, Rows: 2},
 		{Agent: "a1", Local: 2, Boundary: 1, Interior: 1, LocalFns: 1, External: 1, Width: 1, MinDomain: 2, MaxDomain: 2, Rows: 2},
 	}
@@ -161,7 +162,8 @@ func TestSolveDistributed(t *testing.T) {
 				if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 					t.Fatal(err)
 				}
-				exact := protocols[g].exact
+				proto, _ := protocol.Lookup(g)
+				exact := proto.Exact
 				if r.Objective == nil || (exact && (*r.Objective != 12 || !r.Optimal)) || (!exact && r.Optimal) {
 					t.Errorf("result %+v", r)
 				}

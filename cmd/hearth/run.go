@@ -8,18 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/eclipse/paho.mqtt.golang/packets"
-
-	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/internal/daemon"
 	"github.com/hearth-dcop/hearth/mqtt"
-	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -131,28 +126,24 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
 		return exitFailed
 	}
-	home, err := findHome(d, o.agent)
+	h, err := daemon.NewAgent(ctx, daemon.AgentConfig{Problem: p, Name: o.agent, Prepared: d.prepared(), MQTT: cfg, Log: log,
+		Instance: o.instance, Attempts: o.attempts})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
-		return exitUsage
+		return daemonExit(err)
 	}
-	h, err := newHomeAgent(ctx, d, home, cfg, log)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
-		return exitFailed
-	}
-	h.instance, h.attempts, h.timeout = o.instance, o.attempts, o.solve.timeout
 	if o.once {
-		return runOnce(ctx, e, h, o.runID, o.solve.json, nil)
+		rep, err := h.Once(ctx, o.runID, nil)
+		return printRound(e, o.runID, rep, err, o.solve.json)
 	}
-	return serve(ctx, h, o.runID)
+	return serveExit(h.Run(ctx, o.runID))
 }
 
 // check validates the flags; pos are the positional arguments. The
 // solver flags of a home are checked once its file has filled them in.
 func (o *runOptions) check(pos []string) error {
 	if len(pos) > 0 {
-		if isHomesFile(pos[0]) {
+		if homesolve.IsFile(pos[0]) {
 			return fmt.Errorf("unexpected argument %q (a neighbourhood is -c FILE --home NAME)", pos[0])
 		}
 		return fmt.Errorf("unexpected argument %q (the instance is --instance FILE)", pos[0])
@@ -172,7 +163,7 @@ func (o *runOptions) check(pos []string) error {
 		return errors.New("--attempts must be at least 1")
 	}
 	if o.runID != "" {
-		if err := checkRoundID(o.runID); err != nil {
+		if err := mqtt.CheckRoundID(o.runID); err != nil {
 			return fmt.Errorf("--run-id: %w", err)
 		}
 	}
@@ -217,50 +208,27 @@ func (o *runOptions) checkHome() error {
 	return nil
 }
 
-// maxRoundID leaves room in a topic level for the retry suffix.
-const maxRoundID = topic.MaxName - 16
-
-// checkRoundID reports whether id can name a round: a run id
-// (topic.CheckRun: not a level reserved for commands, plans or presence)
-// short enough for the retry suffix.
-func checkRoundID(id string) error {
-	if len(id) > maxRoundID {
-		return fmt.Errorf("round id %.20q… is longer than %d bytes", id, maxRoundID)
+// daemonExit is the exit code of an error building a daemon: 2 for the
+// configuration's, 3 for the run's.
+func daemonExit(err error) int {
+	if errors.Is(err, daemon.ErrConfig) {
+		return exitUsage
 	}
-	return topic.CheckRun(id)
+	return exitFailed
 }
 
-// attemptRun is the MQTT run id of attempt k (from 0) of a round. Every
-// agent derives it the same way, so that after a broken run they meet
-// again in the next one without talking.
-func attemptRun(round string, k int) string {
-	if k == 0 {
-		return round
-	}
-	return fmt.Sprintf("%s.retry%d", round, k)
-}
-
-// runOnce runs one round, publishes and prints its result, and returns the
-// exit code. plan, when not nil, returns the publications of a home's plan
-// after a round that began at start.
-func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON bool, plan func(start time.Time, rep roundResult) []report.Publication) int {
-	start := time.Now()
-	rep, err := h.round(ctx, round)
-	var pubs []report.Publication
-	if err == nil && plan != nil {
-		pubs = plan(start, rep)
-	}
-	// A failed round may have failed for want of a broker: its outcome
-	// is published if the broker answers at once.
-	wait := 10 * time.Second
+// serveExit is the exit code of a daemon's Run: 0 when it stopped on a
+// signal, 3 when the broker refused it.
+func serveExit(err error) int {
 	if err != nil {
-		wait = 2 * time.Second
+		return exitFailed
 	}
-	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-	defer cancel()
-	if perr := publishResultOnce(pubCtx, h, round, rep, err, pubs); perr != nil {
-		h.log.Warn("result not published", "err", perr)
-	}
+	return exitOK
+}
+
+// printRound prints the result of `hearth run --once` and returns the
+// exit code.
+func printRound(e *env, round string, rep daemon.RoundResult, err error, asJSON bool) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: round %s: %v\n", round, err)
 		return exitFailed
@@ -275,405 +243,8 @@ func runOnce(ctx context.Context, e *env, h *homeAgent, round string, asJSON boo
 	} else {
 		printReport(e.stdout, rep)
 	}
-	if !rep.Feasible {
-		return exitInfeasible
-	}
-	return exitOK
+	return resultExit(mva.Result{Feasible: rep.Feasible, Status: rep.Status})
 }
-
-// serve is the long-running agent: it runs round first (when set), then a
-// round for every command, until ctx ends. It returns exitOK when ctx
-// ends (SIGINT, SIGTERM), exitFailed when the broker refuses it.
-func serve(ctx context.Context, h *homeAgent, first string) int {
-	s := &server{h: h, c: newControl(h, true), done: newRecent(64)}
-	return s.loop(ctx, first)
-}
-
-// server is a long-running `hearth run`: the agent, its control client,
-// the rounds it has run, and for a home what else starts rounds and what
-// it publishes (home, nil for an agent of an instance). Everything but the
-// control client's handlers runs on loop's goroutine, so a round, a reload
-// and a publication never overlap.
-type server struct {
-	h    *homeAgent
-	c    *control
-	done *recent
-	home *homeState
-}
-
-// loop runs round first (when set) and then every round asked for until
-// ctx ends.
-func (s *server) loop(ctx context.Context, first string) int {
-	var err error
-	if first != "" {
-		err = s.runRound(ctx, request{id: first, from: "--run-id"})
-	}
-	if err == nil {
-		err = s.c.connect(ctx)
-	}
-	idle := true
-	for err == nil {
-		if idle && len(s.c.cmds) == 0 {
-			s.h.log.Info("ready: waiting for commands", "topic", s.c.cmdTopic)
-		}
-		idle = false
-		var (
-			hup                  <-chan os.Signal
-			poll, sched, refresh <-chan time.Time
-		)
-		if st := s.home; st != nil {
-			hup, poll, sched, refresh = st.hup, st.pollC, st.schedule.c(), st.plan.c()
-		}
-		select {
-		case <-ctx.Done():
-			s.c.close()
-			s.h.log.Info("stopped")
-			return exitOK
-		case req := <-s.c.cmds:
-			err = s.runRound(ctx, req)
-			idle = true
-		case <-hup:
-			err = s.ask(ctx, fmt.Sprintf("%s-%d", s.h.name, time.Now().Unix()), "SIGHUP")
-			idle = true
-		case <-poll:
-			idle, err = s.poll(ctx)
-		case <-sched:
-			err = s.scheduled(ctx)
-			idle = true
-		case <-refresh:
-			s.republish(ctx)
-		}
-	}
-	if ctx.Err() != nil {
-		s.h.log.Info("stopped")
-		return exitOK
-	}
-	s.h.log.Error("cannot reach the broker", "err", err)
-	return exitFailed
-}
-
-// runRound runs round req and publishes its outcome (and a home's plan);
-// it returns an error only when the agent cannot reach the broker any
-// more. A round already run is not run again.
-func (s *server) runRound(ctx context.Context, req request) error {
-	if s.done.has(req.id) {
-		s.h.log.Info("round already run; command ignored", "round", req.id)
-		return nil
-	}
-	s.done.add(req.id)
-	if s.home != nil {
-		// Every home runs on the newest inputs.
-		s.refresh(ctx)
-	}
-	if req.at.IsZero() {
-		req.at = time.Now()
-	}
-	s.c.pause()
-	rep, roundErr := s.h.round(ctx, req.id)
-	if ctx.Err() != nil {
-		return nil
-	}
-	if roundErr != nil {
-		s.h.log.Error("round failed", "round", req.id, "err", roundErr)
-	} else {
-		s.h.log.Info("round complete", "round", req.id, "run", rep.Run, "objective", fmtObjective(rep.Objective))
-	}
-	if err := s.c.connect(ctx); err != nil {
-		return err
-	}
-	if err := s.c.publishResult(ctx, req.id, rep, roundErr); err != nil {
-		s.h.log.Warn("result not published", "round", req.id, "err", err)
-	}
-	if s.home != nil && roundErr == nil {
-		s.publishPlan(ctx, req, rep)
-	}
-	return nil
-}
-
-// homeAgent is what `hearth run` runs: the protocol agents one home owns
-// (one with the MVA reformulation, one per variable with decomposition),
-// built once and started afresh for every round.
-type homeAgent struct {
-	d        *distributed
-	home     int      // index in d.p.Agents
-	name     string   // the home's MQTT name (presence, results, commands)
-	names    []string // MQTT names of every protocol agent of the run
-	owned    []int    // the protocol agents this process runs
-	nodes    []*mva.Node
-	decomp   *mva.Decomposition
-	cfg      mqtt.Config
-	log      *slog.Logger
-	instance string
-	attempts int
-	timeout  time.Duration
-	// neighbours are the MQTT names of the homes this one shares a
-	// function with.
-	neighbours []string
-}
-
-// findHome returns the index of the agent named agent (its name in the
-// file, or its MQTT name), which must take part in the protocol.
-func findHome(d *distributed, agent string) (int, error) {
-	p := d.p
-	names := mqtt.AgentNames(p)
-	for i, a := range p.Agents {
-		if a.Name != agent && names[i] != agent {
-			continue
-		}
-		if !slices.Contains(d.rf.Owner, i) {
-			return 0, fmt.Errorf("agent %q owns no variables: it takes no part in the protocol", agent)
-		}
-		return i, nil
-	}
-	return 0, fmt.Errorf("no agent %q (agents: %s)", agent, listNames(names, 10))
-}
-
-// newHomeAgent builds agent home's protocol agents.
-func newHomeAgent(ctx context.Context, d *distributed, home int, cfg mqtt.Config, log *slog.Logger) (*homeAgent, error) {
-	p := d.p
-	homeNames := mqtt.AgentNames(p)
-	h := &homeAgent{d: d, home: home, name: homeNames[home], names: mqtt.AgentNames(d.rf.Problem), cfg: cfg,
-		log: log.With("agent", homeNames[home])}
-	h.cfg.Agents = h.names
-	h.cfg.Timing = scaleTiming(h.cfg.Timing, len(h.names))
-	h.decomp = mva.Decompose(d.rf.Problem)
-	nb := h.decomp.Neighbours()
-	for k, owner := range d.rf.Owner {
-		if owner != home {
-			continue
-		}
-		n, err := buildNode(ctx, h.decomp, nb, k, d)
-		if err != nil {
-			return nil, err
-		}
-		h.owned = append(h.owned, k)
-		h.nodes = append(h.nodes, n)
-	}
-	for _, j := range mva.Decompose(p).Neighbours()[home] {
-		h.neighbours = append(h.neighbours, homeNames[j])
-	}
-	return h, nil
-}
-
-func listNames(names []string, most int) string {
-	if len(names) <= most {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:most], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
-}
-
-// buildNode is mva.BuildNodes for the one agent i, so that a process
-// builds (and, when eager, fills) only its own MVA table; every field is
-// what BuildNodes gives agent i, so the agents of a run over processes
-// behave exactly as in one process.
-func buildNode(ctx context.Context, dd *mva.Decomposition, nb [][]int, i int, d *distributed) (*mva.Node, error) {
-	lp := mva.NewLocalProblem(dd.Problem, &dd.Subs[i])
-	s, err := d.opts.Solver(lp)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", dd.Problem.Agents[i].Name, err)
-	}
-	v, err := mva.NewLocalView(ctx, lp, s, d.opts.Eager)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", dd.Problem.Agents[i].Name, err)
-	}
-	return &mva.Node{
-		ID: i, NumAgents: len(dd.Subs), Decomp: dd, Local: v,
-		External: dd.ExternalOf(i), Neighbours: nb[i],
-		Seed: mva.AgentSeed(d.opts.Seed, i), Params: d.opts.Params,
-	}, nil
-}
-
-// round runs coordination round id to its end and reports this home's
-// part of the answer. A run that breaks — typically because an agent was
-// restarted mid-round: the MQTT runtime cannot resume a protocol, and
-// stops every agent of the run with an error — is started again under the
-// next attempt's run id, which every agent derives alike.
-func (h *homeAgent) round(ctx context.Context, id string) (roundResult, error) {
-	if h.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
-		defer cancel()
-	}
-	for k := 0; ; k++ {
-		run := attemptRun(id, k)
-		h.log.Info("round starting", "round", id, "run", run)
-		res, stats, err := h.runAttempt(ctx, run)
-		if err == nil {
-			return h.report(ctx, id, run, k+1, res, stats)
-		}
-		if ctx.Err() != nil || refused(err) {
-			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err
-		}
-		if k+1 >= h.attempts {
-			return roundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, err
-		}
-		h.log.Warn("round broken; starting it again", "round", id, "run", run, "next", attemptRun(id, k+1), "err", err)
-	}
-}
-
-// refused reports whether the broker refused the credentials, which no
-// new attempt can change.
-func refused(err error) bool {
-	for _, e := range []error{packets.ErrorRefusedBadUsernameOrPassword, packets.ErrorRefusedNotAuthorised, packets.ErrorRefusedIDRejected} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-// runAttempt runs the home's protocol agents in run, each on its own MQTT
-// client; the first to fail stops the others.
-func (h *homeAgent) runAttempt(ctx context.Context, run string) ([]mva.AgentResult, []mqtt.Stats, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	results := make([]mva.AgentResult, len(h.owned))
-	stats := make([]mqtt.Stats, len(h.owned))
-	errs := make([]error, len(h.owned))
-	var wg sync.WaitGroup
-	for i, k := range h.owned {
-		proto, err := h.d.opts.Protocol(h.nodes[i])
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent %s: %w", h.names[k], err)
-		}
-		ac := mqtt.AgentConfig{Config: h.cfg, Agent: k, Checks: mqtt.NodeChecks(h.nodes[i], proto)}
-		ac.Run = run
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], stats[i], errs[i] = mqtt.RunAgent(ctx, ac, proto)
-			if errs[i] != nil {
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
-	// The first error that is not the echo of another (the cancellation
-	// that followed it).
-	var first error
-	for _, err := range errs {
-		if err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
-			first = err
-		}
-	}
-	return results, stats, first
-}
-
-// roundResult is what a `hearth run` agent publishes after a round (on
-// <prefix>/<round>/result/<agent>, retained) and prints with --once: its
-// own variables' values, and the objective as far as it knows it.
-type roundResult struct {
-	V     int    `json:"v"`
-	Round string `json:"round"`
-	// Run is the MQTT run id of the attempt that completed the round.
-	Run      string `json:"run"`
-	Attempts int    `json:"attempts"`
-	Agent    string `json:"agent"`
-	Instance string `json:"instance,omitempty"`
-	Sense    string `json:"sense,omitempty"`
-	// Objective is the whole problem's objective in the file's sense as
-	// the protocol told this agent, or null when it does not tell agents
-	// (D-Gibbs, MGM) or the problem is infeasible.
-	Objective *float64 `json:"objective"`
-	// LocalObjective is the agent's own functions' part of it.
-	LocalObjective *float64 `json:"local_objective"`
-	Feasible       bool     `json:"feasible"`
-	Optimal        bool     `json:"optimal"`
-	// Assignment holds the values of this agent's variables, as the file
-	// writes them.
-	Assignment map[string]string `json:"assignment"`
-	Algorithm  *mva.Algorithm    `json:"algorithm,omitempty"`
-	// Stats are the MQTT counters of this process's protocol agents.
-	Stats []mqtt.Stats `json:"stats"`
-	// Error says why the round failed; the other fields are then partial.
-	Error string `json:"error,omitempty"`
-	// values are the values of the problem's variables (indices, in the
-	// problem's terms) as far as this agent knows them: its own, and
-	// zeros for the others'. A home's plan is built from them.
-	values []int
-}
-
-// report turns the owned agents' results into the home's report.
-func (h *homeAgent) report(ctx context.Context, id, run string, attempts int, res []mva.AgentResult, stats []mqtt.Stats) (roundResult, error) {
-	d, q := h.d, h.d.rf.Problem
-	assign := make([]int, len(q.Variables))
-	optimal, feasible := d.exact && !d.o.local.sampling(), true
-	cost := math.NaN()
-	for i, k := range h.owned {
-		s, r := &h.decomp.Subs[k], res[i]
-		if len(r.Boundary) != len(s.Boundary) {
-			return roundResult{}, fmt.Errorf("internal error: agent %s returned %d boundary values for %d variables", h.names[k], len(r.Boundary), len(s.Boundary))
-		}
-		for j, v := range s.Boundary {
-			if r.Boundary[j] < 0 || r.Boundary[j] >= q.DomainSize(v) {
-				return roundResult{}, fmt.Errorf("internal error: agent %s: value %d outside the domain of %s", h.names[k], r.Boundary[j], q.Variables[v].Name)
-			}
-			assign[v] = r.Boundary[j]
-		}
-		c, interior, err := h.nodes[i].Local.Row(ctx, r.Boundary)
-		if err != nil {
-			return roundResult{}, err
-		}
-		if mva.IsHard(c) {
-			feasible = false
-		} else {
-			for j, v := range s.Interior {
-				assign[v] = int(interior[j])
-			}
-		}
-		optimal = optimal && r.Optimal
-		if math.IsNaN(cost) {
-			cost = r.Cost
-		}
-	}
-	// Reformulations decode each agent's values from its own pseudo-
-	// variables, so the others' (zero) values do not matter here.
-	orig, err := d.rf.Back(assign)
-	if err != nil {
-		return roundResult{}, fmt.Errorf("internal error: mapping the values back: %w", err)
-	}
-	p := d.p
-	rep := roundResult{V: 1, Round: id, Run: run, Attempts: attempts, Agent: h.name, Instance: h.instance,
-		Sense: p.Sense.String(), Assignment: map[string]string{}, Stats: stats, values: orig}
-	algo := d.algorithm()
-	rep.Algorithm = &algo
-	mine := make([]bool, len(p.Variables))
-	for v, x := range p.Variables {
-		if x.Agent == h.home {
-			mine[v] = true
-			rep.Assignment[x.Name] = x.Domain[orig[v]]
-		}
-	}
-	local := 0.0
-	for fi := range p.Functions {
-		f := &p.Functions[fi]
-		inside := len(f.Scope) > 0
-		idx := 0
-		for _, v := range f.Scope {
-			inside = inside && mine[v]
-			idx = idx*p.DomainSize(v) + orig[v]
-		}
-		if inside {
-			local += f.Costs[idx]
-		}
-	}
-	if mva.IsHard(local) {
-		feasible = false
-	} else {
-		rep.LocalObjective = ptr(p.Sense.Report(local))
-	}
-	switch {
-	case mva.IsHard(cost):
-		feasible = false
-	case !math.IsNaN(cost):
-		rep.Objective = ptr(p.Sense.Report(cost))
-	}
-	rep.Feasible = feasible
-	rep.Optimal = optimal && feasible && rep.Objective != nil
-	return rep, nil
-}
-
-func ptr(f float64) *float64 { return &f }
 
 func fmtObjective(o *float64) string {
 	if o == nil {
@@ -682,13 +253,16 @@ func fmtObjective(o *float64) string {
 	return formatCost(*o)
 }
 
-func printReport(w io.Writer, r roundResult) {
+func printReport(w io.Writer, r daemon.RoundResult) {
 	state := "best found"
 	if r.Optimal {
 		state = "optimal"
 	}
 	if !r.Feasible {
 		state = "infeasible"
+		if r.Status == mva.StatusUnknown {
+			state = "no feasible assignment found, not a proof"
+		}
 	}
 	fmt.Fprintf(w, "agent       %s, round %s (run %s, %d attempt(s))\n", r.Agent, r.Round, r.Run, r.Attempts)
 	fmt.Fprintf(w, "objective   %s (%s, %s); own functions %s\n", fmtObjective(r.Objective), r.Sense, state, fmtObjective(r.LocalObjective))

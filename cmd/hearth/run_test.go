@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hearth-dcop/hearth/internal/daemon"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -83,7 +84,7 @@ func agentNames(n int) []string {
 // together they assign every variable exactly once, with want's values,
 // every one completed the same run, and those that know the objective
 // (DPOP and AFB tell every agent) report want's.
-func checkRound(t *testing.T, want mva.Result, reps []roundResult) {
+func checkRound(t *testing.T, want mva.Result, reps []daemon.RoundResult) {
 	t.Helper()
 	got := map[string]string{}
 	for _, r := range reps {
@@ -118,9 +119,9 @@ func checkRound(t *testing.T, want mva.Result, reps []roundResult) {
 
 // runOnceInProcess runs `hearth run --once` for every agent, each on its
 // own goroutine with its own output, and returns their results.
-func runOnceInProcess(t *testing.T, ctx context.Context, args []string, agents []string) []roundResult {
+func runOnceInProcess(t *testing.T, ctx context.Context, args []string, agents []string) []daemon.RoundResult {
 	t.Helper()
-	reps := make([]roundResult, len(agents))
+	reps := make([]daemon.RoundResult, len(agents))
 	var wg sync.WaitGroup
 	for i, a := range agents {
 		wg.Add(1)
@@ -245,7 +246,7 @@ func TestRunServe(t *testing.T) {
 			publish(t, c, "street/hearth/cmd", `not json`)
 			publish(t, c, "street/hearth/cmd", `{"round": `+round+`}`)
 		}
-		reps := make([]roundResult, len(names))
+		reps := make([]daemon.RoundResult, len(names))
 		for i := range names {
 			m := waitFor(t, results, func(paho.Message) bool { return true }, "result of round "+id)
 			if err := json.Unmarshal(m.Payload(), &reps[i]); err != nil {
@@ -379,77 +380,5 @@ func TestRunUnreachableBroker(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "round r") {
 		t.Errorf("stderr: %s", errb.String())
-	}
-}
-
-func TestParseCommand(t *testing.T) {
-	at := time.Date(2026, 11, 22, 16, 30, 0, 0, time.FixedZone("", 3600))
-	tests := []struct {
-		in, want, err string
-		at            time.Time
-		from          string
-	}{
-		{in: `{"round": "r1"}`, want: "r1", from: "command"},
-		{in: `{"round": 42}`, want: "42", from: "command"},
-		{in: `{"round": "r1", "note": "from the scheduler"}`, want: "r1", from: "command"},
-		{in: `{"round": 1.5e3}`, want: "1.5e3", from: "command"},
-		{in: `{"round": "alder-1", "at": "2026-11-22T16:30:00+01:00", "from": "alder"}`, want: "alder-1", at: at, from: `home "alder"`},
-		{in: `{"round": "r", "at": "16:30"}`, err: "RFC 3339"},
-		{in: `{"round": ""}`, err: "empty"},
-		{in: `{"round": "a/b"}`, err: "invalid name"},
-		{in: `{"round": "$SYS"}`, err: "'$'"},
-		{in: `{"round": "home"}`, err: "reserved"},
-		{in: `{"round": "cmd"}`, err: "reserved"},
-		{in: `{"round": true}`, err: "want"},
-		{in: `{"round": null}`, err: "empty"},
-		{in: `{}`, err: "want"},
-		{in: `{"round": "r"} {}`, err: "trailing"},
-		{in: `[1]`, err: "command"},
-		{in: ``, err: "command"},
-		{in: `{"round": "` + strings.Repeat("x", 200) + `"}`, err: "longer"},
-		{in: strings.Repeat(" ", 5000), err: "bytes"},
-	}
-	for _, tc := range tests {
-		got, err := parseCommand([]byte(tc.in))
-		switch {
-		case tc.err == "" && (err != nil || got.id != tc.want || !got.at.Equal(tc.at) || got.from != tc.from):
-			t.Errorf("%.40q: got %+v, %v; want %q at %v from %q", tc.in, got, err, tc.want, tc.at, tc.from)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%.40q: got %+v, %v; want an error with %q", tc.in, got, err, tc.err)
-		}
-	}
-}
-
-// FuzzParseCommand: any payload gives a valid round id or an error,
-// never a panic.
-func FuzzParseCommand(f *testing.F) {
-	for _, s := range []string{`{"round": "r1"}`, `{"round": 7}`, `{"round": "a/b"}`, `{}`, `x`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		req, err := parseCommand(b)
-		if err == nil && checkRoundID(req.id) != nil {
-			t.Fatalf("%q gave the invalid round id %q", b, req.id)
-		}
-	})
-}
-
-func TestAttemptRun(t *testing.T) {
-	if attemptRun("r", 0) != "r" || attemptRun("r", 2) != "r.retry2" {
-		t.Errorf("attempt runs %q %q", attemptRun("r", 0), attemptRun("r", 2))
-	}
-	long := strings.Repeat("x", maxRoundID)
-	if checkRoundID(long) != nil || topic.CheckName(attemptRun(long, 99)) != nil {
-		t.Errorf("a round id of %d bytes leaves no room for its retries", maxRoundID)
-	}
-}
-
-func TestRecent(t *testing.T) {
-	r := newRecent(2)
-	r.add("a")
-	r.add("b")
-	r.add("c")
-	if r.has("a") || !r.has("b") || !r.has("c") {
-		t.Errorf("recent %v", r.ids)
 	}
 }

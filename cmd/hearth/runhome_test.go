@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
+	"github.com/hearth-dcop/hearth/internal/daemon"
 	"math"
 	"os"
 	"os/exec"
@@ -96,7 +95,7 @@ func simHomes(t *testing.T, path string) report.Homes {
 // (sim evaluates every function of the assignment, a DPOP agent reports
 // the sum the UTIL messages carried: 63.927000000000014 and 63.927 on the
 // example).
-func checkHomeRound(t *testing.T, want report.Homes, reps []roundResult) {
+func checkHomeRound(t *testing.T, want report.Homes, reps []daemon.RoundResult) {
 	t.Helper()
 	for i := range reps {
 		r := &reps[i]
@@ -211,7 +210,7 @@ func live(tp string) func(paho.Message) bool {
 // round is what the recorder saw of a round: every home's result, and
 // where in the record each one is (a home publishes its plan after it).
 type round struct {
-	reps []roundResult
+	reps []daemon.RoundResult
 	at   map[string]int
 }
 
@@ -221,7 +220,7 @@ func (r *recorder) awaitRound(t *testing.T, from int, prefix, id string) round {
 	rd := round{at: map[string]int{}}
 	for _, h := range exampleHomes {
 		m, i := r.awaitAt(t, from, "the result of "+h+" in round "+id, live(topic.ResultTopic(prefix, id, h)))
-		var rep roundResult
+		var rep daemon.RoundResult
 		if err := json.Unmarshal(m.Payload(), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -376,16 +375,16 @@ func TestRunHomeProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := rec.await(t, from, "birch's request", live(prefix+"/cmd/birch"))
-	req, err := parseCommand(m.Payload())
-	if err != nil || !strings.HasPrefix(req.id, "birch-") || req.from != `home "birch"` {
+	req, err := mqtt.ParseCommand(m.Payload())
+	if err != nil || !strings.HasPrefix(req.ID, "birch-") || req.From != `home "birch"` {
 		t.Fatalf("request %s: %+v, %v", m.Payload(), req, err)
 	}
-	rd = rec.awaitRound(t, from, prefix, req.id)
+	rd = rec.awaitRound(t, from, prefix, req.ID)
 	checkHomeRound(t, want, rd.reps)
 	// A request carries the instant the homes plan from: slot 0 is the
 	// next 17:00 (UTC, the homes' time zone).
-	slot0 := time.Date(req.at.Year(), req.at.Month(), req.at.Day(), 17, 0, 0, 0, time.UTC)
-	if slot0.Before(req.at) {
+	slot0 := time.Date(req.At.Year(), req.At.Month(), req.At.Day(), 17, 0, 0, 0, time.UTC)
+	if slot0.Before(req.At) {
 		slot0 = slot0.AddDate(0, 0, 1)
 	}
 	rec.checkPlans(t, rd, prefix, want, slot0.Format(time.RFC3339))
@@ -403,15 +402,15 @@ func TestRunHomeProcesses(t *testing.T) {
 	m = rec.await(t, from, "a request after the edit", func(m paho.Message) bool {
 		return strings.HasPrefix(m.Topic(), prefix+"/cmd/") && !m.Retained()
 	})
-	req2, err := parseCommand(m.Payload())
-	if err != nil || !hashedRound.MatchString(req2.id) {
+	req2, err := mqtt.ParseCommand(m.Payload())
+	if err != nil || !hashedRound.MatchString(req2.ID) {
 		t.Fatalf("request %s: %+v, %v", m.Payload(), req2, err)
 	}
-	rd = rec.awaitRound(t, from, prefix, req2.id)
+	rd = rec.awaitRound(t, from, prefix, req2.ID)
 	checkHomeRound(t, want2, rd.reps)
 	rec.checkPlans(t, rd, prefix, want2, "")
 	for _, m := range rec.since(from) {
-		if r, err := parseCommand(m.Payload()); strings.HasPrefix(m.Topic(), prefix+"/cmd/") && (err != nil || r.id != req2.id) {
+		if r, err := mqtt.ParseCommand(m.Payload()); strings.HasPrefix(m.Topic(), prefix+"/cmd/") && (err != nil || r.ID != req2.ID) {
 			t.Errorf("a second round for one change: %s %s", m.Topic(), m.Payload())
 		}
 	}
@@ -450,13 +449,13 @@ func TestRunHomeSchedule(t *testing.T) {
 	waitLog(t, ps, "rounds scheduled")
 	scheduled := regexp.MustCompile(`^hearth/(\d{4}-\d\d-\d\dT\d\d\d\d(\d\d))/result/(\w+)$`)
 	var done []string
-	ok := map[string]map[string]roundResult{}
+	ok := map[string]map[string]daemon.RoundResult{}
 	rec.await(t, from, "two scheduled rounds every home completed", func(m paho.Message) bool {
 		sm := scheduled.FindStringSubmatch(m.Topic())
 		if sm == nil {
 			return false
 		}
-		var rep roundResult
+		var rep daemon.RoundResult
 		if err := json.Unmarshal(m.Payload(), &rep); err != nil || rep.Error != "" {
 			return false
 		}
@@ -464,7 +463,7 @@ func TestRunHomeSchedule(t *testing.T) {
 			t.Errorf("round %s is not on the 2 s grid", sm[1])
 		}
 		if ok[sm[1]] == nil {
-			ok[sm[1]] = map[string]roundResult{}
+			ok[sm[1]] = map[string]daemon.RoundResult{}
 		}
 		ok[sm[1]][sm[3]] = rep
 		if len(ok[sm[1]]) == len(exampleHomes) {
@@ -473,7 +472,7 @@ func TestRunHomeSchedule(t *testing.T) {
 		return len(done) == 2
 	})
 	for _, id := range done {
-		var reps []roundResult
+		var reps []daemon.RoundResult
 		for _, h := range exampleHomes {
 			reps = append(reps, ok[id][h])
 		}
@@ -495,7 +494,7 @@ func TestRunHomeOnce(t *testing.T) {
 	want := simHomes(t, exampleTOML)
 	b := startEmbedded(t)
 	args := append([]string{"run", "-c", exampleTOML, "--broker", b.URL(), "--run-id", "once"}, fastFlags...)
-	var reps []roundResult
+	var reps []daemon.RoundResult
 	for i, rep := range runHomesOnce(t, testCtx(t, 60*time.Second), args, exampleHomes) {
 		reps = append(reps, rep)
 		if rep.Agent != exampleHomes[i] {
@@ -524,9 +523,9 @@ func TestRunHomeOnce(t *testing.T) {
 }
 
 // runHomesOnce is runOnceInProcess for homes (--home instead of --agent).
-func runHomesOnce(t *testing.T, ctx context.Context, args []string, homes []string) []roundResult {
+func runHomesOnce(t *testing.T, ctx context.Context, args []string, homes []string) []daemon.RoundResult {
 	t.Helper()
-	reps := make([]roundResult, len(homes))
+	reps := make([]daemon.RoundResult, len(homes))
 	var wg sync.WaitGroup
 	for i, h := range homes {
 		wg.Add(1)
@@ -586,99 +585,6 @@ func TestRunHomeUsage(t *testing.T) {
 	}
 }
 
-func TestRunHomeScheduleTimes(t *testing.T) {
-	utc := time.UTC
-	london, err := time.LoadLocation("Europe/London")
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := func(loc *time.Location, s string) time.Time {
-		t.Helper()
-		v, err := time.ParseInLocation("2006-01-02 15:04:05", s, loc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	tests := []struct {
-		name string
-		run  config.Run
-		loc  *time.Location
-		now  string
-		next string // "" for none
-		id   string
-	}{
-		{"none", config.Run{}, utc, "2026-11-22 10:00:00", "", ""},
-		{"later today", config.Run{At: []int{6 * 60, 16*60 + 30}}, utc, "2026-11-22 10:00:00", "2026-11-22 16:30:00", "2026-11-22T1630"},
-		{"strictly after", config.Run{At: []int{16*60 + 30}}, utc, "2026-11-22 16:30:00", "2026-11-23 16:30:00", "2026-11-23T1630"},
-		{"tomorrow", config.Run{At: []int{6 * 60}}, utc, "2026-12-31 23:00:00", "2027-01-01 06:00:00", "2027-01-01T0600"},
-		{"every aligned", config.Run{Every: 15 * time.Minute}, utc, "2026-11-22 10:07:59", "2026-11-22 10:15:00", "2026-11-22T1015"},
-		{"every on the grid", config.Run{Every: 15 * time.Minute}, utc, "2026-11-22 10:15:00", "2026-11-22 10:30:00", "2026-11-22T1030"},
-		{"every past midnight", config.Run{Every: 6 * time.Hour}, utc, "2026-11-22 19:00:00", "2026-11-23 00:00:00", "2026-11-23T0000"},
-		{"every seconds", config.Run{Every: 2 * time.Second}, utc, "2026-11-22 10:00:03", "2026-11-22 10:00:04", "2026-11-22T100004"},
-		{"seconds id for a listed time", config.Run{At: []int{10*60 + 1}, Every: 2 * time.Second}, utc, "2026-11-22 10:00:59", "2026-11-22 10:01:00", "2026-11-22T100100"},
-		{"listed and periodic", config.Run{At: []int{10*60 + 5}, Every: time.Hour}, utc, "2026-11-22 10:00:00", "2026-11-22 10:05:00", "2026-11-22T1005"},
-		// Local wall-clock times: the clocks go forward at 01:00 on
-		// 2026-03-29 in London, so 01:30 does not exist that day.
-		{"local", config.Run{At: []int{16*60 + 30}}, london, "2026-06-01 12:00:00", "2026-06-01 16:30:00", "2026-06-01T1630"},
-		{"every across the change", config.Run{Every: time.Hour}, london, "2026-03-29 00:30:00", "2026-03-29 02:00:00", "2026-03-29T0200"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := nextRound(tc.run, at(tc.loc, tc.now))
-			if tc.next == "" {
-				if ok {
-					t.Fatalf("next round %v, want none", got)
-				}
-				return
-			}
-			if !ok || !got.Equal(at(tc.loc, tc.next)) {
-				t.Fatalf("next round %v (%v), want %s", got, ok, tc.next)
-			}
-			if id := roundIDAt(got, tc.run); id != tc.id {
-				t.Errorf("id %q, want %q", id, tc.id)
-			}
-			if checkRoundID(tc.id) != nil {
-				t.Errorf("%q is not a round id", tc.id)
-			}
-		})
-	}
-}
-
-func TestRunHomeSlotTimes(t *testing.T) {
-	day := func(h, m int) time.Time { return time.Date(2026, 11, 22, h, m, 0, 0, time.Local) }
-	for _, tc := range []struct {
-		at    time.Time
-		start int
-		want  time.Time
-	}{
-		{day(12, 0), 17 * 60, day(17, 0)},
-		{day(17, 0), 17 * 60, day(17, 0)},
-		{day(17, 1), 17 * 60, day(17, 0).AddDate(0, 0, 1)},
-		{day(23, 59), 0, day(0, 0).AddDate(0, 0, 1)},
-	} {
-		if got := slotZero(tc.at, tc.start); !got.Equal(tc.want) {
-			t.Errorf("slotZero(%v, %d) = %v, want %v", tc.at, tc.start, got, tc.want)
-		}
-	}
-	start := day(17, 0)
-	for _, tc := range []struct {
-		now  time.Time
-		want time.Time // zero: none
-	}{
-		{day(12, 0), day(17, 0)},
-		{day(17, 0), day(18, 0)},
-		{day(18, 30), day(19, 0)},
-		{day(19, 59), day(20, 0)},
-		{day(20, 0), time.Time{}},
-	} {
-		got, ok := nextBoundary(start, time.Hour, 3, tc.now)
-		if ok != !tc.want.IsZero() || ok && !got.Equal(tc.want) {
-			t.Errorf("nextBoundary at %v = %v %v, want %v", tc.now, got, ok, tc.want)
-		}
-	}
-}
-
 func TestRunHomeBroker(t *testing.T) {
 	file := &config.Config{Broker: config.Broker{URL: "ssl://street:8883", Username: "alder", Password: "pw", CAFile: "/ca.pem", TopicPrefix: "elm"}}
 	flags := brokerOptions{url: "tcp://local:1883", username: "u", prefix: "hearth"}
@@ -699,125 +605,6 @@ func TestRunHomeBroker(t *testing.T) {
 		}
 		if got := homeBroker(set, flags, tc.c); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestRunHomeInputs(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.toml"), filepath.Join(dir, "b.toml")
-	write := func(p, s string, mod time.Time) {
-		t.Helper()
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, mod, mod); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	write(a, "one", t0)
-	write(b, "two", t0)
-	in := newInputs([]string{a, b})
-	if _, changed := in.look(); changed {
-		t.Error("nothing changed")
-	}
-	// Saved again unchanged: a new time, the same contents.
-	write(a, "one", t0.Add(time.Second))
-	if _, changed := in.look(); changed {
-		t.Error("a file saved unchanged counts as changed")
-	}
-	write(b, "TWO", t0.Add(2*time.Second))
-	h1, changed := in.look()
-	if !changed || h1 == in.loaded {
-		t.Fatal("a changed file not seen")
-	}
-	// poll waits for a change to hold still for one look.
-	if in.settled(h1) {
-		t.Error("a change settled at its first look")
-	}
-	if h, changed := in.look(); !changed || h != h1 || !in.settled(h) {
-		t.Errorf("the change %s (%v) did not settle at its second look", h, changed)
-	}
-	in.reject(h1)
-	if _, changed := in.look(); changed {
-		t.Error("rejected inputs reported again")
-	}
-	write(b, "TWO!", t0.Add(3*time.Second))
-	h2, changed := in.look()
-	if !changed || h2 == h1 {
-		t.Fatal("a change after a rejected one not seen")
-	}
-	in.accept([]string{a, b}, h2)
-	if _, changed := in.look(); changed {
-		t.Error("accepted inputs reported again")
-	}
-	// Back to the rejected contents: a change again.
-	write(b, "TWO", t0.Add(4*time.Second))
-	if h, changed := in.look(); !changed || h != h1 {
-		t.Errorf("hash %s changed %v, want %s", h, changed, h1)
-	}
-	if err := os.Remove(a); err != nil {
-		t.Fatal(err)
-	}
-	if _, changed := in.look(); !changed {
-		t.Error("a removed file not seen")
-	}
-}
-
-// fakeMessage is a paho.Message as the broker delivers it.
-type fakeMessage struct {
-	topic    string
-	payload  string
-	retained bool
-}
-
-func (m fakeMessage) Duplicate() bool   { return false }
-func (m fakeMessage) Qos() byte         { return 1 }
-func (m fakeMessage) Retained() bool    { return m.retained }
-func (m fakeMessage) Topic() string     { return m.topic }
-func (m fakeMessage) MessageID() uint16 { return 1 }
-func (m fakeMessage) Payload() []byte   { return []byte(m.payload) }
-func (m fakeMessage) Ack()              {}
-
-// TestRunHomeRequests: which commands and requests a home runs. A
-// retained request is old news at the process's first connection, and
-// after that news only when it is not the one last seen on its topic; a
-// live one always is; commands on <prefix>/cmd are the controller's and
-// always run (rounds are not run twice further on, by id).
-func TestRunHomeRequests(t *testing.T) {
-	h := &homeAgent{name: "alder", cfg: mqtt.Config{Prefix: "hearth"}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	c := newControl(h, true)
-	c.setHomes([]string{"alder", "birch"}, []string{"birch"})
-	req := func(id string) string { return `{"round": "` + id + `", "from": "birch"}` }
-	steps := []struct {
-		conn int // connections so far
-		msg  fakeMessage
-		want string // the round queued, "" for none
-	}{
-		{1, fakeMessage{"hearth/cmd/birch", req("b1"), true}, ""},
-		{1, fakeMessage{"hearth/cmd", `{"round": "c1"}`, true}, "c1"},
-		{1, fakeMessage{"hearth/cmd/birch", req("b2"), false}, "b2"},
-		// After a round: the retained copy of b2 is known, b3 was sent
-		// while this home was busy.
-		{2, fakeMessage{"hearth/cmd/birch", req("b2"), true}, ""},
-		{3, fakeMessage{"hearth/cmd/birch", req("b3"), true}, "b3"},
-		{3, fakeMessage{"hearth/cmd/birch", `{"round": "a/b"}`, false}, ""},
-		{4, fakeMessage{"hearth/cmd/birch", req("b3"), true}, ""},
-	}
-	for i, s := range steps {
-		c.mu.Lock()
-		c.conns = s.conn
-		c.mu.Unlock()
-		c.onCommand(nil, s.msg)
-		got := ""
-		select {
-		case r := <-c.cmds:
-			got = r.id
-		default:
-		}
-		if got != s.want {
-			t.Errorf("step %d (%s %s retained=%v): queued %q, want %q", i, s.msg.topic, s.msg.payload, s.msg.retained, got, s.want)
 		}
 	}
 }

@@ -10,14 +10,14 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/sim"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
 
 // simResult is `hearth sim --json`: the result object of `hearth solve`
@@ -41,10 +41,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		b        brokerOptions
 		runID    string
 		progress bool
-		shdsFile string
-		outDir   string
-		asCSV    bool
-		bl       baselineFlags
+		hf       homeFlags
 		tcp      bool
 	)
 	fs := newFlagSet(e, "sim", "FILE [flags]\n\n"+
@@ -55,38 +52,33 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	b.register(fs)
 	fs.StringVar(&runID, "run-id", "", "the run's id, a topic level (default: a fresh random id)")
 	fs.BoolVar(&progress, "progress", false, "print a progress line on stderr even when it is not a terminal")
-	fs.StringVar(&shdsFile, "shds", "", "homes: run a published SHDS instance (dm_*.json) instead of FILE")
-	fs.StringVar(&outDir, "out", "", "homes: write the load-profile charts (PNG, SVG) and, with --csv, the CSV files into this folder")
-	fs.BoolVar(&asCSV, "csv", false, "homes: write the schedule, load profile and per-home CSV files")
-	bl.register(fs)
+	hf.register(fs, true)
 	fs.BoolVar(&tcp, "tcp", false, "embedded broker: connect the agents to it over loopback TCP, as separate processes would, rather than through memory (slower; measures the network path)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	if shdsFile != "" && len(pos) == 0 {
-		pos = []string{shdsFile}
-	}
-	if len(pos) != 1 {
+	path, isHomes, ok := hf.file(pos)
+	if !ok {
 		fmt.Fprintln(e.stderr, "hearth sim: want exactly one instance FILE (an instance, a neighbourhood .toml, or --shds FILE.json)")
 		fs.Usage()
 		return exitUsage
 	}
+	pos = []string{path}
 	// A neighbourhood of homes (TOML or SHDS) compiles to a problem and
 	// brings its own solver choice, which the flags given override.
-	var homes *homeRun
-	if shdsFile != "" || isHomesFile(pos[0]) {
-		if homes, err = loadHomes(pos[0], shdsFile != "", bl.apply(homeOptionsFrom(fs, &o))); err != nil {
+	var homes *homesolve.Run
+	if isHomes {
+		if homes, o, err = hf.load(path, fs, o); err != nil {
 			return loadExit(e.stderr, "sim", err)
 		}
-		o = homes.Options(o)
 	}
 	if err := o.check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
 		return exitUsage
 	}
 	if o.global == "none" {
-		fmt.Fprintln(e.stderr, "hearth sim: --global none solves centrally, with no agents to simulate; use hearth solve, or name a protocol")
+		fmt.Fprintf(e.stderr, "hearth sim: --global none solves centrally, with no agents to simulate: `hearth solve %s` does that, or name a protocol\n", hf.arg(path))
 		return exitUsage
 	}
 	if o.delay != 0 {
@@ -125,7 +117,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	gc := mqtt.GroupConfig{Config: cfg, EmbeddedTCP: tcp}
 	res, err := simulate(ctx, p, o, dev, gc, progressWriter(e.stderr, progress))
 	if err == nil && homes != nil && !res.Feasible && ctx.Err() == nil {
-		if o2, ok := homes.Restart(o); ok {
+		if o2, ok := homeRestart(homes, o); ok {
 			e.log.Info("no feasible schedule; restarting from the homes' own schedules", "protocol", o.global)
 			if gc.Run != "" {
 				gc.Run += "-restart"
@@ -139,17 +131,11 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	res.Instance = pos[0]
 	if homes != nil {
-		format := "text"
-		if o.json {
-			format = "json"
-		} else if asCSV {
-			format = "csv"
-		}
-		if err := homes.Render(e.stdout, nil, res.Result, format, outDir); err != nil {
+		if err := hf.render(e.stdout, homes, nil, res.Result, o.json); err != nil {
 			fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
 			return exitFailed
 		}
-		if format == "text" {
+		if !o.json && !hf.csv {
 			printMQTTSummary(e.stdout, res)
 		}
 	} else if o.json {
@@ -163,10 +149,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		printSummary(e.stdout, p, res.Result)
 		printMQTTSummary(e.stdout, res)
 	}
-	if !res.Feasible {
-		return exitInfeasible
-	}
-	return exitOK
+	return resultExit(res.Result)
 }
 
 // simulate is `hearth sim` without the command line: it runs the
@@ -180,32 +163,29 @@ func simulate(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Devi
 	if err != nil {
 		return simResult{}, err
 	}
-	obs := newObserver(d.rf.Owner)
-	opts := d.opts
-	opts.Protocol = obs.wrap(opts.Protocol)
 	start := time.Now()
 	if progress != nil {
-		stop := progress.run(obs, start)
+		d.opts.Progress = &pipeline.Progress{}
+		stop := progress.run(d.opts.Progress, start)
 		defer stop()
 	}
-	cfg.Timing = scaleTiming(cfg.Timing, len(d.rf.Problem.Agents))
-	sol, gr, err := mqtt.Solve(ctx, d.rf.Problem, opts, cfg)
+	pl, err := pipeline.Prepare(ctx, p, d.opts)
 	if err != nil {
 		return simResult{}, err
 	}
-	// mqtt counts every message it carries; the result object counts, as
-	// the simulated runtime does, messages between agents of different
-	// owners (decomposition's pseudo-agents of one agent talk inside it).
-	sol.Outcome.Metrics = obs.metrics(gr.Metrics)
-	r, err := d.result(sol, start)
+	cfg.Timing = cfg.Timing.ForAgents(len(pl.Problem().Agents))
+	g := &mqtt.Group{Config: cfg}
+	sol, err := pl.Run(ctx, g)
 	if err != nil {
 		return simResult{}, err
 	}
+	// The user waited for the tables too.
+	sol.Outcome.Metrics.WallMs = float64(time.Since(start).Microseconds()) / 1000
 	transport := "network"
-	if gr.InMemory {
+	if g.Last.InMemory {
 		transport = "memory"
 	}
-	return simResult{Result: r, Broker: gr.Broker, Transport: transport, Run: gr.Run, Agents: gr.Stats}, nil
+	return simResult{Result: d.result(sol), Broker: g.Last.Broker, Transport: transport, Run: g.Last.Run, Agents: g.Last.Stats}, nil
 }
 
 func printMQTTSummary(w io.Writer, r simResult) {
@@ -229,116 +209,6 @@ func printMQTTSummary(w io.Writer, r simResult) {
 	if len(drops) > 0 {
 		fmt.Fprintf(w, "dropped     %v\n", drops)
 	}
-}
-
-// observer counts, for every protocol agent of a run over MQTT, what it
-// has sent and whether it has started and is done: the figures of the
-// progress line and of the result object's message metrics. Each agent's
-// counters are written by its own goroutine only, and read by the
-// progress line through atomics.
-type observer struct {
-	owner  []int
-	agents []agentCount
-}
-
-type agentCount struct {
-	started, done                       atomic.Bool
-	delivered, external, internal, size atomic.Int64
-	largest                             atomic.Int64
-}
-
-func newObserver(owner []int) *observer {
-	return &observer{owner: owner, agents: make([]agentCount, len(owner))}
-}
-
-// wrap returns a factory whose agents report to the observer.
-func (ob *observer) wrap(f sim.ProtocolFactory) sim.ProtocolFactory {
-	return func(n *mva.Node) (mva.Protocol, error) {
-		inner, err := f(n)
-		if err != nil {
-			return nil, err
-		}
-		if n.ID < 0 || n.ID >= len(ob.agents) {
-			return nil, fmt.Errorf("internal error: agent %d of %d", n.ID, len(ob.agents))
-		}
-		return &observed{Protocol: inner, id: n.ID, ob: ob, c: &ob.agents[n.ID]}, nil
-	}
-}
-
-// metrics returns m with the message figures the observer counted.
-func (ob *observer) metrics(m mva.Metrics) mva.Metrics {
-	m.Messages, m.InternalMessages, m.TotalMessageBytes, m.MaxMessageBytes = 0, 0, 0, 0
-	for i := range ob.agents {
-		c := &ob.agents[i]
-		m.Messages += c.external.Load()
-		m.InternalMessages += c.internal.Load()
-		m.TotalMessageBytes += c.size.Load()
-		m.MaxMessageBytes = max(m.MaxMessageBytes, c.largest.Load())
-	}
-	return m
-}
-
-// snapshot sums the counters for the progress line.
-func (ob *observer) snapshot() (started, done int, delivered, sent int64) {
-	for i := range ob.agents {
-		c := &ob.agents[i]
-		if c.started.Load() {
-			started++
-		}
-		if c.done.Load() {
-			done++
-		}
-		delivered += c.delivered.Load()
-		sent += c.external.Load() + c.internal.Load()
-	}
-	return
-}
-
-// observed is one agent's protocol with the observer's counters.
-type observed struct {
-	mva.Protocol
-	id int
-	ob *observer
-	c  *agentCount
-}
-
-func (w *observed) Start(ctx context.Context) ([]mva.Message, error) {
-	out, err := w.Protocol.Start(ctx)
-	w.c.started.Store(true)
-	w.count(out)
-	return out, err
-}
-
-func (w *observed) Step(ctx context.Context, m mva.Message) ([]mva.Message, error) {
-	out, err := w.Protocol.Step(ctx, m)
-	w.c.delivered.Add(1)
-	w.count(out)
-	return out, err
-}
-
-func (w *observed) count(out []mva.Message) {
-	for _, m := range out {
-		if m.To >= 0 && m.To < len(w.ob.owner) && w.ob.owner[m.To] == w.ob.owner[w.id] {
-			w.c.internal.Add(1)
-			continue
-		}
-		size := int64(len(m.Kind) + len(m.Body))
-		w.c.external.Add(1)
-		w.c.size.Add(size)
-		if size > w.c.largest.Load() {
-			w.c.largest.Store(size) // only this agent's goroutine writes
-		}
-	}
-	w.c.done.Store(w.Protocol.Done())
-}
-
-// Checks forwards the protocol's own constraint checks (NCCC), which
-// mqtt.NodeChecks looks for.
-func (w *observed) Checks() int64 {
-	if cc, ok := w.Protocol.(sim.CheckCounter); ok {
-		return cc.Checks()
-	}
-	return 0
 }
 
 // progressLine prints `hearth sim`'s progress on stderr: rewritten in
@@ -366,7 +236,7 @@ func progressWriter(w io.Writer, force bool) *progressLine {
 
 // run prints the line every interval until the returned function is
 // called, which clears it on a terminal.
-func (pl *progressLine) run(ob *observer, start time.Time) (stop func()) {
+func (pl *progressLine) run(ob *pipeline.Progress, start time.Time) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -394,9 +264,8 @@ func (pl *progressLine) run(ob *observer, start time.Time) (stop func()) {
 	}
 }
 
-func (pl *progressLine) print(ob *observer, elapsed time.Duration) {
-	started, done, delivered, sent := ob.snapshot()
-	n := len(ob.agents)
+func (pl *progressLine) print(ob *pipeline.Progress, elapsed time.Duration) {
+	n, started, done, delivered, sent := ob.Snapshot()
 	var rate float64
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(delivered) / s
@@ -472,25 +341,4 @@ func (b *brokerOptions) config(protocol, run string) (mqtt.Config, error) {
 		cfg.Broker.TLS = t
 	}
 	return cfg, nil
-}
-
-// scaleTiming fills the timing flags left unset for a run of n agents. A
-// run's start sets up n(2n+1) subscriptions on the broker (every agent
-// subscribes to every status, one by one), so the connection time-out
-// grows with n: up to a minute for 200 agents on a 2-core machine. The
-// status interval, which paces the per-link acknowledgements, grows too
-// (10 s at 200 agents), and the retransmission delay with it, so that a
-// loaded machine does not retransmit what is merely unacknowledged yet.
-// A 200-agent D-Gibbs round runs in 6–10 s with these (mqtt/README.md).
-func scaleTiming(t mqtt.Timing, n int) mqtt.Timing {
-	if t.StatusInterval <= 0 {
-		t.StatusInterval = max(time.Second, time.Duration(n)*50*time.Millisecond)
-	}
-	if t.ConnectTimeout <= 0 {
-		t.ConnectTimeout = max(10*time.Second, time.Duration(n)*300*time.Millisecond)
-	}
-	if t.RetransmitAfter <= 0 {
-		t.RetransmitAfter = max(30*time.Second, 3*t.StatusInterval)
-	}
-	return t
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hearth-dcop/hearth/mqtt"
 )
 
 // simJSON is `hearth sim --json`.
@@ -130,26 +128,6 @@ func TestSimProgress(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "mqtt        tcp://127.0.0.1:") {
 			t.Errorf("summary lacks the broker:\n%s", out.String())
-		}
-	}
-}
-
-func TestScaleTiming(t *testing.T) {
-	tests := []struct {
-		n                           int
-		in                          mqtt.Timing
-		status, connect, retransmit time.Duration
-	}{
-		{3, mqtt.Timing{}, time.Second, 10 * time.Second, 30 * time.Second},
-		{200, mqtt.Timing{}, 10 * time.Second, 60 * time.Second, 30 * time.Second},
-		{1000, mqtt.Timing{}, 50 * time.Second, 300 * time.Second, 150 * time.Second},
-		{200, mqtt.Timing{StatusInterval: time.Second, ConnectTimeout: time.Second, RetransmitAfter: time.Second},
-			time.Second, time.Second, time.Second},
-	}
-	for _, tc := range tests {
-		got := scaleTiming(tc.in, tc.n)
-		if got.StatusInterval != tc.status || got.ConnectTimeout != tc.connect || got.RetransmitAfter != tc.retransmit {
-			t.Errorf("%d agents, %+v: got %+v", tc.n, tc.in, got)
 		}
 	}
 }

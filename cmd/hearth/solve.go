@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
+	"github.com/hearth-dcop/hearth/mva/protocol"
 	"github.com/hearth-dcop/hearth/mva/reform"
 )
 
@@ -60,7 +62,7 @@ func (o *solveOptions) register(fs *flag.FlagSet, defGlobal string) {
 // check validates the parsed flags and fills in --table's default. The
 // error is a usage error, worded for the command line.
 func (o *solveOptions) check() error {
-	if _, ok := protocols[o.global]; !ok && o.global != "none" {
+	if _, ok := protocol.Lookup(o.global); !ok && o.global != "none" {
 		return fmt.Errorf("unknown --global %q (valid: %s)", o.global, strings.Join(globalNames(), ", "))
 	}
 	if o.table == "" {
@@ -91,17 +93,35 @@ func loadInstance(path string, o *solveOptions) (*mva.Problem, error) {
 }
 
 func runSolve(ctx context.Context, e *env, args []string) int {
-	var o solveOptions
-	fs := newFlagSet(e, "solve", "FILE [flags]")
+	var (
+		o  solveOptions
+		hf homeFlags
+	)
+	fs := newFlagSet(e, "solve", "FILE [flags]\n\n"+
+		"Solves FILE — an instance, a neighbourhood .toml or --shds FILE.json — centrally\n"+
+		"(--global none, the default) or with a protocol between its agents on the\n"+
+		"simulated runtime. A neighbourhood takes its [solver] but for --global.")
 	o.register(fs, "none")
+	hf.register(fs, true)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "hearth solve: want exactly one instance FILE")
+	path, isHomes, ok := hf.file(pos)
+	if !ok {
+		fmt.Fprintln(e.stderr, "hearth solve: want exactly one instance FILE (an instance, a neighbourhood .toml, or --shds FILE.json)")
 		fs.Usage()
 		return exitUsage
+	}
+	var homes *homesolve.Run
+	if isHomes {
+		global := o.global
+		if homes, o, err = hf.load(path, fs, o); err != nil {
+			return loadExit(e.stderr, "solve", err)
+		}
+		// solve is central unless --global says otherwise: the file's
+		// protocol is for sim and run.
+		o.global = global
 	}
 	if err := o.check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
@@ -115,7 +135,19 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	if dev != nil {
 		defer dev.Close()
 	}
-	p, err := loadInstance(pos[0], &o)
+	if homes != nil {
+		res, assign, err := solveHomes(ctx, homes, o, dev)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
+			return exitFailed
+		}
+		if err := hf.render(e.stdout, homes, assign, res, o.json); err != nil {
+			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
+			return exitFailed
+		}
+		return resultExit(res)
+	}
+	p, err := loadInstance(path, &o)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
 		return exitUsage
@@ -132,10 +164,10 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		res, err = solveDistributed(ctx, p, o, dev)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", pos[0], err)
+		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
 		return exitFailed
 	}
-	res.Instance = pos[0]
+	res.Instance = path
 	if o.json {
 		b, err := res.JSON()
 		if err != nil {
@@ -146,10 +178,29 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	} else {
 		printSummary(e.stdout, p, res)
 	}
-	if !res.Feasible {
+	return resultExit(res)
+}
+
+// resultExit is the exit code of a result: 0 with a feasible assignment,
+// 1 when infeasibility was proved, 3 when an incomplete algorithm found
+// no feasible assignment, which proves nothing.
+func resultExit(r mva.Result) int {
+	switch {
+	case r.Feasible:
+		return exitOK
+	case r.Status == mva.StatusInfeasible:
 		return exitInfeasible
 	}
-	return exitOK
+	return exitFailed
+}
+
+// unproved names what keeps a run that found no feasible assignment from
+// being a proof: an incomplete protocol, or sampled rows.
+func unproved(a mva.Algorithm) string {
+	if a.Sampling != nil {
+		return "--local " + a.Local + " samples"
+	}
+	return a.Global + " is incomplete"
 }
 
 // solveCentral solves p as a single subproblem with no boundary: the one
@@ -191,6 +242,7 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 	}
 	r := mva.NewResult(p, assign, cost)
 	r.Optimal = r.Feasible && !lo.sampling()
+	r.Conclude(!lo.sampling())
 	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva", Sampling: lo.report(seed),
 		GPU: dev != nil && (lo.name == "be" || lo.sampling())}
 	ms := float64(wall.Microseconds()) / 1000
@@ -204,7 +256,9 @@ const maxListed = 40
 func printSummary(w io.Writer, p *mva.Problem, r mva.Result) {
 	st := p.Stats()
 	fmt.Fprintf(w, "instance    %s (%d variables, %d functions, %d agents)\n", r.Instance, st.Variables, st.Functions, st.Agents)
-	if !r.Feasible {
+	if r.Status == mva.StatusUnknown {
+		fmt.Fprintf(w, "result      no feasible assignment found (not a proof: %s)\n", unproved(r.Algorithm))
+	} else if !r.Feasible {
 		fmt.Fprintln(w, "result      infeasible: every assignment violates a hard constraint")
 	} else {
 		state := "best found"

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hearth-dcop/hearth/mva"
 )
 
 // TextOptions tune the summary.
@@ -52,6 +54,9 @@ func (h *Homes) WriteText(w io.Writer, o TextOptions) error {
 func (h *Homes) header(b *strings.Builder) {
 	a := h.Algorithm
 	state := "infeasible: no schedule keeps every rule"
+	if h.Status == mva.StatusUnknown {
+		state = "no schedule found that keeps every rule (not a proof)"
+	}
 	if h.Feasible {
 		state = "best found"
 		if h.Optimal {

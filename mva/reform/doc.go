@@ -9,7 +9,7 @@
 //   - Decomposition gives every variable its own pseudo-agent. Functions
 //     inside one real agent become functions between pseudo-agents, so
 //     protocols exchange messages inside a real agent; Owner lets the
-//     runtime count them as internal (sim.Config.Owner), as the thesis
+//     runtime count them as internal (pipeline.Run.Owner), as the thesis
 //     does (98 external and 60 internal AFB messages on its Figure 3.1).
 //   - Compilation gives every agent a single pseudo-variable whose domain
 //     is the Cartesian product of its variables' domains. Its local cost

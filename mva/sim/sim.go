@@ -1,6 +1,7 @@
 // Package sim is the deterministic in-process runtime for protocol agents:
 // it delivers their messages, keeps the research metrics (simulated
 // runtime, NCCC, message counts and sizes) and injects wire faults.
+// Runtime is it as a pipeline.Runtime; Solve runs the pipeline on it.
 //
 // Delivery order is decided by a seeded rule, never by timing, so a run is
 // reproducible; compute time is measured only to advance the simulated
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
 
 // Faults are wire-level faults injected between agents.
@@ -73,12 +75,8 @@ type Outcome struct {
 	Duplicates, Reordered int64
 }
 
-// CheckCounter is implemented by protocols that count constraint checks of
-// their own (on functions between agents) for the NCCC metric; the local
-// solver's checks are counted anyway.
-type CheckCounter interface {
-	Checks() int64
-}
+// CheckCounter is pipeline.CheckCounter, for the protocols' assertions.
+type CheckCounter = pipeline.CheckCounter
 
 // envelope is a message on the wire.
 type envelope struct {
@@ -203,14 +201,7 @@ type runner struct {
 
 // checks returns agent i's constraint checks so far.
 func (r *runner) checks(i int) int64 {
-	var c int64
-	if l := r.nodes[i].Local; l != nil && l.Solver != nil {
-		c += l.Solver.Checks()
-	}
-	if cc, ok := r.protos[i].(CheckCounter); ok {
-		c += cc.Checks()
-	}
-	return c
+	return pipeline.Agent{Node: r.nodes[i], Protocol: r.protos[i]}.Checks()
 }
 
 // call runs Start (e == nil) or Step on agent i, advances its clocks and

@@ -2,13 +2,25 @@ package sim
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
 
 // ProtocolFactory makes one agent's protocol state machine.
-type ProtocolFactory func(n *mva.Node) (mva.Protocol, error)
+type ProtocolFactory = pipeline.ProtocolFactory
+
+// Solution is the outcome of a protocol run on a problem: the complete
+// assignment, its true cost (recomputed from the model, Offset included),
+// whether every agent claims optimality, and the simulated runtime's full
+// outcome.
+type Solution struct {
+	Assign  []int
+	Cost    float64
+	Optimal bool
+	Outcome Outcome
+}
 
 // Options configure Solve.
 type Options struct {
@@ -19,58 +31,65 @@ type Options struct {
 	Eager  bool
 	Seed   uint64
 	Params map[string]float64
-	Config Config
+	// Exact and Sampler are the solver factories protocols receive
+	// through their nodes (pipeline.Options).
+	Exact   mva.ExactFactory
+	Sampler mva.SamplerFactory
+	Config  Config
 }
 
-// Solution is the outcome of a protocol run on a problem: the complete
-// assignment, its true cost (recomputed from the model, Offset included)
-// and whether every agent claims optimality.
-type Solution struct {
-	Assign  []int
-	Cost    float64
-	Optimal bool
-	Outcome Outcome
-}
-
-// Solve decomposes p, builds one protocol agent per agent of p, runs them
-// on the simulated runtime and assembles the answer.
+// Solve is pipeline.Solve on the simulated runtime, for a problem as it
+// is (no reformulation; Config.Owner may say which agents belong
+// together).
 func Solve(ctx context.Context, p *mva.Problem, o Options) (Solution, error) {
-	if o.Protocol == nil || o.Solver == nil {
-		return Solution{}, fmt.Errorf("sim: a protocol and a local solver are required")
-	}
-	d := mva.Decompose(p)
-	nodes, setup, err := mva.BuildNodes(ctx, d, o.Solver, o.Eager, o.Seed, o.Params)
+	rt := &Runtime{Config: o.Config}
+	sol, err := pipeline.Solve(ctx, p, pipeline.Options{
+		Protocol: o.Protocol, Solver: o.Solver, Eager: o.Eager, Seed: o.Seed, Params: o.Params,
+		Exact: o.Exact, Sampler: o.Sampler,
+	}, rt)
 	if err != nil {
 		return Solution{}, err
 	}
-	protos := make([]mva.Protocol, len(nodes))
-	for i, n := range nodes {
-		if protos[i], err = o.Protocol(n); err != nil {
-			return Solution{}, fmt.Errorf("agent %s: %w", p.Agents[i].Name, err)
-		}
+	out := rt.Last
+	out.Metrics = sol.Outcome.Metrics
+	return Solution{Assign: sol.Assign, Cost: sol.Cost, Optimal: sol.Optimal, Outcome: out}, nil
+}
+
+// Runtime is the simulated runtime as a pipeline.Runtime. Config's Owner,
+// SetupMs and Seed, when unset, are the run's. A Runtime serves one run at
+// a time; Last is that run's full outcome (per-agent figures, injected
+// faults).
+type Runtime struct {
+	Config Config
+	Last   Outcome
+}
+
+// Run runs every agent of the problem (the simulated runtime has them
+// all) with Run.
+func (rt *Runtime) Run(ctx context.Context, r pipeline.Run) (pipeline.Outcome, error) {
+	if !r.All() {
+		return pipeline.Outcome{}, errors.New("sim: the simulated runtime runs every agent of a problem")
 	}
-	cfg := o.Config
+	nodes := make([]*mva.Node, len(r.Agents))
+	protos := make([]mva.Protocol, len(r.Agents))
+	setup := make([]float64, len(r.Agents))
+	for i, a := range r.Agents {
+		nodes[i], protos[i], setup[i] = a.Node, a.Protocol, a.SetupMs
+	}
+	cfg := rt.Config
+	if cfg.Owner == nil {
+		cfg.Owner = r.Owner
+	}
 	if cfg.SetupMs == nil {
 		cfg.SetupMs = setup
 	}
 	if cfg.Seed == 0 {
-		cfg.Seed = o.Seed
+		cfg.Seed = r.Seed
 	}
 	out, err := Run(ctx, nodes, protos, cfg)
+	rt.Last = out
 	if err != nil {
-		return Solution{}, err
+		return pipeline.Outcome{}, err
 	}
-	views := make([]*mva.LocalView, len(nodes))
-	for i, n := range nodes {
-		views[i] = n.Local
-	}
-	assign, cost, err := mva.Assemble(ctx, d, views, out.Results)
-	if err != nil {
-		return Solution{}, err
-	}
-	optimal := len(out.Results) > 0
-	for _, r := range out.Results {
-		optimal = optimal && r.Optimal
-	}
-	return Solution{Assign: assign, Cost: cost, Optimal: optimal, Outcome: out}, nil
+	return pipeline.Outcome{Results: out.Results, Metrics: out.Metrics}, nil
 }

@@ -215,7 +215,7 @@ func (a *agent) startSearch(ctx context.Context) ([]mva.Message, error) {
 func (a *agent) Done() bool { return a.done }
 
 // Checks counts evaluations of external functions, for the NCCC metric
-// (sim.CheckCounter); the local solver counts its own.
+// (pipeline.CheckCounter); the local solver counts its own.
 func (a *agent) Checks() int64 { return a.checks }
 
 // Result returns the best solution's values of this agent's boundary and

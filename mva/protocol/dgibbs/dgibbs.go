@@ -9,7 +9,6 @@ import (
 
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
-	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // Agent is one agent's D-Gibbs state machine (notes §2.4).
@@ -60,7 +59,7 @@ type Agent struct {
 	// problem, the current local state z (boundary values first, then
 	// interior, as the LocalProblem orders them; z[:NB] is always b), and
 	// the interior of the committed best sample.
-	cond  *sampler.Conditional
+	cond  mva.ConditionalSampler
 	z     []int
 	zStar []int
 
@@ -92,7 +91,10 @@ func New(n *mva.Node) (mva.Protocol, error) {
 	}
 	if mode == InteriorGibbs {
 		lp := n.Local.LP
-		if a.cond, err = sampler.NewConditional(lp, a.tau, n.Seed); err != nil {
+		if n.Sampler == nil {
+			return nil, fmt.Errorf("dgibbs: interior sampling needs a conditional sampler (mva.Node.Sampler), and the run gives none")
+		}
+		if a.cond, err = n.Sampler(lp, a.tau, n.Seed); err != nil {
 			return nil, fmt.Errorf("dgibbs: %w", err)
 		}
 		a.z = make([]int, len(lp.Vars))
@@ -108,7 +110,7 @@ func New(n *mva.Node) (mva.Protocol, error) {
 }
 
 // Checks counts the external-function evaluations and, under MVA-DG, the
-// local cost-table entries the interior sampling read (sim.CheckCounter).
+// local cost-table entries the interior sampling read (pipeline.CheckCounter).
 func (a *Agent) Checks() int64 {
 	c := a.nb.Checks()
 	if a.cond != nil {

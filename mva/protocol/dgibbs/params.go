@@ -70,6 +70,10 @@ const (
 	InteriorGibbs = 1
 )
 
+// InteriorNames name the values of "interior" (-p interior=gibbs reads
+// as interior=1).
+var InteriorNames = map[string]int{"best": InteriorBest, "gibbs": InteriorGibbs}
+
 func interiorMode(n *mva.Node) (int, error) {
 	return localsearch.Int(n, "interior", InteriorBest, InteriorBest, InteriorGibbs)
 }

@@ -118,7 +118,7 @@
 //
 // # Metrics
 //
-// The agent is a sim.CheckCounter: its checks are the entries of its UTIL
+// The agent is a pipeline.CheckCounter: its checks are the entries of its UTIL
 // joins, Σ over steps of output rows × eliminated assignments (at most
 // |D(sep)| × |D(B_i)|, the joint join's, plus a quarter for pre-merges),
 // each being one sum of the joined functions at one joint assignment, the

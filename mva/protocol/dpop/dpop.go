@@ -219,7 +219,7 @@ func (a *Agent) Result() mva.AgentResult {
 }
 
 // Checks returns the entries computed by the agent's UTIL joins (see the
-// package doc); it makes Agent a sim.CheckCounter.
+// package doc); it makes Agent a pipeline.CheckCounter.
 func (a *Agent) Checks() int64 { return a.checks }
 
 // Tree returns the agent's place in the pseudo-tree and whether its part of

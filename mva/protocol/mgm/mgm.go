@@ -183,7 +183,7 @@ func New(n *mva.Node) (mva.Protocol, error) {
 }
 
 // Checks counts the external-function evaluations and the best-response
-// solver's checks (sim.CheckCounter); the local view's solver counts its
+// solver's checks (pipeline.CheckCounter); the local view's solver counts its
 // own.
 func (a *Agent) Checks() int64 { return a.nb.Checks() + a.resp.Checks() }
 

@@ -128,7 +128,7 @@ func New(n *mva.Node) (mva.Protocol, error) {
 }
 
 // Checks counts the external-function evaluations and the unilateral
-// best-response solver's checks (sim.CheckCounter); the local view's
+// best-response solver's checks (pipeline.CheckCounter); the local view's
 // solver counts its own.
 func (a *Agent) Checks() int64 { return a.nb.Checks() + a.resp.Checks() }
 

@@ -50,6 +50,7 @@ const maxPasses = 20
 type blockSearch struct {
 	nb     *Neighbourhood
 	view   *mva.LocalView
+	exact  mva.ExactFactory
 	blocks []*blockProblem
 	x      []int // the descent's assignment of the agent's variables
 	solves int64
@@ -71,9 +72,9 @@ type blockProblem struct {
 // solvers: components merge while a block's tables fit merge entries, and
 // a single component's tables may reach entries (past it, DFBnB; 0 means
 // DefaultResponseEntries).
-func newBlockSearch(nb *Neighbourhood, view *mva.LocalView, merge, entries int) (*blockSearch, error) {
+func newBlockSearch(nb *Neighbourhood, view *mva.LocalView, exact mva.ExactFactory, merge, entries int) (*blockSearch, error) {
 	lp := nb.lp
-	s := &blockSearch{nb: nb, view: view, x: make([]int, len(lp.Vars))}
+	s := &blockSearch{nb: nb, view: view, exact: exact, x: make([]int, len(lp.Vars))}
 	if entries <= 0 {
 		entries = DefaultResponseEntries
 	}
@@ -226,7 +227,7 @@ func (s *blockSearch) build(vars []int, entries int, fallback bool) (*blockProbl
 		blp.Funcs = append(blp.Funcs, mva.LocalFunction{Scope: sc, Costs: f.Costs})
 	}
 	blp.Funcs = append(blp.Funcs, nb.externalFuncs(base)...)
-	solver, err := solverFor(blp, entries, fallback)
+	solver, _, err := solverFor(s.exact, blp, entries, fallback)
 	if err != nil {
 		return nil, fmt.Errorf("best response block: %w", err)
 	}

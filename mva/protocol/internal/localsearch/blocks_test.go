@@ -35,6 +35,7 @@ func TestBlockResponse(t *testing.T) {
 		for _, merge := range []int{localsearch.BlockEntries, 1} {
 			solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) }
 			nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), solver, false, 1, nil)
+			exactNodes(nodes)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,11 +23,11 @@ func (r *Responder) SolveSolver() mva.LocalSolver {
 // whatever the agent's size, its blocks merged while they fit merge
 // entries (1: one block per component).
 func NewBlockResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, merge int) (*Responder, error) {
-	bs, err := newBlockSearch(nb, n.Local, merge, DefaultResponseEntries)
+	bs, err := newBlockSearch(nb, n.Local, n.Exact, merge, DefaultResponseEntries)
 	if err != nil {
 		return nil, err
 	}
-	return &Responder{nb: nb, view: n.Local, local: local, solve: true, mode: ResponseBlocks, blocks: bs}, nil
+	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: true, mode: ResponseBlocks, blocks: bs}, nil
 }
 
 // NumBlocks returns the number of blocks of a block responder.

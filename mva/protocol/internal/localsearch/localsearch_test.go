@@ -80,6 +80,7 @@ func TestValueRouting(t *testing.T) {
 		p := lstest.Instance(seed)
 		d := mva.Decompose(p)
 		nodes, _, err := mva.BuildNodes(ctx, d, solver, false, 1, nil)
+		exactNodes(nodes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,5 +158,13 @@ func TestParams(t *testing.T) {
 	}
 	if _, err := localsearch.Bool(n, "k", false); err == nil {
 		t.Error("Bool 3 accepted")
+	}
+}
+
+// exactNodes gives nodes the exact solver factory a run gives them
+// (pipeline.Options.Exact).
+func exactNodes(nodes []*mva.Node) {
+	for _, n := range nodes {
+		n.Exact = local.Exact
 	}
 }

@@ -61,6 +61,9 @@ const (
 	InitStart
 )
 
+// InitNames name the values of "init" (-p init=start reads as init=3).
+var InitNames = map[string]Init{"first": InitFirst, "random": InitRandom, "best": InitBestRow, "start": InitStart}
+
 // InitParam reads parameter "init" (0 first, 1 random, 2 best row, 3 the
 // local solver's start).
 func InitParam(n *mva.Node, def Init) (Init, error) {

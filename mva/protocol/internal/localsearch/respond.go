@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -33,6 +32,10 @@ const (
 	// exactly in time. It needs a feasible start (init = 3).
 	ResponseBlocks
 )
+
+// ResponseNames name the values of "response" (-p response=blocks reads
+// as response=3).
+var ResponseNames = map[string]Response{"auto": ResponseAuto, "enumerate": ResponseEnumerate, "solve": ResponseSolve, "blocks": ResponseBlocks}
 
 // EnumerateRows is the largest table ResponseAuto enumerates. Up to a few
 // thousand rows the row costs are cached table look-ups and enumeration is
@@ -94,6 +97,7 @@ const DefaultResponseEntries = 1 << 24
 type Responder struct {
 	nb      *Neighbourhood
 	view    *mva.LocalView
+	exact   mva.ExactFactory
 	local   LocalCost
 	solve   bool
 	mode    Response
@@ -116,10 +120,13 @@ type Responder struct {
 // responseProblem is a built response problem and its solver.
 type responseProblem struct {
 	solver mva.LocalSolver
-	slots  int   // context slots, the first entries of in
-	doms   []int // own boundary domains
-	in     []int // context slots, then one mask selector per own boundary variable
-	out    []int // own boundary values, own interior values, then z
+	// bounded is set when the solver is the memory-bounded fallback
+	// (DFBnB), the tables of bucket elimination being too large.
+	bounded bool
+	slots   int   // context slots, the first entries of in
+	doms    []int // own boundary domains
+	in      []int // context slots, then one mask selector per own boundary variable
+	out     []int // own boundary values, own interior values, then z
 }
 
 // NewResponder returns the responder of the agent with neighbourhood nb
@@ -142,7 +149,10 @@ func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost) (*Responder, 
 	}
 	m := Response(mode)
 	solve := m == ResponseSolve || (m == ResponseAuto || m == ResponseBlocks) && nb.Rows() > EnumerateRows
-	return &Responder{nb: nb, view: n.Local, local: local, solve: solve, mode: m, entries: entries, merge: merge}, nil
+	if solve && n.Exact == nil {
+		return nil, errors.New("best responses need an exact solver factory (mva.Node.Exact), and the run gives none")
+	}
+	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: entries, merge: merge}, nil
 }
 
 // Solving reports whether BestMove solves (true) or enumerates.
@@ -191,9 +201,9 @@ func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cos
 		if r.soft, err = r.build(false); err != nil {
 			return 0, Cost{}, err
 		}
-		if _, dfs := r.soft.solver.(*local.DFBnB); dfs && r.mode == ResponseBlocks {
+		if r.soft.bounded && r.mode == ResponseBlocks {
 			r.soft = nil
-			if r.blocks, err = newBlockSearch(r.nb, r.view, r.merge, r.entries); err != nil {
+			if r.blocks, err = newBlockSearch(r.nb, r.view, r.exact, r.merge, r.entries); err != nil {
 				return 0, Cost{}, err
 			}
 		}
@@ -393,12 +403,12 @@ func (r *Responder) build(weighted bool) (*responseProblem, error) {
 		}
 		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: []int{slots + k, base + k}, Costs: costs})
 	}
-	s, err := solverFor(rlp, r.entries, true)
+	s, bounded, err := solverFor(r.exact, rlp, r.entries, true)
 	if err != nil {
 		return nil, fmt.Errorf("best response: %w", err)
 	}
 	return &responseProblem{
-		solver: s, slots: slots, doms: doms,
+		solver: s, bounded: bounded, slots: slots, doms: doms,
 		in: make([]int, base), out: make([]int, n-base),
 	}, nil
 }
@@ -464,20 +474,25 @@ func (nb *Neighbourhood) externalFuncs(base int) []mva.LocalFunction {
 	return out
 }
 
-// solverFor returns bucket elimination for lp when its tables fit
-// entries (0: never), else DFBnB with fallback, or nil without.
-func solverFor(lp *mva.LocalProblem, entries int, fallback bool) (mva.LocalSolver, error) {
+// solverFor returns, from exact, bucket elimination for lp when its
+// tables fit entries (0: never), else the memory-bounded solver (DFBnB,
+// bounded true) with fallback, or nil without.
+func solverFor(exact mva.ExactFactory, lp *mva.LocalProblem, entries int, fallback bool) (s mva.LocalSolver, bounded bool, err error) {
+	if exact == nil {
+		return nil, false, errors.New("no exact solver factory (mva.Node.Exact)")
+	}
 	if entries > 0 {
-		be, err := local.NewBE(lp, local.BEOptions{MaxEntries: entries})
+		s, err := exact(lp, entries)
 		switch {
 		case err == nil:
-			return be, nil
-		case !errors.Is(err, local.ErrTooLarge):
-			return nil, err
+			return s, false, nil
+		case !errors.Is(err, mva.ErrTooLarge):
+			return nil, false, err
 		}
 	}
 	if !fallback {
-		return nil, nil
+		return nil, false, nil
 	}
-	return local.NewDFBnB(lp), nil
+	s, err = exact(lp, 0)
+	return s, true, err
 }

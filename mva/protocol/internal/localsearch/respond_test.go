@@ -80,6 +80,7 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 		solverName := []string{"dfbnb", "be"}[seed%2]
 		solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New(solverName, lp) }
 		nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), solver, false, 1, nil)
+		exactNodes(nodes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,6 +308,7 @@ func TestResponderLargeBoundary(t *testing.T) {
 		solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) }
 		for _, entries := range []float64{localsearch.DefaultResponseEntries, 0} {
 			nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(h.p), solver, false, 1, map[string]float64{"response_entries": entries})
+			exactNodes(nodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -397,6 +399,7 @@ func TestResponderHugeCosts(t *testing.T) {
 	}
 	solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) }
 	nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), solver, false, 1, map[string]float64{"response": 2})
+	exactNodes(nodes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
 	"github.com/hearth-dcop/hearth/mva/sim"
+	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // Instance returns the small random problem of seed: 2–5 agents, a few
@@ -69,6 +70,7 @@ func (c Config) Options(proto sim.ProtocolFactory, seed uint64, params map[strin
 		Protocol: proto,
 		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New(solver, lp) },
 		Eager:    c.Eager, Seed: seed, Params: params,
+		Exact: local.Exact, Sampler: sampler.NewConditionalSampler,
 		Config: sim.Config{Faults: c.Faults, Seed: seed},
 	}
 }
@@ -245,6 +247,7 @@ func Fuzz(f *testing.F, p *mva.Problem, proto sim.ProtocolFactory, params map[st
 		protos := make([]mva.Protocol, len(nodes))
 		var queue []mva.Message
 		for i, n := range nodes {
+			n.Exact, n.Sampler = local.Exact, sampler.NewConditionalSampler
 			if protos[i], err = proto(n); err != nil {
 				return nil, nil, err
 			}

@@ -1,4 +1,4 @@
-package main
+package mqtt
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -14,12 +15,11 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/hearth-dcop/hearth/devices/report"
-	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
-// control is `hearth run`'s own MQTT client: between rounds it keeps the
+// Control is the MQTT client of a long-running agent (`hearth run`)
+// between its rounds, beside the clients RunAgent makes for a round: between rounds it keeps the
 // home present, listens for commands on <prefix>/cmd (and, for homes, for
 // the other homes' round requests on <prefix>/cmd/<home>) and watches the
 // neighbours' presence; after a round it publishes the result (and a
@@ -37,9 +37,9 @@ import (
 //
 // Its fields are fixed at creation except those under mu: paho calls the
 // handlers on its own goroutines.
-type control struct {
+type Control struct {
 	name     string
-	cfg      mqtt.Config
+	cfg      Config
 	log      *slog.Logger
 	prefix   string
 	cmdTopic string
@@ -47,7 +47,7 @@ type control struct {
 	// of `hearth run --once` and abandon a run: they subscribe to nothing
 	// and leave presence to the round's clients.
 	serving bool
-	cmds    chan request
+	cmds    chan Request
 	refused chan error
 	client  paho.Client
 	// ready is closed once a connection's subscriptions are in place.
@@ -66,20 +66,41 @@ type control struct {
 	seen  map[string]string
 }
 
-func newControl(h *homeAgent, serving bool) *control {
-	prefix := h.cfg.Prefix
-	c := &control{
-		name: h.name, cfg: h.cfg, log: h.log, neighbours: slices.Clone(h.neighbours),
-		prefix: prefix, cmdTopic: topic.CmdTopic(prefix), serving: serving,
-		cmds: make(chan request, 16), refused: make(chan error, 1), online: map[string]bool{}, seen: map[string]string{},
+// NewControl returns the control client of agent name (whose client id
+// and credentials are cfg's; cfg.Agents is not read) that watches the
+// presence of neighbours. A serving client subscribes to commands and
+// keeps the agent present; one that is not only publishes (a result after
+// `hearth run --once`).
+func NewControl(cfg Config, name string, neighbours []string, serving bool) *Control {
+	prefix := cfg.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
 	}
-	return c
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Control{
+		name: name, cfg: cfg, log: log, neighbours: slices.Clone(neighbours),
+		prefix: prefix, cmdTopic: topic.CmdTopic(prefix), serving: serving,
+		cmds: make(chan Request, 16), refused: make(chan error, 1), online: map[string]bool{}, seen: map[string]string{},
+	}
 }
 
-// setHomes makes c listen to the round requests of homes and watch the
+// Commands delivers the rounds asked for, from commands and the other
+// homes' requests.
+func (c *Control) Commands() <-chan Request { return c.cmds }
+
+// Prefix is the topic prefix c uses.
+func (c *Control) Prefix() string { return c.prefix }
+
+// CommandTopic is <prefix>/cmd, where a controller asks for rounds.
+func (c *Control) CommandTopic() string { return c.cmdTopic }
+
+// SetHomes makes c listen to the round requests of homes and watch the
 // presence of neighbours (after a reload). It reports whether the
 // subscriptions changed, which takes a new connection.
-func (c *control) setHomes(homes, neighbours []string) bool {
+func (c *Control) SetHomes(homes, neighbours []string) bool {
 	topics := make([]string, len(homes))
 	for i, h := range homes {
 		topics[i] = topic.HomeCmdTopic(c.prefix, h)
@@ -102,12 +123,12 @@ type presenceMsg struct {
 	State string `json:"state"`
 }
 
-func (c *control) presence(state string) []byte {
+func (c *Control) presence(state string) []byte {
 	b, _ := json.Marshal(presenceMsg{V: 1, Agent: c.name, State: state})
 	return b
 }
 
-func (c *control) options() *paho.ClientOptions {
+func (c *Control) options() *paho.ClientOptions {
 	cfg, t := c.cfg, c.cfg.Timing
 	o := paho.NewClientOptions().
 		AddBroker(cfg.Broker.URL).
@@ -131,7 +152,7 @@ func (c *control) options() *paho.ClientOptions {
 			c.log.Warn("MQTT connection lost; reconnecting", "err", err)
 		}).
 		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
-			if f, ok := n.(paho.ConnectionNotificationFailed); ok && refused(f.Reason) {
+			if f, ok := n.(paho.ConnectionNotificationFailed); ok && Refused(f.Reason) {
 				select {
 				case c.refused <- f.Reason:
 				default:
@@ -144,9 +165,9 @@ func (c *control) options() *paho.ClientOptions {
 	return o
 }
 
-// connect opens a new connection, unless one is open or being
+// Connect opens a new connection, unless one is open or being
 // re-established, and waits for it.
-func (c *control) connect(ctx context.Context) error {
+func (c *Control) Connect(ctx context.Context) error {
 	if c.client != nil && c.client.IsConnected() {
 		return nil
 	}
@@ -182,7 +203,7 @@ func (c *control) connect(ctx context.Context) error {
 // onConnect subscribes, one topic at a time as the MQTT runtime does (no
 // wildcards: the embedded broker's retained index races on them), and
 // announces the home.
-func (c *control) onConnect(cl paho.Client) {
+func (c *Control) onConnect(cl paho.Client) {
 	defer func() {
 		c.readyMu.Lock()
 		defer c.readyMu.Unlock()
@@ -222,15 +243,15 @@ func (c *control) onConnect(cl paho.Client) {
 	c.log.Info("MQTT connected", "broker", c.cfg.Broker.URL, "neighbours", neighbours)
 }
 
-// request is a round to run: from a command, a home's request, the
+// Request is a round to run: from a command, a home's request, the
 // schedule, SIGHUP or changed inputs.
-type request struct {
-	id string
-	// at is the instant the round plans from (a command's "at", a
+type Request struct {
+	ID string
+	// At is the instant the round plans from (a command's "at", a
 	// scheduled round's time); zero means the round's own start.
-	at time.Time
-	// from says what asked, for the log.
-	from string
+	At time.Time
+	// From says what asked, for the log.
+	From string
 }
 
 // roundCommand is the payload of <prefix>/cmd and <prefix>/cmd/<home>.
@@ -243,41 +264,41 @@ type roundCommand struct {
 	From  string          `json:"from,omitempty"`
 }
 
-// parseCommand returns the round a command asks for.
-func parseCommand(b []byte) (request, error) {
+// ParseCommand returns the round a command asks for.
+func ParseCommand(b []byte) (Request, error) {
 	if len(b) > 4096 {
-		return request{}, fmt.Errorf("command of %d bytes", len(b))
+		return Request{}, fmt.Errorf("command of %d bytes", len(b))
 	}
 	var cmd roundCommand
 	// Unknown fields are allowed, for controllers newer than this agent.
 	d := json.NewDecoder(bytes.NewReader(b))
 	if err := d.Decode(&cmd); err != nil {
-		return request{}, fmt.Errorf("command: %w", err)
+		return Request{}, fmt.Errorf("command: %w", err)
 	}
 	if d.More() {
-		return request{}, errors.New("command: trailing data")
+		return Request{}, errors.New("command: trailing data")
 	}
 	var id string
 	if err := json.Unmarshal(cmd.Round, &id); err != nil {
 		var n json.Number
 		if err := json.Unmarshal(cmd.Round, &n); err != nil {
-			return request{}, errors.New(`command: want {"round": "ID"}`)
+			return Request{}, errors.New(`command: want {"round": "ID"}`)
 		}
 		id = n.String()
 	}
-	if err := checkRoundID(id); err != nil {
-		return request{}, fmt.Errorf("command: %w", err)
+	if err := CheckRoundID(id); err != nil {
+		return Request{}, fmt.Errorf("command: %w", err)
 	}
-	req := request{id: id, from: "command"}
+	req := Request{ID: id, From: "command"}
 	if cmd.At != "" {
 		at, err := time.Parse(time.RFC3339, cmd.At)
 		if err != nil {
-			return request{}, fmt.Errorf("command: at %q is not an RFC 3339 time", cmd.At)
+			return Request{}, fmt.Errorf("command: at %q is not an RFC 3339 time", cmd.At)
 		}
-		req.at = at
+		req.At = at
 	}
 	if cmd.From != "" {
-		req.from = "home " + strconv.Quote(cmd.From)
+		req.From = "home " + strconv.Quote(cmd.From)
 	}
 	return req, nil
 }
@@ -292,8 +313,8 @@ func parseCommand(b []byte) (request, error) {
 // for a home that has since restarted and times out. Commands on
 // <prefix>/cmd are the controller's: run whenever they arrive (round ids
 // not run twice).
-func (c *control) onCommand(_ paho.Client, m paho.Message) {
-	req, err := parseCommand(m.Payload())
+func (c *Control) onCommand(_ paho.Client, m paho.Message) {
+	req, err := ParseCommand(m.Payload())
 	if err != nil {
 		c.log.Warn("command ignored", "topic", m.Topic(), "err", err)
 		return
@@ -301,22 +322,22 @@ func (c *control) onCommand(_ paho.Client, m paho.Message) {
 	if m.Topic() != c.cmdTopic {
 		c.mu.Lock()
 		first, last := c.conns <= 1, c.seen[m.Topic()]
-		c.seen[m.Topic()] = req.id
+		c.seen[m.Topic()] = req.ID
 		c.mu.Unlock()
-		if m.Retained() && (first || last == req.id) {
-			c.log.Debug("earlier round request ignored", "topic", m.Topic(), "round", req.id)
+		if m.Retained() && (first || last == req.ID) {
+			c.log.Debug("earlier round request ignored", "topic", m.Topic(), "round", req.ID)
 			return
 		}
 	}
 	select {
 	case c.cmds <- req:
-		c.log.Info("command received", "round", req.id, "from", req.from)
+		c.log.Info("command received", "round", req.ID, "from", req.From)
 	default:
-		c.log.Warn("command ignored: too many queued", "round", req.id)
+		c.log.Warn("command ignored: too many queued", "round", req.ID)
 	}
 }
 
-func (c *control) onPresence(_ paho.Client, m paho.Message) {
+func (c *Control) onPresence(_ paho.Client, m paho.Message) {
 	var pr presenceMsg
 	if len(m.Payload()) > 1024 || json.Unmarshal(m.Payload(), &pr) != nil {
 		return
@@ -347,15 +368,15 @@ func (c *control) onPresence(_ paho.Client, m paho.Message) {
 	}
 }
 
-// pause disconnects for a round, whose clients take the home's identity.
-func (c *control) pause() {
+// Pause disconnects for a round, whose clients take the home's identity.
+func (c *Control) Pause() {
 	if c.client != nil {
 		c.client.Disconnect(250)
 	}
 }
 
-// close leaves: the home is marked offline, then disconnected.
-func (c *control) close() {
+// Close leaves: the home is marked offline, then disconnected.
+func (c *Control) Close() {
 	if c.client == nil || !c.client.IsConnectionOpen() {
 		return
 	}
@@ -363,23 +384,22 @@ func (c *control) close() {
 	c.client.Disconnect(250)
 }
 
-// publishResult publishes a round's outcome on c's connection, retained:
-// rep, or the error that ended the round.
-func (c *control) publishResult(ctx context.Context, round string, rep roundResult, err error) error {
-	if err != nil {
-		rep.Error = err.Error()
-		rep.V, rep.Round, rep.Agent = 1, round, c.name
-	}
-	b, jerr := json.Marshal(rep)
-	if jerr != nil {
-		return jerr
-	}
-	return c.publish(ctx, []report.Publication{{Topic: topic.ResultTopic(c.prefix, round, c.name), Payload: b, Retained: true}})
+// PublishResult publishes result, a round's outcome as JSON, on
+// <prefix>/<round>/result/<agent>, retained.
+func (c *Control) PublishResult(ctx context.Context, round string, result []byte) error {
+	return c.Publish(ctx, []Publication{{Topic: topic.ResultTopic(c.prefix, round, c.name), Payload: result, Retained: true}})
 }
 
-// publish publishes pubs at QoS 1, in order, and waits for the broker to
+// Publication is a message to publish at QoS 1.
+type Publication struct {
+	Topic    string
+	Payload  []byte
+	Retained bool
+}
+
+// Publish publishes pubs at QoS 1, in order, and waits for the broker to
 // acknowledge them all.
-func (c *control) publish(ctx context.Context, pubs []report.Publication) error {
+func (c *Control) Publish(ctx context.Context, pubs []Publication) error {
 	toks := make([]paho.Token, len(pubs))
 	for i, p := range pubs {
 		toks[i] = c.client.Publish(p.Topic, 1, p.Retained, p.Payload)
@@ -397,53 +417,42 @@ func (c *control) publish(ctx context.Context, pubs []report.Publication) error 
 	return nil
 }
 
-// publishRequest asks every home for round req on the home's request
+// PublishRequest asks every home for round req on the home's request
 // topic, retained (onCommand says why).
-func (c *control) publishRequest(ctx context.Context, req request) error {
-	id, err := json.Marshal(req.id)
+func (c *Control) PublishRequest(ctx context.Context, req Request) error {
+	id, err := json.Marshal(req.ID)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(roundCommand{Round: id, At: req.at.Format(time.RFC3339), From: c.name})
+	b, err := json.Marshal(roundCommand{Round: id, At: req.At.Format(time.RFC3339), From: c.name})
 	if err != nil {
 		return err
 	}
 	tp := topic.HomeCmdTopic(c.prefix, c.name)
 	c.mu.Lock()
-	c.seen[tp] = req.id
+	c.seen[tp] = req.ID
 	c.mu.Unlock()
-	return c.publish(ctx, []report.Publication{{Topic: tp, Payload: b, Retained: true}})
+	return c.Publish(ctx, []Publication{{Topic: tp, Payload: b, Retained: true}})
 }
 
-// publishResultOnce publishes a round's outcome on a connection of its
-// own (`hearth run --once`), and then plan (a home's plan, nil for
-// none).
-func publishResultOnce(ctx context.Context, h *homeAgent, round string, rep roundResult, err error, plan []report.Publication) error {
-	c := newControl(h, false)
-	if cerr := c.connect(ctx); cerr != nil {
-		return cerr
+// Disconnect ends c's connection without leaving (no offline presence),
+// as a one-shot client does.
+func (c *Control) Disconnect() {
+	if c.client != nil {
+		c.client.Disconnect(250)
 	}
-	defer c.client.Disconnect(250)
-	if perr := c.publishResult(ctx, round, rep, err); perr != nil {
-		return perr
-	}
-	return c.publish(ctx, plan)
 }
 
-// recent remembers the last rounds run, so that a command repeated (a
-// retained command, or one sent twice) does not run a round again.
-type recent struct {
-	ids  []string
-	most int
-}
+// MaxRoundID is the longest round id: it leaves room in a topic level
+// for the suffix of a round's retries (".retry9").
+const MaxRoundID = topic.MaxName - 16
 
-func newRecent(most int) *recent { return &recent{most: most} }
-
-func (r *recent) has(id string) bool { return slices.Contains(r.ids, id) }
-
-func (r *recent) add(id string) {
-	if len(r.ids) == r.most {
-		r.ids = r.ids[1:]
+// CheckRoundID reports whether id can name a round: a run id
+// (topic.CheckRun: not a level reserved for commands, plans or presence)
+// short enough for the retry suffix.
+func CheckRoundID(id string) error {
+	if len(id) > MaxRoundID {
+		return fmt.Errorf("round id %.20q… is longer than %d bytes", id, MaxRoundID)
 	}
-	r.ids = append(r.ids, id)
+	return topic.CheckRun(id)
 }

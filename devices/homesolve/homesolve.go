@@ -1,0 +1,666 @@
+// Package homesolve is the solver policy for a neighbourhood of homes:
+// it loads a neighbourhood (a TOML file, config.Load, or a published SHDS
+// instance, devices/shds), compiles it to a problem (devices/compile),
+// and chooses how to solve it — the protocol, the local solver, the MVA
+// tables, the protocol's parameters and the start — from the file's
+// [solver], the command line's overrides, and, for SHDS files, the sizes
+// of the homes. The choice is a typed Choice with notes that say why
+// (Run.Notes). It also turns a solution into what people read (Render),
+// MQTT publications of the plans (Publications, HomePublications), and
+// keeps the baselines a result is compared with.
+//
+// The commands (`hearth sim`, `hearth run`) own the runtime: they run the
+// chosen protocol through mva/pipeline and come back here for a restart
+// (Run.Restart) and for the report.
+package homesolve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/baseline"
+	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/devices/shds"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
+	"github.com/hearth-dcop/hearth/sampler"
+)
+
+// Choice is how a neighbourhood is solved: what `hearth sim` and `hearth
+// run` run unless their flags say otherwise. Names are those of the
+// command line (--global, --local, --table, --gpu).
+type Choice struct {
+	Global, Local, Table, GPU string
+	Seed                      uint64
+	Params                    map[string]float64
+	// Timeout bounds a solve; 0 means none.
+	Timeout time.Duration
+	// Start, when set, is the assignment every agent's local solver
+	// suggests as its start (the homes' own schedules): the protocol
+	// starts there (-p init=3).
+	Start []int
+}
+
+// AutoLocal is the local solver "auto": bucket elimination where a
+// home's tables fit, Gibbs sampling where not (cmd/hearth's --local auto).
+const AutoLocal = "auto"
+
+// Samples reports whether local solver name samples rows (a sampler, or
+// auto), so that a run over it proves nothing.
+func Samples(name string) bool {
+	return name == AutoLocal || slices.Contains(sampler.Names(), name)
+}
+
+// Solver choices for SHDS files, which carry none. fitSHDS replaces the
+// protocol with MGM unless the command line names one; D-Gibbs with exact
+// rows is what a user's --global dgibbs gets.
+const (
+	shdsGlobal = "dgibbs"
+	shdsLocal  = "be"
+)
+
+// MGM is the SHDS default. Its best responses (one local solve of a home,
+// localsearch.Responder) are exact where the home fits bucket
+// elimination, block descent where not; with joint moves (-p joint=1)
+// the homes whose moves provably still lower the total move together,
+// and on the complete graphs of SHDS the run ends at the first round
+// without a gain (-p quiet=1). Plain MGM moves one home per round there,
+// two rounds per home of 2·n·(n−1) messages each: 70 rounds on dm_35_1_3,
+// hours of MQTT traffic on 251 homes; joint MGM reaches the same peak in
+// 15 to 23 rounds (dm_35_1_3, dm_71_1_4, dm_251_1_2), which D-Gibbs,
+// the earlier default past 100 homes, left 2.4× above the SH-MGM-style
+// baseline.
+const (
+	// responseEntries bounds the bucket elimination of one home's exact
+	// best response; past it the home answers by block descent. Exact
+	// responses near 2^22 entries took 73% of the CPU of dm_71_1_5 (their
+	// lexicographic tie rule re-solves up to once per level); at 2^20
+	// more homes descend by blocks, and on the 12 SHDS instances this
+	// changes the protocol ran 1.2–13× faster (dm_251_1_5: 163 s
+	// against 471), to a lower objective on 9 of them (README.md).
+	responseEntries = 1 << 20
+)
+
+// maxEagerRows is the largest MVA table (rows of one home) an eager table
+// is filled for; past it Options falls back to lazy rows, because a TOML
+// file without [solver].table asks for eager (the config default).
+const maxEagerRows = 1 << 16
+
+// Overrides are what the command line says about a homes run. Empty or
+// unset fields keep the choice of the TOML's [solver] (or, for SHDS files,
+// shdsGlobal and shdsLocal); params override the TOML's key by key.
+type Overrides struct {
+	Global, Local, Table, GPU string
+	Seed                      uint64
+	SeedSet                   bool
+	Params                    map[string]float64
+	Timeout                   time.Duration
+	// Levels is the number of energy levels per slot of an SHDS import
+	// (0 means the importer's 4).
+	Levels int
+	// Strict refuses an SHDS file with infeasible homes instead of
+	// dropping their rules.
+	Strict bool
+	// Rounds bounds the SH-MGM-style baseline (0: baseline.DefaultRounds;
+	// negative: the baseline is skipped).
+	Rounds int
+	// Budget bounds the SH-MGM-style baseline's time (0: SHMGMBudget;
+	// negative: no bound).
+	Budget time.Duration
+	// NoBaselines skips both baselines.
+	NoBaselines bool
+}
+
+// SHMGMBudget is the SH-MGM-style baseline's default time budget
+// (baseline.Options.Budget). The baseline moves one home per round on the
+// complete SHDS graphs and re-solves every home each round: on
+// dm_71_1_4 it took 113 s to converge, where MGM with joint moves takes
+// 49 s, and on the 251-home instances with many rules nearly an hour.
+const SHMGMBudget = 2 * time.Minute
+
+// IsFile reports whether path names a neighbourhood (a .toml file)
+// rather than a DCOP instance; SHDS files are named by --shds.
+func IsFile(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), ".toml")
+}
+
+// Run is a loaded neighbourhood: its model, the compiled problem, the
+// resolved solver choice, and the baselines once computed.
+type Run struct {
+	path     string
+	cfg      *config.Config // nil for an SHDS file
+	compiled *compile.Compiled
+	opts     Overrides
+	// The resolved solver choice.
+	global, local, table, gpu string
+	seed                      uint64
+	params                    map[string]float64
+	timeout                   time.Duration
+	notes                     []string
+
+	baselinesDone bool
+	uncoordinated *baseline.Outcome
+	shmgm         *baseline.Outcome
+	// start is the uncoordinated schedule as an assignment of the
+	// problem, where the protocol starts from it (mgm.InitStart).
+	start []int
+}
+
+// startable reports whether protocol global reads mgm.InitStart: D-Gibbs,
+// MGM and MGM-2 start every agent at its local solver's suggestion with it
+// (mva.Starter): for homes, the schedule each home plans alone (the
+// uncoordinated baseline). Homes runs use it to restart (Restart) a
+// D-Gibbs run over sampled rows that ended without a feasible sample: on
+// SHDS homes with many rules most sampled rows are infeasible (dm_35_1_6:
+// 0 of 20 random rows for 9 of 35 homes). It is not the default: from row
+// 0 D-Gibbs wanders through infeasible rows to far better schedules where
+// it finds feasible ones (dm_21_1_4: objective 9.0M from row 0, 15.2M from
+// the uncoordinated schedules, whose own is 15.3M), while from the
+// uncoordinated schedules it hardly moves, every neighbouring row being
+// infeasible to the sampler.
+func startable(global string) bool { return slices.Contains([]string{"dgibbs", "mgm", "mgm2"}, global) }
+
+// Load reads a neighbourhood: a TOML file (config.Load) or, with
+// shdsFile, an SHDS instance (shds.ReadFile, homes whose rules no
+// schedule satisfies dropped and noted unless o.Strict), compiles it and
+// resolves the solver choice. Errors: config.Errors for a bad TOML (print
+// it as is), errors wrapping devices.ErrInfeasible for rules no schedule
+// can satisfy, devices.ErrTooLarge for tables past the limits; loadExit
+// maps them to exit codes.
+func Load(path string, shdsFile bool, o Overrides) (*Run, error) {
+	r := &Run{path: path, opts: o}
+	var n *devices.Neighbourhood
+	if shdsFile {
+		res, err := shds.ReadFile(path, shds.Options{Levels: o.Levels, Infeasible: policy(o)})
+		if err != nil {
+			return nil, err
+		}
+		n = res.Neighbourhood
+		for _, d := range res.Dropped {
+			r.notes = append(r.notes, fmt.Sprintf("home %s: no schedule satisfies its rules; dropped %d of them: %s", d.Home, len(d.Rules), strings.Join(d.Rules, "; ")))
+		}
+		r.notes = append(r.notes, res.Warnings...)
+		r.global, r.local, r.table, r.gpu, r.seed = shdsGlobal, shdsLocal, "lazy", "auto", config.DefaultSeed
+		r.params = map[string]float64{}
+	} else {
+		cfg, err := config.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		r.cfg, n = cfg, cfg.Neighbourhood
+		s := cfg.Solver
+		r.global, r.local, r.table, r.gpu, r.seed = s.Global, s.Local, s.Table, s.GPU, s.Seed
+		r.params, r.timeout = maps.Clone(s.Params), s.Timeout
+	}
+	if err := r.compile(n); err != nil {
+		return nil, err
+	}
+	r.override(o)
+	if shdsFile {
+		if err := r.fitSHDS(o); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// fitSHDS adapts the defaults to the SHDS instance where the command line
+// left them open.
+//
+// The protocol is MGM with joint moves, for at most two rounds per home,
+// ending at the first round without a gain where the homes form a
+// complete graph (all the published instances do). Where some home's
+// exact best response is too wide for bucket elimination (homes with many
+// rules), those homes answer by block descent (-p response=3) from their
+// own schedules (-p init=3), and the importer's 4 levels per slot stay:
+// such a run never samples a row.
+//
+// D-Gibbs (the command line's choice) reads MVA rows. Where they are too
+// wide for fast bucket elimination, --local auto samples those homes'
+// rows with Gibbs and keeps bucket elimination for the others; and
+// sampled rows over 4 levels per slot often leave D-Gibbs in infeasible
+// rows (dm_7_1_5), as 4^12-row dense tables of their interiors may not
+// even be addressable: 3 levels avoid both, whenever rows may be sampled
+// (--local gibbs, mh or auto).
+func (r *Run) fitSHDS(o Overrides) error {
+	wide := o.Local == "" && r.local == "be" && !r.fitsBE()
+	if wide {
+		r.local = shdsWideLocal
+	}
+	homes := len(r.Problem().Agents)
+	if o.Global == "" {
+		r.global = "mgm"
+		r.paramDefault("rounds", float64(2*homes))
+		r.paramDefault("joint", 1)
+		note := fmt.Sprintf("MGM with joint moves (-p joint=%v), at most %v rounds", r.params["joint"], r.params["rounds"])
+		if r.complete() {
+			r.paramDefault("quiet", 1)
+			note += fmt.Sprintf(", ending at the first round without a gain (-p quiet=%v)", r.params["quiet"])
+		}
+		r.notes = append(r.notes, note)
+	}
+	if r.global == "mgm" {
+		if wide || !r.fitsResponse() {
+			r.paramDefault("response", mgm.ResponseBlocks)
+			r.paramDefault("response_entries", responseEntries)
+			r.paramDefault("init", mgm.InitStart)
+			r.notes = append(r.notes, fmt.Sprintf("homes too wide for an exact best response answer by block descent (-p response=%v) from their own schedules (-p init=%v)", r.params["response"], r.params["init"]))
+		}
+		return nil
+	}
+	sampled := Samples(r.local)
+	if o.Levels == 0 && (sampled || !r.tablesFit()) {
+		res, err := shds.ReadFile(r.path, shds.Options{Levels: shdsFallbackLevels, Infeasible: policy(o)})
+		if err != nil {
+			return err
+		}
+		if err := r.compile(res.Neighbourhood); err != nil {
+			return err
+		}
+		r.notes = append(r.notes, fmt.Sprintf("%d energy levels per slot (4 make the MVA tables too large or the sampled rows infeasible)", shdsFallbackLevels))
+	}
+	if wide {
+		r.notes = append(r.notes, fmt.Sprintf("some homes are too wide for fast bucket elimination: their MVA rows are sampled (local = %q)", shdsWideLocal))
+	}
+	return nil
+}
+
+// complete reports whether every home neighbours every other, which MGM's
+// quiet = 1 needs.
+func (r *Run) complete() bool {
+	nb := mva.Decompose(r.Problem()).Neighbours()
+	for _, l := range nb {
+		if len(l) != len(nb)-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// paramDefault sets protocol parameter k to v unless the TOML or the
+// command line set it.
+func (r *Run) paramDefault(k string, v float64) {
+	if _, set := r.params[k]; !set {
+		r.params[k] = v
+	}
+}
+
+// fitsResponse reports whether bucket elimination solves every home's
+// whole local problem (boundary included, as an MGM best response does)
+// with tables of at most responseEntries.
+func (r *Run) fitsResponse() bool {
+	p := r.Problem()
+	d := mva.Decompose(p)
+	for i := range d.Subs {
+		sub := d.Subs[i]
+		sub.Boundary, sub.Interior = nil, sub.Local
+		if _, err := local.NewBE(mva.NewLocalProblem(p, &sub), local.BEOptions{MaxEntries: responseEntries}); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func policy(o Overrides) shds.Policy {
+	if o.Strict {
+		return shds.Strict
+	}
+	return shds.Drop
+}
+
+// shdsFallbackLevels and shdsWideLocal are the SHDS choices for homes
+// with many rules: fewer levels keep the dense MVA tables addressable,
+// and Gibbs sampling fills rows that bucket elimination cannot (induced
+// width 17–21 on dm_7_1_5 and dm_7_1_6).
+const (
+	shdsFallbackLevels = 3
+	shdsWideLocal      = AutoLocal
+)
+
+// tablesFit reports whether every home's dense MVA table (rows × interior
+// variables, mva.NewTable) is addressable.
+func (r *Run) tablesFit() bool {
+	p := r.Problem()
+	d := mva.Decompose(p)
+	for i := range d.Subs {
+		lp := mva.NewLocalProblem(p, &d.Subs[i])
+		rows, err := lp.Rows()
+		if err != nil || lp.NumInterior() > 0 && rows > math.MaxInt32/lp.NumInterior() {
+			return false
+		}
+	}
+	return true
+}
+
+// rowEntries bounds the tables bucket elimination may need for one MVA
+// row of an SHDS home before the rows are sampled instead: 4M entries
+// solve in milliseconds, the 100M allowed by default in seconds, and
+// D-Gibbs asks for thousands of rows.
+const rowEntries = 1 << 22
+
+// fitsBE reports whether bucket elimination fills every home's MVA rows
+// with tables of at most rowEntries.
+func (r *Run) fitsBE() bool {
+	p := r.Problem()
+	d := mva.Decompose(p)
+	for i := range d.Subs {
+		if _, err := local.NewBE(mva.NewLocalProblem(p, &d.Subs[i]), local.BEOptions{MaxEntries: rowEntries}); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// New is Load for a model built in memory, with the solver
+// choice of an SHDS file.
+func New(name string, n *devices.Neighbourhood, o Overrides) (*Run, error) {
+	r := &Run{path: name, opts: o, global: shdsGlobal, local: shdsLocal, table: "lazy", gpu: "auto", seed: config.DefaultSeed, params: map[string]float64{}}
+	if err := r.compile(n); err != nil {
+		return nil, err
+	}
+	r.override(o)
+	return r, nil
+}
+
+func (r *Run) compile(n *devices.Neighbourhood) error {
+	c, err := compile.Compile(n, compile.Options{})
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	r.compiled = c
+	return nil
+}
+
+// override applies the command line's choices.
+func (r *Run) override(o Overrides) {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&r.global, o.Global)
+	set(&r.local, o.Local)
+	set(&r.table, o.Table)
+	set(&r.gpu, o.GPU)
+	if o.SeedSet {
+		r.seed = o.Seed
+	}
+	if r.params == nil {
+		r.params = map[string]float64{}
+	}
+	maps.Copy(r.params, o.Params)
+	if o.Timeout > 0 {
+		r.timeout = o.Timeout
+	}
+	if r.table == "eager" && o.Table == "" {
+		if rows := r.compiled.Stats().MVARows; rows > maxEagerRows {
+			r.table = "lazy"
+			r.notes = append(r.notes, fmt.Sprintf("MVA tables of up to %d rows per home: rows are computed when the protocol asks (table = \"lazy\")", rows))
+		}
+	}
+}
+
+// Path is the file the neighbourhood was read from (its name, for one
+// built in memory).
+func (r *Run) Path() string { return r.path }
+
+// Problem is the compiled neighbourhood: one agent per home.
+func (r *Run) Problem() *mva.Problem { return r.compiled.Problem }
+
+// Model is the neighbourhood the problem was compiled from.
+func (r *Run) Model() *devices.Neighbourhood { return r.compiled.Model }
+
+// Config is the loaded TOML (its broker settings), nil for an SHDS file.
+func (r *Run) Config() *config.Config { return r.cfg }
+
+// Notes are warnings for the user: homes whose rules were dropped,
+// repairs, solver choices changed.
+func (r *Run) Notes() []string { return r.notes }
+
+// Assignment turns a result's labelled assignment back into value
+// indices.
+func Assignment(p *mva.Problem, labels map[string]string) ([]int, error) {
+	assign := make([]int, len(p.Variables))
+	for v := range p.Variables {
+		x := &p.Variables[v]
+		l, ok := labels[x.Name]
+		if !ok {
+			return nil, fmt.Errorf("the assignment has no value for %s", x.Name)
+		}
+		found := false
+		for k, d := range x.Domain {
+			if d == l {
+				assign[v], found = k, true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%s = %q is not in its domain", x.Name, l)
+		}
+	}
+	return assign, nil
+}
+
+// startAssignment returns the uncoordinated schedule as an assignment of
+// the problem (computing the baseline now, once), or nil with a note when
+// it cannot: the protocol then starts at row 0.
+func (r *Run) startAssignment() []int {
+	if r.start != nil {
+		return r.start
+	}
+	if r.uncoordinated == nil {
+		u, err := baseline.Uncoordinated(context.Background(), r.Model(), baseline.Options{})
+		if err != nil {
+			r.notes = append(r.notes, "no start from the uncoordinated schedules: "+err.Error())
+			return nil
+		}
+		r.uncoordinated = u
+	}
+	start, err := r.compiled.Encode(r.uncoordinated.Schedule)
+	if err != nil {
+		r.notes = append(r.notes, "no start from the uncoordinated schedules: "+err.Error())
+		return nil
+	}
+	r.start = start
+	return start
+}
+
+// Baselines computes the uncoordinated and SH-MGM-style baselines once
+// (Render computes them itself when they are missing). A baseline that
+// fails is noted, not fatal: the coordinated result stands alone.
+func (r *Run) Baselines(ctx context.Context) error {
+	if r.baselinesDone || r.opts.NoBaselines {
+		return nil
+	}
+	n := r.Model()
+	var err error
+	if r.uncoordinated == nil {
+		if r.uncoordinated, err = baseline.Uncoordinated(ctx, n, baseline.Options{}); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			r.notes = append(r.notes, "uncoordinated baseline: "+err.Error())
+		}
+	}
+	if r.opts.Rounds >= 0 {
+		budget := r.opts.Budget
+		if budget == 0 {
+			budget = SHMGMBudget
+		}
+		if r.shmgm, err = baseline.SHMGM(ctx, n, baseline.Options{Rounds: r.opts.Rounds, Budget: max(budget, 0)}); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			r.notes = append(r.notes, "SH-MGM-style baseline: "+err.Error())
+		}
+	}
+	r.baselinesDone = true
+	return nil
+}
+
+// Report builds the result object of a solution: res and its assignment
+// (nil to decode res.Assignment, as the MQTT path returns it).
+func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
+	if err := r.Baselines(context.Background()); err != nil {
+		return nil, err
+	}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Notes: r.notes}
+	if res.Feasible {
+		if assign == nil {
+			var err error
+			if assign, err = Assignment(r.Problem(), res.Assignment); err != nil {
+				return nil, err
+			}
+		}
+		s, ev, err := r.compiled.Report(assign)
+		if err != nil {
+			return nil, err
+		}
+		in.Schedule, in.Eval = s, ev
+	}
+	return report.Build(in)
+}
+
+// Render writes the result people read: format "text" (or "") the
+// summary, "json" the result object, "csv" one file per table in outDir
+// (the current folder when empty) and their paths. With outDir set, the
+// load-profile charts are written there too (PNG and SVG) and their paths
+// printed (listed under "charts" in JSON).
+func (r *Run) Render(w io.Writer, assign []int, res mva.Result, format string, outDir string) error {
+	h, err := r.Report(assign, res)
+	if err != nil {
+		return err
+	}
+	if outDir != "" {
+		files, err := h.WriteCharts(outDir)
+		if err != nil {
+			return fmt.Errorf("charts: %w", err)
+		}
+		h.Charts = files
+	}
+	switch format {
+	case "", "text":
+		return h.WriteText(w, report.TextOptions{})
+	case "json":
+		b, err := h.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case "csv":
+		dir := outDir
+		if dir == "" {
+			dir = "."
+		}
+		files, err := h.WriteCSV(dir)
+		if err != nil {
+			return fmt.Errorf("csv: %w", err)
+		}
+		for _, f := range append(files, h.Charts...) {
+			if _, err := fmt.Fprintln(w, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q (valid: text, json, csv)", format)
+}
+
+// Publications returns the MQTT messages that publish every home's plan
+// (report.Publications documents the topics); the prefix defaults to the
+// TOML's [broker].topic_prefix.
+func (r *Run) Publications(assign []int, o report.PublishOptions) ([]report.Publication, error) {
+	s, ev, err := r.compiled.Report(assign)
+	if err != nil {
+		return nil, err
+	}
+	h, err := report.Build(report.Input{Model: r.Model(), Schedule: s, Eval: ev})
+	if err != nil {
+		return nil, err
+	}
+	return report.Publications(r.Model(), h.Schedules, r.publishDefaults(o))
+}
+
+// HomePublications publishes one home's plan, for `hearth run`, whose
+// agent knows only its own variables: assign needs values for the home's
+// variables only.
+func (r *Run) HomePublications(assign []int, home int, o report.PublishOptions) ([]report.Publication, error) {
+	if home < 0 || home >= len(r.compiled.Homes) {
+		return nil, fmt.Errorf("home %d of %d", home, len(r.compiled.Homes))
+	}
+	if len(assign) != len(r.Problem().Variables) {
+		return nil, fmt.Errorf("assignment has %d values for %d variables", len(assign), len(r.Problem().Variables))
+	}
+	hc := &r.compiled.Homes[home]
+	hs := devices.HomeSchedule{Actions: make([][]int, len(hc.Actions))}
+	for d, row := range hc.Actions {
+		hs.Actions[d] = make([]int, len(row))
+		for t, v := range row {
+			hs.Actions[d][t] = assign[v]
+		}
+	}
+	plan, err := report.PlanOf(r.Model(), home, hs)
+	if err != nil {
+		return nil, err
+	}
+	return report.Publications(r.Model(), []report.HomePlan{plan}, r.publishDefaults(o))
+}
+
+func (r *Run) publishDefaults(o report.PublishOptions) report.PublishOptions {
+	if o.Prefix == "" && r.cfg != nil {
+		o.Prefix = r.cfg.Broker.TopicPrefix
+	}
+	return o
+}
+
+// Choice returns the run's resolved solver choice (without a start:
+// WithStart adds it).
+func (r *Run) Choice() Choice {
+	return Choice{Global: r.global, Local: r.local, Table: r.table, GPU: r.gpu, Seed: r.seed,
+		Params: maps.Clone(r.params), Timeout: r.timeout}
+}
+
+// WithStart returns c with Start set where its parameters ask for the
+// homes' own schedules as the start (-p init=3 for D-Gibbs, MGM, MGM-2),
+// computing the uncoordinated baseline once.
+func (r *Run) WithStart(c Choice) Choice {
+	if c.Params["init"] == mgm.InitStart && startable(c.Global) {
+		c.Start = r.startAssignment()
+	}
+	return c
+}
+
+// Restart returns the choice for a second run when a first one with c
+// found no feasible schedule: D-Gibbs, MGM or MGM-2 started from the
+// uncoordinated schedules (-p init=3), whose first sample keeps every
+// rule. It declines when the file or the command line chose the start
+// itself, the protocol is another, or the start cannot be built.
+func (r *Run) Restart(c Choice) (Choice, bool) {
+	if _, set := r.params["init"]; set || !startable(c.Global) {
+		return c, false
+	}
+	start := r.startAssignment()
+	if start == nil {
+		return c, false
+	}
+	c.Params = maps.Clone(c.Params)
+	if c.Params == nil {
+		c.Params = map[string]float64{}
+	}
+	c.Params["init"] = mgm.InitStart
+	c.Start = start
+	r.notes = append(r.notes, fmt.Sprintf("%s from its first rows ended without a feasible schedule; restarted from each home's own (uncoordinated) schedule (-p init=%v)", c.Global, mgm.InitStart))
+	return c, true
+}
