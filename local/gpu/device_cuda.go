@@ -48,6 +48,7 @@ type Device struct {
 	sms      int
 	totalMem int64
 	budget   int64 // bytes the pool may allocate, set by setup
+	noFast   bool  // see openWith
 
 	reqs      chan func(*owner)
 	quit      chan struct{} // closed by Close
@@ -62,7 +63,11 @@ func Open() (*Device, error) { return OpenWith(Options{}) }
 // OpenWith starts the goroutine that owns device o.Ordinal: it creates the
 // CUDA context, loads the kernels and sets the memory budget. The error
 // wraps ErrNoDevice when no usable device is there.
-func OpenWith(o Options) (*Device, error) {
+func OpenWith(o Options) (*Device, error) { return openWith(o, false) }
+
+// openWith is OpenWith; noFast keeps every plan off the 32-bit kernels,
+// so that tests reach the others.
+func openWith(o Options, noFast bool) (*Device, error) {
 	n, err := cu.NumDevices()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: counting devices: %w: %w", err, ErrNoDevice)
@@ -75,6 +80,7 @@ func OpenWith(o Options) (*Device, error) {
 	}
 	d := &Device{
 		ordinal: o.Ordinal,
+		noFast:  noFast,
 		reqs:    make(chan func(*owner)),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -198,7 +204,7 @@ func (d *Device) setup(opts Options) (*owner, error) {
 	if o.mod, err = cu.LoadData(fatbin); err != nil {
 		return o, fmt.Errorf("gpu: loading the kernels on %s (compute capability %d.%d): %w", d.name, maj, mnr, err)
 	}
-	for _, name := range append([]string{kGeneric}, jpOne[1:]...) {
+	for _, name := range kernelNames {
 		fn, err := o.mod.Function(name)
 		if err != nil {
 			return o, fmt.Errorf("gpu: kernel %s: %w", name, err)

@@ -4,8 +4,10 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/local"
@@ -28,9 +30,11 @@ func emulate(pk *packed, in [][]float64, dst []float64, argmin []int32, row0, nr
 	elimDim := outDim[nOut:]
 	ost := elimDim[nElim:]
 	est := ost[nOut*nIn:]
-	if int(sp[pWords]) != len(sp) {
+	mg := est[nElim*NE:]
+	if int(sp[pWords]) != len(sp) || len(mg) != nOut {
 		panic("words")
 	}
+	fast := strings.HasPrefix(pk.kernel, "jp_fast")
 	addr := make([][]float64, nIn)
 	for s, j := range pk.slots {
 		addr[s] = in[j]
@@ -39,8 +43,15 @@ func emulate(pk *packed, in [][]float64, dst []float64, argmin []int32, row0, nr
 		off := make([]int64, nIn)
 		q := row0 + t
 		for k := nOut - 1; k >= 0; k-- {
+			n := q
 			d := q % outDim[k]
 			q /= outDim[k]
+			if fast { // the kernel divides through the magic number
+				fq, fr := fastDivmod(uint32(n), uint32(outDim[k]), uint32(mg[k]))
+				if int64(fq) != q || int64(fr) != d {
+					panic(fmt.Sprintf("fast division of %d by %d: %d rem %d", n, outDim[k], fq, fr))
+				}
+			}
 			for j := 0; j < nIn; j++ {
 				off[j] += d * ost[k*nIn+j]
 			}
@@ -124,7 +135,7 @@ func TestPackedLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pk, err := pack(p)
+		pk, err := pack(p, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ const maxChunkRows = 1 << 22
 // device's memory budget, and ctx's error when ctx ends between chunks
 // (dst is then partly written).
 func (d *Device) JoinProject(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error {
-	pk, err := pack(p)
+	pk, err := pack(p, !d.noFast)
 	if err != nil {
 		return err
 	}

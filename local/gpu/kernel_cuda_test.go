@@ -151,24 +151,41 @@ func checkSet(t *testing.T, d *Device, tag string, s factorSet) {
 // odometer), scalar outputs, inputs without eliminated variables, Hard
 // rows and ties.
 func TestKernelMatchesCPU(t *testing.T) {
-	d := openDevice(t, Options{})
+	fast := openDevice(t, Options{}) // skips without a device
+	slow, err := openWith(Options{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := slow.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	devs := []*Device{fast, slow}
 	kinds := map[string]int{}
-	for seed := range uint64(600) {
+	for seed := range uint64(800) {
 		r := rand.New(rand.NewPCG(seed, 42))
 		nVars := 1 + r.IntN(8)
-		s := randomSet(r, nVars, 1, 1+r.IntN(5), r.IntN(4), 1+r.IntN(7), []float64{0, 0.05, 0.4}[seed%3])
+		nElim, nIn := r.IntN(4), 1+r.IntN(7)
+		if seed >= 600 {
+			// One eliminated variable in many inputs (jp_fastn_k).
+			nVars, nElim, nIn = 2+r.IntN(3), 1, 5+r.IntN(8)
+		}
+		s := randomSet(r, nVars, 1, 1+r.IntN(5), nElim, nIn, []float64{0, 0.05, 0.4}[seed%3])
 		p, err := local.NewJoinProject(s.inputs, s.elim, s.out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pk, err := pack(p)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+		for _, d := range devs {
+			pk, err := pack(p, !d.noFast)
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			kinds[pk.kernel]++
+			checkSet(t, d, fmt.Sprintf("seed %d (%d vars, elim %v, %d inputs, %s)", seed, nVars, s.elim, len(s.inputs), pk.kernel), s)
 		}
-		kinds[pk.kernel]++
-		checkSet(t, d, fmt.Sprintf("seed %d (%d vars, elim %v, %d inputs, %s)", seed, nVars, s.elim, len(s.inputs), pk.kernel), s)
 	}
-	for _, k := range append([]string{kGeneric}, jpOne[1:]...) {
+	for _, k := range kernelNames {
 		if kinds[k] < 10 {
 			t.Errorf("kernel %s ran on %d sets only: %v", k, kinds[k], kinds)
 		}
