@@ -234,12 +234,19 @@ func (d *Device) setup(opts Options) (*owner, error) {
 	return o, nil
 }
 
-// warmUp launches every kernel once over no rows and pins the upload
-// staging, so that what a driver defers to first use (lazy module loading
+// warmUp launches every kernel once over no rows, pins the upload staging
+// and a first arena slab, so that what a driver defers to first use (lazy module loading
 // of each function, the pinned buffers) is paid when the device opens and
 // the first solve runs as fast as later ones.
 func (o *owner) warmUp() error {
 	if err := o.staging(uploadSlot); err != nil {
+		return err
+	}
+	a := &arena{}
+	if _, err := a.alloc(minSlab); err != nil {
+		return err
+	}
+	if err := o.giveArena(a); err != nil {
 		return err
 	}
 	words := make([]int64, 64)
