@@ -228,6 +228,9 @@ func (d *Device) setup(opts Options) (*owner, error) {
 	}
 	o.pool = newPool(budget)
 	d.budget = budget
+	if err := o.pool.reserve(slabBytes(budget)); err != nil {
+		return o, fmt.Errorf("gpu: %w", err)
+	}
 	if err := o.warmUp(); err != nil {
 		return o, err
 	}
@@ -277,7 +280,7 @@ func (o *owner) warmUp() error {
 func (o *owner) release() error {
 	var errs []error
 	if o.pool != nil {
-		errs = append(errs, o.pool.trim())
+		errs = append(errs, o.pool.close())
 		if o.pool.inUse != 0 {
 			errs = append(errs, fmt.Errorf("gpu: %d bytes of device buffers still in use at close", o.pool.inUse))
 		}
