@@ -54,9 +54,9 @@
 // checks that the committed fat binary is current (--check-ptx).
 package gpu
 
-// nvcc 11.8 emits different (equivalent) PTX from run to run unless address
-// space randomisation is off, which setarch -R does for the one command:
-// then scripts/cuda-setup --check-ptx can compare the committed fat binary
-// with a fresh one byte for byte. (CUDA 11.8 knows no architecture past
-// sm_90; newer GPUs use the compute_90 PTX.)
-//go:generate setarch -R nvcc -fatbin -Xfatbin=-compress-all -gencode=arch=compute_53,code=[sm_53,compute_53] -gencode=arch=compute_62,code=sm_62 -gencode=arch=compute_72,code=sm_72 -gencode=arch=compute_87,code=sm_87 -gencode=arch=compute_70,code=sm_70 -gencode=arch=compute_75,code=sm_75 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_89,code=sm_89 -gencode=arch=compute_90,code=[sm_90,compute_90] -o kernels.fatbin kernels.cu
+// nvcc 11.8's output changes with the path it compiles in and with address
+// randomisation; scripts/nvcc-fixed compiles in one fixed folder without
+// it, so that scripts/cuda-setup --check-ptx can compare the committed fat
+// binary with a fresh one byte for byte. (CUDA 11.8 knows no architecture
+// past sm_90; newer GPUs use the compute_90 PTX.)
+//go:generate ../../scripts/nvcc-fixed kernels.fatbin kernels.cu -fatbin -Xfatbin=-compress-all -gencode=arch=compute_53,code=[sm_53,compute_53] -gencode=arch=compute_62,code=sm_62 -gencode=arch=compute_72,code=sm_72 -gencode=arch=compute_87,code=sm_87 -gencode=arch=compute_70,code=sm_70 -gencode=arch=compute_75,code=sm_75 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_89,code=sm_89 -gencode=arch=compute_90,code=[sm_90,compute_90]
