@@ -324,7 +324,9 @@ func (b *BE) symbolic(scopes [][]int, order []int, width int) (steps []beStep, r
 	return steps, buckets[len(order)], nil
 }
 
-// build allocates the buckets' tables and plans their kernels.
+// build plans the buckets' kernels. It allocates no table: the CPU path
+// gives the plan Go memory (alloc), a BucketRunner gives it its own (see
+// runWith), so that tables left on a device never take host memory.
 func (b *BE) build(factors []*Factor, steps []beStep, rest []int) (*bePlan, error) {
 	p := &bePlan{factors: factors, steps: steps, rest: rest}
 	for _, st := range steps {
@@ -332,13 +334,13 @@ func (b *BE) build(factors []*Factor, steps []beStep, rest []int) (*bePlan, erro
 		for k, i := range st.in {
 			in[k] = p.factors[i]
 		}
-		jp, err := NewJoinProjectLimit(in, []int{st.v}, st.out, b.opts.MaxEntries)
+		jp, err := newJoinProject(in, []int{st.v}, st.out, b.opts.MaxEntries, true)
 		if err != nil {
 			return nil, fmt.Errorf("bucket elimination: eliminating %s: %w", b.name(st.v), err)
 		}
 		p.plans = append(p.plans, jp)
-		p.factors = append(p.factors, jp.Output(make([]float64, jp.Rows())))
-		p.args = append(p.args, make([]int32, jp.Rows()))
+		p.factors = append(p.factors, jp.Output(nil))
+		p.args = append(p.args, nil)
 	}
 	return p, nil
 }
@@ -371,15 +373,20 @@ func (p *bePlan) release() {
 	}
 }
 
-// alloc gives p's released bucket tables fresh memory. The plans read
+// alloc gives p's bucket tables that have none Go memory. The plans read
 // their inputs through the factors, so the new slices are what they see.
 func (p *bePlan) alloc() {
+	for s := range p.plans {
+		p.allocStep(s)
+	}
+}
+
+// allocStep gives bucket s's tables Go memory when it has none.
+func (p *bePlan) allocStep(s int) {
 	first := len(p.factors) - len(p.plans)
-	for s, jp := range p.plans {
-		if p.factors[first+s].Costs == nil {
-			p.factors[first+s].Costs = make([]float64, jp.Rows())
-			p.args[s] = make([]int32, jp.Rows())
-		}
+	if p.factors[first+s].Costs == nil || p.args[s] == nil {
+		p.factors[first+s].Costs = make([]float64, p.plans[s].Rows())
+		p.args[s] = make([]int32, p.plans[s].Rows())
 	}
 }
 
@@ -446,7 +453,9 @@ func (b *BE) edited(i int) bool {
 // decode sets the interior values in val (indexed by local variable, the
 // boundary already set) by walking the buckets backwards: each bucket's
 // argmin, at the values of its output variables, is its variable's value.
-func (p *bePlan) decode(val []int) {
+// A bucket whose argmin table is not in host memory (p.args[s] nil) left
+// it with r, which looks the entry up.
+func (p *bePlan) decode(val []int, r BucketRunner) error {
 	first := len(p.factors) - len(p.plans)
 	for s := len(p.steps) - 1; s >= 0; s-- {
 		st := &p.steps[s]
@@ -455,8 +464,20 @@ func (p *bePlan) decode(val []int) {
 		for k, u := range st.out {
 			idx = idx*dims[k] + val[u]
 		}
-		val[st.v] = int(p.args[s][idx])
+		if a := p.args[s]; a != nil {
+			val[st.v] = int(a[idx])
+			continue
+		}
+		if r == nil {
+			return fmt.Errorf("bucket elimination: no argmin table for bucket %d", s)
+		}
+		a, err := r.Argmin(p.plans[s], idx)
+		if err != nil {
+			return fmt.Errorf("bucket elimination: decoding: %w", err)
+		}
+		val[st.v] = int(a)
 	}
+	return nil
 }
 
 // SolveRow fixes the boundary, eliminates the interior and decodes the
@@ -518,10 +539,34 @@ func (b *BE) SolveTable(ctx context.Context, t *mva.Table) error {
 }
 
 // decodeTable decodes every row's interior assignment from the argmin
-// tables, in parallel blocks of rows when the table is large.
-func (b *BE) decodeTable(ctx context.Context, p *bePlan, t *mva.Table) error {
+// tables, in parallel blocks of rows when the table is large. Argmin
+// tables that r kept (nil in p.args) are read through r, row by row on
+// one goroutine.
+func (b *BE) decodeTable(ctx context.Context, p *bePlan, t *mva.Table, r BucketRunner) error {
 	lp := b.lp
 	rows, ni := len(t.Costs), lp.NumInterior()
+	if slices.ContainsFunc(p.args, func(a []int32) bool { return a == nil }) {
+		val := make([]int, len(lp.Vars))
+		for row := range rows {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			dst := t.Assign[row*ni : (row+1)*ni]
+			t.Known[row] = true
+			if mva.IsHard(t.Costs[row]) {
+				clear(dst)
+				continue
+			}
+			lp.DecodeRow(row, val[:lp.NB])
+			if err := p.decode(val, r); err != nil {
+				return err
+			}
+			for k, v := range val[lp.NB:] {
+				dst[k] = int32(v)
+			}
+		}
+		return nil
+	}
 	decode := func(r0, r1 int) {
 		val := make([]int, len(lp.Vars))
 		for r := r0; r < r1; r++ {
@@ -532,7 +577,7 @@ func (b *BE) decodeTable(ctx context.Context, p *bePlan, t *mva.Table) error {
 				continue
 			}
 			lp.DecodeRow(r, val[:lp.NB])
-			p.decode(val)
+			_ = p.decode(val, nil) // cannot fail: every table is in host memory
 			for k, v := range val[lp.NB:] {
 				dst[k] = int32(v)
 			}

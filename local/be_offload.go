@@ -18,33 +18,75 @@ import (
 // them; callers must not modify the slice.
 func (p *JoinProject) Inputs() []*Factor { return p.inputs }
 
+// ArgminMode says where a BucketRunner's Step leaves a bucket's argmin
+// table.
+type ArgminMode int
+
+const (
+	// ArgminNone: no argmin table is wanted (SolveTable's final join).
+	ArgminNone ArgminMode = iota
+	// ArgminHost: Step returns the table in host memory (SolveTable
+	// decodes every row from it).
+	ArgminHost
+	// ArgminAny: Step keeps the table where it likes and returns it only
+	// when it is in host memory; bucket elimination reads the entries it
+	// needs (one per bucket for SolveRow) through Argmin.
+	ArgminAny
+)
+
 // BucketRunner runs some of bucket elimination's join-projects elsewhere
-// than on the CPU (package local/gpu runs them on a device).
+// than on the CPU (package local/gpu runs them on a device). Memory a
+// runner hands out (output tables, argmin tables) stays valid until the
+// elimination ends: the runner's owner (local/gpu's BE) reclaims it after
+// SolveRowWith or SolveTableWith returns.
 type BucketRunner interface {
 	// Offload reports whether p runs through Step; otherwise BE runs it
 	// on the CPU. It depends only on p's shape.
 	Offload(p *JoinProject) bool
-	// Step computes p as p.Run does (dst and, unless nil, argmin). keep
-	// says that the output is an input of a later offloaded step, which
-	// may read it from wherever Step left it (the runner knows the table
-	// by its Costs slice, p.Output(dst)); host says that dst must hold
-	// the output when Step returns, and when it is false dst may be left
-	// unwritten. Bucket elimination reads every intermediate table once,
-	// so an input that an earlier Step kept is consumed by this one.
-	Step(ctx context.Context, p *JoinProject, dst []float64, argmin []int32, keep, host bool) error
+	// Step computes p as p.Run does into out, p's output factor. keep
+	// says that out is an input of a later offloaded step, which may read
+	// it from wherever Step left it (the runner knows it by out). host
+	// says that out.Costs must hold the output when Step returns: when
+	// out.Costs is nil, Step points it at host memory of its own; without
+	// host, out.Costs may be left nil or unwritten. arg says what Step
+	// does with the argmin table; the table it returns (nil when it keeps
+	// it elsewhere, or with ArgminNone) is not zeroed memory of its own.
+	// Bucket elimination reads every intermediate table once, so an
+	// input that an earlier Step kept is consumed by this one.
+	Step(ctx context.Context, p *JoinProject, out *Factor, keep, host bool, arg ArgminMode) ([]int32, error)
+	// Argmin returns entry i of the argmin table of p that a Step with
+	// ArgminAny kept outside host memory.
+	Argmin(p *JoinProject, i int) (int32, error)
 }
 
 // runWith executes the buckets in order, offloading those r takes.
 // restOffloaded says whether the step reading the factors left at the end
-// (the final join of SolveTable) is offloaded too.
-func (b *BE) runWith(ctx context.Context, p *bePlan, r BucketRunner, restOffloaded bool) error {
+// (the final join of SolveTable) is offloaded too. With a runner, the
+// offloaded buckets' tables are the runner's (or nowhere, on its device):
+// the returned restore puts p's tables back as they were, to be called
+// once the result is decoded and before the runner reclaims its memory.
+// The buckets left on the CPU get Go memory, which p keeps.
+func (b *BE) runWith(ctx context.Context, p *bePlan, r BucketRunner, restOffloaded bool, arg ArgminMode) (restore func(), err error) {
 	if r == nil {
-		return b.run(ctx, p)
+		p.alloc()
+		return func() {}, b.run(ctx, p)
 	}
 	first := len(p.factors) - len(p.plans)
 	off := make([]bool, len(p.plans))
 	for s, jp := range p.plans {
-		off[s] = r.Offload(jp)
+		if off[s] = r.Offload(jp); !off[s] {
+			p.allocStep(s)
+		}
+	}
+	saved := make([][]float64, len(p.plans))
+	savedArgs := make([][]int32, len(p.plans))
+	for s := range p.plans {
+		saved[s], savedArgs[s] = p.factors[first+s].Costs, p.args[s]
+	}
+	restore = func() {
+		for s := range p.plans {
+			p.factors[first+s].Costs, p.args[s] = saved[s], savedArgs[s]
+		}
 	}
 	// consumer[i] is the step reading factor i, -1 for the rest.
 	consumer := make([]int, len(p.factors))
@@ -57,7 +99,7 @@ func (b *BE) runWith(ctx context.Context, p *bePlan, r BucketRunner, restOffload
 		}
 	}
 	for s, jp := range p.plans {
-		dst, arg := p.factors[first+s].Costs, p.args[s]
+		out := p.factors[first+s]
 		var err error
 		if off[s] {
 			c := consumer[first+s]
@@ -65,16 +107,25 @@ func (b *BE) runWith(ctx context.Context, p *bePlan, r BucketRunner, restOffload
 			if c >= 0 {
 				next = off[c]
 			}
-			err = r.Step(ctx, jp, dst, arg, next, !next)
+			if !next {
+				// The CPU reads it: host memory of the runner's, not
+				// a table this plan had before.
+				out.Costs = nil
+			}
+			p.args[s], err = r.Step(ctx, jp, out, next, !next, arg)
+			if err == nil && arg == ArgminHost && p.args[s] == nil {
+				err = fmt.Errorf("bucket elimination: the runner returned no argmin table for bucket %d", s)
+			}
 		} else {
-			err = jp.Run(ctx, dst, arg, b.opts.Workers)
+			err = jp.Run(ctx, out.Costs, p.args[s], b.opts.Workers)
 		}
 		if err != nil {
-			return err
+			restore()
+			return nil, err
 		}
 		b.checks += jp.Reads()
 	}
-	return nil
+	return restore, nil
 }
 
 // SolveRowWith is SolveRow with the buckets that r takes run through r.
@@ -108,18 +159,19 @@ func (b *BE) SolveRowWith(ctx context.Context, boundary, interior []int, r Bucke
 		}
 	}
 	if b.transient {
-		b.row.alloc()
 		defer b.row.release()
 	}
+	restore := func() {}
 	var err error
 	if memo {
 		err = b.runChanged(ctx, b.row)
 	} else {
-		err = b.runWith(ctx, b.row, r, false)
+		restore, err = b.runWith(ctx, b.row, r, false, ArgminAny)
 	}
 	if err != nil {
 		return 0, err
 	}
+	defer restore()
 	b.valid = keep
 	cost := 0.0
 	for _, i := range b.row.rest {
@@ -132,10 +184,18 @@ func (b *BE) SolveRowWith(ctx context.Context, boundary, interior []int, r Bucke
 	}
 	val := b.rowVal
 	clear(val)
-	b.row.decode(val)
+	if err := b.row.decode(val, r); err != nil {
+		return 0, err
+	}
 	copy(interior, val[lp.NB:])
 	return cost, nil
 }
+
+// fewRows is the largest MVA table whose rows SolveTableWith decodes by
+// asking the runner for argmin entries (one per offloaded bucket and row,
+// each a round trip to the device) rather than bringing the argmin tables
+// to the host.
+const fewRows = 16
 
 // SolveTableWith is SolveTable with the buckets, and the final join over
 // the boundary, run through r when it takes them.
@@ -184,16 +244,26 @@ func (b *BE) SolveTableWith(ctx context.Context, t *mva.Table, r BucketRunner) e
 			final = append(final, &Factor{Vars: []int{k}, Dims: []int{lp.Domains[k]}, Costs: make([]float64, lp.Domains[k])})
 		}
 	}
-	jp, err := NewJoinProjectLimit(final, nil, out, max(b.opts.MaxEntries, rows))
+	jp, err := newJoinProject(final, nil, out, max(b.opts.MaxEntries, rows), true)
 	if err != nil {
 		return fmt.Errorf("bucket elimination: joining the boundary: %w", err)
 	}
 	finalOff := r != nil && r.Offload(jp)
-	if err := b.runWith(ctx, p, r, finalOff); err != nil {
+	// A table of a few rows (a whole problem solved as one, NB = 0, is
+	// one row) needs a few argmin entries per bucket: the runner keeps
+	// the tables and is asked for those. A larger table decodes every
+	// row, from argmin tables brought to the host once.
+	arg := ArgminHost
+	if rows <= fewRows {
+		arg = ArgminAny
+	}
+	restore, err := b.runWith(ctx, p, r, finalOff, arg)
+	if err != nil {
 		return err
 	}
+	defer restore()
 	if finalOff {
-		err = r.Step(ctx, jp, t.Costs, nil, false, true)
+		_, err = r.Step(ctx, jp, jp.Output(t.Costs), false, true, ArgminNone)
 	} else {
 		err = jp.Run(ctx, t.Costs, nil, b.opts.Workers)
 	}
@@ -201,5 +271,5 @@ func (b *BE) SolveTableWith(ctx context.Context, t *mva.Table, r BucketRunner) e
 		return err
 	}
 	b.checks += jp.Reads()
-	return b.decodeTable(ctx, p, t)
+	return b.decodeTable(ctx, p, t, r)
 }

@@ -52,15 +52,7 @@ func NewFactor(vars, dims []int) (*Factor, error) {
 // check verifies the factor's shape: one dim per variable, no repeated
 // variable, positive dims and a table of the matching size.
 func (f *Factor) check() error {
-	if len(f.Dims) != len(f.Vars) {
-		return fmt.Errorf("%d dims for %d variables", len(f.Dims), len(f.Vars))
-	}
-	for i, v := range f.Vars {
-		if slices.Contains(f.Vars[i+1:], v) {
-			return fmt.Errorf("variable %d appears twice", v)
-		}
-	}
-	n, err := tableSize(f.Dims, math.MaxInt)
+	n, err := f.shape()
 	if err != nil {
 		return err
 	}
@@ -68,6 +60,20 @@ func (f *Factor) check() error {
 		return fmt.Errorf("table has %d entries, dims %v need %d", len(f.Costs), f.Dims, n)
 	}
 	return nil
+}
+
+// shape verifies the factor's variables and dims and returns the size of
+// its table.
+func (f *Factor) shape() (int, error) {
+	if len(f.Dims) != len(f.Vars) {
+		return 0, fmt.Errorf("%d dims for %d variables", len(f.Dims), len(f.Vars))
+	}
+	for i, v := range f.Vars {
+		if slices.Contains(f.Vars[i+1:], v) {
+			return 0, fmt.Errorf("variable %d appears twice", v)
+		}
+	}
+	return tableSize(f.Dims, math.MaxInt)
 }
 
 // tableSize returns the product of dims, or an error when a dim is not
@@ -173,6 +179,14 @@ func NewJoinProject(inputs []*Factor, elim, out []int) (*JoinProject, error) {
 // number of output entries; maxEntries <= 0 means DefaultMaxEntries. The
 // error wraps ErrTooLarge when the output exceeds it.
 func NewJoinProjectLimit(inputs []*Factor, elim, out []int, maxEntries int) (*JoinProject, error) {
+	return newJoinProject(inputs, elim, out, maxEntries, false)
+}
+
+// newJoinProject is NewJoinProjectLimit; with lazy, an input whose Costs
+// is nil is planned from its dims alone (bucket elimination plans its
+// chain before it knows where the intermediate tables will live), and Run
+// requires its table to be there by then.
+func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool) (*JoinProject, error) {
 	if maxEntries <= 0 {
 		maxEntries = DefaultMaxEntries
 	}
@@ -181,7 +195,11 @@ func NewJoinProjectLimit(inputs []*Factor, elim, out []int, maxEntries int) (*Jo
 		if f == nil {
 			return nil, fmt.Errorf("join: input %d is nil", j)
 		}
-		if err := f.check(); err != nil {
+		check := f.check
+		if lazy && f.Costs == nil {
+			check = func() error { _, err := f.shape(); return err }
+		}
+		if err := check(); err != nil {
 			return nil, fmt.Errorf("join: input %d: %w", j, err)
 		}
 		for i, v := range f.Vars {
@@ -237,7 +255,7 @@ func NewJoinProjectLimit(inputs []*Factor, elim, out []int, maxEntries int) (*Jo
 	p.sizes = make([]int, nIn)
 	strides := make([]map[int]int, nIn)
 	for j, f := range inputs {
-		p.sizes[j] = len(f.Costs)
+		p.sizes[j], _ = tableSize(f.Dims, math.MaxInt) // checked above
 		strides[j] = make(map[int]int, len(f.Vars))
 		s := 1
 		for i := len(f.Vars) - 1; i >= 0; i-- {

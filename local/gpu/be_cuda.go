@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
 
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
@@ -67,20 +70,30 @@ func (b *BE) chain() *chain {
 }
 
 // chain is the local.BucketRunner of one elimination: it sends the buckets
-// large enough to the device and remembers the tables left there for later
-// buckets. res is touched only on the device goroutine.
+// large enough to the device, remembers the tables left there for later
+// buckets and the argmin tables left there for decoding, and gives the
+// host the memory it reads from a pinned arena. Its maps and arena are
+// touched only on the device goroutine, except hostArgs, which Argmin
+// reads on the caller's.
 type chain struct {
-	dev     *Device
-	min     int64
-	workers int
-	res     resident
-	packs   map[*local.JoinProject]*packed
+	dev      *Device
+	min      int64
+	workers  int
+	res      resident
+	args     map[*local.JoinProject]devBuf  // argmin tables on the device
+	hostArgs map[*local.JoinProject][]int32 // those that fell back to the host
+	host     *arena                         // nil until host memory is needed
+	packs    map[*local.JoinProject]*packed
 
 	evictions, onCPU int // how often Step fell back, for tests
 }
 
 func newChain(d *Device, minEntries int64, workers int) *chain {
-	return &chain{dev: d, min: minEntries, workers: workers, res: make(resident), packs: make(map[*local.JoinProject]*packed)}
+	return &chain{
+		dev: d, min: minEntries, workers: workers, res: make(resident),
+		args: make(map[*local.JoinProject]devBuf), hostArgs: make(map[*local.JoinProject][]int32),
+		packs: make(map[*local.JoinProject]*packed),
+	}
 }
 
 // Offload takes the plans the kernel supports with at least min entries
@@ -94,12 +107,12 @@ func (c *chain) Offload(p *local.JoinProject) bool {
 	}
 	var bytes int64
 	for _, f := range p.Inputs() {
-		bytes += class(int64(len(f.Costs)) * 8)
+		bytes += class(int64(entries(f)) * 8)
 	}
 	if bytes > c.dev.budget/2 {
 		return false
 	}
-	pk, err := pack(p)
+	pk, err := pack(p, !c.dev.noFast)
 	if err != nil {
 		return false
 	}
@@ -107,57 +120,172 @@ func (c *chain) Offload(p *local.JoinProject) bool {
 	return true
 }
 
+// arena returns the chain's pinned host memory, taking an arena from the
+// device on first use. It runs on the device goroutine.
+func (c *chain) arena(o *owner) *arena {
+	if c.host == nil {
+		c.host = o.takeArena()
+	}
+	return c.host
+}
+
 // Step runs p on the device. When the device's budget is short, it copies
 // the kept tables back to the host and tries again, and as a last resort
 // runs p on the CPU: a bucket never fails for want of device memory.
-func (c *chain) Step(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32, keep, host bool) error {
+func (c *chain) Step(ctx context.Context, p *local.JoinProject, out *local.Factor, keep, host bool, mode local.ArgminMode) ([]int32, error) {
 	pk, ok := c.packs[p]
 	if !ok {
 		var err error
-		if pk, err = pack(p); err != nil {
-			return err
+		if pk, err = pack(p, !c.dev.noFast); err != nil {
+			return nil, err
 		}
 	}
+	var argmin []int32
 	run := func(o *owner) error {
-		return o.joinProject(ctx, c.res, p, pk, dst, argmin, keep, host)
+		rq := jpRequest{p: p, pk: pk, out: out, keep: keep, host: host, arena: c.arena(o)}
+		switch mode {
+		case local.ArgminHost:
+			rq.argHost = true
+		case local.ArgminAny:
+			rq.argDevice = true
+		}
+		r, err := o.joinProject(ctx, c.res, rq)
+		if err != nil {
+			return err
+		}
+		if r.argDev.size > 0 {
+			c.args[p] = r.argDev
+		} else if r.argmin != nil && mode == local.ArgminAny {
+			c.hostArgs[p] = r.argmin
+		}
+		argmin = r.argmin
+		return nil
 	}
 	err := c.dev.do(ctx, run)
 	if !errors.Is(err, local.ErrTooLarge) {
-		return err
+		return argmin, err
 	}
 	c.evictions++
 	err = c.dev.do(ctx, func(o *owner) error {
-		if len(c.res) == 0 {
+		if len(c.res) == 0 && len(c.args) == 0 {
 			return local.ErrTooLarge // nothing to evict: straight to the CPU
 		}
-		if err := o.evict(c.res); err != nil {
+		if err := c.evict(o); err != nil {
 			return err
 		}
 		return run(o)
 	})
 	if !errors.Is(err, local.ErrTooLarge) {
-		return err
+		return argmin, err
 	}
 	// Every input is on the host now (evict copied the kept ones back).
 	c.onCPU++
-	return p.Run(ctx, dst, argmin, c.workers)
+	err = c.dev.do(ctx, func(o *owner) error {
+		a := c.arena(o)
+		var err error
+		if out.Costs == nil {
+			if out.Costs, err = a.float64s(p.Rows()); err != nil {
+				return err
+			}
+		}
+		if mode != local.ArgminNone {
+			argmin, err = a.int32s(p.Rows())
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Run(ctx, out.Costs, argmin, c.workers); err != nil {
+		return nil, err
+	}
+	if mode == local.ArgminAny {
+		c.hostArgs[p] = argmin
+	}
+	return argmin, nil
 }
 
-// end hands the tables still kept back to the pool (after an error, or
-// tables nothing read).
+// evict copies every kept table and argmin table to the host and frees
+// their buffers, so that later steps upload the tables again: the way out
+// when they crowd the device's budget.
+func (c *chain) evict(o *owner) error {
+	a := c.arena(o)
+	var errs []error
+	for f, k := range c.res {
+		if f.Costs == nil {
+			var err error
+			if f.Costs, err = a.float64s(entries(f)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&f.Costs[0]), k.ptr, int64(len(f.Costs))*8); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: copying a kept table back: %w", err))
+		}
+		o.pool.put(k)
+		delete(c.res, f)
+	}
+	for p, k := range c.args {
+		h, err := a.int32s(p.Rows())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&h[0]), k.ptr, int64(len(h))*4); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: copying an argmin table back: %w", err))
+		}
+		c.hostArgs[p] = h
+		o.pool.put(k)
+		delete(c.args, p)
+	}
+	return errors.Join(errs...)
+}
+
+// Argmin returns entry i of p's argmin table, from the host when it fell
+// back there, else with a 4-byte copy from the device.
+func (c *chain) Argmin(p *local.JoinProject, i int) (int32, error) {
+	if h, ok := c.hostArgs[p]; ok {
+		return h[i], nil
+	}
+	var v int32
+	err := c.dev.do(context.Background(), func(o *owner) error {
+		b, ok := c.args[p]
+		if !ok {
+			return fmt.Errorf("gpu: no argmin table kept for the plan")
+		}
+		if i < 0 || i >= p.Rows() {
+			return fmt.Errorf("gpu: argmin entry %d of %d", i, p.Rows())
+		}
+		return cu.MemcpyDtoH(unsafe.Pointer(&v), b.ptr+cu.DevicePtr(i*4), 4)
+	})
+	return v, err
+}
+
+// end hands the tables still kept and the argmin tables back to the pool,
+// and the arena back to the device.
 func (c *chain) end() error {
-	if len(c.res) == 0 {
+	if len(c.res) == 0 && len(c.args) == 0 && c.host == nil {
 		return nil
 	}
 	err := c.dev.do(context.Background(), func(o *owner) error {
-		for key, k := range c.res {
-			o.pool.put(k.buf)
-			delete(c.res, key)
+		for f, k := range c.res {
+			o.pool.put(k)
+			delete(c.res, f)
 		}
-		return nil
+		for p, k := range c.args {
+			o.pool.put(k)
+			delete(c.args, p)
+		}
+		clear(c.hostArgs)
+		var err error
+		if c.host != nil {
+			err = o.giveArena(c.host)
+			c.host = nil
+		}
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("gpu: releasing kept tables: %w", err)
+		return fmt.Errorf("gpu: releasing an elimination's tables: %w", err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/local"
@@ -186,4 +187,64 @@ func TestBETestdata(t *testing.T) {
 			compareTable(t, d, fmt.Sprintf("%s agent %d", name, i), mva.NewLocalProblem(pa, &dec.Subs[i]))
 		}
 	}
+}
+
+// TestStartup logs what a process pays on the device: Open (context,
+// module load, warm-up), three whole solves of two testdata files in a
+// row (the first must cost what the later ones do: the warm-up took the
+// lazy costs), and Close. It asserts the solves' agreement with the CPU,
+// not their times.
+func TestStartup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing log")
+	}
+	if !Available() {
+		t.Skip("no usable CUDA device")
+	}
+	t0 := time.Now()
+	d, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Open %v on %s", time.Since(t0), d.Name())
+	ctx := context.Background()
+	for _, name := range []string{"gpube_8queens.wcsp", "fabe_spot5_29.wcsp", "fabe_spot5_404.wcsp"} {
+		p, err := format.ReadFile(filepath.Join("../../testdata", name), format.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		cpu, err := local.NewBE(lp, local.BEOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]int, lp.NumInterior())
+		wc, err := cpu.SolveRow(ctx, nil, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var times []time.Duration
+		for range 3 {
+			t1 := time.Now()
+			g, err := NewBE(lp, d, BEOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]int, lp.NumInterior())
+			gc, err := g.SolveRow(ctx, nil, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			times = append(times, time.Since(t1))
+			if math.Float64bits(gc) != math.Float64bits(wc) || !slices.Equal(got, want) {
+				t.Fatalf("%s: gpu %v, cpu %v", name, gc, wc)
+			}
+		}
+		t.Logf("%s: solves %v", name, times)
+	}
+	t2 := time.Now()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Close %v", time.Since(t2))
 }

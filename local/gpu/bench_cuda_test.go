@@ -123,7 +123,7 @@ func copyBandwidth(d *Device, n int64, reps int) (float64, error) {
 // output (one launch, output and argmin left on the device), median of
 // reps, in ms.
 func kernelTime(d *Device, p *local.JoinProject, reps int) (float64, error) {
-	pk, err := pack(p)
+	pk, err := pack(p, true)
 	if err != nil {
 		return 0, err
 	}

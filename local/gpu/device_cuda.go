@@ -9,16 +9,19 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"gorgonia.org/cu"
 )
 
-// ptx is the kernels' PTX, made by go generate from kernels.cu.
+// fatbin is the kernels' fat binary (SASS for the common GPUs, PTX for the
+// others), made by go generate from kernels.cu.
 //
-//go:embed kernels.ptx
-var ptx string
+//go:embed kernels.fatbin
+var fatbin string
 
-// minCC is the lowest compute capability the PTX (compute_53) runs on.
+// minCC is the lowest compute capability the kernels (SASS for sm_53, PTX
+// for compute_53) run on.
 const minCC = 53
 
 // Available reports whether Open would find a usable device: the driver
@@ -45,6 +48,7 @@ type Device struct {
 	sms      int
 	totalMem int64
 	budget   int64 // bytes the pool may allocate, set by setup
+	noFast   bool  // see openWith
 
 	reqs      chan func(*owner)
 	quit      chan struct{} // closed by Close
@@ -59,7 +63,11 @@ func Open() (*Device, error) { return OpenWith(Options{}) }
 // OpenWith starts the goroutine that owns device o.Ordinal: it creates the
 // CUDA context, loads the kernels and sets the memory budget. The error
 // wraps ErrNoDevice when no usable device is there.
-func OpenWith(o Options) (*Device, error) {
+func OpenWith(o Options) (*Device, error) { return openWith(o, false) }
+
+// openWith is OpenWith; noFast keeps every plan off the 32-bit kernels,
+// so that tests reach the others.
+func openWith(o Options, noFast bool) (*Device, error) {
 	n, err := cu.NumDevices()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: counting devices: %w: %w", err, ErrNoDevice)
@@ -72,6 +80,7 @@ func OpenWith(o Options) (*Device, error) {
 	}
 	d := &Device{
 		ordinal: o.Ordinal,
+		noFast:  noFast,
 		reqs:    make(chan func(*owner)),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -132,7 +141,8 @@ type owner struct {
 	mods    map[string]cu.Module // other packages' modules, by key (see Do)
 	streams [2]cu.Stream
 	pool    *pool
-	stage   [2]pinned // chunk staging for device-to-host copies
+	stage   [2]pinned // chunk staging for copies to and from Go memory
+	arenas  []*arena  // pinned host memory no chain holds now
 	sms     int
 }
 
@@ -191,10 +201,10 @@ func (d *Device) setup(opts Options) (*owner, error) {
 		return nil, fmt.Errorf("gpu: device %d: creating a context: %w: %w", opts.Ordinal, err, ErrNoDevice)
 	}
 	o := &owner{ctx: ctx, fns: make(map[string]cu.Function), mods: make(map[string]cu.Module), sms: d.sms}
-	if o.mod, err = cu.LoadData(ptx); err != nil {
-		return o, fmt.Errorf("gpu: loading the kernels (PTX for compute_53) on %s: %w", d.name, err)
+	if o.mod, err = cu.LoadData(fatbin); err != nil {
+		return o, fmt.Errorf("gpu: loading the kernels on %s (compute capability %d.%d): %w", d.name, maj, mnr, err)
 	}
-	for _, name := range append([]string{kGeneric}, jpOne[1:]...) {
+	for _, name := range kernelNames {
 		fn, err := o.mod.Function(name)
 		if err != nil {
 			return o, fmt.Errorf("gpu: kernel %s: %w", name, err)
@@ -218,20 +228,68 @@ func (d *Device) setup(opts Options) (*owner, error) {
 	}
 	o.pool = newPool(budget)
 	d.budget = budget
+	if err := o.pool.reserve(slabBytes(budget)); err != nil {
+		return o, fmt.Errorf("gpu: %w", err)
+	}
+	if err := o.warmUp(); err != nil {
+		return o, err
+	}
 	return o, nil
+}
+
+// warmUp launches every kernel once over no rows, pins the upload staging
+// and a first arena slab, so that what a driver defers to first use (lazy module loading
+// of each function, the pinned buffers) is paid when the device opens and
+// the first solve runs as fast as later ones.
+func (o *owner) warmUp() error {
+	if err := o.staging(uploadSlot); err != nil {
+		return err
+	}
+	a := &arena{}
+	if _, err := a.alloc(minSlab); err != nil {
+		return err
+	}
+	if err := o.giveArena(a); err != nil {
+		return err
+	}
+	words := make([]int64, 64)
+	words[pWords] = pHdr
+	b, err := o.pool.get(int64(len(words)) * 8)
+	if err != nil {
+		return fmt.Errorf("gpu: warm-up: %w", err)
+	}
+	defer o.pool.put(b)
+	if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&words[0]), int64(len(words))*8); err != nil {
+		return fmt.Errorf("gpu: warm-up: %w", err)
+	}
+	plan, dst, arg := b.ptr, cu.DevicePtr(0), cu.DevicePtr(0)
+	var r0, n int64
+	args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dst), unsafe.Pointer(&arg), unsafe.Pointer(&r0), unsafe.Pointer(&n)}
+	for name, fn := range o.fns {
+		if err := fn.Launch(1, 1, 1, blockThreads, 1, 1, len(words)*8, o.streams[0], args); err != nil {
+			return fmt.Errorf("gpu: warm-up launch of %s: %w", name, err)
+		}
+	}
+	if err := o.streams[0].Synchronize(); err != nil {
+		return fmt.Errorf("gpu: warm-up: %w", err)
+	}
+	return nil
 }
 
 // release frees every buffer, the streams, the module and the context.
 func (o *owner) release() error {
 	var errs []error
 	if o.pool != nil {
-		errs = append(errs, o.pool.trim())
+		errs = append(errs, o.pool.close())
 		if o.pool.inUse != 0 {
 			errs = append(errs, fmt.Errorf("gpu: %d bytes of device buffers still in use at close", o.pool.inUse))
 		}
 	}
 	for i := range o.stage {
 		errs = append(errs, o.stage[i].free())
+	}
+	for _, a := range o.arenas {
+		errs = append(errs, a.free())
 	}
 	for i := range o.streams {
 		if o.streams[i] != (cu.Stream{}) {
@@ -272,4 +330,22 @@ func (o *owner) staging(n int64) error {
 		}
 	}
 	return nil
+}
+
+// takeArena returns an arena for one elimination, reusing one an earlier
+// elimination gave back (its memory is not zeroed again).
+func (o *owner) takeArena() *arena {
+	if n := len(o.arenas); n > 0 {
+		a := o.arenas[n-1]
+		o.arenas = o.arenas[:n-1]
+		return a
+	}
+	return &arena{}
+}
+
+// giveArena takes an elimination's arena back for the next one.
+func (o *owner) giveArena(a *arena) error {
+	err := a.reset()
+	o.arenas = append(o.arenas, a)
+	return err
 }

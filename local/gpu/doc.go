@@ -41,17 +41,22 @@
 //
 // # Building
 //
-// The kernels live in kernels.cu; go generate turns them into kernels.ptx
-// for the compute_53 virtual architecture (every Jetson since the Nano; the
-// driver compiles the PTX for newer GPUs when the module loads), and the
-// PTX is committed and embedded, so that building needs the CUDA driver
-// header and library but no nvcc. scripts/cuda-setup installs them on
-// Debian, builds the test binary, and checks that the committed PTX is
-// current (--check-ptx).
+// The kernels live in kernels.cu; go generate compiles them into
+// kernels.fatbin, a compressed fat binary holding machine code (SASS) for
+// every Jetson since the Nano (sm_53, sm_62, sm_72, sm_87) and the
+// data-centre and desktop GPUs of the last generations (sm_70, sm_75,
+// sm_80, sm_86, sm_89, sm_90), plus PTX for compute_53 (older GPUs the
+// SASS does not cover) and compute_90 (newer ones), which the driver
+// compiles when the module loads. A GPU with SASS in the file starts
+// without any JIT. The fat binary is committed and embedded, so that
+// building needs the CUDA driver header and library but no nvcc.
+// scripts/cuda-setup installs them on Debian, builds the test binary, and
+// checks that the committed fat binary is current (--check-ptx).
 package gpu
 
-// nvcc 11.8 emits different (equivalent) PTX from run to run unless address
-// space randomisation is off, which setarch -R does for the one command:
-// then scripts/cuda-setup --check-ptx can compare the committed PTX with a
-// fresh one byte for byte.
-//go:generate setarch -R nvcc -ptx -arch=compute_53 -o kernels.ptx kernels.cu
+// nvcc 11.8's output changes with the path it compiles in and with address
+// randomisation; scripts/nvcc-fixed compiles in one fixed folder without
+// it, so that scripts/cuda-setup --check-ptx can compare the committed fat
+// binary with a fresh one byte for byte. (CUDA 11.8 knows no architecture
+// past sm_90; newer GPUs use the compute_90 PTX.)
+//go:generate ../../scripts/nvcc-fixed kernels.fatbin kernels.cu -fatbin -Xfatbin=-compress-all -gencode=arch=compute_53,code=[sm_53,compute_53] -gencode=arch=compute_62,code=sm_62 -gencode=arch=compute_72,code=sm_72 -gencode=arch=compute_87,code=sm_87 -gencode=arch=compute_70,code=sm_70 -gencode=arch=compute_75,code=sm_75 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_89,code=sm_89 -gencode=arch=compute_90,code=[sm_90,compute_90]

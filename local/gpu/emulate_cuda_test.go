@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
+	"strings"
 	"testing"
 
-	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/local"
-	"github.com/hearth-dcop/hearth/mva"
 )
 
-// These tests need no device: they check, in Go, the plan layout the
-// kernels read and the contract between local.BE and its BucketRunner.
+// This test needs no device: it checks, in Go, the plan layout the kernels
+// read. (The contract between local.BE and its BucketRunner is checked in
+// package local, by TestRunnerContract.)
 
 // emulate is the kernels' algorithm (kernels.cu, jp_generic, which every
 // variant specialises) transcribed into Go over the packed words, with the
@@ -31,9 +30,11 @@ func emulate(pk *packed, in [][]float64, dst []float64, argmin []int32, row0, nr
 	elimDim := outDim[nOut:]
 	ost := elimDim[nElim:]
 	est := ost[nOut*nIn:]
-	if int(sp[pWords]) != len(sp) {
+	mg := est[nElim*NE:]
+	if int(sp[pWords]) != len(sp) || len(mg) != nOut {
 		panic("words")
 	}
+	fast := strings.HasPrefix(pk.kernel, "jp_fast")
 	addr := make([][]float64, nIn)
 	for s, j := range pk.slots {
 		addr[s] = in[j]
@@ -42,8 +43,15 @@ func emulate(pk *packed, in [][]float64, dst []float64, argmin []int32, row0, nr
 		off := make([]int64, nIn)
 		q := row0 + t
 		for k := nOut - 1; k >= 0; k-- {
+			n := q
 			d := q % outDim[k]
 			q /= outDim[k]
+			if fast { // the kernel divides through the magic number
+				fq, fr := fastDivmod(uint32(n), uint32(outDim[k]), uint32(mg[k]))
+				if int64(fq) != q || int64(fr) != d {
+					panic(fmt.Sprintf("fast division of %d by %d: %d rem %d", n, outDim[k], fq, fr))
+				}
+			}
 			for j := 0; j < nIn; j++ {
 				off[j] += d * ost[k*nIn+j]
 			}
@@ -127,7 +135,7 @@ func TestPackedLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pk, err := pack(p)
+		pk, err := pack(p, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,118 +159,4 @@ func TestPackedLayout(t *testing.T) {
 			}
 		}
 	}
-}
-
-// fakeRunner is a local.BucketRunner on the CPU that honours the contract
-// strictly, as the device does: a kept output lives only in its store (the
-// host copy is poisoned unless host is set), and a kept input is read from
-// the store and consumed.
-type fakeRunner struct {
-	min                   int64
-	store                 map[*float64][]float64
-	steps, kept, consumed int
-}
-
-func (f *fakeRunner) Offload(p *local.JoinProject) bool {
-	return int64(p.Rows())*int64(p.ElimSize()) >= f.min
-}
-
-func (f *fakeRunner) Step(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32, keep, host bool) error {
-	f.steps++
-	ins := p.Inputs()
-	saved := make([][]float64, len(ins))
-	for j, in := range ins {
-		if v, ok := f.store[&in.Costs[0]]; ok {
-			saved[j] = slices.Clone(in.Costs)
-			copy(in.Costs, v)
-			delete(f.store, &in.Costs[0])
-			f.consumed++
-		}
-	}
-	err := p.Run(ctx, dst, argmin, 1)
-	for j, in := range ins {
-		if saved[j] != nil {
-			copy(in.Costs, saved[j])
-		}
-	}
-	if keep {
-		f.store[&dst[0]] = slices.Clone(dst)
-		f.kept++
-	}
-	if !host {
-		for i := range dst {
-			dst[i] = math.NaN()
-		}
-	}
-	return err
-}
-
-// TestRunnerContract solves random whole problems and MVA tables with
-// local.BE through fakeRunner at several thresholds: results must be those
-// of local.BE and every kept table consumed, which proves that
-// SolveRowWith and SolveTableWith ask for the host copies they read.
-func TestRunnerContract(t *testing.T) {
-	ctx := context.Background()
-	var total fakeRunner
-	for seed := range int64(300) {
-		o := randprob.Options{
-			Agents: 1 + int(seed%3), Vars: 4 + int(seed%12), MinDomain: 2, MaxDomain: 2 + int(seed%4),
-			MaxArity: 1 + int(seed%4), Functions: 3 + int(seed%20),
-			HardProb: []float64{0, 0.05, 0.3}[seed%3], IntCosts: true, MaxCost: 9, Locality: 0.7,
-		}
-		p := randprob.New(seed, o)
-		subs := []*mva.Subproblem{mva.Whole(p)}
-		dec := mva.Decompose(p)
-		for i := range dec.Subs {
-			subs = append(subs, &dec.Subs[i])
-		}
-		for si, sub := range subs {
-			lp := mva.NewLocalProblem(p, sub)
-			for _, m := range []int64{-1, 8, 64, 1 << 40} {
-				cpu, err := local.NewBE(lp, local.BEOptions{Workers: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				g, _ := local.NewBE(lp, local.BEOptions{Workers: 1})
-				r := &fakeRunner{min: m, store: map[*float64][]float64{}}
-				tag := fmt.Sprintf("seed %d sub %d min %d", seed, si, m)
-				if si == 0 {
-					w := make([]int, lp.NumInterior())
-					gi := make([]int, lp.NumInterior())
-					wc, _ := cpu.SolveRow(ctx, nil, w)
-					gc, err := g.SolveRowWith(ctx, nil, gi, r)
-					if err != nil || math.Float64bits(wc) != math.Float64bits(gc) || !slices.Equal(w, gi) {
-						t.Fatalf("%s: %v %v vs %v %v (%v)", tag, gc, gi, wc, w, err)
-					}
-				} else {
-					want, err := mva.NewTable(lp)
-					if err != nil {
-						continue
-					}
-					got, _ := mva.NewTable(lp)
-					if err := cpu.SolveTable(ctx, want); err != nil {
-						t.Fatal(err)
-					}
-					if err := g.SolveTableWith(ctx, got, r); err != nil {
-						t.Fatal(err)
-					}
-					for i := range want.Costs {
-						if math.Float64bits(want.Costs[i]) != math.Float64bits(got.Costs[i]) || !slices.Equal(want.Interior(i), got.Interior(i)) {
-							t.Fatalf("%s row %d", tag, i)
-						}
-					}
-				}
-				if cpu.Checks() != g.Checks() {
-					t.Fatalf("%s: checks %d vs %d", tag, g.Checks(), cpu.Checks())
-				}
-				if len(r.store) != 0 {
-					t.Fatalf("%s: %d tables left kept", tag, len(r.store))
-				}
-				total.steps += r.steps
-				total.kept += r.kept
-				total.consumed += r.consumed
-			}
-		}
-	}
-	t.Logf("steps %d kept %d consumed %d", total.steps, total.kept, total.consumed)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -34,71 +35,96 @@ const maxChunkRows = 1 << 22
 // device's memory budget, and ctx's error when ctx ends between chunks
 // (dst is then partly written).
 func (d *Device) JoinProject(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error {
-	pk, err := pack(p)
+	pk, err := pack(p, !d.noFast)
 	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if len(dst) != p.Rows() {
+		return fmt.Errorf("gpu: dst has %d entries, the output needs %d", len(dst), p.Rows())
+	}
+	if argmin != nil && len(argmin) != p.Rows() {
+		return fmt.Errorf("gpu: argmin has %d entries, the output needs %d", len(argmin), p.Rows())
+	}
 	return d.do(ctx, func(o *owner) error {
-		return o.joinProject(ctx, nil, p, pk, dst, argmin, false, true)
+		_, err := o.joinProject(ctx, nil, jpRequest{p: p, pk: pk, out: p.Output(dst), host: true, argmin: argmin, argHost: argmin != nil})
+		return err
 	})
 }
 
 // resident holds the tables a chain of bucket-elimination steps keeps in
-// device memory, by the host slice they stand for (its first element).
-type resident map[*float64]kept
+// device memory, by the factor they stand for.
+type resident map[*local.Factor]devBuf
 
-// kept is a table left in device memory, and the host slice it belongs in.
-type kept struct {
-	buf  devBuf
-	host []float64
-}
-
-// evict copies every kept table to its host slice and frees its buffer, so
-// that later steps upload them again: the way out when kept tables crowd
-// the device's budget.
-func (o *owner) evict(res resident) error {
-	var errs []error
-	for key, k := range res {
-		if err := cu.MemcpyDtoH(unsafe.Pointer(key), k.buf.ptr, int64(len(k.host))*8); err != nil {
-			errs = append(errs, fmt.Errorf("gpu: copying a kept table back: %w", err))
-		}
-		o.pool.put(k.buf)
-		delete(res, key)
+// entries returns the size of f's table.
+func entries(f *local.Factor) int {
+	n := 1
+	for _, d := range f.Dims {
+		n *= d
 	}
-	return errors.Join(errs...)
+	return n
 }
 
-// joinProject runs p. With a chain (res not nil) and keep, the output stays
-// in device memory, recorded in res, for a later step to read; host says
-// whether dst must be written (always, without keep). Inputs found in res
-// are read there, and consumed when the step succeeds; after an error res
-// is as it was.
-func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProject, pk *packed, dst []float64, argmin []int32, keep, host bool) (err error) {
+// jpRequest is one join-project for the device goroutine.
+type jpRequest struct {
+	p   *local.JoinProject
+	pk  *packed
+	out *local.Factor // out.Costs: where the output goes on the host
+	// keep: leave the output in device memory, in the chain's resident
+	// tables, for a later step (when it fits). host: out.Costs must hold
+	// the output (always, without keep); when out.Costs is nil it is
+	// taken from arena.
+	keep, host bool
+	// argHost: the argmin table goes to the host, into argmin or, when
+	// that is nil, the arena. argDevice: it stays in device memory when
+	// it fits, and goes to the arena otherwise.
+	argHost, argDevice bool
+	argmin             []int32
+	arena              *arena // pinned host memory; nil: none (out.Costs and argmin given)
+}
+
+// jpResult is where a join-project left its argmin table.
+type jpResult struct {
+	argmin []int32 // on the host
+	argDev devBuf  // on the device (size 0: not there)
+}
+
+// joinProject runs rq. With a chain (res not nil) and keep, the output
+// stays in device memory, recorded in res, for a later step to read.
+// Inputs found in res are read there, and consumed when the step
+// succeeds; after an error res is as it was. Host memory from the arena
+// is pinned: the copy engines write it directly; other host memory (a
+// caller's slices) is reached through the two pinned staging slots.
+func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r jpResult, err error) {
+	p, pk := rq.p, rq.pk
 	rows := int64(p.Rows())
-	if int64(len(dst)) != rows {
-		return fmt.Errorf("gpu: dst has %d entries, the output needs %d", len(dst), rows)
-	}
-	if argmin != nil && int64(len(argmin)) != rows {
-		return fmt.Errorf("gpu: argmin has %d entries, the output needs %d", len(argmin), rows)
-	}
 	inputs := p.Inputs()
 	for j, f := range inputs {
-		n := 1
-		for _, d := range f.Dims {
-			n *= d
+		if _, ok := res[f]; ok {
+			continue
 		}
-		if len(f.Costs) != n {
-			return fmt.Errorf("gpu: input %d has %d entries, its dims need %d", j, len(f.Costs), n)
+		if n := entries(f); len(f.Costs) != n {
+			return r, fmt.Errorf("gpu: input %d has %d entries, its dims need %d", j, len(f.Costs), n)
 		}
 	}
-	keep = keep && res != nil
-	host = host || !keep
+	keep := rq.keep && res != nil
+	host := rq.host || !keep
+	if host && rq.out.Costs != nil && int64(len(rq.out.Costs)) != rows {
+		return r, fmt.Errorf("gpu: dst has %d entries, the output needs %d", len(rq.out.Costs), rows)
+	}
+	if host && rq.out.Costs == nil && rq.arena == nil {
+		return r, errors.New("gpu: no host memory for the output")
+	}
+	argmin := rq.argmin
+	if argmin != nil && int64(len(argmin)) != rows {
+		return r, fmt.Errorf("gpu: argmin has %d entries, the output needs %d", len(argmin), rows)
+	}
 
 	var temps []devBuf
-	var consumed []*float64
+	var consumed []*local.Factor
+	var newCosts bool // out.Costs taken from the arena here
 	defer func() {
 		// Nothing may still read or write these buffers.
 		if serr := o.syncStreams(); serr != nil {
@@ -108,10 +134,18 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 			o.pool.put(b)
 		}
 		if err == nil {
-			for _, key := range consumed {
-				o.pool.put(res[key].buf)
-				delete(res, key)
+			for _, f := range consumed {
+				o.pool.put(res[f])
+				delete(res, f)
 			}
+		} else {
+			if newCosts {
+				rq.out.Costs = nil
+			}
+			if r.argDev.size > 0 {
+				o.pool.put(r.argDev)
+			}
+			r = jpResult{}
 		}
 	}()
 	get := func(n int64) (devBuf, error) {
@@ -129,18 +163,21 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 	var total int64
 	at := make(map[*float64]int64, len(inputs)) // device address, or -1-offset in the upload
 	for s, j := range pk.slots {
-		c := inputs[j].Costs
+		f := inputs[j]
+		if k, ok := res[f]; ok {
+			if !slices.Contains(consumed, f) {
+				consumed = append(consumed, f)
+			}
+			words[pHdr+s] = int64(k.ptr)
+			continue
+		}
+		c := f.Costs
 		key := &c[0]
 		a, ok := at[key]
 		if !ok {
-			if k, ok := res[key]; ok {
-				consumed = append(consumed, key)
-				a = int64(k.buf.ptr)
-			} else {
-				a = -1 - total
-				segs = append(segs, segment{src: unsafe.Pointer(key), n: int64(len(c)) * 8, off: total})
-				total = align(total + int64(len(c))*8)
-			}
+			a = -1 - total
+			segs = append(segs, segment{src: unsafe.Pointer(key), n: int64(len(c)) * 8, off: total})
+			total = align(total + int64(len(c))*8)
 			at[key] = a
 		}
 		words[pHdr+s] = a
@@ -149,7 +186,7 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 	total += int64(len(words)) * 8
 	in, err := get(total)
 	if err != nil {
-		return fmt.Errorf("gpu: %d bytes of inputs: %w", total, err)
+		return r, fmt.Errorf("gpu: %d bytes of inputs: %w", total, err)
 	}
 	for s := range pk.slots {
 		if a := words[pHdr+s]; a < 0 {
@@ -158,7 +195,7 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 	}
 	segs = append(segs, segment{src: unsafe.Pointer(&words[0]), n: int64(len(words)) * 8, off: planOff})
 	if err := o.upload(in.ptr, total, segs); err != nil {
-		return err
+		return r, err
 	}
 	planPtr := in.ptr + cu.DevicePtr(planOff)
 
@@ -167,8 +204,8 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 	var out devBuf
 	if keep {
 		if out, err = o.pool.get(rows * 8); err != nil {
-			if !errors.Is(err, errBudget) && !errors.Is(err, local.ErrTooLarge) {
-				return fmt.Errorf("gpu: output: %w", err)
+			if !errors.Is(err, local.ErrTooLarge) {
+				return r, fmt.Errorf("gpu: output: %w", err)
 			}
 			keep, host = false, true
 		} else {
@@ -176,16 +213,48 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 				if err != nil {
 					o.pool.put(out)
 				} else {
-					res[&dst[0]] = kept{out, dst}
+					res[rq.out] = out
 				}
 			}()
 		}
 	}
+	// The argmin table: kept whole on the device when asked and it fits.
+	if rq.argDevice {
+		if r.argDev, err = o.pool.get(rows * 4); err != nil {
+			if !errors.Is(err, local.ErrTooLarge) {
+				return r, fmt.Errorf("gpu: argmin: %w", err)
+			}
+			r.argDev = devBuf{}
+		}
+	}
+	argToHost := rq.argHost || (rq.argDevice && r.argDev.size == 0)
+	// Host memory from the arena, which the copies fill directly.
+	outPinned, argPinned := false, false
+	if host && rq.out.Costs == nil {
+		if rq.out.Costs, err = rq.arena.float64s(int(rows)); err != nil {
+			return r, err
+		}
+		newCosts, outPinned = true, true
+	}
+	if argToHost && argmin == nil {
+		if rq.arena == nil {
+			return r, errors.New("gpu: no host memory for the argmin table")
+		}
+		if argmin, err = rq.arena.int32s(int(rows)); err != nil {
+			return r, err
+		}
+		argPinned = true
+	}
+	if !argToHost {
+		argmin = nil
+	}
+	r.argmin = argmin
+
 	var rowBytes int64
 	if !keep {
 		rowBytes += 8
 	}
-	if argmin != nil {
+	if argmin != nil && r.argDev.size == 0 {
 		rowBytes += 4
 	}
 	chunk := min(rows, maxChunkRows)
@@ -194,46 +263,54 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 		chunk = min(chunk, o.pool.room()/(4*rowBytes))
 	}
 	if chunk < 1 {
-		return fmt.Errorf("gpu: no device memory left for the output after %d bytes of inputs: %w", o.pool.inUse, errBudget)
+		return r, fmt.Errorf("gpu: no device memory left for the output after %d bytes of inputs: %w", o.pool.inUse, errBudget)
 	}
 	var slotDst, slotArg [2]devBuf
 	for i := range 2 {
 		if !keep {
 			if slotDst[i], err = get(chunk * 8); err != nil {
-				return fmt.Errorf("gpu: output chunk: %w", err)
+				return r, fmt.Errorf("gpu: output chunk: %w", err)
 			}
 		}
-		if argmin != nil {
+		if argmin != nil && r.argDev.size == 0 {
 			if slotArg[i], err = get(chunk * 4); err != nil {
-				return fmt.Errorf("gpu: argmin chunk: %w", err)
+				return r, fmt.Errorf("gpu: argmin chunk: %w", err)
 			}
 		}
 	}
+	stageOut := host && !outPinned
+	stageArg := argmin != nil && !argPinned
 	var stageDst int64 // bytes of dst in a staging slot
-	if host {
+	if stageOut {
 		stageDst = chunk * 8
 	}
-	if stageBytes := stageDst + chunk*4*boolInt(argmin != nil); stageBytes > 0 {
-		if err := o.staging(stageBytes); err != nil {
-			return err
+	staged := stageOut || stageArg
+	if staged {
+		if err := o.staging(stageDst + chunk*4*boolInt(stageArg)); err != nil {
+			return r, err
 		}
 	}
 
-	// The pipeline: chunk i runs on stream i%2 and is copied to staging
-	// slot i%2 on the same stream; the host empties a slot (and so lets
-	// it be reused) two chunks later, while the device computes.
+	// The pipeline: chunk i runs on stream i%2 and is copied, on the same
+	// stream, into pinned host memory: the arena directly, or staging
+	// slot i%2, which the host empties (and so lets be reused) two chunks
+	// later, while the device computes.
+	dst := rq.out.Costs
 	nch := (rows + chunk - 1) / chunk
 	finish := func(i int64) error {
+		if !staged {
+			return nil
+		}
 		s := i % 2
 		if err := o.streams[s].Synchronize(); err != nil {
 			return fmt.Errorf("gpu: chunk %d: %w", i, err)
 		}
 		r0 := i * chunk
 		n := min(chunk, rows-r0)
-		if host {
+		if stageOut {
 			parallelCopy(unsafe.Pointer(&dst[r0]), o.stage[s].p, n*8)
 		}
-		if argmin != nil {
+		if stageArg {
 			parallelCopy(unsafe.Pointer(&argmin[r0]), unsafe.Add(o.stage[s].p, stageDst), n*4)
 		}
 		return nil
@@ -243,11 +320,11 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 	for i := range nch {
 		if i >= 2 {
 			if err := finish(i - 2); err != nil {
-				return err
+				return r, err
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return r, err
 		}
 		s := i % 2
 		r0 := i * chunk
@@ -257,29 +334,40 @@ func (o *owner) joinProject(ctx context.Context, res resident, p *local.JoinProj
 			dptr = out.ptr + cu.DevicePtr(r0*8)
 		}
 		aptr := slotArg[s].ptr // 0 without argmin: the kernel skips it
+		if r.argDev.size > 0 {
+			aptr = r.argDev.ptr + cu.DevicePtr(r0*4)
+		}
 		plan := planPtr
 		blocks := int(min((n+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
 		args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dptr), unsafe.Pointer(&aptr), unsafe.Pointer(&r0), unsafe.Pointer(&n)}
 		if err := fn.Launch(blocks, 1, 1, blockThreads, 1, 1, shared, o.streams[s], args); err != nil {
-			return fmt.Errorf("gpu: launching %s: %w", pk.kernel, err)
+			return r, fmt.Errorf("gpu: launching %s: %w", pk.kernel, err)
 		}
 		if host {
-			if err := cu.MemcpyDtoHAsync(o.stage[s].p, dptr, n*8, o.streams[s]); err != nil {
-				return fmt.Errorf("gpu: copying chunk %d: %w", i, err)
+			to := unsafe.Pointer(&dst[r0])
+			if stageOut {
+				to = o.stage[s].p
+			}
+			if err := cu.MemcpyDtoHAsync(to, dptr, n*8, o.streams[s]); err != nil {
+				return r, fmt.Errorf("gpu: copying chunk %d: %w", i, err)
 			}
 		}
 		if argmin != nil {
-			if err := cu.MemcpyDtoHAsync(unsafe.Add(o.stage[s].p, stageDst), aptr, n*4, o.streams[s]); err != nil {
-				return fmt.Errorf("gpu: copying chunk %d's argmin: %w", i, err)
+			to := unsafe.Pointer(&argmin[r0])
+			if stageArg {
+				to = unsafe.Add(o.stage[s].p, stageDst)
+			}
+			if err := cu.MemcpyDtoHAsync(to, aptr, n*4, o.streams[s]); err != nil {
+				return r, fmt.Errorf("gpu: copying chunk %d's argmin: %w", i, err)
 			}
 		}
 	}
 	for i := max(0, nch-2); i < nch; i++ {
 		if err := finish(i); err != nil {
-			return err
+			return r, err
 		}
 	}
-	return nil
+	return r, nil
 }
 
 // segment is host memory to upload at a byte offset of a device buffer.

@@ -151,24 +151,41 @@ func checkSet(t *testing.T, d *Device, tag string, s factorSet) {
 // odometer), scalar outputs, inputs without eliminated variables, Hard
 // rows and ties.
 func TestKernelMatchesCPU(t *testing.T) {
-	d := openDevice(t, Options{})
+	fast := openDevice(t, Options{}) // skips without a device
+	slow, err := openWith(Options{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := slow.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	devs := []*Device{fast, slow}
 	kinds := map[string]int{}
-	for seed := range uint64(600) {
+	for seed := range uint64(800) {
 		r := rand.New(rand.NewPCG(seed, 42))
 		nVars := 1 + r.IntN(8)
-		s := randomSet(r, nVars, 1, 1+r.IntN(5), r.IntN(4), 1+r.IntN(7), []float64{0, 0.05, 0.4}[seed%3])
+		nElim, nIn := r.IntN(4), 1+r.IntN(7)
+		if seed >= 600 {
+			// One eliminated variable in many inputs (jp_fastn_k).
+			nVars, nElim, nIn = 2+r.IntN(3), 1, 5+r.IntN(8)
+		}
+		s := randomSet(r, nVars, 1, 1+r.IntN(5), nElim, nIn, []float64{0, 0.05, 0.4}[seed%3])
 		p, err := local.NewJoinProject(s.inputs, s.elim, s.out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pk, err := pack(p)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+		for _, d := range devs {
+			pk, err := pack(p, !d.noFast)
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			kinds[pk.kernel]++
+			checkSet(t, d, fmt.Sprintf("seed %d (%d vars, elim %v, %d inputs, %s)", seed, nVars, s.elim, len(s.inputs), pk.kernel), s)
 		}
-		kinds[pk.kernel]++
-		checkSet(t, d, fmt.Sprintf("seed %d (%d vars, elim %v, %d inputs, %s)", seed, nVars, s.elim, len(s.inputs), pk.kernel), s)
 	}
-	for _, k := range append([]string{kGeneric}, jpOne[1:]...) {
+	for _, k := range kernelNames {
 		if kinds[k] < 10 {
 			t.Errorf("kernel %s ran on %d sets only: %v", k, kinds[k], kinds)
 		}
@@ -330,43 +347,65 @@ func TestChainEvicts(t *testing.T) {
 		}
 	}
 	c := newChain(d, -1, 0)
+	// step runs p through the chain into out, the argmin table to the
+	// host, and copies that table to arg.
+	step := func(p *local.JoinProject, out *local.Factor, arg []int32, keep, host bool) {
+		t.Helper()
+		a, err := c.Step(ctx, p, out, keep, host, local.ArgminHost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(arg, a)
+	}
 	// A: a 2 MiB output kept on the device.
 	pa := plan([]*local.Factor{factor([]int{0, 2}, []int{512, 2}), factor([]int{1, 2}, []int{512, 2})}, []int{2}, []int{0, 1})
 	outA, argA := make([]float64, pa.Rows()), make([]int32, pa.Rows())
-	if err := c.Step(ctx, pa, outA, argA, true, false); err != nil {
-		t.Fatal(err)
-	}
+	fa := pa.Output(outA)
+	step(pa, fa, argA, true, false)
 	if len(c.res) != 1 || c.evictions != 0 {
 		t.Fatalf("after A: %d kept, %d evictions", len(c.res), c.evictions)
 	}
 	// B: a 2 MiB input, which fits only once A's table is evicted.
 	pb := plan([]*local.Factor{factor([]int{3, 4}, []int{512, 512})}, []int{4}, []int{3})
 	outB, argB := make([]float64, pb.Rows()), make([]int32, pb.Rows())
-	if err := c.Step(ctx, pb, outB, argB, false, true); err != nil {
-		t.Fatal(err)
-	}
+	step(pb, pb.Output(outB), argB, false, true)
 	if len(c.res) != 0 || c.evictions != 1 || c.onCPU != 0 {
 		t.Fatalf("after B: %d kept, %d evictions, %d on the CPU", len(c.res), c.evictions, c.onCPU)
 	}
 	check("B", pb, outB, argB)
 	check("A", pa, outA, argA) // evict copied it to the host
 	// C reads A's table, from the host now.
-	pc := plan([]*local.Factor{pa.Output(outA)}, []int{1}, []int{0})
+	pc := plan([]*local.Factor{fa}, []int{1}, []int{0})
 	outC, argC := make([]float64, pc.Rows()), make([]int32, pc.Rows())
-	if err := c.Step(ctx, pc, outC, argC, false, true); err != nil {
-		t.Fatal(err)
-	}
+	step(pc, pc.Output(outC), argC, false, true)
 	check("C", pc, outC, argC)
-	// D: a 4 MiB input, over the budget by itself: the CPU computes it.
+	// D: a 4 MiB input, over the budget by itself: the CPU computes it,
+	// into host memory of the chain's.
 	pd := plan([]*local.Factor{factor([]int{5, 6}, []int{512, 1024})}, []int{6}, []int{5})
-	outD, argD := make([]float64, pd.Rows()), make([]int32, pd.Rows())
-	if err := c.Step(ctx, pd, outD, argD, false, true); err != nil {
-		t.Fatal(err)
-	}
+	fd := pd.Output(nil)
+	argD := make([]int32, pd.Rows())
+	step(pd, fd, argD, false, true)
 	if c.onCPU != 1 {
 		t.Fatalf("D: %d steps on the CPU, want 1", c.onCPU)
 	}
-	check("D", pd, outD, argD)
+	check("D", pd, fd.Costs, argD)
+	// E: the argmin table left on the device and read entry by entry.
+	pe := plan([]*local.Factor{factor([]int{7, 8}, []int{64, 16})}, []int{8}, []int{7})
+	fe := pe.Output(nil)
+	a, err := c.Step(ctx, pe, fe, false, true, local.ArgminAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != nil || len(c.args) != 1 {
+		t.Fatalf("E: argmin table on the host (%d entries), %d on the device", len(a), len(c.args))
+	}
+	argE := make([]int32, pe.Rows())
+	for i := range argE {
+		if argE[i], err = c.Argmin(pe, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("E", pe, fe.Costs, argE)
 	if err := c.end(); err != nil {
 		t.Fatal(err)
 	}

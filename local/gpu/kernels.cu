@@ -20,7 +20,8 @@
 // output and writes them at dst[0..nrows): the host cuts large tables into
 // such chunks.
 //
-// Build: go generate (nvcc -ptx -arch=compute_53); the PTX is committed.
+// Build: go generate (nvcc -fatbin, SASS for the common GPUs and PTX; see
+// doc.go); the fat binary is committed.
 //
 // Kernel parameters are device pointers or 8-byte scalars only.
 
@@ -40,6 +41,7 @@ typedef long long i64;
 //         elimDim[nElim]
 //         ostride[nOut*nIn]   input slot j's stride for output variable k at k*nIn+j
 //         estride[nElim*NE]   slot t's stride for eliminated variable k at k*NE+t
+//         magic[nOut]         ceil(2^32/outDim[k]), 0 for a dim of 1 (jp_fast)
 #define P_NIN 0
 #define P_NE 1
 #define P_NOUT 2
@@ -198,6 +200,103 @@ __device__ void jp_one(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nr
 	}
 }
 
+// fdivmod divides *n by d through m = ceil(2^32/d) (0 for d = 1), exact
+// when *n * d <= 2^32 (magic.go proves it; the host picks the kernels that
+// use it only then), and returns the remainder.
+__device__ __forceinline__ unsigned int fdivmod(unsigned int *n, unsigned int d, unsigned int m)
+{
+	unsigned int q = m ? __umulhi(*n, m) : *n;
+	unsigned int r = *n - q * d;
+	*n = q;
+	return r;
+}
+
+// MAXR bounds the inputs without the eliminated variable in jp_fast.
+#define MAXR 4
+
+// jp_fast is jp_one with 32-bit index arithmetic: the row index and every
+// offset fit 32 bits (the host checks: every input under 2^31 entries,
+// rows × the largest output dim at most 2^32), each output digit costs a
+// multiply-high instead of a division (the magic numbers follow the plan:
+// magic[k] for output variable k), and the offsets of the inputs without
+// the eliminated variable (at most MAXR) stay in registers: their loops
+// are unrolled to MAXR with a guard, so no array goes to local memory.
+// With EXACT the eliminated variable is in exactly MAXE inputs; without,
+// in the plan's NE <= MAXE, the loops guarded in the same way. The sums
+// run in the same order as jp_one's, so results are the same.
+template <int MAXE, bool EXACT>
+__device__ void jp_fast(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	typedef unsigned int u32;
+	const int nIn = (int)sp[P_NIN], nOut = (int)sp[P_NOUT];
+	const int ne = EXACT ? MAXE : (int)sp[P_NE];
+	const int nR = nIn - ne;
+	const double *const *addr = (const double *const *)(sp + P_HDR);
+	const i64 *outDim = sp + P_HDR + nIn;
+	const u32 D = (u32)outDim[nOut]; // elimDim[0]
+	const i64 *ost = outDim + nOut + 1;
+	const i64 *est = ost + (i64)nOut * nIn;
+	const i64 *magic = est + ne;
+	const double *a[MAXE];
+	u32 ls[MAXE];
+#pragma unroll
+	for (int j = 0; j < MAXE; j++) {
+		a[j] = j < ne ? addr[j] : 0;
+		ls[j] = j < ne ? (u32)est[j] : 0;
+	}
+	const double *ra[MAXR];
+#pragma unroll
+	for (int j = 0; j < MAXR; j++)
+		ra[j] = j < nR ? addr[ne + j] : 0;
+	const i64 step = (i64)gridDim.x * blockDim.x;
+	for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < nrows; t += step) {
+		u32 o[MAXE], ro[MAXR];
+#pragma unroll
+		for (int j = 0; j < MAXE; j++)
+			o[j] = 0;
+#pragma unroll
+		for (int j = 0; j < MAXR; j++)
+			ro[j] = 0;
+		u32 q = (u32)(row0 + t);
+		for (int k = nOut - 1; k >= 0; k--) {
+			u32 d = fdivmod(&q, (u32)outDim[k], (u32)magic[k]);
+			const i64 *s = ost + k * nIn;
+#pragma unroll
+			for (int j = 0; j < MAXE; j++)
+				if (j < ne)
+					o[j] += d * (u32)s[j];
+#pragma unroll
+			for (int j = 0; j < MAXR; j++)
+				if (j < nR)
+					ro[j] += d * (u32)s[ne + j];
+		}
+		double c0 = 0.0;
+#pragma unroll
+		for (int j = 0; j < MAXR; j++)
+			if (j < nR)
+				c0 += ra[j][ro[j]];
+		double best = __longlong_as_double(0x7ff0000000000000ll); // +Inf
+		u32 arg = 0;
+		// Unrolled so that the loads of several values are in flight at
+		// once: the loop is bound by their latency, not by bandwidth.
+#pragma unroll 4
+		for (u32 d = 0; d < D; d++) {
+			double s = c0;
+#pragma unroll
+			for (int j = 0; j < MAXE; j++)
+				if (j < ne)
+					s += a[j][o[j] + d * ls[j]];
+			if (s < best) {
+				best = s;
+				arg = d;
+			}
+		}
+		dst[t] = best;
+		if (argmin)
+			argmin[t] = (int)arg;
+	}
+}
+
 extern "C" __global__ void jp_generic_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
 {
 	extern __shared__ i64 sp[];
@@ -217,3 +316,25 @@ JP_ONE(1)
 JP_ONE(2)
 JP_ONE(3)
 JP_ONE(4)
+
+#define JP_FAST(N)                                                                                       \
+	extern "C" __global__ void jp_fast##N##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
+	{                                                                                                \
+		extern __shared__ i64 sp[];                                                                  \
+		load_plan(plan, sp);                                                                         \
+		jp_fast<N, true>(sp, dst, argmin, row0, nrows);                                              \
+	}
+
+JP_FAST(1)
+JP_FAST(2)
+JP_FAST(3)
+JP_FAST(4)
+
+// jp_fastn_k serves 5 to MAXE_N inputs holding the eliminated variable.
+#define MAXE_N 8
+extern "C" __global__ void jp_fastn_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	extern __shared__ i64 sp[];
+	load_plan(plan, sp);
+	jp_fast<MAXE_N, false>(sp, dst, argmin, row0, nrows);
+}

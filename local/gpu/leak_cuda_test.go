@@ -46,23 +46,22 @@ func TestNoLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out0 := make([]float64, p0.Rows())
-	p1, err := local.NewJoinProject([]*local.Factor{p0.Output(out0)}, []int{1}, []int{0})
+	o0 := p0.Output(make([]float64, p0.Rows()))
+	p1, err := local.NewJoinProject([]*local.Factor{o0}, []int{1}, []int{0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	kept := func() error {
-		arg0 := make([]int32, p0.Rows())
 		if !c.Offload(p0) || !c.Offload(p1) {
 			return fmt.Errorf("chain refused the plans")
 		}
-		if err := c.Step(ctx, p0, out0, arg0, true, false); err != nil {
+		if _, err := c.Step(ctx, p0, o0, true, false, local.ArgminAny); err != nil {
 			return err
 		}
 		if len(c.res) != 1 {
 			return fmt.Errorf("%d tables kept, want 1", len(c.res))
 		}
-		if err := c.Step(ctx, p1, make([]float64, p1.Rows()), make([]int32, p1.Rows()), false, true); err != nil {
+		if _, err := c.Step(ctx, p1, p1.Output(nil), false, true, local.ArgminHost); err != nil {
 			return err
 		}
 		if len(c.res) != 0 {

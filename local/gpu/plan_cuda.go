@@ -29,6 +29,41 @@ const kGeneric = "jp_generic_k"
 
 var jpOne = [...]string{1: "jp_one1_k", 2: "jp_one2_k", 3: "jp_one3_k", 4: "jp_one4_k"}
 
+// jpFast[ne] is jpOne[ne] with 32-bit index arithmetic (kernels.cu,
+// jp_fast), for plans whose indices fit (fast32) and that have at most
+// maxRowIn inputs without the eliminated variable.
+var jpFast = [...]string{1: "jp_fast1_k", 2: "jp_fast2_k", 3: "jp_fast3_k", 4: "jp_fast4_k"}
+
+// jpFastN is jp_fast for 5 to maxFastN inputs holding the eliminated
+// variable (MAXE_N in kernels.cu).
+const (
+	jpFastN  = "jp_fastn_k"
+	maxFastN = 8
+)
+
+// maxRowIn is MAXR in kernels.cu.
+const maxRowIn = 4
+
+// kernelNames lists every kernel of the module.
+var kernelNames = []string{kGeneric, jpOne[1], jpOne[2], jpOne[3], jpOne[4], jpFast[1], jpFast[2], jpFast[3], jpFast[4], jpFastN}
+
+// fast32 reports whether p's indices fit jp_fast's 32-bit arithmetic:
+// every input under 2^31 entries, and rows × the largest output dim at
+// most 2^32, which bounds every division of the row decoding (magic.go).
+func fast32(p *local.JoinProject) bool {
+	for _, f := range p.Inputs() {
+		if int64(entries(f)) >= 1<<31 {
+			return false
+		}
+	}
+	maxDim := int64(1)
+	for _, d := range p.OutDims() {
+		maxDim = max(maxDim, int64(d))
+	}
+	rows := int64(p.Rows())
+	return rows < 1<<31 && rows*maxDim <= 1<<32
+}
+
 // packed is a local.JoinProject in the kernels' layout. The input
 // addresses (words[pHdr:pHdr+nIn]) are filled in per launch.
 type packed struct {
@@ -38,8 +73,9 @@ type packed struct {
 }
 
 // pack lays p out for the kernels, or returns an error wrapping
-// ErrUnsupported.
-func pack(p *local.JoinProject) (*packed, error) {
+// ErrUnsupported. Without fast, the 32-bit kernels are never chosen (for
+// tests of the others).
+func pack(p *local.JoinProject, fast bool) (*packed, error) {
 	inputs := p.Inputs()
 	out, elim := p.Out(), p.Elim()
 	if len(inputs) > MaxInputs {
@@ -72,7 +108,7 @@ func pack(p *local.JoinProject) (*packed, error) {
 	}
 	slots := append(eIn, rIn...)
 	nIn, ne := len(slots), len(eIn)
-	n := pHdr + nIn + len(out) + len(elim) + len(out)*nIn + len(elim)*ne
+	n := pHdr + nIn + len(out) + len(elim) + len(out)*nIn + len(elim)*ne + len(out)
 	if n*8 > maxSharedBytes {
 		return nil, fmt.Errorf("gpu: a plan of %d bytes exceeds %d bytes of shared memory: %w", n*8, maxSharedBytes, ErrUnsupported)
 	}
@@ -95,9 +131,18 @@ func pack(p *local.JoinProject) (*packed, error) {
 			w = append(w, stride[j][v])
 		}
 	}
+	for _, d := range p.OutDims() {
+		w = append(w, int64(magic(uint32(d)))) // used by jp_fast only
+	}
 	k := kGeneric
 	if len(elim) == 1 && ne >= 1 && ne < len(jpOne) {
 		k = jpOne[ne]
+	}
+	if fast && len(elim) == 1 && ne >= 1 && ne <= maxFastN && nIn-ne <= maxRowIn && fast32(p) {
+		k = jpFastN
+		if ne < len(jpFast) {
+			k = jpFast[ne]
+		}
 	}
 	return &packed{words: w, slots: slots, kernel: k}, nil
 }
@@ -105,6 +150,6 @@ func pack(p *local.JoinProject) (*packed, error) {
 // Supported reports whether the GPU kernel handles p; the others run on
 // the CPU.
 func Supported(p *local.JoinProject) bool {
-	_, err := pack(p)
+	_, err := pack(p, true)
 	return err == nil
 }

@@ -30,6 +30,37 @@ type pool struct {
 	inUse  int64 // bytes handed out
 	idle   int64 // bytes on the free lists
 	free   map[int64][]cu.DevicePtr
+
+	// slab is device memory reserved when the device opens, which
+	// buffers are carved from (slabUsed bytes so far) before the pool
+	// asks the driver: a cuMemAlloc costs tens of microseconds, which a
+	// process's first solve would pay for every buffer it needs. Carved
+	// buffers are recycled like the others but never freed one by one;
+	// the slab goes back at close.
+	slab     devBuf
+	slabUsed int64
+}
+
+// slabBytes returns the size of the slab reserved for a budget: a
+// sixteenth of it, at most 256 MiB.
+func slabBytes(budget int64) int64 { return min(budget/16, 256<<20) &^ 4095 }
+
+// reserve allocates the slab.
+func (p *pool) reserve(n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	ptr, err := cu.MemAlloc(n)
+	if err != nil {
+		return fmt.Errorf("cuMemAlloc(%d bytes) for the buffer slab: %w", n, err)
+	}
+	p.slab = devBuf{ptr, n}
+	return nil
+}
+
+// inSlab reports whether ptr was carved from the slab.
+func (p *pool) inSlab(ptr cu.DevicePtr) bool {
+	return p.slab.size > 0 && ptr >= p.slab.ptr && ptr < p.slab.ptr+cu.DevicePtr(p.slab.size)
 }
 
 func newPool(budget int64) *pool {
@@ -64,6 +95,12 @@ func (p *pool) get(n int64) (devBuf, error) {
 	if p.inUse+c > p.budget {
 		return devBuf{}, fmt.Errorf("%d bytes wanted, %d of %d in use: %w", c, p.inUse, p.budget, errBudget)
 	}
+	if p.slabUsed+c <= p.slab.size {
+		ptr := p.slab.ptr + cu.DevicePtr(p.slabUsed)
+		p.slabUsed += c
+		p.inUse += c
+		return devBuf{ptr, c}, nil
+	}
 	if p.inUse+p.idle+c > p.budget {
 		if err := p.trim(); err != nil {
 			return devBuf{}, err
@@ -96,17 +133,40 @@ func (p *pool) put(b devBuf) {
 	p.free[b.size] = append(p.free[b.size], b.ptr)
 }
 
-// trim frees every idle buffer.
+// trim frees every idle buffer not carved from the slab (those stay on
+// the free lists).
 func (p *pool) trim() error {
 	var errs []error
 	for c, l := range p.free {
+		kept := l[:0]
 		for _, ptr := range l {
+			if p.inSlab(ptr) {
+				kept = append(kept, ptr)
+				continue
+			}
 			if err := cu.MemFree(ptr); err != nil {
 				errs = append(errs, fmt.Errorf("cuMemFree: %w", err))
 			}
 			p.idle -= c
 		}
-		delete(p.free, c)
+		if len(kept) == 0 {
+			delete(p.free, c)
+		} else {
+			p.free[c] = kept
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// close frees every idle buffer and the slab; buffers still handed out
+// are the caller's leak to report.
+func (p *pool) close() error {
+	err := p.trim()
+	clear(p.free)
+	p.idle = 0
+	if p.slab.size > 0 {
+		err = errors.Join(err, cu.MemFree(p.slab.ptr))
+		p.slab, p.slabUsed = devBuf{}, 0
+	}
+	return err
 }
