@@ -335,3 +335,59 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestBoundsWithoutRules: a catalogue device's physical range holds even
+// when no rule names its property (issue 17: a home_battery with no rule
+// discharged to −98.5 kWh). The exact optimum of a battery home on a flat
+// tariff with a peak-free objective would empty the battery without its
+// bounds; with them every index stays in [0, 13.5] kWh.
+func TestBoundsWithoutRules(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+slots = 6
+[coordination]
+windows = []
+[[home]]
+name = "h"
+background_kw = 1
+[[home.device]]
+name = "battery"
+kind = "home_battery"
+initial = { soc = 5.0 }
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.Neighbourhood.Homes[0]
+	var texts []string
+	for _, r := range h.Rules {
+		texts = append(texts, r.Text)
+	}
+	if strings.Join(texts, "; ") != "battery soc geq 0 (bound of home_battery); battery soc leq 13.5 (bound of home_battery)" {
+		t.Fatalf("rules %q", texts)
+	}
+	c, err := compile.Compile(cfg.Neighbourhood, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := sim.Solve(context.Background(), c.Problem, sim.Options{
+		Protocol: dpop.New,
+		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) },
+		Eager:    true,
+		Seed:     1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ev, err := c.Report(sol.Assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Feasible {
+		t.Fatalf("violations %v", ev.Violations)
+	}
+	for _, v := range ev.Homes[0].Values[0] {
+		if v < 0 || v > 13.5 {
+			t.Fatalf("soc trajectory %v leaves [0, 13.5]", ev.Homes[0].Values[0])
+		}
+	}
+}

@@ -280,8 +280,12 @@ func (r *homeReader) sensor(n *node) {
 	n.done("location", "property", "initial", "drift", "resolution", "unit")
 }
 
-// addBounds adds the catalogue's physical bounds of every property a rule
-// mentions, as passive rules pointing at the device's kind.
+// addBounds adds the catalogue's physical bounds of every property a
+// catalogue device brings, as passive rules pointing at the device's kind,
+// whether or not a rule mentions the property: physics is always on (a
+// home_battery nobody writes a rule for still stays between empty and
+// full). Properties a rule mentions come first, in order of mention, then
+// the others in the order their devices were declared.
 func (r *homeReader) addBounds() {
 	have := map[string]bool{}
 	for _, rule := range r.h.Rules {
@@ -291,6 +295,13 @@ func (r *homeReader) addBounds() {
 	var order [][2]string
 	for _, rule := range r.h.Rules {
 		k := [2]string{rule.Location, rule.Property}
+		if !mentioned[k] {
+			mentioned[k] = true
+			order = append(order, k)
+		}
+	}
+	for _, p := range r.h.Properties {
+		k := [2]string{p.Location, p.Name}
 		if !mentioned[k] {
 			mentioned[k] = true
 			order = append(order, k)
