@@ -66,6 +66,7 @@ func commands() []command {
 		{"run", "run one agent of an instance, or one home of a neighbourhood (-c FILE --home NAME), as a long-running MQTT process", runRun},
 		{"bench", "run an experiment of the papers and write CSV, plots and a summary", runBench},
 		{"plan", "plan one home from an evcc optimizer request (FILE.json or -) and print the response", runPlan},
+		{"devices", "list the device catalogue: kinds, actions, properties and their ranges (also: hearth help devices)", runDevices},
 		{"serve", "answer the evcc optimizer's HTTP API (POST /optimize/charge-schedule) with hearth's planner", runServe},
 	}
 }
