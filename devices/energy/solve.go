@@ -16,6 +16,10 @@ type Options struct {
 	// Rounds bounds the rounds of coordinate descent; 0 means
 	// DefaultRounds.
 	Rounds int
+	// Refine is the factor of the final refinement's finer lattice
+	// (around the plan found on the coarse one); 0 means DefaultRefine,
+	// 1 none.
+	Refine int
 }
 
 // Defaults of Options.
@@ -27,6 +31,7 @@ const (
 	// optimum.
 	DefaultStates = 240
 	DefaultRounds = 30
+	DefaultRefine = 4
 )
 
 // ErrInfeasible is wrapped when a hard goal, limit or cap cannot be kept.
@@ -47,6 +52,9 @@ func Solve(ctx context.Context, h *Home, opts Options) (*Plan, error) {
 	if opts.Rounds <= 0 {
 		opts.Rounds = DefaultRounds
 	}
+	if opts.Refine <= 0 {
+		opts.Refine = DefaultRefine
+	}
 	pl := newPlanner(h, opts)
 	best, err := pl.solveCapped(ctx)
 	if err != nil {
@@ -58,7 +66,56 @@ func Solve(ctx context.Context, h *Home, opts Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if opts.Refine >= 2 {
+		pl, best, err = pl.refine(ctx, best, opts.Refine)
+		if err != nil {
+			return nil, err
+		}
+	}
 	return pl.plan(best), nil
+}
+
+// refine replans sol on a lattice factor times finer, each storage
+// confined to a band of ±2·factor fine steps around its coarse path and
+// the band re-centred once: the coarse lattice finds the shape of the
+// plan, the fine one its exact powers, at the cost of a band rather than
+// of the whole fine range.
+func (pl *planner) refine(ctx context.Context, sol *solution, factor int) (*planner, *solution, error) {
+	h := pl.h
+	fine := &planner{h: h, opts: pl.opts, pvFix: pl.pvFix, pvCur: pl.pvCur, extraCap: sol.cap, wear: pl.wear}
+	cur := &solution{idx: make([][]int, len(pl.st)), cap: sol.cap}
+	for s := range pl.st {
+		g := makeGrid(&h.Storage[s], pl.st[s].q/float64(factor))
+		fine.st = append(fine.st, g)
+		cur.idx[s] = make([]int, len(sol.idx[s]))
+		for i, j := range sol.idx[s] {
+			cur.idx[s][i] = min(max(j*factor, g.lo), g.hi)
+		}
+	}
+	cur.cost = fine.total(cur)
+	width := 2 * factor
+	for range 4 {
+		fine.bands = make([][][2]int, len(fine.st))
+		for s, g := range fine.st {
+			n := g.hi - g.lo
+			fine.bands[s] = make([][2]int, len(cur.idx[s]))
+			for i, j := range cur.idx[s] {
+				c := j - g.lo
+				fine.bands[s][i] = [2]int{max(c-width, 0), min(c+width, n)}
+			}
+			fine.bands[s][0] = [2]int{-g.lo, -g.lo}
+		}
+		next, err := fine.descend(ctx, cur, fine.opts.Rounds)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur = next
+	}
+	fine.bands = nil
+	if math.IsInf(cur.cost, 1) || cur.cost > fine.total(cur)+1e-9 {
+		return pl, sol, nil
+	}
+	return fine, cur, nil
 }
 
 // planner holds the discretisation of every storage.
@@ -76,6 +133,10 @@ type planner struct {
 	// true meter. permPen > 0 relaxes the grid permissions into a
 	// penalty per kWh; 0 keeps them hard.
 	delta, permPen float64
+	// bands[s][i] confines storage s's lattice index at boundary i
+	// (offsets from grid.lo, inclusive) during refinement; nil means the
+	// whole range.
+	bands [][][2]int
 	// oneStart plans from the idle start only (the demand search).
 	oneStart bool
 	// ownHard keeps the planned storage's own permissions hard while the
@@ -95,6 +156,9 @@ type grid struct {
 type solution struct {
 	idx  [][]int // [storage][boundary] lattice index
 	cost float64
+	// cap is the extra import cap it was planned under (the demand
+	// search), +Inf for none.
+	cap float64
 }
 
 func newPlanner(h *Home, opts Options) *planner {
@@ -118,18 +182,23 @@ func newPlanner(h *Home, opts Options) *planner {
 	}
 	for i := range h.Storage {
 		s := &h.Storage[i]
-		q := step(s, dtMin, opts.States)
-		g := grid{q: q}
-		const eps = 1e-9
-		if s.Initial >= s.Min {
-			g.lo = -int(math.Floor((s.Initial-s.Min)/q + eps))
-		}
-		if s.Initial <= s.Max {
-			g.hi = int(math.Floor((s.Max-s.Initial)/q + eps))
-		}
-		pl.st = append(pl.st, g)
+		pl.st = append(pl.st, makeGrid(s, step(s, dtMin, opts.States)))
 	}
 	return pl
+}
+
+// makeGrid lays storage s's lattice of step q through its initial
+// energy, as far as its range goes.
+func makeGrid(s *Storage, q float64) grid {
+	g := grid{q: q}
+	const eps = 1e-9
+	if s.Initial >= s.Min {
+		g.lo = -int(math.Floor((s.Initial-s.Min)/q + eps))
+	}
+	if s.Initial <= s.Max {
+		g.hi = int(math.Floor((s.Max-s.Initial)/q + eps))
+	}
+	return g
 }
 
 // step chooses storage s's energy step: about range ÷ states, adjusted
@@ -383,6 +452,16 @@ func (pl *planner) goalPenalty(g Goal) float64 {
 	return DefaultGoalPenalty
 }
 
+// band returns storage s's admissible offsets at each boundary.
+func (pl *planner) band(s int) func(i int) (int, int) {
+	n := pl.st[s].hi - pl.st[s].lo
+	if pl.bands == nil || pl.bands[s] == nil {
+		return func(int) (int, int) { return 0, n }
+	}
+	b := pl.bands[s]
+	return func(i int) (int, int) { return b[i][0], b[i][1] }
+}
+
 // flows returns the signed bus power of every storage per slot.
 func (pl *planner) flows(sol *solution) [][]float64 {
 	T := pl.h.Slots()
@@ -478,6 +557,7 @@ func (pl *planner) solveCapped(ctx context.Context) (*solution, error) {
 	if math.IsInf(a.cost, 1) {
 		return nil, pl.infeasible()
 	}
+	a.cap = pl.extraCap
 	return a, nil
 }
 
@@ -583,9 +663,13 @@ func (pl *planner) dp(s int, sol *solution, share float64) ([]int, float64) {
 	inf := math.Inf(1)
 	// V holds the cost-to-go of boundary i+1 while boundary i is filled.
 	next := make([]float64, n)
+	tLo, tHi := pl.band(s)(T)
 	for k := range n {
 		e := pl.energy(s, g.lo+k)
 		next[k] = pl.goalCost(s, T, e) - st.EndValue*e
+		if k < tLo || k > tHi {
+			next[k] = inf
+		}
 	}
 	choice := make([][]int32, T) // move per (slot, state)
 	// energies[k] is state k's energy; a discharge may not end below
@@ -606,8 +690,8 @@ func (pl *planner) dp(s int, sol *solution, share float64) ([]int, float64) {
 		goals[gl.Index] = append(goals[gl.Index], gl)
 	}
 	cur := make([]float64, n)
-	var moves []int
-	var costs []float64
+	var costs []float64 // costs[m+md]: the slot's cost of move m, +Inf if barred
+	band := pl.band(s)
 	for t := T - 1; t >= 0; t-- {
 		base := h.Load[t] * share
 		for r := range pl.st {
@@ -616,15 +700,24 @@ func (pl *planner) dp(s int, sol *solution, share float64) ([]int, float64) {
 			}
 		}
 		lo, hi := pl.netRange(f, t, s)
-		moves, costs = moves[:0], costs[:0]
 		mc, md := 0, 0
 		if st.Available == nil || st.Available[t] {
 			mc = int(math.Floor(st.MaxCharge*st.EtaC*h.Dt[t]/g.q + 1e-9))
 			md = int(math.Floor(st.MaxDischarge*h.Dt[t]/st.EtaD/g.q + 1e-9))
 		}
+		// Only moves between the bands of boundaries t and t+1 matter.
+		kLo, kHi := band(t)
+		nLo, nHi := band(t + 1)
+		mlo, mhi := max(-md, nLo-kHi), min(mc, nHi-kLo)
+		costs = costs[:0]
 		for m := -md; m <= mc; m++ {
+			if m < mlo || m > mhi {
+				costs = append(costs, inf)
+				continue
+			}
 			p := pl.power(s, t, m)
 			if m > 0 && p < st.MinCharge-1e-9 {
+				costs = append(costs, inf)
 				continue
 			}
 			l, u := lo, hi
@@ -644,21 +737,22 @@ func (pl *planner) dp(s int, sol *solution, share float64) ([]int, float64) {
 				}
 			}
 			c, _ := pl.meterOwn(t, base+p, l, u, ol, ou)
-			if math.IsInf(c, 1) {
-				continue
-			}
-			moves = append(moves, m)
 			costs = append(costs, c+pl.wear*math.Abs(p)*h.Dt[t])
 		}
 		ch := make([]int32, n)
 		for k := range n {
+			cur[k] = inf
+		}
+		for k := kLo; k <= kHi; k++ {
 			best, bm := inf, int32(0)
-			for x, m := range moves {
+			// Discharges may not end below kMin, charges not above kMax.
+			from, to := max(mlo, nLo-k, -k), min(mhi, nHi-k, n-1-k)
+			for m := from; m <= to; m++ {
 				k2 := k + m
-				if k2 < 0 || k2 >= n || m < 0 && k2 < kMin || m > 0 && k2 > kMax {
+				if m < 0 && k2 < kMin || m > 0 && k2 > kMax {
 					continue
 				}
-				if v := costs[x] + next[k2]; v < best {
+				if v := costs[m+md] + next[k2]; v < best {
 					best, bm = v, int32(m)
 				}
 			}

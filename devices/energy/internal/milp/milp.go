@@ -32,10 +32,10 @@ import (
 // into the grid reach 25–32%, because the lattice cannot balance two
 // such batteries at exactly zero net power as the continuous MILP does
 // (docs/DESIGN.md, "Energy homes").
-const GapBound = 0.35
+const GapBound = 0.30
 
 // MedianBound bounds the median gap over a test's homes.
-const MedianBound = 0.06
+const MedianBound = 0.03
 
 // ErrNoSolver is returned when the cbc binary is not on PATH.
 var ErrNoSolver = errors.New("cbc not found (Debian: apt-get install coinor-cbc)")
