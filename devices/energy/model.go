@@ -112,8 +112,9 @@ type Storage struct {
 	// EndValue is the worth of a kWh left at the horizon's end
 	// (currency per kWh).
 	EndValue float64
-	// NoGridCharge forbids charging in a slot where the home imports;
-	// NoGridDischarge forbids discharging in a slot where it exports.
+	// NoGridCharge forbids charging in a slot where the home imports
+	// more than Deadband; NoGridDischarge forbids discharging in a slot
+	// where it exports more than Deadband.
 	NoGridCharge, NoGridDischarge bool
 }
 
@@ -145,6 +146,15 @@ const (
 	// it, never to save money at retail prices.
 	DefaultGoalPenalty = 2.0
 )
+
+// Deadband is the meter power (kW) the grid permissions tolerate: a
+// storage that may not charge from the grid may still charge while the
+// home imports up to 0.1 kW (and likewise for discharging into it). Two
+// storages that may neither charge from nor discharge into the grid can
+// only trade energy at a net of zero; inverters regulate to within tens of
+// watts, not to zero, and a plan on an energy lattice cannot hit zero
+// exactly, so the permissions keep a band of 100 W.
+const Deadband = 0.1
 
 // Slots returns the number of slots.
 func (h *Home) Slots() int { return len(h.Dt) }

@@ -263,7 +263,7 @@ func (pl *planner) meterOwn(t int, x, nlo, nhi, olo, ohi float64) (float64, floa
 	a := b - pl.pvCur[t]
 	a, b = math.Max(a, olo), math.Min(b, ohi)
 	relax := pl.permPen > 0
-	noImp, noExp := nhi <= 0, nlo >= 0
+	noImp, noExp := nhi <= Deadband, nlo >= -Deadband
 	if !relax {
 		a, b = math.Max(a, nlo), math.Min(b, nhi)
 	}
@@ -391,10 +391,10 @@ func (pl *planner) dhinge(y float64) float64 {
 func (pl *planner) penalised(t int, n float64, noImp, noExp bool) float64 {
 	c := pl.slotCost(t, n)
 	if noImp {
-		c += pl.permPen * pl.hinge(n) * pl.h.Dt[t]
+		c += pl.permPen * pl.hinge(n-Deadband) * pl.h.Dt[t]
 	}
 	if noExp {
-		c += pl.permPen * pl.hinge(-n) * pl.h.Dt[t]
+		c += pl.permPen * pl.hinge(-n-Deadband) * pl.h.Dt[t]
 	}
 	return c
 }
@@ -405,10 +405,10 @@ func (pl *planner) argminSmooth(t int, a, b float64, noImp, noExp bool) float64 
 	slope := func(n float64) float64 {
 		d := pl.slope(t, n)
 		if noImp {
-			d += pl.permPen * pl.dhinge(n)
+			d += pl.permPen * pl.dhinge(n-Deadband)
 		}
 		if noExp {
-			d -= pl.permPen * pl.dhinge(-n)
+			d -= pl.permPen * pl.dhinge(-n-Deadband)
 		}
 		return d
 	}
@@ -485,10 +485,10 @@ func (pl *planner) netRange(f [][]float64, t, skip int) (float64, float64) {
 		}
 		st := &pl.h.Storage[s]
 		if f[s][t] > 0 && st.NoGridCharge {
-			hi = 0
+			hi = Deadband
 		}
 		if f[s][t] < 0 && st.NoGridDischarge {
-			lo = 0
+			lo = -Deadband
 		}
 	}
 	return lo, hi
@@ -552,6 +552,31 @@ func (pl *planner) solveCapped(ctx context.Context) (*solution, error) {
 		}
 		if b.cost < a.cost {
 			a = b
+		}
+	}
+	if len(pl.st) > 2 && !pl.oneStart {
+		// With three storages or more, coordinate descent's result
+		// depends on who moves first: also start from the storages
+		// planned one after the other, each against the home with the
+		// previous ones fixed, in every rotation of their order.
+		for rot := range pl.st {
+			seq := &solution{idx: make([][]int, len(pl.st))}
+			for r := range pl.st {
+				seq.idx[r] = make([]int, T+1)
+			}
+			for k := range pl.st {
+				s := (rot + k) % len(pl.st)
+				if idx, _ := pl.dp(s, seq, 1); idx != nil {
+					seq.idx[s] = idx
+				}
+			}
+			b, err := pl.homotopy(ctx, seq)
+			if err != nil {
+				return nil, err
+			}
+			if b.cost < a.cost {
+				a = b
+			}
 		}
 	}
 	if math.IsInf(a.cost, 1) {
@@ -724,16 +749,16 @@ func (pl *planner) dp(s int, sol *solution, share float64) ([]int, float64) {
 			ol, ou := math.Inf(-1), math.Inf(1)
 			if m > 0 && st.NoGridCharge {
 				if pl.ownHard {
-					ou = 0
+					ou = Deadband
 				} else {
-					u = math.Min(u, 0)
+					u = math.Min(u, Deadband)
 				}
 			}
 			if m < 0 && st.NoGridDischarge {
 				if pl.ownHard {
-					ol = 0
+					ol = -Deadband
 				} else {
-					l = math.Max(l, 0)
+					l = math.Max(l, -Deadband)
 				}
 			}
 			c, _ := pl.meterOwn(t, base+p, l, u, ol, ou)

@@ -181,10 +181,10 @@ func Check(h *energy.Home, p *energy.Plan) *Report {
 		}
 		for s := range h.Storage {
 			st := &h.Storage[s]
-			if st.NoGridCharge && p.Charge[s][t] > tol && im > tol {
+			if st.NoGridCharge && p.Charge[s][t] > tol && im > energy.Deadband+tol {
 				r.bad("storage %s slot %d: charges from the grid (%.6g kW imported), which it may not", st.Name, t, im)
 			}
-			if st.NoGridDischarge && p.Discharge[s][t] > tol && ex > tol {
+			if st.NoGridDischarge && p.Discharge[s][t] > tol && ex > energy.Deadband+tol {
 				r.bad("storage %s slot %d: discharges into the grid (%.6g kW exported), which it may not", st.Name, t, ex)
 			}
 		}

@@ -145,10 +145,10 @@ func Write(h *energy.Home) string {
 			con(fmt.Sprintf(" %s - %.12g %s", d, st.MaxDischarge*avail, zd), "<=", 0)
 			con(fmt.Sprintf(" %s + %s", zc, zd), "<=", 1)
 			if st.NoGridCharge {
-				con(fmt.Sprintf(" imp_%d + %.12g %s", t, big, zc), "<=", big)
+				con(fmt.Sprintf(" imp_%d + %.12g %s", t, big, zc), "<=", big+energy.Deadband)
 			}
 			if st.NoGridDischarge {
-				con(fmt.Sprintf(" exp_%d + %.12g %s", t, big, zd), "<=", big)
+				con(fmt.Sprintf(" exp_%d + %.12g %s", t, big, zd), "<=", big+energy.Deadband)
 			}
 			term(&obj, wear*dt, c)
 			term(&obj, wear*dt, d)
