@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
@@ -36,14 +37,31 @@ func Plan(ctx context.Context, r io.Reader, opts energy.Options) (*Response, err
 	return Respond(h, p), nil
 }
 
+// MaxConcurrent bounds the plans Handler computes at once; further
+// requests wait (or give up with their client). PlanTimeout bounds one
+// plan.
+const (
+	MaxConcurrent = 4
+	PlanTimeout   = time.Minute
+)
+
 // Handler serves POST /optimize/charge-schedule and GET /optimize/health.
 func Handler(log *slog.Logger, opts energy.Options) http.Handler {
+	slots := make(chan struct{}, MaxConcurrent)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /optimize/health", func(w http.ResponseWriter, _ *http.Request) {
 		write(w, log, http.StatusOK, map[string]string{"status": "healthy", "message": "hearth planner is running"})
 	})
 	mux.HandleFunc("POST /optimize/charge-schedule", func(w http.ResponseWriter, r *http.Request) {
-		resp, err := Plan(r.Context(), http.MaxBytesReader(w, r.Body, MaxBody+1), opts)
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-r.Context().Done():
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), PlanTimeout)
+		defer cancel()
+		resp, err := Plan(ctx, http.MaxBytesReader(w, r.Body, MaxBody+1), opts)
 		var fe *FieldError
 		switch {
 		case errors.As(err, &fe):
