@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -388,6 +389,91 @@ initial = { soc = 5.0 }
 	for _, v := range ev.Homes[0].Values[0] {
 		if v < 0 || v > 13.5 {
 			t.Fatalf("soc trajectory %v leaves [0, 13.5]", ev.Homes[0].Values[0])
+		}
+	}
+}
+
+// TestSizing: a home sizes its battery and EV charger with parameters;
+// the actions and the always-on range follow, and bad figures are
+// refused with the key named.
+func TestSizing(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+slots = 4
+[coordination]
+windows = []
+[[home]]
+name = "h"
+background_kw = 0.5
+[[home.device]]
+name = "battery"
+kind = "home_battery"
+capacity_kwh = 10
+reserve_kwh = 1
+max_charge_kw = 3
+max_discharge_kw = 4
+charge_efficiency = 0.9
+discharge_efficiency = 0.8
+power_steps = 2
+initial = { soc = 5.0 }
+[[home.device]]
+name = "ev"
+kind = "ev_wallbox_11kw"
+min_charge_kw = 1.4
+power_steps = 3
+rules = ["charge geq 30 before 4"]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.Neighbourhood.Homes[0]
+	var acts []string
+	for _, d := range h.Devices {
+		for _, a := range d.Actions {
+			acts = append(acts, fmt.Sprintf("%s %s %g %v", d.Name, a.Name, a.Power, a.Effects))
+		}
+	}
+	want := []string{
+		"battery discharge_4kw -4 [{soc -5}]", "battery discharge_2kw -2 [{soc -2.5}]", "battery idle 0 []",
+		"battery charge_1.5kw 1.5 [{soc 1.35}]", "battery charge_3kw 3 [{soc 2.7}]",
+		"ev off 0 []", "ev charge_1.4kw 1.4 [{charge 1.246}]", "ev charge_6.2kw 6.2 [{charge 5.518}]", "ev charge_11kw 11 [{charge 9.79}]",
+	}
+	if strings.Join(acts, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("actions\n%s\nwant\n%s", strings.Join(acts, "\n"), strings.Join(want, "\n"))
+	}
+	var rules []string
+	for _, r := range h.Rules {
+		rules = append(rules, r.Text)
+	}
+	if !slices.Contains(rules, "battery soc geq 1 (bound of home_battery)") || !slices.Contains(rules, "battery soc leq 10 (bound of home_battery)") {
+		t.Fatalf("rules %q", rules)
+	}
+	c, err := compile.Compile(cfg.Neighbourhood, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := sim.Solve(context.Background(), c.Problem, sim.Options{
+		Protocol: dpop.New,
+		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) },
+		Eager:    true,
+		Seed:     1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ev, err := c.Report(sol.Assign); err != nil || !ev.Feasible {
+		t.Fatalf("sized home: %v %v", err, ev.Violations)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"kind = \"ev_wallbox_7kw\"\nreserve_kwh = 2", "reserve_kwh: reserve_kwh, max_discharge_kw, discharge_efficiency: ev_wallbox_7kw cannot discharge"},
+		{"kind = \"home_battery\"\npower_steps = 0", "power_steps: power_steps = 0"},
+		{"kind = \"home_battery\"\ncapacity_kwh = -3", "capacity_kwh: capacity_kwh = -3"},
+		{"kind = \"home_battery\"\ncharge_efficiency = 1.5", "charge_efficiency = 1.5: want a share in (0, 1]"},
+		{"kind = \"dishwasher\"\ncapacity_kwh = 3", "kind \"dishwasher\" takes no size parameters"},
+		{"actions = [{name = \"off\", power_kw = 0}]\ncapacity_kwh = 3", "size parameters apply to catalogue kinds"},
+	} {
+		_, err := config.Parse("n.toml", []byte("[[home]]\nname = \"h\"\n[[home.device]]\nname = \"d\"\n"+tc.body+"\n"), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.body, err, tc.want)
 		}
 	}
 }

@@ -136,14 +136,25 @@ func (r *homeReader) device(n *node) {
 				msg = fmt.Sprintf("unknown device kind %q; did you mean %q?", kind, c)
 			}
 			n.errorf(k, "%s", msg)
-			n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules")
+			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules"}, sizingKeys...)...)
 			return
+		}
+		if sz, key, ok := sizing(n); ok {
+			sized, err := e.Sized(sz)
+			if err != nil {
+				n.errorf(key, "%v", err)
+			} else {
+				e = sized
+			}
 		}
 		dev, props = e.Instantiate(name, loc, r.hz.SlotMinutes)
 		for _, p := range props {
 			r.bounds[[2]string{p.Location, p.Name}] = bounds{entry: e, key: n.key("kind")}
 		}
 	case n.has("actions"):
+		if _, key, ok := sizing(n); ok {
+			n.errorf(key, "size parameters apply to catalogue kinds (home_battery, ev_wallbox_7kw, ev_wallbox_11kw); a custom device gives its actions' power and effects itself")
+		}
 		dev, props = r.custom(n, name, loc)
 	default:
 		n.errorf("kind", "a device needs kind = \"…\" (one of %s) or actions = [{name = \"off\", power_kw = 0}, …]", strings.Join(devices.Kinds(), ", "))
@@ -161,7 +172,58 @@ func (r *homeReader) device(n *node) {
 			r.rule(text, index(n.key("rules"), i), name)
 		}
 	}
-	n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions")
+	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions"}, sizingKeys...)...)
+}
+
+// sizingKeys are a sizable catalogue device's parameters
+// (devices.Sizing), in the order errors name them.
+var sizingKeys = []string{"capacity_kwh", "reserve_kwh", "max_charge_kw", "min_charge_kw", "max_discharge_kw", "charge_efficiency", "discharge_efficiency", "power_steps"}
+
+// sizing reads a device's size parameters; ok is false when it gives
+// none. key is the first one given, for errors.
+func sizing(n *node) (sz devices.Sizing, key string, ok bool) {
+	for _, k := range sizingKeys {
+		if !n.has(k) {
+			continue
+		}
+		if !ok {
+			key, ok = k, true
+		}
+		if k == "power_steps" {
+			if v, good := n.integer(k); good {
+				sz.Steps = int(v)
+				if v < 1 || v > 16 {
+					n.errorf(k, "power_steps = %d: want 1 to 16 levels", v)
+				}
+			}
+			continue
+		}
+		v, good := n.num(k)
+		if !good {
+			continue
+		}
+		if v <= 0 {
+			n.errorf(k, "%s = %g: want a positive number (leave it out for the catalogue's figure)", k, v)
+			continue
+		}
+		switch k {
+		case "capacity_kwh":
+			sz.CapacityKWh = v
+		case "reserve_kwh":
+			sz.ReserveKWh = v
+		case "max_charge_kw":
+			sz.MaxChargeKW = v
+		case "min_charge_kw":
+			sz.MinChargeKW = v
+		case "max_discharge_kw":
+			sz.MaxDischargeKW = v
+		case "charge_efficiency":
+			sz.ChargeEff = v
+		case "discharge_efficiency":
+			sz.DischargeEff = v
+		}
+	}
+	return sz, key, ok
 }
 
 // custom reads a device's own actions; effects are per hour.

@@ -29,6 +29,13 @@ func WriteCatalogue(w io.Writer) error {
 			}
 			fmt.Fprintf(tw, "  action %s\t%g kW\t%s\n", a.Name, a.Power, strings.Join(eff, ", "))
 		}
+		if sz, ok := SizingDefaults(kind); ok {
+			fmt.Fprintf(tw, "  parameters\tcapacity_kwh = %g, max_charge_kw = %g, min_charge_kw = %g, charge_efficiency = %g", sz.CapacityKWh, sz.MaxChargeKW, sz.MinChargeKW, sz.ChargeEff)
+			if sz.MaxDischargeKW > 0 {
+				fmt.Fprintf(tw, ", max_discharge_kw = %g, discharge_efficiency = %g, reserve_kwh = 0", sz.MaxDischargeKW, sz.DischargeEff)
+			}
+			fmt.Fprintf(tw, ", power_steps = %d (defaults)\n", sz.Steps)
+		}
 		for _, p := range e.Properties {
 			rng := "no physical range"
 			switch {

@@ -30,7 +30,7 @@ const (
 	// (TestAgainstMILP) measures what this costs against the continuous
 	// optimum.
 	DefaultStates = 240
-	DefaultRounds = 30
+	DefaultRounds = 8
 	DefaultRefine = 4
 )
 

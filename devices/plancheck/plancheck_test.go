@@ -106,7 +106,11 @@ func TestRejects(t *testing.T) {
 // the checker finds missed are those the plan names.
 func TestRandomHomes(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 1))
-	for i := range 400 {
+	homes := 400
+	if raceEnabled {
+		homes = 60
+	}
+	for i := range homes {
 		T := 2 + r.IntN(6)
 		h := &energy.Home{Name: "r", Wear: -1, Dt: make([]float64, T), Load: make([]float64, T)}
 		h.Tariff.Import, h.Tariff.Export = make([]float64, T), make([]float64, T)
