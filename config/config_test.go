@@ -245,7 +245,8 @@ func TestErrors(t *testing.T) {
 		{name: "unknown property", nb: neighbourhood(""), home: strings.Replace(home, "charge geq 40", "soc geq 40", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "no property soc at ev"},
 		{name: "unknown device in rule", nb: neighbourhood(""), home: "rules = [\"car charge geq 40 before 07:00\"]\n" + home, file: "/x/alder.toml", line: 1, key: "rules[0]", msg: "no property charge at car"},
 		{name: "time outside", nb: neighbourhood(""), home: strings.Replace(home, "07:00", "09:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "outside the horizon 17:00–07:00"},
-		{name: "time off grid", nb: neighbourhood(""), home: strings.Replace(home, "07:00", "06:30", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "not a slot boundary"},
+		{name: "window off grid", nb: neighbourhood("[coordination]\nwindows = [[\"17:00\", \"17:30\"]]\n"), file: "/x/n.toml", line: 6, key: "coordination.windows[0]", msg: "not a slot boundary"},
+		{name: "percent without range", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = 2, effects = { t = 1 } }]\nrules = [\"t geq 50% before 07:00\"]\n", file: "/x/alder.toml", line: 4, key: "device[0].rules[0]", msg: "a goal in % needs"},
 		{name: "rule syntax", nb: neighbourhood(""), home: strings.Replace(home, "geq", "atleast", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "unknown relation"},
 		{name: "infeasible", nb: neighbourhood(""), home: strings.Replace(home, "before 07:00", "before 19:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "at best ev charge reaches 28.2 kWh", infeasible: true},
 		{name: "infeasible bound", nb: neighbourhood(""), home: strings.Replace(home, "geq 40", "geq 70", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "cannot be satisfied", infeasible: true},
@@ -475,5 +476,35 @@ rules = ["charge geq 30 before 4"]
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.body, err, tc.want)
 		}
+	}
+}
+
+// TestGoalTimesAndPercent: a goal's clock time inside a slot applies at
+// that slot's end (issue 17: "before 07:30" with hourly slots was
+// refused), and a goal in percent is a share of the property's range.
+func TestGoalTimesAndPercent(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+start = "17:00"
+slots = 14
+[coordination]
+windows = []
+[[home]]
+name = "h"
+[[home.device]]
+name = "ev"
+kind = "ev_wallbox_7kw"
+capacity_kwh = 50
+initial = { charge = 10.0 }
+rules = ["charge geq 80% before 06:30", "charge geq 20 at 18:15"]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := cfg.Neighbourhood.Homes[0].Rules
+	if r := rules[0]; r.T1 != 14 || r.Goal != 40 || r.Text != "charge geq 80% before 06:30" {
+		t.Fatalf("rule %+v: want boundary 14 (07:00) and 40 kWh", r)
+	}
+	if r := rules[1]; r.T1 != 2 || r.Goal != 20 {
+		t.Fatalf("rule %+v: want boundary 2 (19:00)", r)
 	}
 }

@@ -31,6 +31,8 @@ type homeReader struct {
 	// bounds are the catalogue bounds per property, with the key of the
 	// device that brought them.
 	bounds map[[2]string]bounds
+	// pct are the rules whose goal is in percent (indices in h.Rules).
+	pct []int
 }
 
 type bounds struct {
@@ -61,6 +63,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	for _, s := range n.tables("sensor") {
 		r.sensor(s)
 	}
+	r.percentGoals()
 	r.addBounds()
 	n.done("name", "background_kw", "rules", "device", "sensor")
 	return r.h, r.hs
@@ -92,14 +95,58 @@ func (r *homeReader) background() {
 }
 
 // rule parses a rule; loc is the default location of a device's rules.
+// A goal written in percent ("charge geq 80% before 07:30") is kept for
+// percentGoals, which converts it once the devices are known.
 func (r *homeReader) rule(text, key, loc string) {
-	rule, err := devices.ParseRule(text, devices.RuleSyntax{Location: loc, Time: r.ck.boundary})
+	parsed, pct := text, false
+	if f := strings.Fields(text); len(f) > 0 {
+		for i, tok := range f {
+			if g, ok := strings.CutSuffix(tok, "%"); ok && i > 0 {
+				if _, rel := devices.ParseRelation(f[i-1]); rel {
+					f[i], pct = g, true
+				}
+			}
+		}
+		parsed = strings.Join(f, " ")
+	}
+	rule, err := devices.ParseRule(parsed, devices.RuleSyntax{Location: loc, Time: r.ck.goalBoundary})
 	if err != nil {
 		r.hs.src.errorf(key, "%v", err)
 		return
 	}
+	rule.Text = strings.TrimSpace(text)
+	if pct {
+		r.pct = append(r.pct, len(r.h.Rules))
+	}
 	r.h.Rules = append(r.h.Rules, rule)
 	r.hs.rules = append(r.hs.rules, key)
+}
+
+// percentGoals turns goals in percent into the property's natural unit:
+// a percentage of the top of its physical range (a catalogue battery's or
+// EV's capacity). A property without a known top cannot take one.
+func (r *homeReader) percentGoals() {
+	for _, ri := range r.pct {
+		rule := &r.h.Rules[ri]
+		k := [2]string{rule.Location, rule.Property}
+		var top *float64
+		if b, ok := r.bounds[k]; ok {
+			for _, p := range b.entry.Properties {
+				if p.Name == rule.Property && p.Max != nil {
+					top = p.Max
+				}
+			}
+		}
+		if top == nil {
+			r.hs.src.errorf(r.hs.rules[ri], "rule %q: a goal in %% needs a property whose full value is known (a catalogue battery's soc or an EV's charge); write the goal in the property's unit", rule.Text)
+			continue
+		}
+		if rule.Goal < 0 || rule.Goal > 100 {
+			r.hs.src.errorf(r.hs.rules[ri], "rule %q: %g%% is not a percentage between 0 and 100", rule.Text, rule.Goal)
+			continue
+		}
+		rule.Goal = rule.Goal / 100 * *top
+	}
 }
 
 func (r *homeReader) device(n *node) {
