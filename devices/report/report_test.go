@@ -452,3 +452,24 @@ func TestPlanOf(t *testing.T) {
 		t.Error("PlanOf accepted a home out of range")
 	}
 }
+
+// TestHomeVersusAlone: each home's line says what it pays against
+// planning alone, computed from the uncoordinated baseline's own plan of
+// that home (an independent evaluation of its schedule).
+func TestHomeVersusAlone(t *testing.T) {
+	f := example(t)
+	uplans := f.n.Plans(f.in.Uncoordinated.Schedule, f.in.Uncoordinated.Eval)
+	var b bytes.Buffer
+	if err := f.homes.WriteText(&b, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range f.homes.Schedules {
+		if p.AloneEnergyCost == nil || !near(*p.AloneEnergyCost, uplans[i].Cost) || !near(*p.AlonePeakKW, uplans[i].Peak) {
+			t.Fatalf("%s: alone %v / %v, the baseline's plan %v / %v", p.Home, p.AloneEnergyCost, p.AlonePeakKW, uplans[i].Cost, uplans[i].Peak)
+		}
+		line := p.Home + "  " + homeLine(p, f.homes.Currency)
+		if !strings.Contains(b.String(), line) || !strings.Contains(line, "planning alone") || !strings.Contains(line, "(alone ") {
+			t.Fatalf("summary lacks %q", line)
+		}
+	}
+}

@@ -288,7 +288,7 @@ func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 			fmt.Fprintf(b, "… %d more homes: --csv or --json lists every schedule\n", len(h.Schedules)-limit)
 			break
 		}
-		fmt.Fprintf(b, "\n%s  %.2f %s  %.1f kWh  peak %.2f kW  rules %d/%d\n", p.Home, p.EnergyCost, h.Currency, p.EnergyKWh, p.PeakKW, p.RulesSatisfied, p.RulesTotal)
+		fmt.Fprintf(b, "\n%s  %s\n", p.Home, homeLine(p, h.Currency))
 		fmt.Fprintf(b, "  %-*s", name, "")
 		for _, l := range labels {
 			fmt.Fprintf(b, "%*s", cw, l)
@@ -385,4 +385,26 @@ func actionCodes(d DevicePlan) (map[string]string, string) {
 		legend = append(legend, string(code)+"="+a)
 	}
 	return codes, strings.Join(legend, " ")
+}
+
+// homeLine is a home's summary: what it pays, what coordination saved or
+// cost it against planning alone, its energy and its peak, each with its
+// unit.
+func homeLine(p HomePlan, cur string) string {
+	s := fmt.Sprintf("pays %.2f %s", p.EnergyCost, cur)
+	if a := p.AloneEnergyCost; a != nil {
+		switch d := p.EnergyCost - *a; {
+		case d < -0.005:
+			s += fmt.Sprintf(" (%.2f %s less than planning alone)", -d, cur)
+		case d > 0.005:
+			s += fmt.Sprintf(" (%.2f %s more than planning alone)", d, cur)
+		default:
+			s += " (as planning alone)"
+		}
+	}
+	s += fmt.Sprintf("  %.1f kWh  peak %.2f kW", p.EnergyKWh, p.PeakKW)
+	if a := p.AlonePeakKW; a != nil {
+		s += fmt.Sprintf(" (alone %.2f kW)", *a)
+	}
+	return s + fmt.Sprintf("  rules %d/%d", p.RulesSatisfied, p.RulesTotal)
 }
