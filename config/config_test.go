@@ -508,3 +508,50 @@ rules = ["charge geq 80% before 06:30", "charge geq 20 at 18:15"]
 		t.Fatalf("rule %+v: want boundary 2 (19:00)", r)
 	}
 }
+
+// TestExportAndPV: a home with rooftop PV feeds back what it does not
+// use, and is paid the export price for it, not the price (issue 17).
+func TestExportAndPV(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+slots = 3
+[prices]
+per_slot = [0.30, 0.20, 0.40]
+export_default = 0.05
+currency = "€"
+[coordination]
+windows = []
+[[home]]
+name = "h"
+background_kw = 0.5
+pv_kw = [3.0, 0.0, 1.0]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	if fmt.Sprint(n.Homes[0].Background) != "[-2.5 0.5 -0.5]" || fmt.Sprint(n.ExportPrices) != "[0.05 0.05 0.05]" || n.Units.Currency != "€" {
+		t.Fatalf("background %v export %v currency %q", n.Homes[0].Background, n.ExportPrices, n.Units.Currency)
+	}
+	ev, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{{Actions: [][]int{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// −2.5 kWh at 0.05, 0.5 kWh at 0.20, −0.5 kWh at 0.05.
+	if want := -2.5*0.05 + 0.5*0.20 - 0.5*0.05; math.Abs(ev.Homes[0].Price-want) > 1e-12 {
+		t.Fatalf("bill %v, want %v", ev.Homes[0].Price, want)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"[prices]\ndefault = 0.1\nexport_default = 0.2\n", "export price 0.2 above slot 0's price 0.1"},
+		{"[prices]\nexport_per_slot = [0.1]\n", "1 export prices for 24 slots"},
+		{"[[home]]\nname = \"h\"\npv_kw = -1\n", "PV output is a non-negative power"},
+	} {
+		body := tc.body
+		if !strings.Contains(body, "[[home]]") {
+			body += "[[home]]\nname = \"h\"\n"
+		}
+		_, err := config.Parse("n.toml", []byte(body), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.body, err, tc.want)
+		}
+	}
+}

@@ -52,6 +52,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 		n.errorf("name", "home name %q: use letters, digits, '_', '-' or '.'", r.h.Name)
 	}
 	r.background()
+	r.pv()
 	if rules, ok := n.strs("rules"); ok {
 		for i, text := range rules {
 			r.rule(text, index(n.key("rules"), i), "")
@@ -65,7 +66,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.percentGoals()
 	r.addBounds()
-	n.done("name", "background_kw", "rules", "device", "sensor")
+	n.done("name", "background_kw", "pv_kw", "rules", "device", "sensor")
 	return r.h, r.hs
 }
 
@@ -92,6 +93,42 @@ func (r *homeReader) background() {
 		return
 	}
 	copy(r.h.Background, bg)
+}
+
+// pv reads pv_kw, the rooftop PV forecast (kW per slot, or one number
+// for every slot), and subtracts it from the background: the home's draw
+// is net of its PV, negative when it feeds back (billed at the export
+// price where [prices] gives one).
+func (r *homeReader) pv() {
+	v, ok := r.n.m["pv_kw"]
+	if !ok {
+		return
+	}
+	H := r.hz.Slots
+	pv := make([]float64, H)
+	if f, isNum := asNumber(v); isNum {
+		r.n.used["pv_kw"] = true
+		for t := range pv {
+			pv[t] = f
+		}
+	} else {
+		vals, ok := r.n.nums("pv_kw")
+		if !ok {
+			return
+		}
+		if len(vals) != H {
+			r.n.errorf("pv_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(vals), H)
+			return
+		}
+		copy(pv, vals)
+	}
+	for t, p := range pv {
+		if p < 0 || p > 1e6 {
+			r.n.errorf("pv_kw", "%g kW in slot %d: PV output is a non-negative power", p, t)
+			return
+		}
+		r.h.Background[t] -= p
+	}
 }
 
 // rule parses a rule; loc is the default location of a device's rules.
