@@ -226,24 +226,6 @@ func (n *Neighbourhood) Bill(t int, draw float64) float64 {
 	return n.Prices[t] * draw
 }
 
-// TwoWay reports whether home h's bill depends on the sign of its draw in
-// some slot (an export price below the import price and a draw that can
-// be negative there): then the bill couples the devices of a slot.
-func (n *Neighbourhood) TwoWay(h int) bool {
-	if n.ExportPrices == nil {
-		return false
-	}
-	for t := range n.Horizon.Slots {
-		if n.ExportPrices[t] == n.Prices[t] {
-			continue
-		}
-		if d, _ := n.Homes[h].SlotDraws(t); d[0] < 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // Linked returns the pairs of homes coupled by the peak cost.
 func (n *Neighbourhood) Linked() [][2]int {
 	if n.Links != nil {

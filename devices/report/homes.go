@@ -71,8 +71,10 @@ type DevicePlan struct {
 	Actions []string  `json:"actions"`
 	KW      []float64 `json:"kw"`
 	// idle is the device's lowest-power action, drawn '·' in the
-	// summary.
+	// summary; all are its actions in the model's order, which fixes
+	// each action's letter whatever the plan.
 	idle string
+	all  []string
 }
 
 // Baseline summarises a baseline schedule.
@@ -223,6 +225,9 @@ func plansOf(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluati
 		for d := range home.Devices {
 			dev := &home.Devices[d]
 			dp := DevicePlan{Device: dev.Name, Kind: dev.Kind, idle: idleAction(dev)}
+			for _, a := range dev.Actions {
+				dp.all = append(dp.all, a.Name)
+			}
 			for _, a := range s.Homes[hi].Actions[d] {
 				dp.Actions = append(dp.Actions, dev.Actions[a].Name)
 				dp.KW = append(dp.KW, dev.Actions[a].Power*ps)
