@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,7 +245,8 @@ func TestErrors(t *testing.T) {
 		{name: "unknown property", nb: neighbourhood(""), home: strings.Replace(home, "charge geq 40", "soc geq 40", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "no property soc at ev"},
 		{name: "unknown device in rule", nb: neighbourhood(""), home: "rules = [\"car charge geq 40 before 07:00\"]\n" + home, file: "/x/alder.toml", line: 1, key: "rules[0]", msg: "no property charge at car"},
 		{name: "time outside", nb: neighbourhood(""), home: strings.Replace(home, "07:00", "09:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "outside the horizon 17:00–07:00"},
-		{name: "time off grid", nb: neighbourhood(""), home: strings.Replace(home, "07:00", "06:30", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "not a slot boundary"},
+		{name: "window off grid", nb: neighbourhood("[coordination]\nwindows = [[\"17:00\", \"17:30\"]]\n"), file: "/x/n.toml", line: 6, key: "coordination.windows[0]", msg: "not a slot boundary"},
+		{name: "percent without range", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = 2, effects = { t = 1 } }]\nrules = [\"t geq 50% before 07:00\"]\n", file: "/x/alder.toml", line: 4, key: "device[0].rules[0]", msg: "a goal in % needs"},
 		{name: "rule syntax", nb: neighbourhood(""), home: strings.Replace(home, "geq", "atleast", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "unknown relation"},
 		{name: "infeasible", nb: neighbourhood(""), home: strings.Replace(home, "before 07:00", "before 19:00", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "at best ev charge reaches 28.2 kWh", infeasible: true},
 		{name: "infeasible bound", nb: neighbourhood(""), home: strings.Replace(home, "geq 40", "geq 70", 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "cannot be satisfied", infeasible: true},
@@ -334,4 +336,222 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("accepted an invalid model: %v", err)
 		}
 	})
+}
+
+// TestBoundsWithoutRules: a catalogue device's physical range holds even
+// when no rule names its property (issue 17: a home_battery with no rule
+// discharged to −98.5 kWh). The exact optimum of a battery home on a flat
+// tariff with a peak-free objective would empty the battery without its
+// bounds; with them every index stays in [0, 13.5] kWh.
+func TestBoundsWithoutRules(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+slots = 6
+[coordination]
+windows = []
+[[home]]
+name = "h"
+background_kw = 1
+[[home.device]]
+name = "battery"
+kind = "home_battery"
+initial = { soc = 5.0 }
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.Neighbourhood.Homes[0]
+	var texts []string
+	for _, r := range h.Rules {
+		texts = append(texts, r.Text)
+	}
+	if strings.Join(texts, "; ") != "battery soc geq 0 (bound of home_battery); battery soc leq 13.5 (bound of home_battery)" {
+		t.Fatalf("rules %q", texts)
+	}
+	c, err := compile.Compile(cfg.Neighbourhood, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := sim.Solve(context.Background(), c.Problem, sim.Options{
+		Protocol: dpop.New,
+		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) },
+		Eager:    true,
+		Seed:     1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ev, err := c.Report(sol.Assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Feasible {
+		t.Fatalf("violations %v", ev.Violations)
+	}
+	for _, v := range ev.Homes[0].Values[0] {
+		if v < 0 || v > 13.5 {
+			t.Fatalf("soc trajectory %v leaves [0, 13.5]", ev.Homes[0].Values[0])
+		}
+	}
+}
+
+// TestSizing: a home sizes its battery and EV charger with parameters;
+// the actions and the always-on range follow, and bad figures are
+// refused with the key named.
+func TestSizing(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+slots = 4
+[coordination]
+windows = []
+[[home]]
+name = "h"
+background_kw = 0.5
+[[home.device]]
+name = "battery"
+kind = "home_battery"
+capacity_kwh = 10
+reserve_kwh = 1
+max_charge_kw = 3
+max_discharge_kw = 4
+charge_efficiency = 0.9
+discharge_efficiency = 0.8
+power_steps = 2
+initial = { soc = 5.0 }
+[[home.device]]
+name = "ev"
+kind = "ev_wallbox_11kw"
+min_charge_kw = 1.4
+power_steps = 3
+rules = ["charge geq 30 before 4"]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.Neighbourhood.Homes[0]
+	var acts []string
+	for _, d := range h.Devices {
+		for _, a := range d.Actions {
+			acts = append(acts, fmt.Sprintf("%s %s %g %v", d.Name, a.Name, a.Power, a.Effects))
+		}
+	}
+	want := []string{
+		"battery discharge_4kw -4 [{soc -5}]", "battery discharge_2kw -2 [{soc -2.5}]", "battery idle 0 []",
+		"battery charge_1.5kw 1.5 [{soc 1.35}]", "battery charge_3kw 3 [{soc 2.7}]",
+		"ev off 0 []", "ev charge_1.4kw 1.4 [{charge 1.246}]", "ev charge_6.2kw 6.2 [{charge 5.518}]", "ev charge_11kw 11 [{charge 9.79}]",
+	}
+	if strings.Join(acts, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("actions\n%s\nwant\n%s", strings.Join(acts, "\n"), strings.Join(want, "\n"))
+	}
+	var rules []string
+	for _, r := range h.Rules {
+		rules = append(rules, r.Text)
+	}
+	if !slices.Contains(rules, "battery soc geq 1 (bound of home_battery)") || !slices.Contains(rules, "battery soc leq 10 (bound of home_battery)") {
+		t.Fatalf("rules %q", rules)
+	}
+	c, err := compile.Compile(cfg.Neighbourhood, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := sim.Solve(context.Background(), c.Problem, sim.Options{
+		Protocol: dpop.New,
+		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) },
+		Eager:    true,
+		Seed:     1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ev, err := c.Report(sol.Assign); err != nil || !ev.Feasible {
+		t.Fatalf("sized home: %v %v", err, ev.Violations)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"kind = \"ev_wallbox_7kw\"\nreserve_kwh = 2", "reserve_kwh: reserve_kwh, max_discharge_kw, discharge_efficiency: ev_wallbox_7kw cannot discharge"},
+		{"kind = \"home_battery\"\npower_steps = 0", "power_steps: power_steps = 0"},
+		{"kind = \"home_battery\"\ncapacity_kwh = -3", "capacity_kwh: capacity_kwh = -3"},
+		{"kind = \"home_battery\"\ncharge_efficiency = 1.5", "charge_efficiency = 1.5: want a share in (0, 1]"},
+		{"kind = \"dishwasher\"\ncapacity_kwh = 3", "kind \"dishwasher\" takes no size parameters"},
+		{"actions = [{name = \"off\", power_kw = 0}]\ncapacity_kwh = 3", "size parameters apply to catalogue kinds"},
+	} {
+		_, err := config.Parse("n.toml", []byte("[[home]]\nname = \"h\"\n[[home.device]]\nname = \"d\"\n"+tc.body+"\n"), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.body, err, tc.want)
+		}
+	}
+}
+
+// TestGoalTimesAndPercent: a goal's clock time inside a slot applies at
+// that slot's end (issue 17: "before 07:30" with hourly slots was
+// refused), and a goal in percent is a share of the property's range.
+func TestGoalTimesAndPercent(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+start = "17:00"
+slots = 14
+[coordination]
+windows = []
+[[home]]
+name = "h"
+[[home.device]]
+name = "ev"
+kind = "ev_wallbox_7kw"
+capacity_kwh = 50
+initial = { charge = 10.0 }
+rules = ["charge geq 80% before 06:30", "charge geq 20 at 18:15"]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := cfg.Neighbourhood.Homes[0].Rules
+	if r := rules[0]; r.T1 != 14 || r.Goal != 40 || r.Text != "charge geq 80% before 06:30" {
+		t.Fatalf("rule %+v: want boundary 14 (07:00) and 40 kWh", r)
+	}
+	if r := rules[1]; r.T1 != 2 || r.Goal != 20 {
+		t.Fatalf("rule %+v: want boundary 2 (19:00)", r)
+	}
+}
+
+// TestExportAndPV: a home with rooftop PV feeds back what it does not
+// use, and is paid the export price for it, not the price (issue 17).
+func TestExportAndPV(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+slots = 3
+[prices]
+per_slot = [0.30, 0.20, 0.40]
+export_default = 0.05
+currency = "€"
+[coordination]
+windows = []
+[[home]]
+name = "h"
+background_kw = 0.5
+pv_kw = [3.0, 0.0, 1.0]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	if fmt.Sprint(n.Homes[0].Background) != "[-2.5 0.5 -0.5]" || fmt.Sprint(n.ExportPrices) != "[0.05 0.05 0.05]" || n.Units.Currency != "€" {
+		t.Fatalf("background %v export %v currency %q", n.Homes[0].Background, n.ExportPrices, n.Units.Currency)
+	}
+	ev, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{{Actions: [][]int{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// −2.5 kWh at 0.05, 0.5 kWh at 0.20, −0.5 kWh at 0.05.
+	if want := -2.5*0.05 + 0.5*0.20 - 0.5*0.05; math.Abs(ev.Homes[0].Price-want) > 1e-12 {
+		t.Fatalf("bill %v, want %v", ev.Homes[0].Price, want)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"[prices]\ndefault = 0.1\nexport_default = 0.2\n", "export price 0.2 above slot 0's price 0.1"},
+		{"[prices]\nexport_per_slot = [0.1]\n", "1 export prices for 24 slots"},
+		{"[[home]]\nname = \"h\"\npv_kw = -1\n", "PV output is a non-negative power"},
+	} {
+		body := tc.body
+		if !strings.Contains(body, "[[home]]") {
+			body += "[[home]]\nname = \"h\"\n"
+		}
+		_, err := config.Parse("n.toml", []byte(body), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.body, err, tc.want)
+		}
+	}
 }

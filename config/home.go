@@ -31,6 +31,8 @@ type homeReader struct {
 	// bounds are the catalogue bounds per property, with the key of the
 	// device that brought them.
 	bounds map[[2]string]bounds
+	// pct are the rules whose goal is in percent (indices in h.Rules).
+	pct []int
 }
 
 type bounds struct {
@@ -50,6 +52,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 		n.errorf("name", "home name %q: use letters, digits, '_', '-' or '.'", r.h.Name)
 	}
 	r.background()
+	r.pv()
 	if rules, ok := n.strs("rules"); ok {
 		for i, text := range rules {
 			r.rule(text, index(n.key("rules"), i), "")
@@ -61,8 +64,9 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	for _, s := range n.tables("sensor") {
 		r.sensor(s)
 	}
+	r.percentGoals()
 	r.addBounds()
-	n.done("name", "background_kw", "rules", "device", "sensor")
+	n.done("name", "background_kw", "pv_kw", "rules", "device", "sensor")
 	return r.h, r.hs
 }
 
@@ -91,15 +95,95 @@ func (r *homeReader) background() {
 	copy(r.h.Background, bg)
 }
 
+// pv reads pv_kw, the rooftop PV forecast (kW per slot, or one number
+// for every slot), and subtracts it from the background: the home's draw
+// is net of its PV, negative when it feeds back (billed at the export
+// price where [prices] gives one).
+func (r *homeReader) pv() {
+	v, ok := r.n.m["pv_kw"]
+	if !ok {
+		return
+	}
+	H := r.hz.Slots
+	pv := make([]float64, H)
+	if f, isNum := asNumber(v); isNum {
+		r.n.used["pv_kw"] = true
+		for t := range pv {
+			pv[t] = f
+		}
+	} else {
+		vals, ok := r.n.nums("pv_kw")
+		if !ok {
+			return
+		}
+		if len(vals) != H {
+			r.n.errorf("pv_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(vals), H)
+			return
+		}
+		copy(pv, vals)
+	}
+	for t, p := range pv {
+		if p < 0 || p > 1e6 {
+			r.n.errorf("pv_kw", "%g kW in slot %d: PV output is a non-negative power", p, t)
+			return
+		}
+		r.h.Background[t] -= p
+	}
+}
+
 // rule parses a rule; loc is the default location of a device's rules.
+// A goal written in percent ("charge geq 80% before 07:30") is kept for
+// percentGoals, which converts it once the devices are known.
 func (r *homeReader) rule(text, key, loc string) {
-	rule, err := devices.ParseRule(text, devices.RuleSyntax{Location: loc, Time: r.ck.boundary})
+	parsed, pct := text, false
+	if f := strings.Fields(text); len(f) > 0 {
+		for i, tok := range f {
+			if g, ok := strings.CutSuffix(tok, "%"); ok && i > 0 {
+				if _, rel := devices.ParseRelation(f[i-1]); rel {
+					f[i], pct = g, true
+				}
+			}
+		}
+		parsed = strings.Join(f, " ")
+	}
+	rule, err := devices.ParseRule(parsed, devices.RuleSyntax{Location: loc, Time: r.ck.goalBoundary})
 	if err != nil {
 		r.hs.src.errorf(key, "%v", err)
 		return
 	}
+	rule.Text = strings.TrimSpace(text)
+	if pct {
+		r.pct = append(r.pct, len(r.h.Rules))
+	}
 	r.h.Rules = append(r.h.Rules, rule)
 	r.hs.rules = append(r.hs.rules, key)
+}
+
+// percentGoals turns goals in percent into the property's natural unit:
+// a percentage of the top of its physical range (a catalogue battery's or
+// EV's capacity). A property without a known top cannot take one.
+func (r *homeReader) percentGoals() {
+	for _, ri := range r.pct {
+		rule := &r.h.Rules[ri]
+		k := [2]string{rule.Location, rule.Property}
+		var top *float64
+		if b, ok := r.bounds[k]; ok {
+			for _, p := range b.entry.Properties {
+				if p.Name == rule.Property && p.Max != nil {
+					top = p.Max
+				}
+			}
+		}
+		if top == nil {
+			r.hs.src.errorf(r.hs.rules[ri], "rule %q: a goal in %% needs a property whose full value is known (a catalogue battery's soc or an EV's charge); write the goal in the property's unit", rule.Text)
+			continue
+		}
+		if rule.Goal < 0 || rule.Goal > 100 {
+			r.hs.src.errorf(r.hs.rules[ri], "rule %q: %g%% is not a percentage between 0 and 100", rule.Text, rule.Goal)
+			continue
+		}
+		rule.Goal = rule.Goal / 100 * *top
+	}
 }
 
 func (r *homeReader) device(n *node) {
@@ -136,14 +220,25 @@ func (r *homeReader) device(n *node) {
 				msg = fmt.Sprintf("unknown device kind %q; did you mean %q?", kind, c)
 			}
 			n.errorf(k, "%s", msg)
-			n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules")
+			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules"}, sizingKeys...)...)
 			return
+		}
+		if sz, key, ok := sizing(n); ok {
+			sized, err := e.Sized(sz)
+			if err != nil {
+				n.errorf(key, "%v", err)
+			} else {
+				e = sized
+			}
 		}
 		dev, props = e.Instantiate(name, loc, r.hz.SlotMinutes)
 		for _, p := range props {
 			r.bounds[[2]string{p.Location, p.Name}] = bounds{entry: e, key: n.key("kind")}
 		}
 	case n.has("actions"):
+		if _, key, ok := sizing(n); ok {
+			n.errorf(key, "size parameters apply to catalogue kinds (home_battery, ev_wallbox_7kw, ev_wallbox_11kw); a custom device gives its actions' power and effects itself")
+		}
 		dev, props = r.custom(n, name, loc)
 	default:
 		n.errorf("kind", "a device needs kind = \"…\" (one of %s) or actions = [{name = \"off\", power_kw = 0}, …]", strings.Join(devices.Kinds(), ", "))
@@ -161,7 +256,58 @@ func (r *homeReader) device(n *node) {
 			r.rule(text, index(n.key("rules"), i), name)
 		}
 	}
-	n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions")
+	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions"}, sizingKeys...)...)
+}
+
+// sizingKeys are a sizable catalogue device's parameters
+// (devices.Sizing), in the order errors name them.
+var sizingKeys = []string{"capacity_kwh", "reserve_kwh", "max_charge_kw", "min_charge_kw", "max_discharge_kw", "charge_efficiency", "discharge_efficiency", "power_steps"}
+
+// sizing reads a device's size parameters; ok is false when it gives
+// none. key is the first one given, for errors.
+func sizing(n *node) (sz devices.Sizing, key string, ok bool) {
+	for _, k := range sizingKeys {
+		if !n.has(k) {
+			continue
+		}
+		if !ok {
+			key, ok = k, true
+		}
+		if k == "power_steps" {
+			if v, good := n.integer(k); good {
+				sz.Steps = int(v)
+				if v < 1 || v > 16 {
+					n.errorf(k, "power_steps = %d: want 1 to 16 levels", v)
+				}
+			}
+			continue
+		}
+		v, good := n.num(k)
+		if !good {
+			continue
+		}
+		if v <= 0 {
+			n.errorf(k, "%s = %g: want a positive number (leave it out for the catalogue's figure)", k, v)
+			continue
+		}
+		switch k {
+		case "capacity_kwh":
+			sz.CapacityKWh = v
+		case "reserve_kwh":
+			sz.ReserveKWh = v
+		case "max_charge_kw":
+			sz.MaxChargeKW = v
+		case "min_charge_kw":
+			sz.MinChargeKW = v
+		case "max_discharge_kw":
+			sz.MaxDischargeKW = v
+		case "charge_efficiency":
+			sz.ChargeEff = v
+		case "discharge_efficiency":
+			sz.DischargeEff = v
+		}
+	}
+	return sz, key, ok
 }
 
 // custom reads a device's own actions; effects are per hour.
@@ -280,8 +426,12 @@ func (r *homeReader) sensor(n *node) {
 	n.done("location", "property", "initial", "drift", "resolution", "unit")
 }
 
-// addBounds adds the catalogue's physical bounds of every property a rule
-// mentions, as passive rules pointing at the device's kind.
+// addBounds adds the catalogue's physical bounds of every property a
+// catalogue device brings, as passive rules pointing at the device's kind,
+// whether or not a rule mentions the property: physics is always on (a
+// home_battery nobody writes a rule for still stays between empty and
+// full). Properties a rule mentions come first, in order of mention, then
+// the others in the order their devices were declared.
 func (r *homeReader) addBounds() {
 	have := map[string]bool{}
 	for _, rule := range r.h.Rules {
@@ -291,6 +441,13 @@ func (r *homeReader) addBounds() {
 	var order [][2]string
 	for _, rule := range r.h.Rules {
 		k := [2]string{rule.Location, rule.Property}
+		if !mentioned[k] {
+			mentioned[k] = true
+			order = append(order, k)
+		}
+	}
+	for _, p := range r.h.Properties {
+		k := [2]string{p.Location, p.Name}
 		if !mentioned[k] {
 			mentioned[k] = true
 			order = append(order, k)

@@ -166,7 +166,43 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		}
 		p.done("from", "to", "price")
 	}
-	t.done("per_slot", "default", "periods", "currency")
+	l.exportPrices(t, n)
+	t.done("per_slot", "default", "periods", "currency", "export_per_slot", "export_default")
+}
+
+// exportPrices reads what feeding power back earns: export_per_slot, or
+// export_default for every slot. Without either, feed-in earns the price
+// (the behaviour before export prices existed).
+func (l *loader) exportPrices(t *node, n *devices.Neighbourhood) {
+	H := n.Horizon.Slots
+	if ps, ok := t.nums("export_per_slot"); ok {
+		if t.has("export_default") {
+			t.errorf("export_per_slot", "give either export_per_slot or export_default, not both")
+		}
+		if len(ps) != H {
+			t.errorf("export_per_slot", "%d export prices for %d slots: give one per slot", len(ps), H)
+			return
+		}
+		n.ExportPrices = ps
+	}
+	if d, ok := t.num("export_default"); ok {
+		n.ExportPrices = make([]float64, H)
+		for i := range n.ExportPrices {
+			n.ExportPrices[i] = d
+		}
+	}
+	for i, p := range n.ExportPrices {
+		if p > n.Prices[i] {
+			key := "export_default"
+			if t.has("export_per_slot") {
+				key = index(t.key("export_per_slot"), i)
+				t.src.errorf(key, "export price %g above the slot's price %g: a home would earn by drawing and feeding back at once", p, n.Prices[i])
+			} else {
+				t.errorf(key, "export price %g above slot %d's price %g: a home would earn by drawing and feeding back at once", p, i, n.Prices[i])
+			}
+			return
+		}
+	}
 }
 
 // nbKeys are the neighbourhood-file keys that model errors point at.

@@ -30,6 +30,26 @@ func fmtClock(min int) string {
 	return fmt.Sprintf("%02d:%02d", min/60, min%60)
 }
 
+// goalBoundary is boundary for rule times: a clock time inside a slot
+// applies at that slot's end (a goal "before 06:30" with hourly slots is
+// checked at 07:00, the first boundary at or after it), where windows and
+// price periods must lie on boundaries.
+func (c clock) goalBoundary(tok string) (int, error) {
+	if _, err := strconv.Atoi(tok); err == nil {
+		return c.boundary(tok)
+	}
+	m, err := parseClock(tok)
+	if err != nil {
+		return 0, fmt.Errorf("time %q: write HH:MM or a slot number", tok)
+	}
+	d := ((m-c.start)%1440 + 1440) % 1440
+	b := (d + c.slot - 1) / c.slot
+	if b > c.slots {
+		return 0, fmt.Errorf("time %s is outside the horizon %s–%s", tok, fmtClock(c.start), fmtClock(c.start+c.slots*c.slot))
+	}
+	return b, nil
+}
+
 // boundary turns a time token into a slot boundary 0..slots: a slot
 // number, or a clock time counted forward from the horizon's start (so a
 // horizon starting at 17:00 puts 07:00 fourteen hours later).

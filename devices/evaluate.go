@@ -82,7 +82,7 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 		for t := range hz.Slots {
 			he.Load[t] = h.Draw(t, func(d int) int { return hs.Actions[d][t] })
 			he.Energy += he.Load[t] * dt
-			he.Price += n.Prices[t] * he.Load[t] * dt
+			he.Price += n.Bill(t, he.Load[t]) * dt
 			he.Peak = math.Max(he.Peak, he.Load[t])
 			ev.Load[t] += he.Load[t]
 		}

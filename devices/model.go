@@ -87,6 +87,11 @@ type Neighbourhood struct {
 	// Prices holds the price of energy in each slot (currency per kWh in
 	// model units).
 	Prices []float64
+	// ExportPrices, when not nil, is what a home earns per unit it feeds
+	// back in each slot (a negative draw: PV or a battery beyond the
+	// home's load); nil pays feed-in at Prices, the SHDS and earlier
+	// behaviour. Each must not exceed the slot's price.
+	ExportPrices []float64
 	// Windows are the coordination windows, disjoint and sorted; slots
 	// outside every window are not coordinated.
 	Windows []Window
@@ -209,6 +214,16 @@ func (h *Home) Device(name string) int {
 		}
 	}
 	return -1
+}
+
+// Bill returns the price of drawing draw (power units, negative for
+// feed-in) through slot t, before the slot length and the price weight:
+// Prices[t]·draw when importing, ExportPrices[t]·draw when feeding back.
+func (n *Neighbourhood) Bill(t int, draw float64) float64 {
+	if draw < 0 && n.ExportPrices != nil {
+		return n.ExportPrices[t] * draw
+	}
+	return n.Prices[t] * draw
 }
 
 // Linked returns the pairs of homes coupled by the peak cost.

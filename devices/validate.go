@@ -53,6 +53,17 @@ func (n *Neighbourhood) Validate() error {
 			add(errorf("", PartPrices, t, "price %v is not a number", p))
 		}
 	}
+	if n.ExportPrices != nil {
+		if len(n.ExportPrices) != hz.Slots {
+			add(errorf("", PartPrices, -1, "%d export prices for %d slots: give one per slot", len(n.ExportPrices), hz.Slots))
+		} else {
+			for t, p := range n.ExportPrices {
+				if !finite(p) || t < len(n.Prices) && p > n.Prices[t] {
+					add(errorf("", PartPrices, t, "export price %v in slot %d: want a number not above the slot's price %v (a home would earn by drawing and feeding back at once)", p, t, n.Prices[t]))
+				}
+			}
+		}
+	}
 	last := 0
 	for w, win := range n.Windows {
 		switch {

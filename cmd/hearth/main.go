@@ -14,6 +14,9 @@
 //	                              run one home: rounds on command, schedule, SIGHUP
 //	                              or edited files; publishes its plan
 //	hearth bench NAME [flags]     reproduce a published experiment (--list)
+//	hearth plan FILE.json|-       plan one home from an evcc optimizer request
+//	hearth serve --listen ADDR    answer the evcc optimizer's HTTP API
+//	hearth devices                list the device catalogue (also: hearth help devices)
 //	hearth help [COMMAND]         show help (also -h, and COMMAND -h)
 //	hearth version                print the module version and VCS revision
 //
@@ -65,6 +68,9 @@ func commands() []command {
 		{"sim", "run every agent of an instance over MQTT in this process (embedded broker) and print the result", runSim},
 		{"run", "run one agent of an instance, or one home of a neighbourhood (-c FILE --home NAME), as a long-running MQTT process", runRun},
 		{"bench", "run an experiment of the papers and write CSV, plots and a summary", runBench},
+		{"plan", "plan one home from an evcc optimizer request (FILE.json or -) and print the response", runPlan},
+		{"devices", "list the device catalogue: kinds, actions, properties and their ranges (also: hearth help devices)", runDevices},
+		{"serve", "answer the evcc optimizer's HTTP API (POST /optimize/charge-schedule) with hearth's planner", runServe},
 		{"version", "print hearth's module version and VCS revision (also --version)", runVersion},
 	}
 }

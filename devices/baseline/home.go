@@ -43,13 +43,14 @@ type homeSolver struct {
 // squared load to be exact, and the neighbourhood's peak weight.
 func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Options) (*homeSolver, error) {
 	one := &devices.Neighbourhood{
-		Name:    n.Name + "/" + h.Name,
-		Horizon: n.Horizon,
-		Prices:  n.Prices,
-		Levels:  1,
-		Weights: devices.Weights{Price: n.Weights.Price},
-		Homes:   []devices.Home{h},
-		Units:   n.Units,
+		Name:         n.Name + "/" + h.Name,
+		Horizon:      n.Horizon,
+		Prices:       n.Prices,
+		ExportPrices: n.ExportPrices,
+		Levels:       1,
+		Weights:      devices.Weights{Price: n.Weights.Price},
+		Homes:        []devices.Home{h},
+		Units:        n.Units,
 	}
 	var slots []int
 	if peak && n.Weights.Peak > 0 {

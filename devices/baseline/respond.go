@@ -227,7 +227,7 @@ func (b *blockHome) cost(hs *devices.HomeSchedule, N []float64) float64 {
 	draws := make([]float64, n.Horizon.Slots)
 	for t := range draws {
 		draws[t] = h.Draw(t, func(d int) int { return hs.Actions[d][t] })
-		price += n.Prices[t] * draws[t] * dt
+		price += n.Bill(t, draws[t]) * dt
 	}
 	peak := 0.0
 	for _, t := range b.slots {

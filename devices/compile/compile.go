@@ -25,7 +25,12 @@
 //
 //   - price: for each action variable, Weights.Price·price(t)·power·Δ; the
 //     background's price is a constant folded into the home's first
-//     function, so that every agent's MVA table holds its whole cost;
+//     function, so that every agent's MVA table holds its whole cost.
+//     Where the neighbourhood has export prices and the home can feed
+//     back in slot t, the bill is not linear in the powers: slot t gets
+//     one meter function over all the home's actions instead,
+//     Weights.Price·Bill(t, draw)·Δ with the background inside (the level
+//     link's scope, so the width does not grow);
 //   - transitions (hard): for each property and index i, the function
 //     over (state i−1, the actions in slot Mover(i) of the devices that move
 //     the property, state i) that is 0 where state i is state i−1 plus drift
@@ -130,6 +135,8 @@ type compiler struct {
 	p     *mva.Problem
 	c     *Compiled
 	first []int // per home: its first function, −1 while none
+	// meter[h][t]: slot t of home h is priced by a meter function.
+	meter [][]bool
 }
 
 // Compile builds the problem. It fails on a malformed model
@@ -144,7 +151,7 @@ func Compile(n *devices.Neighbourhood, opts Options) (*Compiled, error) {
 		opts.MaxTable = DefaultMaxTable
 	}
 	p := &mva.Problem{Name: n.Name, Sense: mva.Minimize}
-	k := &compiler{n: n, opts: opts, p: p, c: &Compiled{Problem: p, Model: n, Homes: make([]Home, len(n.Homes))}, first: make([]int, len(n.Homes))}
+	k := &compiler{n: n, opts: opts, p: p, c: &Compiled{Problem: p, Model: n, Homes: make([]Home, len(n.Homes))}, first: make([]int, len(n.Homes)), meter: make([][]bool, len(n.Homes))}
 	for hi := range n.Homes {
 		p.Agents = append(p.Agents, mva.Agent{Name: n.Homes[hi].Name})
 		k.first[hi] = -1
@@ -208,7 +215,9 @@ func (k *compiler) home(hi int) error {
 		}
 		hc.Models = append(hc.Models, m)
 	}
-	k.prices(hi)
+	if err := k.prices(hi); err != nil {
+		return err
+	}
 	if err := k.links(hi); err != nil {
 		return err
 	}

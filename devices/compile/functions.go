@@ -9,13 +9,37 @@ import (
 )
 
 // prices adds one unary price function per action variable whose actions
-// do not all cost nothing.
-func (k *compiler) prices(hi int) {
+// do not all cost nothing. In a slot where the home can feed power back
+// and feeding back earns less than drawing (Neighbourhood.ExportPrices),
+// the bill is not linear in the devices' powers: that slot gets one meter
+// function over all the home's actions instead, background included (the
+// level link's scope, so it adds no width).
+func (k *compiler) prices(hi int) error {
 	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
 	dt := n.Horizon.Hours()
-	for d := range h.Devices {
-		dev := &h.Devices[d]
-		for t := range n.Horizon.Slots {
+	k.meter[hi] = make([]bool, n.Horizon.Slots)
+	for t := range n.Horizon.Slots {
+		if k.meterSlot(hi, t) {
+			k.meter[hi][t] = true
+			scope := make([]int, len(h.Devices))
+			for d := range h.Devices {
+				scope[d] = hc.Actions[d][t]
+			}
+			costs, err := k.table(fmt.Sprintf("home %s: the meter of slot %d", h.Name, t), scope, 0)
+			if err != nil {
+				return err
+			}
+			acts := make([]int, len(h.Devices))
+			for idx := range costs {
+				draw := h.Draw(t, func(d int) int { return acts[d] })
+				costs[idx] = n.Weights.Price * n.Bill(t, draw) * dt
+				next(acts, func(d int) int { return len(h.Devices[d].Actions) })
+			}
+			k.add(hi, fmt.Sprintf("%s/meter@%d", h.Name, t), scope, costs)
+			continue
+		}
+		for d := range h.Devices {
+			dev := &h.Devices[d]
 			costs := make([]float64, len(dev.Actions))
 			zero := true
 			for a := range dev.Actions {
@@ -27,6 +51,19 @@ func (k *compiler) prices(hi int) {
 			}
 		}
 	}
+	return nil
+}
+
+// meterSlot reports whether home hi's bill in slot t needs a meter
+// function: it has devices, an export price below the price, and a draw
+// that can be negative.
+func (k *compiler) meterSlot(hi, t int) bool {
+	n, h := k.n, &k.n.Homes[hi]
+	if n.ExportPrices == nil || n.ExportPrices[t] == n.Prices[t] || len(h.Devices) == 0 {
+		return false
+	}
+	d, _ := h.SlotDraws(t)
+	return d[0] < 0
 }
 
 // links adds, for each slot of each window, the hard function that keeps
@@ -221,7 +258,16 @@ func (k *compiler) foldBase() {
 		h := &n.Homes[hi]
 		base := 0.0
 		for t := range n.Horizon.Slots {
-			base += n.Weights.Price * n.Prices[t] * h.Background[t] * dt
+			switch {
+			case k.meter[hi][t]:
+				// The meter function prices the background.
+			case len(h.Devices) == 0:
+				base += n.Weights.Price * n.Bill(t, h.Background[t]) * dt
+			default:
+				// The draw is never negative here, so the bill is
+				// linear and the background's part is its own.
+				base += n.Weights.Price * n.Prices[t] * h.Background[t] * dt
+			}
 		}
 		if base == 0 {
 			continue

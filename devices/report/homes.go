@@ -52,10 +52,16 @@ type HomePlan struct {
 	EnergyCost float64   `json:"energy_cost"`
 	PeakKW     float64   `json:"peak_kw"`
 	// Levels are the committed levels, one per coordination window.
-	Levels         []string             `json:"levels,omitempty"`
-	RulesSatisfied int                  `json:"rules_satisfied"`
-	RulesTotal     int                  `json:"rules_total"`
-	Rules          []devices.RuleResult `json:"rules"`
+	Levels []string `json:"levels,omitempty"`
+	// AloneEnergyCost and AlonePeakKW are the home's bill and peak when
+	// it plans alone (the uncoordinated baseline), nil without it:
+	// EnergyCost − AloneEnergyCost is what coordination cost the home
+	// (negative: saved).
+	AloneEnergyCost *float64             `json:"alone_energy_cost,omitempty"`
+	AlonePeakKW     *float64             `json:"alone_peak_kw,omitempty"`
+	RulesSatisfied  int                  `json:"rules_satisfied"`
+	RulesTotal      int                  `json:"rules_total"`
+	Rules           []devices.RuleResult `json:"rules"`
 }
 
 // DevicePlan is what one device does in every slot.
@@ -65,8 +71,10 @@ type DevicePlan struct {
 	Actions []string  `json:"actions"`
 	KW      []float64 `json:"kw"`
 	// idle is the device's lowest-power action, drawn '·' in the
-	// summary.
+	// summary; all are its actions in the model's order, which fixes
+	// each action's letter whatever the plan.
 	idle string
+	all  []string
 }
 
 // Baseline summarises a baseline schedule.
@@ -92,6 +100,15 @@ type Baseline struct {
 	// (block descent; see package baseline).
 	ApproximateHomes int     `json:"approximate_homes"`
 	WallMs           float64 `json:"wall_ms"`
+	// Homes are the baseline's figures home by home.
+	Homes []HomeFigures `json:"homes"`
+}
+
+// HomeFigures are one home's bill and peak under a baseline.
+type HomeFigures struct {
+	Home       string  `json:"home"`
+	EnergyCost float64 `json:"energy_cost"`
+	PeakKW     float64 `json:"peak_kw"`
 }
 
 // Input is what Build reports on.
@@ -150,6 +167,12 @@ func Build(in Input) (*Homes, error) {
 		}
 		h.Baselines.Uncoordinated = b
 		h.BaselinePeakKW, h.BaselineEnergyCost = &b.PeakKW, &b.EnergyCost
+		for i := range h.Schedules {
+			if i < len(b.Homes) && b.Homes[i].Home == h.Schedules[i].Home {
+				c, pk := b.Homes[i].EnergyCost, b.Homes[i].PeakKW
+				h.Schedules[i].AloneEnergyCost, h.Schedules[i].AlonePeakKW = &c, &pk
+			}
+		}
 	}
 	if in.SHMGM != nil {
 		b, err := baselineOf(n, in.SHMGM)
@@ -202,6 +225,9 @@ func plansOf(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluati
 		for d := range home.Devices {
 			dev := &home.Devices[d]
 			dp := DevicePlan{Device: dev.Name, Kind: dev.Kind, idle: idleAction(dev)}
+			for _, a := range dev.Actions {
+				dp.all = append(dp.all, a.Name)
+			}
 			for _, a := range s.Homes[hi].Actions[d] {
 				dp.Actions = append(dp.Actions, dev.Actions[a].Name)
 				dp.KW = append(dp.KW, dev.Actions[a].Power*ps)
@@ -277,6 +303,7 @@ func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error
 		b.EnergyCost += p.EnergyCost
 		b.EnergyKWh += p.EnergyKWh
 		b.RulesSatisfied += p.RulesSatisfied
+		b.Homes = append(b.Homes, HomeFigures{Home: p.Home, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW})
 	}
 	return b, nil
 }

@@ -305,6 +305,8 @@ func TestSparklineAndBar(t *testing.T) {
 		{1, 16, 2, "▏"},
 		{0, 10, 4, ""},
 		{20, 10, 2, "██"},
+		{-5, 10, 4, "-░░"},
+		{-0.1, 10, 4, "-░"},
 	} {
 		if got := Bar(c.x, c.top, c.width); got != c.want {
 			t.Errorf("Bar(%v, %v, %d) = %q, want %q", c.x, c.top, c.width, got, c.want)
@@ -322,6 +324,14 @@ func TestActionCodes(t *testing.T) {
 	codes, _ = actionCodes(d)
 	if codes["run"] == codes["rest"] {
 		t.Errorf("codes %v collide", codes)
+	}
+	// Letters follow the device's actions, not the plan: charge_32a keeps
+	// its letter whether or not charge_16a runs first.
+	all := []string{"off", "charge_16a", "charge_32a"}
+	a, _ := actionCodes(DevicePlan{Actions: []string{"charge_32a", "charge_16a"}, idle: "off", all: all})
+	b, legend := actionCodes(DevicePlan{Actions: []string{"charge_32a", "off"}, idle: "off", all: all})
+	if a["charge_32a"] != b["charge_32a"] || a["charge_16a"] != "c" || legend != "h=charge_32a" {
+		t.Errorf("codes %v then %v (legend %q)", a, b, legend)
 	}
 }
 
@@ -450,5 +460,26 @@ func TestPlanOf(t *testing.T) {
 	}
 	if _, err := PlanOf(f.n, len(f.n.Homes), devices.HomeSchedule{}); err == nil {
 		t.Error("PlanOf accepted a home out of range")
+	}
+}
+
+// TestHomeVersusAlone: each home's line says what it pays against
+// planning alone, computed from the uncoordinated baseline's own plan of
+// that home (an independent evaluation of its schedule).
+func TestHomeVersusAlone(t *testing.T) {
+	f := example(t)
+	uplans := f.n.Plans(f.in.Uncoordinated.Schedule, f.in.Uncoordinated.Eval)
+	var b bytes.Buffer
+	if err := f.homes.WriteText(&b, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range f.homes.Schedules {
+		if p.AloneEnergyCost == nil || !near(*p.AloneEnergyCost, uplans[i].Cost) || !near(*p.AlonePeakKW, uplans[i].Peak) {
+			t.Fatalf("%s: alone %v / %v, the baseline's plan %v / %v", p.Home, p.AloneEnergyCost, p.AlonePeakKW, uplans[i].Cost, uplans[i].Peak)
+		}
+		line := p.Home + "  " + homeLine(p, f.homes.Currency)
+		if !strings.Contains(b.String(), line) || !strings.Contains(line, "planning alone") || !strings.Contains(line, "(alone ") {
+			t.Fatalf("summary lacks %q", line)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -258,10 +259,15 @@ func Sparkline(v []float64, top float64) string {
 var eighths = []rune(" ▏▎▍▌▋▊▉")
 
 // Bar draws x as a horizontal bar of at most width cells at scale top, in
-// eighths of a cell.
+// eighths of a cell; a negative x (power fed back) draws as light cells
+// after a '-', one per 1/width of top, at least one.
 func Bar(x, top float64, width int) string {
-	if top <= 0 || x <= 0 || width <= 0 {
+	if top <= 0 || width <= 0 || x == 0 {
 		return ""
+	}
+	if x < 0 {
+		n := max(1, int(math.Round(math.Min(-x/top, 1)*float64(width))))
+		return "-" + strings.Repeat("░", min(n, width-1))
 	}
 	n := int(math.Round(math.Min(x/top, 1) * float64(width*8)))
 	s := strings.Repeat("█", n/8)
@@ -293,7 +299,7 @@ func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 			fmt.Fprintf(b, "… %d more homes: --csv or --json lists every schedule\n", len(h.Schedules)-limit)
 			break
 		}
-		fmt.Fprintf(b, "\n%s  %.2f %s  %.1f kWh  peak %.2f kW  rules %d/%d\n", p.Home, p.EnergyCost, h.Currency, p.EnergyKWh, p.PeakKW, p.RulesSatisfied, p.RulesTotal)
+		fmt.Fprintf(b, "\n%s  %s\n", p.Home, homeLine(p, h.Currency))
 		fmt.Fprintf(b, "  %-*s", name, "")
 		for _, l := range labels {
 			fmt.Fprintf(b, "%*s", cw, l)
@@ -365,12 +371,15 @@ func clip(s string, n int) string {
 
 // actionCodes gives each action name of d a one-character code: '·' for
 // the device's lowest-power action and the first free letter or digit of
-// the name for the others, with a legend of the codes used.
+// the name for the others, with a legend of the codes used. Codes are
+// handed out in the device's action order (when the plan knows it), so an
+// action keeps its letter from one run to the next whatever the plan
+// does.
 func actionCodes(d DevicePlan) (map[string]string, string) {
 	codes := map[string]string{}
 	used := map[rune]bool{'·': true}
-	var legend []string
-	for _, a := range d.Actions {
+	order := append(append([]string(nil), d.all...), d.Actions...)
+	for _, a := range order {
 		if _, ok := codes[a]; ok {
 			continue
 		}
@@ -387,7 +396,37 @@ func actionCodes(d DevicePlan) (map[string]string, string) {
 		}
 		used[code] = true
 		codes[a] = string(code)
-		legend = append(legend, string(code)+"="+a)
+	}
+	var legend []string
+	seen := map[string]bool{}
+	for _, a := range order {
+		if seen[a] || codes[a] == "·" || !slices.Contains(d.Actions, a) {
+			continue
+		}
+		seen[a] = true
+		legend = append(legend, codes[a]+"="+a)
 	}
 	return codes, strings.Join(legend, " ")
+}
+
+// homeLine is a home's summary: what it pays, what coordination saved or
+// cost it against planning alone, its energy and its peak, each with its
+// unit.
+func homeLine(p HomePlan, cur string) string {
+	s := fmt.Sprintf("pays %.2f %s", p.EnergyCost, cur)
+	if a := p.AloneEnergyCost; a != nil {
+		switch d := p.EnergyCost - *a; {
+		case d < -0.005:
+			s += fmt.Sprintf(" (%.2f %s less than planning alone)", -d, cur)
+		case d > 0.005:
+			s += fmt.Sprintf(" (%.2f %s more than planning alone)", d, cur)
+		default:
+			s += " (as planning alone)"
+		}
+	}
+	s += fmt.Sprintf("  %.1f kWh  peak %.2f kW", p.EnergyKWh, p.PeakKW)
+	if a := p.AlonePeakKW; a != nil {
+		s += fmt.Sprintf(" (alone %.2f kW)", *a)
+	}
+	return s + fmt.Sprintf("  rules %d/%d", p.RulesSatisfied, p.RulesTotal)
 }

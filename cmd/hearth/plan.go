@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hearth-dcop/hearth/devices/energy"
+	"github.com/hearth-dcop/hearth/devices/energy/evcc"
+)
+
+// runPlan answers one evcc optimizer request (devices/energy/evcc) read
+// from FILE or standard input ("-") and prints the response.
+func runPlan(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet(e, "plan", "FILE.json|- [flags]")
+	states := fs.Int("states", 0, fmt.Sprintf("energy steps per storage (default %d)", energy.DefaultStates))
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "hearth plan: want exactly one request FILE.json, or - for standard input")
+		fs.Usage()
+		return exitUsage
+	}
+	var in io.Reader = os.Stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			fmt.Fprintln(e.stderr, "hearth plan:", err)
+			return exitUsage
+		}
+		defer f.Close()
+		in = f
+	}
+	resp, err := evcc.Plan(ctx, in, energy.Options{States: *states})
+	var fe *evcc.FieldError
+	switch {
+	case errors.As(err, &fe):
+		fmt.Fprintf(e.stderr, "hearth plan: %s: %v\n", pos[0], err)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintln(e.stderr, "hearth plan:", err)
+		return exitFailed
+	}
+	b, _ := json.MarshalIndent(resp, "", "  ")
+	fmt.Fprintf(e.stdout, "%s\n", b)
+	if resp.Status != "Optimal" {
+		return exitInfeasible
+	}
+	return exitOK
+}

@@ -1,0 +1,48 @@
+package energy_test
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/devices/energy"
+	"github.com/hearth-dcop/hearth/devices/energy/internal/homegen"
+	"github.com/hearth-dcop/hearth/devices/energy/internal/milp"
+)
+
+// benchHome is issue 17's benchmark home: 96 quarter-hour slots, PV, one
+// battery and an EV (homegen seed 3 of the Day96 shape, with the extra
+// batteries dropped).
+func benchHome() *energy.Home {
+	h := homegen.Home(3, homegen.Day96)
+	h.Storage = []energy.Storage{h.Storage[0], h.Storage[len(h.Storage)-1]}
+	h.Grid.DemandCharge = 0
+	return h
+}
+
+// BenchmarkPlan96 plans the benchmark home with hearth and with CBC (the
+// MILP of internal/milp, written, solved and read back) in the same run:
+// compare the two ns/op as a ratio, e.g.
+//
+//	go test ./devices/energy -run XXX -bench Plan96 -count 5 -cpu 1
+func BenchmarkPlan96(b *testing.B) {
+	h := benchHome()
+	b.Run("hearth", func(b *testing.B) {
+		for range b.N {
+			if _, err := energy.Solve(context.Background(), h, energy.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cbc", func(b *testing.B) {
+		if _, err := exec.LookPath("cbc"); err != nil {
+			b.Skip(milp.ErrNoSolver)
+		}
+		dir := b.TempDir()
+		for range b.N {
+			if _, err := milp.Solve(context.Background(), h, dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

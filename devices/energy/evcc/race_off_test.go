@@ -1,0 +1,5 @@
+//go:build !race
+
+package evcc_test
+
+const raceEnabled = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package energy_test
+
+const raceEnabled = false

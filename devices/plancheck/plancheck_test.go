@@ -1,0 +1,167 @@
+package plancheck_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/devices/energy"
+	"github.com/hearth-dcop/hearth/devices/plancheck"
+)
+
+// small is a two-storage home with PV, two-way prices and a soft goal.
+func small() *energy.Home {
+	return &energy.Home{
+		Name: "small", Wear: -1,
+		Dt:   []float64{1, 1, 1, 1},
+		Load: []float64{1, 1, 2, 6},
+		PV:   []energy.PV{{Name: "roof", Forecast: []float64{0, 4, 3, 0}}},
+		Storage: []energy.Storage{
+			{Name: "battery", Min: 1, Max: 10, Initial: 5, MaxCharge: 3, MaxDischarge: 3, EtaC: 0.95, EtaD: 0.95, EndValue: 0.1},
+			{Name: "ev", Max: 50, Initial: 10, MaxCharge: 7, MinCharge: 1.4, EtaC: 0.9, EtaD: 1,
+				Available: []bool{true, true, true, false}, Goals: []energy.Goal{{Index: 3, Energy: 20, Text: "ev 20 kWh"}}},
+		},
+		Tariff: energy.Tariff{Import: []float64{0.3, 0.2, 0.2, 0.4}, Export: []float64{0.05, 0.05, 0.05, 0.05}},
+	}
+}
+
+func solve(t *testing.T, h *energy.Home) *energy.Plan {
+	t.Helper()
+	p, err := energy.Solve(context.Background(), h, energy.Options{States: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func clone(p *energy.Plan) *energy.Plan {
+	c := *p
+	cp := func(x [][]float64) [][]float64 {
+		out := make([][]float64, len(x))
+		for i := range x {
+			out[i] = append([]float64(nil), x[i]...)
+		}
+		return out
+	}
+	c.Charge, c.Discharge, c.Energy, c.PVUsed = cp(p.Charge), cp(p.Discharge), cp(p.Energy), cp(p.PVUsed)
+	c.Import, c.Export = append([]float64(nil), p.Import...), append([]float64(nil), p.Export...)
+	return &c
+}
+
+// TestRejects: each fault planted in a good plan is found and named.
+func TestRejects(t *testing.T) {
+	h := small()
+	good := solve(t, h)
+	if rep := plancheck.Check(h, good); !rep.OK() {
+		t.Fatalf("the planner's plan is rejected: %v", rep.Err())
+	}
+	for _, tc := range []struct {
+		name  string
+		home  func(h *energy.Home)
+		plant func(p *energy.Plan)
+		want  string
+	}{
+		{"over max charge", nil, func(p *energy.Plan) { p.Charge[0][0] = 3.5; p.Discharge[0][0] = 0 }, "above its 3 kW"},
+		{"both ways", nil, func(p *energy.Plan) { p.Charge[0][1] = 1; p.Discharge[0][1] = 1 }, "at once"},
+		{"unplugged", nil, func(p *energy.Plan) { p.Charge[1][3] = 2 }, "unavailable"},
+		{"below min charge", nil, func(p *energy.Plan) { p.Charge[1][0] = 0.5 }, "below its minimum"},
+		{"energy claim", nil, func(p *energy.Plan) { p.Energy[0][2] += 1 }, "the plan says"},
+		{"meter", nil, func(p *energy.Plan) { p.Import[0] += 1 }, "the meter reads"},
+		{"pv above forecast", nil, func(p *energy.Plan) { p.PVUsed[0][1] = 5 }, "uses 5 kW of 4"},
+		{"pv curtailed", nil, func(p *energy.Plan) { p.PVUsed[0][1] = 3 }, "not curtailable"},
+		{"bill", nil, func(p *energy.Plan) { p.Objective -= 1 }, "objective"},
+		{"drains below min", func(h *energy.Home) { h.Storage[0].Initial = 1.5 }, func(p *energy.Plan) {
+			p.Charge[0][0], p.Discharge[0][0] = 0, 3
+		}, "below its minimum 1"},
+		{"hard goal", func(h *energy.Home) { h.Storage[1].Goals[0].Hard = true }, func(p *energy.Plan) {
+			for t := range p.Charge[1] {
+				p.Charge[1][t] = 0
+			}
+		}, "hard goal"},
+		{"grid charge", func(h *energy.Home) { h.Storage[1].NoGridCharge = true }, func(p *energy.Plan) {
+			p.Charge[1][0], p.Import[0] = 7, p.Import[0]+7
+		}, "charges from the grid"},
+		{"cap", func(h *energy.Home) { h.Grid.Cap = []float64{math.NaN(), math.NaN(), math.NaN(), 0.5} }, func(*energy.Plan) {}, "committed cap"},
+		{"hard limit", func(h *energy.Home) { h.Grid.ImportLimit, h.Grid.HardLimits = 0.5, true }, func(p *energy.Plan) {}, "hard limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := small()
+			if tc.home != nil {
+				tc.home(h)
+			}
+			p := clone(good)
+			tc.plant(p)
+			rep := plancheck.Check(h, p)
+			if rep.OK() || !strings.Contains(rep.Err().Error(), tc.want) {
+				t.Fatalf("want a violation with %q, got %v", tc.want, rep.Err())
+			}
+		})
+	}
+}
+
+// TestRandomHomes: on many random small homes the planner's plans pass
+// the checker, the checker's bill equals the plan's, and the soft goals
+// the checker finds missed are those the plan names.
+func TestRandomHomes(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 1))
+	homes := 400
+	if raceEnabled {
+		homes = 60
+	}
+	for i := range homes {
+		T := 2 + r.IntN(6)
+		h := &energy.Home{Name: "r", Wear: -1, Dt: make([]float64, T), Load: make([]float64, T)}
+		h.Tariff.Import, h.Tariff.Export = make([]float64, T), make([]float64, T)
+		pv := energy.PV{Name: "pv", Forecast: make([]float64, T), Curtailable: r.IntN(2) == 0}
+		for t := range T {
+			h.Dt[t] = []float64{0.25, 0.5, 1}[r.IntN(3)]
+			h.Load[t] = 3 * r.Float64()
+			pv.Forecast[t] = 5 * r.Float64()
+			h.Tariff.Import[t] = 0.1 + 0.3*r.Float64()
+			h.Tariff.Export[t] = math.Min(h.Tariff.Import[t], 0.15*r.Float64()-0.02)
+		}
+		h.PV = []energy.PV{pv}
+		for s := range 1 + r.IntN(2) {
+			st := energy.Storage{Name: "s" + string(rune('a'+s)), Max: 2 + 10*r.Float64(), MaxCharge: 1 + 4*r.Float64(), MaxDischarge: 4 * r.Float64(),
+				EtaC: 0.8 + 0.2*r.Float64(), EtaD: 0.8 + 0.2*r.Float64(), EndValue: 0.2 * r.Float64(),
+				NoGridCharge: r.IntN(4) == 0, NoGridDischarge: r.IntN(4) == 0}
+			st.Min = st.Max * 0.2 * r.Float64()
+			st.Initial = st.Max * r.Float64()
+			if r.IntN(2) == 0 {
+				st.Goals = []energy.Goal{{Index: 1 + r.IntN(T), Energy: st.Max * r.Float64(), Text: "g"}}
+			}
+			h.Storage = append(h.Storage, st)
+		}
+		if r.IntN(3) == 0 {
+			h.Grid.ImportLimit = 1 + 3*r.Float64()
+		}
+		if r.IntN(3) == 0 {
+			h.Grid.ExportLimit = 1 + 2*r.Float64()
+		}
+		p, err := energy.Solve(context.Background(), h, energy.Options{States: 30, Rounds: 5})
+		if err != nil {
+			t.Fatalf("home %d: %v", i, err)
+		}
+		rep := plancheck.Check(h, p)
+		if err := rep.Err(); err != nil {
+			t.Fatalf("home %d: %v", i, err)
+		}
+		goals := 0
+		for _, s := range rep.Shortfalls {
+			if !strings.HasSuffix(s.What, "limit") {
+				goals++
+			}
+		}
+		named := 0
+		for _, m := range p.Missed {
+			if m.Storage != "" {
+				named++
+			}
+		}
+		if goals != named {
+			t.Fatalf("home %d: the checker finds %d goals missed, the plan names %d (%+v)", i, goals, named, p.Missed)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package plancheck_test
+
+const raceEnabled = false
