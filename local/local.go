@@ -27,10 +27,10 @@ import (
 
 // Names returns the solvers New knows, in the order the command line shows
 // them.
-func Names() []string { return []string{"dfbnb", "be", "bruteforce"} }
+func Names() []string { return []string{"dfbnb", "be", "aobb", "bruteforce"} }
 
 // New returns the local solver called name for lp: "dfbnb", "be" (with
-// default BEOptions) or "bruteforce".
+// default BEOptions), "aobb" (with default AOBBOptions) or "bruteforce".
 func New(name string, lp *mva.LocalProblem) (mva.LocalSolver, error) {
 	switch name {
 	case "dfbnb":
@@ -41,6 +41,8 @@ func New(name string, lp *mva.LocalProblem) (mva.LocalSolver, error) {
 			return nil, err
 		}
 		return be, nil
+	case "aobb":
+		return NewAOBB(lp, AOBBOptions{}), nil
 	case "bruteforce":
 		return NewBruteForce(lp), nil
 	}

@@ -1,0 +1,190 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// miniBuckets is static mini-bucket elimination, MBE(i) (Dechter and
+// Rish), along a pseudo-tree's elimination order: each bucket's factors
+// are split into mini-buckets of at most i variables, and each mini-bucket
+// is one JoinProject that minimises the bucket's variable out of its sum.
+// Splitting moves a minimum inside a sum, so every message is a lower
+// bound of what exact elimination would send; with i past the induced
+// width no bucket is split and the messages are exact. The messages are
+// the AND/OR search's heuristic (AOBB.expand).
+type miniBuckets struct {
+	ibound  int
+	factors []*Factor // the nIn inputs, then one output per step
+	nIn     int
+	steps   []mbStep
+	plans   []*JoinProject
+	entries int // output entries of all steps
+}
+
+// mbStep is one mini-bucket: eliminate v from the factors in (indices in
+// miniBuckets.factors) into a message over out, placed in the bucket of
+// target, the deepest variable of out (-1 when out is empty: a constant).
+type mbStep struct {
+	v      int
+	in     []int
+	out    []int
+	target int
+}
+
+// mbSymbolic partitions the buckets of pt for the i-bound ibound, given
+// the inputs' scopes (interior local variables), and returns the steps and
+// their output entries in all, or ok false as soon as the entries pass
+// limit. Within a bucket, factors go largest scope first into the first
+// mini-bucket whose joint scope stays within ibound variables (a factor
+// larger than ibound gets a mini-bucket of its own).
+func mbSymbolic(pt *pseudoTree, domains []int, scopes [][]int, ibound, limit int) (steps []mbStep, entries int, ok bool) {
+	buckets := make([][]int, len(domains))
+	all := slices.Clone(scopes)
+	for i, sc := range scopes {
+		if v := pt.deepest(sc, 0); v >= 0 {
+			buckets[v] = append(buckets[v], i)
+		}
+	}
+	mark := make([]int, len(domains)) // stamp of the last scope marked
+	stamp := 0
+	type mini struct {
+		in    []int
+		scope []int
+	}
+	for _, v := range pt.order {
+		items := slices.Clone(buckets[v])
+		slices.SortStableFunc(items, func(a, b int) int { return len(all[b]) - len(all[a]) })
+		var minis []*mini
+		for _, it := range items {
+			var home *mini
+			for _, m := range minis {
+				stamp++
+				for _, u := range m.scope {
+					mark[u] = stamp
+				}
+				extra := 0
+				for _, u := range all[it] {
+					if mark[u] != stamp {
+						extra++
+					}
+				}
+				if len(m.scope)+extra <= ibound {
+					home = m
+					break
+				}
+			}
+			if home == nil {
+				home = &mini{}
+				minis = append(minis, home)
+				stamp++
+			}
+			for _, u := range all[it] {
+				if mark[u] != stamp {
+					mark[u] = stamp
+					home.scope = append(home.scope, u)
+				}
+			}
+			home.in = append(home.in, it)
+		}
+		for _, m := range minis {
+			var out []int
+			for _, u := range m.scope {
+				if u != v {
+					out = append(out, u)
+				}
+			}
+			// Output in search order from the root: deepest last, so the
+			// search's lookups walk the table forwards.
+			slices.SortFunc(out, func(a, b int) int { return pt.pos[b] - pt.pos[a] })
+			n := 1
+			for _, u := range out {
+				if n > limit/domains[u] {
+					return nil, 0, false
+				}
+				n *= domains[u]
+			}
+			entries += n
+			if entries > limit {
+				return nil, 0, false
+			}
+			target := pt.deepest(out, 0)
+			steps = append(steps, mbStep{v: v, in: m.in, out: out, target: target})
+			all = append(all, out)
+			if target >= 0 {
+				buckets[target] = append(buckets[target], len(all)-1)
+			}
+		}
+	}
+	return steps, entries, true
+}
+
+// newMiniBuckets chooses the largest i-bound (at most maxIBound when
+// positive) whose messages fit maxEntries in all, and plans them over the
+// factors inputs. The i-bound past the width gives exact messages.
+func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries, maxIBound int) (*miniBuckets, error) {
+	scopes := make([][]int, len(inputs))
+	for i, f := range inputs {
+		scopes[i] = f.Vars
+	}
+	top := pt.width + 1
+	for _, sc := range scopes {
+		top = max(top, len(sc))
+	}
+	if maxIBound > 0 {
+		top = min(top, maxIBound)
+	}
+	for i := top; i >= 1; i-- {
+		steps, entries, ok := mbSymbolic(pt, domains, scopes, i, maxEntries)
+		if !ok {
+			continue
+		}
+		mb := &miniBuckets{ibound: i, factors: slices.Clone(inputs), nIn: len(inputs), steps: steps, entries: entries}
+		for _, st := range steps {
+			in := make([]*Factor, len(st.in))
+			for k, j := range st.in {
+				in[k] = mb.factors[j]
+			}
+			jp, err := NewJoinProjectLimit(in, []int{st.v}, st.out, math.MaxInt)
+			if err != nil {
+				return nil, fmt.Errorf("mini-buckets: eliminating variable %d: %w", st.v, err)
+			}
+			mb.plans = append(mb.plans, jp)
+			mb.factors = append(mb.factors, jp.Output(make([]float64, jp.Rows())))
+		}
+		return mb, nil
+	}
+	// Even i = 1 (one factor per mini-bucket) needs messages as large as
+	// the factors minus a variable; past the budget, no heuristic.
+	return &miniBuckets{factors: slices.Clone(inputs), nIn: len(inputs)}, nil
+}
+
+// run computes the messages whose inputs are marked in changed (indexed
+// like factors; nil means all), marking their outputs, and returns the
+// entries read.
+func (mb *miniBuckets) run(ctx context.Context, changed []bool, workers int) (int64, error) {
+	var reads int64
+	for s, jp := range mb.plans {
+		o := mb.nIn + s
+		if changed != nil {
+			run := false
+			for _, j := range mb.steps[s].in {
+				if changed[j] {
+					run = true
+					break
+				}
+			}
+			changed[o] = run
+			if !run {
+				continue
+			}
+		}
+		if err := jp.Run(ctx, mb.factors[o].Costs, nil, workers); err != nil {
+			return reads, err
+		}
+		reads += jp.Reads()
+	}
+	return reads, nil
+}
