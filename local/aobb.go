@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -103,6 +104,16 @@ type AOBB struct {
 	changed  []bool
 	snap     [][]float64
 
+	// The heuristic grows by escalation: mbLimit is the entries it may
+	// use now, heurMax at most; mbFinal says no larger i-bound is left,
+	// mbFresh that the messages are not computed yet.
+	mbLimit, heurMax      int
+	mbFinal, mbFresh      bool
+	mbReads               int64
+	limit                 int64 // checks at which the search escalates
+	searchFloor           int64 // the least checks a search gets before that
+	searchShare           int64 // and the multiple of the heuristic's reads
+	escalations           int
 	heurBytes, cacheBytes int64
 	cachedVars            int
 
@@ -174,7 +185,7 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 	if opts.HeuristicEntries <= 0 {
 		opts.HeuristicEntries = DefaultHeuristicEntries
 	}
-	s := &AOBB{lp: lp, opts: opts}
+	s := &AOBB{lp: lp, opts: opts, searchFloor: 1 << 22, searchShare: 4}
 	for k, d := range lp.Domains {
 		if d < 1 {
 			s.bad = fmt.Errorf("aobb: variable %s has an empty domain", lp.Problem.Variables[lp.Vars[k]].Name)
@@ -230,23 +241,7 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 	s.pt = newPseudoTree(nv, lp.NB, scopes, order)
 	pt := s.pt
 
-	// Heuristic: at most half the budget.
-	inputs := make([]*Factor, len(s.cond))
-	for i := range s.cond {
-		inputs[i] = s.cond[i].f
-	}
-	heurLimit := int(min(int64(opts.HeuristicEntries), opts.Memory/2/8))
-	mb, err := newMiniBuckets(pt, lp.Domains, inputs, max(heurLimit, 0), opts.IBound)
-	if err != nil {
-		s.bad = fmt.Errorf("aobb: %w", err)
-		return s
-	}
-	s.mb = mb
-	s.heurBytes = int64(mb.entries) * 8
-
 	s.orig = make([][]aobbRef, nv)
-	s.aug = make([][]aobbRef, nv)
-	s.inter = make([][]aobbRef, nv)
 	s.nbr = make([][]aobbRef, nv)
 	for i := range s.cond {
 		f := s.cond[i].f
@@ -256,15 +251,14 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 			s.nbr[u] = append(s.nbr[u], newRef(f, u))
 		}
 	}
-	for st := range mb.steps {
-		step := &mb.steps[st]
-		f := mb.factors[mb.nIn+st]
-		if step.target >= 0 {
-			s.aug[step.target] = append(s.aug[step.target], newRef(f, step.target))
-		}
-		for y := pt.parent[step.v]; y >= 0 && y != step.target; y = pt.parent[y] {
-			s.inter[y] = append(s.inter[y], newRef(f, -1))
-		}
+	// Heuristic: at most half the budget, starting small (escalate).
+	s.heurMax = int(min(int64(math.MaxInt32), opts.Memory/2/8))
+	if opts.HeuristicEntries > 0 {
+		s.heurMax = min(s.heurMax, opts.HeuristicEntries)
+	}
+	if err := s.setHeuristic(min(firstHeuristicEntries, s.heurMax)); err != nil {
+		s.bad = err
+		return s
 	}
 	for _, r := range pt.roots {
 		s.pre = append(s.pre, pt.subtree[r]...)
@@ -295,9 +289,68 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 	s.prev = make([]int, nv)
 	s.lastB = make([]int, lp.NB)
 	s.condKey = make([]int, len(s.cond))
-	s.changed = make([]bool, len(mb.factors))
 	s.snap = make([][]float64, len(s.cond))
 	return s
+}
+
+// firstHeuristicEntries is the size of the first mini-bucket heuristic;
+// each escalation multiplies it by heuristicGrowth.
+const (
+	firstHeuristicEntries = 1 << 16
+	heuristicGrowth       = 8
+)
+
+// errEscalate stops a search whose heuristic is too weak for it.
+var errEscalate = errors.New("aobb: escalate the heuristic")
+
+// setHeuristic plans the mini-bucket heuristic with the largest i-bound
+// whose messages fit limit entries, and the buckets' references to them.
+func (s *AOBB) setHeuristic(limit int) error {
+	lp, pt := s.lp, s.pt
+	nv := len(lp.Vars)
+	inputs := make([]*Factor, len(s.cond))
+	for i := range s.cond {
+		inputs[i] = s.cond[i].f
+	}
+	mb, err := newMiniBuckets(pt, lp.Domains, inputs, max(limit, 0), s.opts.IBound)
+	if err != nil {
+		return fmt.Errorf("aobb: %w", err)
+	}
+	s.mb, s.mbLimit, s.mbFresh = mb, limit, true
+	s.heurBytes = int64(mb.entries) * 8
+	s.mbFinal = limit >= s.heurMax || mb.exact
+	s.aug = make([][]aobbRef, nv)
+	s.inter = make([][]aobbRef, nv)
+	for st := range mb.steps {
+		step := &mb.steps[st]
+		f := mb.factors[mb.nIn+st]
+		if step.target >= 0 {
+			s.aug[step.target] = append(s.aug[step.target], newRef(f, step.target))
+		}
+		for y := pt.parent[step.v]; y >= 0 && y != step.target; y = pt.parent[y] {
+			s.inter[y] = append(s.inter[y], newRef(f, -1))
+		}
+	}
+	s.changed = make([]bool, len(mb.factors))
+	return nil
+}
+
+// escalate replaces the heuristic by the next larger i-bound that fits the
+// budget, or marks the current one final when there is none.
+func (s *AOBB) escalate() error {
+	s.escalations++
+	for limit := s.mbLimit; limit < s.heurMax; {
+		limit = int(min(int64(limit)*heuristicGrowth, int64(s.heurMax)))
+		mb, err := newMiniBuckets(s.pt, s.lp.Domains, s.mb.factors[:s.mb.nIn], limit, s.opts.IBound)
+		if err != nil {
+			return fmt.Errorf("aobb: %w", err)
+		}
+		if mb.ibound > s.mb.ibound {
+			return s.setHeuristic(limit)
+		}
+	}
+	s.mbFinal = true
+	return nil
 }
 
 // planCaches chooses the cached variables: those with children whose
@@ -307,7 +360,7 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 func (s *AOBB) planCaches() {
 	lp, pt := s.lp, s.pt
 	s.cache = make([]aobbCache, len(lp.Vars))
-	budget := s.opts.Memory - s.heurBytes
+	budget := s.opts.Memory - int64(s.heurMax)*8
 	if slices.Max(append([]int{1}, lp.Domains...)) > math.MaxUint16+1 {
 		return // values do not fit the stored assignments
 	}
@@ -428,7 +481,7 @@ func (s *AOBB) fill(c *condFunc, idx int) {
 	dst := c.f.Costs
 	k := len(c.istrides)
 	var bufd [16]int
-	dig := bufd[:0]
+	var dig []int
 	if k > len(bufd) {
 		dig = make([]int, k)
 	} else {
@@ -530,28 +583,56 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	}
 	copy(s.lastB, boundary)
 	s.rowsSeen = true
-	reads, err := s.mb.run(ctx, s.changed, s.opts.Workers)
-	s.checks += reads
-	if err != nil {
-		return 0, err
-	}
-
-	// Incumbent: greedy descent plus local search, or the last row's
-	// answer if it is better here.
-	ub := s.greedy()
-	copy(s.inc, s.val)
-	if s.hasPrev {
-		if c := s.cost(s.prev); c < ub {
-			ub = c
-			copy(s.inc, s.prev)
+	var r float64
+	var exact bool
+	var ub float64
+	for {
+		changed := s.changed
+		if s.mbFresh {
+			changed = nil
 		}
-	}
+		before := s.checks
+		reads, err := s.mb.run(ctx, changed, s.opts.Workers)
+		s.checks += reads
+		if err != nil {
+			return 0, err
+		}
+		if s.mbFresh {
+			s.mbReads, s.mbFresh = reads, false
+		}
 
-	s.ctx, s.stop, s.err = ctx, false, nil
-	r, exact := s.solveAND(len(lp.Vars), ub)
-	s.ctx = nil
-	if s.stop {
-		return 0, s.err
+		// Incumbent: greedy descent plus local search, or the last row's
+		// answer if it is better here.
+		ub = s.greedy()
+		copy(s.inc, s.val)
+		if s.hasPrev {
+			if c := s.cost(s.prev); c < ub {
+				ub = c
+				copy(s.inc, s.prev)
+			}
+		}
+
+		// Search; with a heuristic that can still grow, only as long as
+		// computing the heuristic took (and at least searchFloor reads), then
+		// escalate: the time lost is at most a constant factor of the
+		// best heuristic's.
+		s.limit = math.MaxInt64
+		if !s.mbFinal {
+			s.limit = s.checks + max(s.searchFloor, s.searchShare*s.mbReads, s.searchShare*(s.checks-before))
+		}
+		s.ctx, s.stop, s.err = ctx, false, nil
+		r, exact = s.solveAND(len(lp.Vars), ub)
+		s.ctx = nil
+		if s.stop && errors.Is(s.err, errEscalate) {
+			if err := s.escalate(); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if s.stop {
+			return 0, s.err
+		}
+		break
 	}
 	best := ub
 	if exact && r < ub {
@@ -783,11 +864,15 @@ func (s *AOBB) solveAND(v int, ub float64) (float64, bool) {
 // Otherwise it is a lower bound that reached ub.
 func (s *AOBB) solveOR(c int, ub float64) (float64, bool) {
 	s.nodes++
-	if s.nodes&0xfff == 0 {
+	if s.nodes&0xff == 0 {
 		if err := s.ctx.Err(); err != nil {
 			s.stop, s.err = true, err
 			return math.Inf(1), false
 		}
+	}
+	if s.checks > s.limit {
+		s.stop, s.err = true, errEscalate
+		return math.Inf(1), false
 	}
 	d := s.lp.Domains[c]
 	w, h, iv := s.w[c], s.h[c], s.interV[c]

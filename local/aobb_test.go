@@ -16,21 +16,23 @@ import (
 // cache or heuristic (plain AND/OR branch and bound), and one that fits
 // some caches but not all.
 var aobbConfigs = []struct {
-	name string
-	opts AOBBOptions
+	name     string
+	opts     AOBBOptions
+	escalate bool // escalate the heuristic after a few reads of search
 }{
-	{"default", AOBBOptions{}},
-	{"i1", AOBBOptions{IBound: 1}},
-	{"i2", AOBBOptions{IBound: 2}},
-	{"no-memory", AOBBOptions{Memory: 1}},
-	{"tight", AOBBOptions{Memory: 600, IBound: 2}},
+	{"default", AOBBOptions{}, false},
+	{"i1", AOBBOptions{IBound: 1}, false},
+	{"i2", AOBBOptions{IBound: 2}, false},
+	{"no-memory", AOBBOptions{Memory: 1}, false},
+	{"tight", AOBBOptions{Memory: 600, IBound: 2}, false},
+	{"escalate", AOBBOptions{}, true},
 }
 
 // checkAOBBRows solves the rows of lp in seq order with one AOBB per
 // configuration and compares every answer with brute force: the cost, and
 // the cost of the returned assignment. With edits, a quarter of the rows
 // are preceded by an edit of one function entry in place.
-func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, rng *rand.Rand, edits, exact bool) {
+func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, rng *rand.Rand, edits, exact bool) (escalations int) {
 	t.Helper()
 	ctx := context.Background()
 	same := sameCost
@@ -40,6 +42,12 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 	solvers := make([]*AOBB, len(aobbConfigs))
 	for k, c := range aobbConfigs {
 		solvers[k] = NewAOBB(lp, c.opts)
+		if c.escalate {
+			solvers[k].searchFloor, solvers[k].searchShare = 1, 0
+			if err := solvers[k].setHeuristic(2); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	ref := NewBruteForce(lp)
 	in := make([]int, lp.NumInterior())
@@ -72,12 +80,16 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 			}
 		}
 	}
+	for _, s := range solvers {
+		escalations += s.escalations
+	}
+	return escalations
 }
 
 // TestAOBBWholeProblems: hundreds of seeded problems, each one row,
 // against brute force under every budget.
 func TestAOBBWholeProblems(t *testing.T) {
-	checked := 0
+	checked, escalations := 0, 0
 	for seed := range int64(400) {
 		o := randprob.Options{
 			Agents: 1, Vars: 4 + int(seed%11), MinDomain: 2, MaxDomain: 2 + int(seed%3),
@@ -89,11 +101,14 @@ func TestAOBBWholeProblems(t *testing.T) {
 			continue
 		}
 		lp := mva.NewLocalProblem(p, mva.Whole(p))
-		checkAOBBRows(t, fmt.Sprintf("seed %d", seed), lp, [][]int{{}}, nil, false, o.IntCosts)
+		escalations += checkAOBBRows(t, fmt.Sprintf("seed %d", seed), lp, [][]int{{}}, nil, false, o.IntCosts)
 		checked++
 	}
 	if checked < 300 {
 		t.Fatalf("only %d problems checked", checked)
+	}
+	if escalations < 20 {
+		t.Errorf("the heuristic escalated %d times: the escalation is hardly tested", escalations)
 	}
 }
 
@@ -154,7 +169,7 @@ func TestAOBBRows(t *testing.T) {
 // gets a smaller i-bound and fewer caches, within the budget, and still
 // the optimum.
 func TestAOBBMemoryBound(t *testing.T) {
-	p := randprob.New(11, randprob.Options{Vars: 16, MinDomain: 3, MaxDomain: 3, MaxArity: 3, Functions: 40, IntCosts: true, MaxCost: 20})
+	p := randprob.New(11, randprob.Options{Vars: 13, MinDomain: 3, MaxDomain: 3, MaxArity: 3, Functions: 30, IntCosts: true, MaxCost: 20})
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
 	ref := NewBruteForce(lp)
 	in := make([]int, lp.NumInterior())

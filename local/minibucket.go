@@ -17,6 +17,7 @@ import (
 // the AND/OR search's heuristic (AOBB.expand).
 type miniBuckets struct {
 	ibound  int
+	exact   bool      // no bucket was split: the messages are exact
 	factors []*Factor // the nIn inputs, then one output per step
 	nIn     int
 	steps   []mbStep
@@ -141,7 +142,7 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 		if !ok {
 			continue
 		}
-		mb := &miniBuckets{ibound: i, factors: slices.Clone(inputs), nIn: len(inputs), steps: steps, entries: entries}
+		mb := &miniBuckets{ibound: i, exact: i >= pt.width+1, factors: slices.Clone(inputs), nIn: len(inputs), steps: steps, entries: entries}
 		for _, st := range steps {
 			in := make([]*Factor, len(st.in))
 			for k, j := range st.in {
