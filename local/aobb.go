@@ -107,15 +107,16 @@ type AOBB struct {
 	// The heuristic grows by escalation: mbLimit is the entries it may
 	// use now, heurMax at most; mbFinal says no larger i-bound is left,
 	// mbFresh that the messages are not computed yet.
-	mbLimit, heurMax      int
-	mbFinal, mbFresh      bool
-	mbReads               int64
-	limit                 int64 // checks at which the search escalates
-	searchFloor           int64 // the least checks a search gets before that
-	searchShare           int64 // and the multiple of the heuristic's reads
-	escalations           int
-	heurBytes, cacheBytes int64
-	cachedVars            int
+	mbLimit, heurMax       int
+	mbFinal, mbFresh       bool
+	mbReads                int64
+	limit                  int64 // checks at which the search escalates
+	searchFloor            int64 // the least checks a search gets before that
+	searchShare            int64 // and the multiple of the heuristic's reads
+	escalations            int
+	heurBytes              int64
+	cacheUsed, cacheBudget int64
+	cachedVars             int
 
 	ctx    context.Context
 	stop   bool
@@ -159,13 +160,17 @@ func newRef(f *Factor, v int) aobbRef {
 }
 
 // aobbCache is one variable's cache: an entry per assignment of its
-// context, valid when its generation is the variable's.
+// context met, valid when its generation is the variable's. A small
+// context gets a dense table, allocated at the first entry; a larger one a
+// map from the context's index to a slot of the same slabs.
 type aobbCache struct {
 	on      bool
 	ctx     []int
 	strides []int
-	size    int
+	size    int // context assignments (dense only)
 	sub     int // subtree variables stored per entry
+	dense   bool
+	slots   map[int]int32
 	vals    []float64
 	gens    []uint32
 	sols    []uint16
@@ -174,6 +179,13 @@ type aobbCache struct {
 	// when one changes between rows, the entries are stale.
 	bvars []int
 }
+
+// denseCacheBytes is the largest cache given a dense table; larger ones
+// hold only the contexts the search meets.
+const denseCacheBytes = 1 << 20
+
+// sparseEntryBytes estimates a map slot's overhead beyond its entry.
+const sparseEntryBytes = 48
 
 // NewAOBB prepares the search for lp: the pseudo-tree, the mini-bucket
 // plan with the largest i-bound that fits half the memory budget (and
@@ -355,51 +367,15 @@ func (s *AOBB) escalate() error {
 
 // planCaches chooses the cached variables: those with children whose
 // context is smaller than the path to them (a repeated context; with a
-// boundary, rows repeat it too), smallest tables first, while they fit
-// what the heuristic left of the budget.
+// boundary, rows repeat it too). Entries are added while they fit what
+// the heuristic leaves of the budget (cachePut), then no more.
 func (s *AOBB) planCaches() {
 	lp, pt := s.lp, s.pt
 	s.cache = make([]aobbCache, len(lp.Vars))
-	budget := s.opts.Memory - int64(s.heurMax)*8
+	s.cacheBudget = s.opts.Memory - int64(s.heurMax)*8
 	if slices.Max(append([]int{1}, lp.Domains...)) > math.MaxUint16+1 {
 		return // values do not fit the stored assignments
 	}
-	type cand struct {
-		v     int
-		bytes int64
-	}
-	var cands []cand
-	for _, v := range pt.order {
-		if len(pt.children[v]) == 0 || (lp.NB == 0 && len(pt.ctx[v]) >= pt.depth[v]) {
-			continue
-		}
-		size := int64(1)
-		ok := true
-		for _, u := range pt.ctx[v] {
-			if size > budget/int64(lp.Domains[u]) {
-				ok = false
-				break
-			}
-			size *= int64(lp.Domains[u])
-		}
-		if !ok {
-			continue
-		}
-		bytes := size * (8 + 4 + 2*int64(len(pt.subtree[v])))
-		if bytes > budget {
-			continue
-		}
-		cands = append(cands, cand{v, bytes})
-	}
-	slices.SortStableFunc(cands, func(a, b cand) int {
-		switch {
-		case a.bytes < b.bytes:
-			return -1
-		case a.bytes > b.bytes:
-			return 1
-		}
-		return 0
-	})
 	// The boundary variables below each variable, leaves first.
 	bsets := make([][]int, len(lp.Vars))
 	for i := range s.cond {
@@ -414,15 +390,23 @@ func (s *AOBB) planCaches() {
 		slices.Sort(bsets[v])
 		bsets[v] = slices.Compact(bsets[v])
 	}
-	var used int64
-	for _, c := range cands {
-		if used+c.bytes > budget {
-			break
+	for _, v := range pt.order {
+		if len(pt.children[v]) == 0 || (lp.NB == 0 && len(pt.ctx[v]) >= pt.depth[v]) {
+			continue
 		}
-		used += c.bytes
-		v := c.v
+		size, ok := 1, true
+		for _, u := range pt.ctx[v] {
+			if size > (1<<62)/lp.Domains[u] {
+				ok = false // the index would overflow
+				break
+			}
+			size *= lp.Domains[u]
+		}
+		if !ok {
+			continue
+		}
 		ca := &s.cache[v]
-		ca.on, ca.ctx, ca.sub, ca.gen = true, pt.ctx[v], len(pt.subtree[v]), 1
+		ca.on, ca.ctx, ca.sub, ca.gen, ca.bvars = true, pt.ctx[v], len(pt.subtree[v]), 1, bsets[v]
 		ca.strides = make([]int, len(ca.ctx))
 		n := 1
 		for k := len(ca.ctx) - 1; k >= 0; k-- {
@@ -430,10 +414,12 @@ func (s *AOBB) planCaches() {
 			n *= lp.Domains[ca.ctx[k]]
 		}
 		ca.size = n
-		ca.bvars = bsets[v]
+		ca.dense = int64(n)*(12+2*int64(ca.sub)) <= denseCacheBytes
+		if !ca.dense {
+			ca.slots = map[int]int32{}
+		}
 		s.cachedVars++
 	}
-	s.cacheBytes = used
 }
 
 // IBound returns the mini-bucket i-bound in use (0: no heuristic fits).
@@ -460,7 +446,11 @@ func (s *AOBB) Checks() int64 { return s.checks }
 
 // MemoryPlanned returns the bytes of the mini-bucket tables and of the
 // caches at their fullest, within AOBBOptions.Memory.
-func (s *AOBB) MemoryPlanned() int64 { return s.heurBytes + s.cacheBytes }
+func (s *AOBB) MemoryPlanned() int64 { return s.heurBytes + s.cacheBudget }
+
+// MemoryUsed returns the bytes of the mini-bucket tables and of the cache
+// entries held now.
+func (s *AOBB) MemoryUsed() int64 { return s.heurBytes + s.cacheUsed }
 
 // Describe says how the search is set up, for notes: width, depth,
 // i-bound and caches against the budget.
@@ -472,8 +462,8 @@ func (s *AOBB) Describe() string {
 	for _, v := range s.pre {
 		depth = max(depth, s.pt.depth[v]+1)
 	}
-	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d, mini-bucket i-bound %d (%d MiB), %d variables cached (up to %d MiB), budget %d MiB",
-		s.pt.width, depth, s.IBound(), s.heurBytes>>20, s.cachedVars, s.cacheBytes>>20, s.opts.Memory>>20)
+	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d, mini-bucket i-bound %d (%.1f MiB), %d variables cached (%.1f MiB held), budget %d MiB",
+		s.pt.width, depth, s.IBound(), float64(s.heurBytes)/(1<<20), s.cachedVars, float64(s.cacheUsed)/(1<<20), s.opts.Memory>>20)
 }
 
 // fill refills a conditioned function from its entries at offset idx.
@@ -754,7 +744,7 @@ func (s *AOBB) expand(c int) float64 {
 	return m + iv
 }
 
-// cacheKey returns the entry of c's cache for the values above c.
+// cacheKey returns the index of c's context assignment.
 func (s *AOBB) cacheKey(ca *aobbCache) int {
 	idx := 0
 	for k, u := range ca.ctx {
@@ -771,6 +761,13 @@ func (s *AOBB) cacheGet(c int) (float64, bool) {
 		return 0, false
 	}
 	e := s.cacheKey(ca)
+	if !ca.dense {
+		slot, ok := ca.slots[e]
+		if !ok {
+			return 0, false
+		}
+		e = int(slot)
+	}
 	if ca.gens[e] != ca.gen {
 		return 0, false
 	}
@@ -782,18 +779,40 @@ func (s *AOBB) cacheGet(c int) (float64, bool) {
 }
 
 // cachePut stores c's exact value and its subproblem's assignment (in
-// s.val) for the current context.
+// s.val) for the current context, unless the budget is spent.
 func (s *AOBB) cachePut(c int, value float64) {
 	ca := &s.cache[c]
 	if !ca.on {
 		return
 	}
-	if ca.vals == nil {
-		ca.vals = make([]float64, ca.size)
-		ca.gens = make([]uint32, ca.size)
-		ca.sols = make([]uint16, ca.size*ca.sub)
-	}
 	e := s.cacheKey(ca)
+	if ca.dense {
+		if ca.vals == nil {
+			bytes := int64(ca.size) * (12 + 2*int64(ca.sub))
+			if s.cacheUsed+bytes > s.cacheBudget {
+				return
+			}
+			s.cacheUsed += bytes
+			ca.vals = make([]float64, ca.size)
+			ca.gens = make([]uint32, ca.size)
+			ca.sols = make([]uint16, ca.size*ca.sub)
+		}
+	} else {
+		slot, ok := ca.slots[e]
+		if !ok {
+			bytes := 12 + 2*int64(ca.sub) + sparseEntryBytes
+			if s.cacheUsed+bytes > s.cacheBudget || len(ca.vals) >= math.MaxInt32 {
+				return
+			}
+			s.cacheUsed += bytes
+			slot = int32(len(ca.vals))
+			ca.slots[e] = slot
+			ca.vals = append(ca.vals, 0)
+			ca.gens = append(ca.gens, 0)
+			ca.sols = append(ca.sols, make([]uint16, ca.sub)...)
+		}
+		e = int(slot)
+	}
 	ca.vals[e], ca.gens[e] = value, ca.gen
 	sol := ca.sols[e*ca.sub : (e+1)*ca.sub]
 	for k, u := range s.pt.subtree[c] {

@@ -193,6 +193,9 @@ func TestAOBBMemoryBound(t *testing.T) {
 		if got != want {
 			t.Errorf("memory %d (%s): %v, bruteforce %v", mem, s.Describe(), got, want)
 		}
+		if s.MemoryUsed() > mem {
+			t.Errorf("memory %d: %d bytes held after the search", mem, s.MemoryUsed())
+		}
 	}
 }
 
