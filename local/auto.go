@@ -85,9 +85,7 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 		}
 		return be, c, nil
 	}
-	s := NewAOBB(lp, AOBBOptions{Memory: opts.Memory})
-	c.Reason += "; " + s.Describe()
-	return s, c, nil
+	return NewAOBB(lp, AOBBOptions{Memory: opts.Memory}), c, nil
 }
 
 // mib formats bytes for notes.

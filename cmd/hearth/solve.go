@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
@@ -98,6 +99,12 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return flagExit(err)
 	}
+	if set := map[string]bool{}; o.global == "none" {
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["local"] {
+			o.local.name = localAuto
+		}
+	}
 	if len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "hearth solve: want exactly one instance FILE")
 		fs.Usage()
@@ -156,7 +163,15 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 // row of its MVA table is the optimum.
 func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed uint64, dev *gpu.Device) (mva.Result, error) {
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	s, err := gpuSolver(dev, lo.name, lo.factory(seed))(lp)
+	factory, sampled, notes := lo.factory(seed), lo.sampling(), []string(nil)
+	if lo.name == localAuto { // one row: exact, and the notes say which
+		factory, sampled = func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+			s, c, err := local.Auto(lp, local.AutoOptions{Memory: lo.memoryBytes()})
+			notes = append(notes, c.Reason)
+			return s, err
+		}, false
+	}
+	s, err := gpuSolver(dev, lo.name, factory)(lp)
 	if err != nil {
 		return mva.Result{}, err
 	}
@@ -172,6 +187,9 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 		return mva.Result{}, err
 	}
 	wall := time.Since(start)
+	if d, ok := s.(interface{ Describe() string }); ok && lo.name == localAuto {
+		notes = append(notes, d.Describe())
+	}
 	cost := t.Costs[0] + p.Offset
 	var assign []int
 	if !mva.IsHard(cost) {
@@ -190,9 +208,13 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 		}
 	}
 	r := mva.NewResult(p, assign, cost)
-	r.Optimal = r.Feasible && !lo.sampling()
-	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva", Sampling: lo.report(seed),
+	r.Optimal = r.Feasible && !sampled
+	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva",
 		GPU: dev != nil && (lo.name == "be" || lo.sampling())}
+	if sampled {
+		r.Algorithm.Sampling = lo.report(seed)
+	}
+	r.Notes = notes
 	ms := float64(wall.Microseconds()) / 1000
 	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
 	return r, nil
@@ -215,6 +237,9 @@ func printSummary(w io.Writer, p *mva.Problem, r mva.Result) {
 	}
 	a := r.Algorithm
 	fmt.Fprintf(w, "solver      global=%s local=%s table=%s reform=%s\n", a.Global, a.Local, a.Table, a.Reform)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note        %s\n", n)
+	}
 	m := r.Metrics
 	if a.Global == "none" {
 		fmt.Fprintf(w, "time        %.3f ms wall, %d constraint checks\n", m.WallMs, m.NCCC)
