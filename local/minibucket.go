@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/hearth-dcop/hearth/mva"
 )
 
 // miniBuckets is static mini-bucket elimination, MBE(i) (Dechter and
@@ -33,6 +35,14 @@ type mbStep struct {
 	in     []int
 	out    []int
 	target int
+	// In a split bucket, moment matching (Flerova, Ihler, Dechter and
+	// Otten 2011): mm computes the mini-bucket's min-marginal mu over v,
+	// and delta, an extra input of the message, shifts it to the mean of
+	// the bucket's min-marginals. The shifts sum to zero over the bucket,
+	// so the bound stays a bound, and it is tighter.
+	mm    *JoinProject
+	mu    []float64
+	delta *Factor
 }
 
 // mbSymbolic partitions the buckets of pt for the i-bound ibound, given
@@ -143,10 +153,31 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 			continue
 		}
 		mb := &miniBuckets{ibound: i, exact: i >= pt.width+1, factors: slices.Clone(inputs), nIn: len(inputs), steps: steps, entries: entries}
-		for _, st := range steps {
+
+		for si := range steps {
+			st := &mb.steps[si]
 			in := make([]*Factor, len(st.in))
 			for k, j := range st.in {
 				in[k] = mb.factors[j]
+			}
+			if split := (si > 0 && steps[si-1].v == st.v) || (si+1 < len(steps) && steps[si+1].v == st.v); split {
+				// Moment matching: the mini-bucket's min-marginal over v.
+				var elim []int
+				for _, f := range in {
+					for _, u := range f.Vars {
+						if u != st.v && !slices.Contains(elim, u) {
+							elim = append(elim, u)
+						}
+					}
+				}
+				mm, err := NewJoinProjectLimit(in, elim, []int{st.v}, math.MaxInt)
+				if err != nil {
+					return nil, fmt.Errorf("mini-buckets: min-marginal of variable %d: %w", st.v, err)
+				}
+				d := domains[st.v]
+				st.mm, st.mu = mm, make([]float64, d)
+				st.delta = &Factor{Vars: []int{st.v}, Dims: []int{d}, Costs: make([]float64, d)}
+				in = append(in, st.delta)
 			}
 			jp, err := NewJoinProjectLimit(in, []int{st.v}, st.out, math.MaxInt)
 			if err != nil {
@@ -162,30 +193,73 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 	return &miniBuckets{factors: slices.Clone(inputs), nIn: len(inputs)}, nil
 }
 
-// run computes the messages whose inputs are marked in changed (indexed
-// like factors; nil means all), marking their outputs, and returns the
-// entries read.
+// run computes the messages whose bucket reads a factor marked in changed
+// (indexed like factors; nil means all), marking their outputs, and
+// returns the entries read. The mini-buckets of one bucket run together:
+// their shifts depend on each other's min-marginals.
 func (mb *miniBuckets) run(ctx context.Context, changed []bool, workers int) (int64, error) {
 	var reads int64
-	for s, jp := range mb.plans {
-		o := mb.nIn + s
+	for s := 0; s < len(mb.plans); {
+		v := mb.steps[s].v
+		e := s + 1
+		for e < len(mb.plans) && mb.steps[e].v == v {
+			e++
+		}
+		group := mb.steps[s:e]
+		run := changed == nil
+		for k := range group {
+			for _, j := range group[k].in {
+				run = run || changed[j]
+			}
+		}
 		if changed != nil {
-			run := false
-			for _, j := range mb.steps[s].in {
-				if changed[j] {
-					run = true
-					break
+			for k := s; k < e; k++ {
+				changed[mb.nIn+k] = run
+			}
+		}
+		if run {
+			if group[0].mm != nil {
+				for k := range group {
+					if err := group[k].mm.Run(ctx, group[k].mu, nil, workers); err != nil {
+						return reads, err
+					}
+					reads += group[k].mm.Reads()
 				}
+				matchMoments(group)
 			}
-			changed[o] = run
-			if !run {
-				continue
+			for k := s; k < e; k++ {
+				if err := mb.plans[k].Run(ctx, mb.factors[mb.nIn+k].Costs, nil, workers); err != nil {
+					return reads, err
+				}
+				reads += mb.plans[k].Reads()
 			}
 		}
-		if err := jp.Run(ctx, mb.factors[o].Costs, nil, workers); err != nil {
-			return reads, err
-		}
-		reads += jp.Reads()
+		s = e
 	}
 	return reads, nil
+}
+
+// matchMoments sets the shifts of a split bucket's mini-buckets from their
+// min-marginals: delta_k = mean - mu_k, which sum to zero over the bucket.
+// A value Hard in one mini-bucket is Hard in the whole bucket, so it is
+// made Hard in every mini-bucket (the sum is unchanged: Hard).
+func matchMoments(group []mbStep) {
+	m := float64(len(group))
+	for a := range group[0].mu {
+		mean, hard := 0.0, false
+		for k := range group {
+			if mva.IsHard(group[k].mu[a]) {
+				hard = true
+			}
+			mean += group[k].mu[a]
+		}
+		mean /= m
+		for k := range group {
+			if hard {
+				group[k].delta.Costs[a] = mva.Hard
+			} else {
+				group[k].delta.Costs[a] = mean - group[k].mu[a]
+			}
+		}
+	}
 }
