@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
@@ -249,8 +250,7 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 		scopes = append(scopes, c.f.Vars)
 		s.cond = append(s.cond, c)
 	}
-	order, _ := g.MinFill(interior)
-	s.pt = newPseudoTree(nv, lp.NB, scopes, order)
+	s.pt = bestPseudoTree(g, nv, lp, scopes, interior)
 	pt := s.pt
 
 	s.orig = make([][]aobbRef, nv)
@@ -303,6 +303,54 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 	s.condKey = make([]int, len(s.cond))
 	s.snap = make([][]float64, len(s.cond))
 	return s
+}
+
+// orderTries is how many min-fill orders bestPseudoTree compares: the
+// plain one and orderTries-1 with ties broken at random (seeded, so the
+// choice is deterministic). Min-fill ties are everywhere on grids, and
+// widths of one instance differ by several between them.
+const orderTries = 8
+
+// bestPseudoTree returns the pseudo-tree of the min-fill order (ties
+// broken at random, orderTries times) with the smallest induced width,
+// then the smallest depth.
+func bestPseudoTree(g *mva.Graph, nv int, lp *mva.LocalProblem, scopes [][]int, interior []int) *pseudoTree {
+	order, _ := g.MinFill(interior)
+	best := newPseudoTree(nv, lp.NB, scopes, order)
+	bestDepth := best.height()
+	rng := rand.New(rand.NewPCG(1, uint64(nv)))
+	for range orderTries - 1 {
+		// MinFill breaks ties by the lowest index: relabel at random.
+		perm := rng.Perm(nv)
+		inv := make([]int, nv)
+		for v, p := range perm {
+			inv[p] = v
+		}
+		gp := mva.NewGraph(nv)
+		for _, sc := range scopes {
+			m := make([]int, len(sc))
+			for k, v := range sc {
+				m[k] = perm[v]
+			}
+			gp.AddClique(m)
+		}
+		elim := make([]int, len(interior))
+		for k, v := range interior {
+			elim[k] = perm[v]
+		}
+		po, w := gp.MinFill(elim)
+		if w > best.width {
+			continue
+		}
+		for k, p := range po {
+			po[k] = inv[p]
+		}
+		pt := newPseudoTree(nv, lp.NB, scopes, po)
+		if d := pt.height(); pt.width < best.width || d < bestDepth {
+			best, bestDepth = pt, d
+		}
+	}
+	return best
 }
 
 // firstHeuristicEntries is the size of the first mini-bucket heuristic;

@@ -119,3 +119,12 @@ func (pt *pseudoTree) deepest(vars []int, nb int) int {
 	}
 	return best
 }
+
+// height returns the number of variables on the longest root-to-leaf path.
+func (pt *pseudoTree) height() int {
+	h := 0
+	for _, v := range pt.order {
+		h = max(h, pt.depth[v]+1)
+	}
+	return h
+}
