@@ -182,6 +182,9 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 	start := time.Now()
 	if err := t.Fill(ctx, s); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			if len(notes) > 0 { // which solver ran out of time
+				err = fmt.Errorf("%s: %w", notes[0], err)
+			}
 			return mva.Result{}, fmt.Errorf("stopped before the optimum was proved: %w", err)
 		}
 		return mva.Result{}, err
