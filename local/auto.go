@@ -154,3 +154,19 @@ func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
 	}
 	return width, entries
 }
+
+// NewBEWithin returns bucket elimination for lp if its row tables (cost
+// and argmin, all buckets together) fit memory bytes, and otherwise an
+// error wrapping ErrTooLarge that says how much they need: refused up
+// front, never swapping. memory <= 0 means DefaultMemory().
+func NewBEWithin(lp *mva.LocalProblem, memory int64) (*BE, error) {
+	if memory <= 0 {
+		memory = DefaultMemory()
+	}
+	width, entries := beCost(lp, false)
+	if need := entries * beBytesPerEntry; need > float64(memory) {
+		return nil, fmt.Errorf("bucket elimination: induced width %d: its tables need %s, past the %s budget (use aobb): %w",
+			width, mib(need), mib(float64(memory)), ErrTooLarge)
+	}
+	return NewBE(lp, BEOptions{MaxEntries: int(min(float64(memory)/beBytesPerEntry, math.MaxInt32))})
+}

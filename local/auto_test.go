@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -86,5 +87,29 @@ func TestChooseTableWidth(t *testing.T) {
 	}
 	if checked < 30 {
 		t.Fatalf("only %d subproblems", checked)
+	}
+}
+
+// TestNewBEWithin: bucket elimination is refused up front, with
+// ErrTooLarge, when its tables pass the budget, and built within it.
+func TestNewBEWithin(t *testing.T) {
+	p := randprob.New(3, randprob.Options{Vars: 14, MinDomain: 3, MaxDomain: 3, MaxArity: 3, Functions: 30, IntCosts: true})
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	_, entries := beCost(lp, false)
+	need := int64(entries * beBytesPerEntry)
+	if _, err := NewBEWithin(lp, need-1); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("budget %d below %d: err = %v", need-1, need, err)
+	}
+	be, err := NewBEWithin(lp, need)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := NewBruteForce(lp).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if got != want {
+		t.Errorf("be = %v, bruteforce %v", got, want)
 	}
 }

@@ -98,6 +98,8 @@ func (o *localOptions) factory(seed uint64) mva.SolverFactory {
 			}
 		} else if o.name == "aobb" {
 			return local.NewAOBB(lp, local.AOBBOptions{Memory: o.memoryBytes()}), nil
+		} else if o.name == "be" && o.memory > 0 {
+			return local.NewBEWithin(lp, o.memoryBytes())
 		} else if !o.sampling() {
 			return local.New(o.name, lp)
 		}
