@@ -93,6 +93,7 @@ type AOBB struct {
 	kidHit [][]bool
 	buf    [][]int
 
+	full    []int // scratch: a row's complete assignment
 	val     []int // current path and, after a solved subproblem, its best
 	inc     []int // incumbent
 	prev    []int // last row's answer
@@ -237,9 +238,9 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 			continue
 		}
 		c.static = len(c.bvars) == 0
-		if c.static {
+		if c.static && lp.NB > 0 {
 			c.f.Costs = f.Costs
-		} else {
+		} else { // conditioned, or shifted (see shift): a copy
 			n := 1
 			for _, d := range c.f.Dims {
 				n *= d
@@ -297,6 +298,7 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 	s.kidLB[nv] = make([]float64, len(pt.roots))
 	s.kidHit[nv] = make([]bool, len(pt.roots))
 	s.val = make([]int, nv)
+	s.full = make([]int, nv)
 	s.inc = make([]int, nv)
 	s.prev = make([]int, nv)
 	s.lastB = make([]int, lp.NB)
@@ -593,11 +595,24 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		edit = edit || (ed && s.rowsSeen)
 		key := condKeyOf(c, boundary)
 		ch := ed || !s.rowsSeen || (!c.static && key != s.condKey[i])
-		if ch && !c.static {
+		if ch && (!c.static || lp.NB == 0) {
 			s.fill(c, key)
 		}
 		s.condKey[i] = key
 		s.changed[i] = ch
+	}
+	if lp.NB == 0 && slices.Contains(s.changed[:len(s.cond)], true) {
+		// One row: shift costs between the functions (from their
+		// tables again: the last shifts were of the old ones), and every
+		// function and cached value changes with them.
+		for i := range s.cond {
+			if !s.changed[i] {
+				s.fill(&s.cond[i], s.condKey[i])
+			}
+			s.changed[i] = true
+		}
+		s.shift()
+		edit = true
 	}
 	for v := range s.cache {
 		ca := &s.cache[v]
@@ -684,7 +699,120 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	copy(s.prev, s.inc)
 	s.hasPrev = true
 	copy(interior, s.inc[lp.NB:])
-	return g0 + best, nil
+	// The search's costs may be shifted (and rounded): report the
+	// assignment's cost in the functions themselves.
+	full := s.full
+	copy(full, boundary)
+	copy(full[lp.NB:], interior)
+	return lp.Eval(full), nil
+}
+
+// shiftRounds bounds the sweeps of shift.
+const shiftRounds = 20
+
+// shift reparameterises the conditioned functions of a one-row problem to
+// tighten the bounds, as FGLP does (Ihler, Flerova, Dechter and Otten
+// 2012): for each variable v, each function holding it gets its min-marginal
+// over v moved to the mean of theirs. The shifts at v sum to zero over the
+// functions, so every complete assignment costs what it did; what grows is
+// the sum of the functions' minima, and with it every mini-bucket bound.
+// Integer costs stay integers (the mean is floored and one function takes
+// the remainder), so that integer problems are solved without rounding. A
+// value Hard in one function's min-marginal is Hard in all of them. It
+// stops after shiftRounds sweeps or when a sweep raises the sum of minima
+// by less than a millionth.
+func (s *AOBB) shift() {
+	lp := s.lp
+	type holder struct {
+		f      *Factor
+		stride int
+		d      int
+	}
+	holders := make([][]holder, len(lp.Vars))
+	for i := range s.cond {
+		f := s.cond[i].f
+		stride := 1
+		for p := len(f.Vars) - 1; p >= 0; p-- {
+			holders[f.Vars[p]] = append(holders[f.Vars[p]], holder{f, stride, f.Dims[p]})
+			stride *= f.Dims[p]
+		}
+	}
+	minSum := func() float64 {
+		t := 0.0
+		for i := range s.cond {
+			t += slices.Min(s.cond[i].f.Costs)
+		}
+		return t
+	}
+	var marg []float64
+	last := minSum()
+	for range shiftRounds {
+		for _, v := range s.pre {
+			hs := holders[v]
+			if len(hs) < 2 {
+				continue
+			}
+			d := lp.Domains[v]
+			if cap(marg) < len(hs)*d {
+				marg = make([]float64, len(hs)*d)
+			}
+			marg = marg[:len(hs)*d]
+			for k, h := range hs {
+				m := marg[k*d : (k+1)*d]
+				for a := range m {
+					m[a] = math.Inf(1)
+				}
+				for e, c := range h.f.Costs {
+					a := e / h.stride % h.d
+					m[a] = min(m[a], c)
+				}
+				s.checks += int64(len(h.f.Costs))
+			}
+			for a := range d {
+				sum, hard, integral := 0.0, false, true
+				for k := range hs {
+					x := marg[k*d+a]
+					hard = hard || mva.IsHard(x)
+					integral = integral && x == math.Trunc(x)
+					sum += x
+				}
+				n := float64(len(hs))
+				for k := range hs {
+					x := marg[k*d+a]
+					switch {
+					case hard:
+						marg[k*d+a] = mva.Hard // the value is out
+					case integral:
+						marg[k*d+a] = math.Floor(sum/n) - x
+					default:
+						marg[k*d+a] = sum/n - x
+					}
+				}
+				if !hard && integral { // the first takes the remainder
+					rest := 0.0
+					for k := 1; k < len(hs); k++ {
+						rest += marg[k*d+a]
+					}
+					marg[a] = -rest
+				}
+			}
+			for k, h := range hs {
+				for e := range h.f.Costs {
+					a := e / h.stride % h.d
+					if delta := marg[k*d+a]; mva.IsHard(delta) {
+						h.f.Costs[e] = mva.Hard
+					} else {
+						h.f.Costs[e] += delta
+					}
+				}
+			}
+		}
+		now := minSum()
+		if !(now-last > 1e-6*max(1, math.Abs(now))) {
+			break
+		}
+		last = now
+	}
 }
 
 // cost returns the conditioned functions' sum at the interior values of x.
