@@ -832,7 +832,8 @@ func (s *AOBB) cost(x []int) float64 {
 
 // greedy assigns s.val by descending the pseudo-tree along the heuristic
 // (each variable takes its cheapest value given the ones above), improves
-// it by one-variable moves until none helps, and returns its cost.
+// it by one-variable moves until none helps (at most 20 sweeps), and
+// returns its cost.
 func (s *AOBB) greedy() float64 {
 	for _, v := range s.pre {
 		s.expand(v)
@@ -844,27 +845,35 @@ func (s *AOBB) greedy() float64 {
 		}
 		s.val[v] = best
 	}
+	// Moves compare (Hard entries, sum of the others), so that an
+	// infeasible descent can still walk towards feasibility.
 	var sum []float64
+	var hard []int
 	for range 20 {
 		moved := false
 		for _, v := range s.pre {
 			d := s.lp.Domains[v]
 			if cap(sum) < d {
-				sum = make([]float64, d)
+				sum, hard = make([]float64, d), make([]int, d)
 			}
-			sum = sum[:d]
+			sum, hard = sum[:d], hard[:d]
 			clear(sum)
+			clear(hard)
 			for k := range s.nbr[v] {
 				r := &s.nbr[v][k]
 				b := r.base(s.val)
 				for a := range d {
-					sum[a] += r.f.Costs[b+a*r.vstride]
+					if c := r.f.Costs[b+a*r.vstride]; mva.IsHard(c) {
+						hard[a]++
+					} else {
+						sum[a] += c
+					}
 				}
 				s.checks += int64(d)
 			}
 			cur := s.val[v]
 			for a := range d {
-				if sum[a] < sum[cur] {
+				if hard[a] < hard[cur] || hard[a] == hard[cur] && sum[a] < sum[cur] {
 					cur = a
 				}
 			}
