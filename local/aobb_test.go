@@ -210,3 +210,51 @@ func TestAOBBCancel(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// TestPseudoTreeWidth: the pseudo-tree's contexts give the induced width
+// min-fill reports for the same order, every function's variables lie on
+// one root-to-leaf path, and every context is a set of ancestors.
+func TestPseudoTreeWidth(t *testing.T) {
+	for seed := range int64(100) {
+		p := randprob.New(seed, randprob.Options{Vars: 5 + int(seed%30), MinDomain: 2, MaxDomain: 3, MaxArity: 1 + int(seed%4), Functions: 5 + int(seed%40)})
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		g := mva.NewGraph(len(lp.Vars))
+		var scopes [][]int
+		for _, f := range lp.Funcs {
+			g.AddClique(f.Scope)
+			scopes = append(scopes, f.Scope)
+		}
+		all := make([]int, len(lp.Vars))
+		for v := range all {
+			all[v] = v
+		}
+		order, width := g.MinFill(all)
+		pt := newPseudoTree(len(lp.Vars), 0, scopes, order)
+		if pt.width != width {
+			t.Errorf("seed %d: pseudo-tree width %d, min-fill %d", seed, pt.width, width)
+		}
+		ancestor := func(a, v int) bool {
+			for u := pt.parent[v]; u >= 0; u = pt.parent[u] {
+				if u == a {
+					return true
+				}
+			}
+			return false
+		}
+		for _, sc := range scopes {
+			d := pt.deepest(sc, 0)
+			for _, u := range sc {
+				if u != d && !ancestor(u, d) {
+					t.Fatalf("seed %d: %d and %d share a function off one path", seed, u, d)
+				}
+			}
+		}
+		for _, v := range order {
+			for _, u := range pt.ctx[v] {
+				if !ancestor(u, v) {
+					t.Fatalf("seed %d: context %d of %d is no ancestor", seed, u, v)
+				}
+			}
+		}
+	}
+}

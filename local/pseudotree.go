@@ -48,9 +48,11 @@ func newPseudoTree(nvars, nb int, scopes [][]int, order []int) *pseudoTree {
 	for i, v := range order {
 		pt.pos[v] = i
 	}
-	adj := make([]map[int]struct{}, nvars)
-	for _, v := range order {
-		adj[v] = map[int]struct{}{}
+	// Later neighbours in the primal graph, each once.
+	later := make([][]int, nvars)
+	stamp := make([]int, nvars)
+	for i := range stamp {
+		stamp[i] = -1
 	}
 	for _, sc := range scopes {
 		for _, u := range sc {
@@ -58,31 +60,40 @@ func newPseudoTree(nvars, nb int, scopes [][]int, order []int) *pseudoTree {
 				continue
 			}
 			for _, w := range sc {
-				if w != u && w >= nb {
-					adj[u][w] = struct{}{}
+				if w >= nb && pt.pos[w] > pt.pos[u] {
+					later[u] = append(later[u], w)
 				}
 			}
 		}
 	}
+	// The context of v in the induced graph is its later neighbours with
+	// the contexts of its children, less v: eliminating a child connects
+	// its whole context, and nothing else reaches v's later neighbours.
+	kids := make([][]int, nvars)
 	for _, v := range order {
-		nbrs := make([]int, 0, len(adj[v]))
-		for u := range adj[v] {
-			nbrs = append(nbrs, u)
+		var c []int
+		add := func(u int) {
+			if u != v && stamp[u] != v {
+				stamp[u] = v
+				c = append(c, u)
+			}
+		}
+		for _, u := range later[v] {
+			add(u)
+		}
+		for _, k := range kids[v] {
+			for _, u := range pt.ctx[k] {
+				add(u)
+			}
 		}
 		// Context in elimination order: the parent first.
-		slices.SortFunc(nbrs, func(a, b int) int { return pt.pos[a] - pt.pos[b] })
-		pt.ctx[v] = nbrs
-		pt.width = max(pt.width, len(nbrs))
+		slices.SortFunc(c, func(a, b int) int { return pt.pos[a] - pt.pos[b] })
+		pt.ctx[v] = c
+		pt.width = max(pt.width, len(c))
 		pt.parent[v] = -1
-		if len(nbrs) > 0 {
-			pt.parent[v] = nbrs[0]
-		}
-		for i, a := range nbrs {
-			delete(adj[a], v)
-			for _, b := range nbrs[i+1:] {
-				adj[a][b] = struct{}{}
-				adj[b][a] = struct{}{}
-			}
+		if len(c) > 0 {
+			pt.parent[v] = c[0]
+			kids[c[0]] = append(kids[c[0]], v)
 		}
 	}
 	// Children in reverse elimination order, so that search visits them in
