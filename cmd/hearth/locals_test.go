@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
@@ -67,6 +70,39 @@ func TestLocalAuto(t *testing.T) {
 				t.Error("auto must report sampling where agents may sample")
 			}
 		})
+	}
+}
+
+// TestSolveDefaultAuto: `hearth solve` without --local runs auto, exact,
+// and its notes say which solver ran: bucket elimination on a narrow file,
+// AOBB on fabe_spot5_29 (width 14), with toulbar2's optimum 8059; an
+// explicit --local is kept.
+func TestSolveDefaultAuto(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		local string
+		note  string
+		want  float64
+	}{
+		{[]string{"../../testdata/gpube_rep_0_x_10.wcsp"}, "auto", "auto chose be", 124},
+		{[]string{"../../testdata/fabe_spot5_29.wcsp"}, "auto", "auto chose aobb", 8059},
+		{[]string{"../../testdata/gpube_rep_0_x_10.wcsp", "--local", "be"}, "be", "", 124},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"solve", "--json"}, tc.args...)
+		if code := run(context.Background(), args, &out, &errb); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		var r mva.Result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Algorithm.Local != tc.local || !r.Optimal || r.Objective == nil || *r.Objective != tc.want || r.Algorithm.Sampling != nil {
+			t.Errorf("%v: result %+v", tc.args, r)
+		}
+		if got := strings.Join(r.Notes, "; "); tc.note == "" && got != "" || !strings.Contains(got, tc.note) {
+			t.Errorf("%v: notes %q, want %q", tc.args, got, tc.note)
+		}
 	}
 }
 
