@@ -9,6 +9,12 @@
 //   - BE is bucket elimination. Its time and memory are exponential in the
 //     induced width only, and it fills a whole MVA table at once (eager),
 //     much faster than row by row when the width is small.
+//   - AOBB is AND/OR branch and bound over a pseudo-tree with context
+//     caching and mini-bucket heuristics, within a memory budget: exact
+//     where BE's tables explode, degrading (smaller i-bound, fewer caches)
+//     instead of failing past the budget.
+//
+// Choose and Auto pick BE or AOBB for a subproblem and say why.
 //
 // The table kernel (Factor, JoinProject) is the join-sum-and-minimise
 // operation on dense tables. Bucket elimination runs it once per bucket,
