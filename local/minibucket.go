@@ -147,10 +147,25 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 	if maxIBound > 0 {
 		top = min(top, maxIBound)
 	}
-	for i := top; i >= 1; i-- {
-		steps, entries, ok := mbSymbolic(pt, domains, scopes, i, maxEntries)
-		if !ok {
-			continue
+	// The largest i-bound that fits, by bisection: the entries grow with
+	// i (the greedy partition makes that nearly, not strictly, so; any i
+	// found fits), and each try is a pass over all buckets, which on a
+	// 900-variable grid of width 40 took half the planning when every i
+	// from the top was tried.
+	lo, hi := 0, top // lo fits (0: none), hi+1 does not
+	var steps []mbStep
+	var entries int
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if st, e, ok := mbSymbolic(pt, domains, scopes, mid, maxEntries); ok {
+			lo, steps, entries = mid, st, e
+		} else {
+			hi = mid - 1
+		}
+	}
+	if i := lo; i >= 1 {
+		if steps == nil {
+			steps, entries, _ = mbSymbolic(pt, domains, scopes, i, maxEntries)
 		}
 		mb := &miniBuckets{ibound: i, exact: i >= pt.width+1, factors: slices.Clone(inputs), nIn: len(inputs), steps: steps, entries: entries}
 
