@@ -21,7 +21,7 @@ func fabeLike(seed int64) *mva.Problem {
 // included, as `hearth solve --global none` would.
 func BenchmarkWhole(b *testing.B) {
 	ctx := context.Background()
-	for _, name := range []string{"be", "dfbnb"} {
+	for _, name := range []string{"be", "dfbnb", "aobb"} {
 		b.Run(name, func(b *testing.B) {
 			probs := make([]*mva.LocalProblem, 8)
 			for i := range probs {
@@ -67,16 +67,19 @@ func BenchmarkMVATables(b *testing.B) {
 		rows += n
 		lps = append(lps, lp)
 	}
-	for _, name := range []string{"be-eager", "dfbnb-rows"} {
+	for _, name := range []string{"be-eager", "dfbnb-rows", "aobb-rows"} {
 		b.Run(name, func(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
 				for _, lp := range lps {
 					var s mva.LocalSolver
 					var err error
-					if name == "be-eager" {
+					switch name {
+					case "be-eager":
 						s, err = NewBE(lp, BEOptions{})
-					} else {
+					case "aobb-rows":
+						s = NewAOBB(lp, AOBBOptions{})
+					default:
 						s = NewDFBnB(lp)
 					}
 					if err != nil {
@@ -92,6 +95,49 @@ func BenchmarkMVATables(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(rows), "rows/op")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkAOBBRowReuse solves every row of the agents' MVA tables in
+// table order with one AOBB per agent (messages and caches reused across
+// rows) against a fresh AOBB per row: the ratio is what reuse saves a lazy
+// protocol.
+func BenchmarkAOBBRowReuse(b *testing.B) {
+	ctx := context.Background()
+	p := randprob.New(11, randprob.Options{
+		Agents: 4, Vars: 60, MinDomain: 2, MaxDomain: 3, MaxArity: 3,
+		Functions: 90, IntCosts: true, MaxCost: 100, Locality: 0.8,
+	})
+	d := mva.Decompose(p)
+	var lps []*mva.LocalProblem
+	for i := range d.Subs {
+		lps = append(lps, mva.NewLocalProblem(p, &d.Subs[i]))
+	}
+	for _, reuse := range []bool{true, false} {
+		name := "fresh"
+		if reuse {
+			name = "reuse"
+		}
+		b.Run(name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				for _, lp := range lps {
+					rows, _ := lp.Rows()
+					bnd, in := make([]int, lp.NB), make([]int, lp.NumInterior())
+					s := NewAOBB(lp, AOBBOptions{})
+					for r := range rows {
+						if !reuse {
+							s = NewAOBB(lp, AOBBOptions{})
+						}
+						lp.DecodeRow(r, bnd)
+						if _, err := s.SolveRow(ctx, bnd, in); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}

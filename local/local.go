@@ -9,6 +9,12 @@
 //   - BE is bucket elimination. Its time and memory are exponential in the
 //     induced width only, and it fills a whole MVA table at once (eager),
 //     much faster than row by row when the width is small.
+//   - AOBB is AND/OR branch and bound over a pseudo-tree with context
+//     caching and mini-bucket heuristics, within a memory budget: exact
+//     where BE's tables explode, degrading (smaller i-bound, fewer caches)
+//     instead of failing past the budget.
+//
+// Choose and Auto pick BE or AOBB for a subproblem and say why.
 //
 // The table kernel (Factor, JoinProject) is the join-sum-and-minimise
 // operation on dense tables. Bucket elimination runs it once per bucket,
@@ -27,10 +33,10 @@ import (
 
 // Names returns the solvers New knows, in the order the command line shows
 // them.
-func Names() []string { return []string{"dfbnb", "be", "bruteforce"} }
+func Names() []string { return []string{"dfbnb", "be", "aobb", "bruteforce"} }
 
 // New returns the local solver called name for lp: "dfbnb", "be" (with
-// default BEOptions) or "bruteforce".
+// default BEOptions), "aobb" (with default AOBBOptions) or "bruteforce".
 func New(name string, lp *mva.LocalProblem) (mva.LocalSolver, error) {
 	switch name {
 	case "dfbnb":
@@ -41,6 +47,8 @@ func New(name string, lp *mva.LocalProblem) (mva.LocalSolver, error) {
 			return nil, err
 		}
 		return be, nil
+	case "aobb":
+		return NewAOBB(lp, AOBBOptions{}), nil
 	case "bruteforce":
 		return NewBruteForce(lp), nil
 	}

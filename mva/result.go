@@ -19,6 +19,9 @@ type Result struct {
 	Assignment map[string]string `json:"assignment"`
 	Algorithm  Algorithm         `json:"algorithm"`
 	Metrics    Metrics           `json:"metrics"`
+	// Notes say how the solver was chosen (--local auto: which ran and
+	// why).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Algorithm names the solver configuration that produced a result.

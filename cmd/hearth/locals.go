@@ -19,8 +19,11 @@ import (
 // the samplers, then auto.
 var localNames = append(append(local.Names(), sampler.Names()...), localAuto)
 
-// localAuto chooses per agent: bucket elimination where its tables stay
-// within autoEntries, Gibbs sampling where they would not. In a
+// localAuto chooses per subproblem. With one row (no boundary: `hearth
+// solve --global none`, its default) it is exact: local.Auto picks bucket
+// elimination or AOBB and says why in the result's notes. An agent whose
+// rows a protocol asks keeps bucket elimination where its tables stay
+// within autoEntries and Gibbs sampling where they would not: in a
 // neighbourhood where a few homes have many rules (SHDS dm_251_1_4: 31 of
 // 251), the others keep exact rows instead of all being sampled.
 const localAuto = homesolve.AutoLocal
@@ -40,10 +43,12 @@ type localOptions struct {
 	temp     float64
 	proposal string
 	alpha    float64
+	memory   int64 // MiB for the exact solvers; 0: local.DefaultMemory
 }
 
 func (o *localOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.name, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), bruteforce, gibbs, mh (Metropolis-Hastings), auto (be where its tables fit 2^16 entries, else gibbs)")
+	fs.StringVar(&o.name, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), aobb (AND/OR branch and bound), bruteforce, gibbs, mh (Metropolis-Hastings), auto (one row: be or aobb, chosen per subproblem, the default of solve --global none; agents: be where its tables fit 2^16 entries, else gibbs)")
+	fs.Int64Var(&o.memory, "memory", 0, "memory budget of the exact local solvers in MiB (aobb's heuristics and caches, auto's choice); 0 means a quarter of physical memory")
 	fs.IntVar(&o.runs, "runs", sampler.DefaultRuns, "gibbs/mh: independent chains R per MVA row")
 	fs.IntVar(&o.trials, "trials", sampler.DefaultTrials, "gibbs/mh: samples T per chain (Gibbs sweeps or MH proposals)")
 	fs.Float64Var(&o.temp, "temperature", 0, "gibbs/mh: temperature τ of exp(−cost/τ); 0: a tenth of each agent's cost scale (sampler.ScaleTemperature)")
@@ -54,6 +59,9 @@ func (o *localOptions) register(fs *flag.FlagSet) {
 func (o *localOptions) validate() error {
 	if !slices.Contains(localNames, o.name) {
 		return fmt.Errorf("unknown --local %q (valid: %s)", o.name, strings.Join(localNames, ", "))
+	}
+	if o.memory < 0 {
+		return fmt.Errorf("--memory %d must not be negative", o.memory)
 	}
 	if o.alpha <= 0 || o.alpha > 1 {
 		return fmt.Errorf("--alpha %v must be in (0, 1]", o.alpha)
@@ -80,11 +88,19 @@ func (o *localOptions) samplerName() string {
 // the run's seed and the agent, so agents never share chains.
 func (o *localOptions) factory(seed uint64) mva.SolverFactory {
 	return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+		if o.name == localAuto && lp.NB == 0 {
+			s, _, err := local.Auto(lp, local.AutoOptions{Memory: o.memoryBytes()})
+			return s, err
+		}
 		if o.name == localAuto {
 			be, err := local.NewBE(lp, local.BEOptions{MaxEntries: autoEntries})
 			if !errors.Is(err, local.ErrTooLarge) {
 				return be, err
 			}
+		} else if o.name == "aobb" {
+			return local.NewAOBB(lp, local.AOBBOptions{Memory: o.memoryBytes()}), nil
+		} else if o.name == "be" && o.memory > 0 {
+			return local.NewBEWithin(lp, o.memoryBytes())
 		} else if !o.sampling() {
 			return local.New(o.name, lp)
 		}
@@ -101,6 +117,9 @@ func (o *localOptions) factory(seed uint64) mva.SolverFactory {
 		})
 	}
 }
+
+// memoryBytes is --memory in bytes (0: the solvers' default).
+func (o *localOptions) memoryBytes() int64 { return o.memory << 20 }
 
 // report describes the sampling parameters and their quality bound for
 // the result object, or nil for exact solvers.

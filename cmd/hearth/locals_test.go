@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
@@ -11,28 +14,39 @@ import (
 	"github.com/hearth-dcop/hearth/sampler"
 )
 
-// TestLocalAuto: --local auto eliminates a narrow problem exactly and
-// samples one whose bucket elimination needs tables past autoEntries, and
-// either way reports itself as sampling (never optimal).
+// TestLocalAuto: on one row (no boundary) --local auto is exact, bucket
+// elimination where its tables are small and AOBB where they are not; an
+// agent with a boundary keeps bucket elimination where its tables fit
+// autoEntries and is sampled where they do not, and reports sampling.
 func TestLocalAuto(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		vars    int
-		funcs   int
-		arity   int
-		sampled bool
+		name   string
+		agents int
+		vars   int
+		funcs  int
+		local  float64
+		want   string // "be", "aobb" or "sampled"
 	}{
-		{"narrow", 6, 6, 2, false},
-		{"wide", 24, 120, 3, true},
+		{"narrow", 1, 6, 6, 0, "be"},
+		{"wide", 1, 24, 120, 0, "aobb"},
+		{"narrow agent", 2, 8, 12, 0.5, "be"},
+		{"wide agent", 2, 40, 300, 0.95, "sampled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := randprob.New(5, randprob.Options{
-				Agents: 1, Vars: tc.vars, MinDomain: 3, MaxDomain: 3, MaxArity: tc.arity, Functions: tc.funcs, IntCosts: true,
+				Agents: tc.agents, Vars: tc.vars, MinDomain: 3, MaxDomain: 3, MaxArity: 3, Functions: tc.funcs, IntCosts: true, Locality: tc.local,
 			})
-			lp := mva.NewLocalProblem(p, mva.Whole(p))
+			sub := mva.Whole(p)
+			if tc.agents > 1 {
+				sub = &mva.Decompose(p).Subs[0]
+			}
+			lp := mva.NewLocalProblem(p, sub)
+			if (lp.NB > 0) != (tc.agents > 1) {
+				t.Fatalf("%d boundary variables", lp.NB)
+			}
 			_, beErr := local.NewBE(lp, local.BEOptions{MaxEntries: autoEntries})
-			if (beErr != nil) != tc.sampled {
-				t.Fatalf("bucket elimination within %d entries: %v; the case expects sampled = %v", autoEntries, beErr, tc.sampled)
+			if wantBE := tc.want == "be"; (beErr == nil) != wantBE {
+				t.Fatalf("bucket elimination within %d entries: %v; the case expects %s", autoEntries, beErr, tc.want)
 			}
 			o := localOptions{name: localAuto, runs: 2, trials: 5, temp: 1, proposal: sampler.ProposalNormal, alpha: 0.05}
 			if err := o.validate(); err != nil {
@@ -42,14 +56,53 @@ func TestLocalAuto(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, exact := s.(*local.BE)
-			if exact == tc.sampled {
-				t.Errorf("solver %T, want sampled = %v", s, tc.sampled)
+			got := "sampled"
+			switch s.(type) {
+			case *local.BE:
+				got = "be"
+			case *local.AOBB:
+				got = "aobb"
+			}
+			if got != tc.want {
+				t.Errorf("solver %T, want %s", s, tc.want)
 			}
 			if !o.sampling() || o.report(1) == nil {
-				t.Error("auto must report sampling")
+				t.Error("auto must report sampling where agents may sample")
 			}
 		})
+	}
+}
+
+// TestSolveDefaultAuto: `hearth solve` without --local runs auto, exact,
+// and its notes say which solver ran: bucket elimination on a narrow file,
+// AOBB on fabe_spot5_29 (width 14), with toulbar2's optimum 8059; an
+// explicit --local is kept.
+func TestSolveDefaultAuto(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		local string
+		note  string
+		want  float64
+	}{
+		{[]string{"../../testdata/gpube_rep_0_x_10.wcsp"}, "auto", "auto chose be", 124},
+		{[]string{"../../testdata/fabe_spot5_29.wcsp"}, "auto", "auto chose aobb", 8059},
+		{[]string{"../../testdata/gpube_rep_0_x_10.wcsp", "--local", "be"}, "be", "", 124},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"solve", "--json"}, tc.args...)
+		if code := run(context.Background(), args, &out, &errb); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		var r mva.Result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Algorithm.Local != tc.local || !r.Optimal || r.Objective == nil || *r.Objective != tc.want || r.Algorithm.Sampling != nil {
+			t.Errorf("%v: result %+v", tc.args, r)
+		}
+		if got := strings.Join(r.Notes, "; "); tc.note == "" && got != "" || !strings.Contains(got, tc.note) {
+			t.Errorf("%v: notes %q, want %q", tc.args, got, tc.note)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
@@ -106,6 +107,12 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
+	}
+	if set := map[string]bool{}; o.global == "none" {
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["local"] {
+			o.local.name = localAuto
+		}
 	}
 	path, isHomes, ok := hf.file(pos)
 	if !ok {
@@ -207,7 +214,15 @@ func unproved(a mva.Algorithm) string {
 // row of its MVA table is the optimum.
 func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed uint64, dev *gpu.Device) (mva.Result, error) {
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	s, err := gpuSolver(dev, lo.name, lo.factory(seed))(lp)
+	factory, sampled, notes := lo.factory(seed), lo.sampling(), []string(nil)
+	if lo.name == localAuto { // one row: exact, and the notes say which
+		factory, sampled = func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+			s, c, err := local.Auto(lp, local.AutoOptions{Memory: lo.memoryBytes()})
+			notes = append(notes, c.Reason)
+			return s, err
+		}, false
+	}
+	s, err := gpuSolver(dev, lo.name, factory)(lp)
 	if err != nil {
 		return mva.Result{}, err
 	}
@@ -218,11 +233,17 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 	start := time.Now()
 	if err := t.Fill(ctx, s); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			if len(notes) > 0 { // which solver ran out of time
+				err = fmt.Errorf("%s: %w", notes[0], err)
+			}
 			return mva.Result{}, fmt.Errorf("stopped before the optimum was proved: %w", err)
 		}
 		return mva.Result{}, err
 	}
 	wall := time.Since(start)
+	if d, ok := s.(interface{ Describe() string }); ok && lo.name == localAuto {
+		notes = append(notes, d.Describe())
+	}
 	cost := t.Costs[0] + p.Offset
 	var assign []int
 	if !mva.IsHard(cost) {
@@ -241,10 +262,14 @@ func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed ui
 		}
 	}
 	r := mva.NewResult(p, assign, cost)
-	r.Optimal = r.Feasible && !lo.sampling()
-	r.Conclude(!lo.sampling())
-	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva", Sampling: lo.report(seed),
+	r.Optimal = r.Feasible && !sampled
+	r.Conclude(!sampled)
+	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva",
 		GPU: dev != nil && (lo.name == "be" || lo.sampling())}
+	if sampled {
+		r.Algorithm.Sampling = lo.report(seed)
+	}
+	r.Notes = notes
 	ms := float64(wall.Microseconds()) / 1000
 	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
 	return r, nil
@@ -269,6 +294,9 @@ func printSummary(w io.Writer, p *mva.Problem, r mva.Result) {
 	}
 	a := r.Algorithm
 	fmt.Fprintf(w, "solver      global=%s local=%s table=%s reform=%s\n", a.Global, a.Local, a.Table, a.Reform)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note        %s\n", n)
+	}
 	m := r.Metrics
 	if a.Global == "none" {
 		fmt.Fprintf(w, "time        %.3f ms wall, %d constraint checks\n", m.WallMs, m.NCCC)

@@ -1,0 +1,1143 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// DefaultHeuristicEntries caps the mini-bucket tables of AOBB when
+// AOBBOptions.HeuristicEntries is zero, whatever the memory budget: 2^24
+// entries (128 MiB) compute in well under a second, and a row of a lazy MVA
+// table recomputes the messages its boundary values reach.
+const DefaultHeuristicEntries = 1 << 24
+
+// AOBBOptions tunes AOBB.
+type AOBBOptions struct {
+	// Memory bounds, in bytes, the mini-bucket tables and the caches
+	// together; 0 means DefaultMemory(). Past it the search degrades,
+	// never fails: a smaller i-bound, then fewer cached variables.
+	Memory int64
+	// HeuristicEntries caps the mini-bucket tables' entries in all; 0
+	// means DefaultHeuristicEntries.
+	HeuristicEntries int
+	// IBound caps the mini-bucket i-bound (variables per mini-bucket); 0
+	// takes the largest that fits the budget.
+	IBound int
+	// Workers is the parallelism of the mini-bucket joins; 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// AOBB is depth-first AND/OR branch and bound with context caching
+// (AOBB-C, Marinescu and Dechter 2009) and static mini-bucket heuristics,
+// over the interior variables with the boundary fixed. It is exact, and
+// its memory is what the budget allows: where bucket elimination's tables
+// explode it still runs, with a weaker heuristic and fewer caches.
+//
+// Search space. A pseudo-tree of the interior (newPseudoTree, from the
+// min-fill order of a row) makes the subproblems below the children of a
+// node independent: an AND node (v = a) sums its children's values instead
+// of searching their product. The value of the subproblem below v depends
+// on the path only through v's context; where the context is smaller than
+// the path and its table fits the budget, exact values are cached under
+// the context's assignment with the subproblem's best assignment.
+//
+// Bounds. The heuristic of node (v = a) sums the mini-bucket messages sent
+// from below v into v's bucket (at a) and above it, a lower bound of the
+// subproblem's cost (miniBuckets). A node is pruned when that bound, plus
+// the exact costs and bounds of the other pending subproblems of the
+// ancestors' AND nodes, reaches the incumbent, which starts as the best of
+// a greedy descent along the heuristic, improved by one-variable local
+// search, and the previous row's assignment.
+//
+// Value ordering is by the child's bound, cheapest first; once one value's
+// bound reaches the incumbent, the rest are pruned together.
+//
+// MVA rows. Functions are conditioned on each row's boundary values; the
+// mini-bucket messages that read a changed function are recomputed (as
+// BE.runChanged does), and a cached variable keeps its entries across
+// rows unless a boundary variable of a function below it changed (or a
+// caller edited a function's costs in place, which clears everything).
+//
+// Checks counts the function and message entries read.
+type AOBB struct {
+	lp   *mva.LocalProblem
+	opts AOBBOptions
+	bad  error
+
+	pt     *pseudoTree
+	cond   []condFunc  // functions with interior variables
+	consts []constFunc // functions over boundary variables only
+	mb     *miniBuckets
+
+	// Per local variable: the original functions in its bucket, the
+	// messages into its bucket, and the messages from below it to above.
+	orig, aug, inter [][]aobbRef
+	// nbr[v]: the functions holding v, for local search.
+	nbr   [][]aobbRef
+	cache []aobbCache
+	pre   []int // interior variables in preorder
+
+	// Search scratch per local variable (index len(Vars) is the virtual
+	// root whose children are the pseudo-tree's roots).
+	w, h   [][]float64
+	interV []float64
+	ord    [][]int
+	kidLB  [][]float64
+	kidHit [][]bool
+	buf    [][]int
+
+	full    []int // scratch: a row's complete assignment
+	val     []int // current path and, after a solved subproblem, its best
+	inc     []int // incumbent
+	prev    []int // last row's answer
+	hasPrev bool
+
+	// Row memo.
+	rowsSeen bool
+	lastB    []int
+	condKey  []int
+	changed  []bool
+	snap     [][]float64
+
+	// The heuristic grows by escalation: mbLimit is the entries it may
+	// use now, heurMax at most; mbFinal says no larger i-bound is left,
+	// mbFresh that the messages are not computed yet.
+	mbLimit, heurMax       int
+	mbFinal, mbFresh       bool
+	mbReads                int64
+	limit                  int64 // checks at which the search escalates
+	searchFloor            int64 // the least checks a search gets before that
+	searchShare            int64 // and the multiple of the heuristic's reads
+	escalations            int
+	heurBytes              int64
+	cacheUsed, cacheBudget int64
+	cachedVars             int
+
+	ctx    context.Context
+	stop   bool
+	err    error
+	nodes  int64
+	checks int64
+}
+
+// aobbRef reads a factor in a bucket: vars and strides are its variables
+// other than the bucket's (all assigned above it), vstride the stride of
+// the bucket's variable (0 when the factor does not hold it).
+type aobbRef struct {
+	f       *Factor
+	vars    []int
+	strides []int
+	vstride int
+}
+
+func (r *aobbRef) base(val []int) int {
+	idx := 0
+	for k, u := range r.vars {
+		idx += val[u] * r.strides[k]
+	}
+	return idx
+}
+
+// newRef returns the reference to f for variable v (-1: none).
+func newRef(f *Factor, v int) aobbRef {
+	r := aobbRef{f: f}
+	stride := 1
+	for p := len(f.Vars) - 1; p >= 0; p-- {
+		if f.Vars[p] == v {
+			r.vstride = stride
+		} else {
+			r.vars = append(r.vars, f.Vars[p])
+			r.strides = append(r.strides, stride)
+		}
+		stride *= f.Dims[p]
+	}
+	return r
+}
+
+// aobbCache is one variable's cache: an entry per assignment of its
+// context met, valid when its generation is the variable's. A small
+// context gets a dense table, allocated at the first entry; a larger one a
+// map from the context's index to a slot of the same slabs.
+type aobbCache struct {
+	on      bool
+	ctx     []int
+	strides []int
+	size    int // context assignments (dense only)
+	sub     int // subtree variables stored per entry
+	dense   bool
+	slots   map[int]int32
+	vals    []float64
+	gens    []uint32
+	sols    []uint16
+	gen     uint32
+	// bvars: the boundary variables of the functions below the variable;
+	// when one changes between rows, the entries are stale.
+	bvars []int
+}
+
+// denseCacheBytes is the largest cache given a dense table; larger ones
+// hold only the contexts the search meets.
+const denseCacheBytes = 1 << 20
+
+// sparseEntryBytes estimates a map slot's overhead beyond its entry.
+const sparseEntryBytes = 48
+
+// NewAOBB prepares the search for lp: the pseudo-tree, the mini-bucket
+// plan with the largest i-bound that fits half the memory budget (and
+// opts.HeuristicEntries), and the caches that fit the rest.
+func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
+	if opts.Memory <= 0 {
+		opts.Memory = DefaultMemory()
+	}
+	if opts.HeuristicEntries <= 0 {
+		opts.HeuristicEntries = DefaultHeuristicEntries
+	}
+	s := &AOBB{lp: lp, opts: opts, searchFloor: 1 << 22, searchShare: 4}
+	for k, d := range lp.Domains {
+		if d < 1 {
+			s.bad = fmt.Errorf("aobb: variable %s has an empty domain", lp.Problem.Variables[lp.Vars[k]].Name)
+			return s
+		}
+	}
+	nv := len(lp.Vars)
+	interior := make([]int, lp.NumInterior())
+	for k := range interior {
+		interior[k] = lp.NB + k
+	}
+
+	// Condition every function on the boundary, as BE's rows do.
+	g := mva.NewGraph(nv)
+	var scopes [][]int
+	for _, f := range lp.Funcs {
+		c := condFunc{f: &Factor{}, costs: f.Costs}
+		stride := 1
+		strides := make([]int, len(f.Scope))
+		for p := len(f.Scope) - 1; p >= 0; p-- {
+			strides[p] = stride
+			stride *= lp.Domains[f.Scope[p]]
+		}
+		for p, v := range f.Scope {
+			if v < lp.NB {
+				c.bvars = append(c.bvars, v)
+				c.bstrides = append(c.bstrides, strides[p])
+			} else {
+				c.f.Vars = append(c.f.Vars, v)
+				c.f.Dims = append(c.f.Dims, lp.Domains[v])
+				c.istrides = append(c.istrides, strides[p])
+			}
+		}
+		if len(c.f.Vars) == 0 {
+			s.consts = append(s.consts, constFunc{scope: f.Scope, costs: f.Costs})
+			continue
+		}
+		c.static = len(c.bvars) == 0
+		if c.static && lp.NB > 0 {
+			c.f.Costs = f.Costs
+		} else { // conditioned, or shifted (see shift): a copy
+			n := 1
+			for _, d := range c.f.Dims {
+				n *= d
+			}
+			c.f.Costs = make([]float64, n)
+		}
+		g.AddClique(c.f.Vars)
+		scopes = append(scopes, c.f.Vars)
+		s.cond = append(s.cond, c)
+	}
+	s.pt = bestPseudoTree(g, nv, lp, scopes, interior)
+	pt := s.pt
+
+	s.orig = make([][]aobbRef, nv)
+	s.nbr = make([][]aobbRef, nv)
+	for i := range s.cond {
+		f := s.cond[i].f
+		v := pt.deepest(f.Vars, lp.NB)
+		s.orig[v] = append(s.orig[v], newRef(f, v))
+		for _, u := range f.Vars {
+			s.nbr[u] = append(s.nbr[u], newRef(f, u))
+		}
+	}
+	// Heuristic: at most half the budget, starting small (escalate).
+	s.heurMax = int(min(int64(math.MaxInt32), opts.Memory/2/8))
+	if opts.HeuristicEntries > 0 {
+		s.heurMax = min(s.heurMax, opts.HeuristicEntries)
+	}
+	if err := s.setHeuristic(min(firstHeuristicEntries, s.heurMax)); err != nil {
+		s.bad = err
+		return s
+	}
+	for _, r := range pt.roots {
+		s.pre = append(s.pre, pt.subtree[r]...)
+	}
+
+	s.planCaches()
+
+	s.w = make([][]float64, nv)
+	s.h = make([][]float64, nv)
+	s.ord = make([][]int, nv)
+	s.interV = make([]float64, nv)
+	s.kidLB = make([][]float64, nv+1)
+	s.kidHit = make([][]bool, nv+1)
+	s.buf = make([][]int, nv)
+	for _, v := range interior {
+		d := lp.Domains[v]
+		s.w[v] = make([]float64, d)
+		s.h[v] = make([]float64, d)
+		s.ord[v] = make([]int, d)
+		s.kidLB[v] = make([]float64, len(pt.children[v]))
+		s.kidHit[v] = make([]bool, len(pt.children[v]))
+		s.buf[v] = make([]int, len(pt.subtree[v]))
+	}
+	s.kidLB[nv] = make([]float64, len(pt.roots))
+	s.kidHit[nv] = make([]bool, len(pt.roots))
+	s.val = make([]int, nv)
+	s.full = make([]int, nv)
+	s.inc = make([]int, nv)
+	s.prev = make([]int, nv)
+	s.lastB = make([]int, lp.NB)
+	s.condKey = make([]int, len(s.cond))
+	s.snap = make([][]float64, len(s.cond))
+	return s
+}
+
+// orderTries is how many min-fill orders bestPseudoTree compares: the
+// plain one and orderTries-1 with ties broken at random (seeded, so the
+// choice is deterministic). Min-fill ties are everywhere on grids, and
+// widths of one instance differ by several between them. Past
+// orderTriesVars interior variables the tries shrink in proportion (down
+// to the plain order alone): min-fill is quadratic, and on a 900-variable
+// grid each order took 0.14 s of planning.
+const (
+	orderTries     = 8
+	orderTriesVars = 128
+)
+
+// bestPseudoTree returns the pseudo-tree of the min-fill order (ties
+// broken at random, up to orderTries times) with the smallest induced
+// width, then the smallest depth.
+func bestPseudoTree(g *mva.Graph, nv int, lp *mva.LocalProblem, scopes [][]int, interior []int) *pseudoTree {
+	order, _ := g.MinFill(interior)
+	best := newPseudoTree(nv, lp.NB, scopes, order)
+	bestDepth := best.height()
+	rng := rand.New(rand.NewPCG(1, uint64(nv)))
+	tries := orderTries
+	if n := len(interior); n > orderTriesVars {
+		tries = max(1, orderTries*orderTriesVars/n)
+	}
+	for range tries - 1 {
+		// MinFill breaks ties by the lowest index: relabel at random.
+		perm := rng.Perm(nv)
+		inv := make([]int, nv)
+		for v, p := range perm {
+			inv[p] = v
+		}
+		gp := mva.NewGraph(nv)
+		for _, sc := range scopes {
+			m := make([]int, len(sc))
+			for k, v := range sc {
+				m[k] = perm[v]
+			}
+			gp.AddClique(m)
+		}
+		elim := make([]int, len(interior))
+		for k, v := range interior {
+			elim[k] = perm[v]
+		}
+		po, w := gp.MinFill(elim)
+		if w > best.width {
+			continue
+		}
+		for k, p := range po {
+			po[k] = inv[p]
+		}
+		pt := newPseudoTree(nv, lp.NB, scopes, po)
+		if d := pt.height(); pt.width < best.width || d < bestDepth {
+			best, bestDepth = pt, d
+		}
+	}
+	return best
+}
+
+// firstHeuristicEntries is the size of the first mini-bucket heuristic;
+// each escalation multiplies it by heuristicGrowth.
+const (
+	firstHeuristicEntries = 1 << 16
+	heuristicGrowth       = 8
+)
+
+// errEscalate stops a search whose heuristic is too weak for it.
+var errEscalate = errors.New("aobb: escalate the heuristic")
+
+// setHeuristic plans the mini-bucket heuristic with the largest i-bound
+// whose messages fit limit entries, and the buckets' references to them.
+func (s *AOBB) setHeuristic(limit int) error {
+	lp, pt := s.lp, s.pt
+	nv := len(lp.Vars)
+	inputs := make([]*Factor, len(s.cond))
+	for i := range s.cond {
+		inputs[i] = s.cond[i].f
+	}
+	mb, err := newMiniBuckets(pt, lp.Domains, inputs, max(limit, 0), s.opts.IBound)
+	if err != nil {
+		return fmt.Errorf("aobb: %w", err)
+	}
+	s.mb, s.mbLimit, s.mbFresh = mb, limit, true
+	s.heurBytes = int64(mb.entries) * 8
+	s.mbFinal = limit >= s.heurMax || mb.exact
+	s.aug = make([][]aobbRef, nv)
+	s.inter = make([][]aobbRef, nv)
+	for st := range mb.steps {
+		step := &mb.steps[st]
+		f := mb.factors[mb.nIn+st]
+		if step.target >= 0 {
+			s.aug[step.target] = append(s.aug[step.target], newRef(f, step.target))
+		}
+		for y := pt.parent[step.v]; y >= 0 && y != step.target; y = pt.parent[y] {
+			s.inter[y] = append(s.inter[y], newRef(f, -1))
+		}
+	}
+	s.changed = make([]bool, len(mb.factors))
+	return nil
+}
+
+// escalate replaces the heuristic by the next larger i-bound that fits the
+// budget, or marks the current one final when there is none.
+func (s *AOBB) escalate() error {
+	s.escalations++
+	for limit := s.mbLimit; limit < s.heurMax; {
+		limit = int(min(int64(limit)*heuristicGrowth, int64(s.heurMax)))
+		mb, err := newMiniBuckets(s.pt, s.lp.Domains, s.mb.factors[:s.mb.nIn], limit, s.opts.IBound)
+		if err != nil {
+			return fmt.Errorf("aobb: %w", err)
+		}
+		if mb.ibound > s.mb.ibound {
+			return s.setHeuristic(limit)
+		}
+	}
+	s.mbFinal = true
+	return nil
+}
+
+// planCaches chooses the cached variables: those with children whose
+// context is smaller than the path to them (a repeated context; with a
+// boundary, rows repeat it too). Entries are added while they fit what
+// the heuristic leaves of the budget (cachePut), then no more.
+func (s *AOBB) planCaches() {
+	lp, pt := s.lp, s.pt
+	s.cache = make([]aobbCache, len(lp.Vars))
+	s.cacheBudget = s.opts.Memory - int64(s.heurMax)*8
+	if slices.Max(append([]int{1}, lp.Domains...)) > math.MaxUint16+1 {
+		return // values do not fit the stored assignments
+	}
+	// The boundary variables below each variable, leaves first.
+	bsets := make([][]int, len(lp.Vars))
+	for i := range s.cond {
+		c := &s.cond[i]
+		d := pt.deepest(c.f.Vars, lp.NB)
+		bsets[d] = append(bsets[d], c.bvars...)
+	}
+	for _, v := range pt.order {
+		for _, ch := range pt.children[v] {
+			bsets[v] = append(bsets[v], bsets[ch]...)
+		}
+		slices.Sort(bsets[v])
+		bsets[v] = slices.Compact(bsets[v])
+	}
+	for _, v := range pt.order {
+		if len(pt.children[v]) == 0 || (lp.NB == 0 && len(pt.ctx[v]) >= pt.depth[v]) {
+			continue
+		}
+		size, ok := 1, true
+		for _, u := range pt.ctx[v] {
+			if size > (1<<62)/lp.Domains[u] {
+				ok = false // the index would overflow
+				break
+			}
+			size *= lp.Domains[u]
+		}
+		if !ok {
+			continue
+		}
+		ca := &s.cache[v]
+		ca.on, ca.ctx, ca.sub, ca.gen, ca.bvars = true, pt.ctx[v], len(pt.subtree[v]), 1, bsets[v]
+		ca.strides = make([]int, len(ca.ctx))
+		n := 1
+		for k := len(ca.ctx) - 1; k >= 0; k-- {
+			ca.strides[k] = n
+			n *= lp.Domains[ca.ctx[k]]
+		}
+		ca.size = n
+		ca.dense = int64(n)*(12+2*int64(ca.sub)) <= denseCacheBytes
+		if !ca.dense {
+			ca.slots = map[int]int32{}
+		}
+		s.cachedVars++
+	}
+}
+
+// IBound returns the mini-bucket i-bound in use (0: no heuristic fits).
+func (s *AOBB) IBound() int {
+	if s.mb == nil {
+		return 0
+	}
+	return s.mb.ibound
+}
+
+// Width returns the induced width of the pseudo-tree's elimination order.
+func (s *AOBB) Width() int {
+	if s.pt == nil {
+		return 0
+	}
+	return s.pt.width
+}
+
+// Nodes returns the OR nodes expanded so far, over all rows.
+func (s *AOBB) Nodes() int64 { return s.nodes }
+
+// Checks returns the function and message entries read so far.
+func (s *AOBB) Checks() int64 { return s.checks }
+
+// MemoryPlanned returns the bytes of the mini-bucket tables and of the
+// caches at their fullest, within AOBBOptions.Memory.
+func (s *AOBB) MemoryPlanned() int64 { return s.heurBytes + s.cacheBudget }
+
+// MemoryUsed returns the bytes of the mini-bucket tables and of the cache
+// entries held now.
+func (s *AOBB) MemoryUsed() int64 { return s.heurBytes + s.cacheUsed }
+
+// Describe says how the search is set up, for notes: width, depth,
+// i-bound and caches against the budget.
+func (s *AOBB) Describe() string {
+	if s.bad != nil {
+		return s.bad.Error()
+	}
+	depth := 0
+	for _, v := range s.pre {
+		depth = max(depth, s.pt.depth[v]+1)
+	}
+	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d, mini-bucket i-bound %d (%.1f MiB), %d variables cached (%.1f MiB held), budget %d MiB",
+		s.pt.width, depth, s.IBound(), float64(s.heurBytes)/(1<<20), s.cachedVars, float64(s.cacheUsed)/(1<<20), s.opts.Memory>>20)
+}
+
+// fill refills a conditioned function from its entries at offset idx.
+func (s *AOBB) fill(c *condFunc, idx int) {
+	dst := c.f.Costs
+	k := len(c.istrides)
+	var bufd [16]int
+	var dig []int
+	if k > len(bufd) {
+		dig = make([]int, k)
+	} else {
+		dig = bufd[:k]
+	}
+	for e := range dst {
+		dst[e] = c.costs[idx]
+		for q := k - 1; q >= 0; q-- {
+			dig[q]++
+			if dig[q] < c.f.Dims[q] {
+				idx += c.istrides[q]
+				break
+			}
+			idx -= (c.f.Dims[q] - 1) * c.istrides[q]
+			dig[q] = 0
+		}
+	}
+	s.checks += int64(len(dst))
+}
+
+// edited reports whether cond[i]'s function differs from its copy at the
+// last row (or has none), and updates the copy.
+func (s *AOBB) edited(i int) bool {
+	costs := s.cond[i].costs
+	if s.snap[i] == nil {
+		s.snap[i] = slices.Clone(costs)
+		return true
+	}
+	snap := s.snap[i]
+	for e, c := range costs {
+		if math.Float64bits(c) != math.Float64bits(snap[e]) {
+			copy(snap, costs)
+			return true
+		}
+	}
+	return false
+}
+
+// SolveRow finds the cheapest interior assignment for the boundary values.
+// It returns Hard, with interior set to zeros, when none is feasible.
+func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
+	lp := s.lp
+	if s.bad != nil {
+		return 0, s.bad
+	}
+	if err := checkRowArgs(lp, boundary, interior); err != nil {
+		return 0, fmt.Errorf("aobb: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	clear(interior)
+	g0 := 0.0
+	for _, c := range s.consts {
+		idx := 0
+		for _, v := range c.scope {
+			idx = idx*lp.Domains[v] + boundary[v]
+		}
+		g0 += c.costs[idx]
+		s.checks++
+	}
+	if mva.IsHard(g0) {
+		return mva.Hard, nil
+	}
+
+	// Condition the functions; mark what changed since the last row.
+	edit := false
+	for i := range s.cond {
+		c := &s.cond[i]
+		ed := s.edited(i)
+		edit = edit || (ed && s.rowsSeen)
+		key := condKeyOf(c, boundary)
+		ch := ed || !s.rowsSeen || (!c.static && key != s.condKey[i])
+		if ch && (!c.static || lp.NB == 0) {
+			s.fill(c, key)
+		}
+		s.condKey[i] = key
+		s.changed[i] = ch
+	}
+	if lp.NB == 0 && slices.Contains(s.changed[:len(s.cond)], true) {
+		// One row: shift costs between the functions (from their
+		// tables again: the last shifts were of the old ones), and every
+		// function and cached value changes with them.
+		for i := range s.cond {
+			if !s.changed[i] {
+				s.fill(&s.cond[i], s.condKey[i])
+			}
+			s.changed[i] = true
+		}
+		s.shift()
+		edit = true
+	}
+	for v := range s.cache {
+		ca := &s.cache[v]
+		if !ca.on || !s.rowsSeen {
+			continue
+		}
+		stale := edit
+		for _, b := range ca.bvars {
+			if boundary[b] != s.lastB[b] {
+				stale = true
+				break
+			}
+		}
+		if stale {
+			ca.gen++
+			if ca.gen == 0 { // wrapped: forget every entry
+				clear(ca.gens)
+				ca.gen = 1
+			}
+		}
+	}
+	copy(s.lastB, boundary)
+	s.rowsSeen = true
+	var r float64
+	var exact bool
+	var ub float64
+	for {
+		changed := s.changed
+		if s.mbFresh {
+			changed = nil
+		}
+		before := s.checks
+		reads, err := s.mb.run(ctx, changed, s.opts.Workers)
+		s.checks += reads
+		if err != nil {
+			return 0, err
+		}
+		if s.mbFresh {
+			s.mbReads, s.mbFresh = reads, false
+		}
+
+		// Incumbent: greedy descent plus local search, or the last row's
+		// answer if it is better here.
+		ub = s.greedy()
+		copy(s.inc, s.val)
+		if s.hasPrev {
+			if c := s.cost(s.prev); c < ub {
+				ub = c
+				copy(s.inc, s.prev)
+			}
+		}
+
+		// Search; with a heuristic that can still grow, only as long as
+		// computing the heuristic took (and at least searchFloor reads), then
+		// escalate: the time lost is at most a constant factor of the
+		// best heuristic's.
+		s.limit = math.MaxInt64
+		if !s.mbFinal {
+			s.limit = s.checks + max(s.searchFloor, s.searchShare*s.mbReads, s.searchShare*(s.checks-before))
+		}
+		s.ctx, s.stop, s.err = ctx, false, nil
+		r, exact = s.solveAND(len(lp.Vars), ub)
+		s.ctx = nil
+		if s.stop && errors.Is(s.err, errEscalate) {
+			if err := s.escalate(); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if s.stop {
+			return 0, s.err
+		}
+		break
+	}
+	best := ub
+	if exact && r < ub {
+		best = r
+		copy(s.inc, s.val)
+	}
+	if mva.IsHard(best) {
+		s.hasPrev = false
+		return mva.Hard, nil
+	}
+	copy(s.prev, s.inc)
+	s.hasPrev = true
+	copy(interior, s.inc[lp.NB:])
+	// The search's costs may be shifted (and rounded): report the
+	// assignment's cost in the functions themselves.
+	full := s.full
+	copy(full, boundary)
+	copy(full[lp.NB:], interior)
+	return lp.Eval(full), nil
+}
+
+// shiftRounds bounds the sweeps of shift.
+const shiftRounds = 20
+
+// shift reparameterises the conditioned functions of a one-row problem to
+// tighten the bounds, as FGLP does (Ihler, Flerova, Dechter and Otten
+// 2012): for each variable v, each function holding it gets its min-marginal
+// over v moved to the mean of theirs. The shifts at v sum to zero over the
+// functions, so every complete assignment costs what it did; what grows is
+// the sum of the functions' minima, and with it every mini-bucket bound.
+// Integer costs stay integers (the mean is floored and one function takes
+// the remainder), so that integer problems are solved without rounding. A
+// value Hard in one function's min-marginal is Hard in all of them. It
+// stops after shiftRounds sweeps or when a sweep raises the sum of minima
+// by less than a millionth.
+func (s *AOBB) shift() {
+	lp := s.lp
+	type holder struct {
+		f      *Factor
+		stride int
+		d      int
+	}
+	holders := make([][]holder, len(lp.Vars))
+	for i := range s.cond {
+		f := s.cond[i].f
+		stride := 1
+		for p := len(f.Vars) - 1; p >= 0; p-- {
+			holders[f.Vars[p]] = append(holders[f.Vars[p]], holder{f, stride, f.Dims[p]})
+			stride *= f.Dims[p]
+		}
+	}
+	minSum := func() float64 {
+		t := 0.0
+		for i := range s.cond {
+			t += slices.Min(s.cond[i].f.Costs)
+		}
+		return t
+	}
+	var marg []float64
+	last := minSum()
+	for range shiftRounds {
+		for _, v := range s.pre {
+			hs := holders[v]
+			if len(hs) < 2 {
+				continue
+			}
+			d := lp.Domains[v]
+			if cap(marg) < len(hs)*d {
+				marg = make([]float64, len(hs)*d)
+			}
+			marg = marg[:len(hs)*d]
+			for k, h := range hs {
+				m := marg[k*d : (k+1)*d]
+				for a := range m {
+					m[a] = math.Inf(1)
+				}
+				for e, c := range h.f.Costs {
+					a := e / h.stride % h.d
+					m[a] = min(m[a], c)
+				}
+				s.checks += int64(len(h.f.Costs))
+			}
+			for a := range d {
+				sum, hard, integral := 0.0, false, true
+				for k := range hs {
+					x := marg[k*d+a]
+					hard = hard || mva.IsHard(x)
+					integral = integral && x == math.Trunc(x)
+					sum += x
+				}
+				n := float64(len(hs))
+				for k := range hs {
+					x := marg[k*d+a]
+					switch {
+					case hard:
+						marg[k*d+a] = mva.Hard // the value is out
+					case integral:
+						marg[k*d+a] = math.Floor(sum/n) - x
+					default:
+						marg[k*d+a] = sum/n - x
+					}
+				}
+				if !hard && integral { // the first takes the remainder
+					rest := 0.0
+					for k := 1; k < len(hs); k++ {
+						rest += marg[k*d+a]
+					}
+					marg[a] = -rest
+				}
+			}
+			for k, h := range hs {
+				for e := range h.f.Costs {
+					a := e / h.stride % h.d
+					if delta := marg[k*d+a]; mva.IsHard(delta) {
+						h.f.Costs[e] = mva.Hard
+					} else {
+						h.f.Costs[e] += delta
+					}
+				}
+			}
+		}
+		now := minSum()
+		if !(now-last > 1e-6*max(1, math.Abs(now))) {
+			break
+		}
+		last = now
+	}
+}
+
+// cost returns the conditioned functions' sum at the interior values of x.
+func (s *AOBB) cost(x []int) float64 {
+	total := 0.0
+	for i := range s.cond {
+		f := s.cond[i].f
+		idx := 0
+		for p, v := range f.Vars {
+			idx = idx*f.Dims[p] + x[v]
+		}
+		total += f.Costs[idx]
+	}
+	s.checks += int64(len(s.cond))
+	return total
+}
+
+// greedy assigns s.val by descending the pseudo-tree along the heuristic
+// (each variable takes its cheapest value given the ones above), improves
+// it by one-variable moves until none helps (at most 20 sweeps), and
+// returns its cost.
+func (s *AOBB) greedy() float64 {
+	for _, v := range s.pre {
+		s.expand(v)
+		best, bc := 0, math.Inf(1)
+		for a := range s.lp.Domains[v] {
+			if c := s.w[v][a] + s.h[v][a]; c < bc {
+				best, bc = a, c
+			}
+		}
+		s.val[v] = best
+	}
+	// Moves compare (Hard entries, sum of the others), so that an
+	// infeasible descent can still walk towards feasibility.
+	var sum []float64
+	var hard []int
+	for range 20 {
+		moved := false
+		for _, v := range s.pre {
+			d := s.lp.Domains[v]
+			if cap(sum) < d {
+				sum, hard = make([]float64, d), make([]int, d)
+			}
+			sum, hard = sum[:d], hard[:d]
+			clear(sum)
+			clear(hard)
+			for k := range s.nbr[v] {
+				r := &s.nbr[v][k]
+				b := r.base(s.val)
+				for a := range d {
+					if c := r.f.Costs[b+a*r.vstride]; mva.IsHard(c) {
+						hard[a]++
+					} else {
+						sum[a] += c
+					}
+				}
+				s.checks += int64(d)
+			}
+			cur := s.val[v]
+			for a := range d {
+				if hard[a] < hard[cur] || hard[a] == hard[cur] && sum[a] < sum[cur] {
+					cur = a
+				}
+			}
+			if cur != s.val[v] {
+				s.val[v] = cur
+				moved = true
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	return s.cost(s.val)
+}
+
+// expand fills s.w[c] (the exact cost of c's bucket functions) and s.h[c]
+// (the messages into c's bucket) for every value of c, and s.interV[c]
+// (the messages from below c to above it), given the values above c, and
+// returns the bound of the subproblem below c: min over a of w + h, plus
+// interV.
+func (s *AOBB) expand(c int) float64 {
+	d := s.lp.Domains[c]
+	w, h := s.w[c], s.h[c]
+	clear(w)
+	clear(h)
+	for k := range s.orig[c] {
+		r := &s.orig[c][k]
+		b := r.base(s.val)
+		costs := r.f.Costs
+		for a := range d {
+			w[a] += costs[b+a*r.vstride]
+		}
+	}
+	for k := range s.aug[c] {
+		r := &s.aug[c][k]
+		b := r.base(s.val)
+		costs := r.f.Costs
+		for a := range d {
+			h[a] += costs[b+a*r.vstride]
+		}
+	}
+	iv := 0.0
+	for k := range s.inter[c] {
+		r := &s.inter[c][k]
+		iv += r.f.Costs[r.base(s.val)]
+	}
+	s.checks += int64(d*(len(s.orig[c])+len(s.aug[c])) + len(s.inter[c]))
+	s.interV[c] = iv
+	m := math.Inf(1)
+	for a := range d {
+		m = min(m, w[a]+h[a])
+	}
+	return m + iv
+}
+
+// cacheKey returns the index of c's context assignment.
+func (s *AOBB) cacheKey(ca *aobbCache) int {
+	idx := 0
+	for k, u := range ca.ctx {
+		idx += s.val[u] * ca.strides[k]
+	}
+	return idx
+}
+
+// cacheGet returns c's cached value for the current context and writes
+// its subproblem's assignment into s.val, or ok false.
+func (s *AOBB) cacheGet(c int) (float64, bool) {
+	ca := &s.cache[c]
+	if !ca.on || ca.vals == nil {
+		return 0, false
+	}
+	e := s.cacheKey(ca)
+	if !ca.dense {
+		slot, ok := ca.slots[e]
+		if !ok {
+			return 0, false
+		}
+		e = int(slot)
+	}
+	if ca.gens[e] != ca.gen {
+		return 0, false
+	}
+	sol := ca.sols[e*ca.sub : (e+1)*ca.sub]
+	for k, u := range s.pt.subtree[c] {
+		s.val[u] = int(sol[k])
+	}
+	return ca.vals[e], true
+}
+
+// cachePut stores c's exact value and its subproblem's assignment (in
+// s.val) for the current context, unless the budget is spent.
+func (s *AOBB) cachePut(c int, value float64) {
+	ca := &s.cache[c]
+	if !ca.on {
+		return
+	}
+	e := s.cacheKey(ca)
+	if ca.dense {
+		if ca.vals == nil {
+			bytes := int64(ca.size) * (12 + 2*int64(ca.sub))
+			if s.cacheUsed+bytes > s.cacheBudget {
+				return
+			}
+			s.cacheUsed += bytes
+			ca.vals = make([]float64, ca.size)
+			ca.gens = make([]uint32, ca.size)
+			ca.sols = make([]uint16, ca.size*ca.sub)
+		}
+	} else {
+		slot, ok := ca.slots[e]
+		if !ok {
+			bytes := 12 + 2*int64(ca.sub) + sparseEntryBytes
+			if s.cacheUsed+bytes > s.cacheBudget || len(ca.vals) >= math.MaxInt32 {
+				return
+			}
+			s.cacheUsed += bytes
+			slot = int32(len(ca.vals))
+			ca.slots[e] = slot
+			ca.vals = append(ca.vals, 0)
+			ca.gens = append(ca.gens, 0)
+			ca.sols = append(ca.sols, make([]uint16, ca.sub)...)
+		}
+		e = int(slot)
+	}
+	ca.vals[e], ca.gens[e] = value, ca.gen
+	sol := ca.sols[e*ca.sub : (e+1)*ca.sub]
+	for k, u := range s.pt.subtree[c] {
+		sol[k] = uint16(s.val[u])
+	}
+}
+
+// kids returns the children of AND node v (len(Vars): the roots).
+func (s *AOBB) kids(v int) []int {
+	if v == len(s.lp.Vars) {
+		return s.pt.roots
+	}
+	return s.pt.children[v]
+}
+
+// solveAND returns the sum of the values of the subproblems below v's
+// children, given the path in s.val, and whether it is exact: then s.val
+// holds their best assignments. Otherwise it is a lower bound that reached
+// ub (up to rounding). Exactness is tracked, not inferred from ub, since
+// with fractional costs a bound can round below ub.
+func (s *AOBB) solveAND(v int, ub float64) (float64, bool) {
+	kids := s.kids(v)
+	if len(kids) == 0 {
+		return 0, true
+	}
+	lbs, hit := s.kidLB[v], s.kidHit[v]
+	sum := 0.0
+	for i, c := range kids {
+		if x, ok := s.cacheGet(c); ok {
+			lbs[i], hit[i] = x, true
+		} else {
+			lbs[i], hit[i] = s.expand(c), false
+		}
+		sum += lbs[i]
+		if !(sum < ub) {
+			return sum, false
+		}
+	}
+	for i, c := range kids {
+		if hit[i] {
+			continue
+		}
+		rest := 0.0
+		for j := range kids {
+			if j != i {
+				rest += lbs[j]
+			}
+		}
+		r, exact := s.solveOR(c, ub-rest)
+		if s.stop {
+			return math.Inf(1), false
+		}
+		lbs[i] = r
+		if !exact || !(rest+r < ub) {
+			return rest + r, false
+		}
+	}
+	sum = 0
+	for _, x := range lbs {
+		sum += x
+	}
+	return sum, true
+}
+
+// solveOR returns the value of the subproblem below c (c included), whose
+// values' costs and bounds expand has filled, and whether it is exact:
+// then s.val holds the subproblem's best assignment, and it is cached.
+// Otherwise it is a lower bound that reached ub.
+func (s *AOBB) solveOR(c int, ub float64) (float64, bool) {
+	s.nodes++
+	if s.nodes&0xff == 0 {
+		if err := s.ctx.Err(); err != nil {
+			s.stop, s.err = true, err
+			return math.Inf(1), false
+		}
+	}
+	if s.checks > s.limit {
+		s.stop, s.err = true, errEscalate
+		return math.Inf(1), false
+	}
+	d := s.lp.Domains[c]
+	w, h, iv := s.w[c], s.h[c], s.interV[c]
+	ord := s.ord[c]
+	for a := range d {
+		f := w[a] + h[a]
+		k := a
+		for k > 0 && w[ord[k-1]]+h[ord[k-1]] > f {
+			ord[k] = ord[k-1]
+			k--
+		}
+		ord[k] = a
+	}
+	// Only c's parent expands c, so w and h stay as they are during
+	// the loop. After a failed trial following the best one, s.val holds
+	// the failed trial's values: the best's are restored from s.buf.
+	best, lbFail := math.Inf(1), math.Inf(1)
+	found, lastBest := false, false
+	for i, a := range ord {
+		bound := min(ub, best)
+		lb := w[a] + h[a] + iv
+		if !(lb < bound) {
+			lbFail = min(lbFail, lb)
+			break
+		}
+		s.val[c] = a
+		r, exact := s.solveAND(c, bound-w[a])
+		r += w[a]
+		if s.stop {
+			return math.Inf(1), false
+		}
+		if exact && r < bound {
+			best, found, lastBest = r, true, true
+			if i < d-1 {
+				for k, u := range s.pt.subtree[c] {
+					s.buf[c][k] = s.val[u]
+				}
+			}
+		} else {
+			lbFail = min(lbFail, r)
+			lastBest = false
+		}
+	}
+	if !found {
+		return lbFail, false
+	}
+	if !lastBest {
+		for k, u := range s.pt.subtree[c] {
+			s.val[u] = s.buf[c][k]
+		}
+	}
+	s.cachePut(c, best)
+	return best, true
+}

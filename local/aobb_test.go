@@ -1,0 +1,260 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// aobbConfigs are the budgets AOBB is checked under: the default, small
+// i-bounds (weak heuristics, real search), a budget too small for any
+// cache or heuristic (plain AND/OR branch and bound), and one that fits
+// some caches but not all.
+var aobbConfigs = []struct {
+	name     string
+	opts     AOBBOptions
+	escalate bool // escalate the heuristic after a few reads of search
+}{
+	{"default", AOBBOptions{}, false},
+	{"i1", AOBBOptions{IBound: 1}, false},
+	{"i2", AOBBOptions{IBound: 2}, false},
+	{"no-memory", AOBBOptions{Memory: 1}, false},
+	{"tight", AOBBOptions{Memory: 600, IBound: 2}, false},
+	{"escalate", AOBBOptions{}, true},
+}
+
+// checkAOBBRows solves the rows of lp in seq order with one AOBB per
+// configuration and compares every answer with brute force: the cost, and
+// the cost of the returned assignment. With edits, a quarter of the rows
+// are preceded by an edit of one function entry in place.
+func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, rng *rand.Rand, edits, exact bool) (escalations int) {
+	t.Helper()
+	ctx := context.Background()
+	same := sameCost
+	if exact {
+		same = func(a, b float64) bool { return a == b }
+	}
+	solvers := make([]*AOBB, len(aobbConfigs))
+	for k, c := range aobbConfigs {
+		solvers[k] = NewAOBB(lp, c.opts)
+		if c.escalate {
+			solvers[k].searchFloor, solvers[k].searchShare = 1, 0
+			if err := solvers[k].setHeuristic(2); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ref := NewBruteForce(lp)
+	in := make([]int, lp.NumInterior())
+	for n, b := range seq {
+		if edits && len(lp.Funcs) > 0 && rng.IntN(4) == 0 {
+			f := lp.Funcs[rng.IntN(len(lp.Funcs))].Costs
+			c := float64(rng.IntN(10))
+			if rng.IntN(8) == 0 {
+				c = mva.Hard
+			}
+			f[rng.IntN(len(f))] = c
+		}
+		want, err := ref.SolveRow(ctx, b, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, s := range solvers {
+			got, err := s.SolveRow(ctx, b, in)
+			if err != nil {
+				t.Fatalf("%s row %d %v: aobb %s: %v", tag, n, b, aobbConfigs[k].name, err)
+			}
+			if !same(got, want) {
+				t.Fatalf("%s row %d %v: aobb %s = %v, bruteforce = %v (%s)", tag, n, b, aobbConfigs[k].name, got, want, s.Describe())
+			}
+			a := make([]int, len(lp.Vars))
+			copy(a, b)
+			copy(a[lp.NB:], in)
+			if e := lp.Eval(a); !mva.IsHard(got) && !same(e, got) {
+				t.Fatalf("%s row %d: aobb %s reports %v but its assignment %v costs %v", tag, n, aobbConfigs[k].name, got, in, e)
+			}
+		}
+	}
+	for _, s := range solvers {
+		escalations += s.escalations
+	}
+	return escalations
+}
+
+// TestAOBBWholeProblems: hundreds of seeded problems, each one row,
+// against brute force under every budget.
+func TestAOBBWholeProblems(t *testing.T) {
+	checked, escalations := 0, 0
+	for seed := range int64(400) {
+		o := randprob.Options{
+			Agents: 1, Vars: 4 + int(seed%11), MinDomain: 2, MaxDomain: 2 + int(seed%3),
+			MaxArity: 1 + int(seed%4), Functions: 3 + int(seed%20),
+			HardProb: []float64{0, 0.05, 0.3}[seed%3], IntCosts: seed%5 != 0, MaxCost: 9,
+		}
+		p := randprob.New(seed, o)
+		if space(p) > 1<<16 {
+			continue
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		escalations += checkAOBBRows(t, fmt.Sprintf("seed %d", seed), lp, [][]int{{}}, nil, false, o.IntCosts)
+		checked++
+	}
+	if checked < 300 {
+		t.Fatalf("only %d problems checked", checked)
+	}
+	if escalations < 20 {
+		t.Errorf("the heuristic escalated %d times: the escalation is hardly tested", escalations)
+	}
+}
+
+// TestAOBBRows: MVA subproblems, rows in table order, repeated, changed in
+// one variable and random, with edits of the functions in place between
+// rows: the caches and heuristics reused across rows must never give a
+// stale answer.
+func TestAOBBRows(t *testing.T) {
+	checked := 0
+	for seed := range int64(200) {
+		o := randprob.Options{
+			Agents: 2 + int(seed%2), Vars: 5 + int(seed%9), MinDomain: 2, MaxDomain: 2 + int(seed%3),
+			MaxArity: 1 + int(seed%4), Functions: 4 + int(seed%14),
+			HardProb: []float64{0, 0.1, 0.25}[seed%3], IntCosts: seed%4 != 0, MaxCost: 9,
+			Locality: 0.7,
+		}
+		p := randprob.New(seed, o)
+		if space(p) > 1<<15 {
+			continue
+		}
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			rows, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
+			var seq [][]int
+			for r := range rows {
+				b := make([]int, lp.NB)
+				lp.DecodeRow(r, b)
+				seq = append(seq, b)
+			}
+			seq = append(seq, seq[len(seq)-1], seq[0])
+			for range rows {
+				b := append([]int(nil), seq[len(seq)-1]...)
+				if lp.NB > 0 && rng.IntN(2) == 0 {
+					k := rng.IntN(lp.NB)
+					b[k] = rng.IntN(lp.Domains[k])
+				} else {
+					for k := range b {
+						b[k] = rng.IntN(lp.Domains[k])
+					}
+				}
+				seq = append(seq, b)
+			}
+			checkAOBBRows(t, fmt.Sprintf("seed %d agent %d", seed, i), lp, seq, rng, seed%2 == 0, o.IntCosts)
+			checked++
+		}
+	}
+	if checked < 300 {
+		t.Fatalf("only %d subproblems checked", checked)
+	}
+}
+
+// TestAOBBMemoryBound: a wide problem whose exact messages would not fit
+// gets a smaller i-bound and fewer caches, within the budget, and still
+// the optimum.
+func TestAOBBMemoryBound(t *testing.T) {
+	p := randprob.New(11, randprob.Options{Vars: 13, MinDomain: 3, MaxDomain: 3, MaxArity: 3, Functions: 30, IntCosts: true, MaxCost: 20})
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	ref := NewBruteForce(lp)
+	in := make([]int, lp.NumInterior())
+	want, err := ref.SolveRow(context.Background(), nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := NewAOBB(lp, AOBBOptions{})
+	for _, mem := range []int64{1 << 30, 1 << 14, 1 << 10, 64, 1} {
+		s := NewAOBB(lp, AOBBOptions{Memory: mem})
+		if s.MemoryPlanned() > mem {
+			t.Errorf("memory %d: planned %d bytes", mem, s.MemoryPlanned())
+		}
+		if mem < 1<<14 && s.IBound() >= full.IBound() {
+			t.Errorf("memory %d: i-bound %d, as with no bound (%d)", mem, s.IBound(), full.IBound())
+		}
+		got, err := s.SolveRow(context.Background(), nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("memory %d (%s): %v, bruteforce %v", mem, s.Describe(), got, want)
+		}
+		if s.MemoryUsed() > mem {
+			t.Errorf("memory %d: %d bytes held after the search", mem, s.MemoryUsed())
+		}
+	}
+}
+
+// TestAOBBCancel: a cancelled context stops the search with its error.
+func TestAOBBCancel(t *testing.T) {
+	p := randprob.New(5, randprob.Options{Vars: 60, MinDomain: 4, MaxDomain: 4, MaxArity: 3, Functions: 200, IntCosts: true, MaxCost: 100})
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	s := NewAOBB(lp, AOBBOptions{Memory: 1 << 12})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.SolveRow(ctx, nil, make([]int, lp.NumInterior())); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestPseudoTreeWidth: the pseudo-tree's contexts give the induced width
+// min-fill reports for the same order, every function's variables lie on
+// one root-to-leaf path, and every context is a set of ancestors.
+func TestPseudoTreeWidth(t *testing.T) {
+	for seed := range int64(100) {
+		p := randprob.New(seed, randprob.Options{Vars: 5 + int(seed%30), MinDomain: 2, MaxDomain: 3, MaxArity: 1 + int(seed%4), Functions: 5 + int(seed%40)})
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		g := mva.NewGraph(len(lp.Vars))
+		var scopes [][]int
+		for _, f := range lp.Funcs {
+			g.AddClique(f.Scope)
+			scopes = append(scopes, f.Scope)
+		}
+		all := make([]int, len(lp.Vars))
+		for v := range all {
+			all[v] = v
+		}
+		order, width := g.MinFill(all)
+		pt := newPseudoTree(len(lp.Vars), 0, scopes, order)
+		if pt.width != width {
+			t.Errorf("seed %d: pseudo-tree width %d, min-fill %d", seed, pt.width, width)
+		}
+		ancestor := func(a, v int) bool {
+			for u := pt.parent[v]; u >= 0; u = pt.parent[u] {
+				if u == a {
+					return true
+				}
+			}
+			return false
+		}
+		for _, sc := range scopes {
+			d := pt.deepest(sc, 0)
+			for _, u := range sc {
+				if u != d && !ancestor(u, d) {
+					t.Fatalf("seed %d: %d and %d share a function off one path", seed, u, d)
+				}
+			}
+		}
+		for _, v := range order {
+			for _, u := range pt.ctx[v] {
+				if !ancestor(u, v) {
+					t.Fatalf("seed %d: context %d of %d is no ancestor", seed, u, v)
+				}
+			}
+		}
+	}
+}

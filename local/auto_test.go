@@ -1,0 +1,115 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// TestChoose: bucket elimination where its tables are small, AOBB where
+// they pass AutoBEEntries or the budget; the widths agree with BE's own,
+// and the chosen solver is exact.
+func TestChoose(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		o      randprob.Options
+		memory int64
+		want   string
+	}{
+		{"narrow", randprob.Options{Vars: 10, MinDomain: 3, MaxDomain: 3, MaxArity: 2, Functions: 12, IntCosts: true}, 0, "be"},
+		{"narrow, no memory", randprob.Options{Vars: 10, MinDomain: 3, MaxDomain: 3, MaxArity: 2, Functions: 12, IntCosts: true}, 64, "aobb"},
+		{"wide", randprob.Options{Vars: 40, MinDomain: 4, MaxDomain: 4, MaxArity: 3, Functions: 90, IntCosts: true}, 0, "aobb"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := randprob.New(3, tc.o)
+			lp := mva.NewLocalProblem(p, mva.Whole(p))
+			c := Choose(lp, AutoOptions{Memory: tc.memory})
+			if c.Name != tc.want {
+				t.Fatalf("chose %s (%s), want %s", c.Name, c.Reason, tc.want)
+			}
+			if !strings.Contains(c.Reason, "auto chose "+tc.want) {
+				t.Errorf("reason %q", c.Reason)
+			}
+			if be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 30}); err == nil && be.RowWidth() != c.Width {
+				t.Errorf("width %d, BE's %d", c.Width, be.RowWidth())
+			}
+			s, c2, err := Auto(lp, AutoOptions{Memory: tc.memory})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c2.Name != tc.want {
+				t.Errorf("Auto chose %s", c2.Name)
+			}
+			if space(p) > 1<<20 {
+				return
+			}
+			in := make([]int, lp.NumInterior())
+			got, err := s.SolveRow(context.Background(), nil, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := NewBruteForce(lp).SolveRow(context.Background(), nil, in)
+			if got != want {
+				t.Errorf("%s = %v, bruteforce %v", c.Name, got, want)
+			}
+		})
+	}
+}
+
+// TestChooseTableWidth: with a boundary, the table plan's width is BE's
+// Width (boundary variables as neighbours) and the row plan's RowWidth.
+func TestChooseTableWidth(t *testing.T) {
+	checked := 0
+	for seed := range int64(60) {
+		p := randprob.New(seed, randprob.Options{Agents: 2, Vars: 12, MinDomain: 2, MaxDomain: 3, MaxArity: 3, Functions: 16, IntCosts: true, Locality: 0.6})
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			if lp.NB == 0 || lp.NumInterior() == 0 {
+				continue
+			}
+			be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, _ := beCost(lp, true); w != be.Width() {
+				t.Errorf("seed %d agent %d: table width %d, BE's %d", seed, i, w, be.Width())
+			}
+			if w, _ := beCost(lp, false); w != be.RowWidth() {
+				t.Errorf("seed %d agent %d: row width %d, BE's %d", seed, i, w, be.RowWidth())
+			}
+			checked++
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d subproblems", checked)
+	}
+}
+
+// TestNewBEWithin: bucket elimination is refused up front, with
+// ErrTooLarge, when its tables pass the budget, and built within it.
+func TestNewBEWithin(t *testing.T) {
+	p := randprob.New(3, randprob.Options{Vars: 14, MinDomain: 3, MaxDomain: 3, MaxArity: 3, Functions: 30, IntCosts: true})
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	_, entries := beCost(lp, false)
+	need := int64(entries * beBytesPerEntry)
+	if _, err := NewBEWithin(lp, need-1); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("budget %d below %d: err = %v", need-1, need, err)
+	}
+	be, err := NewBEWithin(lp, need)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := NewBruteForce(lp).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if got != want {
+		t.Errorf("be = %v, bruteforce %v", got, want)
+	}
+}
