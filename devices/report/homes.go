@@ -92,6 +92,9 @@ type Baseline struct {
 	// (block descent; see package baseline).
 	ApproximateHomes int     `json:"approximate_homes"`
 	WallMs           float64 `json:"wall_ms"`
+	// Schedules are the baseline's per-home plans, for checkers that
+	// recompute its rules, load and objective from the instance.
+	Schedules []HomePlan `json:"schedules,omitempty"`
 }
 
 // Input is what Build reports on.
@@ -267,6 +270,7 @@ func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error
 		Solves:           o.Solves,
 		ApproximateHomes: o.Approximate,
 		WallMs:           float64(o.Wall.Microseconds()) / 1000,
+		Schedules:        plans,
 	}
 	if o.Eval.Feasible {
 		c := o.Eval.Cost
