@@ -178,6 +178,9 @@ type model struct {
 // the instance or dictionary cannot be interpreted; disagreements with
 // the plan are the report's Problems.
 func Check(in *Instance, dict Dictionary, p *Plan) (*Report, error) {
+	if len(dict) != 3 {
+		return nil, fmt.Errorf("shdscheck: the dictionary has %d house types, want 3", len(dict))
+	}
 	H := in.Horizon
 	r := &Report{Load: make([]int64, H)}
 	byName := map[string]*HomePlan{}
