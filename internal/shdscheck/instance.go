@@ -158,15 +158,14 @@ func q100(v float64) int64 { return int64(math.Trunc(float64(v * 100))) }
 
 // rule is one parsed rule string.
 type rule struct {
-	text     string
-	active   bool
-	loc      string
-	prop     string
-	rel      string
-	goal     int64 // deci-units
-	prefix   string
-	t1, t2   int
-	hasTimes bool
+	text   string
+	active bool
+	loc    string
+	prop   string
+	rel    string
+	goal   int64 // deci-units
+	prefix string
+	t1, t2 int
 }
 
 // parseRule reads a rule by the grammar of note §3.1.
