@@ -11,7 +11,10 @@ import (
 )
 
 func runGen(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "gen", "KIND [name=value | --name value ...] [flags]\n\n"+genKinds())
+	if len(args) > 0 && args[0] == genStreetKind {
+		return runGenStreet(ctx, e, args[1:])
+	}
+	fs := newFlagSet(e, "gen", "KIND [name=value | --name value ...] [flags]\n       hearth gen shds-street --homes N [--seed S] [-o FILE.json] (see hearth gen shds-street -h)\n\n"+genKinds())
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same instance")
 	out := fs.String("o", "", "output file; the extension picks the format (.xml XCSP with agents, .wcsp, .uai, .yaml); default: XCSP on standard output")
 	args, err := genParamFlags(args, fs)

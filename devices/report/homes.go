@@ -102,6 +102,9 @@ type Baseline struct {
 	WallMs           float64 `json:"wall_ms"`
 	// Homes are the baseline's figures home by home.
 	Homes []HomeFigures `json:"homes"`
+	// Schedules are the baseline's per-home plans, for checkers that
+	// recompute its rules, load and objective from the instance.
+	Schedules []HomePlan `json:"schedules,omitempty"`
 }
 
 // HomeFigures are one home's bill and peak under a baseline.
@@ -293,6 +296,7 @@ func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error
 		Solves:           o.Solves,
 		ApproximateHomes: o.Approximate,
 		WallMs:           float64(o.Wall.Microseconds()) / 1000,
+		Schedules:        plans,
 	}
 	if o.Eval.Feasible {
 		c := o.Eval.Cost
