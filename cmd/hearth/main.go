@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -180,14 +181,17 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // watchWriter records whether anything was written through it: a
 // command's stderr, so that usage text asked for (-h) goes to stdout while
-// usage after an error follows the error to stderr.
+// usage after an error follows the error to stderr. Loggers write to it
+// from other goroutines (an MQTT client's warnings) while the command
+// prints, so the flag is atomic; the writer underneath serialises its own
+// writes as before.
 type watchWriter struct {
 	w     io.Writer
-	wrote bool
+	wrote atomic.Bool
 }
 
 func (w *watchWriter) Write(p []byte) (int, error) {
-	w.wrote = true
+	w.wrote.Store(true)
 	return w.w.Write(p)
 }
 
@@ -199,7 +203,7 @@ func newFlagSet(e *env, name, synopsis string) *flag.FlagSet {
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		out := e.stderr
-		if w, ok := e.stderr.(*watchWriter); ok && !w.wrote {
+		if w, ok := e.stderr.(*watchWriter); ok && !w.wrote.Load() {
 			out = e.stdout
 		}
 		fmt.Fprintf(out, "Usage: hearth %s %s\n\nFlags:\n", name, synopsis)
