@@ -667,21 +667,9 @@ func (p *parser) call(name token) (*node, error) {
 		return nil, &exprError{name.pos, fmt.Sprintf("unknown function %s (supported: %s)", name.text, builtinNames)}
 	}
 	n := &node{op: opCall, pos: name.pos, name: name.text, fn: fn}
-	for !p.is(")") {
-		arg, err := p.expr()
-		if err != nil {
-			return nil, err
-		}
-		n.kids = append(n.kids, arg)
-		if p.is(",") {
-			p.next()
-			continue
-		}
-		if !p.is(")") {
-			return nil, p.closing(open)
-		}
+	if err := p.argList(n, open); err != nil {
+		return nil, err
 	}
-	p.next()
 	if len(n.kids) < fn.minArgs || len(n.kids) > fn.maxArgs {
 		return nil, &exprError{name.pos, fn.arity(name.text, len(n.kids))}
 	}
@@ -708,10 +696,20 @@ func (p *parser) attrCall(name token) (*node, error) {
 // args parses the arguments of a call of a source function up to the
 // closing parenthesis.
 func (p *parser) args(n *node, open token) (*node, error) {
+	if err := p.argList(n, open); err != nil {
+		return nil, err
+	}
+	p.calls = append(p.calls, n)
+	return mk(n)
+}
+
+// argList parses comma-separated arguments into n.kids and consumes the
+// closing parenthesis that matches open.
+func (p *parser) argList(n *node, open token) error {
 	for !p.is(")") {
 		arg, err := p.expr()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.kids = append(n.kids, arg)
 		if p.is(",") {
@@ -719,12 +717,11 @@ func (p *parser) args(n *node, open token) (*node, error) {
 			continue
 		}
 		if !p.is(")") {
-			return nil, p.closing(open)
+			return p.closing(open)
 		}
 	}
 	p.next()
-	p.calls = append(p.calls, n)
-	return mk(n)
+	return nil
 }
 
 // bind resolves the names of a parsed tree: names in vars become opVar
