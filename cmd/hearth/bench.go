@@ -7,16 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/hearth-dcop/hearth/internal/bench"
+	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/local/gpu"
-	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/reform"
-	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // runBench is `hearth bench NAME`: it runs an experiment of package bench
@@ -71,15 +68,15 @@ func runBench(ctx context.Context, e *env, args []string) int {
 			return exitUsage
 		}
 	} else {
-		g := &benchGPU{}
-		defer g.close()
+		g := &solve.Bench{}
+		defer g.Close()
 		host := bench.Host()
 		if gpu.Available() {
-			if d, err := g.device(); err == nil {
+			if d, err := g.Device(); err == nil {
 				host += ", GPU " + d.Name()
 			}
 		}
-		o := bench.Options{Quick: *quick, Seeds: *seeds, Timeout: *timeout, Delay: *delay, Solve: g.solve, Host: host, DataDir: *data}
+		o := bench.Options{Quick: *quick, Seeds: *seeds, Timeout: *timeout, Delay: *delay, Solve: g.Solve, Host: host, DataDir: *data}
 		if *sweeps != "" {
 			o.Sweeps = strings.Split(*sweeps, ",")
 		}
@@ -186,81 +183,4 @@ func newBar(e *env, name string) *progressbar.ProgressBar {
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(e.stderr) }),
 	)
-}
-
-// benchGPU runs the benchmark's algorithms through the code path of
-// `hearth solve` (solveCentral and solveDistributed) and owns the GPU
-// device that GPU rows use in a cuda build.
-type benchGPU struct {
-	once sync.Once
-	dev  *gpu.Device
-	err  error
-}
-
-func (g *benchGPU) close() {
-	if g.dev != nil {
-		g.dev.Close()
-	}
-}
-
-// solve is the bench.SolveFunc of the command.
-func (g *benchGPU) solve(ctx context.Context, p *mva.Problem, a bench.Algorithm, seed uint64) (mva.Result, error) {
-	lo := localOptions{name: a.Local, runs: a.Runs, trials: a.Trials, temp: a.Temperature, proposal: a.Proposal, alpha: 0.05}
-	if lo.runs == 0 {
-		lo.runs = sampler.DefaultRuns
-	}
-	if lo.trials == 0 {
-		lo.trials = sampler.DefaultTrials
-	}
-	if lo.proposal == "" {
-		lo.proposal = sampler.ProposalNormal
-	}
-	if err := lo.validate(); err != nil {
-		return mva.Result{}, err
-	}
-	var dev *gpu.Device
-	if a.GPU {
-		// As `hearth solve --gpu on`: bucket elimination's large buckets,
-		// DPOP's large UTIL joins and the samplers' chains on the device.
-		var err error
-		if dev, err = g.device(); err != nil {
-			return mva.Result{}, err
-		}
-	}
-	if a.Global == "none" {
-		return solveCentral(ctx, p, &lo, seed, dev)
-	}
-	o := solveOptions{global: a.Global, local: lo, table: a.Table, reform: a.Reform, seed: seed,
-		params: paramFlag(a.Params), maxEntries: a.MaxEntries, delay: a.Delay}
-	if o.reform == "" {
-		o.reform = "mva"
-	}
-	if o.maxEntries == 0 {
-		o.maxEntries = reform.DefaultMaxEntries
-	}
-	if o.table == "" {
-		o.table = "lazy"
-		if o.global == "dpop" && lo.sampling() {
-			o.table = "eager"
-		}
-	}
-	if o.params == nil {
-		o.params = paramFlag{}
-	}
-	return solveDistributed(ctx, p, o, dev)
-}
-
-// device returns the GPU for a GPU row: opened on first use, in a cuda
-// build with a usable device; otherwise the row is unavailable.
-func (g *benchGPU) device() (*gpu.Device, error) {
-	g.once.Do(func() {
-		if !gpu.Available() {
-			g.err = fmt.Errorf("no usable GPU in this build: %w", bench.ErrUnavailable)
-			return
-		}
-		if g.dev, g.err = gpu.Open(); g.err != nil {
-			g.err = fmt.Errorf("%w: %w", g.err, bench.ErrUnavailable)
-		}
-	})
-	return g.dev, g.err
 }

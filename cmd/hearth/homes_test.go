@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hearth-dcop/hearth/devices/homesolve"
-	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
 	"image/png"
 	"math/rand/v2"
 	"os"
@@ -15,6 +13,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/internal/solve"
+	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/report"
@@ -29,7 +31,7 @@ const sharedSHDS = "/work/shared/data/shds"
 
 func solveRun(t *testing.T, r *homesolve.Run) (mva.Result, []int) {
 	t.Helper()
-	res, assign, err := solveHomes(context.Background(), r, homeSolveOptions(r, homeSolveDefaults()), nil)
+	res, assign, err := solve.Homes(context.Background(), r, solve.HomeOptions(r, solve.Defaults()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +76,8 @@ func TestHomesExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := homeSolveOptions(r, homeSolveDefaults()); o.global != "dpop" || o.local.name != "be" || o.seed != 1 {
-		t.Errorf("the example's [solver] gives %s/%s seed %d", o.global, o.local.name, o.seed)
+	if o := solve.HomeOptions(r, solve.Defaults()); o.Global != "dpop" || o.Local.Name != "be" || o.Seed != 1 {
+		t.Errorf("the example's [solver] gives %s/%s seed %d", o.Global, o.Local.Name, o.Seed)
 	}
 	res, assign := solveRun(t, r)
 	if !res.Optimal {
@@ -150,11 +152,11 @@ func TestHomeOptionsOverrideTheTOML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := homeSolveOptions(r, so)
-	if o.global != "mgm" || o.local.name != "be" || o.seed != 9 || o.params["rounds"] != 3 || o.table != "eager" {
-		t.Errorf("options: global %s local %s seed %d params %v table %s", o.global, o.local.name, o.seed, o.params, o.table)
+	o := solve.HomeOptions(r, so.Options)
+	if o.Global != "mgm" || o.Local.Name != "be" || o.Seed != 9 || o.Params["rounds"] != 3 || o.Table != "eager" {
+		t.Errorf("options: global %s local %s seed %d params %v table %s", o.Global, o.Local.Name, o.Seed, o.Params, o.Table)
 	}
-	res, assign, err := solveHomes(context.Background(), r, o, nil)
+	res, assign, err := solve.Homes(context.Background(), r, o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,22 +373,22 @@ func TestHomesSHDS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := homeSolveOptions(r, homeSolveDefaults())
-			if o.global != tc.global || o.local.name != "be" && o.local.name != localAuto || o.table != "lazy" {
-				t.Errorf("SHDS defaults: %s/%s %s, want %s", o.global, o.local.name, o.table, tc.global)
+			o := solve.HomeOptions(r, solve.Defaults())
+			if o.Global != tc.global || o.Local.Name != "be" && o.Local.Name != solve.LocalAuto || o.Table != "lazy" {
+				t.Errorf("SHDS defaults: %s/%s %s, want %s", o.Global, o.Local.Name, o.Table, tc.global)
 			}
-			blocks := o.params["response"] == mgm.ResponseBlocks
+			blocks := o.Params["response"] == mgm.ResponseBlocks
 			if blocks != tc.blocks {
-				t.Errorf("block-descent responses %v, want %v (params %v)", blocks, tc.blocks, o.params)
+				t.Errorf("block-descent responses %v, want %v (params %v)", blocks, tc.blocks, o.Params)
 			}
-			if started := o.params["init"] == mgm.InitStart && o.start != nil; started != tc.blocks {
-				t.Errorf("started from the homes' own schedules: %v, want %v (init %v)", started, tc.blocks, o.params["init"])
+			if started := o.Params["init"] == mgm.InitStart && o.Start != nil; started != tc.blocks {
+				t.Errorf("started from the homes' own schedules: %v, want %v (init %v)", started, tc.blocks, o.Params["init"])
 			}
-			if homes := len(r.Problem().Agents); tc.global == "mgm" && o.params["rounds"] != float64(2*homes) {
-				t.Errorf("MGM rounds %v, want two per home (%d)", o.params["rounds"], 2*homes)
+			if homes := len(r.Problem().Agents); tc.global == "mgm" && o.Params["rounds"] != float64(2*homes) {
+				t.Errorf("MGM rounds %v, want two per home (%d)", o.Params["rounds"], 2*homes)
 			}
-			if tc.global == "mgm" && (o.params["joint"] != 1 || o.params["quiet"] != 1) {
-				t.Errorf("MGM without joint moves or the quiet stop on a complete graph: %v", o.params)
+			if tc.global == "mgm" && (o.Params["joint"] != 1 || o.Params["quiet"] != 1) {
+				t.Errorf("MGM without joint moves or the quiet stop on a complete graph: %v", o.Params)
 			}
 			if chose := slices.ContainsFunc(r.Notes(), func(n string) bool { return strings.HasPrefix(n, "MGM with joint moves") }); chose != (tc.opts.Global == "") {
 				t.Errorf("note of the protocol choice: %v, want %v: %v", chose, tc.opts.Global == "", r.Notes())
@@ -432,8 +434,8 @@ func TestHomesSHDS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := homeSolveOptions(r, homeSolveDefaults()); o.global != "dgibbs" || o.params["rounds"] != 0 {
-		t.Errorf("--global dgibbs gave %s with rounds %v", o.global, o.params["rounds"])
+	if o := solve.HomeOptions(r, solve.Defaults()); o.Global != "dgibbs" || o.Params["rounds"] != 0 {
+		t.Errorf("--global dgibbs gave %s with rounds %v", o.Global, o.Params["rounds"])
 	}
 }
 
