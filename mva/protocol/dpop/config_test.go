@@ -34,3 +34,26 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("validate of heuristic 3: %v", err)
 	}
 }
+
+// FuzzParseConfig: any values of two of the parameters give either a
+// Config that validates or an error that names one of them (or, for
+// alpha and epsilon, says how they go together); never a panic.
+func FuzzParseConfig(f *testing.F) {
+	names := []string{"max_util_entries", "heuristic"}
+	f.Add(uint8(0), 1.0, uint8(1), 0.0)
+	f.Add(uint8(2), -1.0, uint8(3), 0.5)
+	f.Fuzz(func(t *testing.T, i uint8, a float64, j uint8, b float64) {
+		ni, nj := names[int(i)%len(names)], names[int(j)%len(names)]
+		params := map[string]float64{ni: a, nj: b}
+		c, err := ParseConfig(params)
+		if err == nil {
+			if err := c.validate(); err != nil {
+				t.Fatalf("%v: parsed %+v does not validate: %v", params, c, err)
+			}
+			return
+		}
+		if msg := err.Error(); !strings.Contains(msg, ni) && !strings.Contains(msg, nj) {
+			t.Fatalf("%v: error %q names neither parameter", params, msg)
+		}
+	})
+}
