@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -63,7 +62,7 @@ func runBench(ctx context.Context, e *env, args []string) int {
 	var rows []bench.Row
 	var runErr error
 	if *merge != "" {
-		if rows, err = readCSVs(strings.Split(*merge, ",")); err != nil {
+		if rows, err = bench.ReadFiles(strings.Split(*merge, ",")); err != nil {
 			fmt.Fprintf(e.stderr, "hearth bench: %v\n", err)
 			return exitUsage
 		}
@@ -98,10 +97,13 @@ func runBench(ctx context.Context, e *env, args []string) int {
 			return exitUsage // an unknown sweep, say
 		}
 	}
-	if err := writeBench(e, x, dir, rows, *plots); err != nil {
+	sum, nplots, err := bench.WriteDir(dir, x, rows, *plots)
+	e.stdout.Write(sum)
+	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth bench %s: %v\n", x.Name, err)
 		return exitFailed
 	}
+	fmt.Fprintf(e.stderr, "wrote %s: results.csv (%d runs), summary.md, %d plot files\n", dir, len(rows), nplots)
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "hearth bench %s: stopped: %v (the %d runs so far are in %s)\n", x.Name, runErr, len(rows), dir)
 		return exitFailed
@@ -111,56 +113,6 @@ func runBench(ctx context.Context, e *env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// writeBench writes results.csv, summary.md and the plots into dir and
-// prints the summary.
-func writeBench(e *env, x *bench.Experiment, dir string, rows []bench.Row, plots bool) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var csv bytes.Buffer
-	if err := bench.WriteCSV(&csv, rows); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.csv"), csv.Bytes(), 0o644); err != nil {
-		return err
-	}
-	var sum bytes.Buffer
-	if err := bench.Summarize(&sum, x, rows); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.md"), sum.Bytes(), 0o644); err != nil {
-		return err
-	}
-	e.stdout.Write(sum.Bytes())
-	n := 0
-	if plots {
-		files, err := bench.Plot(dir, x, rows)
-		if err != nil {
-			return err
-		}
-		n = len(files)
-	}
-	fmt.Fprintf(e.stderr, "wrote %s: results.csv (%d runs), summary.md, %d plot files\n", dir, len(rows), n)
-	return nil
-}
-
-func readCSVs(paths []string) ([]bench.Row, error) {
-	var sets [][]bench.Row
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := bench.ReadCSV(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		sets = append(sets, rows)
-	}
-	return bench.Merge(sets...), nil
 }
 
 func isTerminal(w any) bool {
