@@ -1,22 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/hearth-dcop/hearth/internal/bench"
+	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/local/gpu"
-	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/reform"
-	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // runBench is `hearth bench NAME`: it runs an experiment of package bench
@@ -66,20 +62,20 @@ func runBench(ctx context.Context, e *env, args []string) int {
 	var rows []bench.Row
 	var runErr error
 	if *merge != "" {
-		if rows, err = readCSVs(strings.Split(*merge, ",")); err != nil {
+		if rows, err = bench.ReadFiles(strings.Split(*merge, ",")); err != nil {
 			fmt.Fprintf(e.stderr, "hearth bench: %v\n", err)
 			return exitUsage
 		}
 	} else {
-		g := &benchGPU{}
-		defer g.close()
+		g := &solve.Bench{}
+		defer g.Close()
 		host := bench.Host()
 		if gpu.Available() {
-			if d, err := g.device(); err == nil {
+			if d, err := g.Device(); err == nil {
 				host += ", GPU " + d.Name()
 			}
 		}
-		o := bench.Options{Quick: *quick, Seeds: *seeds, Timeout: *timeout, Delay: *delay, Solve: g.solve, Host: host, DataDir: *data}
+		o := bench.Options{Quick: *quick, Seeds: *seeds, Timeout: *timeout, Delay: *delay, Solve: g.Solve, Host: host, DataDir: *data}
 		if *sweeps != "" {
 			o.Sweeps = strings.Split(*sweeps, ",")
 		}
@@ -101,10 +97,13 @@ func runBench(ctx context.Context, e *env, args []string) int {
 			return exitUsage // an unknown sweep, say
 		}
 	}
-	if err := writeBench(e, x, dir, rows, *plots); err != nil {
+	sum, nplots, err := bench.WriteDir(dir, x, rows, *plots)
+	e.stdout.Write(sum)
+	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth bench %s: %v\n", x.Name, err)
 		return exitFailed
 	}
+	fmt.Fprintf(e.stderr, "wrote %s: results.csv (%d runs), summary.md, %d plot files\n", dir, len(rows), nplots)
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "hearth bench %s: stopped: %v (the %d runs so far are in %s)\n", x.Name, runErr, len(rows), dir)
 		return exitFailed
@@ -114,56 +113,6 @@ func runBench(ctx context.Context, e *env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// writeBench writes results.csv, summary.md and the plots into dir and
-// prints the summary.
-func writeBench(e *env, x *bench.Experiment, dir string, rows []bench.Row, plots bool) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var csv bytes.Buffer
-	if err := bench.WriteCSV(&csv, rows); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.csv"), csv.Bytes(), 0o644); err != nil {
-		return err
-	}
-	var sum bytes.Buffer
-	if err := bench.Summarize(&sum, x, rows); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.md"), sum.Bytes(), 0o644); err != nil {
-		return err
-	}
-	e.stdout.Write(sum.Bytes())
-	n := 0
-	if plots {
-		files, err := bench.Plot(dir, x, rows)
-		if err != nil {
-			return err
-		}
-		n = len(files)
-	}
-	fmt.Fprintf(e.stderr, "wrote %s: results.csv (%d runs), summary.md, %d plot files\n", dir, len(rows), n)
-	return nil
-}
-
-func readCSVs(paths []string) ([]bench.Row, error) {
-	var sets [][]bench.Row
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := bench.ReadCSV(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		sets = append(sets, rows)
-	}
-	return bench.Merge(sets...), nil
 }
 
 func isTerminal(w any) bool {
@@ -186,81 +135,4 @@ func newBar(e *env, name string) *progressbar.ProgressBar {
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(e.stderr) }),
 	)
-}
-
-// benchGPU runs the benchmark's algorithms through the code path of
-// `hearth solve` (solveCentral and solveDistributed) and owns the GPU
-// device that GPU rows use in a cuda build.
-type benchGPU struct {
-	once sync.Once
-	dev  *gpu.Device
-	err  error
-}
-
-func (g *benchGPU) close() {
-	if g.dev != nil {
-		g.dev.Close()
-	}
-}
-
-// solve is the bench.SolveFunc of the command.
-func (g *benchGPU) solve(ctx context.Context, p *mva.Problem, a bench.Algorithm, seed uint64) (mva.Result, error) {
-	lo := localOptions{name: a.Local, runs: a.Runs, trials: a.Trials, temp: a.Temperature, proposal: a.Proposal, alpha: 0.05}
-	if lo.runs == 0 {
-		lo.runs = sampler.DefaultRuns
-	}
-	if lo.trials == 0 {
-		lo.trials = sampler.DefaultTrials
-	}
-	if lo.proposal == "" {
-		lo.proposal = sampler.ProposalNormal
-	}
-	if err := lo.validate(); err != nil {
-		return mva.Result{}, err
-	}
-	var dev *gpu.Device
-	if a.GPU {
-		// As `hearth solve --gpu on`: bucket elimination's large buckets,
-		// DPOP's large UTIL joins and the samplers' chains on the device.
-		var err error
-		if dev, err = g.device(); err != nil {
-			return mva.Result{}, err
-		}
-	}
-	if a.Global == "none" {
-		return solveCentral(ctx, p, &lo, seed, dev)
-	}
-	o := solveOptions{global: a.Global, local: lo, table: a.Table, reform: a.Reform, seed: seed,
-		params: paramFlag(a.Params), maxEntries: a.MaxEntries, delay: a.Delay}
-	if o.reform == "" {
-		o.reform = "mva"
-	}
-	if o.maxEntries == 0 {
-		o.maxEntries = reform.DefaultMaxEntries
-	}
-	if o.table == "" {
-		o.table = "lazy"
-		if o.global == "dpop" && lo.sampling() {
-			o.table = "eager"
-		}
-	}
-	if o.params == nil {
-		o.params = paramFlag{}
-	}
-	return solveDistributed(ctx, p, o, dev)
-}
-
-// device returns the GPU for a GPU row: opened on first use, in a cuda
-// build with a usable device; otherwise the row is unavailable.
-func (g *benchGPU) device() (*gpu.Device, error) {
-	g.once.Do(func() {
-		if !gpu.Available() {
-			g.err = fmt.Errorf("no usable GPU in this build: %w", bench.ErrUnavailable)
-			return
-		}
-		if g.dev, g.err = gpu.Open(); g.err != nil {
-			g.err = fmt.Errorf("%w: %w", g.err, bench.ErrUnavailable)
-		}
-	})
-	return g.dev, g.err
 }

@@ -1,28 +1,24 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
-	"runtime/debug"
 	"time"
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
-	"github.com/hearth-dcop/hearth/local/gpu"
+	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/reform"
-	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // This file wires the homes' solver policy (devices/homesolve) to the
-// commands: the flags that override a neighbourhood's [solver], the
-// choice as solveOptions, and solveHomes, the simulated runtime's solve
-// of a neighbourhood (`hearth sim` and `hearth run` run over MQTT).
+// commands: the flags that override a neighbourhood's [solver]; the
+// choice as solve.Options and its solve (solve.Homes) are
+// internal/solve's.
 
 // homeOptionsFrom reads the solver flags the user gave on fs (those left
 // at their defaults do not override the TOML).
@@ -31,124 +27,22 @@ func homeOptionsFrom(fs *flag.FlagSet, o *solveOptions) homesolve.Overrides {
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "global":
-			h.Global = o.global
+			h.Global = o.Global
 		case "local":
-			h.Local = o.local.name
+			h.Local = o.Local.Name
 		case "table":
-			h.Table = o.table
+			h.Table = o.Table
 		case "gpu":
-			h.GPU = o.gpu
+			h.GPU = o.GPU
 		case "seed":
-			h.Seed, h.SeedSet = o.seed, true
+			h.Seed, h.SeedSet = o.Seed, true
 		case "p":
-			h.Params = maps.Clone(o.params)
+			h.Params = maps.Clone(o.Params)
 		case "timeout":
-			h.Timeout = o.timeout
+			h.Timeout = o.Timeout
 		}
 	})
 	return h
-}
-
-// homeSolveOptions returns base (the command's flags, with their
-// defaults) with the neighbourhood's solver choice in place: protocol,
-// local solver, table, seed, parameters, start, GPU mode and time-out.
-// Everything else of base (sampler runs and trials, delay, --json) is
-// kept.
-func homeSolveOptions(r *homesolve.Run, base solveOptions) solveOptions {
-	c := r.WithStart(r.Choice())
-	o := base
-	o.global, o.local.name, o.table, o.gpu, o.seed = c.Global, c.Local, c.Table, c.GPU, c.Seed
-	if o.local.temp == 0 {
-		// Homes whose rows are sampled keep the papers' τ = 1 unless
-		// --temperature says otherwise: the SHDS figures were measured
-		// so, and the samplers' cost-scale default was chosen on meeting
-		// scheduling.
-		o.local.temp = sampler.DefaultTemperature
-	}
-	o.params = paramFlag(maps.Clone(c.Params))
-	if o.params == nil {
-		o.params = paramFlag{}
-	}
-	o.start = c.Start
-	if c.Timeout > 0 {
-		o.timeout = c.Timeout
-	}
-	if o.reform == "" {
-		o.reform = "mva"
-	}
-	if o.maxEntries == 0 {
-		o.maxEntries = reform.DefaultMaxEntries
-	}
-	return o
-}
-
-// homeRestart is homesolve's Run.Restart for solveOptions.
-func homeRestart(r *homesolve.Run, o solveOptions) (solveOptions, bool) {
-	c, ok := r.Restart(homesolve.Choice{Global: o.global, Params: o.params, Start: o.start})
-	if !ok {
-		return o, false
-	}
-	o.params, o.start = paramFlag(c.Params), c.Start
-	return o, true
-}
-
-// homeSolveDefaults are the flag defaults of solveOptions, for callers
-// without a command line (tests, the bench).
-func homeSolveDefaults() solveOptions {
-	return solveOptions{
-		local:      localOptions{name: "be", runs: sampler.DefaultRuns, trials: sampler.DefaultTrials, temp: sampler.DefaultTemperature, proposal: sampler.ProposalNormal, alpha: 0.05},
-		reform:     "mva",
-		seed:       1,
-		params:     paramFlag{},
-		maxEntries: reform.DefaultMaxEntries,
-		gpu:        "off",
-	}
-}
-
-// solveHomes solves the run's problem on the simulated runtime with o
-// (normally homeSolveOptions of the command's flags) through the path of `hearth
-// solve` — solveDistributed, or solveCentral for global "none" — and
-// returns the result with its assignment. A protocol run that finds no
-// feasible schedule is run again from the homes' own schedules (Restart).
-func solveHomes(ctx context.Context, r *homesolve.Run, o solveOptions, dev *gpu.Device) (mva.Result, []int, error) {
-	if err := o.local.validate(); err != nil {
-		return mva.Result{}, nil, err
-	}
-	if o.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
-		defer cancel()
-	}
-	p := r.Problem()
-	var res mva.Result
-	var err error
-	if o.global == "none" {
-		res, err = solveCentral(ctx, p, &o.local, o.seed, dev)
-	} else {
-		res, err = solveDistributed(ctx, p, o, dev)
-		if err == nil && !res.Feasible && ctx.Err() == nil {
-			if o2, ok := homeRestart(r, o); ok {
-				res, err = solveDistributed(ctx, p, o2, dev)
-			}
-		}
-	}
-	// The protocol's lazy MVA tables are dense: on SHDS they address
-	// gigabytes of virtual memory (4^12 rows per home) of which little
-	// is touched. Handing it back now keeps a later solve in the same
-	// process (hearth bench) from zeroing reused pages into residence.
-	debug.FreeOSMemory()
-	if err != nil {
-		return mva.Result{}, nil, err
-	}
-	res.Instance = r.Path()
-	if !res.Feasible {
-		return res, nil, nil
-	}
-	assign, err := homesolve.Assignment(p, res.Assignment)
-	if err != nil {
-		return mva.Result{}, nil, fmt.Errorf("internal error: %w", err)
-	}
-	return res, assign, nil
 }
 
 // loadExit prints an error of homesolve.Load and returns the exit code: 1 for
@@ -247,7 +141,8 @@ func (h *homeFlags) load(path string, fs *flag.FlagSet, o solveOptions) (*homeso
 	if err != nil {
 		return nil, o, err
 	}
-	return r, homeSolveOptions(r, o), nil
+	o.Options = solve.HomeOptions(r, o.Options)
+	return r, o, nil
 }
 
 // render prints a neighbourhood's result: text, JSON (asJSON) or CSV

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/hearth-dcop/hearth/internal/daemon"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearth-dcop/hearth/internal/daemon"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/hearth-dcop/hearth/mva/protocol"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/mva/protocol"
+
 	"github.com/hearth-dcop/hearth/internal/fixtures"
+	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
 )
@@ -87,7 +89,7 @@ func TestSolveJSONThesis31(t *testing.T) {
 	if err := format.WriteFile(path, fixtures.Thesis31()); err != nil {
 		t.Fatal(err)
 	}
-	for _, solver := range localNames {
+	for _, solver := range solve.LocalNames {
 		t.Run(solver, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			if code := run(context.Background(), []string{"solve", path, "--local", solver, "--json"}, &out, &errb); code != exitOK {
@@ -150,7 +152,7 @@ func TestInspectThesis31(t *testing.T) {
 // thesis example in all three reformulations.
 func TestSolveDistributed(t *testing.T) {
 	path := "../../examples/thesis-3.1.xml"
-	for _, g := range globalNames()[1:] {
+	for _, g := range solve.GlobalNames()[1:] {
 		for _, rf := range []string{"mva", "compilation", "decomposition"} {
 			t.Run(g+"/"+rf, func(t *testing.T) {
 				var out, errb bytes.Buffer
@@ -220,5 +222,38 @@ func TestGenAndSolveExitCodes(t *testing.T) {
 	var ra, rb mva.Result
 	if json.Unmarshal(a.Bytes(), &ra) != nil || json.Unmarshal(b.Bytes(), &rb) != nil || ra.Objective == nil || rb.Objective == nil || *ra.Objective != *rb.Objective {
 		t.Errorf("central %s vs dpop %s", a.String(), b.String())
+	}
+}
+
+// TestSolveDefaultAuto: `hearth solve` without --local runs auto, exact,
+// and its notes say which solver ran: bucket elimination on a narrow file,
+// AOBB on fabe_spot5_29 (width 14), with toulbar2's optimum 8059; an
+// explicit --local is kept.
+func TestSolveDefaultAuto(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		local string
+		note  string
+		want  float64
+	}{
+		{[]string{"../../testdata/gpube_rep_0_x_10.wcsp"}, "auto", "auto chose be", 124},
+		{[]string{"../../testdata/fabe_spot5_29.wcsp"}, "auto", "auto chose aobb", 8059},
+		{[]string{"../../testdata/gpube_rep_0_x_10.wcsp", "--local", "be"}, "be", "", 124},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"solve", "--json"}, tc.args...)
+		if code := run(context.Background(), args, &out, &errb); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		var r mva.Result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Algorithm.Local != tc.local || !r.Optimal || r.Objective == nil || *r.Objective != tc.want || r.Algorithm.Sampling != nil {
+			t.Errorf("%v: result %+v", tc.args, r)
+		}
+		if got := strings.Join(r.Notes, "; "); tc.note == "" && got != "" || !strings.Contains(got, tc.note) {
+			t.Errorf("%v: notes %q, want %q", tc.args, got, tc.note)
+		}
 	}
 }

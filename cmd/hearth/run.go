@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/internal/daemon"
+	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -99,13 +100,13 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		return runHome(ctx, e, fs, &o, log)
 	}
 
-	cfg, err := o.broker.config(o.solve.global, "")
+	cfg, err := o.broker.config(o.solve.Global, "")
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
 		return exitUsage
 	}
 	cfg.Logger = log
-	dev, err := openGPU(o.solve.gpu)
+	dev, err := solve.OpenGPU(o.solve.GPU)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
 		return exitUsage
@@ -113,20 +114,20 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if dev != nil {
 		defer dev.Close()
 	}
-	if o.solve.delay != 0 {
-		log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.solve.delay)
+	if o.solve.Delay != 0 {
+		log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.solve.Delay)
 	}
 	p, err := loadInstance(o.instance, &o.solve)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
 		return exitUsage
 	}
-	d, err := prepareDistributed(p, o.solve, dev)
+	d, err := solve.Prepare(p, o.solve.Options, dev)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
 		return exitFailed
 	}
-	h, err := daemon.NewAgent(ctx, daemon.AgentConfig{Problem: p, Name: o.agent, Prepared: d.prepared(), MQTT: cfg, Log: log,
+	h, err := daemon.NewAgent(ctx, daemon.AgentConfig{Problem: p, Name: o.agent, Prepared: d.Prepared(), MQTT: cfg, Log: log,
 		Instance: o.instance, Attempts: o.attempts})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
@@ -183,10 +184,10 @@ func (o *runOptions) checkInstance() error {
 	case o.broker.url == "":
 		return errors.New("--broker URL is required: every agent process meets the others at a broker (hearth sim runs a whole instance over an embedded one)")
 	}
-	if err := o.solve.check(); err != nil {
+	if err := o.solve.Check(); err != nil {
 		return err
 	}
-	if o.solve.global == "none" {
+	if o.solve.Global == "none" {
 		return errors.New("--global none has no agents to run; name a protocol")
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/hearth-dcop/hearth/internal/daemon"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hearth-dcop/hearth/internal/daemon"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/internal/daemon"
+	"github.com/hearth-dcop/hearth/internal/solve"
 )
 
 // runHome is `hearth run -c neighbourhood.toml --home NAME` (or --shds):
@@ -34,10 +34,10 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	for _, n := range r.Notes() {
 		log.Warn(n)
 	}
-	if o.solve.delay != 0 {
-		log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.solve.delay)
+	if o.solve.Delay != 0 {
+		log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.solve.Delay)
 	}
-	solve, err := homeRunOptions(r, o.solve)
+	so, err := solve.HomeRun(r, o.solve.Options)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
 		return exitUsage
@@ -50,13 +50,13 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 			"to try the neighbourhood on one machine, `hearth sim %s` runs every home over an embedded broker\n", path, path)
 		return exitUsage
 	}
-	cfg, err := b.config(solve.global, "")
+	cfg, err := b.config(so.Global, "")
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
 		return exitUsage
 	}
 	cfg.Logger = log
-	dev, err := openGPU(solve.gpu)
+	dev, err := solve.OpenGPU(so.GPU)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
 		return exitUsage
@@ -67,15 +67,15 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	hc := daemon.HomeConfig{Path: path, SHDS: shds, Overrides: hopts, Home: o.home, MQTT: cfg, Log: log,
 		Attempts: o.attempts, Watch: o.watch,
 		Prepare: func(r *homesolve.Run) (daemon.Prepared, error) {
-			so, err := homeRunOptions(r, o.solve)
+			opts, err := solve.HomeRun(r, o.solve.Options)
 			if err != nil {
 				return daemon.Prepared{}, err
 			}
-			d, err := prepareDistributed(r.Problem(), so, dev)
+			d, err := solve.Prepare(r.Problem(), opts, dev)
 			if err != nil {
 				return daemon.Prepared{}, err
 			}
-			return d.prepared(), nil
+			return d.Prepared(), nil
 		}}
 	if flags["home-assistant"] {
 		hc.HomeAssistant = &o.homeAssistant
@@ -96,22 +96,9 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	}
 	if o.once {
 		rep, err := hm.Once(ctx, o.runID)
-		return printRound(e, o.runID, rep, err, solve.json)
+		return printRound(e, o.runID, rep, err, o.solve.json)
 	}
 	return serveExit(hm.Run(ctx, o.runID))
-}
-
-// homeRunOptions are the solver options of a load: the command's flags
-// with the file's choice where the flags left it open.
-func homeRunOptions(r *homesolve.Run, base solveOptions) (solveOptions, error) {
-	o := homeSolveOptions(r, base)
-	if err := o.check(); err != nil {
-		return o, err
-	}
-	if o.global == "none" {
-		return o, errors.New("global solver \"none\" solves centrally, with no agents to run; name a protocol ([solver] global or --global)")
-	}
-	return o, nil
 }
 
 // homeBroker returns a home's broker settings: the file's [broker], where

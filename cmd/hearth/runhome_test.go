@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/hearth-dcop/hearth/internal/daemon"
 	"math"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"testing"
 	"time"
 	_ "time/tzdata" // the schedule's clock-change cases, on any machine
+
+	"github.com/hearth-dcop/hearth/internal/daemon"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 

@@ -13,27 +13,13 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
-
-// simResult is `hearth sim --json`: the result object of `hearth solve`
-// plus what only a run over MQTT has: the broker, the run id, and each
-// agent's transport counters.
-type simResult struct {
-	mva.Result
-	Broker string `json:"broker"`
-	// Transport is how the agents reached the broker: "memory" (the
-	// embedded broker, in this process) or "network".
-	Transport string `json:"transport"`
-	Run       string `json:"run"`
-	// Agents are the counters of every protocol agent, in the order of
-	// the (reformulated) problem's agents.
-	Agents []mqtt.Stats `json:"agents"`
-}
 
 func runSim(ctx context.Context, e *env, args []string) int {
 	var (
@@ -73,23 +59,23 @@ func runSim(ctx context.Context, e *env, args []string) int {
 			return loadExit(e.stderr, "sim", err)
 		}
 	}
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
 		return exitUsage
 	}
-	if o.global == "none" {
+	if o.Global == "none" {
 		fmt.Fprintf(e.stderr, "hearth sim: --global none solves centrally, with no agents to simulate: `hearth solve %s` does that, or name a protocol\n", hf.arg(path))
 		return exitUsage
 	}
-	if o.delay != 0 {
-		e.log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.delay)
+	if o.Delay != 0 {
+		e.log.Warn("--delay is the simulated runtime's latency; over MQTT the real one applies", "delay", o.Delay)
 	}
-	cfg, err := b.config(o.global, runID)
+	cfg, err := b.config(o.Global, runID)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
 		return exitUsage
 	}
-	dev, err := openGPU(o.gpu)
+	dev, err := solve.OpenGPU(o.GPU)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
 		return exitUsage
@@ -104,9 +90,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitUsage
 	}
-	if o.timeout > 0 {
+	if o.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
 	cfg.Logger = e.log
@@ -115,10 +101,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	gc := mqtt.GroupConfig{Config: cfg, EmbeddedTCP: tcp}
-	res, err := simulate(ctx, p, o, dev, gc, progressWriter(e.stderr, progress))
+	res, err := simulate(ctx, p, o.Options, dev, gc, progressWriter(e.stderr, progress))
 	if err == nil && homes != nil && !res.Feasible && ctx.Err() == nil {
-		if o2, ok := homeRestart(homes, o); ok {
-			e.log.Info("no feasible schedule; restarting from the homes' own schedules", "protocol", o.global)
+		if o2, ok := solve.HomeRestart(homes, o.Options); ok {
+			e.log.Info("no feasible schedule; restarting from the homes' own schedules", "protocol", o.Global)
 			if gc.Run != "" {
 				gc.Run += "-restart"
 			}
@@ -152,43 +138,17 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return resultExit(res.Result)
 }
 
-// simulate is `hearth sim` without the command line: it runs the
-// protocol of o between p's agents over MQTT (cfg.Broker, or an embedded
-// broker when it has no URL, reached through memory unless
-// cfg.EmbeddedTCP), each agent with its own client, and reports
-// the result in p's terms. progress, when not nil, receives a progress
-// line now and then.
-func simulate(ctx context.Context, p *mva.Problem, o solveOptions, dev *gpu.Device, cfg mqtt.GroupConfig, progress *progressLine) (simResult, error) {
-	d, err := prepareDistributed(p, o, dev)
-	if err != nil {
-		return simResult{}, err
+// simulate is solve.MQTT with a progress line on pl, when not nil.
+func simulate(ctx context.Context, p *mva.Problem, o solve.Options, dev *gpu.Device, cfg mqtt.GroupConfig, pl *progressLine) (solve.MQTTResult, error) {
+	var progress *pipeline.Progress
+	if pl != nil {
+		progress = &pipeline.Progress{}
+		defer pl.run(progress, time.Now())()
 	}
-	start := time.Now()
-	if progress != nil {
-		d.opts.Progress = &pipeline.Progress{}
-		stop := progress.run(d.opts.Progress, start)
-		defer stop()
-	}
-	pl, err := pipeline.Prepare(ctx, p, d.opts)
-	if err != nil {
-		return simResult{}, err
-	}
-	cfg.Timing = cfg.Timing.ForAgents(len(pl.Problem().Agents))
-	g := &mqtt.Group{Config: cfg}
-	sol, err := pl.Run(ctx, g)
-	if err != nil {
-		return simResult{}, err
-	}
-	// The user waited for the tables too.
-	sol.Outcome.Metrics.WallMs = float64(time.Since(start).Microseconds()) / 1000
-	transport := "network"
-	if g.Last.InMemory {
-		transport = "memory"
-	}
-	return simResult{Result: d.result(sol), Broker: g.Last.Broker, Transport: transport, Run: g.Last.Run, Agents: g.Last.Stats}, nil
+	return solve.MQTT(ctx, p, o, dev, cfg, progress)
 }
 
-func printMQTTSummary(w io.Writer, r simResult) {
+func printMQTTSummary(w io.Writer, r solve.MQTTResult) {
 	var env, envBytes, retrans, conns int64
 	drops := map[string]int64{}
 	for _, s := range r.Agents {

@@ -8,16 +8,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hearth-dcop/hearth/internal/solve"
 )
 
 // simJSON is `hearth sim --json`.
-func simJSON(t *testing.T, args ...string) simResult {
+func simJSON(t *testing.T, args ...string) solve.MQTTResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), append(append([]string{"sim"}, args...), "--json"), &out, &errb); code != exitOK {
 		t.Fatalf("sim: exit %d: %s", code, errb.String())
 	}
-	var r simResult
+	var r solve.MQTTResult
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("sim: %v\n%s", err, out.String())
 	}

@@ -2,85 +2,55 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
-	"github.com/hearth-dcop/hearth/local"
-	"github.com/hearth-dcop/hearth/local/gpu"
+	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
-	"github.com/hearth-dcop/hearth/mva/protocol"
 	"github.com/hearth-dcop/hearth/mva/reform"
+	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // solveOptions are the flags of `hearth solve`, which `hearth sim` and
-// `hearth run` share so that one instance runs the same way on the
-// simulated runtime, over MQTT in one process, and one agent per process.
+// `hearth run` share: the solver choice (solve.Options) and how the
+// result prints.
 type solveOptions struct {
-	global     string
-	local      localOptions
-	table      string
-	reform     string
-	agents     int
-	seed       uint64
-	params     paramFlag
-	delay      time.Duration
-	maxEntries int
-	gpu        string
-	json       bool
-	timeout    time.Duration
-	// start, when set, is a full assignment every agent's local solver
-	// suggests as its start (startSolver; homes: the uncoordinated
-	// schedules).
-	start []int
+	solve.Options
+	json bool
 }
 
 // register declares the flags on fs; defGlobal is --global's default
 // ("none" for solve, a protocol for the commands that need one).
 func (o *solveOptions) register(fs *flag.FlagSet, defGlobal string) {
-	o.params = paramFlag{}
-	fs.StringVar(&o.global, "global", defGlobal, "protocol between agents: "+strings.Join(globalNames(), ", ")+" (none solves the whole file centrally)")
-	o.local.register(fs)
-	fs.StringVar(&o.table, "table", "", "MVA tables: lazy (rows computed when a protocol asks) or eager (all rows up front); default lazy, eager for dpop with gibbs/mh (DMCMC)")
-	fs.StringVar(&o.reform, "reform", "mva", "how agents map to the protocol: mva, compilation (one variable per agent), decomposition (one agent per variable)")
-	fs.IntVar(&o.agents, "agents", 0, "repartition the variables into N agents (formats without agents default to one)")
-	fs.Uint64Var(&o.seed, "seed", 1, "random seed for sampling protocols and delivery order")
-	fs.Var(o.params, "p", "protocol parameter name=value, repeatable (e.g. -p iterations=500 -p temperature=2); see README.md")
-	fs.DurationVar(&o.delay, "delay", 0, "simulated latency of each message (e.g. 5ms), added to the simulated runtime")
-	fs.IntVar(&o.maxEntries, "max-entries", reform.DefaultMaxEntries, "largest domain or table the compilation reformulation may build")
-	fs.StringVar(&o.gpu, "gpu", "auto", "GPU for bucket elimination and DPOP's UTIL joins: auto (when a cuda build finds a device), on (fail without one), off")
+	o.Params = map[string]float64{}
+	fs.StringVar(&o.Global, "global", defGlobal, "protocol between agents: "+strings.Join(solve.GlobalNames(), ", ")+" (none solves the whole file centrally)")
+	registerLocal(fs, &o.Local)
+	fs.StringVar(&o.Table, "table", "", "MVA tables: lazy (rows computed when a protocol asks) or eager (all rows up front); default lazy, eager for dpop with gibbs/mh (DMCMC)")
+	fs.StringVar(&o.Reform, "reform", "mva", "how agents map to the protocol: mva, compilation (one variable per agent), decomposition (one agent per variable)")
+	fs.IntVar(&o.Agents, "agents", 0, "repartition the variables into N agents (formats without agents default to one)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed for sampling protocols and delivery order")
+	fs.Var(paramFlag(o.Params), "p", "protocol parameter name=value, repeatable (e.g. -p iterations=500 -p temperature=2); see README.md")
+	fs.DurationVar(&o.Delay, "delay", 0, "simulated latency of each message (e.g. 5ms), added to the simulated runtime")
+	fs.IntVar(&o.MaxEntries, "max-entries", reform.DefaultMaxEntries, "largest domain or table the compilation reformulation may build")
+	fs.StringVar(&o.GPU, "gpu", "auto", "GPU for bucket elimination and DPOP's UTIL joins: auto (when a cuda build finds a device), on (fail without one), off")
 	fs.BoolVar(&o.json, "json", false, "print the result object as JSON")
-	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (e.g. 30s; 0 means no limit)")
+	fs.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (e.g. 30s; 0 means no limit)")
 }
 
-// check validates the parsed flags and fills in --table's default. The
-// error is a usage error, worded for the command line.
-func (o *solveOptions) check() error {
-	if _, ok := protocol.Lookup(o.global); !ok && o.global != "none" {
-		return fmt.Errorf("unknown --global %q (valid: %s)", o.global, strings.Join(globalNames(), ", "))
-	}
-	if o.table == "" {
-		// DMCMC: with a sampler, every agent fills its table as soon as
-		// it starts, without waiting for its children.
-		o.table = "lazy"
-		if o.global == "dpop" && o.local.sampling() {
-			o.table = "eager"
-		}
-	}
-	if o.table != "lazy" && o.table != "eager" {
-		return fmt.Errorf("unknown --table %q (valid: lazy, eager)", o.table)
-	}
-	if !slices.Contains(reform.Names(), o.reform) {
-		return fmt.Errorf("unknown --reform %q (valid: %s)", o.reform, strings.Join(reform.Names(), ", "))
-	}
-	return o.local.validate()
+// registerLocal declares the flags of the local solver on fs.
+func registerLocal(fs *flag.FlagSet, o *solve.Local) {
+	fs.StringVar(&o.Name, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), aobb (AND/OR branch and bound), bruteforce, gibbs, mh (Metropolis-Hastings), auto (one row: be or aobb, chosen per subproblem, the default of solve --global none; agents: be where its tables fit 2^16 entries, else gibbs)")
+	fs.Int64Var(&o.Memory, "memory", 0, "memory budget of the exact local solvers in MiB (aobb's heuristics and caches, auto's choice); 0 means a quarter of physical memory")
+	fs.IntVar(&o.Runs, "runs", sampler.DefaultRuns, "gibbs/mh: independent chains R per MVA row")
+	fs.IntVar(&o.Trials, "trials", sampler.DefaultTrials, "gibbs/mh: samples T per chain (Gibbs sweeps or MH proposals)")
+	fs.Float64Var(&o.Temperature, "temperature", 0, "gibbs/mh: temperature τ of exp(−cost/τ); 0: a tenth of each agent's cost scale (sampler.ScaleTemperature)")
+	fs.StringVar(&o.Proposal, "proposal", sampler.ProposalNormal, "mh: proposal, normal (the DMCMC paper's) or discrete")
+	fs.Float64Var(&o.Alpha, "alpha", 0.05, "gibbs/mh: the top fraction α the quality guarantee is reported for")
 }
 
 // loadInstance resolves a command's instance argument to the problem it
@@ -90,7 +60,7 @@ func (o *solveOptions) check() error {
 // or an SHDS file will be resolved here, and may fill o's solver settings
 // where the command line left them at their defaults.
 func loadInstance(path string, o *solveOptions) (*mva.Problem, error) {
-	return format.ReadFile(path, format.Options{Agents: o.agents})
+	return format.ReadFile(path, format.Options{Agents: o.Agents})
 }
 
 func runSolve(ctx context.Context, e *env, args []string) int {
@@ -108,10 +78,10 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return flagExit(err)
 	}
-	if set := map[string]bool{}; o.global == "none" {
+	if set := map[string]bool{}; o.Global == "none" {
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["local"] {
-			o.local.name = localAuto
+			o.Local.Name = solve.LocalAuto
 		}
 	}
 	path, isHomes, ok := hf.file(pos)
@@ -122,19 +92,19 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	}
 	var homes *homesolve.Run
 	if isHomes {
-		global := o.global
+		global := o.Global
 		if homes, o, err = hf.load(path, fs, o); err != nil {
 			return loadExit(e.stderr, "solve", err)
 		}
 		// solve is central unless --global says otherwise: the file's
 		// protocol is for sim and run.
-		o.global = global
+		o.Global = global
 	}
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
 		return exitUsage
 	}
-	dev, err := openGPU(o.gpu)
+	dev, err := solve.OpenGPU(o.GPU)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
 		return exitUsage
@@ -143,7 +113,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		defer dev.Close()
 	}
 	if homes != nil {
-		res, assign, err := solveHomes(ctx, homes, o, dev)
+		res, assign, err := solve.Homes(ctx, homes, o.Options, dev)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
 			return exitFailed
@@ -159,16 +129,16 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitUsage
 	}
-	if o.timeout > 0 {
+	if o.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
 	var res mva.Result
-	if o.global == "none" {
-		res, err = solveCentral(ctx, p, &o.local, o.seed, dev)
+	if o.Global == "none" {
+		res, err = solve.Central(ctx, p, &o.Local, o.Seed, dev)
 	} else {
-		res, err = solveDistributed(ctx, p, o, dev)
+		res, err = solve.Distributed(ctx, p, o.Options, dev)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
@@ -208,71 +178,6 @@ func unproved(a mva.Algorithm) string {
 		return "--local " + a.Local + " samples"
 	}
 	return a.Global + " is incomplete"
-}
-
-// solveCentral solves p as a single subproblem with no boundary: the one
-// row of its MVA table is the optimum.
-func solveCentral(ctx context.Context, p *mva.Problem, lo *localOptions, seed uint64, dev *gpu.Device) (mva.Result, error) {
-	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	factory, sampled, notes := lo.factory(seed), lo.sampling(), []string(nil)
-	if lo.name == localAuto { // one row: exact, and the notes say which
-		factory, sampled = func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
-			s, c, err := local.Auto(lp, local.AutoOptions{Memory: lo.memoryBytes()})
-			notes = append(notes, c.Reason)
-			return s, err
-		}, false
-	}
-	s, err := gpuSolver(dev, lo.name, factory)(lp)
-	if err != nil {
-		return mva.Result{}, err
-	}
-	t, err := mva.NewTable(lp)
-	if err != nil {
-		return mva.Result{}, err
-	}
-	start := time.Now()
-	if err := t.Fill(ctx, s); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			if len(notes) > 0 { // which solver ran out of time
-				err = fmt.Errorf("%s: %w", notes[0], err)
-			}
-			return mva.Result{}, fmt.Errorf("stopped before the optimum was proved: %w", err)
-		}
-		return mva.Result{}, err
-	}
-	wall := time.Since(start)
-	if d, ok := s.(interface{ Describe() string }); ok && lo.name == localAuto {
-		notes = append(notes, d.Describe())
-	}
-	cost := t.Costs[0] + p.Offset
-	var assign []int
-	if !mva.IsHard(cost) {
-		assign = make([]int, len(p.Variables))
-		for k, v := range t.Interior(0) {
-			assign[lp.Vars[k]] = int(v)
-		}
-		// The solver's claim is checked against the model itself, so a
-		// solver bug can never print a wrong objective.
-		check, err := p.Eval(assign)
-		if err != nil {
-			return mva.Result{}, fmt.Errorf("internal error: the solver returned a bad assignment: %w", err)
-		}
-		if math.Abs(check-cost) > 1e-9*math.Max(1, math.Abs(cost)) {
-			return mva.Result{}, fmt.Errorf("internal error: the solver reported cost %v but the assignment costs %v", cost, check)
-		}
-	}
-	r := mva.NewResult(p, assign, cost)
-	r.Optimal = r.Feasible && !sampled
-	r.Conclude(!sampled)
-	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.name, Table: "eager", Reform: "mva",
-		GPU: dev != nil && (lo.name == "be" || lo.sampling())}
-	if sampled {
-		r.Algorithm.Sampling = lo.report(seed)
-	}
-	r.Notes = notes
-	ms := float64(wall.Microseconds()) / 1000
-	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
-	return r, nil
 }
 
 // maxListed bounds the assignment printed in the human summary.

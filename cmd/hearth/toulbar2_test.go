@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/solve"
 	tb2 "github.com/hearth-dcop/hearth/internal/toulbar2"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
@@ -89,7 +90,7 @@ func TestSolveMatchesToulbar2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := solveCentral(context.Background(), p, &localOptions{name: tc.solver}, 1, nil)
+			res, err := solve.Central(context.Background(), p, &solve.Local{Name: tc.solver}, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,16 +11,16 @@ import (
 
 // Candidate orders (parameter afb_candidates, notes §1.11).
 const (
-	candBestFirst = 0 // by Inc(b)+h(b), rebuilt for every prefix
-	candStatic    = 1 // by cost(b)+h(b), sorted once
-	candLex       = 2 // row index order, lazy-friendly pre-test
+	CandidatesBestFirst = 0 // by Inc(b)+h(b), rebuilt for every prefix
+	CandidatesStatic    = 1 // by cost(b)+h(b), sorted once
+	CandidatesLex       = 2 // row index order, lazy-friendly pre-test
 )
 
 // Estimate modes (parameter afb_estimate, notes §1.7).
 const (
-	estExact     = 0
-	estHybrid    = 1
-	estDecoupled = 2
+	EstimateExact     = 0 // the minimum over all the agent's rows
+	EstimateHybrid    = 1 // rows not yet computed count as 0
+	EstimateDecoupled = 2 // owned functions plus the local lower bound
 )
 
 // agent is one MVA-AFB agent. Positions are 0-based: the notes' a_1 is
@@ -72,37 +72,6 @@ type agent struct {
 
 var _ mva.Protocol = (*agent)(nil)
 
-// intParam reads an integer parameter in [0, hi].
-func intParam(n *mva.Node, name string, hi int) (int, error) {
-	v := n.Param(name, 0)
-	if v != math.Trunc(v) || v < 0 || v > float64(hi) {
-		return 0, fmt.Errorf("afb: parameter %s = %v, want an integer in 0..%d", name, v, hi)
-	}
-	return int(v), nil
-}
-
-// readParams sets the agent's modes from n.Params and returns the order
-// mode.
-func (a *agent) readParams(n *mva.Node) (int, error) {
-	var orderMode, hp, zs, rc int
-	for _, p := range []struct {
-		name string
-		hi   int
-		dst  *int
-	}{
-		{"afb_order", 2, &orderMode}, {"afb_candidates", 2, &a.candMode}, {"afb_estimate", 2, &a.estMode},
-		{"afb_hplus", 1, &hp}, {"afb_zero_stop", 1, &zs}, {"afb_recheck", 1, &rc},
-	} {
-		v, err := intParam(n, p.name, p.hi)
-		if err != nil {
-			return 0, err
-		}
-		*p.dst = v
-	}
-	a.hplusOn, a.zeroStop, a.recheck = hp == 1, zs == 1, rc == 1
-	return orderMode, nil
-}
-
 // New returns agent n.ID's MVA-AFB state machine; the package comment
 // lists its parameters.
 func New(n *mva.Node) (mva.Protocol, error) {
@@ -115,15 +84,17 @@ func New(n *mva.Node) (mva.Protocol, error) {
 		return nil, fmt.Errorf("afb: agent %d of %d", n.ID, m)
 	}
 	a := &agent{n: n, id: n.ID, m: m, offset: d.Problem.Offset}
-	orderMode, err := a.readParams(n)
+	cfg, err := ParseConfig(n.Params)
 	if err != nil {
 		return nil, err
 	}
+	a.candMode, a.estMode = cfg.Candidates, cfg.Estimate
+	a.hplusOn, a.zeroStop, a.recheck = cfg.HPlus, cfg.ZeroStop, cfg.Recheck
 	byAgent, err := agentRows(d)
 	if err != nil {
 		return nil, fmt.Errorf("afb: %w", err)
 	}
-	if a.order, err = agentOrder(d, orderMode, byAgent); err != nil {
+	if a.order, err = agentOrder(d, cfg.Order, byAgent); err != nil {
 		return nil, fmt.Errorf("afb: %w", err)
 	}
 	pos := make([]int, m)

@@ -14,12 +14,12 @@ import (
 // defaults, the thesis's configuration, and every option of §1.
 var variants = []map[string]float64{
 	nil,
-	{"afb_candidates": candLex, "afb_estimate": estDecoupled},
-	{"afb_candidates": candStatic, "afb_estimate": estHybrid},
-	{"afb_candidates": candLex, "afb_order": orderDegree},
-	{"afb_order": orderLinks, "afb_hplus": 1},
+	{"afb_candidates": CandidatesLex, "afb_estimate": EstimateDecoupled},
+	{"afb_candidates": CandidatesStatic, "afb_estimate": EstimateHybrid},
+	{"afb_candidates": CandidatesLex, "afb_order": OrderDegree},
+	{"afb_order": OrderLinks, "afb_hplus": 1},
 	{"afb_recheck": 1, "afb_zero_stop": 1},
-	{"afb_candidates": candLex, "afb_estimate": estHybrid, "afb_hplus": 1, "afb_order": orderDegree},
+	{"afb_candidates": CandidatesLex, "afb_estimate": EstimateHybrid, "afb_hplus": 1, "afb_order": OrderDegree},
 }
 
 // configs is every combination of local solver, table mode, wire faults
@@ -314,14 +314,14 @@ func TestLazyRows(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		p := randomProblem(seed)
 		want := reference(t, p)
-		for _, est := range []float64{estExact, estHybrid} {
-			params := map[string]float64{"afb_candidates": candLex, "afb_estimate": est}
+		for _, est := range []float64{EstimateExact, EstimateHybrid} {
+			params := map[string]float64{"afb_candidates": CandidatesLex, "afb_estimate": est}
 			lazy := checkOptimal(t, p, run{solver: "dfbnb", params: params}, want)
 			eager := checkOptimal(t, p, run{solver: "dfbnb", eager: true, params: params}, want)
-			if est == estExact && lazy.metrics.Messages != eager.metrics.Messages {
+			if est == EstimateExact && lazy.metrics.Messages != eager.metrics.Messages {
 				t.Errorf("p%d: %d messages lazy, %d eager", seed, lazy.metrics.Messages, eager.metrics.Messages)
 			}
-			if est == estHybrid {
+			if est == EstimateHybrid {
 				for _, a := range lazy.agents {
 					for _, k := range a.n.Local.Table.Known {
 						if k {

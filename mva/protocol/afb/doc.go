@@ -39,7 +39,7 @@
 // package wire and every decoder checks ranges, lengths and the sender's
 // position before the agent's state is touched.
 //
-// # Parameters (mva.Node.Params)
+// # Parameters (mva.Node.Params, read into Config by ParseConfig)
 //
 //   - afb_order: the agent order. 0 (default) ascending id; 1 maximum
 //     agent degree first, ties by id; 2 FRODO-like, most links to agents

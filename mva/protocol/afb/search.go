@@ -29,7 +29,7 @@ func sortCandidates(cs []candidate) {
 func (a *agent) beginPrefix(ctx context.Context) error {
 	a.active, a.next = true, 0
 	switch a.candMode {
-	case candBestFirst:
+	case CandidatesBestFirst:
 		a.cands = a.cands[:0]
 		for b := range a.nrows {
 			c, err := a.rowCost(ctx, b)
@@ -45,7 +45,7 @@ func (a *agent) beginPrefix(ctx context.Context) error {
 			}
 		}
 		sortCandidates(a.cands)
-	case candStatic:
+	case CandidatesStatic:
 		if a.static == nil {
 			a.static = make([]candidate, 0, a.nrows)
 			for b := range a.nrows {
@@ -73,7 +73,7 @@ func (a *agent) nextCandidate(ctx context.Context) (row int, inc float64, ok boo
 	}
 	bound := a.best.cost
 	for {
-		if a.candMode == candLex {
+		if a.candMode == CandidatesLex {
 			if a.next >= a.nrows {
 				return 0, 0, false, nil
 			}
@@ -106,7 +106,7 @@ func (a *agent) nextCandidate(ctx context.Context) (row int, inc float64, ok boo
 			a.next = len(a.cands) // nothing later can pass
 			return 0, 0, false, nil
 		}
-		if a.candMode == candBestFirst {
+		if a.candMode == CandidatesBestFirst {
 			// key is exactly Inc+h: the cut-off test was the full test.
 			return c.row, c.inc, true, nil
 		}
@@ -217,12 +217,12 @@ func (a *agent) estimate(ctx context.Context, c *cpa) (float64, error) {
 	for b := range a.nrows {
 		var rc float64
 		switch a.estMode {
-		case estExact:
+		case EstimateExact:
 			var err error
 			if rc, err = a.rowCost(ctx, b); err != nil {
 				return 0, err
 			}
-		case estHybrid:
+		case EstimateHybrid:
 			if a.n.Local.Table.Has(b) {
 				var err error
 				if rc, err = a.rowCost(ctx, b); err != nil {
@@ -235,7 +235,7 @@ func (a *agent) estimate(ctx context.Context, c *cpa) (float64, error) {
 		}
 		best = min(best, rc+ext(b)+a.h[b])
 	}
-	if a.estMode == estDecoupled {
+	if a.estMode == EstimateDecoupled {
 		lb, err := a.lowerBound(ctx)
 		if err != nil {
 			return 0, err

@@ -11,9 +11,9 @@ import (
 
 // Orders of the agents (parameter afb_order).
 const (
-	orderID     = 0 // ascending agent id
-	orderDegree = 1 // maximum agent degree first, ties by id
-	orderLinks  = 2 // FRODO-like: most links to ordered agents, fewer rows, id
+	OrderID     = 0 // ascending agent id
+	OrderDegree = 1 // maximum agent degree first, ties by id
+	OrderLinks  = 2 // FRODO-like: most links to ordered agents, fewer rows, id
 )
 
 // agentOrder returns the position → agent order every agent computes
@@ -27,12 +27,12 @@ func agentOrder(d *mva.Decomposition, mode int, rows []int) ([]int, error) {
 	}
 	nb := d.Neighbours()
 	switch mode {
-	case orderID:
-	case orderDegree:
+	case OrderID:
+	case OrderDegree:
 		slices.SortStableFunc(order, func(a, b int) int {
 			return cmp.Or(cmp.Compare(len(nb[b]), len(nb[a])), cmp.Compare(a, b))
 		})
-	case orderLinks:
+	case OrderLinks:
 		placed := make([]bool, m)
 		links := make([]int, m) // neighbours already placed
 		for p := range m {

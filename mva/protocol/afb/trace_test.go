@@ -14,7 +14,7 @@ import (
 
 // thesisParams is the configuration the thesis's Figure 3.5 evidently
 // used: rows in index order and decoupled estimates (notes §1.12).
-var thesisParams = map[string]float64{"afb_candidates": candLex, "afb_estimate": estDecoupled}
+var thesisParams = map[string]float64{"afb_candidates": CandidatesLex, "afb_estimate": EstimateDecoupled}
 
 // step is one message of a trace, decoded: kind, sender, receiver and
 // the number it carries (CPA cost, estimate or solution cost), plus the
@@ -202,7 +202,7 @@ func TestThesisFigure35Sim(t *testing.T) {
 	}
 	// Every configuration finds the optimum; best first needs fewer
 	// solutions than the thesis's order.
-	for _, params := range []map[string]float64{nil, {"afb_candidates": candStatic, "afb_estimate": estHybrid}} {
+	for _, params := range []map[string]float64{nil, {"afb_candidates": CandidatesStatic, "afb_estimate": EstimateHybrid}} {
 		o := solveChecked(t, fixtures.Thesis31(), run{solver: "be", seed: 2, params: params})
 		if o.cost != 12 || o.metrics.Messages > 13 {
 			t.Errorf("%v: cost %v, %d messages", params, o.cost, o.metrics.Messages)

@@ -76,19 +76,12 @@ func New(n *mva.Node) (mva.Protocol, error) {
 		return nil, fmt.Errorf("dgibbs: %w", err)
 	}
 	a := &Agent{node: n, nb: nb, rng: localsearch.NewRand(n.Seed), tree: newTree(n), parent: -1, closed: true}
-	if a.T, err = iterations(n); err != nil {
-		return nil, fmt.Errorf("dgibbs: %w", err)
-	}
-	if a.tau, err = temperature(n); err != nil {
-		return nil, fmt.Errorf("dgibbs: %w", err)
-	}
-	if a.init, err = localsearch.InitParam(n, localsearch.InitFirst); err != nil {
-		return nil, fmt.Errorf("dgibbs: %w", err)
-	}
-	mode, err := interiorMode(n)
+	cfg, err := ParseConfig(n.Params)
 	if err != nil {
-		return nil, fmt.Errorf("dgibbs: %w", err)
+		return nil, err
 	}
+	a.T, a.tau, a.init = cfg.Iterations, cfg.Temperature, cfg.Init
+	mode := cfg.Interior
 	if mode == InteriorGibbs {
 		lp := n.Local.LP
 		if n.Sampler == nil {

@@ -333,7 +333,6 @@ func TestSingleAgent(t *testing.T) {
 }
 
 func TestParameters(t *testing.T) {
-	node := func(params map[string]float64) *mva.Node { return &mva.Node{Params: params} }
 	good := []struct {
 		params map[string]float64
 		want   int
@@ -345,7 +344,7 @@ func TestParameters(t *testing.T) {
 		{map[string]float64{"alpha": 1, "epsilon": 1}, 1},
 	}
 	for _, tc := range good {
-		got, err := iterations(node(tc.params))
+		got, err := iterations(tc.params)
 		if err != nil || got != tc.want {
 			t.Errorf("iterations(%v) = %d, %v; want %d", tc.params, got, err, tc.want)
 		}
@@ -356,12 +355,12 @@ func TestParameters(t *testing.T) {
 		{"alpha": 1e-9, "epsilon": 1e-9}, {"alpha": math.NaN(), "epsilon": 0.5},
 	}
 	for _, params := range bad {
-		if _, err := iterations(node(params)); err == nil {
+		if _, err := iterations(params); err == nil {
 			t.Errorf("iterations(%v) accepted", params)
 		}
 	}
 	for _, tau := range []float64{0, -1, math.Inf(1), math.NaN()} {
-		if _, err := temperature(node(map[string]float64{"temperature": tau})); err == nil {
+		if _, err := temperature(map[string]float64{"temperature": tau}); err == nil {
 			t.Errorf("temperature %v accepted", tau)
 		}
 	}

@@ -108,7 +108,7 @@
 // An infeasible problem ends normally with cost +Inf and some assignment
 // (the kernel's argmin of all-Hard rows is the first value).
 //
-// # Parameters
+// # Parameters (Config, read by ParseConfig)
 //
 //   - max_util_entries (default 1<<24): the largest UTIL table an agent
 //     builds or accepts. A larger separator is an error naming the agent and

@@ -85,9 +85,8 @@ type Tree struct {
 	PseudoChildren []int
 }
 
-// New returns agent n.ID's DPOP state machine. Params: max_util_entries
-// (default 1<<24) and heuristic (0, the default: most neighbours first; 1:
-// lowest id first).
+// New returns agent n.ID's DPOP state machine, configured by the node's
+// parameters (ParseConfig).
 func New(n *mva.Node) (mva.Protocol, error) {
 	return NewAgent(n)
 }
@@ -119,17 +118,13 @@ func NewAgent(n *mva.Node) (*Agent, error) {
 	if n.ID < 0 || n.ID >= n.NumAgents || n.NumAgents != len(n.Decomp.Subs) {
 		return nil, fmt.Errorf("dpop: agent %d of %d does not match a decomposition of %d agents", n.ID, n.NumAgents, len(n.Decomp.Subs))
 	}
-	maxUtil := n.Param("max_util_entries", DefaultMaxUtilEntries)
-	if maxUtil < 1 || maxUtil > math.MaxInt32 || maxUtil != math.Trunc(maxUtil) {
-		return nil, fmt.Errorf("dpop: max_util_entries = %v, want a whole number in 1..%d", maxUtil, math.MaxInt32)
-	}
-	h := n.Param("heuristic", MostNeighbours)
-	if h != MostNeighbours && h != LowestID {
-		return nil, fmt.Errorf("dpop: heuristic = %v, want %d (most neighbours first) or %d (lowest id first)", h, MostNeighbours, LowestID)
+	cfg, err := ParseConfig(n.Params)
+	if err != nil {
+		return nil, err
 	}
 	a := &Agent{
 		node: n, prob: n.Problem(), sub: n.Sub(), id: n.ID, n: n.NumAgents,
-		heuristic: int(h), maxUtil: int(maxUtil),
+		heuristic: cfg.Heuristic, maxUtil: cfg.MaxUtilEntries,
 		isNbr:     make([]bool, n.NumAgents),
 		degree:    make(map[int]int, len(n.Neighbours)),
 		ancestor:  make([]bool, n.NumAgents),

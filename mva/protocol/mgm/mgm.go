@@ -146,28 +146,17 @@ func New(n *mva.Node) (mva.Protocol, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mgm: %w", err)
 	}
-	rounds, err := localsearch.Int(n, "rounds", DefaultRounds, 0, maxRounds)
+	cfg, err := ParseConfig(n.Params)
 	if err != nil {
-		return nil, fmt.Errorf("mgm: %w", err)
+		return nil, err
 	}
-	init, err := localsearch.InitParam(n, localsearch.InitRandom)
-	if err != nil {
-		return nil, fmt.Errorf("mgm: %w", err)
-	}
-	joint, err := localsearch.Bool(n, "joint", false)
-	if err != nil {
-		return nil, fmt.Errorf("mgm: %w", err)
-	}
-	quiet, err := localsearch.Bool(n, "quiet", false)
-	if err != nil {
-		return nil, fmt.Errorf("mgm: %w", err)
-	}
+	rounds, init, joint, quiet := cfg.Rounds, cfg.Init, cfg.Joint, cfg.Quiet
 	if agents := len(n.Decomp.Subs); quiet && len(nb.Neighbours) != agents-1 {
 		return nil, fmt.Errorf("mgm: parameter quiet = 1 needs every agent to neighbour every other (agent %d has %d neighbours of %d agents): elsewhere agents would disagree on the last round", n.ID, len(nb.Neighbours), agents)
 	}
 	resp, err := localsearch.NewResponder(n, nb, func(ctx context.Context, row int) (localsearch.Cost, error) {
 		return localsearch.RowCost(ctx, n.Local, row)
-	})
+	}, cfg.Response)
 	if err != nil {
 		return nil, fmt.Errorf("mgm: %w", err)
 	}

@@ -96,25 +96,13 @@ func New(n *mva.Node) (mva.Protocol, error) {
 		return nil, fmt.Errorf("mgm2: %w", err)
 	}
 	a := &Agent{node: n, nb: nb, rng: localsearch.NewRand(n.Seed), partner: -1, mate: -1}
-	if a.rounds, err = localsearch.Int(n, "rounds", DefaultRounds, 0, maxRounds); err != nil {
-		return nil, fmt.Errorf("mgm2: %w", err)
+	cfg, err := ParseConfig(n.Params)
+	if err != nil {
+		return nil, err
 	}
-	if a.offerProb, err = localsearch.Prob(n, "offer_prob", DefaultOfferProb); err != nil {
-		return nil, fmt.Errorf("mgm2: %w", err)
-	}
-	if a.positiveOnly, err = localsearch.Bool(n, "positive_offers", false); err != nil {
-		return nil, fmt.Errorf("mgm2: %w", err)
-	}
-	if a.maxOffers, err = localsearch.Int(n, "max_offers", 0, 0, maxEntries); err != nil {
-		return nil, fmt.Errorf("mgm2: %w", err)
-	}
-	if a.overUnilateral, err = localsearch.Bool(n, "accept_over_unilateral", false); err != nil {
-		return nil, fmt.Errorf("mgm2: %w", err)
-	}
-	if a.init, err = localsearch.InitParam(n, localsearch.InitRandom); err != nil {
-		return nil, fmt.Errorf("mgm2: %w", err)
-	}
-	if a.resp, err = localsearch.NewResponder(n, nb, a.localCost); err != nil {
+	a.rounds, a.offerProb, a.positiveOnly, a.maxOffers = cfg.Rounds, cfg.OfferProb, cfg.PositiveOffers, cfg.MaxOffers
+	a.overUnilateral, a.init = cfg.AcceptOverUnilateral, cfg.Init
+	if a.resp, err = localsearch.NewResponder(n, nb, a.localCost, cfg.Response); err != nil {
 		return nil, fmt.Errorf("mgm2: %w", err)
 	}
 	k := len(nb.Neighbours)

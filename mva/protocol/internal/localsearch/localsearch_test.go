@@ -141,22 +141,22 @@ func TestValueRouting(t *testing.T) {
 
 func TestParams(t *testing.T) {
 	n := &mva.Node{Params: map[string]float64{"k": 3, "x": 2.5, "p": 1.2, "b": 1}}
-	if v, err := localsearch.Int(n, "k", 0, 0, 5); err != nil || v != 3 {
+	if v, err := localsearch.Int(n.Params, "k", 0, 0, 5); err != nil || v != 3 {
 		t.Errorf("Int: %v %v", v, err)
 	}
-	if _, err := localsearch.Int(n, "x", 0, 0, 5); err == nil {
+	if _, err := localsearch.Int(n.Params, "x", 0, 0, 5); err == nil {
 		t.Error("non-integer accepted")
 	}
-	if v, err := localsearch.Int(n, "absent", 4, 0, 5); err != nil || v != 4 {
+	if v, err := localsearch.Int(n.Params, "absent", 4, 0, 5); err != nil || v != 4 {
 		t.Errorf("default: %v %v", v, err)
 	}
-	if _, err := localsearch.Prob(n, "p", 0.5); err == nil {
+	if _, err := localsearch.Prob(n.Params, "p", 0.5); err == nil {
 		t.Error("probability 1.2 accepted")
 	}
-	if v, err := localsearch.Bool(n, "b", false); err != nil || !v {
+	if v, err := localsearch.Bool(n.Params, "b", false); err != nil || !v {
 		t.Errorf("Bool: %v %v", v, err)
 	}
-	if _, err := localsearch.Bool(n, "k", false); err == nil {
+	if _, err := localsearch.Bool(n.Params, "k", false); err == nil {
 		t.Error("Bool 3 accepted")
 	}
 }

@@ -9,9 +9,18 @@ import (
 	"github.com/hearth-dcop/hearth/mva"
 )
 
-// Int reads an integer parameter, def when absent, and checks lo ≤ v ≤ hi.
-func Int(n *mva.Node, name string, def, lo, hi int) (int, error) {
-	v := n.Param(name, float64(def))
+// param is params[name], def when absent.
+func param(params map[string]float64, name string, def float64) float64 {
+	if v, ok := params[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Int reads an integer parameter of params (mva.Node.Params), def when
+// absent, and checks lo ≤ v ≤ hi.
+func Int(params map[string]float64, name string, def, lo, hi int) (int, error) {
+	v := param(params, name, float64(def))
 	if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
 		return 0, fmt.Errorf("parameter %s = %v: want an integer in %d..%d", name, v, lo, hi)
 	}
@@ -19,8 +28,8 @@ func Int(n *mva.Node, name string, def, lo, hi int) (int, error) {
 }
 
 // Prob reads a probability parameter, def when absent.
-func Prob(n *mva.Node, name string, def float64) (float64, error) {
-	v := n.Param(name, def)
+func Prob(params map[string]float64, name string, def float64) (float64, error) {
+	v := param(params, name, def)
 	if !(v >= 0 && v <= 1) {
 		return 0, fmt.Errorf("parameter %s = %v: want a probability in [0, 1]", name, v)
 	}
@@ -28,12 +37,12 @@ func Prob(n *mva.Node, name string, def float64) (float64, error) {
 }
 
 // Bool reads a 0/1 parameter, def when absent.
-func Bool(n *mva.Node, name string, def bool) (bool, error) {
+func Bool(params map[string]float64, name string, def bool) (bool, error) {
 	d := 0.0
 	if def {
 		d = 1
 	}
-	switch v := n.Param(name, d); v {
+	switch v := param(params, name, d); v {
 	case 0:
 		return false, nil
 	case 1:
@@ -66,8 +75,8 @@ var InitNames = map[string]Init{"first": InitFirst, "random": InitRandom, "best"
 
 // InitParam reads parameter "init" (0 first, 1 random, 2 best row, 3 the
 // local solver's start).
-func InitParam(n *mva.Node, def Init) (Init, error) {
-	v, err := Int(n, "init", int(def), int(InitFirst), int(InitStart))
+func InitParam(params map[string]float64, def Init) (Init, error) {
+	v, err := Int(params, "init", int(def), int(InitFirst), int(InitStart))
 	return Init(v), err
 }
 

@@ -129,30 +129,52 @@ type responseProblem struct {
 	out     []int // own boundary values, own interior values, then z
 }
 
+// ResponseConfig chooses how a Responder answers.
+type ResponseConfig struct {
+	// Mode is ResponseAuto, ResponseEnumerate, ResponseSolve or
+	// ResponseBlocks (parameter "response").
+	Mode Response
+	// Entries bounds bucket elimination's tables; 0 means DFBnB, or with
+	// blocks, block descent for every agent past EnumerateRows rows
+	// (parameter "response_entries", 0..math.MaxInt32).
+	Entries int
+	// BlockEntries bounds a block of block descent (parameter
+	// "block_entries", 1..math.MaxInt32).
+	BlockEntries int
+}
+
+// ParseResponse reads parameters "response" (0 auto, 1 enumerate, 2
+// solve, 3 blocks; default auto), "response_entries" and "block_entries"
+// of params, with an error naming the one out of range.
+func ParseResponse(params map[string]float64) (ResponseConfig, error) {
+	mode, err := Int(params, "response", int(ResponseAuto), int(ResponseAuto), int(ResponseBlocks))
+	if err != nil {
+		return ResponseConfig{}, err
+	}
+	entries, err := Int(params, "response_entries", DefaultResponseEntries, 0, math.MaxInt32)
+	if err != nil {
+		return ResponseConfig{}, err
+	}
+	merge, err := Int(params, "block_entries", BlockEntries, 1, math.MaxInt32)
+	if err != nil {
+		return ResponseConfig{}, err
+	}
+	return ResponseConfig{Mode: Response(mode), Entries: entries, BlockEntries: merge}, nil
+}
+
 // NewResponder returns the responder of the agent with neighbourhood nb
-// and local cost local (normally RowCost on n's view), reading parameters
-// "response" (0 auto, 1 enumerate, 2 solve, 3 blocks; default auto) and
-// "response_entries" (bucket elimination's table bound; 0 means DFBnB, or
-// with blocks, block descent for every agent past EnumerateRows rows).
-func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost) (*Responder, error) {
-	mode, err := Int(n, "response", int(ResponseAuto), int(ResponseAuto), int(ResponseBlocks))
-	if err != nil {
-		return nil, err
+// and local cost local (normally RowCost on n's view), answering as c
+// says.
+func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseConfig) (*Responder, error) {
+	if c.Mode < ResponseAuto || c.Mode > ResponseBlocks || c.Entries < 0 || c.BlockEntries < 1 {
+		return nil, fmt.Errorf("response configuration %+v out of range", c)
 	}
-	entries, err := Int(n, "response_entries", DefaultResponseEntries, 0, math.MaxInt32)
-	if err != nil {
-		return nil, err
-	}
-	merge, err := Int(n, "block_entries", BlockEntries, 1, math.MaxInt32)
-	if err != nil {
-		return nil, err
-	}
-	m := Response(mode)
+	m := c.Mode
 	solve := m == ResponseSolve || (m == ResponseAuto || m == ResponseBlocks) && nb.Rows() > EnumerateRows
 	if solve && n.Exact == nil {
 		return nil, errors.New("best responses need an exact solver factory (mva.Node.Exact), and the run gives none")
 	}
-	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: entries, merge: merge}, nil
+	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries}, nil
 }
 
 // Solving reports whether BestMove solves (true) or enumerates.

@@ -95,7 +95,7 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 				return localsearch.RowCost(ctx, n.Local, row)
 			}
 			n.Params = map[string]float64{"response": float64(localsearch.ResponseEnumerate)}
-			enum, err := localsearch.NewResponder(n, nb, rowCost)
+			enum, err := localsearch.NewResponder(n, nb, rowCost, responseConfig(t, n))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 				entries = 0 // DFBnB
 			}
 			n.Params = map[string]float64{"response": float64(localsearch.ResponseSolve), "response_entries": entries}
-			solve, err := localsearch.NewResponder(n, nb, rowCost)
+			solve, err := localsearch.NewResponder(n, nb, rowCost, responseConfig(t, n))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -322,7 +322,7 @@ func TestResponderLargeBoundary(t *testing.T) {
 			}
 			r, err := localsearch.NewResponder(n, nb, func(ctx context.Context, row int) (localsearch.Cost, error) {
 				return localsearch.RowCost(ctx, n.Local, row)
-			})
+			}, responseConfig(t, n))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,7 +411,7 @@ func TestResponderHugeCosts(t *testing.T) {
 	rowCost := func(ctx context.Context, row int) (localsearch.Cost, error) {
 		return localsearch.RowCost(ctx, n.Local, row)
 	}
-	solve, err := localsearch.NewResponder(n, nb, rowCost)
+	solve, err := localsearch.NewResponder(n, nb, rowCost, responseConfig(t, n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,4 +434,14 @@ func TestResponderHugeCosts(t *testing.T) {
 	if solve.UsedWeighted() {
 		t.Error("a weighted problem was built with a penalty past the float range")
 	}
+}
+
+// responseConfig is the responder configuration n's parameters set.
+func responseConfig(t *testing.T, n *mva.Node) localsearch.ResponseConfig {
+	t.Helper()
+	c, err := localsearch.ParseResponse(n.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package main
+package solve
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func sameResult(t *testing.T, name string, cpu, gpuRes mva.Result) {
 func TestGPUMatchesCPU(t *testing.T) {
 	dev := openDevice(t)
 	ctx := context.Background()
-	lo := &localOptions{name: "be"}
+	lo := &Local{Name: "be"}
 	var probs []*mva.Problem
 	for seed := uint64(1); seed <= 40; seed++ {
 		for _, kind := range []struct {
@@ -79,11 +79,11 @@ func TestGPUMatchesCPU(t *testing.T) {
 		probs = append(probs, p)
 	}
 	for _, p := range probs {
-		cpu, err := solveCentral(ctx, p, lo, 1, nil)
+		cpu, err := Central(ctx, p, lo, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := solveCentral(ctx, p, lo, 1, dev)
+		g, err := Central(ctx, p, lo, 1, dev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,12 +91,12 @@ func TestGPUMatchesCPU(t *testing.T) {
 		if len(p.Agents) < 2 {
 			continue
 		}
-		o := solveOptions{global: "dpop", local: localOptions{name: "be"}, table: "eager", reform: "mva", seed: 1}
-		cpu, err = solveDistributed(ctx, p, o, nil)
+		o := Options{Global: "dpop", Local: Local{Name: "be"}, Table: "eager", Reform: "mva", Seed: 1}
+		cpu, err = Distributed(ctx, p, o, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err = solveDistributed(ctx, p, o, dev)
+		g, err = Distributed(ctx, p, o, dev)
 		if err != nil {
 			t.Fatal(err)
 		}

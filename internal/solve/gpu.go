@@ -1,4 +1,4 @@
-package main
+package solve
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 	sgpu "github.com/hearth-dcop/hearth/sampler/gpu"
 )
 
-// openGPU applies --gpu: off never touches a device; on opens one or fails
+// OpenGPU applies --gpu: off never touches a device; on opens one or fails
 // with the reason; auto opens one when a cuda build finds a usable device
 // and quietly uses the CPU otherwise. The default (non-cuda) build has no
 // device, so on fails there with "built without CUDA support".
-func openGPU(mode string) (*gpu.Device, error) {
+func OpenGPU(mode string) (*gpu.Device, error) {
 	switch mode {
 	case "off":
 		return nil, nil
@@ -55,7 +55,7 @@ func gpuSolver(d *gpu.Device, name string, next mva.SolverFactory) mva.SolverFac
 		return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
 			return gpu.NewBE(lp, d, gpu.BEOptions{})
 		}
-	case "gibbs", "mh", localAuto:
+	case "gibbs", "mh", LocalAuto:
 		return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
 			cpu, err := next(lp)
 			if err != nil {
@@ -70,7 +70,7 @@ func gpuSolver(d *gpu.Device, name string, next mva.SolverFactory) mva.SolverFac
 				return cpu, nil
 			}
 			sname := name
-			if name == localAuto {
+			if name == LocalAuto {
 				sname = "gibbs"
 			}
 			return sgpu.New(sname, lp, d, o.Options())

@@ -1,11 +1,8 @@
-package main
+package solve
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
@@ -48,11 +45,11 @@ func TestLocalAuto(t *testing.T) {
 			if wantBE := tc.want == "be"; (beErr == nil) != wantBE {
 				t.Fatalf("bucket elimination within %d entries: %v; the case expects %s", autoEntries, beErr, tc.want)
 			}
-			o := localOptions{name: localAuto, runs: 2, trials: 5, temp: 1, proposal: sampler.ProposalNormal, alpha: 0.05}
-			if err := o.validate(); err != nil {
+			o := Local{Name: LocalAuto, Runs: 2, Trials: 5, Temperature: 1, Proposal: sampler.ProposalNormal, Alpha: 0.05}
+			if err := o.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			s, err := o.factory(1)(lp)
+			s, err := o.Factory(1)(lp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,43 +63,10 @@ func TestLocalAuto(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("solver %T, want %s", s, tc.want)
 			}
-			if !o.sampling() || o.report(1) == nil {
+			if !o.Sampling() || o.Report(1) == nil {
 				t.Error("auto must report sampling where agents may sample")
 			}
 		})
-	}
-}
-
-// TestSolveDefaultAuto: `hearth solve` without --local runs auto, exact,
-// and its notes say which solver ran: bucket elimination on a narrow file,
-// AOBB on fabe_spot5_29 (width 14), with toulbar2's optimum 8059; an
-// explicit --local is kept.
-func TestSolveDefaultAuto(t *testing.T) {
-	for _, tc := range []struct {
-		args  []string
-		local string
-		note  string
-		want  float64
-	}{
-		{[]string{"../../testdata/gpube_rep_0_x_10.wcsp"}, "auto", "auto chose be", 124},
-		{[]string{"../../testdata/fabe_spot5_29.wcsp"}, "auto", "auto chose aobb", 8059},
-		{[]string{"../../testdata/gpube_rep_0_x_10.wcsp", "--local", "be"}, "be", "", 124},
-	} {
-		var out, errb bytes.Buffer
-		args := append([]string{"solve", "--json"}, tc.args...)
-		if code := run(context.Background(), args, &out, &errb); code != exitOK {
-			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
-		}
-		var r mva.Result
-		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.Algorithm.Local != tc.local || !r.Optimal || r.Objective == nil || *r.Objective != tc.want || r.Algorithm.Sampling != nil {
-			t.Errorf("%v: result %+v", tc.args, r)
-		}
-		if got := strings.Join(r.Notes, "; "); tc.note == "" && got != "" || !strings.Contains(got, tc.note) {
-			t.Errorf("%v: notes %q, want %q", tc.args, got, tc.note)
-		}
 	}
 }
 
@@ -158,7 +122,7 @@ func TestStartSolver(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := startSolver(start, tc.inner)(lp)
+			s, err := StartSolver(start, tc.inner)(lp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +158,7 @@ func TestStartSolver(t *testing.T) {
 			}
 		})
 	}
-	if f := startSolver(nil, nil); f != nil {
+	if f := StartSolver(nil, nil); f != nil {
 		t.Error("no start must keep the factory")
 	}
 }

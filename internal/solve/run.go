@@ -1,0 +1,206 @@
+package solve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/internal/daemon"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/local/gpu"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
+	"github.com/hearth-dcop/hearth/mva/protocol"
+	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
+	"github.com/hearth-dcop/hearth/mva/reform"
+	"github.com/hearth-dcop/hearth/mva/sim"
+	"github.com/hearth-dcop/hearth/sampler"
+)
+
+// Check validates the parsed flags and fills in --table's default. The
+// error is a usage error, worded for the command line.
+func (o *Options) Check() error {
+	if _, ok := protocol.Lookup(o.Global); !ok && o.Global != "none" {
+		return fmt.Errorf("unknown --global %q (valid: %s)", o.Global, strings.Join(GlobalNames(), ", "))
+	}
+	if o.Table == "" {
+		// DMCMC: with a sampler, every agent fills its table as soon as
+		// it starts, without waiting for its children.
+		o.Table = "lazy"
+		if o.Global == "dpop" && o.Local.Sampling() {
+			o.Table = "eager"
+		}
+	}
+	if o.Table != "lazy" && o.Table != "eager" {
+		return fmt.Errorf("unknown --table %q (valid: lazy, eager)", o.Table)
+	}
+	if !slices.Contains(reform.Names(), o.Reform) {
+		return fmt.Errorf("unknown --reform %q (valid: %s)", o.Reform, strings.Join(reform.Names(), ", "))
+	}
+	return o.Local.Validate()
+}
+
+// Distributed runs a protocol between the agents of p on the
+// simulated runtime and reports the result in p's terms.
+func Distributed(ctx context.Context, p *mva.Problem, o Options, dev *gpu.Device) (mva.Result, error) {
+	d, err := Prepare(p, o, dev)
+	if err != nil {
+		return mva.Result{}, err
+	}
+	sol, err := pipeline.Solve(ctx, p, d.Pipeline, &sim.Runtime{Config: sim.Config{Delay: o.Delay}})
+	if err != nil {
+		return mva.Result{}, err
+	}
+	return d.Result(sol), nil
+}
+
+// Run is a protocol run chosen for a problem: the pipeline's
+// options and the way from its solution to a result object. The
+// simulated runtime (`hearth solve`) and the MQTT runtime (`hearth sim`,
+// `hearth run`) share it, so that they run the very same agents.
+type Run struct {
+	p        *mva.Problem
+	o        Options
+	Pipeline pipeline.Options
+	exact    bool
+	gpu      bool
+}
+
+// localDevice is the device the local solvers use: none for sampled rows
+// computed one at a time (lazy tables), where a row's chains are too
+// little work for the kernel launches: on an H100, D-Gibbs over SHDS
+// dm_21_1_5 took 32.0 s with its rows sampled on the GPU and 9.8 s on the
+// CPU (dm_21_1_6: 22.6 and 5.1 s). Eager tables (DMCMC) sample every row
+// at once and keep the device.
+func localDevice(dev *gpu.Device, o Options) *gpu.Device {
+	if o.Table == "lazy" && o.Local.Sampling() {
+		return nil
+	}
+	return dev
+}
+
+// Prepare chooses the protocol, the local solver and the
+// reformulation o asks for.
+func Prepare(p *mva.Problem, o Options, dev *gpu.Device) (*Run, error) {
+	proto, ok := protocol.Lookup(o.Global)
+	if !ok {
+		return nil, fmt.Errorf("unknown --global %q", o.Global)
+	}
+	makeProto := proto.New
+	if dev != nil && o.Global == "dpop" {
+		makeProto = dpop.WithKernel(gpuKernel(dev))
+	}
+	if o.Reform == "" {
+		o.Reform = "mva"
+	}
+	return &Run{
+		p: p, o: o, exact: proto.Exact,
+		gpu: dev != nil && (o.Global == "dpop" || o.Local.Name == "be"),
+		Pipeline: pipeline.Options{
+			Protocol:   makeProto,
+			Solver:     StartSolver(o.Start, gpuSolver(localDevice(dev, o), o.Local.Name, o.Local.Factory(o.Seed))),
+			Eager:      o.Table == "eager",
+			Seed:       o.Seed,
+			Params:     o.Params,
+			Reform:     o.Reform,
+			MaxEntries: o.MaxEntries,
+			Exact:      local.Exact,
+			Sampler:    sampler.NewConditionalSampler,
+		},
+	}, nil
+}
+
+// algorithm is the result object's description of the run.
+func (d *Run) algorithm() mva.Algorithm {
+	o := d.o
+	return mva.Algorithm{Global: o.Global, Local: o.Local.Name, Table: o.Table, Reform: o.Reform,
+		Sampling: o.Local.Report(o.Seed), GPU: d.gpu}
+}
+
+// complete reports whether the run would have found a feasible
+// assignment if there were one: an exact protocol over exact rows.
+func (d *Run) complete() bool { return d.exact && !d.o.Local.Sampling() }
+
+// Prepared is the run as `hearth run`'s daemon takes it.
+func (d *Run) Prepared() daemon.Prepared {
+	return daemon.Prepared{Options: d.Pipeline, Algorithm: d.algorithm(), Complete: d.complete(), Timeout: d.o.Timeout}
+}
+
+// Result reports a solution of the pipeline in the result object's terms.
+func (d *Run) Result(sol pipeline.Solution) mva.Result {
+	r := mva.NewResult(d.p, sol.Assign, sol.Cost)
+	r.Optimal = r.Feasible && d.complete() && sol.Optimal
+	r.Conclude(d.complete())
+	r.Algorithm = d.algorithm()
+	r.Metrics = sol.Outcome.Metrics
+	return r
+}
+
+// Central solves p as a single subproblem with no boundary: the one
+// row of its MVA table is the optimum.
+func Central(ctx context.Context, p *mva.Problem, lo *Local, seed uint64, dev *gpu.Device) (mva.Result, error) {
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	factory, sampled, notes := lo.Factory(seed), lo.Sampling(), []string(nil)
+	if lo.Name == LocalAuto { // one row: exact, and the notes say which
+		factory, sampled = func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
+			s, c, err := local.Auto(lp, local.AutoOptions{Memory: lo.MemoryBytes()})
+			notes = append(notes, c.Reason)
+			return s, err
+		}, false
+	}
+	s, err := gpuSolver(dev, lo.Name, factory)(lp)
+	if err != nil {
+		return mva.Result{}, err
+	}
+	t, err := mva.NewTable(lp)
+	if err != nil {
+		return mva.Result{}, err
+	}
+	start := time.Now()
+	if err := t.Fill(ctx, s); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			if len(notes) > 0 { // which solver ran out of time
+				err = fmt.Errorf("%s: %w", notes[0], err)
+			}
+			return mva.Result{}, fmt.Errorf("stopped before the optimum was proved: %w", err)
+		}
+		return mva.Result{}, err
+	}
+	wall := time.Since(start)
+	if d, ok := s.(interface{ Describe() string }); ok && lo.Name == LocalAuto {
+		notes = append(notes, d.Describe())
+	}
+	cost := t.Costs[0] + p.Offset
+	var assign []int
+	if !mva.IsHard(cost) {
+		assign = make([]int, len(p.Variables))
+		for k, v := range t.Interior(0) {
+			assign[lp.Vars[k]] = int(v)
+		}
+		// The solver's claim is checked against the model itself, so a
+		// solver bug can never print a wrong objective.
+		check, err := p.Eval(assign)
+		if err != nil {
+			return mva.Result{}, fmt.Errorf("internal error: the solver returned a bad assignment: %w", err)
+		}
+		if math.Abs(check-cost) > 1e-9*math.Max(1, math.Abs(cost)) {
+			return mva.Result{}, fmt.Errorf("internal error: the solver reported cost %v but the assignment costs %v", cost, check)
+		}
+	}
+	r := mva.NewResult(p, assign, cost)
+	r.Optimal = r.Feasible && !sampled
+	r.Conclude(!sampled)
+	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.Name, Table: "eager", Reform: "mva",
+		GPU: dev != nil && (lo.Name == "be" || lo.Sampling())}
+	if sampled {
+		r.Algorithm.Sampling = lo.Report(seed)
+	}
+	r.Notes = notes
+	ms := float64(wall.Microseconds()) / 1000
+	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
+	return r, nil
+}
