@@ -146,13 +146,42 @@ func watchRaw(t *testing.T, url, filter string, on func(paho.Message)) {
 // a new one on the same port that knows nothing of the round. The agents
 // reconnect, resubscribe, republish their statuses, retransmit what was
 // lost, and the round ends with `hearth solve`'s answer.
+//
+// The freeze comes from a watching client's callback, and on a loaded
+// machine the few milliseconds of a small DPOP round can pass before it
+// lands: an agent that finished the round on its first connection never
+// met the restart, so such a round is run again under a new id (at most
+// three times); every attempt's answer must be right, and one attempt
+// must have every agent reconnect.
 func TestProcessesBrokerRestart(t *testing.T) {
 	path := genInstance(t, "random", "agents=3", "vars=6", "domain=3", "--seed", "5")
 	want := solveJSON(t, path, "--global", "dpop")
+	const attempts = 3
+	for i := 1; i <= attempts; i++ {
+		reps := brokerRestartRound(t, path, fmt.Sprintf("restart%d", i))
+		checkRound(t, want, reps)
+		reconnected := 0
+		for _, r := range reps {
+			if len(r.Stats) == 1 && r.Stats[0].Connects >= 2 {
+				reconnected++
+			}
+		}
+		if reconnected == len(reps) {
+			return
+		}
+		t.Logf("attempt %d: %d of %d agents reconnected (the others had finished the round before the broker froze); again", i, reconnected, len(reps))
+	}
+	t.Fatalf("in %d attempts no round had every agent reconnect after the broker's restart", attempts)
+}
+
+// brokerRestartRound runs one round of TestProcessesBrokerRestart under
+// run id run on a mosquitto of its own and returns the agents' results.
+func brokerRestartRound(t *testing.T, path, run string) []daemon.RoundResult {
+	t.Helper()
 	b := mosquitto.Start(t, mosquitto.Options{})
 	var once sync.Once
 	killed := make(chan struct{})
-	watchRaw(t, b.URL(), "hearth/restart/inbox/+/+", func(paho.Message) {
+	watchRaw(t, b.URL(), "hearth/"+run+"/inbox/+/+", func(paho.Message) {
 		once.Do(func() {
 			b.Pause()
 			close(killed)
@@ -160,7 +189,7 @@ func TestProcessesBrokerRestart(t *testing.T) {
 	})
 	var ps []*agentProc
 	for _, a := range agentNames(3) {
-		ps = append(ps, startAgent(t, a, onceArgs(path, b.URL(), "restart", "--global", "dpop")...))
+		ps = append(ps, startAgent(t, a, onceArgs(path, b.URL(), run, "--global", "dpop")...))
 	}
 	select {
 	case <-killed:
@@ -170,13 +199,7 @@ func TestProcessesBrokerRestart(t *testing.T) {
 	b.Stop()
 	time.Sleep(300 * time.Millisecond)
 	b.Restart()
-	reps := results(t, ps)
-	checkRound(t, want, reps)
-	for _, r := range reps {
-		if len(r.Stats) != 1 || r.Stats[0].Connects < 2 {
-			t.Errorf("agent %s did not reconnect: %+v", r.Agent, r.Stats)
-		}
-	}
+	return results(t, ps)
 }
 
 // TestProcessesAgentKilled kills an agent process (SIGKILL) in the middle
