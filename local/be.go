@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"github.com/hearth-dcop/hearth/mva/join"
 	"math"
 	"runtime"
 	"slices"
@@ -183,7 +184,7 @@ func NewBE(lp *mva.LocalProblem, opts BEOptions) (*BE, error) {
 		if c.static {
 			c.f.Costs = c.costs
 		} else {
-			n, _ := tableSize(c.f.Dims, math.MaxInt) // at most the function's size
+			n, _ := join.TableSize(c.f.Dims, math.MaxInt) // at most the function's size
 			c.f.Costs = make([]float64, n)
 		}
 		factors[i] = c.f
@@ -310,9 +311,9 @@ func (b *BE) symbolic(scopes [][]int, order []int, width int) (steps []beStep, r
 		for k, u := range st.out {
 			dims[k] = lp.Domains[u]
 		}
-		if _, err := tableSize(dims, b.opts.MaxEntries); err != nil {
+		if _, err := join.TableSize(dims, b.opts.MaxEntries); err != nil {
 			size := "more than " + fmt.Sprint(b.opts.MaxEntries)
-			if n, err := tableSize(dims, math.MaxInt); err == nil {
+			if n, err := join.TableSize(dims, math.MaxInt); err == nil {
 				size = fmt.Sprint(n)
 			}
 			return nil, nil, fmt.Errorf("bucket elimination: induced width %d: eliminating %s needs a table over %d variables with %s entries, above the limit of %d (use dfbnb): %w",
@@ -334,7 +335,7 @@ func (b *BE) build(factors []*Factor, steps []beStep, rest []int) (*bePlan, erro
 		for k, i := range st.in {
 			in[k] = p.factors[i]
 		}
-		jp, err := newJoinProject(in, []int{st.v}, st.out, b.opts.MaxEntries, true)
+		jp, err := join.NewJoinProjectLazy(in, []int{st.v}, st.out, b.opts.MaxEntries)
 		if err != nil {
 			return nil, fmt.Errorf("bucket elimination: eliminating %s: %w", b.name(st.v), err)
 		}
@@ -588,7 +589,7 @@ func (b *BE) decodeTable(ctx context.Context, p *bePlan, t *mva.Table, r BucketR
 		workers = runtime.GOMAXPROCS(0)
 	}
 	const block = 1 << 12
-	if rows < parallelRows || workers == 1 {
+	if rows < join.ParallelRows || workers == 1 {
 		for r0 := 0; r0 < rows; r0 += block {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -10,13 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hearth-dcop/hearth/mva/join"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
-
-// Inputs returns the plan's input factors, in order. The GPU kernel uploads
-// them; callers must not modify the slice.
-func (p *JoinProject) Inputs() []*Factor { return p.inputs }
 
 // ArgminMode says where a BucketRunner's Step leaves a bucket's argmin
 // table.
@@ -244,7 +241,7 @@ func (b *BE) SolveTableWith(ctx context.Context, t *mva.Table, r BucketRunner) e
 			final = append(final, &Factor{Vars: []int{k}, Dims: []int{lp.Domains[k]}, Costs: make([]float64, lp.Domains[k])})
 		}
 	}
-	jp, err := newJoinProject(final, nil, out, max(b.opts.MaxEntries, rows), true)
+	jp, err := join.NewJoinProjectLazy(final, nil, out, max(b.opts.MaxEntries, rows))
 	if err != nil {
 		return fmt.Errorf("bucket elimination: joining the boundary: %w", err)
 	}

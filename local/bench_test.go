@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"github.com/hearth-dcop/hearth/internal/cputime"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
@@ -31,7 +32,7 @@ func BenchmarkWhole(b *testing.B) {
 			in := make([]int, 20)
 			var checks int64
 			i := 0
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for b.Loop() {
 				lp := probs[i%len(probs)]
 				i++
@@ -45,7 +46,7 @@ func BenchmarkWhole(b *testing.B) {
 				checks += s.Checks()
 			}
 			b.ReportMetric(float64(checks)/float64(b.N), "checks/op")
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Used()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -69,7 +70,7 @@ func BenchmarkMVATables(b *testing.B) {
 	}
 	for _, name := range []string{"be-eager", "dfbnb-rows", "aobb-rows"} {
 		b.Run(name, func(b *testing.B) {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for b.Loop() {
 				for _, lp := range lps {
 					var s mva.LocalSolver
@@ -95,7 +96,7 @@ func BenchmarkMVATables(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(rows), "rows/op")
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Used()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -121,7 +122,7 @@ func BenchmarkAOBBRowReuse(b *testing.B) {
 			name = "reuse"
 		}
 		b.Run(name, func(b *testing.B) {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for b.Loop() {
 				for _, lp := range lps {
 					rows, _ := lp.Rows()
@@ -138,7 +139,7 @@ func BenchmarkAOBBRowReuse(b *testing.B) {
 					}
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Used()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

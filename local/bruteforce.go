@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"github.com/hearth-dcop/hearth/mva/join"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -36,7 +37,7 @@ func (s *BruteForce) SolveRow(ctx context.Context, boundary, interior []int) (fl
 	if err := checkRowArgs(lp, boundary, interior); err != nil {
 		return 0, fmt.Errorf("bruteforce: %w", err)
 	}
-	space, err := tableSize(lp.Domains[lp.NB:], MaxBruteForce)
+	space, err := join.TableSize(lp.Domains[lp.NB:], MaxBruteForce)
 	if err != nil {
 		return 0, fmt.Errorf("bruteforce: %d interior variables: %w", lp.NumInterior(), err)
 	}

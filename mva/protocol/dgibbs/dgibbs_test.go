@@ -71,7 +71,7 @@ func TestRandomInstances(t *testing.T) {
 	if testing.Short() {
 		n = 40
 	}
-	for _, cfg := range lstest.Configs() {
+	for _, cfg := range lstest.Configs(testSolvers()) {
 		t.Run(cfg.Name, func(t *testing.T) {
 			for seed := int64(1); seed <= int64(n); seed++ {
 				p := lstest.Instance(seed)
@@ -116,7 +116,7 @@ func TestDeltaBookkeeping(t *testing.T) {
 			a.onClose = func(t int, cum localsearch.Cost) { cums = append(cums, cum) }
 			return pr, nil
 		})
-		cfg := lstest.Configs()[int(seed)%4]
+		cfg := lstest.Configs(testSolvers())[int(seed)%4]
 		if _, err := sim.Solve(ctx, p, cfg.Options(factory, uint64(seed), map[string]float64{"iterations": T, "temperature": 3})); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -170,11 +170,11 @@ func reachesOptimum(t *testing.T, params map[string]float64) {
 			Agents: 3, Vars: 5 + int(seed%3), MinDomain: 2, MaxDomain: 2, MaxArity: 3,
 			Functions: 8, HardProb: 0.05, IntCosts: seed%2 == 0, MaxCost: 10, Locality: 0.4,
 		})
-		opt, err := lstest.Optimum(p)
+		opt, err := lstest.Optimum(testSolvers(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := lstest.Configs()[int(seed)%4]
+		cfg := lstest.Configs(testSolvers())[int(seed)%4]
 		sol, err := sim.Solve(ctx, p, cfg.Options(New, uint64(seed), params))
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -214,7 +214,7 @@ func TestMessageCounts(t *testing.T) {
 		{"fixed4-default", lstest.Fixed(), nil, 6 + DefaultIterations*(8+3) + 3},
 	}
 	for _, tc := range tests {
-		for _, cfg := range lstest.Configs() {
+		for _, cfg := range lstest.Configs(testSolvers()) {
 			t.Run(tc.name+"/"+cfg.Name, func(t *testing.T) {
 				sol, err := sim.Solve(ctx, tc.p, cfg.Options(New, 2, tc.params))
 				if err != nil {
@@ -234,7 +234,7 @@ func TestMessageCounts(t *testing.T) {
 func TestTree(t *testing.T) {
 	ctx := context.Background()
 	var rec lstest.Recorder
-	if _, err := sim.Solve(ctx, lstest.Fixed(), lstest.Configs()[2].Options(rec.Wrap(New), 1, map[string]float64{"iterations": 3})); err != nil {
+	if _, err := sim.Solve(ctx, lstest.Fixed(), lstest.Configs(testSolvers())[2].Options(rec.Wrap(New), 1, map[string]float64{"iterations": 3})); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"P=-1 C=[1 3] PP=[] PC=[2]", "P=0 C=[2] PP=[] PC=[]", "P=1 C=[] PP=[0] PC=[]", "P=0 C=[] PP=[] PC=[]"}
@@ -268,11 +268,11 @@ func TestElection(t *testing.T) {
 	for k, e := range [][2]int{{2, 0}, {0, 3}, {3, 1}, {1, 4}, {1, 5}} {
 		p.Functions = append(p.Functions, mva.Function{Scope: []int{e[0], e[1]}, Costs: []float64{0, 3, 1, 2, float64(k), 4, 1, 1, 5}})
 	}
-	opt, err := lstest.Optimum(p)
+	opt, err := lstest.Optimum(testSolvers(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cfg := range lstest.Configs() {
+	for _, cfg := range lstest.Configs(testSolvers()) {
 		for seed := uint64(1); seed <= 10; seed++ {
 			var rec lstest.Recorder
 			sol, err := sim.Solve(ctx, p, cfg.Options(rec.Wrap(New), seed, map[string]float64{"iterations": 200}))
@@ -306,7 +306,7 @@ func TestDisconnected(t *testing.T) {
 		{Scope: []int{1, 2}, Costs: []float64{0, 2, 2, mva.Hard}},
 		{Scope: []int{4}, Costs: []float64{3, 1}}, // agent 4 alone
 	}
-	sol, err := sim.Solve(ctx, p, lstest.Configs()[2].Options(New, 1, map[string]float64{"iterations": 50}))
+	sol, err := sim.Solve(ctx, p, lstest.Configs(testSolvers())[2].Options(New, 1, map[string]float64{"iterations": 50}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,11 +319,11 @@ func TestDisconnected(t *testing.T) {
 func TestSingleAgent(t *testing.T) {
 	ctx := context.Background()
 	p := randprob.New(3, randprob.Options{Agents: 1, Vars: 4, MinDomain: 2, MaxDomain: 3, MaxArity: 2, Functions: 5})
-	sol, err := sim.Solve(ctx, p, lstest.Configs()[0].Options(New, 1, map[string]float64{"iterations": 5}))
+	sol, err := sim.Solve(ctx, p, lstest.Configs(testSolvers())[0].Options(New, 1, map[string]float64{"iterations": 5}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := lstest.Optimum(p)
+	opt, err := lstest.Optimum(testSolvers(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestParameters(t *testing.T) {
 			t.Errorf("temperature %v accepted", tau)
 		}
 	}
-	if _, err := sim.Solve(context.Background(), fixtures.Thesis31(), lstest.Configs()[0].Options(New, 1, map[string]float64{"init": 5})); err == nil {
+	if _, err := sim.Solve(context.Background(), fixtures.Thesis31(), lstest.Configs(testSolvers())[0].Options(New, 1, map[string]float64{"init": 5})); err == nil {
 		t.Error("init 5 accepted")
 	}
 }
@@ -372,7 +372,7 @@ func TestParameters(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	ctx := context.Background()
 	p := lstest.Instance(13)
-	cfg := lstest.Configs()[3]
+	cfg := lstest.Configs(testSolvers())[3]
 	a, err := sim.Solve(ctx, p, cfg.Options(New, 21, nil))
 	if err != nil {
 		t.Fatal(err)

@@ -12,15 +12,15 @@ import (
 var _ sim.CheckCounter = (*Agent)(nil)
 
 func FuzzStep(f *testing.F) {
-	lstest.Fuzz(f, lstest.Fixed(), New, map[string]float64{"iterations": 6, "init": 1}, []string{KindToken, KindTokenBack, KindValue, KindBacktrack, KindFinal, "BOGUS"})
+	lstest.Fuzz(f, testSolvers(), lstest.Fixed(), New, map[string]float64{"iterations": 6, "init": 1}, []string{KindToken, KindTokenBack, KindValue, KindBacktrack, KindFinal, "BOGUS"})
 }
 
 func FuzzStepMVADG(f *testing.F) {
-	lstest.Fuzz(f, lstest.Fixed(), New, map[string]float64{"iterations": 6, "init": 1, "interior": InteriorGibbs}, []string{KindToken, KindTokenBack, KindValue, KindBacktrack, KindFinal, "BOGUS"})
+	lstest.Fuzz(f, testSolvers(), lstest.Fixed(), New, map[string]float64{"iterations": 6, "init": 1, "interior": InteriorGibbs}, []string{KindToken, KindTokenBack, KindValue, KindBacktrack, KindFinal, "BOGUS"})
 }
 
 // BenchmarkDGibbs runs 100 iterations on random 8-agent problems and reports the
 // messages and simulated time per run.
 func BenchmarkDGibbs(b *testing.B) {
-	simbench.Run(b, lstest.Configs()[0].Options, New, map[string]float64{"iterations": 100})
+	simbench.Run(b, lstest.Configs(testSolvers())[0].Options, New, map[string]float64{"iterations": 100})
 }

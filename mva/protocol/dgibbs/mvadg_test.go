@@ -103,7 +103,7 @@ func TestMVADGRandomInstances(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
-	for _, cfg := range lstest.Configs() {
+	for _, cfg := range lstest.Configs(testSolvers()) {
 		t.Run(cfg.Name, func(t *testing.T) {
 			for seed := int64(1); seed <= int64(n); seed++ {
 				p := lstest.Instance(seed)
@@ -137,7 +137,7 @@ func TestMVADGBookkeeping(t *testing.T) {
 		}
 		checked++
 		var tr trace
-		cfg := lstest.Configs()[int(seed)%4]
+		cfg := lstest.Configs(testSolvers())[int(seed)%4]
 		sol, err := sim.Solve(ctx, p, cfg.Options(tr.wrap(T), uint64(seed), mvadg(map[string]float64{"iterations": T, "temperature": 3})))
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -185,7 +185,7 @@ func TestMVADGDeterministic(t *testing.T) {
 	}
 	for seed := int64(1); seed <= 10; seed++ {
 		p := lstest.Instance(seed)
-		for _, cfg := range lstest.Configs() {
+		for _, cfg := range lstest.Configs(testSolvers()) {
 			o := cfg.Options(New, uint64(seed), mvadg(map[string]float64{"iterations": 50, "init": 1}))
 			if seed%2 == 0 {
 				o.Solver = gibbs
@@ -209,7 +209,7 @@ func TestMVADGDeterministic(t *testing.T) {
 func TestInteriorParam(t *testing.T) {
 	ctx := context.Background()
 	for _, v := range []float64{-1, 2, 0.5} {
-		_, err := sim.Solve(ctx, lstest.Fixed(), lstest.Configs()[0].Options(New, 1, map[string]float64{"interior": v}))
+		_, err := sim.Solve(ctx, lstest.Fixed(), lstest.Configs(testSolvers())[0].Options(New, 1, map[string]float64{"interior": v}))
 		if err == nil {
 			t.Errorf("interior = %v accepted", v)
 		}
@@ -297,7 +297,7 @@ func visits(t *testing.T, p *mva.Problem, params map[string]float64, seed uint64
 	t.Helper()
 	var tr trace
 	params["iterations"] = float64(T)
-	if _, err := sim.Solve(context.Background(), p, lstest.Configs()[1].Options(tr.wrap(T), seed, params)); err != nil {
+	if _, err := sim.Solve(context.Background(), p, lstest.Configs(testSolvers())[1].Options(tr.wrap(T), seed, params)); err != nil {
 		t.Fatal(err)
 	}
 	doms := domains(p)
@@ -369,7 +369,7 @@ func TestAssembleInterior(t *testing.T) {
 	ctx := context.Background()
 	p := chainProblem()
 	d := mva.Decompose(p)
-	nodes, _, err := mva.BuildNodes(ctx, d, lstest.Configs()[1].Options(New, 1, nil).Solver, true, 1, nil)
+	nodes, _, err := mva.BuildNodes(ctx, d, lstest.Configs(testSolvers())[1].Options(New, 1, nil).Solver, true, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

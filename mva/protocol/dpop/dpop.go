@@ -7,8 +7,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/join"
 )
 
 // DefaultMaxUtilEntries is the default of param max_util_entries: 1<<24
@@ -60,7 +60,7 @@ type Agent struct {
 	tree      Tree
 
 	// UTIL state.
-	childUtil map[int]*local.Factor
+	childUtil map[int]*join.Factor
 	childSep  map[int][]int // each child's separator, kept for VALUE
 	utilDone  bool
 	sep       []int // this agent's separator (UTIL output variables)
@@ -92,9 +92,9 @@ func New(n *mva.Node) (mva.Protocol, error) {
 }
 
 // Kernel computes a UTIL join-project: dst and argmin exactly as
-// local.JoinProject.Run does. A GPU build passes one that runs large joins
+// join.JoinProject.Run does. A GPU build passes one that runs large joins
 // on the device (GPU-DBE); it must fall back to the CPU itself.
-type Kernel func(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error
+type Kernel func(ctx context.Context, p *join.JoinProject, dst []float64, argmin []int32) error
 
 // WithKernel returns a constructor like New whose agents compute their UTIL
 // joins with k.
@@ -131,7 +131,7 @@ func NewAgent(n *mva.Node) (*Agent, error) {
 		visited:   make([]bool, n.NumAgents),
 		current:   -1,
 		tree:      Tree{Parent: -1},
-		childUtil: map[int]*local.Factor{},
+		childUtil: map[int]*join.Factor{},
 		childSep:  map[int][]int{},
 		boundary:  make([]int, len(n.Sub().Boundary)),
 		cost:      math.NaN(),

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/join"
 )
 
 // This file is the UTIL phase: join the MVA table, the functions this
@@ -38,7 +38,7 @@ func (a *Agent) onUtil(ctx context.Context, m mva.Message) ([]mva.Message, error
 	if len(u.costs) != size {
 		return nil, fmt.Errorf("%w: UTIL has %d entries, its %d variables need %d", ErrProtocol, len(u.costs), len(u.vars), size)
 	}
-	a.childUtil[m.From] = &local.Factor{Vars: u.vars, Dims: dims, Costs: u.costs}
+	a.childUtil[m.From] = &join.Factor{Vars: u.vars, Dims: dims, Costs: u.costs}
 	a.childSep[m.From] = u.vars
 	return a.maybeUtil(ctx)
 }
@@ -53,7 +53,7 @@ func (a *Agent) utilSize(dims []int) (int, error) {
 		}
 		if n > a.maxUtil/d {
 			return 0, fmt.Errorf("a UTIL table over a separator of %d variables (domains %v) exceeds max_util_entries = %d: %w",
-				len(dims), dims, a.maxUtil, local.ErrTooLarge)
+				len(dims), dims, a.maxUtil, join.ErrTooLarge)
 		}
 		n *= d
 	}
@@ -124,7 +124,7 @@ type elimStep struct {
 // Every step runs through the agent's kernel, adds its join entries to the
 // checks and keeps its argmin table in a.steps; every table it builds is
 // bounded by max_util_entries.
-func (a *Agent) eliminate(ctx context.Context, inputs []*local.Factor, sep, sepDims []int) ([]float64, error) {
+func (a *Agent) eliminate(ctx context.Context, inputs []*join.Factor, sep, sepDims []int) ([]float64, error) {
 	boundary := a.sub.Boundary
 	scopes := make([][]int, 0, len(inputs)-1)
 	for _, f := range inputs[1:] {
@@ -142,14 +142,14 @@ func (a *Agent) eliminate(ctx context.Context, inputs []*local.Factor, sep, sepD
 		// One variable, with the factors that hold it; the output is
 		// their other variables.
 		v := boundary[k]
-		var join, rest []*local.Factor
+		var inputs, rest []*join.Factor
 		var out []int
 		for _, f := range pending {
 			if !slices.Contains(f.Vars, v) {
 				rest = append(rest, f)
 				continue
 			}
-			join = append(join, f)
+			inputs = append(inputs, f)
 			for _, w := range f.Vars {
 				if w != v && !slices.Contains(out, w) {
 					out = append(out, w)
@@ -157,11 +157,11 @@ func (a *Agent) eliminate(ctx context.Context, inputs []*local.Factor, sep, sepD
 			}
 		}
 		layout(out, pos, i+1 < ep.single)
-		costs, err := a.step(ctx, join, []int{v}, out, i, steps)
+		costs, err := a.step(ctx, inputs, []int{v}, out, i, steps)
 		if err != nil {
 			return nil, err
 		}
-		pending = append(rest, &local.Factor{Vars: out, Dims: a.steps[i].outDims, Costs: costs})
+		pending = append(rest, &join.Factor{Vars: out, Dims: a.steps[i].outDims, Costs: costs})
 	}
 	// The final step: the variables left, with every pending factor, onto
 	// the separator.
@@ -207,11 +207,11 @@ func layout(vars []int, pos map[int]int, single bool) {
 // 1.4× faster on the thesis's random graphs. The pre-merge is a
 // join-project without eliminated variables, run through the kernel and
 // counted in the checks like the others.
-func (a *Agent) premerge(ctx context.Context, join []*local.Factor, elim []int) ([]*local.Factor, error) {
-	if len(join) < 3 {
-		return join, nil // no two small factors beside the largest
+func (a *Agent) premerge(ctx context.Context, inputs []*join.Factor, elim []int) ([]*join.Factor, error) {
+	if len(inputs) < 3 {
+		return inputs, nil // no two small factors beside the largest
 	}
-	holds := func(f *local.Factor) bool {
+	holds := func(f *join.Factor) bool {
 		for _, v := range elim {
 			if slices.Contains(f.Vars, v) {
 				return true
@@ -220,14 +220,14 @@ func (a *Agent) premerge(ctx context.Context, join []*local.Factor, elim []int) 
 		return false
 	}
 	big := -1
-	for j, f := range join {
-		if holds(f) && (big < 0 || len(f.Costs) > len(join[big].Costs)) {
+	for j, f := range inputs {
+		if holds(f) && (big < 0 || len(f.Costs) > len(inputs[big].Costs)) {
 			big = j
 		}
 	}
-	var small, keep []*local.Factor
+	var small, keep []*join.Factor
 	dim := map[int]int{}
-	for j, f := range join {
+	for j, f := range inputs {
 		for k, v := range f.Vars {
 			dim[v] = f.Dims[k]
 		}
@@ -238,7 +238,7 @@ func (a *Agent) premerge(ctx context.Context, join []*local.Factor, elim []int) 
 		}
 	}
 	if len(small) < 2 {
-		return join, nil
+		return inputs, nil
 	}
 	entries := 1.0
 	for _, d := range dim {
@@ -257,7 +257,7 @@ func (a *Agent) premerge(ctx context.Context, join []*local.Factor, elim []int) 
 		size *= float64(dim[v])
 	}
 	if entries < smallJoin || size*4 > entries || size > float64(a.maxUtil) {
-		return join, nil
+		return inputs, nil
 	}
 	slices.SortFunc(u, func(x, y int) int {
 		ix, iy := slices.Index(elim, x), slices.Index(elim, y)
@@ -266,13 +266,13 @@ func (a *Agent) premerge(ctx context.Context, join []*local.Factor, elim []int) 
 		}
 		return x - y
 	})
-	plan, err := local.NewJoinProjectLimit(small, nil, u, a.maxUtil)
+	plan, err := join.NewJoinProjectLimit(small, nil, u, a.maxUtil)
 	if err != nil {
-		return nil, fmt.Errorf("UTIL join: %w", err)
+		return nil, fmt.Errorf("UTIL inputs: %w", err)
 	}
 	costs := make([]float64, plan.Rows())
 	if err := a.run(ctx, plan, costs, nil); err != nil {
-		return nil, fmt.Errorf("UTIL join: %w", err)
+		return nil, fmt.Errorf("UTIL inputs: %w", err)
 	}
 	a.checks += int64(plan.Rows())
 	return append(keep, plan.Output(costs)), nil
@@ -280,7 +280,7 @@ func (a *Agent) premerge(ctx context.Context, join []*local.Factor, elim []int) 
 
 // run computes a join-project with the agent's kernel, or on the CPU with
 // one worker.
-func (a *Agent) run(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error {
+func (a *Agent) run(ctx context.Context, p *join.JoinProject, dst []float64, argmin []int32) error {
 	if a.kernel != nil {
 		return a.kernel(ctx, p, dst, argmin)
 	}
@@ -288,19 +288,19 @@ func (a *Agent) run(ctx context.Context, p *local.JoinProject, dst []float64, ar
 }
 
 // step runs join-project i of n and records it in a.steps.
-func (a *Agent) step(ctx context.Context, join []*local.Factor, elim, out []int, i, n int) ([]float64, error) {
-	join, err := a.premerge(ctx, join, elim)
+func (a *Agent) step(ctx context.Context, inputs []*join.Factor, elim, out []int, i, n int) ([]float64, error) {
+	inputs, err := a.premerge(ctx, inputs, elim)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := local.NewJoinProjectLimit(join, elim, out, a.maxUtil)
+	plan, err := join.NewJoinProjectLimit(inputs, elim, out, a.maxUtil)
 	if err != nil {
-		return nil, fmt.Errorf("UTIL join: step %d of %d: %w", i+1, n, err)
+		return nil, fmt.Errorf("UTIL inputs: step %d of %d: %w", i+1, n, err)
 	}
 	costs := make([]float64, plan.Rows())
 	argmin := make([]int32, plan.Rows())
 	if err := a.run(ctx, plan, costs, argmin); err != nil {
-		return nil, fmt.Errorf("UTIL join: step %d of %d: %w", i+1, n, err)
+		return nil, fmt.Errorf("UTIL inputs: step %d of %d: %w", i+1, n, err)
 	}
 	a.checks += int64(plan.Rows()) * int64(plan.ElimSize())
 	a.steps = append(a.steps, elimStep{
@@ -313,13 +313,13 @@ func (a *Agent) step(ctx context.Context, join []*local.Factor, elim, out []int,
 // boundary variables, the functions between agents whose other agents are
 // all ancestors (this agent is the lowest of their scope), and the
 // children's UTIL tables.
-func (a *Agent) joinInputs(ctx context.Context) ([]*local.Factor, error) {
+func (a *Agent) joinInputs(ctx context.Context) ([]*join.Factor, error) {
 	lp := a.node.Local.LP
 	rows, err := lp.Rows()
 	if err != nil {
 		return nil, err
 	}
-	table := &local.Factor{Vars: a.sub.Boundary, Dims: lp.Domains[:lp.NB], Costs: make([]float64, rows)}
+	table := &join.Factor{Vars: a.sub.Boundary, Dims: lp.Domains[:lp.NB], Costs: make([]float64, rows)}
 	for r := range rows {
 		c, _, err := a.node.Local.RowIndex(ctx, r)
 		if err != nil {
@@ -327,7 +327,7 @@ func (a *Agent) joinInputs(ctx context.Context) ([]*local.Factor, error) {
 		}
 		table.Costs[r] = c
 	}
-	inputs := []*local.Factor{table}
+	inputs := []*join.Factor{table}
 	for _, fi := range a.node.External {
 		f := &a.prob.Functions[fi]
 		lowest := true
@@ -343,7 +343,7 @@ func (a *Agent) joinInputs(ctx context.Context) ([]*local.Factor, error) {
 		for k, v := range f.Scope {
 			dims[k] = a.prob.DomainSize(v)
 		}
-		inputs = append(inputs, &local.Factor{Vars: f.Scope, Dims: dims, Costs: f.Costs})
+		inputs = append(inputs, &join.Factor{Vars: f.Scope, Dims: dims, Costs: f.Costs})
 	}
 	for _, c := range a.tree.Children {
 		inputs = append(inputs, a.childUtil[c])

@@ -68,7 +68,7 @@ func TestSolvedResponses(t *testing.T) {
 	if testing.Short() {
 		n = 30
 	}
-	for _, cfg := range lstest.Configs()[:3] {
+	for _, cfg := range lstest.Configs(testSolvers())[:3] {
 		t.Run(cfg.Name, func(t *testing.T) {
 			converged, same := 0, 0
 			for seed := int64(1); seed <= n; seed++ {
@@ -147,7 +147,7 @@ func TestSolvedResponsesWide(t *testing.T) {
 	seeds := uint64(4)
 	for seed := uint64(1); seed <= seeds; seed++ {
 		p := wideProblem(seed)
-		tr, _ := runTrace(ctx, t, p, lstest.Configs()[1], seed, map[string]float64{"rounds": 40})
+		tr, _ := runTrace(ctx, t, p, lstest.Configs(testSolvers())[1], seed, map[string]float64{"rounds": 40})
 		for _, pr := range tr.rec.Protos {
 			if !pr.(*Agent).resp.Solving() {
 				t.Fatalf("seed %d: an agent with %d rows enumerates", seed, pr.(*Agent).nb.Rows())
@@ -168,7 +168,7 @@ func TestResponseParameters(t *testing.T) {
 		{"response": 4}, {"response": -1}, {"response": 1.5}, {"response_entries": -1},
 		{"block_entries": 0}, {"block_entries": 2.5},
 	} {
-		if _, err := sim.Solve(ctx, lstest.Fixed(), lstest.Configs()[0].Options(New, 1, params)); err == nil {
+		if _, err := sim.Solve(ctx, lstest.Fixed(), lstest.Configs(testSolvers())[0].Options(New, 1, params)); err == nil {
 			t.Errorf("params %v accepted", params)
 		}
 	}
@@ -184,7 +184,7 @@ func TestResponseParameters(t *testing.T) {
 func TestBlockResponses(t *testing.T) {
 	ctx := context.Background()
 	moved := 0
-	for _, cfg := range []lstest.Config{lstest.Configs()[0], lstest.Configs()[2]} {
+	for _, cfg := range []lstest.Config{lstest.Configs(testSolvers())[0], lstest.Configs(testSolvers())[2]} {
 		for seed := uint64(1); seed <= 4; seed++ {
 			where := fmt.Sprintf("%s seed %d", cfg.Name, seed)
 			p := wideProblem(seed)

@@ -12,17 +12,17 @@ import (
 var _ sim.CheckCounter = (*Agent)(nil)
 
 func FuzzStep(f *testing.F) {
-	lstest.Fuzz(f, lstest.Fixed(), New, map[string]float64{"rounds": 4}, []string{KindValue, KindGain, "BOGUS"})
+	lstest.Fuzz(f, testSolvers(), lstest.Fixed(), New, map[string]float64{"rounds": 4}, []string{KindValue, KindGain, "BOGUS"})
 }
 
 // FuzzStepJoint fuzzes the GAIN messages of joint moves, which carry the
 // sender's candidate values.
 func FuzzStepJoint(f *testing.F) {
-	lstest.Fuzz(f, lstest.Fixed(), New, map[string]float64{"rounds": 4, "joint": 1}, []string{KindValue, KindGain, "BOGUS"})
+	lstest.Fuzz(f, testSolvers(), lstest.Fixed(), New, map[string]float64{"rounds": 4, "joint": 1}, []string{KindValue, KindGain, "BOGUS"})
 }
 
 // BenchmarkMGM runs 50 rounds on random 8-agent problems and reports the
 // messages and simulated time per run.
 func BenchmarkMGM(b *testing.B) {
-	simbench.Run(b, lstest.Configs()[0].Options, New, map[string]float64{"rounds": 50})
+	simbench.Run(b, lstest.Configs(testSolvers())[0].Options, New, map[string]float64{"rounds": 50})
 }

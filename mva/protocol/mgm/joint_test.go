@@ -71,7 +71,7 @@ func TestJointMoves(t *testing.T) {
 		{"lstest", lstest.Instance},
 	}
 	for _, in := range instances {
-		for _, cfg := range lstest.Configs() {
+		for _, cfg := range lstest.Configs(testSolvers()) {
 			t.Run(in.name+"/"+cfg.Name, func(t *testing.T) {
 				converged, joint, jointRoundsTotal, plainRoundsTotal := 0, 0, 0, 0
 				for seed := int64(1); seed <= n; seed++ {
@@ -124,7 +124,7 @@ func roundsToFixedPoint(tr *trace) int {
 // neighbour every other.
 func TestQuiet(t *testing.T) {
 	ctx := context.Background()
-	cfg := lstest.Configs()[0]
+	cfg := lstest.Configs(testSolvers())[0]
 	complete := 0
 	for seed := int64(1); seed <= 60; seed++ {
 		p := denseInstance(seed)

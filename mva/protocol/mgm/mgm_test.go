@@ -88,7 +88,7 @@ func TestRandomInstances(t *testing.T) {
 	if testing.Short() {
 		n = 40
 	}
-	for _, cfg := range lstest.Configs() {
+	for _, cfg := range lstest.Configs(testSolvers()) {
 		t.Run(cfg.Name, func(t *testing.T) {
 			converged := 0
 			for seed := int64(1); seed <= int64(n); seed++ {
@@ -168,7 +168,7 @@ func TestMessageCounts(t *testing.T) {
 		{"fixed4-zero-rounds", lstest.Fixed(), 0, 0},
 	}
 	for _, tc := range tests {
-		for _, cfg := range lstest.Configs() {
+		for _, cfg := range lstest.Configs(testSolvers()) {
 			t.Run(tc.name+"/"+cfg.Name, func(t *testing.T) {
 				sol, err := sim.Solve(ctx, tc.p, cfg.Options(New, 3, map[string]float64{"rounds": float64(tc.rounds)}))
 				if err != nil {
@@ -186,7 +186,7 @@ func TestThesis31(t *testing.T) {
 	// From every initial assignment MGM ends at a 1-optimal point of the
 	// thesis example; with the best-row start it finds the optimum 12.
 	ctx := context.Background()
-	sol, err := sim.Solve(ctx, fixtures.Thesis31(), lstest.Configs()[0].Options(New, 1, map[string]float64{"init": 2}))
+	sol, err := sim.Solve(ctx, fixtures.Thesis31(), lstest.Configs(testSolvers())[0].Options(New, 1, map[string]float64{"init": 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestThesis31(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	ctx := context.Background()
 	p := lstest.Instance(7)
-	cfg := lstest.Configs()[2]
+	cfg := lstest.Configs(testSolvers())[2]
 	a, err := sim.Solve(ctx, p, cfg.Options(New, 9, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestBadParameters(t *testing.T) {
 		{"rounds": -1}, {"rounds": 2.5}, {"init": 4}, {"rounds": math.NaN()},
 		{"joint": 2}, {"quiet": 0.5},
 	} {
-		if _, err := sim.Solve(ctx, fixtures.Thesis31(), lstest.Configs()[0].Options(New, 1, params)); err == nil {
+		if _, err := sim.Solve(ctx, fixtures.Thesis31(), lstest.Configs(testSolvers())[0].Options(New, 1, params)); err == nil {
 			t.Errorf("params %v accepted", params)
 		}
 	}

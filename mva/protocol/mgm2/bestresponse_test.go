@@ -26,7 +26,7 @@ func TestSolvedUnilateralMoves(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
-	cfg := lstest.Configs()[0]
+	cfg := lstest.Configs(testSolvers())[0]
 	var converged int
 	for seed := int64(2); seed <= 2*n; seed += 2 {
 		p := lstest.Instance(seed)

@@ -63,7 +63,7 @@ func TestRandomInstances(t *testing.T) {
 		n = 30
 	}
 	const rounds = 60
-	for _, cfg := range lstest.Configs() {
+	for _, cfg := range lstest.Configs(testSolvers()) {
 		t.Run(cfg.Name, func(t *testing.T) {
 			twoOpt := 0
 			for seed := int64(1); seed <= int64(n); seed++ {
@@ -160,7 +160,7 @@ func TestMessageCounts(t *testing.T) {
 		{"zero-rounds", lstest.Fixed(), map[string]float64{"rounds": 0}, 0},
 	}
 	for _, tc := range tests {
-		for _, cfg := range lstest.Configs() {
+		for _, cfg := range lstest.Configs(testSolvers()) {
 			t.Run(tc.name+"/"+cfg.Name, func(t *testing.T) {
 				sol, err := sim.Solve(ctx, tc.p, cfg.Options(New, 5, tc.params))
 				if err != nil {
@@ -201,7 +201,7 @@ func pairTrap() *mva.Problem {
 // optimum 5.
 func TestPositiveOffersMiss2Opt(t *testing.T) {
 	ctx := context.Background()
-	cfg := lstest.Configs()[0]
+	cfg := lstest.Configs(testSolvers())[0]
 	for _, tc := range []struct {
 		positive float64
 		want     float64
@@ -225,7 +225,7 @@ func TestOptionsStayMonotone(t *testing.T) {
 		t.Run(fmt.Sprint(ps), func(t *testing.T) {
 			for seed := int64(1); seed <= 40; seed++ {
 				p := lstest.Instance(seed)
-				cfg := lstest.Configs()[2]
+				cfg := lstest.Configs(testSolvers())[2]
 				ps["rounds"] = 0
 				init, err := sim.Solve(ctx, p, cfg.Options(New, uint64(seed), ps))
 				if err != nil {
@@ -247,7 +247,7 @@ func TestOptionsStayMonotone(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	ctx := context.Background()
 	p := lstest.Instance(11)
-	cfg := lstest.Configs()[2]
+	cfg := lstest.Configs(testSolvers())[2]
 	a, err := sim.Solve(ctx, p, cfg.Options(New, 4, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +267,7 @@ func TestBadParameters(t *testing.T) {
 	for _, params := range []map[string]float64{
 		{"rounds": -1}, {"offer_prob": 1.5}, {"positive_offers": 2}, {"max_offers": -1}, {"init": 7},
 	} {
-		if _, err := sim.Solve(ctx, fixtures.Thesis31(), lstest.Configs()[0].Options(New, 1, params)); err == nil {
+		if _, err := sim.Solve(ctx, fixtures.Thesis31(), lstest.Configs(testSolvers())[0].Options(New, 1, params)); err == nil {
 			t.Errorf("params %v accepted", params)
 		}
 	}

@@ -11,11 +11,9 @@ import (
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
 	"github.com/hearth-dcop/hearth/mva/sim"
-	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // Instance returns the small random problem of seed: 2–5 agents, a few
@@ -31,12 +29,29 @@ func Instance(seed int64) *mva.Problem {
 	})
 }
 
+// Solvers are the local solvers and factories the tests run protocols
+// with. The tests pass them in (they import local and sampler): lstest
+// itself, like everything under mva/, imports no solver.
+type Solvers struct {
+	// New returns the local solver of that name ("dfbnb", "be",
+	// "bruteforce"): local.New.
+	New func(name string, lp *mva.LocalProblem) (mva.LocalSolver, error)
+	// Exact and Sampler reach the protocols through their nodes:
+	// local.Exact and sampler.NewConditionalSampler.
+	Exact   mva.ExactFactory
+	Sampler mva.SamplerFactory
+}
+
 // Optimum returns the optimal cost of p by brute force over the whole
 // problem (Offset included).
-func Optimum(p *mva.Problem) (float64, error) {
+func Optimum(s Solvers, p *mva.Problem) (float64, error) {
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	bf, err := s.New("bruteforce", lp)
+	if err != nil {
+		return 0, err
+	}
 	in := make([]int, lp.NumInterior())
-	c, err := local.NewBruteForce(lp).SolveRow(context.Background(), nil, in)
+	c, err := bf.SolveRow(context.Background(), nil, in)
 	if err != nil {
 		return 0, err
 	}
@@ -49,28 +64,30 @@ type Config struct {
 	Eager  bool
 	Solver string
 	Faults sim.Faults
+	// Solvers build Solver and the nodes' factories.
+	Solvers Solvers
 }
 
 // Configs are the variants every protocol is tested under: lazy and eager
 // tables, local solvers dfbnb and be, with and without wire faults.
-func Configs() []Config {
+func Configs(s Solvers) []Config {
 	faults := sim.Faults{Duplicate: 0.3, Reorder: 0.5}
 	return []Config{
-		{"lazy-dfbnb", false, "dfbnb", sim.Faults{}},
-		{"eager-be", true, "be", sim.Faults{}},
-		{"lazy-dfbnb-faults", false, "dfbnb", faults},
-		{"eager-dfbnb-faults", true, "dfbnb", faults},
+		{"lazy-dfbnb", false, "dfbnb", sim.Faults{}, s},
+		{"eager-be", true, "be", sim.Faults{}, s},
+		{"lazy-dfbnb-faults", false, "dfbnb", faults, s},
+		{"eager-dfbnb-faults", true, "dfbnb", faults, s},
 	}
 }
 
 // Options returns sim options for running proto under c.
 func (c Config) Options(proto sim.ProtocolFactory, seed uint64, params map[string]float64) sim.Options {
-	solver := c.Solver
+	solver, s := c.Solver, c.Solvers
 	return sim.Options{
 		Protocol: proto,
-		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New(solver, lp) },
+		Solver:   func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return s.New(solver, lp) },
 		Eager:    c.Eager, Seed: seed, Params: params,
-		Exact: local.Exact, Sampler: sampler.NewConditionalSampler,
+		Exact: s.Exact, Sampler: s.Sampler,
 		Config: sim.Config{Faults: c.Faults, Seed: seed},
 	}
 }
@@ -236,10 +253,10 @@ func Fixed() *mva.Problem {
 // message with a random sender, kind (one of kinds) and body. Step may
 // return an error, never panic. The corpus is seeded with every message
 // of a clean run at its place.
-func Fuzz(f *testing.F, p *mva.Problem, proto sim.ProtocolFactory, params map[string]float64, kinds []string) {
+func Fuzz(f *testing.F, s Solvers, p *mva.Problem, proto sim.ProtocolFactory, params map[string]float64, kinds []string) {
 	ctx := context.Background()
 	setup := func() ([]mva.Protocol, []mva.Message, error) {
-		solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("dfbnb", lp) }
+		solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return s.New("dfbnb", lp) }
 		nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), solver, false, 1, params)
 		if err != nil {
 			return nil, nil, err
@@ -247,7 +264,7 @@ func Fuzz(f *testing.F, p *mva.Problem, proto sim.ProtocolFactory, params map[st
 		protos := make([]mva.Protocol, len(nodes))
 		var queue []mva.Message
 		for i, n := range nodes {
-			n.Exact, n.Sampler = local.Exact, sampler.NewConditionalSampler
+			n.Exact, n.Sampler = s.Exact, s.Sampler
 			if protos[i], err = proto(n); err != nil {
 				return nil, nil, err
 			}

@@ -1,9 +1,10 @@
-package local
+package join
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hearth-dcop/hearth/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -125,7 +126,7 @@ func TestJoinProjectMatchesNaive(t *testing.T) {
 		{"small", 600, 6, 4, 4, 5, 3},
 		{"no-elim-or-wide", 200, 8, 4, 4, 3, 3},
 		{"many-inputs", 200, 5, 8, 3, 3, 2},
-		// Outputs above parallelRows exercise the parallel path.
+		// Outputs above ParallelRows exercise the parallel path.
 		{"large", 12, 4, 3, 3, 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,7 +144,7 @@ func TestJoinProjectMatchesNaive(t *testing.T) {
 					t.Fatalf("case %d: %v", c, err)
 				}
 				want, wantArg := naiveJoinProject(inputs, elim, out)
-				if p.rows >= parallelRows {
+				if p.rows >= ParallelRows {
 					parallel++
 				}
 				for _, workers := range []int{1, 3, 0} {
@@ -363,7 +364,7 @@ func TestJoinProjectCancel(t *testing.T) {
 
 func TestJoinProjectAllocs(t *testing.T) {
 	ctx := context.Background()
-	// Sizes below and above parallelRows, so that both paths are measured.
+	// Sizes below and above ParallelRows, so that both paths are measured.
 	for _, d := range []int{4, 6, 8} {
 		in, elim, out := benchFactors(3, d)
 		p, err := NewJoinProject(in, elim, out)
@@ -425,13 +426,13 @@ func BenchmarkJoinProject(b *testing.B) {
 			name = "workers=GOMAXPROCS"
 		}
 		b.Run(name, func(b *testing.B) {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for b.Loop() {
 				if err := p.Run(ctx, dst, arg, w); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportThroughput(b, p, cpuTime()-cpu0)
+			reportThroughput(b, p, cputime.Used()-cpu0)
 		})
 	}
 }
@@ -494,13 +495,13 @@ func BenchmarkJoinProjectShapes(b *testing.B) {
 		dst := make([]float64, p.Rows())
 		arg := make([]int32, p.Rows())
 		b.Run(tc.name, func(b *testing.B) {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for b.Loop() {
 				if err := p.Run(ctx, dst, arg, 1); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportThroughput(b, p, cpuTime()-cpu0)
+			reportThroughput(b, p, cputime.Used()-cpu0)
 		})
 	}
 }

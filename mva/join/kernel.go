@@ -1,4 +1,11 @@
-package local
+// Package join is the join-project table kernel: the sum of several cost
+// tables followed by a minimisation over some of their variables, with
+// the argmin kept. Bucket elimination (package local) and DPOP's UTIL
+// messages (mva/protocol/dpop) are both this one operation over tables laid
+// out as mva.Function's are, so it lives in a leaf package that both
+// import: the protocols under mva/ then need nothing of the local solvers,
+// and local/gpu runs the same plans on a device.
+package join
 
 import (
 	"context"
@@ -38,7 +45,7 @@ func NewFactor(vars, dims []int) (*Factor, error) {
 	if len(vars) != len(dims) {
 		return nil, fmt.Errorf("factor: %d dims for %d variables", len(dims), len(vars))
 	}
-	n, err := tableSize(dims, math.MaxInt)
+	n, err := TableSize(dims, math.MaxInt)
 	if err != nil {
 		return nil, fmt.Errorf("factor: %w", err)
 	}
@@ -73,12 +80,13 @@ func (f *Factor) shape() (int, error) {
 			return 0, fmt.Errorf("variable %d appears twice", v)
 		}
 	}
-	return tableSize(f.Dims, math.MaxInt)
+	return TableSize(f.Dims, math.MaxInt)
 }
 
-// tableSize returns the product of dims, or an error when a dim is not
-// positive or the product exceeds limit.
-func tableSize(dims []int, limit int) (int, error) {
+// TableSize returns the product of dims, or an error (wrapping
+// ErrTooLarge past limit) when a dim is not positive or the product
+// exceeds limit.
+func TableSize(dims []int, limit int) (int, error) {
 	n := 1
 	for _, d := range dims {
 		if d < 1 {
@@ -92,9 +100,9 @@ func tableSize(dims []int, limit int) (int, error) {
 	return n, nil
 }
 
-// parallelRows is the output size below which Run stays on the calling
+// ParallelRows is the output size below which Run stays on the calling
 // goroutine: smaller tables finish faster than goroutines start.
-const parallelRows = 1 << 14
+const ParallelRows = 1 << 14
 
 // stackScratch is how many ints of per-worker state Run keeps on the stack
 // before it falls back to allocating.
@@ -182,10 +190,15 @@ func NewJoinProjectLimit(inputs []*Factor, elim, out []int, maxEntries int) (*Jo
 	return newJoinProject(inputs, elim, out, maxEntries, false)
 }
 
-// newJoinProject is NewJoinProjectLimit; with lazy, an input whose Costs
-// is nil is planned from its dims alone (bucket elimination plans its
-// chain before it knows where the intermediate tables will live), and Run
+// NewJoinProjectLazy is NewJoinProjectLimit, except that an input whose
+// Costs is nil is planned from its dims alone (bucket elimination plans its
+// chain before it knows where the intermediate tables will live); Run
 // requires its table to be there by then.
+func NewJoinProjectLazy(inputs []*Factor, elim, out []int, maxEntries int) (*JoinProject, error) {
+	return newJoinProject(inputs, elim, out, maxEntries, true)
+}
+
+// newJoinProject plans a join-project; lazy as for NewJoinProjectLazy.
 func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool) (*JoinProject, error) {
 	if maxEntries <= 0 {
 		maxEntries = DefaultMaxEntries
@@ -244,10 +257,10 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 		p.elimDims[k] = dim[v]
 	}
 	var err error
-	if p.rows, err = tableSize(p.outDims, maxEntries); err != nil {
+	if p.rows, err = TableSize(p.outDims, maxEntries); err != nil {
 		return nil, fmt.Errorf("join: output over %d variables: %w", len(out), err)
 	}
-	if p.esize, err = tableSize(p.elimDims, math.MaxInt32); err != nil {
+	if p.esize, err = TableSize(p.elimDims, math.MaxInt32); err != nil {
 		return nil, fmt.Errorf("join: %d eliminated variables: %w", len(elim), err)
 	}
 
@@ -255,7 +268,7 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 	p.sizes = make([]int, nIn)
 	strides := make([]map[int]int, nIn)
 	for j, f := range inputs {
-		p.sizes[j], _ = tableSize(f.Dims, math.MaxInt) // checked above
+		p.sizes[j], _ = TableSize(f.Dims, math.MaxInt) // checked above
 		strides[j] = make(map[int]int, len(f.Vars))
 		s := 1
 		for i := len(f.Vars) - 1; i >= 0; i-- {
@@ -392,7 +405,7 @@ func (p *JoinProject) Run(ctx context.Context, dst []float64, argmin []int32, wo
 	work := max(1, p.esize*max(1, len(p.elimIn)))
 	block := max(64, (1<<16)/work)
 	nblocks := (p.rows + block - 1) / block
-	if p.rows < parallelRows || workers == 1 || nblocks == 1 {
+	if p.rows < ParallelRows || workers == 1 || nblocks == 1 {
 		var buf [stackScratch]int
 		var fbuf [stackScratch]float64
 		scratch, base := p.scratch(buf[:], fbuf[:])
@@ -568,3 +581,7 @@ func (p *JoinProject) sumRows(dst []float64, off, dig []int) {
 		}
 	}
 }
+
+// Inputs returns the plan's input factors, in order. The GPU kernel uploads
+// them; callers must not modify the slice.
+func (p *JoinProject) Inputs() []*Factor { return p.inputs }
