@@ -57,6 +57,8 @@ func TestExitCodes(t *testing.T) {
 		{"solve unknown global", []string{"solve", good, "--global", "nope"}, exitUsage, "", "--global"},
 		{"solve unknown local", []string{"solve", good, "--local", "nope"}, exitUsage, "", "valid: dfbnb, be, aobb, bruteforce, gibbs, mh"},
 		{"solve bad flag", []string{"solve", good, "--frob"}, exitUsage, "", "frob"},
+		{"solve bad protocol parameter", []string{"solve", good, "--global", "mgm", "-p", "response=9"}, exitUsage, "", "parameter response = 9"},
+		{"solve bad afb parameter", []string{"solve", good, "--global", "afb", "-p", "afb_order=7"}, exitUsage, "", "afb_order = 7"},
 		{"solve infeasible", []string{"solve", infeasible}, exitInfeasible, "infeasible", ""},
 		{"solve ok, flags after file", []string{"solve", good, "--local", "dfbnb"}, exitOK, "objective   0 (min, optimal)", ""},
 		{"solve ok, flags before file", []string{"solve", "--local", "be", good}, exitOK, "objective   0 (min, optimal)", ""},

@@ -24,8 +24,14 @@ import (
 // Check validates the parsed flags and fills in --table's default. The
 // error is a usage error, worded for the command line.
 func (o *Options) Check() error {
-	if _, ok := protocol.Lookup(o.Global); !ok && o.Global != "none" {
+	proto, ok := protocol.Lookup(o.Global)
+	if !ok && o.Global != "none" {
 		return fmt.Errorf("unknown --global %q (valid: %s)", o.Global, strings.Join(GlobalNames(), ", "))
+	}
+	if ok {
+		if err := proto.Check(o.Params); err != nil {
+			return fmt.Errorf("-p: %w", err)
+		}
 	}
 	if o.Table == "" {
 		// DMCMC: with a sampler, every agent fills its table as soon as

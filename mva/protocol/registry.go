@@ -25,14 +25,28 @@ type Protocol struct {
 	// optimality, and infeasibility when they find no feasible
 	// assignment. The others (local search, sampling) prove neither.
 	Exact bool
+	// Check parses and validates the protocol's -p parameters (its
+	// ParseConfig) before any agent is built, so that a bad value is a
+	// usage error naming the parameter. Checks that need the agents
+	// (mgm's quiet stop on a complete graph) still come when they are
+	// built.
+	Check func(params map[string]float64) error
 }
 
 var registry = []Protocol{
-	{"afb", afb.New, true},
-	{"dgibbs", dgibbs.New, false},
-	{"dpop", dpop.New, true},
-	{"mgm", mgm.New, false},
-	{"mgm2", mgm2.New, false},
+	{"afb", afb.New, true, checker(afb.ParseConfig)},
+	{"dgibbs", dgibbs.New, false, checker(dgibbs.ParseConfig)},
+	{"dpop", dpop.New, true, checker(dpop.ParseConfig)},
+	{"mgm", mgm.New, false, checker(mgm.ParseConfig)},
+	{"mgm2", mgm2.New, false, checker(mgm2.ParseConfig)},
+}
+
+// checker turns a protocol's ParseConfig into a Protocol.Check.
+func checker[C any](parse func(map[string]float64) (C, error)) func(map[string]float64) error {
+	return func(params map[string]float64) error {
+		_, err := parse(params)
+		return err
+	}
 }
 
 // Names returns the registered names, sorted.
