@@ -21,6 +21,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/mva/protocol"
 )
 
 // Config is a loaded neighbourhood.
@@ -70,13 +71,33 @@ type Broker struct {
 // Embedded reports whether hearth should start its own broker.
 func (b *Broker) Embedded() bool { return b.URL == "" }
 
-// The names the solver keys accept, with the defaults first.
+// The names the solver keys accept, with the defaults first. The
+// protocols are the registry's (mva/protocol), so a protocol registered
+// there is a [solver] global here too; the local solvers are those the
+// commands' registry (internal/solve) offers for homes, which a test
+// there keeps in step.
 var (
-	GlobalSolvers = []string{"dpop", "afb", "dgibbs", "mgm", "mgm2", "none"}
-	LocalSolvers  = []string{"be", "dfbnb", "bruteforce", "gibbs", "mh"}
+	GlobalSolvers = globalSolvers()
+	LocalSolvers  = []string{"be", "dfbnb", "aobb", "bruteforce", "gibbs", "mh", "auto"}
 	Tables        = []string{"eager", "lazy"}
 	GPUModes      = []string{"auto", "on", "off"}
 )
+
+// DefaultGlobal is the protocol of a neighbourhood whose [solver] names
+// none.
+const DefaultGlobal = "dpop"
+
+// globalSolvers lists DefaultGlobal, the other registered protocols and
+// "none" (a central solve).
+func globalSolvers() []string {
+	names := []string{DefaultGlobal}
+	for _, n := range protocol.Names() {
+		if n != DefaultGlobal {
+			names = append(names, n)
+		}
+	}
+	return append(names, "none")
+}
 
 // Defaults of the neighbourhood keys.
 const (

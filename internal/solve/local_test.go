@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
@@ -160,5 +161,24 @@ func TestStartSolver(t *testing.T) {
 	}
 	if f := StartSolver(nil, nil); f != nil {
 		t.Error("no start must keep the factory")
+	}
+}
+
+// TestConfigNames: every solver a neighbourhood's [solver] may name
+// (package config keeps the lists for its error messages) is one this
+// registry builds, and every protocol of the registry is a [solver] global.
+func TestConfigNames(t *testing.T) {
+	for _, name := range config.LocalSolvers {
+		if !slices.Contains(LocalNames, name) {
+			t.Errorf("config's [solver] local %q is not a --local of internal/solve (%v)", name, LocalNames)
+		}
+	}
+	for _, name := range GlobalNames() {
+		if !slices.Contains(config.GlobalSolvers, name) {
+			t.Errorf("protocol %q is not a [solver] global (%v)", name, config.GlobalSolvers)
+		}
+	}
+	if config.GlobalSolvers[0] != "dpop" || !slices.Contains(config.GlobalSolvers, "none") {
+		t.Errorf("[solver] global names %v: want dpop first and none among them", config.GlobalSolvers)
 	}
 }
