@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"context"
+	"github.com/hearth-dcop/hearth/internal/cputime"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -22,14 +23,14 @@ var evalRate = sync.OnceValue(func() float64 {
 	a := make([]int, len(lp.Vars))
 	const n = 200_000
 	sink := 0.0
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	for range n {
 		for k := range a {
 			a[k] = r.IntN(lp.Domains[k])
 		}
 		sink += lp.Eval(a)
 	}
-	el := cpuTime() - cpu0
+	el := cputime.Used() - cpu0
 	if sink < 0 || el <= 0 {
 		return 0
 	}
@@ -55,7 +56,7 @@ func BenchmarkTable(b *testing.B) {
 				}
 				base := evalRate()
 				t, _ := mva.NewTable(lp)
-				cpu0, wall0 := cpuTime(), time.Now()
+				cpu0, wall0 := cputime.Used(), time.Now()
 				for b.Loop() {
 					clear(t.Known)
 					if err := t.Fill(ctx, s); err != nil {
@@ -64,7 +65,7 @@ func BenchmarkTable(b *testing.B) {
 				}
 				samples := float64(b.N) * float64(rows*o.Runs*o.Trials)
 				b.ReportMetric(samples/time.Since(wall0).Seconds(), "samples/s")
-				if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 && base > 0 {
+				if cpu := (cputime.Used() - cpu0).Seconds(); cpu > 0 && base > 0 {
 					b.ReportMetric(samples/cpu, "samples/s/core")
 					b.ReportMetric(samples/cpu/base, "x-eval")
 				}
