@@ -3,13 +3,13 @@ package local
 import (
 	"context"
 	"fmt"
-	"github.com/hearth-dcop/hearth/mva/join"
 	"math"
 	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/join"
 )
 
 // DefaultBEMaxEntries bounds bucket elimination's intermediate tables when

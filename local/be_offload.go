@@ -10,9 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hearth-dcop/hearth/mva/join"
 
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/join"
 )
 
 // ArgminMode says where a BucketRunner's Step leaves a bucket's argmin

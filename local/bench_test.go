@@ -2,9 +2,9 @@ package local
 
 import (
 	"context"
-	"github.com/hearth-dcop/hearth/internal/cputime"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/cputime"
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
 )

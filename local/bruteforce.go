@@ -3,9 +3,9 @@ package local
 import (
 	"context"
 	"fmt"
-	"github.com/hearth-dcop/hearth/mva/join"
 
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/join"
 )
 
 // MaxBruteForce bounds the interior assignments BruteForce enumerates per

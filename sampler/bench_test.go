@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"context"
-	"github.com/hearth-dcop/hearth/internal/cputime"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dcop/hearth/internal/cputime"
 	"github.com/hearth-dcop/hearth/internal/samplertest"
 	"github.com/hearth-dcop/hearth/mva"
 )

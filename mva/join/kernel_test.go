@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hearth-dcop/hearth/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hearth-dcop/hearth/internal/cputime"
 )
 
 var hard = math.Inf(1)
