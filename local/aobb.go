@@ -528,28 +528,8 @@ func (s *AOBB) Describe() string {
 
 // fill refills a conditioned function from its entries at offset idx.
 func (s *AOBB) fill(c *condFunc, idx int) {
-	dst := c.f.Costs
-	k := len(c.istrides)
-	var bufd [16]int
-	var dig []int
-	if k > len(bufd) {
-		dig = make([]int, k)
-	} else {
-		dig = bufd[:k]
-	}
-	for e := range dst {
-		dst[e] = c.costs[idx]
-		for q := k - 1; q >= 0; q-- {
-			dig[q]++
-			if dig[q] < c.f.Dims[q] {
-				idx += c.istrides[q]
-				break
-			}
-			idx -= (c.f.Dims[q] - 1) * c.istrides[q]
-			dig[q] = 0
-		}
-	}
-	s.checks += int64(len(dst))
+	c.fill(idx)
+	s.checks += int64(len(c.f.Costs))
 }
 
 // edited reports whether cond[i]'s function differs from its copy at the

@@ -501,11 +501,18 @@ func condKeyOf(c *condFunc, boundary []int) int {
 // condition refills c's factor with the entries of its function at offset
 // idx (condKeyOf).
 func (b *BE) condition(c *condFunc, idx int) {
+	c.fill(idx)
+	b.checks += int64(len(c.f.Costs))
+}
+
+// fill refills c's factor with the entries of its function at offset idx:
+// the interior positions walk the function's table by their strides.
+// Bucket elimination and AOBB condition their functions on a row this way.
+func (c *condFunc) fill(idx int) {
 	dst := c.f.Costs
 	k := len(c.istrides)
 	if k == 0 {
 		dst[0] = c.costs[idx]
-		b.checks++
 		return
 	}
 	var buf [16]int
@@ -527,7 +534,6 @@ func (b *BE) condition(c *condFunc, idx int) {
 			dig[q] = 0
 		}
 	}
-	b.checks += int64(len(dst))
 }
 
 // SolveTable fills the whole MVA table: it eliminates the interior
