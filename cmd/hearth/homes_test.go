@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/homesolve/homesolvetest"
 	"github.com/hearth-dcop/hearth/internal/solve"
 
 	"github.com/hearth-dcop/hearth/devices"
-	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -32,39 +32,6 @@ func solveRun(t *testing.T, r *homesolve.Run) (mva.Result, []int) {
 		t.Fatal(err)
 	}
 	return res, assign
-}
-
-// checkSchedule checks what the issue asks of every returned schedule:
-// every rule kept (the model's own simulation, independent of the
-// compiled problem), and with peak the coordinated peak no higher than
-// the homes' peak when each optimises alone. (That is not a theorem: the
-// objective prices committed caps per window, not the maximum load, so
-// random neighbourhoods with coarse levels may trade some peak for price.)
-func checkSchedule(t *testing.T, r *homesolve.Run, res mva.Result, assign []int, peak bool) *report.Homes {
-	t.Helper()
-	if !res.Feasible {
-		t.Fatalf("%s: no schedule found", r.Path())
-	}
-	h, err := r.Report(assign, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.RulesSatisfied != h.RulesTotal {
-		for _, p := range h.Schedules {
-			for _, rr := range p.Rules {
-				if !rr.OK {
-					t.Errorf("%s: home %s breaks %q", r.Path(), p.Home, rr.Rule)
-				}
-			}
-		}
-	}
-	if h.BaselinePeakKW == nil {
-		t.Fatalf("%s: no uncoordinated baseline: %v", r.Path(), h.Notes)
-	}
-	if peak && h.PeakKW > *h.BaselinePeakKW+1e-9 {
-		t.Errorf("%s: coordinated peak %v kW above the uncoordinated %v kW", r.Path(), h.PeakKW, *h.BaselinePeakKW)
-	}
-	return h
 }
 
 func TestHomeOptionsOverrideTheTOML(t *testing.T) {
@@ -94,7 +61,7 @@ func TestHomeOptionsOverrideTheTOML(t *testing.T) {
 		t.Errorf("solved with %s", res.Algorithm.Global)
 	}
 	if res.Feasible {
-		checkSchedule(t, r, res, assign, false)
+		homesolvetest.CheckSchedule(t, r, res, assign, false)
 	}
 }
 
@@ -166,13 +133,13 @@ func TestHomesRandom(t *testing.T) {
 		if !res.Optimal {
 			t.Errorf("seed %d: DPOP did not prove optimality", seed)
 		}
-		checkSchedule(t, r, res, assign, false)
+		homesolvetest.CheckSchedule(t, r, res, assign, false)
 		if r, err = homesolve.New(n.Name, n, homesolve.Overrides{Global: "dgibbs", Params: map[string]float64{"iterations": 30}}); err != nil {
 			t.Fatal(err)
 		}
 		res, assign = solveRun(t, r)
 		if res.Feasible {
-			checkSchedule(t, r, res, assign, false)
+			homesolvetest.CheckSchedule(t, r, res, assign, false)
 		}
 	}
 	if feasible < 12 || infeasible == 0 {

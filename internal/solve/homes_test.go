@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/homesolve/homesolvetest"
 	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
 
 	"github.com/hearth-dcop/hearth/devices/report"
@@ -33,39 +34,6 @@ func solveRun(t *testing.T, r *homesolve.Run) (mva.Result, []int) {
 	return res, assign
 }
 
-// checkSchedule checks what the issue asks of every returned schedule:
-// every rule kept (the model's own simulation, independent of the
-// compiled problem), and with peak the coordinated peak no higher than
-// the homes' peak when each optimises alone. (That is not a theorem: the
-// objective prices committed caps per window, not the maximum load, so
-// random neighbourhoods with coarse levels may trade some peak for price.)
-func checkSchedule(t *testing.T, r *homesolve.Run, res mva.Result, assign []int, peak bool) *report.Homes {
-	t.Helper()
-	if !res.Feasible {
-		t.Fatalf("%s: no schedule found", r.Path())
-	}
-	h, err := r.Report(assign, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.RulesSatisfied != h.RulesTotal {
-		for _, p := range h.Schedules {
-			for _, rr := range p.Rules {
-				if !rr.OK {
-					t.Errorf("%s: home %s breaks %q", r.Path(), p.Home, rr.Rule)
-				}
-			}
-		}
-	}
-	if h.BaselinePeakKW == nil {
-		t.Fatalf("%s: no uncoordinated baseline: %v", r.Path(), h.Notes)
-	}
-	if peak && h.PeakKW > *h.BaselinePeakKW+1e-9 {
-		t.Errorf("%s: coordinated peak %v kW above the uncoordinated %v kW", r.Path(), h.PeakKW, *h.BaselinePeakKW)
-	}
-	return h
-}
-
 func TestHomesExample(t *testing.T) {
 	r, err := homesolve.Load(exampleTOML, false, homesolve.Overrides{})
 	if err != nil {
@@ -78,7 +46,7 @@ func TestHomesExample(t *testing.T) {
 	if !res.Optimal {
 		t.Error("DPOP with bucket elimination did not prove optimality")
 	}
-	h := checkSchedule(t, r, res, assign, true)
+	h := homesolvetest.CheckSchedule(t, r, res, assign, true)
 	if h.PeakKW >= *h.BaselinePeakKW {
 		t.Errorf("coordination does not lower the example's peak: %v vs %v kW", h.PeakKW, *h.BaselinePeakKW)
 	}
@@ -256,7 +224,7 @@ func TestHomesSHDS(t *testing.T) {
 				t.Errorf("note of the protocol choice: %v, want %v: %v", chose, tc.opts.Global == "", r.Notes())
 			}
 			res, assign := solveRun(t, r)
-			h := checkSchedule(t, r, res, assign, !tc.restart)
+			h := homesolvetest.CheckSchedule(t, r, res, assign, !tc.restart)
 			restarted := slices.ContainsFunc(h.Notes, func(n string) bool { return strings.Contains(n, "restarted") })
 			if restarted != tc.restart {
 				t.Errorf("restarted %v, want %v: %v", restarted, tc.restart, h.Notes)
