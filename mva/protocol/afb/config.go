@@ -34,7 +34,7 @@ func ParseConfig(params map[string]float64) (Config, error) {
 	} {
 		v := params[p.name]
 		if v != math.Trunc(v) || v < 0 || v > float64(p.hi) {
-			return Config{}, fmt.Errorf("afb: parameter %s = %v, want an integer in 0..%d", p.name, v, p.hi)
+			return Config{}, fmt.Errorf("afb: parameter %s = %v: want an integer in 0..%d", p.name, v, p.hi)
 		}
 		*p.dst = int(v)
 	}
@@ -49,7 +49,7 @@ func (c Config) validate() error {
 		v, hi int
 	}{{"afb_order", c.Order, OrderLinks}, {"afb_candidates", c.Candidates, CandidatesLex}, {"afb_estimate", c.Estimate, EstimateDecoupled}} {
 		if m.v < 0 || m.v > m.hi {
-			return fmt.Errorf("afb: parameter %s = %d, want an integer in 0..%d", m.name, m.v, m.hi)
+			return fmt.Errorf("afb: parameter %s = %d: want an integer in 0..%d", m.name, m.v, m.hi)
 		}
 	}
 	return nil

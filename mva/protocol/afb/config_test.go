@@ -19,10 +19,10 @@ func TestParseConfig(t *testing.T) {
 		{map[string]float64{"afb_order": 2, "afb_candidates": 2, "afb_estimate": 1, "afb_hplus": 1, "afb_zero_stop": 1, "afb_recheck": 1},
 			Config{Order: OrderLinks, Candidates: CandidatesLex, Estimate: EstimateHybrid, HPlus: true, ZeroStop: true, Recheck: true}, ""},
 		{map[string]float64{"afb_order": 1, "rounds": 9}, Config{Order: OrderDegree}, ""},
-		{map[string]float64{"afb_order": 3}, Config{}, "parameter afb_order = 3, want an integer in 0..2"},
-		{map[string]float64{"afb_estimate": -1}, Config{}, "parameter afb_estimate = -1, want an integer in 0..2"},
+		{map[string]float64{"afb_order": 3}, Config{}, "parameter afb_order = 3: want an integer in 0..2"},
+		{map[string]float64{"afb_estimate": -1}, Config{}, "parameter afb_estimate = -1: want an integer in 0..2"},
 		{map[string]float64{"afb_candidates": 1.5}, Config{}, "afb_candidates = 1.5"},
-		{map[string]float64{"afb_hplus": 2}, Config{}, "parameter afb_hplus = 2, want an integer in 0..1"},
+		{map[string]float64{"afb_hplus": 2}, Config{}, "parameter afb_hplus = 2: want an integer in 0..1"},
 		{map[string]float64{"afb_recheck": math.NaN()}, Config{}, "afb_recheck = NaN"},
 	} {
 		c, err := ParseConfig(tc.params)

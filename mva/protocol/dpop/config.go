@@ -29,13 +29,13 @@ func ParseConfig(params map[string]float64) (Config, error) {
 	c := DefaultConfig()
 	if v, ok := params["max_util_entries"]; ok {
 		if v != math.Trunc(v) || v < 1 || v > math.MaxInt32 {
-			return Config{}, fmt.Errorf("dpop: max_util_entries = %v, want a whole number in 1..%d", v, math.MaxInt32)
+			return Config{}, fmt.Errorf("dpop: parameter max_util_entries = %v: want a whole number in 1..%d", v, math.MaxInt32)
 		}
 		c.MaxUtilEntries = int(v)
 	}
 	if v, ok := params["heuristic"]; ok {
 		if v != MostNeighbours && v != LowestID {
-			return Config{}, fmt.Errorf("dpop: heuristic = %v, want %d (most neighbours first) or %d (lowest id first)", v, MostNeighbours, LowestID)
+			return Config{}, fmt.Errorf("dpop: parameter heuristic = %v: want %d (most neighbours first) or %d (lowest id first)", v, MostNeighbours, LowestID)
 		}
 		c.Heuristic = int(v)
 	}
@@ -45,10 +45,10 @@ func ParseConfig(params map[string]float64) (Config, error) {
 // validate reports a field out of range, naming its parameter.
 func (c Config) validate() error {
 	if c.MaxUtilEntries < 1 || c.MaxUtilEntries > math.MaxInt32 {
-		return fmt.Errorf("dpop: max_util_entries = %d, want a whole number in 1..%d", c.MaxUtilEntries, math.MaxInt32)
+		return fmt.Errorf("dpop: parameter max_util_entries = %d: want a whole number in 1..%d", c.MaxUtilEntries, math.MaxInt32)
 	}
 	if c.Heuristic != MostNeighbours && c.Heuristic != LowestID {
-		return fmt.Errorf("dpop: heuristic = %d, want %d (most neighbours first) or %d (lowest id first)", c.Heuristic, MostNeighbours, LowestID)
+		return fmt.Errorf("dpop: parameter heuristic = %d: want %d (most neighbours first) or %d (lowest id first)", c.Heuristic, MostNeighbours, LowestID)
 	}
 	return nil
 }

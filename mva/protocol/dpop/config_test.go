@@ -16,10 +16,10 @@ func TestParseConfig(t *testing.T) {
 		{nil, Config{MaxUtilEntries: 1 << 24, Heuristic: MostNeighbours}, ""},
 		{map[string]float64{"max_util_entries": 1, "heuristic": 1}, Config{MaxUtilEntries: 1, Heuristic: LowestID}, ""},
 		{map[string]float64{"rounds": 7}, DefaultConfig(), ""}, // another protocol's
-		{map[string]float64{"max_util_entries": 0}, Config{}, "max_util_entries = 0, want a whole number in 1..2147483647"},
+		{map[string]float64{"max_util_entries": 0}, Config{}, "max_util_entries = 0: want a whole number in 1..2147483647"},
 		{map[string]float64{"max_util_entries": 2.5}, Config{}, "max_util_entries = 2.5"},
 		{map[string]float64{"max_util_entries": 1 << 31}, Config{}, "max_util_entries"},
-		{map[string]float64{"heuristic": 2}, Config{}, "heuristic = 2, want 0 (most neighbours first) or 1 (lowest id first)"},
+		{map[string]float64{"heuristic": 2}, Config{}, "heuristic = 2: want 0 (most neighbours first) or 1 (lowest id first)"},
 		{map[string]float64{"heuristic": 0.5}, Config{}, "heuristic = 0.5"},
 	} {
 		c, err := ParseConfig(tc.params)
