@@ -112,7 +112,7 @@ func (c *chain) Offload(p *local.JoinProject) bool {
 	if bytes > c.dev.budget/2 {
 		return false
 	}
-	pk, err := pack(p, !c.dev.noFast)
+	pk, err := pack(p, c.dev.kernels)
 	if err != nil {
 		return false
 	}
@@ -136,7 +136,7 @@ func (c *chain) Step(ctx context.Context, p *local.JoinProject, out *local.Facto
 	pk, ok := c.packs[p]
 	if !ok {
 		var err error
-		if pk, err = pack(p, !c.dev.noFast); err != nil {
+		if pk, err = pack(p, c.dev.kernels); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -122,8 +123,8 @@ func copyBandwidth(d *Device, n int64, reps int) (float64, error) {
 // kernelTime uploads p's inputs, then times the kernel alone over the whole
 // output (one launch, output and argmin left on the device), median of
 // reps, in ms.
-func kernelTime(d *Device, p *local.JoinProject, reps int) (float64, error) {
-	pk, err := pack(p, true)
+func kernelTime(d *Device, p *local.JoinProject, reps int, choice kernelChoice) (float64, error) {
+	pk, err := pack(p, choice)
 	if err != nil {
 		return 0, err
 	}
@@ -173,7 +174,7 @@ func kernelTime(d *Device, p *local.JoinProject, reps int) (float64, error) {
 		defer cu.DestroyEvent(&start)
 		defer cu.DestroyEvent(&stop)
 		var r0 int64
-		blocks := int(min((rows+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
+		blocks := int(min((pk.units(rows)+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
 		args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dst), unsafe.Pointer(&arg), unsafe.Pointer(&r0), unsafe.Pointer(&rows)}
 		s := o.streams[0]
 		ts := make([]float64, reps+1)
@@ -348,7 +349,15 @@ func TestBenchCSV(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kern, err := kernelTime(d, p, reps)
+			kern, err := kernelTime(d, p, reps, kernelsAll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			untiled, err := kernelTime(d, p, reps, kernelsNoTile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pk, err := pack(p, kernelsAll)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -356,7 +365,8 @@ func TestBenchCSV(t *testing.T) {
 			for _, r := range []benchRow{
 				{name: name + " cpu 1 core", ms: cpu1},
 				{name: name + fmt.Sprintf(" cpu %d cores", cores), ms: cpuAll, baseline: "cpu 1 core", baselineMS: cpu1},
-				{name: name + " gpu kernel", ms: kern, baseline: "cpu all cores", baselineMS: cpuAll, detail: "inputs and output on the device"},
+				{name: name + " gpu kernel untiled", ms: untiled, baseline: "cpu all cores", baselineMS: cpuAll, detail: "jp_fast/jp_one: inputs and output on the device"},
+				{name: name + " gpu kernel", ms: kern, baseline: "gpu kernel untiled", baselineMS: untiled, detail: pk.kernel + ": inputs and output on the device"},
 				{name: name + " gpu end-to-end", ms: e2e, baseline: "cpu all cores", baselineMS: cpuAll, detail: "upload inputs, kernel, download dst and argmin"},
 			} {
 				b := base
@@ -575,5 +585,32 @@ func TestBenchCSV(t *testing.T) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProfileShape runs one kernel shape of TestBenchCSV, tiled and
+// untiled, for a profiler: HEARTH_GPU_PROFILE=bucket:1e8 (or wide:1e9)
+// under `ncu --kernel-name regex:jp_`.
+func TestProfileShape(t *testing.T) {
+	spec := os.Getenv("HEARTH_GPU_PROFILE")
+	if spec == "" {
+		t.Skip("set HEARTH_GPU_PROFILE to shape:entries")
+	}
+	shape, n, ok := strings.Cut(spec, ":")
+	entries, err := strconv.ParseFloat(n, 64)
+	if !ok || err != nil {
+		t.Fatalf("HEARTH_GPU_PROFILE=%q: want shape:entries", spec)
+	}
+	d := openDevice(t, Options{})
+	p, _, err := benchSet(shape, int64(entries), uint64(entries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []kernelChoice{kernelsAll, kernelsNoTile} {
+		ms, err := kernelTime(d, p, 1, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s choice %d: %.3f ms", spec, c, ms)
 	}
 }

@@ -47,8 +47,8 @@ type Device struct {
 	ordinal  int
 	sms      int
 	totalMem int64
-	budget   int64 // bytes the pool may allocate, set by setup
-	noFast   bool  // see openWith
+	budget   int64        // bytes the pool may allocate, set by setup
+	kernels  kernelChoice // see openWith
 
 	reqs      chan func(*owner)
 	quit      chan struct{} // closed by Close
@@ -63,11 +63,11 @@ func Open() (*Device, error) { return OpenWith(Options{}) }
 // OpenWith starts the goroutine that owns device o.Ordinal: it creates the
 // CUDA context, loads the kernels and sets the memory budget. The error
 // wraps ErrNoDevice when no usable device is there.
-func OpenWith(o Options) (*Device, error) { return openWith(o, false) }
+func OpenWith(o Options) (*Device, error) { return openWith(o, kernelsAll) }
 
-// openWith is OpenWith; noFast keeps every plan off the 32-bit kernels,
-// so that tests reach the others.
-func openWith(o Options, noFast bool) (*Device, error) {
+// openWith is OpenWith; kernels keeps plans off some kernels, so that
+// tests reach the others.
+func openWith(o Options, kernels kernelChoice) (*Device, error) {
 	n, err := cu.NumDevices()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: counting devices: %w: %w", err, ErrNoDevice)
@@ -80,7 +80,7 @@ func openWith(o Options, noFast bool) (*Device, error) {
 	}
 	d := &Device{
 		ordinal: o.Ordinal,
-		noFast:  noFast,
+		kernels: kernels,
 		reqs:    make(chan func(*owner)),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),

@@ -29,6 +29,11 @@
 // each chunk's copy to the host overlapping the next chunk's kernel on a
 // second stream, through pinned host memory.
 //
+// Tables of 2^19 rows or more whose inputs share entries between
+// neighbouring values of one output variable run jp_tile, where a thread
+// computes 4 or 8 such rows and reads the shared entries once
+// (plan_cuda.go, chooseTile); the results are the same.
+//
 // # Bucket elimination
 //
 // BE is local.BE with its large buckets run on the device: a bucket goes to

@@ -35,7 +35,7 @@ const maxChunkRows = 1 << 22
 // device's memory budget, and ctx's error when ctx ends between chunks
 // (dst is then partly written).
 func (d *Device) JoinProject(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error {
-	pk, err := pack(p, !d.noFast)
+	pk, err := pack(p, d.kernels)
 	if err != nil {
 		return err
 	}
@@ -257,13 +257,26 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 	if argmin != nil && r.argDev.size == 0 {
 		rowBytes += 4
 	}
-	chunk := min(rows, maxChunkRows)
+	// Chunks bound the staging of what goes to the host; a table that
+	// stays whole on the device is one launch.
+	chunk := rows
 	if rowBytes > 0 {
+		chunk = min(chunk, maxChunkRows)
 		// Size classes round up to a power of two: keep room for that.
 		chunk = min(chunk, o.pool.room()/(4*rowBytes))
 	}
 	if chunk < 1 {
 		return r, fmt.Errorf("gpu: no device memory left for the output after %d bytes of inputs: %w", o.pool.inUse, errBudget)
+	}
+	// jp_tile's launches cover whole blocks of rows; a chunk too small
+	// for one takes the untiled kernel.
+	kernel := pk.kernel
+	if pk.block > 0 {
+		if c := chunk / pk.block * pk.block; c > 0 {
+			chunk = c
+		} else {
+			kernel = pk.plain
+		}
 	}
 	var slotDst, slotArg [2]devBuf
 	for i := range 2 {
@@ -315,7 +328,7 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 		}
 		return nil
 	}
-	fn := o.fns[pk.kernel]
+	fn := o.fns[kernel]
 	shared := len(words) * 8
 	for i := range nch {
 		if i >= 2 {
@@ -338,10 +351,14 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 			aptr = r.argDev.ptr + cu.DevicePtr(r0*4)
 		}
 		plan := planPtr
-		blocks := int(min((n+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
+		units := n
+		if kernel == pk.kernel {
+			units = pk.units(n)
+		}
+		blocks := int(min((units+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
 		args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dptr), unsafe.Pointer(&aptr), unsafe.Pointer(&r0), unsafe.Pointer(&n)}
 		if err := fn.Launch(blocks, 1, 1, blockThreads, 1, 1, shared, o.streams[s], args); err != nil {
-			return r, fmt.Errorf("gpu: launching %s: %w", pk.kernel, err)
+			return r, fmt.Errorf("gpu: launching %s: %w", kernel, err)
 		}
 		if host {
 			to := unsafe.Pointer(&dst[r0])

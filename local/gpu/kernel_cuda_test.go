@@ -152,32 +152,42 @@ func checkSet(t *testing.T, d *Device, tag string, s factorSet) {
 // rows and ties.
 func TestKernelMatchesCPU(t *testing.T) {
 	fast := openDevice(t, Options{}) // skips without a device
-	slow, err := openWith(Options{}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := slow.Close(); err != nil {
-			t.Errorf("Close: %v", err)
+	devs := []*Device{fast}
+	for _, c := range []kernelChoice{kernelsTileAlways, kernelsNoTile, kernelsNoFast} {
+		d, err := openWith(Options{}, c)
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	devs := []*Device{fast, slow}
+		t.Cleanup(func() {
+			if err := d.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+		devs = append(devs, d)
+	}
 	kinds := map[string]int{}
-	for seed := range uint64(800) {
+	for seed := range uint64(1600) {
 		r := rand.New(rand.NewPCG(seed, 42))
 		nVars := 1 + r.IntN(8)
 		nElim, nIn := r.IntN(4), 1+r.IntN(7)
-		if seed >= 600 {
+		minDom, maxDom := 1, 1+r.IntN(5)
+		switch {
+		case seed >= 800:
+			// One eliminated variable, larger domains (jp_tile's
+			// tiles of 4 and 8).
+			nVars, nElim, nIn, minDom = 3+r.IntN(3), 1, 2+r.IntN(6), 2+6*int(seed%2)
+			maxDom = minDom + r.IntN(5)
+		case seed >= 600:
 			// One eliminated variable in many inputs (jp_fastn_k).
 			nVars, nElim, nIn = 2+r.IntN(3), 1, 5+r.IntN(8)
 		}
-		s := randomSet(r, nVars, 1, 1+r.IntN(5), nElim, nIn, []float64{0, 0.05, 0.4}[seed%3])
+		s := randomSet(r, nVars, minDom, maxDom, nElim, nIn, []float64{0, 0.05, 0.4}[seed%3])
 		p, err := local.NewJoinProject(s.inputs, s.elim, s.out)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range devs {
-			pk, err := pack(p, !d.noFast)
+			pk, err := pack(p, d.kernels)
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}

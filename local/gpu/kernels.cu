@@ -35,13 +35,15 @@ typedef long long i64;
 //   [3] nElim  eliminated variables
 //   [4] esize  joint size of the eliminated variables
 //   [5] words  length of the whole plan
-//   [6..7]     reserved
+//   [6]        k2, jp_tile's tiled output variable (others: 0)
+//   [7]        reserved
 //   then: addr[nIn]           device address of each input table
 //         outDim[nOut]
 //         elimDim[nElim]
 //         ostride[nOut*nIn]   input slot j's stride for output variable k at k*nIn+j
 //         estride[nElim*NE]   slot t's stride for eliminated variable k at k*NE+t
 //         magic[nOut]         ceil(2^32/outDim[k]), 0 for a dim of 1 (jp_fast)
+//         jp_tile only: tdim[nOut], tmagic[nOut], ostr[nOut], TB, B (see jp_tile)
 #define P_NIN 0
 #define P_NE 1
 #define P_NOUT 2
@@ -297,6 +299,148 @@ __device__ void jp_fast(const i64 *sp, double *dst, int *argmin, i64 row0, i64 n
 	}
 }
 
+// jp_tile is jp_fast with a register tile: each thread computes T output
+// rows, the values x2, x2+1, …, x2+T-1 of one output variable k2 (the
+// plan's header word 6, never the last output variable), so that an input
+// that does not hold k2 is read once for the T rows instead of once per
+// row. Neighbouring threads still take neighbouring values of the last
+// output variable, as in jp_fast, so that their loads coalesce. In a
+// bucket whose inputs split the output variables between them (a (min,+)
+// product), the input that holds the last variable — read a domain apart
+// by neighbouring threads, the costly gather — is read T times less; in a
+// bucket with one large input, that input is swept once per T values of
+// k2 instead of once per value. A tile at the end of k2's domain is
+// partial: its missing rows read a valid row's entries (clamped) and
+// write nothing. The thread decodes its tile index over the tile grid
+// (the output dims, k2's divided by T, rounded up) with the grid's own
+// magic numbers. A launch covers whole blocks of B rows (the rows of one
+// assignment of the variables before k2), which the host's chunks
+// respect, so every row of a tile is in the launch. The sums run in
+// jp_fast's order, so the results are the same.
+//
+// Extra plan words after magic[nOut]: tdim[nOut] (the tile grid), tmagic[nOut],
+// ostr[nOut] (the output's strides), then TB (tiles per B-block) and B.
+template <int MAXE, int T>
+__device__ void jp_tile(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	typedef unsigned int u32;
+	const int nIn = (int)sp[P_NIN], nOut = (int)sp[P_NOUT];
+	const int ne = MAXE;
+	const int nR = nIn - ne;
+	const double *const *addr = (const double *const *)(sp + P_HDR);
+	const i64 *outDim = sp + P_HDR + nIn;
+	const u32 D = (u32)outDim[nOut]; // elimDim[0]
+	const i64 *ost = outDim + nOut + 1;
+	const i64 *est = ost + (i64)nOut * nIn;
+	const i64 *magic = est + ne;
+	const i64 *tdim = magic + nOut;
+	const i64 *tmag = tdim + nOut;
+	const i64 *ostr = tmag + nOut;
+	const u32 TB = (u32)ostr[nOut], B = (u32)ostr[nOut + 1];
+	const int k2 = (int)sp[6];
+	const u32 dim2 = (u32)outDim[k2], ostr2 = (u32)ostr[k2];
+	const double *a[MAXE];
+	u32 ls[MAXE], s2[MAXE];
+#pragma unroll
+	for (int j = 0; j < MAXE; j++) {
+		a[j] = addr[j];
+		ls[j] = (u32)est[j];
+		s2[j] = (u32)ost[k2 * nIn + j];
+	}
+	const double *ra[MAXR];
+	u32 rs2[MAXR];
+#pragma unroll
+	for (int j = 0; j < MAXR; j++) {
+		ra[j] = j < nR ? addr[ne + j] : 0;
+		rs2[j] = j < nR ? (u32)ost[k2 * nIn + ne + j] : 0;
+	}
+	const u32 tile0 = (u32)(row0 / B) * TB;
+	const i64 ntiles = (nrows + B - 1) / B * TB;
+	const i64 step = (i64)gridDim.x * blockDim.x;
+	for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < ntiles; t += step) {
+		u32 o[MAXE], ro[MAXR];
+#pragma unroll
+		for (int j = 0; j < MAXE; j++)
+			o[j] = 0;
+#pragma unroll
+		for (int j = 0; j < MAXR; j++)
+			ro[j] = 0;
+		u32 q = tile0 + (u32)t, row = 0, x2 = 0;
+		for (int k = nOut - 1; k >= 0; k--) {
+			u32 d = fdivmod(&q, (u32)tdim[k], (u32)tmag[k]);
+			if (k == k2) {
+				d *= T;
+				x2 = d;
+			}
+			const i64 *s = ost + k * nIn;
+#pragma unroll
+			for (int j = 0; j < MAXE; j++)
+				o[j] += d * (u32)s[j];
+#pragma unroll
+			for (int j = 0; j < MAXR; j++)
+				if (j < nR)
+					ro[j] += d * (u32)s[ne + j];
+			row += d * (u32)ostr[k];
+		}
+		const u32 n2 = min((u32)T, dim2 - x2);
+		// c[k]: the sum of the inputs without the eliminated variable,
+		// for row x2+k.
+		double c[T];
+#pragma unroll
+		for (int k = 0; k < T; k++)
+			c[k] = 0.0;
+#pragma unroll
+		for (int j = 0; j < MAXR; j++)
+			if (j < nR) {
+#pragma unroll
+				for (int k = 0; k < T; k++)
+					c[k] += ra[j][ro[j] + min((u32)k, n2 - 1) * rs2[j]];
+			}
+		double best[T];
+		u32 arg[T];
+#pragma unroll
+		for (int k = 0; k < T; k++) {
+			best[k] = __longlong_as_double(0x7ff0000000000000ll); // +Inf
+			arg[k] = 0;
+		}
+		for (u32 d = 0; d < D; d++) {
+			double s[T];
+#pragma unroll
+			for (int k = 0; k < T; k++)
+				s[k] = c[k];
+#pragma unroll
+			for (int j = 0; j < MAXE; j++) {
+				const double *p = a[j] + o[j] + d * ls[j];
+				if (s2[j]) {
+#pragma unroll
+					for (int k = 0; k < T; k++)
+						s[k] += p[min((u32)k, n2 - 1) * s2[j]];
+				} else {
+					const double v = p[0];
+#pragma unroll
+					for (int k = 0; k < T; k++)
+						s[k] += v;
+				}
+			}
+#pragma unroll
+			for (int k = 0; k < T; k++)
+				if (s[k] < best[k]) {
+					best[k] = s[k];
+					arg[k] = d;
+				}
+		}
+		const u32 base = row - (u32)row0;
+#pragma unroll
+		for (int k = 0; k < T; k++)
+			if ((u32)k < n2) {
+				const u32 r = base + (u32)k * ostr2;
+				dst[r] = best[k];
+				if (argmin)
+					argmin[r] = (int)arg[k];
+			}
+	}
+}
+
 extern "C" __global__ void jp_generic_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
 {
 	extern __shared__ i64 sp[];
@@ -338,3 +482,20 @@ extern "C" __global__ void jp_fastn_k(const i64 *plan, double *dst, int *argmin,
 	load_plan(plan, sp);
 	jp_fast<MAXE_N, false>(sp, dst, argmin, row0, nrows);
 }
+
+#define JP_TILE(N, T)                                                                                       \
+	extern "C" __global__ void __launch_bounds__(256, T == 8 ? 2 : 4) jp_tile##N##_##T##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
+	{                                                                                                           \
+		extern __shared__ i64 sp[];                                                                             \
+		load_plan(plan, sp);                                                                                    \
+		jp_tile<N, T>(sp, dst, argmin, row0, nrows);                                                            \
+	}
+
+JP_TILE(1, 4)
+JP_TILE(2, 4)
+JP_TILE(3, 4)
+JP_TILE(4, 4)
+JP_TILE(1, 8)
+JP_TILE(2, 8)
+JP_TILE(3, 8)
+JP_TILE(4, 8)
