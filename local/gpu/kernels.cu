@@ -403,6 +403,17 @@ __device__ void jp_tile(const i64 *sp, double *dst, int *argmin, i64 row0, i64 n
 			best[k] = __longlong_as_double(0x7ff0000000000000ll); // +Inf
 			arg[k] = 0;
 		}
+		// The clamped tile rows, and each input's entries at the current
+		// eliminated value (pointers stepped by its stride), so that the
+		// loop over the values adds no index arithmetic of its own.
+		u32 kk[T];
+#pragma unroll
+		for (int k = 0; k < T; k++)
+			kk[k] = min((u32)k, n2 - 1);
+		const double *p[MAXE];
+#pragma unroll
+		for (int j = 0; j < MAXE; j++)
+			p[j] = a[j] + o[j];
 		for (u32 d = 0; d < D; d++) {
 			double s[T];
 #pragma unroll
@@ -410,17 +421,17 @@ __device__ void jp_tile(const i64 *sp, double *dst, int *argmin, i64 row0, i64 n
 				s[k] = c[k];
 #pragma unroll
 			for (int j = 0; j < MAXE; j++) {
-				const double *p = a[j] + o[j] + d * ls[j];
 				if (s2[j]) {
 #pragma unroll
 					for (int k = 0; k < T; k++)
-						s[k] += p[min((u32)k, n2 - 1) * s2[j]];
+						s[k] += p[j][kk[k] * s2[j]];
 				} else {
-					const double v = p[0];
+					const double v = p[j][0];
 #pragma unroll
 					for (int k = 0; k < T; k++)
 						s[k] += v;
 				}
+				p[j] += ls[j];
 			}
 #pragma unroll
 			for (int k = 0; k < T; k++)
