@@ -137,6 +137,9 @@ type compiler struct {
 	first []int // per home: its first function, −1 while none
 	// meter[h][t]: slot t of home h is priced by a meter function.
 	meter [][]bool
+	// extra[h] is home h's constant cost besides its background's: the
+	// penalties of soft rules missed by the initial state.
+	extra []float64
 }
 
 // Compile builds the problem. It fails on a malformed model
@@ -151,7 +154,7 @@ func Compile(n *devices.Neighbourhood, opts Options) (*Compiled, error) {
 		opts.MaxTable = DefaultMaxTable
 	}
 	p := &mva.Problem{Name: n.Name, Sense: mva.Minimize}
-	k := &compiler{n: n, opts: opts, p: p, c: &Compiled{Problem: p, Model: n, Homes: make([]Home, len(n.Homes))}, first: make([]int, len(n.Homes)), meter: make([][]bool, len(n.Homes))}
+	k := &compiler{n: n, opts: opts, p: p, c: &Compiled{Problem: p, Model: n, Homes: make([]Home, len(n.Homes))}, first: make([]int, len(n.Homes)), meter: make([][]bool, len(n.Homes)), extra: make([]float64, len(n.Homes))}
 	for hi := range n.Homes {
 		p.Agents = append(p.Agents, mva.Agent{Name: n.Homes[hi].Name})
 		k.first[hi] = -1
@@ -226,6 +229,7 @@ func (k *compiler) home(hi int) error {
 		if err := k.transitions(hi, &hc.Models[mi]); err != nil {
 			return err
 		}
+		k.misses(hi, &hc.Models[mi])
 	}
 	return nil
 }
