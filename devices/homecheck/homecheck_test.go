@@ -1,0 +1,246 @@
+package homecheck_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/devices/homecheck"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
+	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// solve compiles n and solves it centrally with bucket elimination,
+// returning the result as hearth reports it; ok is false where the hard
+// rules exclude every schedule.
+func solve(t *testing.T, n *devices.Neighbourhood) (*report.Homes, bool) {
+	t.Helper()
+	c, err := compile.Compile(n, compile.Options{})
+	if errors.Is(err, devices.ErrInfeasible) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", n.Name, err)
+	}
+	lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
+	s, err := local.New("be", lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]int, lp.NumInterior())
+	cost, err := s.SolveRow(context.Background(), nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.IsInf(cost, 1) {
+		return nil, false
+	}
+	assign := make([]int, len(c.Problem.Variables))
+	for k, v := range lp.Vars {
+		assign[v] = in[k]
+	}
+	sched, ev, err := c.Report(assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := report.Build(report.Input{Model: n, Result: mva.Result{Feasible: true}, Schedule: sched, Eval: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, true
+}
+
+// TestRandomHomes solves thousands of seeded random neighbourhoods — one
+// to three homes, soft and hard rules of every prefix and relation,
+// export prices, cycle costs, physical ranges, feeder limits, full and
+// SHDS dynamics — and passes every plan through the checker, which must
+// accept it and find the same missed goals as the plan reports.
+func TestRandomHomes(t *testing.T) {
+	seeds, want := 8000, 4000
+	if testing.Short() {
+		seeds, want = 500, 300
+	}
+	solved, homesSolved, missed := 0, 0, 0
+	for seed := range uint64(seeds) {
+		homes := 1 + int(seed%3)
+		n := testhomes.Random(70000+seed, testhomes.Options{Homes: homes, Slots: 3 + int(seed%2), Devices: 2, Actions: 3, Mixed: true, Feeder: true, Soft: seed%8 != 0})
+		h, ok := solve(t, n)
+		if !ok {
+			continue
+		}
+		solved++
+		homesSolved += len(n.Homes)
+		rep := homecheck.Check(n, homesolve.Street(h))
+		if err := rep.Err(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if len(rep.Misses) != len(h.GoalsMissed) {
+			t.Fatalf("seed %d: the checker finds %d missed goals, the plan %d", seed, len(rep.Misses), len(h.GoalsMissed))
+		}
+		for i, m := range rep.Misses {
+			if g := h.GoalsMissed[i]; g.Home != m.Home || g.Rule != m.Rule || math.Abs(g.Missed-m.By) > 1e-9 {
+				t.Fatalf("seed %d: missed %+v, the plan says %+v", seed, m, g)
+			}
+		}
+		if len(rep.Misses) > 0 {
+			missed++
+		}
+		for hi, p := range h.Schedules {
+			p.Levels = nil
+			if err := homecheck.CheckHome(n, hi, homesolve.Plan(p)).Err(); err != nil {
+				t.Fatalf("seed %d home %s alone: %v", seed, p.Home, err)
+			}
+		}
+	}
+	if homesSolved < want || missed < seeds/20 {
+		t.Fatalf("%d homes in %d of %d neighbourhoods solved, %d missing a goal: the generator tests too little", homesSolved, solved, seeds, missed)
+	}
+	t.Logf("%d homes in %d of %d neighbourhoods solved and checked, %d missing a soft goal", homesSolved, solved, seeds, missed)
+}
+
+// example loads the example street with an impossible soft goal added
+// to alder and solves it.
+func example(t *testing.T) (*devices.Neighbourhood, *report.Homes) {
+	t.Helper()
+	r, err := homesolve.Load(filepath.Join("..", "..", "examples", "neighbourhood", "neighbourhood.toml"), false, homesolve.Overrides{NoBaselines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.Model()
+	a := &n.Homes[0]
+	a.Rules = append(a.Rules, devices.Rule{Text: "ev charge geq 59 before 19:00", Location: "ev", Property: "charge", Rel: devices.Geq, Goal: 59, Prefix: devices.Before, T1: 2, Soft: true})
+	h, ok := solve(t, n)
+	if !ok {
+		t.Fatal("the example has no plan")
+	}
+	if len(h.GoalsMissed) != 1 {
+		t.Fatalf("goals missed %+v, want alder's", h.GoalsMissed)
+	}
+	return n, h
+}
+
+// TestCatchesBadPlans breaks the example street's plan in one way at a
+// time and asserts that the checker names the fault.
+func TestCatchesBadPlans(t *testing.T) {
+	n, good := example(t)
+	if err := homecheck.Check(n, homesolve.Street(good)).Err(); err != nil {
+		t.Fatalf("the solved plan is rejected: %v", err)
+	}
+	home := func(s *homecheck.Street, name string) *homecheck.Plan {
+		for i := range s.Plans {
+			if s.Plans[i].Home == name {
+				return &s.Plans[i]
+			}
+		}
+		t.Fatalf("no home %s", name)
+		return nil
+	}
+	rule := func(p *homecheck.Plan, prefix string) *homecheck.Claim {
+		for i := range p.Rules {
+			if strings.HasPrefix(p.Rules[i].Rule, prefix) {
+				return &p.Rules[i]
+			}
+		}
+		t.Fatalf("home %s has no rule %q", p.Home, prefix)
+		return nil
+	}
+	every := func(p *homecheck.Plan, dev, action string) {
+		acts := slices.Clone(p.Actions[dev])
+		for t := range acts {
+			acts[t] = action
+		}
+		p.Actions[dev] = acts
+	}
+	tests := []struct {
+		name  string
+		break_ func(s *homecheck.Street)
+		want  string
+	}{
+		{"battery above its capacity", func(s *homecheck.Street) { every(home(s, "dogwood"), "battery", "charge") }, "battery soc is"},
+		{"battery above its capacity (range)", func(s *homecheck.Street) { every(home(s, "dogwood"), "battery", "charge") }, "outside its physical range [0, 13.5]"},
+		{"goal claimed met but missed", func(s *homecheck.Street) { every(home(s, "cedar"), "ev", "off") }, `the plan says rule "charge geq 45 before 07:00" holds: true; replayed: false`},
+		{"hard rule broken", func(s *homecheck.Street) { every(home(s, "dogwood"), "radiator", "high") }, `hard rule "living temperature leq 22" is broken`},
+		{"missed by less than claimed", func(s *homecheck.Street) { rule(home(s, "alder"), "ev charge geq 59").Missed -= 1 }, `is missed by`},
+		{"missed goal claimed met", func(s *homecheck.Street) { rule(home(s, "alder"), "ev charge geq 59").OK = true }, `holds: true; replayed: false`},
+		{"soft claimed hard", func(s *homecheck.Street) { rule(home(s, "alder"), "charge geq 40").Hard = true }, `is hard: true`},
+		{"wrong bill", func(s *homecheck.Street) { home(s, "birch").Cost += 0.01 }, "home birch: its bill is"},
+		{"wrong street bill", func(s *homecheck.Street) { s.EnergyCost -= 0.5 }, "the street's bill is"},
+		{"wrong load", func(s *homecheck.Street) { home(s, "cedar").LoadKW[3] += 1 }, "home cedar draws 0.5 kW in slot 3, the plan says 1.5 kW"},
+		{"wrong peak", func(s *homecheck.Street) { s.PeakKW -= 1 }, "the street's peak is"},
+		{"unknown action", func(s *homecheck.Street) { home(s, "birch").Actions["washer"][0] = "spin" }, `"spin" is not one of its actions`},
+		{"device left out", func(s *homecheck.Street) { delete(home(s, "birch").Actions, "washer") }, "device washer has 0 actions planned"},
+		{"level below the draw", func(s *homecheck.Street) {
+			// The first window where some home draws more than its
+			// lowest level's cap gets that level.
+			for hi, p := range s.Plans {
+				for w, win := range n.Windows {
+					caps := n.LevelCaps(hi, w)
+					if slices.Max(p.LoadKW[win.From:win.To]) > caps[0]+0.01 {
+						s.Plans[hi].Levels[w] = devices.LevelLabels(caps, n.Units)[0]
+						return
+					}
+				}
+			}
+			t.Fatal("every home draws within its lowest level")
+		}, "above its committed level"},
+		{"missed goal left out", func(s *homecheck.Street) { s.GoalsMissed = 0 }, "the plans miss 1 soft goals, the result lists 0"},
+	}
+	for _, tc := range tests {
+		s := clone(homesolve.Street(good))
+		tc.break_(&s)
+		rep := homecheck.Check(n, s)
+		err := rep.Err()
+		if !errors.Is(err, homecheck.ErrRejected) {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !slices.ContainsFunc(rep.Violations, func(v string) bool { return strings.Contains(v, tc.want) }) {
+			t.Errorf("%s: violations\n%s\nwant one containing %q", tc.name, strings.Join(rep.Violations, "\n"), tc.want)
+		}
+	}
+}
+
+// TestCatchesBadHomePlan checks one home's plan alone, as hearth run
+// publishes it.
+func TestCatchesBadHomePlan(t *testing.T) {
+	n, good := example(t)
+	p := homesolve.Plan(good.Schedules[3])
+	p.Levels = nil
+	if err := homecheck.CheckHome(n, 3, p).Err(); err != nil {
+		t.Fatalf("dogwood alone: %v", err)
+	}
+	p.Actions["battery"] = slices.Repeat([]string{"discharge"}, n.Horizon.Slots)
+	rep := homecheck.CheckHome(n, 3, p)
+	if rep.OK() || !slices.ContainsFunc(rep.Violations, func(v string) bool { return strings.Contains(v, "outside its physical range [0, 13.5]") }) {
+		t.Fatalf("an emptied battery passes: %v", rep.Violations)
+	}
+}
+
+// clone copies a street deeply, so that breaking one copy leaves the
+// others alone.
+func clone(s homecheck.Street) homecheck.Street {
+	s.LoadKW = slices.Clone(s.LoadKW)
+	s.FeederExcessKW = slices.Clone(s.FeederExcessKW)
+	s.Plans = slices.Clone(s.Plans)
+	for i := range s.Plans {
+		p := &s.Plans[i]
+		acts := map[string][]string{}
+		for k, v := range p.Actions {
+			acts[k] = slices.Clone(v)
+		}
+		p.Actions = acts
+		p.LoadKW = slices.Clone(p.LoadKW)
+		p.Levels = slices.Clone(p.Levels)
+		p.Rules = slices.Clone(p.Rules)
+	}
+	return s
+}
