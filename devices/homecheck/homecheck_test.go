@@ -107,15 +107,58 @@ func TestRandomHomes(t *testing.T) {
 	t.Logf("%d homes in %d of %d neighbourhoods solved and checked, %d missing a soft goal", homesSolved, solved, seeds, missed)
 }
 
-// example loads the example street with an impossible soft goal added
-// to alder and solves it.
-func example(t *testing.T) (*devices.Neighbourhood, *report.Homes) {
+// load reads the example street.
+func load(t *testing.T) *devices.Neighbourhood {
 	t.Helper()
 	r, err := homesolve.Load(filepath.Join("..", "..", "examples", "neighbourhood", "neighbourhood.toml"), false, homesolve.Overrides{NoBaselines: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := r.Model()
+	return r.Model()
+}
+
+// TestExampleNoFlipFlops solves the example street to optimality and
+// asserts that no battery both charges and discharges over the night and
+// none discharges into the grid (a slot where its home feeds back): the
+// flip-flops the example's dogwood battery made before stored energy was
+// rounded in the plan's disfavour and cycling cost something
+// (devices.DefaultBatteryCycleCost).
+func TestExampleNoFlipFlops(t *testing.T) {
+	n := load(t)
+	h, ok := solve(t, n)
+	if !ok {
+		t.Fatal("the example has no plan")
+	}
+	batteries := 0
+	for hi, p := range h.Schedules {
+		for _, d := range p.Devices {
+			if d.Kind != "home_battery" {
+				continue
+			}
+			batteries++
+			charged, discharged := false, false
+			for slot, kw := range d.KW {
+				charged = charged || kw > 0
+				discharged = discharged || kw < 0
+				if kw < 0 && p.LoadKW[slot] < 0 {
+					t.Errorf("%s: %s discharges %g kW in slot %d while the home feeds back %g kW", n.Homes[hi].Name, d.Device, kw, slot, -p.LoadKW[slot])
+				}
+			}
+			if charged && discharged {
+				t.Errorf("%s: %s both charges and discharges: %v", n.Homes[hi].Name, d.Device, d.Actions)
+			}
+		}
+	}
+	if batteries == 0 {
+		t.Fatal("the example has no battery")
+	}
+}
+
+// example loads the example street with an impossible soft goal added
+// to alder and solves it.
+func example(t *testing.T) (*devices.Neighbourhood, *report.Homes) {
+	t.Helper()
+	n := load(t)
 	a := &n.Homes[0]
 	a.Rules = append(a.Rules, devices.Rule{Text: "ev charge geq 59 before 19:00", Location: "ev", Property: "charge", Rel: devices.Geq, Goal: 59, Prefix: devices.Before, T1: 2, Soft: true})
 	h, ok := solve(t, n)
