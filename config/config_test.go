@@ -329,6 +329,7 @@ func FuzzLoad(f *testing.F) {
 		neighbourhood("[coordination]\nlevels = 2\nwindows = [[\"17:00\", \"21:00\"]]\n[objective]\npeak = 0.1\n[feeder]\nlimit_kw = 30\n"),
 		"[[home]]\nname = \"a\"\nrules = [\"x t geq 1 before 3\"]\n[[home.device]]\nname = \"x\"\nactions = [{name=\"on\", power_kw=1, effects={t=1}}]\n[[home.sensor]]\nlocation = \"x\"\nproperty = \"t\"\n",
 		"homes = [\"alder.toml\"]\n[horizon]\nslots = 3\ndynamics = \"shds\"\n[prices]\nperiods = [{from=\"01:00\", to=\"02:00\", price=2}]\n",
+		"[objective]\nmiss = 5\n[feeder]\nlimit_kw = 3\nhard = true\n[[home]]\nname = \"a\"\nrules = [\"x t geq 1 before 3\", { rule = \"x t leq 4\", hard = true }]\n[[home.device]]\nname = \"x\"\ncycle_cost = 0.1\nactions = [{name=\"on\", power_kw=1, effects={t=1}}]\nrange = { t = [0, 5] }\n[[home.sensor]]\nlocation = \"x\"\nproperty = \"t\"\nmin = 0\nmax = 6\n",
 	} {
 		f.Add([]byte(s), []byte(home))
 	}

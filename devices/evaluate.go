@@ -43,7 +43,7 @@ type Evaluation struct {
 	// FeederExcess[w] is by how many kW the committed caps exceed a
 	// soft feeder limit in window w (0 where they keep it).
 	FeederExcess []float64
-	Homes      []HomeEvaluation
+	Homes        []HomeEvaluation
 	// Load is the neighbourhood's draw per slot; Committed the sum of the
 	// committed caps per window.
 	Load      []float64

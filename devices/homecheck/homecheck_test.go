@@ -204,9 +204,9 @@ func TestCatchesBadPlans(t *testing.T) {
 		p.Actions[dev] = acts
 	}
 	tests := []struct {
-		name  string
+		name   string
 		break_ func(s *homecheck.Street)
-		want  string
+		want   string
 	}{
 		{"battery above its capacity", func(s *homecheck.Street) { every(home(s, "dogwood"), "battery", "charge") }, "battery soc is"},
 		{"battery above its capacity (range)", func(s *homecheck.Street) { every(home(s, "dogwood"), "battery", "charge") }, "outside its physical range [0, 13.5]"},
