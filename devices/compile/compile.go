@@ -40,6 +40,16 @@
 //     goals by the goal bits that must be set when their window closes.
 //     Tables are |Z(i−1)|·Π|A|·|Z(i)| entries, linear in the horizon rather
 //     than exponential in it;
+//   - misses: for each soft rule (devices.Rule.Soft), Weights.Miss per
+//     unit it misses by, as unary functions of the property's states: a
+//     before/after goal's on the state at its window's last index, charged
+//     where its goal bit says it never held; an at/within rule's (or one
+//     without a time) on every state of its window. Soft rules exclude no
+//     state, so the exact solvers find the schedule that misses least;
+//     devices.Neighbourhood.Evaluate charges the same amounts;
+//   - cycling: Weights.Price·CycleCost·|power|·Δ added to each action's
+//     price (Device.CycleCost), which breaks the ties between charging and
+//     discharging a battery at equal prices;
 //   - level link (hard): for each slot of a window, the function over all
 //     the home's actions in the slot and the window's level that is Hard
 //     when the draw exceeds the level's cap (Π|A|·levels entries); it is
@@ -57,9 +67,10 @@
 //   - peak, cross part: for each linked pair and window, Weights.Peak·Δ²·
 //     |w|·2·cap_h·cap_g (|levels|² entries). With the own parts this is
 //     Weights.Peak·Δ²·|w|·(Σ_h cap_h)² on a complete graph;
-//   - feeder (hard, optional): per window, the function over every home's
-//     level that is Hard when the caps add up to more than the limit
-//     (levels^homes entries, refused past Options.MaxTable).
+//   - feeder (optional): per window, the function over every home's
+//     level that is Hard when the caps add up to more than the limit, or
+//     with Neighbourhood.FeederSoft Weights.Miss per kW over per hour of
+//     the window (levels^homes entries, refused past Options.MaxTable).
 //
 // # Bounds
 //
