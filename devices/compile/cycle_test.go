@@ -32,9 +32,7 @@ func tieHome(t *testing.T, cycle float64) *devices.Neighbourhood {
 	for range slots {
 		h.Background = append(h.Background, 1)
 	}
-	for _, r := range e.Bounds("soc", "battery") {
-		h.Rules = append(h.Rules, r)
-	}
+	h.Rules = append(h.Rules, e.Bounds("soc", "battery")...)
 	h.Rules = append(h.Rules, devices.Rule{Text: "soc geq 5 at 4", Location: "battery", Property: "soc", Rel: devices.Geq, Goal: 5, Prefix: devices.At, T1: slots})
 	n := &devices.Neighbourhood{Name: "tie", Horizon: devices.Horizon{Slots: slots, SlotMinutes: 60}, Levels: 1,
 		Weights: devices.Weights{Price: 1}, Homes: []devices.Home{h}}

@@ -287,3 +287,67 @@ func clone(s homecheck.Street) homecheck.Street {
 	}
 	return s
 }
+
+// FuzzCheck feeds the checker claims it did not expect — any action
+// name, any number, levels and rules out of place — and asserts that it
+// never panics and never accepts a plan whose actions it cannot replay.
+func FuzzCheck(f *testing.F) {
+	f.Add(0, 0, 0, "charge", 0.0, "", 0)
+	f.Add(3, 0, 5, "discharge", 1e300, "0.00-1.00kW", 2)
+	f.Add(1, 1, 13, "", math.Inf(1), "x", -1)
+	var (
+		n    *devices.Neighbourhood
+		good homecheck.Street
+	)
+	f.Fuzz(func(t *testing.T, home, dev, slot int, action string, delta float64, level string, rule int) {
+		if n == nil {
+			n = load(t)
+			h, ok := solve(t, n)
+			if !ok {
+				t.Fatal("the example has no plan")
+			}
+			good = homesolve.Street(h)
+			if err := homecheck.Check(n, good).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := clone(good)
+		p := &s.Plans[((home%len(s.Plans))+len(s.Plans))%len(s.Plans)]
+		names := make([]string, 0, len(p.Actions))
+		for k := range p.Actions {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		d := names[((dev%len(names))+len(names))%len(names)]
+		known := false
+		if slot >= 0 && slot < len(p.Actions[d]) {
+			p.Actions[d][slot] = action
+			for _, hm := range n.Homes {
+				if hm.Name != p.Home {
+					continue
+				}
+				for _, dv := range hm.Devices {
+					if dv.Name == d {
+						known = slices.ContainsFunc(dv.Actions, func(a devices.Action) bool { return a.Name == action })
+					}
+				}
+			}
+		} else {
+			p.Actions[action] = nil
+		}
+		if len(p.LoadKW) > 0 {
+			p.LoadKW[((slot%len(p.LoadKW))+len(p.LoadKW))%len(p.LoadKW)] += delta
+		}
+		if level != "" && len(p.Levels) > 0 {
+			p.Levels[0] = level
+		}
+		if rule >= 0 && rule < len(p.Rules) {
+			p.Rules[rule].Missed += delta
+		}
+		rep := homecheck.Check(n, s)
+		if !known && rep.OK() {
+			t.Fatalf("accepted device %s running %q", d, action)
+		}
+		homecheck.CheckHome(n, ((home%len(n.Homes))+len(n.Homes))%len(n.Homes), *p)
+	})
+}
