@@ -568,3 +568,58 @@ pv_kw = [3.0, 0.0, 1.0]
 		}
 	}
 }
+
+// TestSoftAndHardRules: rules written as strings are soft goals, tables
+// with hard = true are hard, and physical ranges — a catalogue device's,
+// a custom device's range, a sensor's min and max — are hard bounds.
+func TestSoftAndHardRules(t *testing.T) {
+	cfg, err := config.Parse("n.toml", []byte(`[horizon]
+slots = 4
+[feeder]
+limit_kw = 30
+[[home]]
+name = "h"
+rules = ["room t geq 2 before 3", { rule = "room t leq 8", hard = true }]
+[[home.device]]
+name = "heater"
+location = "room"
+actions = [{ name = "off", power_kw = 0 }, { name = "on", power_kw = 1, effects = { t = 1 } }]
+range = { t = [0, 9] }
+[[home.device]]
+name = "fan"
+location = "hall"
+actions = [{ name = "off", power_kw = 0 }, { name = "on", power_kw = 0.1, effects = { air = 1 } }]
+[[home.sensor]]
+location = "hall"
+property = "air"
+min = 0
+max = 3
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	if !n.FeederSoft || n.Weights.Miss != devices.DefaultMissPenalty {
+		t.Errorf("feeder soft %v, miss %v: want a soft feeder limit and the default penalty", n.FeederSoft, n.Weights.Miss)
+	}
+	var got []string
+	for _, r := range n.Homes[0].Rules {
+		got = append(got, fmt.Sprintf("%s soft=%v", r.Text, r.Soft))
+	}
+	want := []string{
+		"room t geq 2 before 3 soft=true",
+		"room t leq 8 soft=false",
+		"room t geq 0 (range of heater) soft=false",
+		"room t leq 9 (range of heater) soft=false",
+		"hall air geq 0 (range of sensor hall air) soft=false",
+		"hall air leq 3 (range of sensor hall air) soft=false",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("rules\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, p := range n.Homes[0].Properties {
+		if p.Min == nil || p.Max == nil {
+			t.Errorf("property %s %s has no range", p.Location, p.Name)
+		}
+	}
+}
