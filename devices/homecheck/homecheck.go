@@ -5,8 +5,8 @@
 // from its initial value, its drift and the actions' effects, in whole
 // steps of its resolution — and checks every physical range, every rule
 // (a hard one must hold; a soft one is measured: which goals are missed
-// and by how much), the draw per slot, the committed levels and the
-// feeder limit; it recomputes each home's bill from the import and export
+// and by how much), each device's power against its actions and its
+// limits, the draw per slot, the committed levels and the feeder limit; it recomputes each home's bill from the import and export
 // prices and the street's load and peak, and compares everything with
 // what the plan claims.
 //
@@ -39,7 +39,10 @@ type Plan struct {
 	Home string
 	// Actions maps every device to its action's name in every slot.
 	Actions map[string][]string
-	LoadKW  []float64
+	// KW, when not nil, maps every device to the power it is said to
+	// draw in every slot (negative: feeding the home).
+	KW     map[string][]float64
+	LoadKW []float64
 	// EnergyKWh and Cost are the horizon's energy and bill; PeakKW the
 	// greatest draw.
 	EnergyKWh, Cost, PeakKW float64
@@ -308,6 +311,9 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 	if !good {
 		return replay{}, false
 	}
+	if p.KW != nil {
+		c.power(h, acts, p.KW)
+	}
 	res := replay{load: make([]float64, H)}
 	energy, peak := 0.0, math.Inf(-1)
 	for t := range H {
@@ -462,6 +468,32 @@ func value(v int64, p *devices.Property) string {
 		s += " " + p.Unit
 	}
 	return s
+}
+
+// power checks what each device is said to draw against its actions'
+// powers and its power limits (the most it draws and feeds).
+func (c *checker) power(h *devices.Home, acts [][]int, kw map[string][]float64) {
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, a := range dev.Actions {
+			lo, hi = math.Min(lo, a.Power), math.Max(hi, a.Power)
+		}
+		got := kw[dev.Name]
+		if len(got) != len(acts[d]) {
+			c.r.violate("home %s: device %s has %d powers for %d slots", h.Name, dev.Name, len(got), len(acts[d]))
+			continue
+		}
+		for t, v := range got {
+			want := dev.Actions[acts[d][t]].Power * c.kw
+			switch {
+			case v > hi*c.kw && !close(v, hi*c.kw) || v < lo*c.kw && !close(v, lo*c.kw):
+				c.r.violate("home %s: device %s draws %g kW in slot %d, outside its limits [%g, %g] kW", h.Name, dev.Name, v, t, lo*c.kw, hi*c.kw)
+			case !close(v, want):
+				c.r.violate("home %s: device %s runs %s in slot %d (%g kW), the plan says %g kW", h.Name, dev.Name, dev.Actions[acts[d][t]].Name, t, want, v)
+			}
+		}
+	}
 }
 
 // physics replays every property of h, checks its range and every rule,

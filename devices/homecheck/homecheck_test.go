@@ -237,6 +237,8 @@ func TestCatchesBadPlans(t *testing.T) {
 			t.Fatal("every home draws within its lowest level")
 		}, "above its committed level"},
 		{"missed goal left out", func(s *homecheck.Street) { s.GoalsMissed = 0 }, "the plans miss 1 soft goals, the result lists 0"},
+		{"battery over its power limit", func(s *homecheck.Street) { home(s, "dogwood").KW["battery"][0] = 7 }, "draws 7 kW in slot 0, outside its limits [-5, 5] kW"},
+		{"device power misreported", func(s *homecheck.Street) { home(s, "alder").KW["ev"][0] = 3.7 }, "the plan says 3.7 kW"},
 	}
 	for _, tc := range tests {
 		s := clone(homesolve.Street(good))
@@ -282,6 +284,11 @@ func clone(s homecheck.Street) homecheck.Street {
 			acts[k] = slices.Clone(v)
 		}
 		p.Actions = acts
+		kw := map[string][]float64{}
+		for k, v := range p.KW {
+			kw[k] = slices.Clone(v)
+		}
+		p.KW = kw
 		p.LoadKW = slices.Clone(p.LoadKW)
 		p.Levels = slices.Clone(p.Levels)
 		p.Rules = slices.Clone(p.Rules)
