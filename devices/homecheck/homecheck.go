@@ -232,7 +232,7 @@ func CheckHome(n *devices.Neighbourhood, home int, p Plan) *Report {
 	}
 	if res, ok := c.home(home, &p, false); ok {
 		c.r.EnergyCost = res.cost
-		c.r.PeakKW = p.PeakKW
+		c.r.PeakKW = res.peak * c.kw
 	}
 	return c.r
 }
@@ -268,6 +268,7 @@ type replay struct {
 	load []float64
 	caps []float64 // per window, the committed cap (model units)
 	cost float64   // natural currency
+	peak float64   // the greatest draw (model units)
 }
 
 // home replays home hi's plan p; ok is false when the plan cannot be
@@ -339,6 +340,7 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 			}
 		}
 	}
+	res.peak = peak
 	if !close(peak*c.kw, p.PeakKW) {
 		r.violate("home %s: its peak is %g kW, the plan says %g kW", h.Name, peak*c.kw, p.PeakKW)
 	}
