@@ -70,6 +70,12 @@ func TestExitCodes(t *testing.T) {
 		{"sim infeasible rules", []string{"sim", infeasibleHome}, exitInfeasible, "", "inf.toml:8: home[0].device[0].rules[0]:"},
 		{"sim missed soft goal", []string{"sim", softHome}, exitOK, `a: "charge geq 70 before 04:00" by 23.6 kWh`, ""},
 		{"solve missed soft goal", []string{"solve", softHome}, exitOK, "MISSED: charge geq 70 before 04:00, by 23.6 kWh", ""},
+		{"solve missed soft goal json", []string{"solve", softHome, "--json"}, exitOK, `"goals_missed": [
+    {
+      "home": "a",
+      "rule": "charge geq 70 before 04:00",
+      "missed": 23.6,
+      "unit": "kWh"`, ""},
 		{"sim bad file with infeasible rules", []string{"sim", badInfeasibleHome}, exitUsage, "", `did you mean "objective"`},
 	}
 	for _, tc := range tests {
