@@ -126,9 +126,9 @@ func (r *Report) violate(format string, args ...any) {
 	r.Violations = append(r.Violations, fmt.Sprintf(format, args...))
 }
 
-// close reports whether two figures agree to within a millionth (they
+// near reports whether two figures agree to within a millionth (they
 // are sums of a few hundred float64 terms).
-func close(a, b float64) bool {
+func near(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-6*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
@@ -193,7 +193,7 @@ func Check(n *devices.Neighbourhood, s Street) *Report {
 		c.r.violate("the street's load has %d values for %d slots", len(s.LoadKW), H)
 	} else {
 		for t, v := range street {
-			if !close(v*c.kw, s.LoadKW[t]) {
+			if !near(v*c.kw, s.LoadKW[t]) {
 				c.r.violate("the street draws %g kW in slot %d, the result says %g kW", v*c.kw, t, s.LoadKW[t])
 			}
 		}
@@ -202,10 +202,10 @@ func Check(n *devices.Neighbourhood, s Street) *Report {
 	for _, v := range street {
 		c.r.PeakKW = math.Max(c.r.PeakKW, v*c.kw)
 	}
-	if !close(c.r.PeakKW, s.PeakKW) {
+	if !near(c.r.PeakKW, s.PeakKW) {
 		c.r.violate("the street's peak is %g kW, the result says %g kW", c.r.PeakKW, s.PeakKW)
 	}
-	if !close(c.r.EnergyCost, s.EnergyCost) {
+	if !near(c.r.EnergyCost, s.EnergyCost) {
 		c.r.violate("the street's bill is %g, the result says %g", c.r.EnergyCost, s.EnergyCost)
 	}
 	c.feeder(caps, s.FeederExcessKW)
@@ -335,19 +335,19 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 		r.violate("home %s: %d load values for %d slots", h.Name, len(p.LoadKW), H)
 	} else {
 		for t, v := range res.load {
-			if !close(v*c.kw, p.LoadKW[t]) {
+			if !near(v*c.kw, p.LoadKW[t]) {
 				r.violate("home %s draws %g kW in slot %d, the plan says %g kW", h.Name, v*c.kw, t, p.LoadKW[t])
 			}
 		}
 	}
 	res.peak = peak
-	if !close(peak*c.kw, p.PeakKW) {
+	if !near(peak*c.kw, p.PeakKW) {
 		r.violate("home %s: its peak is %g kW, the plan says %g kW", h.Name, peak*c.kw, p.PeakKW)
 	}
-	if !close(energy*c.kwh, p.EnergyKWh) {
+	if !near(energy*c.kwh, p.EnergyKWh) {
 		r.violate("home %s: it draws %g kWh, the plan says %g kWh", h.Name, energy*c.kwh, p.EnergyKWh)
 	}
-	if !close(res.cost, p.Cost) {
+	if !near(res.cost, p.Cost) {
 		r.violate("home %s: its bill is %g, the plan says %g", h.Name, res.cost, p.Cost)
 	}
 	c.physics(h, acts, p.Rules)
@@ -489,9 +489,9 @@ func (c *checker) power(h *devices.Home, acts [][]int, kw map[string][]float64) 
 		for t, v := range got {
 			want := dev.Actions[acts[d][t]].Power * c.kw
 			switch {
-			case v > hi*c.kw && !close(v, hi*c.kw) || v < lo*c.kw && !close(v, lo*c.kw):
+			case v > hi*c.kw && !near(v, hi*c.kw) || v < lo*c.kw && !near(v, lo*c.kw):
 				c.r.violate("home %s: device %s draws %g kW in slot %d, outside its limits [%g, %g] kW", h.Name, dev.Name, v, t, lo*c.kw, hi*c.kw)
-			case !close(v, want):
+			case !near(v, want):
 				c.r.violate("home %s: device %s runs %s in slot %d (%g kW), the plan says %g kW", h.Name, dev.Name, dev.Actions[acts[d][t]].Name, t, want, v)
 			}
 		}
@@ -611,7 +611,7 @@ func (c *checker) levels(hi int, load []float64, labels []string) []float64 {
 		}
 		caps[w] = all[k]
 		for t := win.From; t < win.To; t++ {
-			if load[t] > all[k] && !close(load[t], all[k]) {
+			if load[t] > all[k] && !near(load[t], all[k]) {
 				r.violate("home %s draws %g kW in slot %d, above its committed level %s", h.Name, load[t]*c.kw, t, labels[w])
 			}
 		}
@@ -625,7 +625,7 @@ func (c *checker) feeder(caps, claimed []float64) {
 	n, r := c.n, c.r
 	for w := range n.Windows {
 		excess := 0.0
-		if n.FeederLimit > 0 && caps[w] > n.FeederLimit && !close(caps[w], n.FeederLimit) {
+		if n.FeederLimit > 0 && caps[w] > n.FeederLimit && !near(caps[w], n.FeederLimit) {
 			excess = caps[w] - n.FeederLimit
 		}
 		if excess > 0 && !n.FeederSoft {
@@ -636,7 +636,7 @@ func (c *checker) feeder(caps, claimed []float64) {
 		if w < len(claimed) {
 			got = claimed[w]
 		}
-		if !close(excess*c.kw, got) {
+		if !near(excess*c.kw, got) {
 			r.violate("window %d: the committed caps exceed the feeder limit by %g kW, the result says %g kW", w, excess*c.kw, got)
 		}
 	}
