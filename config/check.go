@@ -30,7 +30,7 @@ func (l *loader) check(src *source, nk nbKeys, n *devices.Neighbourhood, srcs []
 				size *= float64(len(caps))
 			}
 			switch {
-			case !devices.Fits(lo, n.FeederLimit):
+			case !devices.Fits(lo, n.FeederLimit) && !n.FeederSoft:
 				src.infeasiblef("feeder.limit_kw", "in window %d (slots %d–%d) the homes cannot draw less than %.2f kW together, above the limit %g kW; raise the limit or move load out of the window", w, win.From, win.To, lo, n.FeederLimit)
 			case !devices.Fits(top, n.FeederLimit) && size > compile.DefaultMaxTable:
 				src.errorf("feeder.limit_kw", "the limit ties the levels of all %d homes in one function of %.0f entries, more than %d; use fewer levels, split the street into feeders of fewer homes, or drop the limit", len(n.Homes), size, compile.DefaultMaxTable)

@@ -28,20 +28,24 @@ type homeReader struct {
 	h     devices.Home
 	hs    *homeSrc
 	props map[[2]string]int
-	// bounds are the catalogue bounds per property, with the key of the
-	// device that brought them.
+	// bounds say, per property with a physical range (a catalogue
+	// entry's, or a custom device's range key), where the range came
+	// from.
 	bounds map[[2]string]bounds
 	// pct are the rules whose goal is in percent (indices in h.Rules).
 	pct []int
+	// stores are the properties custom devices store, with the key of
+	// the device that must declare their range.
+	stores map[[2]string]string
 }
 
 type bounds struct {
-	entry devices.Entry
+	label string // "bound of home_battery", "range of radiator"
 	key   string
 }
 
 func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (devices.Home, *homeSrc) {
-	r := &homeReader{n: n, hz: hz, ck: ck, hs: &homeSrc{src: n.src, path: n.path}, props: map[[2]string]int{}, bounds: map[[2]string]bounds{}}
+	r := &homeReader{n: n, hz: hz, ck: ck, hs: &homeSrc{src: n.src, path: n.path}, props: map[[2]string]int{}, bounds: map[[2]string]bounds{}, stores: map[[2]string]string{}}
 	r.h.Name = defName
 	if s, ok := n.str("name"); ok {
 		r.h.Name = s
@@ -53,17 +57,14 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.background()
 	r.pv()
-	if rules, ok := n.strs("rules"); ok {
-		for i, text := range rules {
-			r.rule(text, index(n.key("rules"), i), "")
-		}
-	}
+	r.rules(n, "")
 	for _, d := range n.tables("device") {
 		r.device(d)
 	}
 	for _, s := range n.tables("sensor") {
 		r.sensor(s)
 	}
+	r.ranges()
 	r.percentGoals()
 	r.addBounds()
 	n.done("name", "background_kw", "pv_kw", "rules", "device", "sensor")
@@ -131,10 +132,43 @@ func (r *homeReader) pv() {
 	}
 }
 
+// rules reads the rules key of a home or device: an array whose elements
+// are rules as strings (soft goals) or tables { rule = "…", hard = true }.
+func (r *homeReader) rules(n *node, loc string) {
+	l, ok := n.list("rules")
+	if !ok {
+		return
+	}
+	for i, v := range l {
+		key := index(n.key("rules"), i)
+		switch x := v.(type) {
+		case string:
+			r.rule(x, key, loc, false)
+		case map[string]any:
+			t := newNode(n.src, key, x)
+			text, ok := t.str("rule")
+			if !ok {
+				if !t.has("rule") {
+					t.src.errorf(t.path, "a rule table needs rule = \"…\" (e.g. { rule = \"charge geq 40 before 07:00\", hard = true })")
+				}
+				t.done("rule", "hard")
+				continue
+			}
+			hard, _ := t.boolean("hard")
+			r.rule(text, key, loc, hard)
+			t.done("rule", "hard")
+		default:
+			n.src.errorf(key, "want a rule: a string such as \"charge geq 40 before 07:00\" or a table { rule = \"…\", hard = true }, got %s", typeName(v))
+		}
+	}
+}
+
 // rule parses a rule; loc is the default location of a device's rules.
+// Rules are soft goals unless hard: a plan that cannot meet a soft one
+// misses it by as little as it can (Weights.Miss per missing unit).
 // A goal written in percent ("charge geq 80% before 07:30") is kept for
 // percentGoals, which converts it once the devices are known.
-func (r *homeReader) rule(text, key, loc string) {
+func (r *homeReader) rule(text, key, loc string, hard bool) {
 	parsed, pct := text, false
 	if f := strings.Fields(text); len(f) > 0 {
 		for i, tok := range f {
@@ -152,6 +186,7 @@ func (r *homeReader) rule(text, key, loc string) {
 		return
 	}
 	rule.Text = strings.TrimSpace(text)
+	rule.Soft = !hard
 	if pct {
 		r.pct = append(r.pct, len(r.h.Rules))
 	}
@@ -167,15 +202,11 @@ func (r *homeReader) percentGoals() {
 		rule := &r.h.Rules[ri]
 		k := [2]string{rule.Location, rule.Property}
 		var top *float64
-		if b, ok := r.bounds[k]; ok {
-			for _, p := range b.entry.Properties {
-				if p.Name == rule.Property && p.Max != nil {
-					top = p.Max
-				}
-			}
+		if i, ok := r.props[k]; ok {
+			top = r.h.Properties[i].Max
 		}
 		if top == nil {
-			r.hs.src.errorf(r.hs.rules[ri], "rule %q: a goal in %% needs a property whose full value is known (a catalogue battery's soc or an EV's charge); write the goal in the property's unit", rule.Text)
+			r.hs.src.errorf(r.hs.rules[ri], "rule %q: a goal in %% needs a property whose full value is known (a catalogue battery's soc, an EV's charge, a custom device's range); write the goal in the property's unit", rule.Text)
 			continue
 		}
 		if rule.Goal < 0 || rule.Goal > 100 {
@@ -220,7 +251,7 @@ func (r *homeReader) device(n *node) {
 				msg = fmt.Sprintf("unknown device kind %q; did you mean %q?", kind, c)
 			}
 			n.errorf(k, "%s", msg)
-			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules"}, sizingKeys...)...)
+			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "cycle_cost"}, sizingKeys...)...)
 			return
 		}
 		if sz, key, ok := sizing(n); ok {
@@ -233,17 +264,30 @@ func (r *homeReader) device(n *node) {
 		}
 		dev, props = e.Instantiate(name, loc, r.hz.SlotMinutes)
 		for _, p := range props {
-			r.bounds[[2]string{p.Location, p.Name}] = bounds{entry: e, key: n.key("kind")}
+			if p.Min != nil || p.Max != nil {
+				r.bounds[[2]string{p.Location, p.Name}] = bounds{label: "bound of " + e.Kind, key: n.key("kind")}
+			}
+		}
+		if n.has("range") {
+			n.errorf("range", "a catalogue device's range is its own (capacity_kwh and reserve_kwh resize a battery or EV); range is for custom devices")
 		}
 	case n.has("actions"):
 		if _, key, ok := sizing(n); ok {
 			n.errorf(key, "size parameters apply to catalogue kinds (home_battery, ev_wallbox_7kw, ev_wallbox_11kw); a custom device gives its actions' power and effects itself")
 		}
 		dev, props = r.custom(n, name, loc)
+		r.customRange(n, name, props)
 	default:
 		n.errorf("kind", "a device needs kind = \"…\" (one of %s) or actions = [{name = \"off\", power_kw = 0}, …]", strings.Join(devices.Kinds(), ", "))
-		n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions")
+		n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost")
 		return
+	}
+	if v, ok := n.num("cycle_cost"); ok {
+		if v < 0 || v > 1e6 {
+			n.errorf("cycle_cost", "cycle_cost = %g: want a non-negative cost per kWh through the device (0 for none)", v)
+		} else {
+			dev.CycleCost = v
+		}
 	}
 	r.overrides(n, name, props)
 	r.h.Devices = append(r.h.Devices, dev)
@@ -251,12 +295,8 @@ func (r *homeReader) device(n *node) {
 	for _, p := range props {
 		r.property(p, n.path)
 	}
-	if rules, ok := n.strs("rules"); ok {
-		for i, text := range rules {
-			r.rule(text, index(n.key("rules"), i), name)
-		}
-	}
-	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions"}, sizingKeys...)...)
+	r.rules(n, name)
+	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost"}, sizingKeys...)...)
 }
 
 // sizingKeys are a sizable catalogue device's parameters
@@ -345,6 +385,67 @@ func (r *homeReader) custom(n *node, name, loc string) (devices.Device, []device
 	return dev, props
 }
 
+// customRange reads a custom device's range = { PROPERTY = [MIN, MAX] }:
+// the physical range of what it stores, which every plan keeps in every
+// slot. A property may take its range from its [[sensor]] (min, max)
+// instead; ranges checks that every one has one.
+func (r *homeReader) customRange(n *node, name string, props []devices.Property) {
+	for _, p := range props {
+		r.stores[[2]string{p.Location, p.Name}] = n.path
+	}
+	t, ok := n.table("range")
+	if !ok {
+		return
+	}
+	names := make([]string, 0, len(t.m))
+	for k := range t.m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, pn := range names {
+		i := slices.IndexFunc(props, func(x devices.Property) bool { return x.Name == pn })
+		vals, ok := t.nums(pn)
+		switch {
+		case i < 0:
+			var have []string
+			for _, x := range props {
+				have = append(have, x.Name)
+			}
+			t.errorf(pn, "device %s stores no property %q (its actions change %s)", name, pn, strings.Join(have, ", "))
+			continue
+		case !ok:
+			continue
+		case len(vals) != 2 || vals[0] > vals[1]:
+			t.errorf(pn, "want [MIN, MAX] with MIN ≤ MAX, the physical range of %s", pn)
+			continue
+		}
+		lo, hi := vals[0], vals[1]
+		props[i].Min, props[i].Max = &lo, &hi
+		r.bounds[[2]string{props[i].Location, pn}] = bounds{label: "range of " + name, key: t.key(pn)}
+	}
+}
+
+// ranges checks that every property a custom device stores has a range
+// (from the device's range key or its [[sensor]]'s min and max).
+func (r *homeReader) ranges() {
+	keys := make([][2]string, 0, len(r.stores))
+	for k := range r.stores {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0]+" "+a[1], b[0]+" "+b[1]) })
+	for _, k := range keys {
+		i, ok := r.props[k]
+		if !ok {
+			continue
+		}
+		p := &r.h.Properties[i]
+		if p.Min == nil || p.Max == nil {
+			dev := r.stores[k]
+			r.hs.src.errorf(join(dev, "actions"), "the device stores %s %s but declares no range: add range = { %s = [MIN, MAX] } to the device (or min and max to the property's [[sensor]]), the physical limits every plan must keep", k[0], k[1], k[1])
+		}
+	}
+}
+
 // overrides applies a device's initial, drift and resolution tables to
 // the properties it brings.
 func (r *homeReader) overrides(n *node, name string, props []devices.Property) {
@@ -395,7 +496,7 @@ func (r *homeReader) sensor(n *node) {
 	prop, _ := n.str("property")
 	if loc == "" || prop == "" {
 		n.errorf("", "a sensor needs location = \"…\" and property = \"…\"")
-		n.done("location", "property", "initial", "drift", "resolution", "unit")
+		n.done("location", "property", "initial", "drift", "resolution", "unit", "min", "max")
 		return
 	}
 	k := [2]string{loc, prop}
@@ -423,19 +524,38 @@ func (r *homeReader) sensor(n *node) {
 	if v, ok := n.str("unit"); ok {
 		p.Unit = v
 	}
-	n.done("location", "property", "initial", "drift", "resolution", "unit")
+	lo, okLo := n.num("min")
+	hi, okHi := n.num("max")
+	switch {
+	case okLo != okHi:
+		n.errorf("min", "give both min and max (the property's physical range), or neither")
+	case okLo && lo > hi:
+		n.errorf("min", "min %g is above max %g", lo, hi)
+	case okLo:
+		p.Min, p.Max = &lo, &hi
+		if _, has := r.bounds[k]; !has {
+			r.bounds[k] = bounds{label: "range of sensor " + loc + " " + prop, key: n.key("min")}
+		}
+	}
+	n.done("location", "property", "initial", "drift", "resolution", "unit", "min", "max")
 }
 
-// addBounds adds the catalogue's physical bounds of every property a
-// catalogue device brings, as passive rules pointing at the device's kind,
-// whether or not a rule mentions the property: physics is always on (a
+// addBounds adds the physical range of every property that has one — a
+// catalogue device's, a custom device's range, a sensor's min and max —
+// as hard passive rules pointing at where the range came from, whether
+// or not a rule mentions the property: physics is always on (a
 // home_battery nobody writes a rule for still stays between empty and
 // full). Properties a rule mentions come first, in order of mention, then
 // the others in the order their devices were declared.
 func (r *homeReader) addBounds() {
 	have := map[string]bool{}
-	for _, rule := range r.h.Rules {
-		have[rule.Location+" "+rule.Property+" "+rule.Rel.String()+" "+fmt.Sprint(rule.Goal)+" "+rule.Prefix.String()] = true
+	sig := func(rule *devices.Rule) string {
+		return rule.Location + " " + rule.Property + " " + rule.Rel.String() + " " + fmt.Sprint(rule.Goal) + " " + rule.Prefix.String()
+	}
+	for i := range r.h.Rules {
+		if rule := &r.h.Rules[i]; !rule.Soft {
+			have[sig(rule)] = true
+		}
 	}
 	mentioned := map[[2]string]bool{}
 	var order [][2]string
@@ -455,16 +575,25 @@ func (r *homeReader) addBounds() {
 	}
 	for _, k := range order {
 		b, ok := r.bounds[k]
-		if !ok {
+		i, known := r.props[k]
+		if !ok || !known {
 			continue
 		}
-		for _, rule := range b.entry.Bounds(k[1], k[0]) {
-			sig := rule.Location + " " + rule.Property + " " + rule.Rel.String() + " " + fmt.Sprint(rule.Goal) + " " + rule.Prefix.String()
-			if have[sig] {
+		p := &r.h.Properties[i]
+		var rules []devices.Rule
+		if p.Min != nil {
+			rules = append(rules, devices.Rule{Location: k[0], Property: k[1], Rel: devices.Geq, Goal: *p.Min})
+		}
+		if p.Max != nil {
+			rules = append(rules, devices.Rule{Location: k[0], Property: k[1], Rel: devices.Leq, Goal: *p.Max})
+		}
+		for _, rule := range rules {
+			rule.Text = strings.TrimPrefix(rule.String(), "0 ")
+			if have[sig(&rule)] {
 				continue
 			}
-			have[sig] = true
-			rule.Text += " (bound of " + b.entry.Kind + ")"
+			have[sig(&rule)] = true
+			rule.Text += " (" + b.label + ")"
 			r.h.Rules = append(r.h.Rules, rule)
 			r.hs.rules = append(r.hs.rules, b.key)
 		}

@@ -295,10 +295,17 @@ func (l *loader) coordination(root *node, n *devices.Neighbourhood, ck clock) nb
 
 // objective reads [objective].
 func (l *loader) objective(root *node, n *devices.Neighbourhood) {
-	n.Weights = devices.Weights{Price: 1, Peak: DefaultPeakWeight}
+	n.Weights = devices.Weights{Price: 1, Peak: DefaultPeakWeight, Miss: devices.DefaultMissPenalty}
 	t, ok := root.table("objective")
 	if !ok {
 		return
+	}
+	if v, ok := t.num("miss"); ok {
+		if v <= 0 || v > 1e12 {
+			t.errorf("miss", "miss = %v: the penalty per missing unit of a soft goal must be positive (default %v); make the goal hard = true to refuse plans that miss it", v, devices.DefaultMissPenalty)
+		} else {
+			n.Weights.Miss = v
+		}
 	}
 	for _, k := range []string{"price", "peak"} {
 		v, ok := t.num(k)
@@ -315,7 +322,7 @@ func (l *loader) objective(root *node, n *devices.Neighbourhood) {
 			n.Weights.Peak = v
 		}
 	}
-	t.done("price", "peak")
+	t.done("price", "peak", "miss")
 }
 
 // feeder reads [feeder].
@@ -331,7 +338,14 @@ func (l *loader) feeder(root *node, n *devices.Neighbourhood) {
 			n.FeederLimit = v
 		}
 	}
-	t.done("limit_kw")
+	n.FeederSoft = true
+	if v, ok := t.boolean("hard"); ok {
+		n.FeederSoft = !v
+		if !t.has("limit_kw") {
+			t.errorf("hard", "hard applies to limit_kw; give the limit too")
+		}
+	}
+	t.done("limit_kw", "hard")
 }
 
 // solver reads [solver].

@@ -144,6 +144,18 @@ func (n *node) num(k string) (float64, bool) {
 	return f, ok
 }
 
+func (n *node) boolean(k string) (bool, bool) {
+	v, ok := n.get(k)
+	if !ok {
+		return false, false
+	}
+	b, ok := v.(bool)
+	if !ok {
+		n.errorf(k, "want true or false, got %s", typeName(v))
+	}
+	return b, ok
+}
+
 func (n *node) integer(k string) (int64, bool) {
 	v, ok := n.get(k)
 	if !ok {

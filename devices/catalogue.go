@@ -2,6 +2,7 @@ package devices
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -17,6 +18,9 @@ type Entry struct {
 	Location   string
 	Actions    []Action
 	Properties []EntryProperty
+	// CycleCost is the device's default Device.CycleCost (currency per
+	// kWh through it).
+	CycleCost float64
 }
 
 // EntryProperty is a property a catalogue device changes, with the
@@ -149,11 +153,16 @@ func (e *Entry) Instantiate(name, loc string, slotMinutes int) (Device, []Proper
 		loc = name
 	}
 	f := float64(slotMinutes) / 60
-	d := Device{Name: name, Kind: e.Kind, Location: loc}
+	d := Device{Name: name, Kind: e.Kind, Location: loc, CycleCost: e.CycleCost}
+	_, storage := sizable[e.Kind]
 	for _, a := range e.Actions {
 		act := Action{Name: a.Name, Power: a.Power}
 		for _, eff := range a.Effects {
-			act.Effects = append(act.Effects, Effect{Property: eff.Property, Delta: eff.Delta * f})
+			delta := eff.Delta * f
+			if storage {
+				delta = e.conservative(eff.Property, delta)
+			}
+			act.Effects = append(act.Effects, Effect{Property: eff.Property, Delta: delta})
 		}
 		d.Actions = append(d.Actions, act)
 	}
@@ -164,9 +173,32 @@ func (e *Entry) Instantiate(name, loc string, slotMinutes int) (Device, []Proper
 		if p.At != "" {
 			at = loc
 		}
-		props = append(props, Property{Location: at, Name: p.Name, Initial: p.Initial, Drift: p.Drift * f, Scale: p.Scale, Unit: p.Unit})
+		props = append(props, Property{Location: at, Name: p.Name, Initial: p.Initial, Drift: p.Drift * f, Scale: p.Scale, Unit: p.Unit, Min: p.Min, Max: p.Max})
 	}
 	return d, props
+}
+
+// conservative rounds a storage device's change of property name per
+// slot to whole steps of the property's resolution, never in the plan's
+// favour: charging stores at most what the efficiency gives (rounded
+// down), discharging takes at least what it costs (rounded up). Rounded
+// to the nearest step, a 5 kW charge at 95% (4.75 kWh an hour) would
+// store 4.8 kWh, and a 13.5 kWh battery could not take two charges from
+// 4 kWh, forcing a plan that charges and discharges in turn.
+func (e *Entry) conservative(name string, delta float64) float64 {
+	for _, p := range e.Properties {
+		if p.Name != name || p.Scale <= 0 {
+			continue
+		}
+		steps := delta / p.Scale
+		if math.Abs(steps-math.Round(steps)) < 1e-9 {
+			steps = math.Round(steps)
+		} else {
+			steps = math.Floor(steps)
+		}
+		return math.Round(steps*p.Scale*1e9) / 1e9
+	}
+	return delta
 }
 
 // Bounds returns the entry's physical bounds of property name as passive

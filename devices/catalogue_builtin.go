@@ -132,5 +132,13 @@ var builtin = []Entry{
 			{Name: "charge", Power: 5, Effects: []Effect{{"soc", 4.75}}},
 		},
 		Properties: []EntryProperty{{Name: "soc", Unit: "kWh", Initial: 6.7, Scale: 0.1, Min: bound(0), Max: bound(13.5)}},
+		CycleCost:  DefaultBatteryCycleCost,
 	},
 }
+
+// DefaultBatteryCycleCost is a home_battery's default cycle_cost,
+// currency per kWh through it: a small wear cost (far below a battery's
+// real wear of 0.05–0.10 per kWh, so that it never outweighs a real price
+// difference) that breaks the ties between charging and discharging at
+// equal prices, and between storing and feeding back.
+const DefaultBatteryCycleCost = 0.01

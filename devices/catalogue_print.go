@@ -34,7 +34,7 @@ func WriteCatalogue(w io.Writer) error {
 			if sz.MaxDischargeKW > 0 {
 				fmt.Fprintf(tw, ", max_discharge_kw = %g, discharge_efficiency = %g, reserve_kwh = 0", sz.MaxDischargeKW, sz.DischargeEff)
 			}
-			fmt.Fprintf(tw, ", power_steps = %d (defaults)\n", sz.Steps)
+			fmt.Fprintf(tw, ", power_steps = %d, cycle_cost = %g (defaults)\n", sz.Steps, e.CycleCost)
 		}
 		for _, p := range e.Properties {
 			rng := "no physical range"

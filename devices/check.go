@@ -150,6 +150,9 @@ func (h *Home) diagnose(hz Horizon, m Model, limit int) error {
 	p := &h.Properties[m.Property]
 	var passive, active []int
 	for _, ri := range m.Rules {
+		if h.Rules[ri].Soft {
+			continue // soft rules exclude no schedule
+		}
 		if h.Rules[ri].Active() {
 			active = append(active, ri)
 		} else {
@@ -236,6 +239,9 @@ func (h *Home) blameComponent(models []Model, comp []int) error {
 	last := -1
 	for _, mi := range comp {
 		for _, ri := range models[mi].Rules {
+			if h.Rules[ri].Soft {
+				continue
+			}
 			if h.Rules[ri].Active() && ri > last {
 				last = ri
 			}

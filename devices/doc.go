@@ -37,18 +37,24 @@
 //     within [T1, T2).
 //
 // `before`/`after` goals hold at *some* index of their window (ANY);
-// `at`, `within` and passive bounds at *every* index (ALL). Every rule is
-// hard.
+// `at`, `within` and passive bounds at *every* index (ALL). A rule is hard
+// unless Rule.Soft: a soft rule excludes no schedule; what it misses by
+// (Relation.Shortfall, in the property's unit: at the window's last index
+// for a before/after goal that never held, summed over the window for the
+// others) costs Weights.Miss per unit. SHDS rules are hard; TOML rules
+// are soft unless written hard = true.
 //
 // # Load, price and peak
 //
 // A home's draw in slot t is its background load plus the power of the
 // actions it runs. The objective of a neighbourhood is
 //
-//	Weights.Price · Σ_h Σ_t price(t) · draw_h(t) · Δ
+//	Weights.Price · Σ_h Σ_t [ bill(t, draw_h(t)) + Σ_d CycleCost_d · |power_d(t)| ] · Δ
+//	  + Weights.Miss · (what the soft rules and a soft feeder limit miss by)
 //	  + Weights.Peak · Σ_w Σ_{t∈w} Δ² · [ Σ_h (cap_h,w + outside_h(t))² + Σ_{(h,g) linked} 2·cap_h,w·cap_g,w ]
 //
-// with Δ the slot length in hours. cap_h,w is the level the home commits to
+// with Δ the slot length in hours and bill(t, x) = price(t)·x, or
+// ExportPrices(t)·x where the home feeds back (x < 0). cap_h,w is the level the home commits to
 // in coordination window w: level k of a window means "in every slot of the
 // window the home draws at most cap_k" (see LevelCaps). On a complete
 // neighbour graph the bracket is (Σ_h cap_h,w)², the square of the

@@ -24,15 +24,26 @@ type HomeSchedule struct {
 // from the model (trajectories simulated slot by slot), independently of
 // the compiled problem.
 type Evaluation struct {
-	// Cost is the weighted objective: PriceCost + PeakCost, +Inf when the
-	// schedule breaks a hard constraint.
+	// Cost is the objective: PriceCost + PeakCost + CycleCost +
+	// MissCost, +Inf when the schedule breaks a hard constraint.
 	Cost      float64
 	PriceCost float64 // Weights.Price × Σ price·energy
 	PeakCost  float64 // Weights.Peak × the peak term
-	Feasible  bool
+	// CycleCost is Weights.Price × Σ CycleCost·|power|·Δ of the devices.
+	CycleCost float64
+	// MissCost is Weights.Miss × what the soft rules and a soft feeder
+	// limit miss by (MissUnits).
+	MissCost float64
+	Feasible bool
 	// Violations says what breaks, one line each.
 	Violations []string
-	Homes      []HomeEvaluation
+	// Misses are the soft rules the schedule misses, one line each
+	// (HomeEvaluation.Miss has the amounts).
+	Misses []string
+	// FeederExcess[w] is by how many kW the committed caps exceed a
+	// soft feeder limit in window w (0 where they keep it).
+	FeederExcess []float64
+	Homes        []HomeEvaluation
 	// Load is the neighbourhood's draw per slot; Committed the sum of the
 	// committed caps per window.
 	Load      []float64
@@ -55,6 +66,14 @@ type HomeEvaluation struct {
 	Caps   []float64
 	// Rules[r] reports whether rule r holds.
 	Rules []bool
+	// Miss[r] is by how much soft rule r misses, in the property's unit
+	// (0 where it holds): for a before/after goal that never holds in
+	// its window, the shortfall at the window's last boundary; for an
+	// at/within rule or one without a time, the worst shortfall over its
+	// window. MissUnits[r] is what Weights.Miss is charged for: the same
+	// for a before/after goal, the sum over the window's boundaries for
+	// the others.
+	Miss, MissUnits []float64
 	// Values[p] is property p's trajectory in natural units (nil for
 	// properties no rule mentions).
 	Values [][]float64
@@ -80,6 +99,10 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 		he.Load = make([]float64, hz.Slots)
 		he.Peak = math.Inf(-1)
 		for t := range hz.Slots {
+			for d := range h.Devices {
+				dev := &h.Devices[d]
+				ev.CycleCost += n.Weights.Price * dev.CycleCost * math.Abs(dev.Actions[hs.Actions[d][t]].Power) * dt
+			}
 			he.Load[t] = h.Draw(t, func(d int) int { return hs.Actions[d][t] })
 			he.Energy += he.Load[t] * dt
 			he.Price += n.Bill(t, he.Load[t]) * dt
@@ -108,7 +131,7 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 				ev.violate("home %s draws %g in window %d, above its committed cap %g", h.Name, top, w, caps[k])
 			}
 		}
-		he.Rules, he.Values = n.checkRules(h, hs, ev)
+		n.checkRules(h, hs, ev, he)
 	}
 	ev.PeakCost = n.Weights.Peak * n.peakTerm(ev)
 	ev.PeakLoad = math.Inf(-1)
@@ -116,12 +139,19 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 		ev.LoadSquares += l * dt * l * dt
 		ev.PeakLoad = math.Max(ev.PeakLoad, l)
 	}
+	ev.FeederExcess = make([]float64, len(n.Windows))
 	for w, c := range ev.Committed {
-		if n.FeederLimit > 0 && !Fits(c, n.FeederLimit) {
+		switch {
+		case n.FeederLimit <= 0 || Fits(c, n.FeederLimit):
+		case n.FeederSoft:
+			ev.FeederExcess[w] = c - n.FeederLimit
+			ev.MissCost += n.Weights.Miss * ev.FeederExcess[w] * float64(n.Windows[w].Len()) * dt
+			ev.Misses = append(ev.Misses, fmt.Sprintf("window %d: committed caps add up to %g, %g above the feeder limit %g", w, c, c-n.FeederLimit, n.FeederLimit))
+		default:
 			ev.violate("window %d: committed caps add up to %g, above the feeder limit %g", w, c, n.FeederLimit)
 		}
 	}
-	ev.Cost = ev.PriceCost + ev.PeakCost
+	ev.Cost = ev.PriceCost + ev.PeakCost + ev.CycleCost + ev.MissCost
 	if !ev.Feasible {
 		ev.Cost = math.Inf(1)
 	}
@@ -177,10 +207,13 @@ func (h *Home) checkShape(hs *HomeSchedule, slots, windows int) error {
 }
 
 // checkRules simulates every property a rule mentions and checks each rule
-// on its window.
-func (n *Neighbourhood) checkRules(h *Home, hs *HomeSchedule, ev *Evaluation) ([]bool, [][]float64) {
+// on its window: a hard rule that breaks is a violation, a soft one a miss
+// priced at Weights.Miss per unit.
+func (n *Neighbourhood) checkRules(h *Home, hs *HomeSchedule, ev *Evaluation, he *HomeEvaluation) {
 	hz := n.Horizon
 	ok := make([]bool, len(h.Rules))
+	he.Miss = make([]float64, len(h.Rules))
+	he.MissUnits = make([]float64, len(h.Rules))
 	values := make([][]float64, len(h.Properties))
 	steps := map[int][]int64{}
 	for ri := range h.Rules {
@@ -210,11 +243,29 @@ func (n *Neighbourhood) checkRules(h *Home, hs *HomeSchedule, ev *Evaluation) ([
 			}
 		}
 		ok[ri] = holds
-		if !holds {
+		switch {
+		case holds:
+		case !r.Soft:
 			ev.violate("home %s: rule %q does not hold", h.Name, r.Text)
+		default:
+			var worst, units int64
+			if anyOf {
+				if to > from {
+					worst = r.Rel.Shortfall(traj[to-1], goal)
+					units = worst
+				}
+			} else {
+				for i := from; i < to; i++ {
+					m := r.Rel.Shortfall(traj[i], goal)
+					worst, units = max(worst, m), units+m
+				}
+			}
+			he.Miss[ri], he.MissUnits[ri] = float64(worst)*p.Scale, float64(units)*p.Scale
+			ev.MissCost += n.Weights.Miss * he.MissUnits[ri]
+			ev.Misses = append(ev.Misses, fmt.Sprintf("home %s: rule %q misses by %s", h.Name, r.Text, p.format(worst)))
 		}
 	}
-	return ok, values
+	he.Rules, he.Values = ok, values
 }
 
 // trajectory simulates property pi in steps over every index.

@@ -63,11 +63,24 @@ type Window struct{ From, To int }
 // Len returns the number of slots in w.
 func (w Window) Len() int { return w.To - w.From }
 
-// Weights weigh the two parts of the objective.
+// Weights weigh the parts of the objective.
 type Weights struct {
 	Price float64
 	Peak  float64
+	// Miss is the penalty per missing unit of a soft rule (Rule.Soft) and
+	// per kWh above a soft feeder limit, in the objective's currency (not
+	// weighted by Price); DefaultMissPenalty for TOML homes.
+	Miss float64
 }
+
+// DefaultMissPenalty is the TOML homes' penalty per missing unit of a
+// soft goal (currency per kWh of charge, per °C, per % of a programme)
+// and per kWh above a soft feeder limit. At 100 it dominates any price
+// difference a goal could trade against (a kWh costs well under 1 in
+// every tariff hearth has seen, and a level's peak term a few units), so
+// a plan misses a goal only where no plan can meet it, and then by as
+// little as the devices allow.
+const DefaultMissPenalty = 100
 
 // Units say what one model unit of power and of price is in natural units,
 // for reports; TOML homes are in kW and currency per kWh (both 1), SHDS
@@ -102,7 +115,11 @@ type Neighbourhood struct {
 	// FeederLimit bounds the sum of the homes' committed caps in every
 	// window (power units); 0 means no limit.
 	FeederLimit float64
-	Homes       []Home
+	// FeederSoft makes the feeder limit soft: committed caps above it
+	// cost Weights.Miss per kW over, per hour of the window, instead of
+	// being excluded. The zero value is a hard limit.
+	FeederSoft bool
+	Homes      []Home
 	// Links are the pairs of homes whose cross terms enter the peak cost
 	// (indices into Homes, i < j); nil means every pair.
 	Links [][2]int
@@ -134,6 +151,11 @@ type Device struct {
 	// Actions are sorted by ascending power, ties by name (the SHDS order);
 	// action 0 draws the least.
 	Actions []Action
+	// CycleCost is what a kWh through the device costs (currency per
+	// kWh of |power|·Δ at the wall, charging or discharging): the wear of
+	// a storage device, and the tie-break that keeps a plan from
+	// charging and discharging at equal prices. 0 for none.
+	CycleCost float64
 }
 
 // Action is one thing a device can do during a slot.
@@ -164,6 +186,11 @@ type Property struct {
 	// steps.
 	Scale float64
 	Unit  string
+	// Min and Max, when set, are the physical range of what the property
+	// stores (a battery's energy, a room's temperature); the loader adds
+	// them as hard passive rules, and a plan checker checks them in every
+	// slot whatever the rules say.
+	Min, Max *float64
 }
 
 // Steps rounds v to whole steps of scale.

@@ -24,6 +24,14 @@ type Plan struct {
 type RuleResult struct {
 	Rule string `json:"rule"`
 	OK   bool   `json:"ok"`
+	// Hard is set for a hard rule (the catalogue's physical bounds, a
+	// TOML rule with hard = true, every SHDS rule); a soft rule that
+	// does not hold is missed, not broken.
+	Hard bool `json:"hard"`
+	// Missed is by how much a soft rule misses (HomeEvaluation.Miss), in
+	// Unit, the property's unit.
+	Missed float64 `json:"missed,omitempty"`
+	Unit   string  `json:"unit,omitempty"`
 }
 
 // Plans describes a schedule and its evaluation home by home, converting
@@ -55,7 +63,15 @@ func (n *Neighbourhood) Plans(s *Schedule, ev *Evaluation) []Plan {
 			p.Levels = append(p.Levels, LevelLabels(n.LevelCaps(hi, w), n.Units)[k])
 		}
 		for ri, ok := range he.Rules {
-			p.Rules = append(p.Rules, RuleResult{Rule: h.Rules[ri].Text, OK: ok})
+			r := &h.Rules[ri]
+			rr := RuleResult{Rule: r.Text, OK: ok, Hard: !r.Soft}
+			if pi := h.Property(r.Location, r.Property); pi >= 0 {
+				rr.Unit = h.Properties[pi].Unit
+			}
+			if !ok && ri < len(he.Miss) {
+				rr.Missed = he.Miss[ri]
+			}
+			p.Rules = append(p.Rules, rr)
 		}
 		out[hi] = p
 	}

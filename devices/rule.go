@@ -93,6 +93,46 @@ type Rule struct {
 	// T1 and T2 are times in slots from the horizon's start (T2 only for
 	// within).
 	T1, T2 int
+	// Soft makes the rule a goal the plan comes as close to as it can:
+	// instead of excluding the schedules that break it, each missing unit
+	// costs Weights.Miss (Shortfall says how much a value misses by).
+	// The zero value is a hard rule, the SHDS semantics; TOML homes make
+	// their rules soft unless they say hard = true (docs/toml.md).
+	Soft bool
+}
+
+// Shortfall returns by how many steps v misses "v rel goal": 0 when it
+// holds; for strict relations one step past the goal counts as meeting
+// it, and neq misses by one step.
+func (r Relation) Shortfall(v, goal int64) int64 {
+	switch r {
+	case Eq:
+		if v > goal {
+			return v - goal
+		}
+		return goal - v
+	case Neq:
+		if v == goal {
+			return 1
+		}
+	case Lt:
+		if v >= goal {
+			return v - goal + 1
+		}
+	case Leq:
+		if v > goal {
+			return v - goal
+		}
+	case Gt:
+		if v <= goal {
+			return goal - v + 1
+		}
+	case Geq:
+		if v < goal {
+			return goal - v
+		}
+	}
+	return 0
 }
 
 // Active reports whether r is a goal with a time.

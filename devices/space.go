@@ -39,7 +39,8 @@ type Space struct {
 	// initial state. Every States[i] is empty when the model is
 	// infeasible.
 	States [][]State
-	// AnyRules are the model's ANY rules, in flag-bit order.
+	// AnyRules are the model's ANY rules, in flag-bit order; a soft one's
+	// bit records whether it has held, without excluding any state.
 	AnyRules []int
 
 	hz    Horizon
@@ -91,6 +92,14 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 		r := &h.Rules[ri]
 		from, to, anyOf := hz.RuleWindow(r)
 		goal := Steps(r.Goal, p.Scale)
+		if r.Soft && !anyOf {
+			// A soft ALL rule excludes no state; the compiler prices
+			// the states of its window (Shortfall).
+			if to > from {
+				s.Last = max(s.Last, to-1)
+			}
+			continue
+		}
 		if !anyOf {
 			for i := from; i < to; i++ {
 				s.all[i] = append(s.all[i], check{rel: r.Rel, goal: goal})
@@ -104,11 +113,20 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 		bit := uint64(1) << len(s.AnyRules)
 		s.AnyRules = append(s.AnyRules, ri)
 		if from >= to {
-			s.broken = true
+			if !r.Soft {
+				s.broken = true
+			}
 			continue
 		}
 		for i := from; i < to; i++ {
 			s.anys[i] = append(s.anys[i], check{rel: r.Rel, goal: goal, bit: bit})
+		}
+		if r.Soft {
+			// A soft ANY rule only records whether it held; the
+			// compiler prices the states at its window's end whose
+			// bit is unset.
+			s.Last = max(s.Last, to-1)
+			continue
 		}
 		s.must[to-1] |= bit
 		s.Last = max(s.Last, to-1)
@@ -173,6 +191,17 @@ func (s *Space) Step(i int, st State, actions []int) (State, bool) {
 	}
 	_, in := s.index[i][next]
 	return next, in
+}
+
+// Bit returns the flag bit of ANY rule ri of the model, 0 when ri is not
+// one.
+func (s *Space) Bit(ri int) uint64 {
+	for k, r := range s.AnyRules {
+		if r == ri {
+			return 1 << k
+		}
+	}
+	return 0
 }
 
 // IndexOf returns the position of st in States[i], or −1.

@@ -77,8 +77,8 @@ func (n *Neighbourhood) Validate() error {
 	if n.Levels < 1 {
 		add(errorf("", PartLevels, -1, "the number of energy levels must be at least 1, got %d", n.Levels))
 	}
-	if !finite(n.Weights.Price) || !finite(n.Weights.Peak) || n.Weights.Price < 0 || n.Weights.Peak < 0 {
-		add(errorf("", PartWeights, -1, "objective weights must be finite and non-negative, got price %v, peak %v", n.Weights.Price, n.Weights.Peak))
+	if !finite(n.Weights.Price) || !finite(n.Weights.Peak) || !finite(n.Weights.Miss) || n.Weights.Price < 0 || n.Weights.Peak < 0 || n.Weights.Miss < 0 {
+		add(errorf("", PartWeights, -1, "objective weights must be finite and non-negative, got price %v, peak %v, miss %v", n.Weights.Price, n.Weights.Peak, n.Weights.Miss))
 	}
 	if !finite(n.FeederLimit) || n.FeederLimit < 0 {
 		add(errorf("", PartFeeder, -1, "the feeder limit must be a non-negative number (0 for none), got %v", n.FeederLimit))
@@ -151,6 +151,9 @@ func (h *Home) validate(hz Horizon) []error {
 		if len(d.Actions) == 0 {
 			add(PartDevice, di, "device %s has no actions", d.Name)
 		}
+		if !finite(d.CycleCost) || d.CycleCost < 0 {
+			add(PartDevice, di, "device %s: cycle cost %v must be a non-negative number", d.Name, d.CycleCost)
+		}
 		acts := map[string]bool{}
 		for _, a := range d.Actions {
 			if a.Name == "" || acts[a.Name] {
@@ -176,6 +179,9 @@ func (h *Home) validate(hz Horizon) []error {
 		props[k] = true
 		if !finite(p.Scale) || p.Scale <= 0 {
 			add(PartProperty, pi, "property %s at %s: resolution %v must be positive", p.Name, p.Location, p.Scale)
+		}
+		if p.Min != nil && p.Max != nil && (!finite(*p.Min) || !finite(*p.Max) || *p.Min > *p.Max) {
+			add(PartProperty, pi, "property %s at %s: range [%v, %v] is not an interval", p.Name, p.Location, *p.Min, *p.Max)
 		}
 		if !finite(p.Initial) || !finite(p.Drift) {
 			add(PartProperty, pi, "property %s at %s: initial value and drift must be numbers", p.Name, p.Location)

@@ -34,10 +34,13 @@ func TestExitCodes(t *testing.T) {
 	infeasible := writeFile(t, "inf.wcsp", "inf 2 2 2 10\n2 2\n1 0 0 2\n0 10\n1 10\n2 0 1 0 0\n")
 	malformed := writeFile(t, "bad.wcsp", "bad 2 2 1 10\n2 2\n2 0 7 0 0\n")
 	// A home whose EV cannot reach 70 kWh in four hours: a well-formed
-	// file whose rules no schedule keeps (exit 1, like an infeasible
+	// file whose hard rule no schedule keeps (exit 1, like an infeasible
 	// solve); with a misspelt key as well it is a bad file first (exit 2).
-	home := "[horizon]\nslots = 4\n[[home]]\nname = \"a\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\nrules = [\"charge geq 70 before 04:00\"]\n"
+	// As a soft goal (the default) it is missed, by as little as the
+	// charger allows, and the plan stands (exit 0).
+	home := "[horizon]\nslots = 4\n[[home]]\nname = \"a\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\nrules = [{ rule = \"charge geq 70 before 04:00\", hard = true }]\n"
 	infeasibleHome := writeFile(t, "inf.toml", home)
+	softHome := writeFile(t, "soft.toml", strings.Replace(home, `{ rule = "charge geq 70 before 04:00", hard = true }`, `"charge geq 70 before 04:00"`, 1))
 	badInfeasibleHome := writeFile(t, "badinf.toml", home+"[objectiv]\npeak = 1\n")
 	tests := []struct {
 		name   string
@@ -65,6 +68,14 @@ func TestExitCodes(t *testing.T) {
 		{"too many agents", []string{"solve", good, "--agents", "9"}, exitUsage, "", "only 4 variables"},
 		{"inspect", []string{"inspect", good, "--agents", "2"}, exitOK, "MVA rows", ""},
 		{"sim infeasible rules", []string{"sim", infeasibleHome}, exitInfeasible, "", "inf.toml:8: home[0].device[0].rules[0]:"},
+		{"sim missed soft goal", []string{"sim", softHome}, exitOK, `a: "charge geq 70 before 04:00" by 23.6 kWh`, ""},
+		{"solve missed soft goal", []string{"solve", softHome}, exitOK, "MISSED: charge geq 70 before 04:00, by 23.6 kWh", ""},
+		{"solve missed soft goal json", []string{"solve", softHome, "--json"}, exitOK, `"goals_missed": [
+    {
+      "home": "a",
+      "rule": "charge geq 70 before 04:00",
+      "missed": 23.6,
+      "unit": "kWh"`, ""},
 		{"sim bad file with infeasible rules", []string{"sim", badInfeasibleHome}, exitUsage, "", `did you mean "objective"`},
 	}
 	for _, tc := range tests {

@@ -48,7 +48,7 @@ func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Optio
 		Prices:       n.Prices,
 		ExportPrices: n.ExportPrices,
 		Levels:       1,
-		Weights:      devices.Weights{Price: n.Weights.Price},
+		Weights:      devices.Weights{Price: n.Weights.Price, Miss: n.Weights.Miss},
 		Homes:        []devices.Home{h},
 		Units:        n.Units,
 	}

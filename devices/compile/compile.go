@@ -40,6 +40,16 @@
 //     goals by the goal bits that must be set when their window closes.
 //     Tables are |Z(i−1)|·Π|A|·|Z(i)| entries, linear in the horizon rather
 //     than exponential in it;
+//   - misses: for each soft rule (devices.Rule.Soft), Weights.Miss per
+//     unit it misses by, as unary functions of the property's states: a
+//     before/after goal's on the state at its window's last index, charged
+//     where its goal bit says it never held; an at/within rule's (or one
+//     without a time) on every state of its window. Soft rules exclude no
+//     state, so the exact solvers find the schedule that misses least;
+//     devices.Neighbourhood.Evaluate charges the same amounts;
+//   - cycling: Weights.Price·CycleCost·|power|·Δ added to each action's
+//     price (Device.CycleCost), which breaks the ties between charging and
+//     discharging a battery at equal prices;
 //   - level link (hard): for each slot of a window, the function over all
 //     the home's actions in the slot and the window's level that is Hard
 //     when the draw exceeds the level's cap (Π|A|·levels entries); it is
@@ -57,9 +67,10 @@
 //   - peak, cross part: for each linked pair and window, Weights.Peak·Δ²·
 //     |w|·2·cap_h·cap_g (|levels|² entries). With the own parts this is
 //     Weights.Peak·Δ²·|w|·(Σ_h cap_h)² on a complete graph;
-//   - feeder (hard, optional): per window, the function over every home's
-//     level that is Hard when the caps add up to more than the limit
-//     (levels^homes entries, refused past Options.MaxTable).
+//   - feeder (optional): per window, the function over every home's
+//     level that is Hard when the caps add up to more than the limit, or
+//     with Neighbourhood.FeederSoft Weights.Miss per kW over per hour of
+//     the window (levels^homes entries, refused past Options.MaxTable).
 //
 // # Bounds
 //
@@ -137,6 +148,9 @@ type compiler struct {
 	first []int // per home: its first function, −1 while none
 	// meter[h][t]: slot t of home h is priced by a meter function.
 	meter [][]bool
+	// extra[h] is home h's constant cost besides its background's: the
+	// penalties of soft rules missed by the initial state.
+	extra []float64
 }
 
 // Compile builds the problem. It fails on a malformed model
@@ -151,7 +165,7 @@ func Compile(n *devices.Neighbourhood, opts Options) (*Compiled, error) {
 		opts.MaxTable = DefaultMaxTable
 	}
 	p := &mva.Problem{Name: n.Name, Sense: mva.Minimize}
-	k := &compiler{n: n, opts: opts, p: p, c: &Compiled{Problem: p, Model: n, Homes: make([]Home, len(n.Homes))}, first: make([]int, len(n.Homes)), meter: make([][]bool, len(n.Homes))}
+	k := &compiler{n: n, opts: opts, p: p, c: &Compiled{Problem: p, Model: n, Homes: make([]Home, len(n.Homes))}, first: make([]int, len(n.Homes)), meter: make([][]bool, len(n.Homes)), extra: make([]float64, len(n.Homes))}
 	for hi := range n.Homes {
 		p.Agents = append(p.Agents, mva.Agent{Name: n.Homes[hi].Name})
 		k.first[hi] = -1
@@ -226,6 +240,7 @@ func (k *compiler) home(hi int) error {
 		if err := k.transitions(hi, &hc.Models[mi]); err != nil {
 			return err
 		}
+		k.misses(hi, &hc.Models[mi])
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ func (k *compiler) prices(hi int) error {
 			for idx := range costs {
 				draw := h.Draw(t, func(d int) int { return acts[d] })
 				costs[idx] = n.Weights.Price * n.Bill(t, draw) * dt
+				for d := range h.Devices {
+					costs[idx] += k.cycle(&h.Devices[d], acts[d])
+				}
 				next(acts, func(d int) int { return len(h.Devices[d].Actions) })
 			}
 			k.add(hi, fmt.Sprintf("%s/meter@%d", h.Name, t), scope, costs)
@@ -43,7 +46,7 @@ func (k *compiler) prices(hi int) error {
 			costs := make([]float64, len(dev.Actions))
 			zero := true
 			for a := range dev.Actions {
-				costs[a] = n.Weights.Price * n.Prices[t] * dev.Actions[a].Power * dt
+				costs[a] = n.Weights.Price*n.Prices[t]*dev.Actions[a].Power*dt + k.cycle(dev, a)
 				zero = zero && costs[a] == 0
 			}
 			if !zero {
@@ -52,6 +55,62 @@ func (k *compiler) prices(hi int) error {
 		}
 	}
 	return nil
+}
+
+// cycle is the weighted cycling cost of device dev running action a for a
+// slot: Weights.Price·CycleCost·|power|·Δ (Device.CycleCost).
+func (k *compiler) cycle(dev *devices.Device, a int) float64 {
+	if dev.CycleCost == 0 {
+		return 0
+	}
+	return k.n.Weights.Price * dev.CycleCost * math.Abs(dev.Actions[a].Power) * k.n.Horizon.Hours()
+}
+
+// misses adds the penalties of model m's soft rules (devices.Rule.Soft):
+// Weights.Miss per missing unit. A before/after goal's is a unary function
+// of the state at its window's last index, charged where the goal's bit
+// says it never held; an at/within rule's or one without a time is a unary
+// function of every state of its window. A penalty on index 0 (the fixed
+// initial state) is a constant of the home.
+func (k *compiler) misses(hi int, m *Model) {
+	n, h := k.n, &k.n.Homes[hi]
+	s := m.Space
+	p := &h.Properties[s.Model.Property]
+	for _, ri := range s.Model.Rules {
+		r := &h.Rules[ri]
+		if !r.Soft {
+			continue
+		}
+		goal := devices.Steps(r.Goal, p.Scale)
+		from, to, anyOf := n.Horizon.RuleWindow(r)
+		price := func(i int, bit uint64) {
+			costs := make([]float64, len(s.States[i]))
+			zero := true
+			for j, st := range s.States[i] {
+				if bit != 0 && st.Flags&bit != 0 {
+					continue
+				}
+				costs[j] = n.Weights.Miss * float64(r.Rel.Shortfall(st.Value, goal)) * p.Scale
+				zero = zero && costs[j] == 0
+			}
+			switch {
+			case zero:
+			case i == 0:
+				k.extra[hi] += costs[0]
+			default:
+				k.add(hi, fmt.Sprintf("%s/%s.%s:miss%d#%d", h.Name, p.Location, p.Name, ri, i), []int{m.Vars[i]}, costs)
+			}
+		}
+		if anyOf {
+			if to > from {
+				price(to-1, s.Bit(ri))
+			}
+			continue
+		}
+		for i := from; i < to; i++ {
+			price(i, 0)
+		}
+	}
 }
 
 // meterSlot reports whether home hi's bill in slot t needs a meter
@@ -225,7 +284,7 @@ func (k *compiler) feeder(w int) error {
 	if devices.Fits(hi, n.FeederLimit) {
 		return nil // no combination of levels can exceed it
 	}
-	if !devices.Fits(lo, n.FeederLimit) {
+	if !devices.Fits(lo, n.FeederLimit) && !n.FeederSoft {
 		e := &devices.Error{Part: devices.PartFeeder, Index: -1, Infeasible: true,
 			Msg: fmt.Sprintf("window %d: the homes' lowest levels already add up to %g, above the feeder limit %g; raise the limit or shift load out of the window", w, lo, n.FeederLimit)}
 		return e
@@ -240,7 +299,11 @@ func (k *compiler) feeder(w int) error {
 		for h, l := range levels {
 			sum += c.Homes[h].Caps[w][l]
 		}
-		if !devices.Fits(sum, n.FeederLimit) {
+		switch {
+		case devices.Fits(sum, n.FeederLimit):
+		case n.FeederSoft:
+			costs[idx] = n.Weights.Miss * (sum - n.FeederLimit) * float64(n.Windows[w].Len()) * n.Horizon.Hours()
+		default:
 			costs[idx] = mva.Hard
 		}
 		next(levels, func(h int) int { return len(c.Homes[h].Caps[w]) })
@@ -256,7 +319,7 @@ func (k *compiler) foldBase() {
 	dt := n.Horizon.Hours()
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
-		base := 0.0
+		base := k.extra[hi]
 		for t := range n.Horizon.Slots {
 			switch {
 			case k.meter[hi][t]:

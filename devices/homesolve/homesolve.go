@@ -29,6 +29,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/baseline"
 	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/devices/homecheck"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/shds"
 	"github.com/hearth-dcop/hearth/local"
@@ -211,8 +212,33 @@ func Load(path string, shdsFile bool, o Overrides) (*Run, error) {
 		if err := r.fitSHDS(o); err != nil {
 			return nil, err
 		}
+	} else if startable(r.global) {
+		r.startSoft()
 	}
 	return r, nil
+}
+
+// startSoft starts D-Gibbs, MGM and MGM-2 from the homes' own schedules
+// (-p init=3) on a TOML neighbourhood whose file and command line leave
+// the start open. Its rules are soft goals: from row 0 (every device off)
+// a local search sees each missed goal as a finite penalty rather than an
+// infeasible row, moves one home per neighbourhood per round, and may
+// stop with goals missed that the homes' own schedules meet (MGM's 3
+// rounds on the example street left alder's EV short). From the own
+// schedules, which miss only what no schedule of the home can meet, a
+// search that only lowers the objective keeps them met.
+func (r *Run) startSoft() {
+	soft := false
+	for _, h := range r.Model().Homes {
+		for _, rule := range h.Rules {
+			soft = soft || rule.Soft
+		}
+	}
+	if _, set := r.params["init"]; set || !soft {
+		return
+	}
+	r.params["init"] = mgm.InitStart
+	r.notes = append(r.notes, fmt.Sprintf("%s starts from each home's own schedule (-p init=%v): the homes' goals are soft", r.global, mgm.InitStart))
 }
 
 // fitSHDS adapts the defaults to the SHDS instance where the command line
@@ -529,7 +555,39 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 		}
 		in.Schedule, in.Eval = s, ev
 	}
-	return report.Build(in)
+	h, err := report.Build(in)
+	if err != nil {
+		return nil, err
+	}
+	if in.Schedule != nil {
+		if err := homecheck.Check(r.Model(), Street(h)).Err(); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// Street is what a result claims, for the independent checker
+// (devices/homecheck): every home's plan and the street's figures.
+func Street(h *report.Homes) homecheck.Street {
+	s := homecheck.Street{LoadKW: h.LoadKW, EnergyCost: h.EnergyCost, PeakKW: h.PeakKW, GoalsMissed: len(h.GoalsMissed), FeederExcessKW: h.FeederExcessKW}
+	for _, p := range h.Schedules {
+		s.Plans = append(s.Plans, Plan(p))
+	}
+	return s
+}
+
+// Plan is what one home's plan claims, for the independent checker.
+func Plan(p report.HomePlan) homecheck.Plan {
+	out := homecheck.Plan{Home: p.Home, Actions: map[string][]string{}, KW: map[string][]float64{}, LoadKW: p.LoadKW, EnergyKWh: p.EnergyKWh, Cost: p.EnergyCost, PeakKW: p.PeakKW, Levels: p.Levels}
+	for _, d := range p.Devices {
+		out.Actions[d.Device] = d.Actions
+		out.KW[d.Device] = d.KW
+	}
+	for _, r := range p.Rules {
+		out.Rules = append(out.Rules, homecheck.Claim{Rule: r.Rule, OK: r.OK, Hard: r.Hard, Missed: r.Missed})
+	}
+	return out
 }
 
 // Render writes the result people read: format "text" (or "") the
@@ -590,6 +648,9 @@ func (r *Run) Publications(assign []int, o report.PublishOptions) ([]report.Publ
 	if err != nil {
 		return nil, err
 	}
+	if err := homecheck.Check(r.Model(), Street(h)).Err(); err != nil {
+		return nil, err
+	}
 	return report.Publications(r.Model(), h.Schedules, r.publishDefaults(o))
 }
 
@@ -614,6 +675,9 @@ func (r *Run) HomePublications(assign []int, home int, o report.PublishOptions) 
 	plan, err := report.PlanOf(r.Model(), home, hs)
 	if err != nil {
 		return nil, err
+	}
+	if err := homecheck.CheckHome(r.Model(), home, Plan(plan)).Err(); err != nil {
+		return nil, fmt.Errorf("home %s: %w", plan.Home, err)
 	}
 	return report.Publications(r.Model(), []report.HomePlan{plan}, r.publishDefaults(o))
 }

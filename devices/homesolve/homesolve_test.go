@@ -66,9 +66,63 @@ func TestChoice(t *testing.T) {
 	}
 }
 
-// TestRestart: a protocol that reads init restarts from the homes' own
-// schedules (which keep every rule of the example), with a note; an exact
-// protocol, or a start the user chose, does not.
+// hardExample is the example street with every rule hard, as before
+// goals were soft, built in memory (New: no soft start).
+func hardExample(t *testing.T, o Overrides) *Run {
+	t.Helper()
+	r, err := Load(exampleTOML, false, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.Model()
+	for hi := range n.Homes {
+		for ri := range n.Homes[hi].Rules {
+			n.Homes[hi].Rules[ri].Soft = false
+		}
+	}
+	hr, err := New("example", n, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hr
+}
+
+// TestSoftStartsFromOwnPlans: on a TOML street whose goals are soft,
+// D-Gibbs, MGM and MGM-2 start from the homes' own schedules unless the
+// user chose the start; exact protocols are left alone.
+func TestSoftStartsFromOwnPlans(t *testing.T) {
+	for _, tc := range []struct {
+		o    Overrides
+		want bool
+	}{
+		{Overrides{Global: "dgibbs"}, true},
+		{Overrides{Global: "mgm"}, true},
+		{Overrides{Global: "mgm2"}, true},
+		{Overrides{Global: "dpop"}, false},
+		{Overrides{Global: "mgm", Params: map[string]float64{"init": 0}}, false},
+	} {
+		r, err := Load(exampleTOML, false, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := r.WithStart(r.Choice())
+		if got := c.Params["init"] == mgm.InitStart && c.Start != nil; got != tc.want {
+			t.Errorf("%+v: starts from the own schedules: %v, want %v (params %v)", tc.o, got, tc.want, c.Params)
+		}
+		if _, again := r.Restart(c); again {
+			t.Errorf("%+v: restarts though the start is chosen", tc.o)
+		}
+		noted := slices.ContainsFunc(r.Notes(), func(n string) bool { return strings.Contains(n, "the homes' goals are soft") })
+		if noted != tc.want {
+			t.Errorf("%+v: note %v, want %v: %v", tc.o, noted, tc.want, r.Notes())
+		}
+	}
+}
+
+// TestRestart: where the rules are hard, a protocol that reads init
+// restarts from the homes' own schedules (which keep every rule of the
+// example), with a note; an exact protocol, or a start the user chose,
+// does not.
 func TestRestart(t *testing.T) {
 	for _, tc := range []struct {
 		o    Overrides
@@ -80,10 +134,7 @@ func TestRestart(t *testing.T) {
 		{Overrides{Global: "dpop"}, false},
 		{Overrides{Global: "dgibbs", Params: map[string]float64{"init": 0}}, false},
 	} {
-		r, err := Load(exampleTOML, false, tc.o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := hardExample(t, tc.o)
 		c, ok := r.Restart(r.Choice())
 		if ok != tc.want {
 			t.Errorf("%+v: restart %v, want %v", tc.o, ok, tc.want)

@@ -22,13 +22,18 @@
 //	energy_cost, energy_kwh              the coordinated schedule's bill and energy
 //	peak_kw, load_kw                     its neighbourhood load per slot and the maximum
 //	rules_satisfied, rules_total         over every rule of every home
+//	goals_missed[]                       the soft goals missed: home, rule,
+//	                                     missed (by how much), unit
+//	feeder_excess_kw                     per window, kW above a soft feeder
+//	                                     limit (omitted when kept)
 //	baseline_peak_kw, baseline_energy_cost
 //	                                     the uncoordinated baseline's
 //	shmgm_peak_kw, shmgm_energy_cost     the SH-MGM-style baseline's
 //	baselines.{uncoordinated,shmgm}      both in full (load_kw, objective, rounds, …)
 //	schedules[]                          per home: devices[] (action and kW per
 //	                                     slot), load_kw, energy_kwh, energy_cost,
-//	                                     peak_kw, levels, rules, rules_satisfied
+//	                                     peak_kw, levels, rules (rule, ok, hard,
+//	                                     missed, unit), rules_satisfied
 //	charts, notes                        files written; import warnings
 //
 // A baseline that was not computed is null.

@@ -37,6 +37,15 @@ type Homes struct {
 		SHMGM         *Baseline `json:"shmgm"`
 	} `json:"baselines"`
 
+	// GoalsMissed are the soft rules the plan misses, and by how much
+	// (as the evcc optimizer's limit_violations); empty when every goal
+	// holds. A missed goal is not a failure: the plan comes as close as
+	// the devices allow (README.md, "Homes").
+	GoalsMissed []GoalMissed `json:"goals_missed"`
+	// FeederExcessKW is, per coordination window, by how many kW the
+	// committed caps exceed a soft feeder limit; omitted when none does.
+	FeederExcessKW []float64 `json:"feeder_excess_kw,omitempty"`
+
 	Schedules []HomePlan `json:"schedules"`
 	Charts    []string   `json:"charts,omitempty"`
 	Notes     []string   `json:"notes,omitempty"`
@@ -62,6 +71,17 @@ type HomePlan struct {
 	RulesSatisfied  int                  `json:"rules_satisfied"`
 	RulesTotal      int                  `json:"rules_total"`
 	Rules           []devices.RuleResult `json:"rules"`
+}
+
+// GoalMissed is a soft rule a plan misses.
+type GoalMissed struct {
+	Home string `json:"home"`
+	Rule string `json:"rule"`
+	// Missed is by how much, in Unit: for a before/after goal the
+	// shortfall at its deadline, for the others the worst over their
+	// window.
+	Missed float64 `json:"missed"`
+	Unit   string  `json:"unit,omitempty"`
 }
 
 // DevicePlan is what one device does in every slot.
@@ -145,6 +165,7 @@ func Build(in Input) (*Homes, error) {
 		HomeCount:     len(n.Homes),
 		Notes:         in.Notes,
 		Schedules:     []HomePlan{},
+		GoalsMissed:   []GoalMissed{},
 	}
 	for hi := range n.Homes {
 		h.RulesTotal += len(n.Homes[hi].Rules)
@@ -159,6 +180,17 @@ func Build(in Input) (*Homes, error) {
 			h.EnergyCost += p.EnergyCost
 			h.EnergyKWh += p.EnergyKWh
 			h.RulesSatisfied += p.RulesSatisfied
+			for _, r := range p.Rules {
+				if !r.OK && !r.Hard {
+					h.GoalsMissed = append(h.GoalsMissed, GoalMissed{Home: p.Home, Rule: r.Rule, Missed: r.Missed, Unit: r.Unit})
+				}
+			}
+		}
+		for _, x := range in.Eval.FeederExcess {
+			if x > 0 {
+				h.FeederExcessKW = scaled(in.Eval.FeederExcess, powerScale(n))
+				break
+			}
 		}
 		h.LoadKW = scaled(in.Eval.Load, powerScale(n))
 		h.PeakKW = maxOf(h.LoadKW)

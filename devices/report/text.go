@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -167,6 +168,30 @@ func (h *Homes) totals(b *strings.Builder) {
 			fmt.Fprintf(b, "%s: %s\n", c.name, c.extra)
 		}
 	}
+	h.missed(b)
+}
+
+// maxMissedLines bounds the missed goals listed under the totals.
+const maxMissedLines = 10
+
+// missed lists the soft goals the plan misses and a soft feeder limit it
+// exceeds: the plan stands (exit 0), as close to them as the devices allow.
+func (h *Homes) missed(b *strings.Builder) {
+	if len(h.GoalsMissed) > 0 {
+		fmt.Fprintf(b, "goals missed: %d (no plan meets them; this one comes closest)\n", len(h.GoalsMissed))
+	}
+	for i, g := range h.GoalsMissed {
+		if i == maxMissedLines {
+			fmt.Fprintf(b, "  … %d more (--json lists every one under goals_missed)\n", len(h.GoalsMissed)-i)
+			break
+		}
+		fmt.Fprintf(b, "  %s: %q by %s\n", g.Home, g.Rule, amount(g.Missed, g.Unit))
+	}
+	for w, x := range h.FeederExcessKW {
+		if x > 0 {
+			fmt.Fprintf(b, "feeder limit exceeded in window %d by %.2f kW (a soft limit: [feeder] hard = true refuses it)\n", w, x)
+		}
+	}
 }
 
 // profile draws the neighbourhood load per slot.
@@ -322,8 +347,12 @@ func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 		}
 		b.WriteString("\n")
 		for _, r := range p.Rules {
-			if !r.OK {
+			switch {
+			case r.OK:
+			case r.Hard:
 				fmt.Fprintf(b, "  BROKEN: %s\n", r.Rule)
+			default:
+				fmt.Fprintf(b, "  MISSED: %s, by %s\n", r.Rule, amount(r.Missed, r.Unit))
 			}
 		}
 	}
@@ -409,6 +438,18 @@ func actionCodes(d DevicePlan) (map[string]string, string) {
 	return codes, strings.Join(legend, " ")
 }
 
+// amount writes a shortfall with its unit.
+func amount(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if math.Abs(v) >= 0.01 {
+		s = strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
+	}
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
 // homeLine is a home's summary: what it pays, what coordination saved or
 // cost it against planning alone, its energy and its peak, each with its
 // unit.
@@ -428,5 +469,15 @@ func homeLine(p HomePlan, cur string) string {
 	if a := p.AlonePeakKW; a != nil {
 		s += fmt.Sprintf(" (alone %.2f kW)", *a)
 	}
-	return s + fmt.Sprintf("  rules %d/%d", p.RulesSatisfied, p.RulesTotal)
+	s += fmt.Sprintf("  rules %d/%d", p.RulesSatisfied, p.RulesTotal)
+	missed := 0
+	for _, r := range p.Rules {
+		if !r.OK && !r.Hard {
+			missed++
+		}
+	}
+	if missed > 0 {
+		s += fmt.Sprintf(" (%d missed)", missed)
+	}
+	return s
 }

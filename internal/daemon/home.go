@@ -16,6 +16,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/homecheck"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/mqtt"
@@ -118,13 +119,21 @@ func NewHome(ctx context.Context, cfg HomeConfig, r *homesolve.Run) (*Home, erro
 // the result.
 func (hm *Home) Once(ctx context.Context, round string) (RoundResult, error) {
 	st, h := hm.st, hm.h
-	return h.Once(ctx, round, func(start time.Time, rep RoundResult) []report.Publication {
+	var rejected error
+	rep, err := h.Once(ctx, round, func(start time.Time, rep RoundResult) []report.Publication {
 		pubs, _, err := st.publications(h, start, rep)
 		if err != nil {
 			st.log.Warn("plan not published", "err", err)
+			if errors.Is(err, homecheck.ErrRejected) {
+				rejected = err // the plan checker refused it: the round fails
+			}
 		}
 		return pubs
 	})
+	if err == nil {
+		err = rejected
+	}
+	return rep, err
 }
 
 // Run is the long-running home: it runs round first (when set), then

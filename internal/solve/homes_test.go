@@ -100,9 +100,10 @@ func TestHomesExample(t *testing.T) {
 	}
 }
 
-// TestHomesInfeasibleByTheFeeder: every home's rules can be kept alone,
-// but not within the feeder limit together, which only the solver finds:
-// the result is infeasible and the summary says so.
+// TestHomesInfeasibleByTheFeeder: every home's hard rules can be kept
+// alone, but not within the hard feeder limit together, which only the
+// solver finds: the result is infeasible and the summary says so. (Soft,
+// the default, the goals would be missed instead.)
 func TestHomesInfeasibleByTheFeeder(t *testing.T) {
 	dir := t.TempDir()
 	toml := `name = "tight"
@@ -113,20 +114,21 @@ windows = [["00:00", "02:00"]]
 levels = 2
 [feeder]
 limit_kw = 8
+hard = true
 [[home]]
 name = "a"
 [[home.device]]
 name = "ev"
 kind = "ev_wallbox_11kw"
 initial = { charge = 20.0 }
-rules = ["charge geq 30 before 02:00"]
+rules = [{ rule = "charge geq 30 before 02:00", hard = true }]
 [[home]]
 name = "b"
 [[home.device]]
 name = "ev"
 kind = "ev_wallbox_11kw"
 initial = { charge = 20.0 }
-rules = ["charge geq 30 before 02:00"]
+rules = [{ rule = "charge geq 30 before 02:00", hard = true }]
 `
 	path := filepath.Join(dir, "tight.toml")
 	if err := os.WriteFile(path, []byte(toml), 0o644); err != nil {

@@ -21,6 +21,12 @@ type Options struct {
 	Mixed bool
 	// Feeder draws a feeder limit for some seeds.
 	Feeder bool
+	// Soft makes about half the rules soft (devices.Rule.Soft) with a
+	// small miss penalty, so that missing a goal competes with the bill;
+	// and draws export prices, cycle costs, physical ranges and a soft
+	// feeder limit. Its draws come from a stream of their own, so the
+	// neighbourhood is otherwise the one drawn without it.
+	Soft bool
 }
 
 // Random returns a valid neighbourhood drawn from seed.
@@ -58,10 +64,49 @@ func Random(seed uint64, o Options) *devices.Neighbourhood {
 	if o.Feeder && rng.IntN(2) == 0 {
 		n.FeederLimit = 1 + float64(rng.IntN(6*o.Homes))
 	}
+	if o.Soft {
+		soften(rand.New(rand.NewPCG(seed, 0x50f7)), n)
+	}
 	if err := n.Validate(); err != nil {
 		panic(fmt.Sprintf("testhomes: seed %d: %v", seed, err))
 	}
 	return n
+}
+
+// soften draws the Soft options' extras.
+func soften(rng *rand.Rand, n *devices.Neighbourhood) {
+	n.Weights.Miss = 0.25 * float64(1+rng.IntN(8))
+	if rng.IntN(2) == 0 {
+		for _, p := range n.Prices {
+			n.ExportPrices = append(n.ExportPrices, p*0.25*float64(rng.IntN(5)))
+		}
+	}
+	n.FeederSoft = rng.IntN(2) == 0
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		for ri := range h.Rules {
+			h.Rules[ri].Soft = rng.IntN(2) == 0
+		}
+		for d := range h.Devices {
+			if rng.IntN(3) == 0 {
+				h.Devices[d].CycleCost = 0.05 * float64(rng.IntN(3))
+			}
+		}
+		for pi := range h.Properties {
+			p := &h.Properties[pi]
+			if rng.IntN(2) == 0 && affected(h, *p) {
+				lo := p.Initial - p.Scale*float64(rng.IntN(6))
+				hi := p.Initial + p.Scale*float64(rng.IntN(6))
+				p.Min, p.Max = &lo, &hi
+				// The range is physics: hard bounds, as the loader adds them.
+				for _, b := range []devices.Rule{{Rel: devices.Geq, Goal: lo}, {Rel: devices.Leq, Goal: hi}} {
+					b.Location, b.Property = p.Location, p.Name
+					b.Text = b.String() + " (range)"
+					h.Rules = append(h.Rules, b)
+				}
+			}
+		}
+	}
 }
 
 func home(rng *rand.Rand, name string, hz devices.Horizon, o Options) devices.Home {
