@@ -205,7 +205,12 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	if !a.started && a.connected && a.allPresent() {
+	// Its own status must have come back first: the broker delivers the
+	// retained one before it, so an earlier process's status of this
+	// run (a finished run, see onStatus) is known before the peers'
+	// statuses, which may be that finished run's, are taken for
+	// presence.
+	if !a.started && a.connected && a.echoWant == 0 && a.allPresent() {
 		if err := a.start(ctx); err != nil {
 			return false, err
 		}
