@@ -224,9 +224,6 @@ func (c *Control) presence(state string) []byte {
 
 func (c *Control) options() *paho.ClientOptions {
 	cfg, t := c.cfg, c.cfg.Timing
-	c.mu.Lock()
-	first := c.conns == 0
-	c.mu.Unlock()
 	o := paho.NewClientOptions().
 		AddBroker(cfg.Broker.URL).
 		SetClientID(topic.ClientID(c.prefix, c.name)).
@@ -234,11 +231,11 @@ func (c *Control) options() *paho.ClientOptions {
 		SetPassword(cfg.Broker.Password).
 		SetTLSConfig(cfg.Broker.TLS).
 		SetProtocolVersion(4).
-		// The process's first connection starts clean, discarding
-		// what a killed process left behind; from then on the session
-		// persists, so that commands published while the round's
-		// client takes over are queued for whichever connects next.
-		SetCleanSession(first || !c.serving).
+		// The session persists (cleanStart discarded what a killed
+		// process left behind), so that commands published while the
+		// round's client takes over are queued for whichever connects
+		// next.
+		SetCleanSession(!c.serving).
 		SetAutoReconnect(true).
 		SetConnectRetry(true).
 		SetConnectRetryInterval(min(time.Second, t.ReconnectMax)).
@@ -284,6 +281,11 @@ func (c *Control) Connect(ctx context.Context) error {
 	c.mu.Lock()
 	first := c.conns == 0
 	c.mu.Unlock()
+	if first && c.serving {
+		if err := c.cleanStart(ctx); err != nil {
+			return err
+		}
+	}
 	c.readyMu.Lock()
 	c.ready = make(chan struct{})
 	ready := c.ready
@@ -324,6 +326,52 @@ func (c *Control) Connect(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		c.client.Disconnect(0)
+		return ctx.Err()
+	}
+}
+
+// cleanStart discards the session a killed process of this home left on
+// the broker (its subscriptions to a run's topics, queued messages): a
+// connection with a clean session, closed at once, before the persistent
+// one. An MQTT 3.1.1 clean session ends with its connection, so the
+// persistent session cannot simply start clean.
+func (c *Control) cleanStart(ctx context.Context) error {
+	t := c.cfg.Timing
+	o := paho.NewClientOptions().
+		AddBroker(c.cfg.Broker.URL).
+		SetClientID(topic.ClientID(c.prefix, c.name)).
+		SetUsername(c.cfg.Broker.Username).
+		SetPassword(c.cfg.Broker.Password).
+		SetTLSConfig(c.cfg.Broker.TLS).
+		SetProtocolVersion(4).
+		SetCleanSession(true).
+		SetAutoReconnect(false).
+		SetConnectRetry(true).
+		SetConnectRetryInterval(min(time.Second, t.ReconnectMax)).
+		SetConnectTimeout(10 * time.Second).
+		SetKeepAlive(t.KeepAlive).
+		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
+			if f, ok := n.(paho.ConnectionNotificationFailed); ok && Refused(f.Reason) {
+				select {
+				case c.refused <- f.Reason:
+				default:
+				}
+			}
+		})
+	cl := paho.NewClient(o)
+	tok := cl.Connect()
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			return fmt.Errorf("connect to %s: %w", c.cfg.Broker.URL, err)
+		}
+		cl.Disconnect(50)
+		return nil
+	case err := <-c.refused:
+		cl.Disconnect(0)
+		return fmt.Errorf("%s refused user %q: %w", c.cfg.Broker.URL, c.cfg.Broker.Username, err)
+	case <-ctx.Done():
+		cl.Disconnect(0)
 		return ctx.Err()
 	}
 }
