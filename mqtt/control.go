@@ -405,8 +405,8 @@ func (c *Control) Listener() *Listener {
 	return &Listener{ClientID: topic.ClientID(c.prefix, c.name), Topics: cmds, Handle: c.handle}
 }
 
-// onConnect subscribes, one topic at a time as the MQTT runtime does (no
-// wildcards: the embedded broker's retained index races on them), and
+// onConnect subscribes to every topic by name, as the MQTT runtime does
+// (no wildcards: the embedded broker's retained index races on them), and
 // announces the home. Every message goes to the default handler
 // (onMessage), also those a resumed session delivers before the
 // subscriptions are renewed.
@@ -428,14 +428,20 @@ func (c *Control) onConnect(cl paho.Client) {
 	neighbours := len(c.neighbours)
 	c.mu.Unlock()
 	cmds, pres := c.subscriptions()
+	subs := map[string]byte{}
 	for _, s := range append(cmds, pres...) {
-		tok := cl.Subscribe(s, 1, nil)
-		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			c.log.Warn("MQTT subscription failed", "topic", s, "err", tok.Error())
-			continue
-		}
-		if st := tok.(*paho.SubscribeToken).Result()[s]; st == 0x80 {
-			c.log.Warn("the broker refuses the subscription: check its access rules", "topic", s)
+		subs[s] = 1
+	}
+	// One SUBSCRIBE for all, as the MQTT runtime does: one round trip,
+	// and one wait at most when the broker is slow to answer.
+	tok := cl.SubscribeMultiple(subs, nil)
+	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		c.log.Warn("MQTT subscription failed", "topics", len(subs), "err", tok.Error())
+	} else {
+		for s, st := range tok.(*paho.SubscribeToken).Result() {
+			if st == 0x80 {
+				c.log.Warn("the broker refuses the subscription: check its access rules", "topic", s)
+			}
 		}
 	}
 	cl.Publish(topic.PresenceTopic(c.prefix, c.name), 1, true, c.presence("online"))
