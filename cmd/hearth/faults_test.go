@@ -188,7 +188,6 @@ func TestFaultMatrix(t *testing.T) {
 // plans, and so does the next.
 func faultBrokerRestart(s *faultStreet) {
 	killed := s.onFirst("hearth/r1/inbox/+/+", s.b.Pause)
-	from := s.rec.mark()
 	s.command("r1", false)
 	waitDone(s.t, killed, 30*time.Second, "a protocol message of r1")
 	s.b.Stop()
@@ -197,7 +196,7 @@ func faultBrokerRestart(s *faultStreet) {
 	// The recorder lost its connection with the broker: a new one.
 	s.rec = record(s.t, s.b.URL(), "hearth/#")
 	s.ctl = testClient(s.t, s.b.URL(), "controller2")
-	from = s.rec.mark()
+	from := s.rec.mark()
 	// r1's results were published after the restart, retained (the
 	// recorder may come after them).
 	var reps []daemon.RoundResult
@@ -210,6 +209,17 @@ func faultBrokerRestart(s *faultStreet) {
 		reps = append(reps, r)
 	}
 	checkHomeRound(s.t, s.want, reps)
+	// The broker froze on the round's first protocol message, so the
+	// round was not over: some home met the restart mid-round.
+	reconnected := 0
+	for _, r := range reps {
+		if len(r.Stats) > 0 && r.Stats[0].Connects >= 2 {
+			reconnected++
+		}
+	}
+	if reconnected == 0 {
+		s.t.Error("no home reconnected during r1: the restart came after the round")
+	}
 	from = s.rec.mark()
 	s.command("r2", false)
 	s.undisturbed(from, "r2")
