@@ -158,6 +158,7 @@ func TestFaultMatrix(t *testing.T) {
 		{name: "home killed and restarted mid-round, retained command", run: func(s *faultStreet) { faultKill(s, true) }},
 		{name: "home killed and restarted mid-round, live command", run: func(s *faultStreet) { faultKill(s, false) }},
 		{name: "home stopped mid-round", timeout: stop + faultTimeout, run: func(s *faultStreet) { faultStop(s, stop) }},
+		{name: "home stopped past the round time-out", timeout: 8 * time.Second, run: faultStopTimeout},
 		{name: "burst of commands", run: faultBurst},
 		{name: "duplicate home name", run: faultDuplicate},
 		{name: "finished round commanded again", run: faultFinished},
@@ -261,6 +262,41 @@ func faultStop(s *faultStreet, d time.Duration) {
 		s.t.Fatal(err)
 	}
 	s.undisturbed(from, "r1")
+	from = s.rec.mark()
+	s.command("r2", false)
+	s.undisturbed(from, "r2")
+}
+
+// faultStopTimeout stops birch (SIGSTOP) mid-round for longer than the
+// round time-out: every home gives r1 up at its time-out and says so in
+// its result — birch at once when it goes on, its time-out past — and the
+// next round has the undisturbed plans.
+func faultStopTimeout(s *faultStreet) {
+	b := home("birch")
+	stopped := s.onFirst("hearth/r1/inbox/+/birch", func() { _ = s.ps[b].cmd.Process.Signal(syscall.SIGSTOP) })
+	from := s.rec.mark()
+	start := time.Now()
+	s.command("r1", false)
+	waitDone(s.t, stopped, 30*time.Second, "birch's first protocol message")
+	time.Sleep(12 * time.Second)
+	if err := s.ps[b].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		s.t.Fatal(err)
+	}
+	for _, h := range exampleHomes {
+		m := s.rec.await(s.t, from, "the result of "+h+" in r1", live("hearth/r1/result/"+h))
+		var r daemon.RoundResult
+		if err := json.Unmarshal(m.Payload(), &r); err != nil {
+			s.t.Fatal(err)
+		}
+		if !strings.Contains(r.Error, "deadline exceeded") && !strings.Contains(r.Error, "gave it up") {
+			s.t.Errorf("home %s: r1 ended with %q, want the time-out", h, r.Error)
+		}
+	}
+	// 8 s of time-out, 12 s stopped: every result within 2 s of birch
+	// going on.
+	if d := time.Since(start); d > 16*time.Second {
+		s.t.Errorf("the round took %v to fail", d)
+	}
 	from = s.rec.mark()
 	s.command("r2", false)
 	s.undisturbed(from, "r2")
