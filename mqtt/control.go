@@ -560,7 +560,7 @@ func EncodeCommand(req Request, from string) ([]byte, error) {
 		cmd.At = req.At.Format(time.RFC3339)
 	}
 	if !req.Created.IsZero() {
-		cmd.Created = req.Created.UTC().Format(time.RFC3339Nano)
+		cmd.Created = req.Created.Format(time.RFC3339Nano)
 	}
 	return json.Marshal(cmd)
 }

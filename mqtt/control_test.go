@@ -209,3 +209,47 @@ func TestRoundOfRun(t *testing.T) {
 		}
 	}
 }
+
+// FuzzControlHandle: any message on any topic leaves Control's queue
+// valid — round ids that name rounds, in the order every home takes them
+// — and never panics; a command that parses survives EncodeCommand.
+func FuzzControlHandle(f *testing.F) {
+	for _, s := range []struct {
+		tp, b string
+	}{
+		{"hearth/cmd", `{"round": "r1", "created": "2026-11-26T10:00:00.5Z"}`},
+		{"hearth/cmd/birch", `{"round": 7, "at": "2026-11-26T10:00:00+01:00", "from": "birch"}`},
+		{"hearth/presence/birch", `{"v":1,"agent":"birch","state":"online","run":"r2.retry1"}`},
+		{"hearth/presence/alder", `{"v":1,"agent":"alder","state":"offline","client":"x","since":1}`},
+		{"hearth/r/status/birch", `{}`},
+	} {
+		f.Add(s.tp, []byte(s.b), true)
+	}
+	f.Fuzz(func(t *testing.T, tp string, b []byte, retained bool) {
+		c := NewControl(Config{Prefix: "hearth", Identity: Identity{Client: "me", Since: 1}}, "alder", nil, true)
+		c.SetHomes([]string{"alder", "birch"}, []string{"birch"})
+		c.SetTiming(100*365*24*time.Hour, 0)
+		c.conns = 2
+		c.handle(tp, b, retained)
+		for i, q := range c.queue {
+			if err := CheckRoundID(q.req.ID); err != nil {
+				t.Fatalf("queued %q: %v", q.req.ID, err)
+			}
+			if i > 0 && q.req.before(c.queue[i-1].req) {
+				t.Fatalf("queue out of order: %+v", c.queue)
+			}
+		}
+		req, err := ParseCommand(b)
+		if err != nil {
+			return
+		}
+		enc, err := EncodeCommand(req, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseCommand(enc)
+		if err != nil || back.ID != req.ID || !back.Created.Equal(req.Created) || !back.At.Equal(req.At.Truncate(time.Second)) && !back.At.Equal(req.At) {
+			t.Fatalf("%q encodes as %s: %+v, %v; want %+v", b, enc, back, err, req)
+		}
+	})
+}
