@@ -99,6 +99,14 @@ func (s *server) loop(ctx context.Context, first string) error {
 	}
 	idle := true
 	for err == nil {
+		if st := s.home; st != nil && st.schedule.on() && !time.Now().Before(st.schedule.next) {
+			// A scheduled round that fell due during a round is queued
+			// before the queue is read: a home that was idle queued it
+			// at its time, and the order must be the same.
+			if err = s.scheduled(ctx); err != nil {
+				break
+			}
+		}
 		req, ok, wait := s.c.Next(time.Now())
 		if ok {
 			err = s.runRound(ctx, req)
