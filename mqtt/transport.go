@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +41,10 @@ type transport struct {
 
 	mu     sync.Mutex // serialises reconnect and close
 	closed bool
+
+	// listenTopics are the topics of the Listener this client carries
+	// (Config.Listen), nil for none: looked up for every message.
+	listenTopics map[string]bool
 }
 
 func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logger) *transport {
@@ -51,6 +54,12 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 		mbox:   mbox, ctr: ctr, log: log,
 		refused: make(chan error, 1),
 		stop:    make(chan struct{}),
+	}
+	if l := t.listener(); l != nil {
+		t.listenTopics = map[string]bool{}
+		for _, tp := range l.Topics {
+			t.listenTopics[tp] = true
+		}
 	}
 	tm := cfg.Timing
 	will := t.presence("offline")
@@ -135,8 +144,8 @@ func (t *transport) onNotification(_ paho.Client, n paho.ConnectionNotification)
 // only queues: with OrderMatters paho calls it on its own goroutine, and
 // the PUBACK goes out when it returns, so the message is then the agent's.
 func (t *transport) onMessage(_ paho.Client, m paho.Message) {
-	if l := t.listener(); l != nil && slices.Contains(l.Topics, m.Topic()) {
-		l.Handle(m.Topic(), m.Payload(), m.Retained())
+	if t.listenTopics != nil && t.listenTopics[m.Topic()] {
+		t.cfg.Listen.Handle(m.Topic(), m.Payload(), m.Retained())
 		return
 	}
 	it := item{kind: itemMessage, topic: m.Topic(), payload: m.Payload()}
