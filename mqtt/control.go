@@ -61,6 +61,9 @@ type Control struct {
 	conflict chan error
 	// queued is signalled (capacity 1) when the queue changes.
 	queued chan struct{}
+	// client is set by Connect, under mu, on the caller's goroutine
+	// (which alone calls Connect, Pause, Publish and Close); paho's
+	// goroutines read it under mu.
 	client paho.Client
 	// ready is closed once a connection's subscriptions are in place.
 	readyMu sync.Mutex
