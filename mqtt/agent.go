@@ -93,6 +93,9 @@ type agent struct {
 	latest       map[string]struct{}
 	superseded   []bool
 	quiet        []status // finished's scratch space
+	// finishedStatus is the status of an earlier process of this agent
+	// that finished the run (ErrRunFinished).
+	finishedStatus []byte
 
 	lastPub      status
 	lastPubAt    time.Time
@@ -153,7 +156,12 @@ func (a *agent) run(ctx context.Context) (err error) {
 	}
 	closeWait := min(a.cfg.Timing.ConnectTimeout, 2*time.Second)
 	defer func() {
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrRunFinished):
+			// Put back the finished run's record, which this
+			// agent's waiting status may have replaced.
+			a.tr.publish(a.layout.Status(a.name), true, a.finishedStatus).WaitTimeout(closeWait)
+		case err != nil:
 			a.fail(err, closeWait)
 		}
 		a.tr.close(closeWait)
@@ -197,7 +205,12 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	if !a.started && a.connected && a.allPresent() {
+	// Its own status must have come back first: the broker delivers the
+	// retained one before it, so an earlier process's status of this
+	// run (a finished run, see onStatus) is known before the peers'
+	// statuses, which may be that finished run's, are taken for
+	// presence.
+	if !a.started && a.connected && a.echoWant == 0 && a.allPresent() {
 		if err := a.start(ctx); err != nil {
 			return false, err
 		}

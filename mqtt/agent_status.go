@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +14,20 @@ import (
 	"github.com/hearth-dcop/hearth/mqtt/envelope"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
+
+// ErrRunFinished is wrapped by the error of an agent that finds the run
+// it was asked to join finished by an earlier process of its own: a
+// round run again after a restart, or a round id reused.
+var ErrRunFinished = errors.New("the run is already finished")
+
+// ErrPeerAbandoned is wrapped (with ErrPeerFailed) by the error of an
+// agent whose peer gave the run up — its round timed out, or its process
+// stopped —: starting the run again would wait for that peer.
+var ErrPeerAbandoned = errors.New("another agent of the run gave it up")
+
+// abandoned starts the error of a failed status whose agent gave the run
+// up (ErrPeerAbandoned).
+const abandoned = "abandoned: "
 
 // onStatus takes a status received on topic tp (parsed: p). The agent's
 // own comes back to it and proves that the broker delivers (see echoWant)
@@ -41,6 +56,13 @@ func (a *agent) onStatus(tp string, p topic.Parsed, b []byte) error {
 		return nil
 	}
 	if j == a.me {
+		if s.Nonce != a.nonce && s.State == stateDone && !a.started {
+			// An earlier process of this agent finished the run: the
+			// run is over, and joining it would wait for peers that
+			// have left. The status stays as it was (see run).
+			a.finishedStatus = b
+			return fmt.Errorf("mqtt: agent %s: %w: run id %q was used before (this agent's status from an earlier process says done); use a new run id", a.name, ErrRunFinished, a.cfg.Run)
+		}
 		if s.Nonce != a.nonce {
 			return fmt.Errorf("mqtt: the broker holds a status of agent %s in run %q from another process: "+
 				"the run id was used before, or the agent runs twice; use a new run id", a.name, a.cfg.Run)
@@ -77,6 +99,9 @@ func (a *agent) onStatus(tp string, p topic.Parsed, b []byte) error {
 	}
 	ps.seen, ps.st = true, s
 	if s.State == stateFailed {
+		if strings.HasPrefix(s.Error, abandoned) {
+			return fmt.Errorf("mqtt: agent %s: %w: %w: %s: %s", a.name, ErrPeerAbandoned, ErrPeerFailed, p.Agent, s.Error)
+		}
 		return fmt.Errorf("mqtt: agent %s: %w: %s: %s", a.name, ErrPeerFailed, p.Agent, s.Error)
 	}
 	if acked := s.link(a.me).Delivered; !a.send.ack(j, acked) {
@@ -364,6 +389,11 @@ func (a *agent) fail(err error, wait time.Duration) {
 	}
 	s := a.current()
 	s.State, s.Error = stateFailed, err.Error()
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The agent gives the run up (its round timed out, its process
+		// stops): the peers must not start it again without it.
+		s.Error = abandoned + s.Error
+	}
 	if len(s.Error) > maxStatusError {
 		s.Error = strings.ToValidUTF8(s.Error[:maxStatusError], "")
 	}

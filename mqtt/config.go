@@ -193,6 +193,23 @@ type Config struct {
 	// published once on the agent's multicast topic, which every agent
 	// of the run reads (see envelope.Multicast).
 	NoMulticast bool
+	// Identity names the process in its presence messages (Control's
+	// check for a second process running the same home).
+	Identity Identity
+	// Listen, when set, rides on the connections of the agent whose
+	// client id is Listen.ClientID: a long-running home's round client
+	// takes its control client's connection over, and carries its
+	// command subscriptions meanwhile (Control.Listener).
+	Listen *Listener
+}
+
+// Listener is a set of topics an agent's client subscribes to for
+// someone else, and the function that takes what arrives on them (on
+// paho's goroutine: it must not block).
+type Listener struct {
+	ClientID string
+	Topics   []string
+	Handle   func(topic string, payload []byte, retained bool)
 }
 
 // AgentConfig is one agent's configuration.

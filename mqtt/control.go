@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,21 +22,26 @@ import (
 )
 
 // Control is the MQTT client of a long-running agent (`hearth run`)
-// between its rounds, beside the clients RunAgent makes for a round: between rounds it keeps the
-// home present, listens for commands on <prefix>/cmd (and, for homes, for
-// the other homes' round requests on <prefix>/cmd/<home>) and watches the
-// neighbours' presence; after a round it publishes the result (and a
-// home's plan).
+// beside the clients RunAgent makes for a round: it keeps the home
+// present, listens for commands on <prefix>/cmd (and, for homes, for the
+// other homes' round requests on <prefix>/cmd/<home>), watches the other
+// homes' presence, and after a round publishes the result (and a home's
+// plan).
 //
-// It uses the home's own client id and credentials, and is disconnected
-// while a round runs: brokers with per-home rules allow one connection per
-// home (the embedded broker requires the client id topic.ClientID(prefix,
-// home); Mosquitto with use_username_as_clientid makes it the username), so
-// a second client would take over the round's session. Commands published
-// on <prefix>/cmd while a round runs are therefore not seen: a controller
-// starts the next round once the results of the last one are in. Homes
-// publish their requests retained, so that a home busy with another round
-// finds them when it reconnects (onCommand).
+// Commands are never lost and never reordered, also while a round runs.
+// Brokers with per-home rules allow one connection per home (the embedded
+// broker requires the client id topic.ClientID(prefix, home); Mosquitto
+// with use_username_as_clientid makes it the username), so the round's
+// client, which has the home's client id, takes the connection over for
+// the round. Both clients therefore share one persistent session
+// (CleanSession false from Control's second connection on): the broker
+// queues what arrives on the command topics while neither is connected,
+// and the round's client subscribes to them too and hands what it
+// receives to Control (Listener, Config.Listen). paho delivers in order
+// (SetOrderMatters(true)), and the handlers only queue.
+//
+// The queue decides the order, not arrival (see Next): every home runs
+// the rounds asked for in the order of their creation time, then id.
 //
 // Its fields are fixed at creation except those under mu: paho calls the
 // handlers on its own goroutines.
@@ -47,24 +55,98 @@ type Control struct {
 	// of `hearth run --once` and abandon a run: they subscribe to nothing
 	// and leave presence to the round's clients.
 	serving bool
-	cmds    chan Request
-	refused chan error
-	client  paho.Client
+	// id names this process in presence messages (Identity).
+	id       Identity
+	refused  chan error
+	conflict chan error
+	// queued is signalled (capacity 1) when the queue changes.
+	queued chan struct{}
+	// client is set by Connect, under mu, on the caller's goroutine
+	// (which alone calls Connect, Pause, Publish and Close); paho's
+	// goroutines read it under mu.
+	client paho.Client
 	// ready is closed once a connection's subscriptions are in place.
 	readyMu sync.Mutex
 	ready   chan struct{}
 
 	mu         sync.Mutex
 	neighbours []string
-	// requestTopics are <prefix>/cmd/<home> of every home (homes only).
+	// homes are every home of the neighbourhood (homes only), whose
+	// presence says which round each is in; requestTopics their
+	// <prefix>/cmd/<home>.
+	homes         []string
 	requestTopics []string
 	online        map[string]bool
 	allSeen       bool
-	// conns counts the connections made; seen holds the last round id
-	// seen on each request topic.
+	// conns counts the connections made.
 	conns int
-	seen  map[string]string
+	// queue holds the rounds asked for and not yet taken, in order
+	// (before); taken the last rounds taken out of it.
+	queue  []queuedRound
+	taken  []string
+	maxAge time.Duration
+	settle time.Duration
+	// others are the other processes seen acting as this home.
+	others map[string]bool
 }
+
+// Identity names a process in its presence messages, so that a second
+// process started for the same home is told apart from the first and
+// from a previous incarnation (see Control.onOwnPresence).
+type Identity struct {
+	// Client is unique per process: host, pid and a random number.
+	Client string
+	// Since is when the process started, in Unix nanoseconds; of two
+	// processes for one home, the one started later stops.
+	Since int64
+}
+
+// NewIdentity returns a fresh identity for this process.
+func NewIdentity() Identity {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	return Identity{Client: fmt.Sprintf("%s/%d/%04x", host, os.Getpid(), rand.Uint32()&0xffff), Since: time.Now().UnixNano()}
+}
+
+// older reports whether a was started before b (the client id breaks a
+// tie), so that two processes decide alike which of them stops.
+func (a Identity) older(b Identity) bool {
+	if a.Since != b.Since {
+		return a.Since < b.Since
+	}
+	return a.Client < b.Client
+}
+
+// ErrDuplicate is wrapped by the error of a process that finds another
+// process running its home.
+var ErrDuplicate = errors.New("another process runs this home")
+
+// queuedRound is a round in the queue and when it may be taken.
+type queuedRound struct {
+	req      Request
+	eligible time.Time
+}
+
+// DefaultSettle is how long a round asked for waits in the queue before
+// it may run, so that the other rounds of a burst (which every home
+// receives within milliseconds) are queued too and every home takes the
+// same first one.
+const DefaultSettle = 500 * time.Millisecond
+
+// defaultMaxAge bounds the age of a command when the rounds have no
+// time-out.
+const defaultMaxAge = 10 * time.Minute
+
+// maxSkew is how far in the future a command's creation time may lie
+// (clocks of the homes and the controller differ a little).
+const maxSkew = time.Minute
+
+// maxTaken is how many rounds taken the queue remembers, to drop a
+// command repeated (a retained command delivered again at every
+// subscription).
+const maxTaken = 256
 
 // NewControl returns the control client of agent name (whose client id
 // and credentials are cfg's; cfg.Agents is not read) that watches the
@@ -80,16 +162,40 @@ func NewControl(cfg Config, name string, neighbours []string, serving bool) *Con
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	id := cfg.Identity
+	if id.Client == "" {
+		id = NewIdentity()
+	}
 	return &Control{
 		name: name, cfg: cfg, log: log, neighbours: slices.Clone(neighbours),
-		prefix: prefix, cmdTopic: topic.CmdTopic(prefix), serving: serving,
-		cmds: make(chan Request, 16), refused: make(chan error, 1), online: map[string]bool{}, seen: map[string]string{},
+		prefix: prefix, cmdTopic: topic.CmdTopic(prefix), serving: serving, id: id,
+		refused: make(chan error, 1), conflict: make(chan error, 1), queued: make(chan struct{}, 1),
+		online: map[string]bool{}, maxAge: defaultMaxAge, settle: DefaultSettle, others: map[string]bool{},
 	}
 }
 
-// Commands delivers the rounds asked for, from commands and the other
-// homes' requests.
-func (c *Control) Commands() <-chan Request { return c.cmds }
+// SetTiming sets how old a command may be (the round time-out: a round
+// asked for longer ago is over for every home, done or timed out; 0 keeps
+// ten minutes) and how long a round waits in the queue (0 keeps
+// DefaultSettle).
+func (c *Control) SetTiming(maxAge, settle time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if maxAge > 0 {
+		c.maxAge = maxAge
+	}
+	if settle > 0 {
+		c.settle = settle
+	}
+}
+
+// Queued is signalled when a round is queued; Next then says when it may
+// run.
+func (c *Control) Queued() <-chan struct{} { return c.queued }
+
+// Conflict delivers the error of a newer process found running this
+// home (wrapping ErrDuplicate): this one must stop.
+func (c *Control) Conflict() <-chan error { return c.conflict }
 
 // Prefix is the topic prefix c uses.
 func (c *Control) Prefix() string { return c.prefix }
@@ -97,9 +203,9 @@ func (c *Control) Prefix() string { return c.prefix }
 // CommandTopic is <prefix>/cmd, where a controller asks for rounds.
 func (c *Control) CommandTopic() string { return c.cmdTopic }
 
-// SetHomes makes c listen to the round requests of homes and watch the
-// presence of neighbours (after a reload). It reports whether the
-// subscriptions changed, which takes a new connection.
+// SetHomes makes c listen to the round requests of homes, watch their
+// presence and that of neighbours (after a reload). It reports whether
+// the subscriptions changed, which takes a new connection.
 func (c *Control) SetHomes(homes, neighbours []string) bool {
 	topics := make([]string, len(homes))
 	for i, h := range homes {
@@ -108,24 +214,15 @@ func (c *Control) SetHomes(homes, neighbours []string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	changed := !slices.Equal(topics, c.requestTopics) || !slices.Equal(neighbours, c.neighbours)
-	c.requestTopics, c.neighbours = topics, slices.Clone(neighbours)
+	c.requestTopics, c.neighbours, c.homes = topics, slices.Clone(neighbours), slices.Clone(homes)
 	if changed {
 		c.online, c.allSeen = map[string]bool{}, false
 	}
 	return changed
 }
 
-// presenceMsg is the payload of <prefix>/presence/<agent>, as the MQTT
-// runtime writes it.
-type presenceMsg struct {
-	V     int    `json:"v"`
-	Agent string `json:"agent"`
-	State string `json:"state"`
-}
-
 func (c *Control) presence(state string) []byte {
-	b, _ := json.Marshal(presenceMsg{V: 1, Agent: c.name, State: state})
-	return b
+	return presence{V: presenceVersion, Agent: c.name, State: state, Client: c.id.Client, Since: c.id.Since}.encode()
 }
 
 func (c *Control) options() *paho.ClientOptions {
@@ -137,16 +234,19 @@ func (c *Control) options() *paho.ClientOptions {
 		SetPassword(cfg.Broker.Password).
 		SetTLSConfig(cfg.Broker.TLS).
 		SetProtocolVersion(4).
-		// Nothing of the control client's session is worth keeping,
-		// and a clean start discards what a killed round left behind.
-		SetCleanSession(true).
+		// The session persists (cleanStart discarded what a killed
+		// process left behind), so that commands published while the
+		// round's client takes over are queued for whichever connects
+		// next.
+		SetCleanSession(!c.serving).
 		SetAutoReconnect(true).
 		SetConnectRetry(true).
 		SetConnectRetryInterval(min(time.Second, t.ReconnectMax)).
 		SetMaxReconnectInterval(t.ReconnectMax).
 		SetConnectTimeout(10 * time.Second).
 		SetKeepAlive(t.KeepAlive).
-		SetOrderMatters(false).
+		SetOrderMatters(true).
+		SetDefaultPublishHandler(c.onMessage).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
 			c.log.Warn("MQTT connection lost; reconnecting", "err", err)
@@ -165,17 +265,38 @@ func (c *Control) options() *paho.ClientOptions {
 	return o
 }
 
+// claimWait is how long the first connection of a serving client waits
+// before the process starts work: a process already running this home
+// loses its connection to ours (one client id per home) and takes it back
+// within its reconnection interval, which onOwnPresence then sees.
+func (c *Control) claimWait() time.Duration {
+	return time.Second + 2*min(time.Second, c.cfg.Timing.ReconnectMax)
+}
+
 // Connect opens a new connection, unless one is open or being
-// re-established, and waits for it.
+// re-established, and waits for it. The process's first connection also
+// waits claimWait for another process running this home, and returns an
+// error wrapping ErrDuplicate if it finds one.
 func (c *Control) Connect(ctx context.Context) error {
 	if c.client != nil && c.client.IsConnected() {
 		return nil
+	}
+	c.mu.Lock()
+	first := c.conns == 0
+	c.mu.Unlock()
+	if first && c.serving {
+		if err := c.cleanStart(ctx); err != nil {
+			return err
+		}
 	}
 	c.readyMu.Lock()
 	c.ready = make(chan struct{})
 	ready := c.ready
 	c.readyMu.Unlock()
-	c.client = paho.NewClient(c.options())
+	cl := paho.NewClient(c.options())
+	c.mu.Lock()
+	c.client = cl
+	c.mu.Unlock()
 	tok := c.client.Connect()
 	select {
 	case <-tok.Done():
@@ -186,7 +307,6 @@ func (c *Control) Connect(ctx context.Context) error {
 		// command topic subscribed.
 		select {
 		case <-ready:
-			return nil
 		case <-ctx.Done():
 			c.client.Disconnect(0)
 			return ctx.Err()
@@ -198,11 +318,101 @@ func (c *Control) Connect(ctx context.Context) error {
 		c.client.Disconnect(0)
 		return ctx.Err()
 	}
+	if !first || !c.serving {
+		return nil
+	}
+	select {
+	case err := <-c.conflict:
+		c.client.Disconnect(0)
+		return err
+	case <-time.After(c.claimWait()):
+		return nil
+	case <-ctx.Done():
+		c.client.Disconnect(0)
+		return ctx.Err()
+	}
 }
 
-// onConnect subscribes, one topic at a time as the MQTT runtime does (no
-// wildcards: the embedded broker's retained index races on them), and
-// announces the home.
+// cleanStart discards the session a killed process of this home left on
+// the broker (its subscriptions to a run's topics, queued messages): a
+// connection with a clean session, closed at once, before the persistent
+// one. An MQTT 3.1.1 clean session ends with its connection, so the
+// persistent session cannot simply start clean.
+func (c *Control) cleanStart(ctx context.Context) error {
+	t := c.cfg.Timing
+	o := paho.NewClientOptions().
+		AddBroker(c.cfg.Broker.URL).
+		SetClientID(topic.ClientID(c.prefix, c.name)).
+		SetUsername(c.cfg.Broker.Username).
+		SetPassword(c.cfg.Broker.Password).
+		SetTLSConfig(c.cfg.Broker.TLS).
+		SetProtocolVersion(4).
+		SetCleanSession(true).
+		SetAutoReconnect(false).
+		SetConnectRetry(true).
+		SetConnectRetryInterval(min(time.Second, t.ReconnectMax)).
+		SetConnectTimeout(10 * time.Second).
+		SetKeepAlive(t.KeepAlive).
+		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
+			if f, ok := n.(paho.ConnectionNotificationFailed); ok && Refused(f.Reason) {
+				select {
+				case c.refused <- f.Reason:
+				default:
+				}
+			}
+		})
+	cl := paho.NewClient(o)
+	tok := cl.Connect()
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			return fmt.Errorf("connect to %s: %w", c.cfg.Broker.URL, err)
+		}
+		cl.Disconnect(50)
+		return nil
+	case err := <-c.refused:
+		cl.Disconnect(0)
+		return fmt.Errorf("%s refused user %q: %w", c.cfg.Broker.URL, c.cfg.Broker.Username, err)
+	case <-ctx.Done():
+		cl.Disconnect(0)
+		return ctx.Err()
+	}
+}
+
+// subscriptions are the topics a serving client subscribes to: the
+// command topics, then every home's presence (its own included).
+func (c *Control) subscriptions() (commands []string, presence []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	commands = append([]string{c.cmdTopic}, c.requestTopics...)
+	watch := c.homes
+	if watch == nil {
+		watch = c.neighbours
+	}
+	presence = []string{topic.PresenceTopic(c.prefix, c.name)}
+	for _, h := range watch {
+		if h != c.name {
+			presence = append(presence, topic.PresenceTopic(c.prefix, h))
+		}
+	}
+	return commands, presence
+}
+
+// Listener is what the round's client with the home's client id carries
+// for Control while it holds the connection (Config.Listen).
+func (c *Control) Listener() *Listener {
+	if !c.serving {
+		return nil
+	}
+	cmds, _ := c.subscriptions()
+	return &Listener{ClientID: topic.ClientID(c.prefix, c.name), Topics: cmds, Handle: c.handle}
+}
+
+// onConnect subscribes to every topic by name, as the MQTT runtime does
+// (no wildcards: the embedded broker's retained index races on them), and
+// announces the home. Every message goes to the default handler
+// (onMessage), also those a resumed session delivers before the
+// subscriptions are renewed.
 func (c *Control) onConnect(cl paho.Client) {
 	defer func() {
 		c.readyMu.Lock()
@@ -218,50 +428,81 @@ func (c *Control) onConnect(cl paho.Client) {
 	}
 	c.mu.Lock()
 	c.conns++
-	subs := append([]string{c.cmdTopic}, c.requestTopics...)
-	commands := len(subs)
-	for _, n := range c.neighbours {
-		subs = append(subs, topic.PresenceTopic(c.prefix, n))
-	}
 	neighbours := len(c.neighbours)
 	c.mu.Unlock()
-	for i, s := range subs {
-		handler := c.onPresence
-		if i < commands {
-			handler = c.onCommand
-		}
-		tok := cl.Subscribe(s, 1, handler)
-		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			c.log.Warn("MQTT subscription failed", "topic", s, "err", tok.Error())
-			continue
-		}
-		if st := tok.(*paho.SubscribeToken).Result()[s]; st == 0x80 {
-			c.log.Warn("the broker refuses the subscription: check its access rules", "topic", s)
+	cmds, pres := c.subscriptions()
+	subs := map[string]byte{}
+	for _, s := range append(cmds, pres...) {
+		subs[s] = 1
+	}
+	// One SUBSCRIBE for all, as the MQTT runtime does: one round trip,
+	// and one wait at most when the broker is slow to answer.
+	tok := cl.SubscribeMultiple(subs, nil)
+	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		c.log.Warn("MQTT subscription failed", "topics", len(subs), "err", tok.Error())
+	} else {
+		for s, st := range tok.(*paho.SubscribeToken).Result() {
+			if st == 0x80 {
+				c.log.Warn("the broker refuses the subscription: check its access rules", "topic", s)
+			}
 		}
 	}
 	cl.Publish(topic.PresenceTopic(c.prefix, c.name), 1, true, c.presence("online"))
-	c.log.Info("MQTT connected", "broker", c.cfg.Broker.URL, "neighbours", neighbours)
+	c.log.Info("MQTT connected", "broker", c.cfg.Broker.URL, "neighbours", neighbours, "client", c.id.Client)
+}
+
+func (c *Control) onMessage(_ paho.Client, m paho.Message) {
+	c.handle(m.Topic(), m.Payload(), m.Retained())
+}
+
+// handle takes a message from Control's connection or from the round's
+// client (Listener); it never blocks.
+func (c *Control) handle(tp string, b []byte, retained bool) {
+	p := topic.Parse(c.prefix, tp)
+	switch {
+	case p.Kind == topic.CmdTopicKind:
+		c.onCommand(tp, b, retained)
+	case p.Kind == topic.PresenceTopicKind && p.Agent == c.name:
+		c.onOwnPresence(b, retained)
+	case p.Kind == topic.PresenceTopicKind:
+		c.onPresence(p.Agent, b)
+	}
 }
 
 // Request is a round to run: from a command, a home's request, the
-// schedule, SIGHUP or changed inputs.
+// schedule, SIGHUP, changed inputs, or another home found in a round.
 type Request struct {
 	ID string
 	// At is the instant the round plans from (a command's "at", a
 	// scheduled round's time); zero means the round's own start.
 	At time.Time
+	// Created is when the round was asked for (a command's "created", a
+	// scheduled round's time): the queue runs rounds in the order of
+	// Created, then ID. Zero for a round joined because another home is
+	// in it, which goes first.
+	Created time.Time
 	// From says what asked, for the log.
 	From string
 }
 
+// before is the order every home runs queued rounds in.
+func (r Request) before(o Request) bool {
+	if !r.Created.Equal(o.Created) {
+		return r.Created.Before(o.Created)
+	}
+	return r.ID < o.ID
+}
+
 // roundCommand is the payload of <prefix>/cmd and <prefix>/cmd/<home>.
 // Round may be a JSON string or number; At (RFC 3339) is the instant the
-// homes plan from, so that every home puts slot 0 at the same time; From
-// names the home that asks.
+// homes plan from, so that every home puts slot 0 at the same time;
+// Created (RFC 3339, fractions of a second allowed) is when the round was
+// asked for, which orders the rounds; From names the home that asks.
 type roundCommand struct {
-	Round json.RawMessage `json:"round"`
-	At    string          `json:"at,omitempty"`
-	From  string          `json:"from,omitempty"`
+	Round   json.RawMessage `json:"round"`
+	At      string          `json:"at,omitempty"`
+	Created string          `json:"created,omitempty"`
+	From    string          `json:"from,omitempty"`
 }
 
 // ParseCommand returns the round a command asks for.
@@ -297,62 +538,231 @@ func ParseCommand(b []byte) (Request, error) {
 		}
 		req.At = at
 	}
+	if cmd.Created != "" {
+		cr, err := time.Parse(time.RFC3339Nano, cmd.Created)
+		if err != nil {
+			return Request{}, fmt.Errorf("command: created %q is not an RFC 3339 time", cmd.Created)
+		}
+		req.Created = cr
+	}
 	if cmd.From != "" {
 		req.From = "home " + strconv.Quote(cmd.From)
 	}
 	return req, nil
 }
 
-// onCommand runs on paho's goroutine: it never blocks.
-//
-// A home's request (<prefix>/cmd/<home>) is retained, so that homes busy
-// with a round when it was sent find it when they reconnect. A retained
-// request is therefore run only when it is news: not one seen before on
-// its topic, and not one found at the process's first connection, which
-// predates the process — the round is over, or the home that asked waits
-// for a home that has since restarted and times out. Commands on
-// <prefix>/cmd are the controller's: run whenever they arrive (round ids
-// not run twice).
-func (c *Control) onCommand(_ paho.Client, m paho.Message) {
-	req, err := ParseCommand(m.Payload())
+// EncodeCommand is the payload of a command asking for req (its ID, At,
+// Created) from home from ("" for a controller).
+func EncodeCommand(req Request, from string) ([]byte, error) {
+	id, err := json.Marshal(req.ID)
 	if err != nil {
-		c.log.Warn("command ignored", "topic", m.Topic(), "err", err)
+		return nil, err
+	}
+	cmd := roundCommand{Round: id, From: from}
+	if !req.At.IsZero() {
+		cmd.At = req.At.Format(time.RFC3339)
+	}
+	if !req.Created.IsZero() {
+		cmd.Created = req.Created.Format(time.RFC3339Nano)
+	}
+	return json.Marshal(cmd)
+}
+
+// onCommand takes a command or a home's request; it never blocks.
+//
+// A command says when it was created. One older than the round time-out
+// (SetTiming) is stale — its round is over for every home, done or timed
+// out: a retained command found at start, or one queued for a process
+// that was stopped — and one created over a minute in the future is
+// refused. A command without a creation time (a controller's bare
+// mosquitto_pub) takes its arrival time; retained, it cannot be dated, so
+// at the process's first connection it is taken as old news. Rounds
+// queued or run lately are not queued again (a retained command comes
+// again at every subscription).
+func (c *Control) onCommand(tp string, b []byte, retained bool) {
+	req, err := ParseCommand(b)
+	if err != nil {
+		c.log.Warn("command ignored", "topic", tp, "err", err)
 		return
 	}
-	if m.Topic() != c.cmdTopic {
-		c.mu.Lock()
-		first, last := c.conns <= 1, c.seen[m.Topic()]
-		c.seen[m.Topic()] = req.ID
-		c.mu.Unlock()
-		if m.Retained() && (first || last == req.ID) {
-			c.log.Debug("earlier round request ignored", "topic", m.Topic(), "round", req.ID)
-			return
-		}
+	now := time.Now()
+	c.mu.Lock()
+	first, maxAge := c.conns <= 1, c.maxAge
+	c.mu.Unlock()
+	switch {
+	case req.Created.IsZero() && retained && first:
+		c.log.Debug("undated retained command ignored", "topic", tp, "round", req.ID)
+		return
+	case req.Created.IsZero():
+		req.Created = now
+	case now.Sub(req.Created) > maxAge:
+		c.log.Info("stale command ignored", "topic", tp, "round", req.ID, "created", req.Created.Format(time.RFC3339), "max_age", maxAge)
+		return
+	case req.Created.Sub(now) > maxSkew:
+		c.log.Warn("command from the future ignored", "topic", tp, "round", req.ID, "created", req.Created.Format(time.RFC3339))
+		return
 	}
-	select {
-	case c.cmds <- req:
+	if c.enqueue(req, now) {
 		c.log.Info("command received", "round", req.ID, "from", req.From)
-	default:
-		c.log.Warn("command ignored: too many queued", "round", req.ID)
 	}
 }
 
-func (c *Control) onPresence(_ paho.Client, m paho.Message) {
-	var pr presenceMsg
-	if len(m.Payload()) > 1024 || json.Unmarshal(m.Payload(), &pr) != nil {
+// Enqueue queues req (a round the process decided on: the schedule, its
+// own request), unless it is queued or was taken lately.
+func (c *Control) Enqueue(req Request) {
+	if req.Created.IsZero() {
+		req.Created = time.Now()
+	}
+	c.enqueue(req, time.Now())
+}
+
+// enqueue queues req, eligible after the settling time, and reports
+// whether it is news. A round queued because another home is in it takes
+// the instant to plan from of a command for it, and stays first.
+func (c *Control) enqueue(req Request, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Contains(c.taken, req.ID) {
+		return false
+	}
+	if k := slices.IndexFunc(c.queue, func(q queuedRound) bool { return q.req.ID == req.ID }); k >= 0 {
+		if q := &c.queue[k].req; q.Created.IsZero() && q.At.IsZero() {
+			// Another home is in it: it stays first, with the
+			// instant to plan from that the command gives.
+			q.At = req.At
+		}
+		return false
+	}
+	q := queuedRound{req: req, eligible: now.Add(c.settle)}
+	k, _ := slices.BinarySearchFunc(c.queue, q, func(a, b queuedRound) int {
+		if a.req.before(b.req) {
+			return -1
+		}
+		if b.req.before(a.req) {
+			return 1
+		}
+		return 0
+	})
+	c.queue = slices.Insert(c.queue, k, q)
+	select {
+	case c.queued <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// Next takes the first round of the queue when it may run; otherwise it
+// returns how long until it may (0 when the queue is empty). Every home
+// takes rounds in the same order — Created, then ID — whatever the order
+// they arrived in; a round waits the settling time after it arrived, so
+// that the rest of its burst is queued before the first is taken.
+func (c *Control) Next(now time.Time) (Request, bool, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return Request{}, false, 0
+	}
+	// The first round decides, not an eligible later one: a later one
+	// taken first would be taken out of order.
+	if wait := c.queue[0].eligible.Sub(now); wait > 0 {
+		return Request{}, false, wait
+	}
+	req := c.queue[0].req
+	c.queue = slices.Delete(c.queue, 0, 1)
+	c.takenAdd(req.ID)
+	return req, true, 0
+}
+
+// Taken records that round id was run outside the queue (--run-id), so
+// that a command for it is not queued.
+func (c *Control) Taken(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.takenAdd(id)
+}
+
+func (c *Control) takenAdd(id string) {
+	if slices.Contains(c.taken, id) {
+		return
+	}
+	if len(c.taken) == maxTaken {
+		c.taken = c.taken[1:]
+	}
+	c.taken = append(c.taken, id)
+}
+
+// onOwnPresence takes a message on this home's own presence topic. One
+// from another process is evidence that it runs this home too: after
+// this process first announced itself, only a process connected since
+// can have put its presence (or, Mosquitto sending a client's last will
+// when another takes its client id over, its will) there. At the first
+// connection the retained message may be a previous incarnation's, dead
+// or not yet noticed dead, and proves nothing; a live one does. Of the
+// two processes the newer stops (Conflict) and the older goes on,
+// announcing itself again.
+func (c *Control) onOwnPresence(b []byte, retained bool) {
+	pr, err := decodePresence(b, c.name)
+	if err != nil || pr.Client == "" || pr.Client == c.id.Client {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !slices.Contains(c.neighbours, pr.Agent) {
+	first := c.conns <= 1
+	seen := c.others[pr.Client]
+	c.others[pr.Client] = true
+	c.mu.Unlock()
+	if retained && first {
+		c.log.Debug("a previous process's presence", "client", pr.Client)
 		return
 	}
-	was := c.online[pr.Agent]
+	other := Identity{Client: pr.Client, Since: pr.Since}
+	if other.older(c.id) {
+		err := fmt.Errorf("%w: home %s already runs in process %s (started %s); refusing to run it twice: stop that process, or give this one another --home",
+			ErrDuplicate, c.name, pr.Client, time.Unix(0, pr.Since).UTC().Format(time.RFC3339))
+		select {
+		case c.conflict <- err:
+		default:
+		}
+		return
+	}
+	if !seen {
+		c.log.Warn("another process connected as this home; it started later and will stop", "client", pr.Client)
+	}
+	c.mu.Lock()
+	cl := c.client
+	c.mu.Unlock()
+	if cl != nil {
+		cl.Publish(topic.PresenceTopic(c.prefix, c.name), 1, true, c.presence("online"))
+	}
+}
+
+// onPresence takes another home's presence: it logs when every neighbour
+// is present, and queues the round a home says it is in, unless it was
+// run lately. That brings a home back into a round it missed — it was
+// restarted, or stopped, while the others began it — whether or not a
+// retained command still asks for it; the round's own checks then tell a
+// run broken by the restart (run again as the next attempt) from a
+// finished one.
+func (c *Control) onPresence(home string, b []byte) {
+	pr, err := decodePresence(b, home)
+	if err != nil {
+		return
+	}
+	if pr.State == "online" && pr.Run != "" {
+		if id := RoundOfRun(pr.Run); CheckRoundID(id) == nil && c.enqueue(Request{ID: id, From: "home " + strconv.Quote(home) + " is in it"}, time.Now()) {
+			c.log.Info("joining the round another home is in", "round", id, "home", home)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.Contains(c.neighbours, home) {
+		return
+	}
+	was := c.online[home]
 	now := pr.State == "online"
 	if was == now {
 		return
 	}
-	c.online[pr.Agent] = now
+	c.online[home] = now
 	n := 0
 	for _, on := range c.online {
 		if on {
@@ -361,14 +771,40 @@ func (c *Control) onPresence(_ paho.Client, m paho.Message) {
 	}
 	// Presence flips at every round (the round's clients leave), so
 	// changes are debug; having every neighbour present is news.
-	c.log.Debug("neighbour "+pr.State, "neighbour", pr.Agent, "present", strconv.Itoa(n)+"/"+strconv.Itoa(len(c.neighbours)))
+	c.log.Debug("neighbour "+pr.State, "neighbour", home, "present", strconv.Itoa(n)+"/"+strconv.Itoa(len(c.neighbours)))
 	if n == len(c.neighbours) && !c.allSeen {
 		c.allSeen = true
 		c.log.Info("every neighbour present", "neighbours", c.neighbours)
 	}
 }
 
-// Pause disconnects for a round, whose clients take the home's identity.
+// AttemptRun is the MQTT run id of attempt k (from 0) of a round. Every
+// agent derives it the same way, so that after a broken run they meet
+// again in the next one without talking.
+func AttemptRun(round string, k int) string {
+	if k == 0 {
+		return round
+	}
+	return fmt.Sprintf("%s.retry%d", round, k)
+}
+
+// RoundOfRun is the round of run id run (AttemptRun's inverse).
+func RoundOfRun(run string) string {
+	i := strings.LastIndex(run, ".retry")
+	if i < 0 {
+		return run
+	}
+	k, err := strconv.Atoi(run[i+len(".retry"):])
+	if err != nil || k < 1 || strconv.Itoa(k) != run[i+len(".retry"):] {
+		return run
+	}
+	return run[:i]
+}
+
+// Pause disconnects for a round, whose clients take the home's client
+// id over; commands go on arriving through the shared session, to the
+// round's client (Listener) or, once the round is over, to c's next
+// connection.
 func (c *Control) Pause() {
 	if c.client != nil {
 		c.client.Disconnect(250)
@@ -418,21 +854,17 @@ func (c *Control) Publish(ctx context.Context, pubs []Publication) error {
 }
 
 // PublishRequest asks every home for round req on the home's request
-// topic, retained (onCommand says why).
+// topic, retained, so that a home restarted meanwhile finds it (its
+// creation time tells when it is stale).
 func (c *Control) PublishRequest(ctx context.Context, req Request) error {
-	id, err := json.Marshal(req.ID)
+	if req.Created.IsZero() {
+		req.Created = time.Now()
+	}
+	b, err := EncodeCommand(req, c.name)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(roundCommand{Round: id, At: req.At.Format(time.RFC3339), From: c.name})
-	if err != nil {
-		return err
-	}
-	tp := topic.HomeCmdTopic(c.prefix, c.name)
-	c.mu.Lock()
-	c.seen[tp] = req.ID
-	c.mu.Unlock()
-	return c.Publish(ctx, []Publication{{Topic: tp, Payload: b, Retained: true}})
+	return c.Publish(ctx, []Publication{{Topic: topic.HomeCmdTopic(c.prefix, c.name), Payload: b, Retained: true}})
 }
 
 // Disconnect ends c's connection without leaving (no offline presence),

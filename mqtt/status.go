@@ -358,6 +358,10 @@ type presence struct {
 	Agent string `json:"agent"`
 	State string `json:"state"` // "online" or "offline"
 	Run   string `json:"run,omitempty"`
+	// Client and Since are the process's Identity (absent from builds
+	// before them), which tell a second process for the same home.
+	Client string `json:"client,omitempty"`
+	Since  int64  `json:"since,omitempty"`
 }
 
 func (p presence) encode() []byte {

@@ -41,6 +41,10 @@ type transport struct {
 
 	mu     sync.Mutex // serialises reconnect and close
 	closed bool
+
+	// listenTopics are the topics of the Listener this client carries
+	// (Config.Listen), nil for none: looked up for every message.
+	listenTopics map[string]bool
 }
 
 func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logger) *transport {
@@ -51,8 +55,14 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 		refused: make(chan error, 1),
 		stop:    make(chan struct{}),
 	}
+	if l := t.listener(); l != nil {
+		t.listenTopics = map[string]bool{}
+		for _, tp := range l.Topics {
+			t.listenTopics[tp] = true
+		}
+	}
 	tm := cfg.Timing
-	will := presence{V: presenceVersion, Agent: t.name, State: "offline", Run: cfg.Run}.encode()
+	will := t.presence("offline")
 	o := paho.NewClientOptions().
 		AddBroker(cfg.Broker.URL).
 		SetClientID(cfg.ClientID).
@@ -134,6 +144,10 @@ func (t *transport) onNotification(_ paho.Client, n paho.ConnectionNotification)
 // only queues: with OrderMatters paho calls it on its own goroutine, and
 // the PUBACK goes out when it returns, so the message is then the agent's.
 func (t *transport) onMessage(_ paho.Client, m paho.Message) {
+	if t.listenTopics != nil && t.listenTopics[m.Topic()] {
+		t.cfg.Listen.Handle(m.Topic(), m.Payload(), m.Retained())
+		return
+	}
 	it := item{kind: itemMessage, topic: m.Topic(), payload: m.Payload()}
 	it.control = len(it.payload) <= maxControlBytes &&
 		(envelope.IsAck(it.payload) || topic.Parse(t.cfg.Prefix, it.topic).Kind != topic.InboxTopic)
@@ -162,6 +176,11 @@ func (t *transport) onConnect(c paho.Client) {
 		subs[f] = 1
 	}
 	subs[t.layout.MulticastFilter()] = multicastQoS
+	if l := t.listener(); l != nil {
+		for _, f := range l.Topics {
+			subs[f] = 1
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			time.Sleep(min(t.cfg.Timing.ReconnectMax, 100*time.Millisecond) * time.Duration(min(attempt, 10)))
@@ -204,10 +223,24 @@ func (t *transport) onConnect(c paho.Client) {
 			break
 		}
 	}
-	online := presence{V: presenceVersion, Agent: t.name, State: "online", Run: t.cfg.Run}.encode()
-	c.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, online)
+	c.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, t.presence("online"))
 	t.log.Info("MQTT connected", "broker", t.cfg.Broker.URL, "client", t.cfg.ClientID)
 	t.mbox.push(item{kind: itemConnected})
+}
+
+// presence is the agent's presence payload in state.
+func (t *transport) presence(state string) []byte {
+	id := t.cfg.Identity
+	return presence{V: presenceVersion, Agent: t.name, State: state, Run: t.cfg.Run, Client: id.Client, Since: id.Since}.encode()
+}
+
+// listener is the Listener this agent's client carries (Config.Listen),
+// or nil.
+func (t *transport) listener() *Listener {
+	if l := t.cfg.Listen; l != nil && l.ClientID == t.cfg.ClientID {
+		return l
+	}
+	return nil
 }
 
 // multicastQoS is the QoS of the multicast subscription. A multicast is
@@ -258,8 +291,7 @@ func (t *transport) close(timeout time.Duration) {
 	if t.client.IsConnectionOpen() {
 		tok := t.client.Unsubscribe(t.filters()...)
 		tok.WaitTimeout(timeout)
-		off := presence{V: presenceVersion, Agent: t.name, State: "offline", Run: t.cfg.Run}.encode()
-		t.client.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, off).WaitTimeout(timeout)
+		t.client.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, t.presence("offline")).WaitTimeout(timeout)
 	}
 	t.client.Disconnect(uint(min(timeout, 250*time.Millisecond) / time.Millisecond))
 }

@@ -63,7 +63,7 @@ schedule of [run], on SIGHUP, and when the files change (--watch); each home
 asks the others on <prefix>/cmd/<home>. After a round the home publishes its
 plan, retained:
 
-  <prefix>/cmd/<home>               {"round": "ID", "at": TIME, "from": HOME}: a home asks for round ID
+  <prefix>/cmd/<home>               {"round": "ID", "at": TIME, "created": TIME, "from": HOME}: a home asks for round ID
   <prefix>/home/<home>/plan/<device>  the device's action and kW per slot
   <prefix>/home/<home>/load         the home's planned draw per slot
   homeassistant/sensor/<home>/...   Home Assistant discovery ([publish], --home-assistant)`

@@ -66,15 +66,10 @@ type AgentConfig struct {
 	Attempts int
 }
 
-// AttemptRun is the MQTT run id of attempt k (from 0) of a round. Every
-// agent derives it the same way, so that after a broken run they meet
-// again in the next one without talking.
-func AttemptRun(round string, k int) string {
-	if k == 0 {
-		return round
-	}
-	return fmt.Sprintf("%s.retry%d", round, k)
-}
+// AttemptRun is the MQTT run id of attempt k (from 0) of a round
+// (mqtt.AttemptRun). Every agent derives it the same way, so that after a
+// broken run they meet again in the next one without talking.
+func AttemptRun(round string, k int) string { return mqtt.AttemptRun(round, k) }
 
 // server is a long-running `hearth run`: the agent, its control client,
 // the rounds it has run, and for a home what else starts rounds and what
@@ -89,26 +84,47 @@ type server struct {
 }
 
 // loop runs round first (when set) and then every round asked for until
-// ctx ends. It returns nil when ctx ends (SIGINT, SIGTERM), an error when
-// the agent cannot reach the broker any more.
+// ctx ends, one at a time, in the order the control client's queue gives
+// (mqtt.Control.Next): the same on every home. It returns nil when ctx
+// ends (SIGINT, SIGTERM), an error when the agent cannot reach the broker
+// any more or another process runs this home.
 func (s *server) loop(ctx context.Context, first string) error {
 	var err error
 	if first != "" {
-		err = s.runRound(ctx, mqtt.Request{ID: first, From: "--run-id"})
+		s.c.Taken(first)
+		err = s.runRound(ctx, mqtt.Request{ID: first, Created: time.Now(), From: "--run-id"})
 	}
 	if err == nil {
 		err = s.c.Connect(ctx)
 	}
 	idle := true
 	for err == nil {
-		if idle && len(s.c.Commands()) == 0 {
+		if st := s.home; st != nil && st.schedule.on() && !time.Now().Before(st.schedule.next) {
+			// A scheduled round that fell due during a round is queued
+			// before the queue is read: a home that was idle queued it
+			// at its time, and the order must be the same.
+			if err = s.scheduled(ctx); err != nil {
+				break
+			}
+		}
+		req, ok, wait := s.c.Next(time.Now())
+		if ok {
+			err = s.runRound(ctx, req)
+			idle = true
+			continue
+		}
+		if idle && wait == 0 {
 			s.h.log.Info("ready: waiting for commands", "topic", s.c.CommandTopic())
 		}
 		idle = false
 		var (
 			hup                  <-chan os.Signal
 			poll, sched, refresh <-chan time.Time
+			due                  <-chan time.Time
 		)
+		if wait > 0 {
+			due = time.After(wait)
+		}
 		if st := s.home; st != nil {
 			hup, poll, sched, refresh = st.hup, st.pollC, st.schedule.c(), st.plan.c()
 		}
@@ -117,9 +133,9 @@ func (s *server) loop(ctx context.Context, first string) error {
 			s.c.Close()
 			s.h.log.Info("stopped")
 			return nil
-		case req := <-s.c.Commands():
-			err = s.runRound(ctx, req)
-			idle = true
+		case err = <-s.c.Conflict():
+		case <-s.c.Queued():
+		case <-due:
 		case <-hup:
 			err = s.ask(ctx, fmt.Sprintf("%s-%d", s.h.name, time.Now().Unix()), "SIGHUP")
 			idle = true
@@ -136,13 +152,20 @@ func (s *server) loop(ctx context.Context, first string) error {
 		s.h.log.Info("stopped")
 		return nil
 	}
+	if errors.Is(err, mqtt.ErrDuplicate) {
+		s.h.log.Error("another process runs this home; stopping", "err", err)
+		s.c.Disconnect()
+		return err
+	}
 	s.h.log.Error("cannot reach the broker", "err", err)
 	return err
 }
 
 // runRound runs round req and publishes its outcome (and a home's plan);
 // it returns an error only when the agent cannot reach the broker any
-// more. A round already run is not run again.
+// more. A round already run is not run again, and a round an earlier
+// process of this home finished (mqtt.ErrRunFinished: a restart, a reused
+// round id) publishes nothing, so that its record stands.
 func (s *server) runRound(ctx context.Context, req mqtt.Request) error {
 	if s.done.has(req.ID) {
 		s.h.log.Info("round already run; command ignored", "round", req.ID)
@@ -157,17 +180,24 @@ func (s *server) runRound(ctx context.Context, req mqtt.Request) error {
 		req.At = time.Now()
 	}
 	s.c.Pause()
-	rep, roundErr := s.h.round(ctx, req.ID)
+	rep, roundErr := s.h.round(ctx, req.ID, s.c.Listener())
 	if ctx.Err() != nil {
 		return nil
 	}
-	if roundErr != nil {
+	finished := errors.Is(roundErr, mqtt.ErrRunFinished)
+	switch {
+	case finished:
+		s.h.log.Warn("round already finished by an earlier process of this home; not run again", "round", req.ID, "from", req.From)
+	case roundErr != nil:
 		s.h.log.Error("round failed", "round", req.ID, "err", roundErr)
-	} else {
+	default:
 		s.h.log.Info("round complete", "round", req.ID, "run", rep.Run, "objective", objective(rep.Objective))
 	}
 	if err := s.c.Connect(ctx); err != nil {
 		return err
+	}
+	if finished {
+		return nil
 	}
 	if err := publishResult(ctx, s.c, s.h, req.ID, rep, roundErr); err != nil {
 		s.h.log.Warn("result not published", "round", req.ID, "err", err)
@@ -238,6 +268,9 @@ func NewAgent(ctx context.Context, c AgentConfig) (*Agent, error) {
 	homeNames := mqtt.AgentNames(p)
 	h := &Agent{p: p, prep: c.Prepared, plan: plan, home: home, name: homeNames[home], cfg: c.MQTT, log: log.With("agent", homeNames[home]),
 		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout}
+	if h.cfg.Identity.Client == "" {
+		h.cfg.Identity = mqtt.NewIdentity()
+	}
 	h.cfg.Agents = mqtt.AgentNames(plan.Problem())
 	h.cfg.Timing = h.cfg.Timing.ForAgents(len(h.cfg.Agents))
 	for _, j := range mva.Decompose(p).Neighbours()[home] {
@@ -261,7 +294,7 @@ func listNames(names []string, most int) string {
 // restarted mid-round: the MQTT runtime cannot resume a protocol, and
 // stops every agent of the run with an error — is started again under the
 // next attempt's run id, which every agent derives alike.
-func (h *Agent) round(ctx context.Context, id string) (RoundResult, error) {
+func (h *Agent) round(ctx context.Context, id string, listen *mqtt.Listener) (RoundResult, error) {
 	if h.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, h.timeout)
@@ -272,11 +305,14 @@ func (h *Agent) round(ctx context.Context, id string) (RoundResult, error) {
 		h.log.Info("round starting", "round", id, "run", run)
 		g := &mqtt.Group{Config: mqtt.GroupConfig{Config: h.cfg}}
 		g.Config.Run = run
+		g.Config.Listen = listen
 		sol, err := h.plan.Run(ctx, g)
 		if err == nil {
 			return h.report(id, run, k+1, sol, g.Last.Stats)
 		}
-		if ctx.Err() != nil || mqtt.Refused(err) {
+		// A finished run, or one a peer gave up, is not started again:
+		// the next attempt would wait for peers that have left.
+		if ctx.Err() != nil || mqtt.Refused(err) || errors.Is(err, mqtt.ErrRunFinished) || errors.Is(err, mqtt.ErrPeerAbandoned) {
 			return RoundResult{Round: id, Run: run, Agent: h.name, Stats: g.Last.Stats}, err
 		}
 		if k+1 >= h.attempts {
@@ -385,7 +421,9 @@ func objective(o *float64) any {
 func newControl(h *Agent, serving bool) *mqtt.Control {
 	cfg := h.cfg
 	cfg.Logger = h.log
-	return mqtt.NewControl(cfg, h.name, h.neighbours, serving)
+	c := mqtt.NewControl(cfg, h.name, h.neighbours, serving)
+	c.SetTiming(h.timeout, 0)
+	return c
 }
 
 // publishResult publishes a round's outcome on c's connection, retained:
@@ -449,7 +487,7 @@ func (r *recent) add(id string) {
 // connection of its own, and returns the result.
 func (h *Agent) Once(ctx context.Context, round string, plan func(start time.Time, rep RoundResult) []report.Publication) (RoundResult, error) {
 	start := time.Now()
-	rep, err := h.round(ctx, round)
+	rep, err := h.round(ctx, round, nil)
 	var pubs []report.Publication
 	if err == nil && plan != nil {
 		pubs = plan(start, rep)

@@ -100,6 +100,10 @@ func NewHome(ctx context.Context, cfg HomeConfig, r *homesolve.Run) (*Home, erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MQTT.Identity.Client == "" {
+		// One identity for the process: every reload's agent shares it.
+		cfg.MQTT.Identity = mqtt.NewIdentity()
+	}
 	st := &homeState{cfg: cfg, log: log, inputs: newInputs(inputFiles(cfg.Path, r))}
 	if err := st.setPublish(r); err != nil {
 		return nil, err
@@ -220,7 +224,8 @@ func runSchedule(r *homesolve.Run) config.Run {
 // runs it. A request the broker does not take starts no round: this home
 // would wait in it alone.
 func (s *server) ask(ctx context.Context, id, why string) error {
-	req := mqtt.Request{ID: id, At: time.Now().Truncate(time.Second), From: why}
+	now := time.Now()
+	req := mqtt.Request{ID: id, At: now.Truncate(time.Second), Created: now, From: why}
 	pctx, cancel := context.WithTimeout(ctx, publishWait)
 	err := s.c.PublishRequest(pctx, req)
 	cancel()
@@ -231,7 +236,8 @@ func (s *server) ask(ctx context.Context, id, why string) error {
 		return nil
 	}
 	s.h.log.Info("round requested", "round", id, "why", why, "topic", topic.HomeCmdTopic(s.c.Prefix(), s.h.name))
-	return s.runRound(ctx, req)
+	s.c.Enqueue(req)
+	return nil
 }
 
 // poll looks for changed files. Once a change has held still for a poll,
@@ -400,7 +406,10 @@ func (s *server) scheduled(ctx context.Context) error {
 		return nil
 	}
 	sc.set(sc.run, at)
-	return s.runRound(ctx, mqtt.Request{ID: roundIDAt(at, sc.run), At: at, From: "schedule"})
+	// Queued like a command, so that every home takes it in the same
+	// order as the commands around it.
+	s.c.Enqueue(mqtt.Request{ID: roundIDAt(at, sc.run), At: at, Created: at, From: "schedule"})
+	return nil
 }
 
 // publishWait bounds the wait for the broker to take a publication, so
