@@ -10,11 +10,13 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
@@ -64,6 +66,12 @@ type Control struct {
 	// seen on each request topic.
 	conns int
 	seen  map[string]string
+
+	// signer signs what c publishes under the prefix (nil: unsigned);
+	// open checks what it receives, and ctr counts what it drops.
+	signer *sign.Signer
+	open   *opener
+	ctr    counters
 }
 
 // NewControl returns the control client of agent name (whose client id
@@ -84,7 +92,33 @@ func NewControl(cfg Config, name string, neighbours []string, serving bool) *Con
 		name: name, cfg: cfg, log: log, neighbours: slices.Clone(neighbours),
 		prefix: prefix, cmdTopic: topic.CmdTopic(prefix), serving: serving,
 		cmds: make(chan Request, 16), refused: make(chan error, 1), online: map[string]bool{}, seen: map[string]string{},
+		signer: cfg.Keys.Signer(name), open: newOpener(cfg.Keys, prefix, nil),
 	}
+}
+
+// Dropped counts the messages c dropped, by reason (the Drop… constants):
+// unsigned, wrongly signed or replayed commands and presence.
+func (c *Control) Dropped() map[string]int64 { return c.ctr.snapshot(c.name).Dropped }
+
+// content returns the verified content of m, or false after counting
+// and logging the drop.
+func (c *Control) content(m paho.Message) ([]byte, bool) {
+	b, reason, err := c.open.open(m.Topic(), m.Retained(), m.Payload())
+	if reason != "" {
+		c.ctr.drop(c.log, reason, "topic", m.Topic(), "err", err)
+		return nil, false
+	}
+	return b, true
+}
+
+// seal signs payload for topic tp when c has a key and tp is under the
+// prefix. Home Assistant's discovery configurations are left as they
+// are: Home Assistant cannot verify, and refuses keys it does not know.
+func (c *Control) seal(tp string, payload []byte) []byte {
+	if c.signer == nil || !strings.HasPrefix(tp, c.prefix+"/") {
+		return payload
+	}
+	return c.signer.Seal(tp, payload)
 }
 
 // Commands delivers the rounds asked for, from commands and the other
@@ -125,7 +159,7 @@ type presenceMsg struct {
 
 func (c *Control) presence(state string) []byte {
 	b, _ := json.Marshal(presenceMsg{V: 1, Agent: c.name, State: state})
-	return b
+	return c.seal(topic.PresenceTopic(c.prefix, c.name), b)
 }
 
 func (c *Control) options() *paho.ClientOptions {
@@ -314,7 +348,11 @@ func ParseCommand(b []byte) (Request, error) {
 // <prefix>/cmd are the controller's: run whenever they arrive (round ids
 // not run twice).
 func (c *Control) onCommand(_ paho.Client, m paho.Message) {
-	req, err := ParseCommand(m.Payload())
+	b, ok := c.content(m)
+	if !ok {
+		return
+	}
+	req, err := ParseCommand(b)
 	if err != nil {
 		c.log.Warn("command ignored", "topic", m.Topic(), "err", err)
 		return
@@ -338,8 +376,12 @@ func (c *Control) onCommand(_ paho.Client, m paho.Message) {
 }
 
 func (c *Control) onPresence(_ paho.Client, m paho.Message) {
+	b, ok := c.content(m)
+	if !ok {
+		return
+	}
 	var pr presenceMsg
-	if len(m.Payload()) > 1024 || json.Unmarshal(m.Payload(), &pr) != nil {
+	if len(b) > 1024 || json.Unmarshal(b, &pr) != nil {
 		return
 	}
 	c.mu.Lock()
@@ -398,11 +440,13 @@ type Publication struct {
 }
 
 // Publish publishes pubs at QoS 1, in order, and waits for the broker to
-// acknowledge them all.
+// acknowledge them all. With a key, every payload under the prefix is
+// signed: a JSON object (a result, a plan) stays JSON, with the signature
+// as its last member, for consumers that cannot verify.
 func (c *Control) Publish(ctx context.Context, pubs []Publication) error {
 	toks := make([]paho.Token, len(pubs))
 	for i, p := range pubs {
-		toks[i] = c.client.Publish(p.Topic, 1, p.Retained, p.Payload)
+		toks[i] = c.client.Publish(p.Topic, 1, p.Retained, c.seal(p.Topic, p.Payload))
 	}
 	for i, tok := range toks {
 		select {
@@ -433,6 +477,28 @@ func (c *Control) PublishRequest(ctx context.Context, req Request) error {
 	c.seen[tp] = req.ID
 	c.mu.Unlock()
 	return c.Publish(ctx, []Publication{{Topic: tp, Payload: b, Retained: true}})
+}
+
+// PublishCommand publishes a controller's command for round req on
+// <prefix>/cmd, signed when c has a key (`hearth round`), retained or
+// not, and waits for the broker to take it.
+func (c *Control) PublishCommand(ctx context.Context, req Request, retained bool) error {
+	if err := CheckRoundID(req.ID); err != nil {
+		return err
+	}
+	id, err := json.Marshal(req.ID)
+	if err != nil {
+		return err
+	}
+	cmd := roundCommand{Round: id}
+	if !req.At.IsZero() {
+		cmd.At = req.At.Format(time.RFC3339)
+	}
+	b, err := json.Marshal(cmd)
+	if err != nil {
+		return err
+	}
+	return c.Publish(ctx, []Publication{{Topic: c.cmdTopic, Payload: b, Retained: retained}})
 }
 
 // Disconnect ends c's connection without leaving (no offline presence),

@@ -15,6 +15,7 @@ import (
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/hearth-dcop/hearth/mqtt/envelope"
+	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
@@ -29,6 +30,10 @@ type transport struct {
 	mbox   *mailbox
 	ctr    *counters
 	log    *slog.Logger
+	// signer signs what the agent publishes (nil: unsigned); open
+	// checks what it receives.
+	signer *sign.Signer
+	open   *opener
 
 	// refused receives the broker's refusal of the first connection
 	// (credentials, client id): retrying cannot help, so connect fails.
@@ -51,8 +56,15 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 		refused: make(chan error, 1),
 		stop:    make(chan struct{}),
 	}
+	signers := map[string]string{}
+	for i, a := range cfg.Agents {
+		signers[a] = cfg.signerOf(i)
+	}
+	t.signer = cfg.Keys.Signer(cfg.signerOf(cfg.Agent))
+	t.open = newOpener(cfg.Keys, cfg.Prefix, signers)
 	tm := cfg.Timing
-	will := presence{V: presenceVersion, Agent: t.name, State: "offline", Run: cfg.Run}.encode()
+	presenceTopic := topic.PresenceTopic(cfg.Prefix, t.name)
+	will := t.seal(presenceTopic, presence{V: presenceVersion, Agent: t.name, State: "offline", Run: cfg.Run}.encode())
 	o := paho.NewClientOptions().
 		AddBroker(cfg.Broker.URL).
 		SetClientID(cfg.ClientID).
@@ -72,7 +84,7 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 		SetPingTimeout(min(10*time.Second, tm.KeepAlive)).
 		SetOrderMatters(true).
 		SetStore(newCopyStore()).
-		SetBinaryWill(topic.PresenceTopic(cfg.Prefix, t.name), will, 1, true).
+		SetBinaryWill(presenceTopic, will, 1, true).
 		SetDefaultPublishHandler(t.onMessage).
 		SetOnConnectHandler(t.onConnect).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
@@ -134,7 +146,12 @@ func (t *transport) onNotification(_ paho.Client, n paho.ConnectionNotification)
 // only queues: with OrderMatters paho calls it on its own goroutine, and
 // the PUBACK goes out when it returns, so the message is then the agent's.
 func (t *transport) onMessage(_ paho.Client, m paho.Message) {
-	it := item{kind: itemMessage, topic: m.Topic(), payload: m.Payload()}
+	payload, reason, err := t.open.open(m.Topic(), m.Retained(), m.Payload())
+	if reason != "" {
+		t.ctr.drop(t.log, reason, "topic", m.Topic(), "err", err)
+		return
+	}
+	it := item{kind: itemMessage, topic: m.Topic(), payload: payload}
 	it.control = len(it.payload) <= maxControlBytes &&
 		(envelope.IsAck(it.payload) || topic.Parse(t.cfg.Prefix, it.topic).Kind != topic.InboxTopic)
 	t.mbox.push(it)
@@ -204,8 +221,9 @@ func (t *transport) onConnect(c paho.Client) {
 			break
 		}
 	}
+	pt := topic.PresenceTopic(t.cfg.Prefix, t.name)
 	online := presence{V: presenceVersion, Agent: t.name, State: "online", Run: t.cfg.Run}.encode()
-	c.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, online)
+	c.Publish(pt, 1, true, t.seal(pt, online))
 	t.log.Info("MQTT connected", "broker", t.cfg.Broker.URL, "client", t.cfg.ClientID)
 	t.mbox.push(item{kind: itemConnected})
 }
@@ -243,7 +261,15 @@ func (t *transport) filters() []string {
 // sends it after reconnecting; the token completes on PUBACK (or when a
 // reconnection takes the message over).
 func (t *transport) publish(tp string, retained bool, payload []byte) paho.Token {
-	return t.client.Publish(tp, 1, retained, payload)
+	return t.client.Publish(tp, 1, retained, t.seal(tp, payload))
+}
+
+// seal signs payload for topic tp when the agent has a key.
+func (t *transport) seal(tp string, payload []byte) []byte {
+	if t.signer == nil {
+		return payload
+	}
+	return t.signer.Seal(tp, payload)
 }
 
 // close leaves the run cleanly: it drops the subscriptions (the persistent
@@ -258,8 +284,9 @@ func (t *transport) close(timeout time.Duration) {
 	if t.client.IsConnectionOpen() {
 		tok := t.client.Unsubscribe(t.filters()...)
 		tok.WaitTimeout(timeout)
+		pt := topic.PresenceTopic(t.cfg.Prefix, t.name)
 		off := presence{V: presenceVersion, Agent: t.name, State: "offline", Run: t.cfg.Run}.encode()
-		t.client.Publish(topic.PresenceTopic(t.cfg.Prefix, t.name), 1, true, off).WaitTimeout(timeout)
+		t.client.Publish(pt, 1, true, t.seal(pt, off)).WaitTimeout(timeout)
 	}
 	t.client.Disconnect(uint(min(timeout, 250*time.Millisecond) / time.Millisecond))
 }
