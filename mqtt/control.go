@@ -100,15 +100,15 @@ func NewControl(cfg Config, name string, neighbours []string, serving bool) *Con
 // unsigned, wrongly signed or replayed commands and presence.
 func (c *Control) Dropped() map[string]int64 { return c.ctr.snapshot(c.name).Dropped }
 
-// content returns the verified content of m, or false after counting
-// and logging the drop.
-func (c *Control) content(m paho.Message) ([]byte, bool) {
-	b, reason, err := c.open.open(m.Topic(), m.Retained(), m.Payload())
+// content returns the verified content of m and when it was signed (zero
+// when c has no keys), or false after counting and logging the drop.
+func (c *Control) content(m paho.Message) ([]byte, time.Time, bool) {
+	b, at, reason, err := c.open.open(m.Topic(), m.Retained(), m.Payload())
 	if reason != "" {
 		c.ctr.drop(c.log, reason, "topic", m.Topic(), "err", err)
-		return nil, false
+		return nil, time.Time{}, false
 	}
-	return b, true
+	return b, at, true
 }
 
 // seal signs payload for topic tp when c has a key and tp is under the
@@ -286,6 +286,9 @@ type Request struct {
 	At time.Time
 	// From says what asked, for the log.
 	From string
+	// Signed is when the command was signed (mqtt/sign), its creation
+	// time, which its signer's key vouches for; zero when unsigned.
+	Signed time.Time
 }
 
 // roundCommand is the payload of <prefix>/cmd and <prefix>/cmd/<home>.
@@ -348,7 +351,7 @@ func ParseCommand(b []byte) (Request, error) {
 // <prefix>/cmd are the controller's: run whenever they arrive (round ids
 // not run twice).
 func (c *Control) onCommand(_ paho.Client, m paho.Message) {
-	b, ok := c.content(m)
+	b, signed, ok := c.content(m)
 	if !ok {
 		return
 	}
@@ -357,6 +360,7 @@ func (c *Control) onCommand(_ paho.Client, m paho.Message) {
 		c.log.Warn("command ignored", "topic", m.Topic(), "err", err)
 		return
 	}
+	req.Signed = signed
 	if m.Topic() != c.cmdTopic {
 		c.mu.Lock()
 		first, last := c.conns <= 1, c.seen[m.Topic()]
@@ -376,7 +380,7 @@ func (c *Control) onCommand(_ paho.Client, m paho.Message) {
 }
 
 func (c *Control) onPresence(_ paho.Client, m paho.Message) {
-	b, ok := c.content(m)
+	b, _, ok := c.content(m)
 	if !ok {
 		return
 	}

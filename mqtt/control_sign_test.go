@@ -51,6 +51,9 @@ func TestControlSigned(t *testing.T) {
 	for len(got) < 2 {
 		select {
 		case r := <-c.Commands():
+			if r.Signed.IsZero() {
+				t.Errorf("round %s: no signing time", r.ID)
+			}
 			got = append(got, r.ID)
 		case <-time.After(10 * time.Second):
 			t.Fatalf("rounds %v, want r1 and r3", got)

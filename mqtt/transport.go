@@ -146,7 +146,7 @@ func (t *transport) onNotification(_ paho.Client, n paho.ConnectionNotification)
 // only queues: with OrderMatters paho calls it on its own goroutine, and
 // the PUBACK goes out when it returns, so the message is then the agent's.
 func (t *transport) onMessage(_ paho.Client, m paho.Message) {
-	payload, reason, err := t.open.open(m.Topic(), m.Retained(), m.Payload())
+	payload, _, reason, err := t.open.open(m.Topic(), m.Retained(), m.Payload())
 	if reason != "" {
 		t.ctr.drop(t.log, reason, "topic", m.Topic(), "err", err)
 		return

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"errors"
+	"time"
 
 	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
@@ -32,15 +33,16 @@ func (o *opener) signerFor(name string) string {
 	return name
 }
 
-// open returns the content of payload b received on topic tp, or the
-// reason (a Drop… constant) to drop it and why.
-func (o *opener) open(tp string, retained bool, b []byte) ([]byte, string, error) {
+// open returns the content of payload b received on topic tp and when it
+// was signed (zero without keys), or the reason (a Drop… constant) to
+// drop it and why.
+func (o *opener) open(tp string, retained bool, b []byte) ([]byte, time.Time, string, error) {
 	p := topic.Parse(o.prefix, tp)
 	if retained && (p.Kind == topic.InboxTopic || p.Kind == topic.MulticastTopic) {
-		return nil, DropRetained, errors.New("a retained message on an inbox or multicast topic")
+		return nil, time.Time{}, DropRetained, errors.New("a retained message on an inbox or multicast topic")
 	}
 	if o.keys == nil {
-		return b, "", nil
+		return b, time.Time{}, "", nil
 	}
 	var allow func(string) bool
 	switch p.Kind {
@@ -61,11 +63,11 @@ func (o *opener) open(tp string, retained bool, b []byte) ([]byte, string, error
 	m, err := o.keys.Open(tp, b, allow)
 	switch {
 	case errors.Is(err, sign.ErrUnsigned):
-		return nil, DropUnsigned, err
+		return nil, time.Time{}, DropUnsigned, err
 	case errors.Is(err, sign.ErrUnknownSigner), errors.Is(err, sign.ErrNotAllowed):
-		return nil, DropWrongSigner, err
+		return nil, time.Time{}, DropWrongSigner, err
 	case err != nil:
-		return nil, DropBadSignature, err
+		return nil, time.Time{}, DropBadSignature, err
 	}
 	// Envelopes and acknowledgements have the link layer's sequence
 	// numbers (a replayed one is a duplicate); presence's last will is
@@ -75,8 +77,8 @@ func (o *opener) open(tp string, retained bool, b []byte) ([]byte, string, error
 	case topic.InboxTopic, topic.MulticastTopic, topic.PresenceTopicKind:
 	default:
 		if !o.replay.Fresh(tp, m) {
-			return nil, DropReplayed, errors.New("older than a message already received from its signer on this topic")
+			return nil, time.Time{}, DropReplayed, errors.New("older than a message already received from its signer on this topic")
 		}
 	}
-	return m.Content, "", nil
+	return m.Content, m.At(), "", nil
 }
