@@ -55,6 +55,7 @@ package sign
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -284,6 +285,40 @@ type Keyring struct {
 	public      map[string]ed25519.PublicKey
 	controllers map[string]bool
 	signers     map[string]*Signer
+	seen        verified
+}
+
+// verified remembers the signatures a keyring has checked, by a SHA-256
+// of the signed bytes and the signature, so that the clients of one
+// process check each message once: every agent of `hearth sim` receives
+// every status, and every multicast of a complete graph, and without it
+// checking them took a 71-home D-Gibbs run from about 11 s of CPU to 42 s.
+// A hit proves what a check would: the same bytes carried the same valid
+// signature. Two generations bound it to 2·maxVerified entries.
+type verified struct {
+	mu       sync.Mutex
+	cur, old map[[sha256.Size]byte]struct{}
+}
+
+const maxVerified = 1 << 15
+
+func (v *verified) has(k [sha256.Size]byte) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.cur[k]
+	if !ok {
+		_, ok = v.old[k]
+	}
+	return ok
+}
+
+func (v *verified) add(k [sha256.Size]byte) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.cur == nil || len(v.cur) >= maxVerified {
+		v.old, v.cur = v.cur, make(map[[sha256.Size]byte]struct{}, 1024)
+	}
+	v.cur[k] = struct{}{}
 }
 
 // NewKeyring returns an empty keyring.
@@ -356,9 +391,19 @@ func (k *Keyring) Open(topic string, b []byte, allow func(signer string) bool) (
 	if allow != nil && !allow(m.Signer) {
 		return Message{}, fmt.Errorf("%w: %q on %s", ErrNotAllowed, m.Signer, topic)
 	}
-	if !ed25519.Verify(pub, signedBytes(topic, m.Signer, m.Time, m.Content), sig) {
+	signed := signedBytes(topic, m.Signer, m.Time, m.Content)
+	h := sha256.New()
+	h.Write(signed)
+	h.Write(sig)
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	if k.seen.has(key) {
+		return m, nil
+	}
+	if !ed25519.Verify(pub, signed, sig) {
 		return Message{}, fmt.Errorf("%w from %q on %s", ErrBadSignature, m.Signer, topic)
 	}
+	k.seen.add(key)
 	return m, nil
 }
 
