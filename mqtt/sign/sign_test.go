@@ -225,3 +225,29 @@ func TestOpenRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenRemembered: a payload opened once opens again from memory with
+// the same result, but not on another topic, nor for a signer the caller
+// does not allow there.
+func TestOpenRemembered(t *testing.T) {
+	s := seeded(t, "alder", 1)
+	ring := NewKeyring()
+	if err := ring.AddSigner(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range [][]byte{[]byte(`{"a":1}`), {1, 2, 3}} {
+		b := s.Seal("t1", content)
+		for range 2 {
+			m, err := ring.Open("t1", b, nil)
+			if err != nil || !bytes.Equal(m.Content, content) || m.Signer != "alder" {
+				t.Fatalf("open %q: %+v, %v", content, m, err)
+			}
+		}
+		if _, err := ring.Open("t2", b, nil); !errors.Is(err, ErrBadSignature) {
+			t.Fatalf("remembered for another topic: %v", err)
+		}
+		if _, err := ring.Open("t1", b, func(string) bool { return false }); !errors.Is(err, ErrNotAllowed) {
+			t.Fatalf("remembered for a signer not allowed: %v", err)
+		}
+	}
+}
