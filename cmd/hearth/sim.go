@@ -137,6 +137,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		return exitFailed
 	}
 	res.Instance = pos[0]
+	if res.SecurityDrops != nil {
+		e.log.Warn("messages dropped as unsigned, forged, replayed or retained on an inbox", "dropped", fmtCounts(res.SecurityDrops))
+	}
 	if homes != nil {
 		if err := hf.render(e.stdout, homes, nil, res.Result, o.json); err != nil {
 			fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
