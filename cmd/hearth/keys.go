@@ -259,6 +259,11 @@ func runRound(ctx context.Context, e *env, args []string) int {
 	if len(pos) != 1 {
 		return fail(exitUsage, "want exactly one round ID")
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "password" {
+			e.log.Warn("--password is visible to every user of this machine (ps): prefer --password-file FILE or $" + passwordEnv)
+		}
+	})
 	req := mqtt.Request{ID: pos[0]}
 	if err := mqtt.CheckRoundID(req.ID); err != nil {
 		return fail(exitUsage, "%v", err)

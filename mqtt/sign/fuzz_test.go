@@ -37,3 +37,26 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSealOpen: whatever a signer seals, in either form, opens to the
+// same content on its topic, and on no other.
+func FuzzSealOpen(f *testing.F) {
+	s := seeded(f, "alder", 1)
+	ring := NewKeyring()
+	if err := ring.AddSigner(s); err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range []string{"", "{}", "{ }", "{,}", `{"a":1}`, "\x01\x02", `{"hearth_sig":1}`} {
+		f.Add("t", []byte(c))
+	}
+	f.Fuzz(func(t *testing.T, topic string, content []byte) {
+		b := s.Seal(topic, content)
+		m, err := ring.Open(topic, b, nil)
+		if err != nil || !bytes.Equal(m.Content, content) {
+			t.Fatalf("sealed %q, opened %q: %v", content, m.Content, err)
+		}
+		if _, err := ring.Open(topic+"x", b, nil); err == nil {
+			t.Fatalf("sealed %q for %q, opened on %q", content, topic, topic+"x")
+		}
+	})
+}
