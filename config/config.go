@@ -11,6 +11,7 @@ package config
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +36,9 @@ type Config struct {
 	Run Run
 	// Publish is what `hearth run` publishes besides the plans ([publish]).
 	Publish Publish
+	// Keys are the public keys that sign the homes' and the controllers'
+	// MQTT messages ([keys], [controllers]).
+	Keys Keys
 	// HomeFiles[h] is the file home h was read from.
 	HomeFiles []string
 }
@@ -67,6 +71,17 @@ type Broker struct {
 	CAFile, CertFile, KeyFile string
 	TopicPrefix               string
 }
+
+// Keys are the neighbourhood's Ed25519 public keys (mqtt/sign): [keys]
+// gives every home's, [controllers] those of the controllers that may
+// start rounds (`hearth round`). Both empty means the neighbourhood's
+// messages are not signed.
+type Keys struct {
+	Homes, Controllers map[string]ed25519.PublicKey
+}
+
+// Any reports whether any key is configured.
+func (k Keys) Any() bool { return len(k.Homes)+len(k.Controllers) > 0 }
 
 // Embedded reports whether hearth should start its own broker.
 func (b *Broker) Embedded() bool { return b.URL == "" }

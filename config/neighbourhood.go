@@ -1,14 +1,18 @@
 package config
 
 import (
+	"crypto/ed25519"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/mqtt/sign"
 )
 
 // neighbourhood reads the top-level file.
@@ -67,7 +71,8 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 	}
 	l.neighbours(root, n, srcs)
 	l.discoveryNames(root, cfg)
-	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker", "run", "publish")
+	cfg.Keys = l.keys(root, n)
+	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker", "run", "publish", "keys", "controllers")
 	if len(l.errs) > 0 {
 		return cfg
 	}
@@ -496,4 +501,53 @@ func (l *loader) neighbours(root *node, n *devices.Neighbourhood, srcs []*homeSr
 			n.Links = append(n.Links, [2]int{a, b})
 		}
 	}
+}
+
+// keys reads [keys] (a public key per home: every home's, or none) and
+// [controllers] (a public key per controller), as `hearth keygen` prints
+// them: name = "ed25519:…".
+func (l *loader) keys(root *node, n *devices.Neighbourhood) Keys {
+	read := func(table string) map[string]ed25519.PublicKey {
+		t, ok := root.table(table)
+		if !ok {
+			return nil
+		}
+		out := map[string]ed25519.PublicKey{}
+		for _, name := range slices.Sorted(maps.Keys(t.m)) {
+			s, ok := t.str(name)
+			if !ok {
+				continue
+			}
+			pub, err := sign.ParsePublic(s)
+			if err != nil {
+				t.errorf(name, "%v", err)
+				continue
+			}
+			out[name] = pub
+		}
+		return out
+	}
+	k := Keys{Homes: read("keys"), Controllers: read("controllers")}
+	homes := map[string]bool{}
+	var missing []string
+	for _, h := range n.Homes {
+		homes[h.Name] = true
+		if _, ok := k.Homes[h.Name]; !ok {
+			missing = append(missing, h.Name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(k.Homes)) {
+		if !homes[name] {
+			root.errorf(join("keys", name), "no home %q in the neighbourhood (a controller's key goes in [controllers])", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(k.Controllers)) {
+		if homes[name] {
+			root.errorf(join("controllers", name), "%q is a home: a controller needs a name of its own", name)
+		}
+	}
+	if k.Any() && len(missing) > 0 {
+		root.errorf("keys", "no key for home(s) %s: with keys, every home signs its messages (hearth keygen --home NAME prints the line to add)", strings.Join(missing, ", "))
+	}
+	return k
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/mqtt/envelope"
+	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
@@ -201,6 +202,16 @@ type Config struct {
 	// takes its control client's connection over, and carries its
 	// command subscriptions meanwhile (Control.Listener).
 	Listen *Listener
+	// Keys, when set, signs everything the agents publish and drops
+	// whatever they receive that a key of Keys did not sign for its
+	// topic (see Signing in the package documentation): each agent
+	// signs with Keys.Signer of its home, and every agent of the run
+	// must have its home's public key there.
+	Keys *sign.Keyring
+	// Homes, with Owner, names the key that signs each agent's messages:
+	// Homes[Owner[i]] for agent i (a reformulation's pseudo-agents sign
+	// as their home). Without them each agent signs as itself.
+	Homes []string
 }
 
 // Listener is a set of topics an agent's client subscribes to for
@@ -210,6 +221,14 @@ type Listener struct {
 	ClientID string
 	Topics   []string
 	Handle   func(topic string, payload []byte, retained bool)
+}
+
+// signerOf returns the name of the key that signs agent i's messages.
+func (cfg *Config) signerOf(i int) string {
+	if cfg.Homes != nil && cfg.Owner != nil && cfg.Owner[i] >= 0 && cfg.Owner[i] < len(cfg.Homes) {
+		return cfg.Homes[cfg.Owner[i]]
+	}
+	return cfg.Agents[i]
 }
 
 // AgentConfig is one agent's configuration.
@@ -268,6 +287,16 @@ func (cfg AgentConfig) resolve() (AgentConfig, error) {
 	}
 	if cfg.Agent < 0 || cfg.Agent >= len(cfg.Agents) {
 		return cfg, fmt.Errorf("mqtt: agent index %d outside 0..%d", cfg.Agent, len(cfg.Agents)-1)
+	}
+	if cfg.Keys != nil {
+		for i := range cfg.Agents {
+			if s := cfg.signerOf(i); !cfg.Keys.Has(s) {
+				return cfg, fmt.Errorf("mqtt: no public key for %q (agent %q): with keys, every agent of the run signs", s, cfg.Agents[i])
+			}
+		}
+		if s := cfg.signerOf(cfg.Agent); cfg.Keys.Signer(s) == nil {
+			return cfg, fmt.Errorf("mqtt: no private key for %q, which agent %q signs as", s, cfg.Agents[cfg.Agent])
+		}
 	}
 	if cfg.Broker.URL == "" {
 		return cfg, errors.New("mqtt: no broker URL")

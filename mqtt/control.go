@@ -18,6 +18,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
@@ -88,6 +89,12 @@ type Control struct {
 	settle time.Duration
 	// others are the other processes seen acting as this home.
 	others map[string]bool
+
+	// signer signs what c publishes under the prefix (nil: unsigned);
+	// open checks what it receives, and ctr counts what it drops.
+	signer *sign.Signer
+	open   *opener
+	ctr    counters
 }
 
 // Identity names a process in its presence messages, so that a second
@@ -171,7 +178,34 @@ func NewControl(cfg Config, name string, neighbours []string, serving bool) *Con
 		prefix: prefix, cmdTopic: topic.CmdTopic(prefix), serving: serving, id: id,
 		refused: make(chan error, 1), conflict: make(chan error, 1), queued: make(chan struct{}, 1),
 		online: map[string]bool{}, maxAge: defaultMaxAge, settle: DefaultSettle, others: map[string]bool{},
+		signer: cfg.Keys.Signer(name), open: newOpener(cfg.Keys, prefix, nil),
 	}
+}
+
+// Dropped counts the messages c dropped, by reason (the Drop… constants):
+// unsigned, wrongly signed or replayed commands and presence.
+func (c *Control) Dropped() map[string]int64 { return c.ctr.snapshot(c.name).Dropped }
+
+// content returns the verified content of a message on topic tp and when
+// it was signed (zero when c has no keys), or false after counting and
+// logging the drop.
+func (c *Control) content(tp string, retained bool, payload []byte) ([]byte, time.Time, bool) {
+	b, at, reason, err := c.open.open(tp, retained, payload)
+	if reason != "" {
+		c.ctr.drop(c.log, reason, "topic", tp, "err", err)
+		return nil, time.Time{}, false
+	}
+	return b, at, true
+}
+
+// seal signs payload for topic tp when c has a key and tp is under the
+// prefix. Home Assistant's discovery configurations are left as they
+// are: Home Assistant cannot verify, and refuses keys it does not know.
+func (c *Control) seal(tp string, payload []byte) []byte {
+	if c.signer == nil || !strings.HasPrefix(tp, c.prefix+"/") {
+		return payload
+	}
+	return c.signer.Seal(tp, payload)
 }
 
 // SetTiming sets how old a command may be (the round time-out: a round
@@ -222,7 +256,8 @@ func (c *Control) SetHomes(homes, neighbours []string) bool {
 }
 
 func (c *Control) presence(state string) []byte {
-	return presence{V: presenceVersion, Agent: c.name, State: state, Client: c.id.Client, Since: c.id.Since}.encode()
+	b := presence{V: presenceVersion, Agent: c.name, State: state, Client: c.id.Client, Since: c.id.Since}.encode()
+	return c.seal(topic.PresenceTopic(c.prefix, c.name), b)
 }
 
 func (c *Control) options() *paho.ClientOptions {
@@ -457,11 +492,15 @@ func (c *Control) onMessage(_ paho.Client, m paho.Message) {
 
 // handle takes a message from Control's connection or from the round's
 // client (Listener); it never blocks.
-func (c *Control) handle(tp string, b []byte, retained bool) {
+func (c *Control) handle(tp string, raw []byte, retained bool) {
+	b, signed, ok := c.content(tp, retained, raw)
+	if !ok {
+		return
+	}
 	p := topic.Parse(c.prefix, tp)
 	switch {
 	case p.Kind == topic.CmdTopicKind:
-		c.onCommand(tp, b, retained)
+		c.onCommand(tp, b, retained, signed)
 	case p.Kind == topic.PresenceTopicKind && p.Agent == c.name:
 		c.onOwnPresence(b, retained)
 	case p.Kind == topic.PresenceTopicKind:
@@ -483,6 +522,9 @@ type Request struct {
 	Created time.Time
 	// From says what asked, for the log.
 	From string
+	// Signed is when the command was signed (mqtt/sign), which its
+	// signer's key vouches for; zero when unsigned.
+	Signed time.Time
 }
 
 // before is the order every home runs queued rounds in.
@@ -579,12 +621,13 @@ func EncodeCommand(req Request, from string) ([]byte, error) {
 // at the process's first connection it is taken as old news. Rounds
 // queued or run lately are not queued again (a retained command comes
 // again at every subscription).
-func (c *Control) onCommand(tp string, b []byte, retained bool) {
+func (c *Control) onCommand(tp string, b []byte, retained bool, signed time.Time) {
 	req, err := ParseCommand(b)
 	if err != nil {
 		c.log.Warn("command ignored", "topic", tp, "err", err)
 		return
 	}
+	req.Signed = signed
 	now := time.Now()
 	c.mu.Lock()
 	first, maxAge := c.conns <= 1, c.maxAge
@@ -834,11 +877,13 @@ type Publication struct {
 }
 
 // Publish publishes pubs at QoS 1, in order, and waits for the broker to
-// acknowledge them all.
+// acknowledge them all. With a key, every payload under the prefix is
+// signed: a JSON object (a result, a plan) stays JSON, with the signature
+// as its last member, for consumers that cannot verify.
 func (c *Control) Publish(ctx context.Context, pubs []Publication) error {
 	toks := make([]paho.Token, len(pubs))
 	for i, p := range pubs {
-		toks[i] = c.client.Publish(p.Topic, 1, p.Retained, p.Payload)
+		toks[i] = c.client.Publish(p.Topic, 1, p.Retained, c.seal(p.Topic, p.Payload))
 	}
 	for i, tok := range toks {
 		select {
@@ -865,6 +910,24 @@ func (c *Control) PublishRequest(ctx context.Context, req Request) error {
 		return err
 	}
 	return c.Publish(ctx, []Publication{{Topic: topic.HomeCmdTopic(c.prefix, c.name), Payload: b, Retained: true}})
+}
+
+// PublishCommand publishes a controller's command for round req on
+// <prefix>/cmd (created now when req gives no creation time), signed when
+// c has a key (`hearth round`), retained or not, and waits for the broker
+// to take it.
+func (c *Control) PublishCommand(ctx context.Context, req Request, retained bool) error {
+	if err := CheckRoundID(req.ID); err != nil {
+		return err
+	}
+	if req.Created.IsZero() {
+		req.Created = time.Now()
+	}
+	b, err := EncodeCommand(req, "")
+	if err != nil {
+		return err
+	}
+	return c.Publish(ctx, []Publication{{Topic: c.cmdTopic, Payload: b, Retained: retained}})
 }
 
 // Disconnect ends c's connection without leaving (no offline presence),

@@ -105,7 +105,7 @@ func TestControlQueue(t *testing.T) {
 		c.conns = s.conn
 		before := len(c.queue)
 		c.mu.Unlock()
-		c.onCommand(s.topic, []byte(s.payload), s.retained)
+		c.onCommand(s.topic, []byte(s.payload), s.retained, time.Time{})
 		c.mu.Lock()
 		news := len(c.queue) > before
 		c.mu.Unlock()
@@ -128,7 +128,7 @@ func TestControlQueue(t *testing.T) {
 	if want := []string{"b2", "c1", "m", "a", "z"}; !slices.Equal(order, want) {
 		t.Errorf("rounds taken in the order %v, want %v", order, want)
 	}
-	c.onCommand("hearth/cmd", []byte(cmd("a", now)), false)
+	c.onCommand("hearth/cmd", []byte(cmd("a", now)), false, time.Time{})
 	if _, ok, wait := c.Next(now.Add(2 * time.Hour)); ok || wait != 0 {
 		t.Error("a round taken before was queued again")
 	}
@@ -139,7 +139,7 @@ func TestControlQueue(t *testing.T) {
 	c.handle("hearth/presence/birch", []byte(`{"v":1,"agent":"birch","state":"online","run":"x9.retry2"}`), true)
 	at := now.Add(time.Hour).Truncate(time.Second)
 	b, _ := EncodeCommand(Request{ID: "x9", At: at, Created: now.Add(time.Second)}, "")
-	c.onCommand("hearth/cmd", b, false)
+	c.onCommand("hearth/cmd", b, false, time.Time{})
 	req, ok, _ := c.Next(now.Add(2 * time.Hour))
 	if !ok || req.ID != "x9" || !req.At.Equal(at) {
 		t.Errorf("took %+v, want x9 at %v", req, at)

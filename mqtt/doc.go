@@ -172,6 +172,27 @@
 // ErrPeerFailed, or saying that the agent restarted) instead of waiting
 // forever for it or for its earlier incarnation.
 //
+// # Signing
+//
+// A broker authorises topics, never payloads, and many authorise nothing,
+// so with Config.Keys every payload is signed by its sender's key
+// (package mqtt/sign: Ed25519 over the topic, the signer, a time stamp
+// and the payload) and every client checks what it receives before
+// anything else reads it (opener, in paho's handler, so a flood of
+// forgeries never fills a mailbox). The topic says who must have signed:
+// the sender of an inbox or multicast topic, the agent of a status or
+// presence topic — a reformulation's pseudo-agents sign as their home
+// (Config.Homes, Owner) — the home of a request or a result, a
+// controller's key for <prefix>/cmd. What fails is dropped and counted
+// (unsigned, wrong_signer, bad_signature); on latest-wins topics (status,
+// command, result, plan) a message older than one already received from
+// its signer there is dropped as replayed, while inbox envelopes rely on
+// the link layer's sequence numbers, under which a replay is a duplicate.
+// Retained messages on inbox and multicast topics are dropped with or
+// without keys (retained): hearth never retains them. Control signs and
+// checks the same way; JSON payloads stay JSON, the signature their last
+// member, for readers that cannot verify (mqtt/README.md, Signing).
+//
 // # Run ids
 //
 // A run id names one run. Statuses are retained, so a run id used again on

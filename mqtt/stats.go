@@ -24,7 +24,34 @@ const (
 	DropReorderLimit    = "reorder_limit"    // over MaxHeldBytes (recovered)
 	DropBadFragment     = "bad_fragment"     // fragments that contradict each other (recovered)
 	DropStaleAck        = "stale_ack"        // an acknowledgement from another incarnation of its sender
+	// Signing (Config.Keys): a payload that does not prove its sender.
+	DropUnsigned     = "unsigned"      // carries no signature
+	DropWrongSigner  = "wrong_signer"  // signed by a key unknown, or not the topic's sender's
+	DropBadSignature = "bad_signature" // the signature does not verify, or its framing is malformed
+	DropReplayed     = "replayed"      // older than what its signer already published on the topic
+	DropRetained     = "retained"      // a retained message on an inbox or multicast topic, which hearth never retains
 )
+
+// SecurityDrops are the drop reasons that say someone may be forging or
+// replaying messages: a run with any of them says so.
+var SecurityDrops = []string{DropUnsigned, DropWrongSigner, DropBadSignature, DropReplayed, DropRetained}
+
+// SecurityDropped sums the security drops of stats by reason; nil when
+// there were none.
+func SecurityDropped(stats []Stats) map[string]int64 {
+	var out map[string]int64
+	for _, st := range stats {
+		for _, r := range SecurityDrops {
+			if n := st.Dropped[r]; n > 0 {
+				if out == nil {
+					out = map[string]int64{}
+				}
+				out[r] += n
+			}
+		}
+	}
+	return out
+}
 
 // Stats are one agent's transport counters.
 type Stats struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/hearth-dcop/hearth/mqtt/envelope"
+	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
@@ -29,6 +30,10 @@ type transport struct {
 	mbox   *mailbox
 	ctr    *counters
 	log    *slog.Logger
+	// signer signs what the agent publishes (nil: unsigned); open
+	// checks what it receives.
+	signer *sign.Signer
+	open   *opener
 
 	// refused receives the broker's refusal of the first connection
 	// (credentials, client id): retrying cannot help, so connect fails.
@@ -61,6 +66,12 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 			t.listenTopics[tp] = true
 		}
 	}
+	signers := map[string]string{}
+	for i, a := range cfg.Agents {
+		signers[a] = cfg.signerOf(i)
+	}
+	t.signer = cfg.Keys.Signer(cfg.signerOf(cfg.Agent))
+	t.open = newOpener(cfg.Keys, cfg.Prefix, signers)
 	tm := cfg.Timing
 	will := t.presence("offline")
 	o := paho.NewClientOptions().
@@ -145,10 +156,16 @@ func (t *transport) onNotification(_ paho.Client, n paho.ConnectionNotification)
 // the PUBACK goes out when it returns, so the message is then the agent's.
 func (t *transport) onMessage(_ paho.Client, m paho.Message) {
 	if t.listenTopics != nil && t.listenTopics[m.Topic()] {
+		// The listener (Control) checks the signatures of what it takes.
 		t.cfg.Listen.Handle(m.Topic(), m.Payload(), m.Retained())
 		return
 	}
-	it := item{kind: itemMessage, topic: m.Topic(), payload: m.Payload()}
+	payload, _, reason, err := t.open.open(m.Topic(), m.Retained(), m.Payload())
+	if reason != "" {
+		t.ctr.drop(t.log, reason, "topic", m.Topic(), "err", err)
+		return
+	}
+	it := item{kind: itemMessage, topic: m.Topic(), payload: payload}
 	it.control = len(it.payload) <= maxControlBytes &&
 		(envelope.IsAck(it.payload) || topic.Parse(t.cfg.Prefix, it.topic).Kind != topic.InboxTopic)
 	t.mbox.push(it)
@@ -231,7 +248,8 @@ func (t *transport) onConnect(c paho.Client) {
 // presence is the agent's presence payload in state.
 func (t *transport) presence(state string) []byte {
 	id := t.cfg.Identity
-	return presence{V: presenceVersion, Agent: t.name, State: state, Run: t.cfg.Run, Client: id.Client, Since: id.Since}.encode()
+	p := presence{V: presenceVersion, Agent: t.name, State: state, Run: t.cfg.Run, Client: id.Client, Since: id.Since}.encode()
+	return t.seal(topic.PresenceTopic(t.cfg.Prefix, t.name), p)
 }
 
 // listener is the Listener this agent's client carries (Config.Listen),
@@ -276,7 +294,15 @@ func (t *transport) filters() []string {
 // sends it after reconnecting; the token completes on PUBACK (or when a
 // reconnection takes the message over).
 func (t *transport) publish(tp string, retained bool, payload []byte) paho.Token {
-	return t.client.Publish(tp, 1, retained, payload)
+	return t.client.Publish(tp, 1, retained, t.seal(tp, payload))
+}
+
+// seal signs payload for topic tp when the agent has a key.
+func (t *transport) seal(tp string, payload []byte) []byte {
+	if t.signer == nil {
+		return payload
+	}
+	return t.signer.Seal(tp, payload)
 }
 
 // close leaves the run cleanly: it drops the subscriptions (the persistent

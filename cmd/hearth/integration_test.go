@@ -49,7 +49,7 @@ type agentProc struct {
 func startAgent(t *testing.T, name string, args ...string) *agentProc {
 	t.Helper()
 	p := &agentProc{name: name, out: &syncBuffer{}, errb: &syncBuffer{}, done: make(chan struct{})}
-	full := append(append([]string{"run"}, args...), "--agent", name, "--json", "--log-level", "info")
+	full := append(append([]string{"run", "--insecure"}, args...), "--agent", name, "--json", "--log-level", "info")
 	p.cmd = exec.Command(os.Args[0], full...)
 	p.cmd.Env = append(os.Environ(), execEnv+"=1")
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.errb

@@ -68,6 +68,8 @@ func commands() []command {
 		{"gen", "generate a benchmark instance (random, radar, meeting, grid, scalefree, randgraph, microgrid)", runGen},
 		{"sim", "run every agent of an instance over MQTT in this process (embedded broker) and print the result", runSim},
 		{"run", "run one agent of an instance, or one home of a neighbourhood (-c FILE --home NAME), as a long-running MQTT process", runRun},
+		{"keygen", "make a home's (or a controller's) signing key and print its public key for the neighbourhood's [keys]", runKeygen},
+		{"round", "ask every home of a neighbourhood for a round: a signed command on <prefix>/cmd", runRound},
 		{"bench", "run an experiment of the papers and write CSV, plots and a summary", runBench},
 		{"plan", "plan one home from an evcc optimizer request (FILE.json or -) and print the response", runPlan},
 		{"devices", "list the device catalogue: kinds, actions, properties and their ranges (also: hearth help devices)", runDevices},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/internal/daemon"
 	"github.com/hearth-dcop/hearth/internal/solve"
@@ -23,6 +25,7 @@ import (
 type runOptions struct {
 	solve    solveOptions
 	broker   brokerOptions
+	sec      securityOptions
 	instance string
 	agent    string
 	runID    string
@@ -49,8 +52,13 @@ agent of the instance runs the same command with its own --agent, on this
 machine or another, with the same FILE and solver flags. The agent announces
 itself, waits for the others, and runs a coordination round when asked:
 
-  <prefix>/cmd                      {"round": "ID"} runs round ID
+  <prefix>/cmd                      {"round": "ID"} runs round ID (hearth round ID sends one, signed)
   <prefix>/ID/result/<agent>        its result (retained JSON; also on stdout with --once)
+
+Every message is signed with the key of --sign-key and checked against the
+public keys of the neighbourhood's [keys] (or --keys FILE); a broker off this
+machine needs TLS and credentials (--password-file or $HEARTH_MQTT_PASSWORD).
+--insecure lifts both requirements.
 
 With --once it runs round --run-id at start and exits. A round whose run
 breaks (an agent restarted mid-round) is restarted, up to --attempts times,
@@ -73,6 +81,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "run", runSynopsis)
 	o.solve.register(fs, "dpop")
 	o.broker.register(fs)
+	o.sec.register(fs)
 	fs.StringVar(&o.instance, "instance", "", "the instance FILE every agent of the run reads")
 	fs.StringVar(&o.agent, "agent", "", "the agent this process runs (its name in FILE)")
 	fs.StringVar(&o.runID, "run-id", "", "run round ID at start (required with --once; every agent must be given the same)")
@@ -96,6 +105,11 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(o.logLevel)) // checked by o.check
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "password" {
+			log.Warn("--password is visible to every user of this machine (ps): prefer --password-file FILE or $" + passwordEnv)
+		}
+	})
 	if o.homes() {
 		return runHome(ctx, e, fs, &o, log)
 	}
@@ -106,6 +120,10 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	cfg.Logger = log
+	if cfg.Keys, err = o.sec.secure(config.Keys{}, ""); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
+	}
 	dev, err := solve.OpenGPU(o.solve.GPU)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
@@ -132,6 +150,10 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", o.instance, err)
 		return daemonExit(err)
+	}
+	if err := o.sec.require(cfg.Broker, cfg.Keys); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
 	}
 	if o.once {
 		rep, err := h.Once(ctx, o.runID, nil)
@@ -278,4 +300,16 @@ func printReport(w io.Writer, r daemon.RoundResult) {
 		n++
 	}
 	fmt.Fprintf(w, "assignment %s\n", b.String())
+	if len(r.Dropped) > 0 {
+		fmt.Fprintf(w, "warning     messages dropped as unsigned, forged, replayed or retained on an inbox: %s (see the log)\n", fmtCounts(r.Dropped))
+	}
+}
+
+// fmtCounts writes counts by key, sorted: "retained 2, unsigned 4".
+func fmtCounts(m map[string]int64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -178,7 +178,7 @@ func TestRunOnceAgrees(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc, " "), func(t *testing.T) {
 			want := solveJSON(t, append([]string{path}, tc...)...)
-			args := append([]string{"run", "--instance", path, "--broker", b.URL(), "--run-id", fmt.Sprintf("once-%d", i)}, tc...)
+			args := append([]string{"run", "--insecure", "--instance", path, "--broker", b.URL(), "--run-id", fmt.Sprintf("once-%d", i)}, tc...)
 			reps := runOnceInProcess(t, testCtx(t, 60*time.Second), append(args, fastFlags...), agentNames(3))
 			checkRound(t, want, reps)
 			for _, r := range reps {
@@ -206,7 +206,7 @@ func TestRunServe(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			args := append([]string{"run", "--instance", path, "--agent", a, "--broker", b.URL(), "--prefix", "street/hearth", "--run-id", "r0"}, fastFlags...)
+			args := append([]string{"run", "--insecure", "--instance", path, "--agent", a, "--broker", b.URL(), "--prefix", "street/hearth", "--run-id", "r0"}, fastFlags...)
 			codes[i] = run(ctx, args, io.Discard, &logs[i])
 		}()
 	}
@@ -375,7 +375,7 @@ func TestRunUsage(t *testing.T) {
 func TestRunUnreachableBroker(t *testing.T) {
 	path := genInstance(t, "random", "agents=2", "vars=2", "domain=2")
 	var out, errb syncBuffer
-	args := []string{"run", "--instance", path, "--agent", "a0", "--broker", "tcp://127.0.0.1:1", "--once", "--run-id", "r", "--timeout", "300ms", "--log-level", "error"}
+	args := []string{"run", "--insecure", "--instance", path, "--agent", "a0", "--broker", "tcp://127.0.0.1:1", "--once", "--run-id", "r", "--timeout", "300ms", "--log-level", "error"}
 	if code := run(context.Background(), args, &out, &errb); code != exitFailed {
 		t.Fatalf("exit %d, want %d: %s", code, exitFailed, errb.String())
 	}

@@ -56,6 +56,14 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 		return exitUsage
 	}
 	cfg.Logger = log
+	var keys config.Keys
+	if c := r.Config(); c != nil {
+		keys = c.Keys
+	}
+	if cfg.Keys, err = o.sec.secure(keys, o.home); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
+		return exitUsage
+	}
 	dev, err := solve.OpenGPU(so.GPU)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
@@ -94,6 +102,10 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
 		return daemonExit(err)
 	}
+	if err := o.sec.require(cfg.Broker, cfg.Keys); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
+		return exitUsage
+	}
 	if o.once {
 		rep, err := hm.Once(ctx, o.runID)
 		return printRound(e, o.runID, rep, err, o.solve.json)
@@ -118,7 +130,9 @@ func homeBroker(set map[string]bool, flags brokerOptions, c *config.Config) brok
 	}
 	take("broker", &b.url, fb.URL)
 	take("username", &b.username, fb.Username)
-	take("password", &b.password, fb.Password)
+	if !set["password-file"] {
+		take("password", &b.password, fb.Password)
+	}
 	take("prefix", &b.prefix, fb.TopicPrefix)
 	if isTLS(b.url) {
 		take("ca", &b.ca, fb.CAFile)

@@ -115,7 +115,7 @@ func checkHomeRound(t *testing.T, want report.Homes, reps []daemon.RoundResult) 
 func startHome(t *testing.T, name, path string, args ...string) *agentProc {
 	t.Helper()
 	p := &agentProc{name: name, out: &syncBuffer{}, errb: &syncBuffer{}, done: make(chan struct{})}
-	full := append([]string{"run", "-c", path, "--home", name, "--log-level", "info"}, append(args, fastFlags...)...)
+	full := append([]string{"run", "--insecure", "-c", path, "--home", name, "--log-level", "info"}, append(args, fastFlags...)...)
 	p.cmd = exec.Command(os.Args[0], full...)
 	p.cmd.Env = append(os.Environ(), execEnv+"=1", "TZ=UTC")
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.errb
@@ -494,7 +494,7 @@ func TestRunHomeSchedule(t *testing.T) {
 func TestRunHomeOnce(t *testing.T) {
 	want := simHomes(t, exampleTOML)
 	b := startEmbedded(t)
-	args := append([]string{"run", "-c", exampleTOML, "--broker", b.URL(), "--run-id", "once"}, fastFlags...)
+	args := append([]string{"run", "--insecure", "-c", exampleTOML, "--broker", b.URL(), "--run-id", "once"}, fastFlags...)
 	var reps []daemon.RoundResult
 	for i, rep := range runHomesOnce(t, testCtx(t, 60*time.Second), args, exampleHomes) {
 		reps = append(reps, rep)

@@ -12,20 +12,26 @@ import (
 )
 
 // TestSimMatchesSolve: over real MQTT on the embedded broker, exact
-// protocols give the simulated runtime's answer.
+// protocols give the simulated runtime's answer, signed (--sign) or not,
+// and a signed run drops nothing of its own.
 func TestSimMatchesSolve(t *testing.T) {
 	gen := t.TempDir() + "/r.xml"
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"gen", "random", "agents=3", "vars=3", "domain=3", "--seed", "5", "-o", gen}, &out, &errb); code != exitOK {
 		t.Fatalf("gen: %s", errb.String())
 	}
-	for _, g := range []string{"dpop", "afb"} {
-		t.Run(g, func(t *testing.T) {
+	for _, tc := range [][2]string{{"dpop", ""}, {"afb", ""}, {"dpop", "--sign"}, {"afb", "--sign"}} {
+		g := tc[0]
+		t.Run(strings.TrimSpace(g+" "+tc[1]), func(t *testing.T) {
 			var a, b, errb bytes.Buffer
 			if code := run(context.Background(), []string{"solve", gen, "--global", g, "--json"}, &a, &errb); code != exitOK {
 				t.Fatalf("solve: exit %d: %s", code, errb.String())
 			}
-			if code := run(context.Background(), []string{"sim", gen, "--global", g, "--json"}, &b, &errb); code != exitOK {
+			args := []string{"sim", gen, "--global", g, "--json"}
+			if tc[1] != "" {
+				args = append(args, tc[1])
+			}
+			if code := run(context.Background(), args, &b, &errb); code != exitOK {
 				t.Fatalf("sim: exit %d: %s", code, errb.String())
 			}
 			var rs, rm mva.Result
@@ -45,6 +51,9 @@ func TestSimMatchesSolve(t *testing.T) {
 			}
 			if rm.Metrics.Messages == 0 {
 				t.Errorf("sim counted no messages: %+v", rm.Metrics)
+			}
+			if bytes.Contains(b.Bytes(), []byte("security_drops")) {
+				t.Errorf("a run without forgeries dropped messages: %s", b.String())
 			}
 		})
 	}

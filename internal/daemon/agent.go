@@ -26,6 +26,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/pipeline"
 )
@@ -272,11 +273,38 @@ func NewAgent(ctx context.Context, c AgentConfig) (*Agent, error) {
 		h.cfg.Identity = mqtt.NewIdentity()
 	}
 	h.cfg.Agents = mqtt.AgentNames(plan.Problem())
+	// A reformulation's agents sign as the home that owns them.
+	h.cfg.Homes = homeNames
+	if err := checkKeys(h.cfg.Keys, homeNames, h.name); err != nil {
+		return nil, err
+	}
 	h.cfg.Timing = h.cfg.Timing.ForAgents(len(h.cfg.Agents))
 	for _, j := range mva.Decompose(p).Neighbours()[home] {
 		h.neighbours = append(h.neighbours, homeNames[j])
 	}
 	return h, nil
+}
+
+// checkKeys, for a signed run (keys not nil), requires a public key for
+// every home and this home's private key: without them the run would
+// start and every peer would drop this home's messages, or it theirs.
+func checkKeys(keys *sign.Keyring, homes []string, me string) error {
+	if keys == nil {
+		return nil
+	}
+	var missing []string
+	for _, n := range homes {
+		if !keys.Has(n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: no public key for %s (every home signs its messages)", ErrConfig, listNames(missing, 10))
+	}
+	if keys.Signer(me) == nil {
+		return fmt.Errorf("%w: the signing key is not %q's (hearth keygen --home %s writes one)", ErrConfig, me, me)
+	}
+	return nil
 }
 
 // Name is the agent's MQTT name.
@@ -308,7 +336,12 @@ func (h *Agent) round(ctx context.Context, id string, listen *mqtt.Listener) (Ro
 		g.Config.Listen = listen
 		sol, err := h.plan.Run(ctx, g)
 		if err == nil {
-			return h.report(id, run, k+1, sol, g.Last.Stats)
+			rep, err := h.report(id, run, k+1, sol, g.Last.Stats)
+			rep.Dropped = mqtt.SecurityDropped(g.Last.Stats)
+			if rep.Dropped != nil {
+				h.log.Warn("messages dropped as forged or replayed", "round", id, "dropped", rep.Dropped)
+			}
+			return rep, err
 		}
 		// A finished run, or one a peer gave up, is not started again:
 		// the next attempt would wait for peers that have left.
@@ -352,6 +385,10 @@ type RoundResult struct {
 	Stats []mqtt.Stats `json:"stats"`
 	// Error says why the round failed; the other fields are then partial.
 	Error string `json:"error,omitempty"`
+	// Dropped counts, by reason, the messages this home's agents dropped
+	// as unsigned, wrongly signed, replayed or retained on an inbox
+	// (mqtt.SecurityDrops): someone may be forging messages.
+	Dropped map[string]int64 `json:"security_drops,omitempty"`
 	// Values are the values of the problem's variables (indices, in the
 	// problem's terms) as far as this agent knows them: its own, and
 	// zeros for the others'. A home's plan is built from them.

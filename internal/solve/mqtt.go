@@ -23,6 +23,10 @@ type MQTTResult struct {
 	// Agents are the counters of every protocol agent, in the order of
 	// the (reformulated) problem's agents.
 	Agents []mqtt.Stats `json:"agents"`
+	// SecurityDrops counts, by reason, what the agents dropped as
+	// unsigned, wrongly signed, replayed or retained on an inbox
+	// (mqtt.SecurityDrops); absent when nothing was.
+	SecurityDrops map[string]int64 `json:"security_drops,omitempty"`
 }
 
 // MQTT is `hearth sim` without the command line: it runs the
@@ -54,5 +58,6 @@ func MQTT(ctx context.Context, p *mva.Problem, o Options, dev *gpu.Device, cfg m
 	if g.Last.InMemory {
 		transport = "memory"
 	}
-	return MQTTResult{Result: d.Result(sol), Broker: g.Last.Broker, Transport: transport, Run: g.Last.Run, Agents: g.Last.Stats}, nil
+	return MQTTResult{Result: d.Result(sol), Broker: g.Last.Broker, Transport: transport, Run: g.Last.Run, Agents: g.Last.Stats,
+		SecurityDrops: mqtt.SecurityDropped(g.Last.Stats)}, nil
 }
