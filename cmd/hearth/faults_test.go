@@ -64,7 +64,9 @@ func newStreet(t *testing.T, timeout time.Duration, extra string) *faultStreet {
 	return s
 }
 
-func (s *faultStreet) args() []string { return []string{"--broker", s.b.URL(), "--watch", "0"} }
+func (s *faultStreet) args() []string {
+	return []string{"--broker", s.b.URL(), "--watch", "0", "--insecure"}
+}
 
 // command publishes a controller's command for round id, created now.
 func (s *faultStreet) command(id string, retained bool) {
