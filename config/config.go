@@ -37,6 +37,12 @@ type Config struct {
 	Publish Publish
 	// HomeFiles[h] is the file home h was read from.
 	HomeFiles []string
+	// Live is [live]; Devices[h] the live state of home h's devices that
+	// store energy or report plugged, and PV[h] its pv_kw per slot (nil
+	// without one), which the home's background is net of.
+	Live    Live
+	Devices [][]DeviceLive
+	PV      [][]float64
 }
 
 // Solver chooses the algorithms.
@@ -137,7 +143,15 @@ type loader struct {
 	dir  string
 	read func(string) ([]byte, error)
 	errs Errors
+	// opts are LoadWith's; fileStart is [horizon] start as the file
+	// writes it.
+	opts      LoadOptions
+	fileStart int
 }
+
+func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
+
+func dirOf(p string) string { return filepath.Dir(p) }
 
 // parse decodes one TOML file into a generic table, turning syntax errors
 // into an Error with the parser's line.

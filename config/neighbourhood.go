@@ -32,6 +32,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 	cfg.Broker = l.broker(root)
 	cfg.Run = l.run(root)
 	cfg.Publish = l.publish(root)
+	cfg.Live = l.live(root)
 	var srcs []*homeSrc
 	if files, ok := root.strs("homes"); ok {
 		for i, f := range files {
@@ -54,6 +55,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 			n.Homes = append(n.Homes, h)
 			srcs = append(srcs, hs)
 			cfg.HomeFiles = append(cfg.HomeFiles, p)
+			cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
 		}
 	}
 	for _, hn := range root.tables("home") {
@@ -61,13 +63,14 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 		n.Homes = append(n.Homes, h)
 		srcs = append(srcs, hs)
 		cfg.HomeFiles = append(cfg.HomeFiles, path)
+		cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
 	}
 	if !root.has("homes") && !root.has("home") {
 		root.src.errorf("", "no homes: list home files in homes = [\"a.toml\", …] or add [[home]] tables")
 	}
 	l.neighbours(root, n, srcs)
 	l.discoveryNames(root, cfg)
-	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker", "run", "publish")
+	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker", "run", "publish", "live")
 	if len(l.errs) > 0 {
 		return cfg
 	}
@@ -106,8 +109,12 @@ func (l *loader) horizon(root *node, n *devices.Neighbourhood) clock {
 		}
 		t.done("slots", "slot", "start", "dynamics")
 	}
+	l.fileStart = hz.Start
+	if l.opts.Rolling {
+		hz.Start = ((l.opts.Start % 1440) + 1440) % 1440
+	}
 	n.Horizon = hz
-	return clock{start: hz.Start, slot: hz.SlotMinutes, slots: hz.Slots}
+	return clock{start: hz.Start, slot: hz.SlotMinutes, slots: hz.Slots, rolling: l.opts.Rolling}
 }
 
 // prices reads [prices]: per_slot, or default with periods.
@@ -131,7 +138,7 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		if len(ps) != H {
 			t.errorf("per_slot", "%d prices for %d slots: give one price per slot", len(ps), H)
 		} else {
-			copy(n.Prices, ps)
+			copy(n.Prices, l.rotate(ps, ck))
 		}
 	}
 	if d, ok := t.num("default"); ok {
@@ -146,6 +153,10 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		if !okf || !okt || !okp {
 			p.errorf("", "a period needs from = \"HH:MM\", to = \"HH:MM\" and price = number")
 			p.done("from", "to", "price")
+			continue
+		}
+		if ck.rolling {
+			l.rollingPeriod(p, n.Prices, ck, from, to, price)
 			continue
 		}
 		a, err := ck.boundary(from)
@@ -166,14 +177,14 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		}
 		p.done("from", "to", "price")
 	}
-	l.exportPrices(t, n)
+	l.exportPrices(t, n, ck)
 	t.done("per_slot", "default", "periods", "currency", "export_per_slot", "export_default")
 }
 
 // exportPrices reads what feeding power back earns: export_per_slot, or
 // export_default for every slot. Without either, feed-in earns the price
 // (the behaviour before export prices existed).
-func (l *loader) exportPrices(t *node, n *devices.Neighbourhood) {
+func (l *loader) exportPrices(t *node, n *devices.Neighbourhood, ck clock) {
 	H := n.Horizon.Slots
 	if ps, ok := t.nums("export_per_slot"); ok {
 		if t.has("export_default") {
@@ -183,7 +194,7 @@ func (l *loader) exportPrices(t *node, n *devices.Neighbourhood) {
 			t.errorf("export_per_slot", "%d export prices for %d slots: give one per slot", len(ps), H)
 			return
 		}
-		n.ExportPrices = ps
+		n.ExportPrices = l.rotate(ps, ck)
 	}
 	if d, ok := t.num("export_default"); ok {
 		n.ExportPrices = make([]float64, H)
@@ -482,4 +493,28 @@ func (l *loader) neighbours(root *node, n *devices.Neighbourhood, srcs []*homeSr
 			n.Links = append(n.Links, [2]int{a, b})
 		}
 	}
+}
+
+// rollingPeriod applies a price period on a rolling horizon: every slot
+// whose start lies in [from, to) on the clock (wrapping past midnight)
+// takes the price, whichever day it falls on.
+func (l *loader) rollingPeriod(p *node, prices []float64, ck clock, from, to string, price float64) {
+	a, err := parseClock(from)
+	if err != nil {
+		p.errorf("from", "%v", err)
+		return
+	}
+	b, err := parseClock(to)
+	if err != nil {
+		p.errorf("to", "%v", err)
+		return
+	}
+	a, b = a%1440, b%1440
+	for s := range prices {
+		m := (ck.start + s*ck.slot) % 1440
+		if a < b && m >= a && m < b || a > b && (m >= a || m < b) || a == b {
+			prices[s] = price
+		}
+	}
+	p.done("from", "to", "price")
 }

@@ -33,6 +33,17 @@ type PublishOptions struct {
 	// DiscoveryPrefix is Home Assistant's discovery prefix; "" means
 	// DefaultDiscoveryPrefix.
 	DiscoveryPrefix string
+	// Meta, when set, says which round made the plans, when, and until
+	// when they hold (`hearth run` with [live]).
+	Meta PlanMeta
+}
+
+// PlanMeta is the provenance of a plan: the round that made it, when (RFC
+// 3339), and the end of its horizon, after which it says nothing.
+type PlanMeta struct {
+	Round      string `json:"round,omitempty"`
+	Created    string `json:"created,omitempty"`
+	ValidUntil string `json:"valid_until,omitempty"`
 }
 
 // Defaults of PublishOptions.
@@ -43,6 +54,7 @@ const (
 
 // PlanPayload is the retained JSON of <prefix>/home/<home>/plan/<device>.
 type PlanPayload struct {
+	PlanMeta
 	Home        string     `json:"home"`
 	Device      string     `json:"device"`
 	Kind        string     `json:"kind,omitempty"`
@@ -64,6 +76,7 @@ type PlanSlot struct {
 
 // LoadPayload is the retained JSON of <prefix>/home/<home>/load.
 type LoadPayload struct {
+	PlanMeta
 	Home        string     `json:"home"`
 	SlotMinutes int        `json:"slot_minutes"`
 	EnergyKWh   float64    `json:"energy_kwh"`
@@ -140,7 +153,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 			if len(d.Actions) != hz.Slots || len(d.KW) != hz.Slots {
 				return nil, fmt.Errorf("publish: home %s device %s: %d actions for %d slots", p.Home, d.Device, len(d.Actions), hz.Slots)
 			}
-			pl := PlanPayload{Home: p.Home, Device: d.Device, Kind: d.Kind, SlotMinutes: hz.SlotMinutes}
+			pl := PlanPayload{PlanMeta: o.Meta, Home: p.Home, Device: d.Device, Kind: d.Kind, SlotMinutes: hz.SlotMinutes}
 			for t := range hz.Slots {
 				s := slot(t)
 				s.Action, s.KW = d.Actions[t], d.KW[t]
@@ -162,7 +175,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 		if len(p.LoadKW) != hz.Slots {
 			return nil, fmt.Errorf("publish: home %s: %d load values for %d slots", p.Home, len(p.LoadKW), hz.Slots)
 		}
-		lp := LoadPayload{Home: p.Home, SlotMinutes: hz.SlotMinutes, EnergyKWh: p.EnergyKWh, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW}
+		lp := LoadPayload{PlanMeta: o.Meta, Home: p.Home, SlotMinutes: hz.SlotMinutes, EnergyKWh: p.EnergyKWh, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW}
 		for t := range hz.Slots {
 			s := slot(t)
 			s.KW = p.LoadKW[t]

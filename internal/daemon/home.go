@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
@@ -66,6 +67,9 @@ type HomeConfig struct {
 	// [publish].
 	HomeAssistant   *bool
 	DiscoveryPrefix *string
+	// Clock is the time a home with [live] plans by (nil: the wall
+	// clock; `hearth run --now --speed` sets another).
+	Clock *live.Clock
 }
 
 // Home is a home of a neighbourhood as a long-running agent.
@@ -89,6 +93,8 @@ type homeState struct {
 	publish  config.Publish
 	// digest is what the rounds of the loaded inputs depend on.
 	digest digest
+	// live is the home's [live] part, nil without.
+	live *liveHome
 }
 
 // NewHome builds home cfg.Home of r, the neighbourhood loaded from
@@ -111,6 +117,7 @@ func NewHome(ctx context.Context, cfg HomeConfig, r *homesolve.Run) (*Home, erro
 		return nil, fmt.Errorf("%w: home %q: Home Assistant discovery allows letters, digits, '_' and '-' in a home's name", ErrConfig, h.name)
 	}
 	st.r, st.digest = r, digestOf(r)
+	st.live = st.newLiveHome()
 	return &Home{st: st, h: h}, nil
 }
 
@@ -139,11 +146,19 @@ func (hm *Home) Run(ctx context.Context, first string) error {
 		defer t.Stop()
 		st.pollC = t.C
 	}
-	st.schedule.set(runSchedule(st.r), time.Now())
+	if st.live == nil {
+		st.schedule.set(runSchedule(st.r), time.Now())
+	}
 	defer st.schedule.stop()
 	defer st.plan.stop()
 	s := &server{h: h, c: newControl(h, true), done: newRecent(64), home: st}
 	s.c.SetHomes(mqtt.AgentNames(st.r.Problem()), h.neighbours)
+	if st.live != nil {
+		if err := s.liveStart(ctx); err != nil {
+			return err
+		}
+		defer st.live.client.Close()
+	}
 	if st.schedule.on() {
 		st.logSchedule(h.log)
 	}
@@ -422,6 +437,9 @@ func (s *server) publishPlan(ctx context.Context, req mqtt.Request, rep RoundRes
 	}
 	hz := s.home.r.Model().Horizon
 	s.home.plan.set(states, start, time.Duration(hz.SlotMinutes)*time.Minute, hz.Slots, time.Now())
+	if s.home.live != nil {
+		s.livePlan(ctx, req, rep)
+	}
 }
 
 // republish publishes the plan's states again at a slot boundary, for Home
@@ -444,8 +462,14 @@ func (st *homeState) publications(h *Agent, at time.Time, rep RoundResult) ([]re
 		return nil, time.Time{}, errors.New("the round found no schedule that keeps every rule")
 	}
 	start := slotZero(at, st.r.Model().Horizon.Start)
+	var meta report.PlanMeta
+	if st.live != nil {
+		if m, s, ok := st.live.planTimes(rep.Round); ok {
+			meta, start = m, s
+		}
+	}
 	pubs, err := st.r.HomePublications(rep.Values, h.home, report.PublishOptions{
-		Prefix: h.cfg.Prefix, Start: start, HomeAssistant: st.publish.HomeAssistant, DiscoveryPrefix: st.publish.DiscoveryPrefix,
+		Prefix: h.cfg.Prefix, Start: start, HomeAssistant: st.publish.HomeAssistant, DiscoveryPrefix: st.publish.DiscoveryPrefix, Meta: meta,
 	})
 	return pubs, start, err
 }

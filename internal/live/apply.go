@@ -1,0 +1,276 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+)
+
+// Horizon is the rolling horizon of a round: slot 0 starts at Start, the
+// start of the slot that holds the round's instant.
+type Horizon struct {
+	Start time.Time
+	Slot  time.Duration
+	Slots int
+}
+
+// SlotOf returns the index of the slot that holds t, and false outside
+// the horizon.
+func (h Horizon) SlotOf(t time.Time) (int, bool) {
+	if t.Before(h.Start) || h.Slot <= 0 {
+		return 0, false
+	}
+	k := int(t.Sub(h.Start) / h.Slot)
+	return k, k < h.Slots
+}
+
+// Note is something the inputs of a round say that the user should know:
+// a stale or missing reading, a goal left out.
+type Note struct {
+	Msg  string
+	Args []any
+}
+
+// Load builds the neighbourhood of a round planned from instant at: the
+// files read with slot 0 moved to the slot that holds at
+// (config.LoadWith), every home's device state and series put in, and
+// compiled (homesolve.FromConfig). Goals that the live state makes
+// impossible (a car plugged in too late to reach its target by its
+// departure) are left out, the same in every home's process, so that the
+// plan goes ahead; the notes say which.
+func (in *Inputs) Load(path string, o homesolve.Overrides, at time.Time) (*homesolve.Run, Horizon, []Note, error) {
+	slotMin, err := slotMinutes(path)
+	if err != nil {
+		return nil, Horizon{}, nil, err
+	}
+	start := SlotStart(at, time.Duration(slotMin)*time.Minute)
+	cfg, err := config.LoadWith(path, config.LoadOptions{Rolling: true, Start: start.Hour()*60 + start.Minute()})
+	if err != nil {
+		return nil, Horizon{}, nil, err
+	}
+	hz := Horizon{Start: start, Slot: time.Duration(cfg.Neighbourhood.Horizon.SlotMinutes) * time.Minute, Slots: cfg.Neighbourhood.Horizon.Slots}
+	notes := in.apply(cfg, hz, in.clock.Now())
+	for range 8 {
+		r, err := homesolve.FromConfig(path, cfg, o)
+		if err == nil {
+			return r, hz, notes, nil
+		}
+		dropped := dropInfeasible(cfg.Neighbourhood, err)
+		if len(dropped) == 0 {
+			return nil, hz, notes, err
+		}
+		for _, d := range dropped {
+			notes = append(notes, Note{Msg: "goal out of reach from the live state; left out of this round", Args: []any{"home", d[0], "rule", d[1]}})
+		}
+	}
+	return nil, hz, notes, errors.New("goals out of reach could not be left out")
+}
+
+// slotMinutes reads the slot length of the file (config.Load).
+func slotMinutes(path string) (int, error) {
+	cfg, err := config.LoadWith(path, config.LoadOptions{Rolling: true})
+	if err != nil {
+		return 0, err
+	}
+	return cfg.Neighbourhood.Horizon.SlotMinutes, nil
+}
+
+// dropInfeasible removes the rules err names as infeasible and returns
+// them as (home, rule text).
+func dropInfeasible(n *devices.Neighbourhood, err error) [][2]string {
+	var errs []*devices.Error
+	var walk func(error)
+	walk = func(e error) {
+		var de *devices.Error
+		if errors.As(e, &de) && de.Infeasible && de.Part == devices.PartRule {
+			errs = append(errs, de)
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+		} else if u := errors.Unwrap(e); u != nil && !errors.As(e, &de) {
+			walk(u)
+		}
+	}
+	walk(err)
+	byHome := map[string][]int{}
+	for _, de := range errs {
+		byHome[de.Home] = append(byHome[de.Home], de.Index)
+	}
+	var out [][2]string
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		idx := byHome[h.Name]
+		if len(idx) == 0 {
+			continue
+		}
+		var keep []devices.Rule
+		for ri, r := range h.Rules {
+			if slices.Contains(idx, ri) && !isBound(r) {
+				out = append(out, [2]string{h.Name, r.Text})
+				continue
+			}
+			keep = append(keep, r)
+		}
+		h.Rules = keep
+	}
+	return out
+}
+
+// isBound reports whether a rule is a catalogue device's physical bound,
+// which no live state can make impossible and which is never left out.
+func isBound(r devices.Rule) bool { return strings.Contains(r.Text, "(bound of ") }
+
+// apply puts the inputs into cfg's neighbourhood for horizon hz, as of
+// now; it returns the notes (stale and missing readings, reported once
+// until the reading is good again).
+func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var notes []Note
+	n := cfg.Neighbourhood
+	slotTimes := func(t int) (time.Time, time.Time) {
+		a := hz.Start.Add(time.Duration(t) * hz.Slot)
+		return a, a.Add(hz.Slot)
+	}
+	fill := func(dst []float64, topic string) bool {
+		s, ok := in.series[topic]
+		if !ok {
+			return false
+		}
+		used := false
+		for t := range dst {
+			if v, ok := s.Mean(slotTimes(t)); ok {
+				dst[t], used = v, true
+			}
+		}
+		return used
+	}
+	fill(n.Prices, PriceTopic(in.prefix, "import"))
+	if s, ok := in.series[PriceTopic(in.prefix, "export")]; ok {
+		if n.ExportPrices == nil {
+			n.ExportPrices = slices.Clone(n.Prices)
+		}
+		for t := range n.ExportPrices {
+			if v, ok := s.Mean(slotTimes(t)); ok {
+				n.ExportPrices[t] = v
+			}
+		}
+	}
+	// An export price above the import price would pay a home to import
+	// and export at once; the model refuses it, so cap it.
+	for t := range n.ExportPrices {
+		n.ExportPrices[t] = math.Min(n.ExportPrices[t], n.Prices[t])
+	}
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		pv := cfg.PV[hi]
+		if pv == nil {
+			pv = make([]float64, len(h.Background))
+		}
+		base := make([]float64, len(h.Background))
+		for t := range base {
+			base[t] = h.Background[t] + pv[t]
+		}
+		newPV := slices.Clone(pv)
+		changed := fill(base, ForecastTopic(in.prefix, h.Name, "background"))
+		if fill(newPV, ForecastTopic(in.prefix, h.Name, "pv")) {
+			changed = true
+			for t := range newPV {
+				newPV[t] = math.Max(newPV[t], 0)
+			}
+		}
+		if changed {
+			for t := range base {
+				h.Background[t] = base[t] - newPV[t]
+			}
+		}
+		for _, dl := range cfg.Devices[hi] {
+			notes = in.applyDevice(cfg, h, dl, now, notes)
+		}
+	}
+	return notes
+}
+
+// applyDevice puts a device's stored energy and plugged state into h.
+func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.DeviceLive, now time.Time, notes []Note) []Note {
+	di := slices.IndexFunc(h.Devices, func(d devices.Device) bool { return d.Name == dl.Device })
+	if di < 0 || dl.Property == "" {
+		return notes
+	}
+	loc := h.Devices[di].Location
+	pi := h.Property(loc, dl.Property)
+	if pi < 0 {
+		return notes
+	}
+	p := &h.Properties[pi]
+	k := key{h.Name, dl.Device, "soc"}
+	if r, ok := in.readings[k]; ok {
+		age := now.Sub(r.at)
+		switch {
+		case age <= cfg.Live.Stale:
+			p.Initial = snap(r.v, p.Scale)
+		case age <= cfg.Live.Forget:
+			p.Initial = snap(r.v, p.Scale)
+			if !r.reported {
+				r.reported = true
+				notes = append(notes, Note{Msg: "live state stale; planning from the last good value", Args: []any{"home", h.Name, "device", dl.Device, "value", r.v, "age", age.Round(time.Second).String()}})
+			}
+		case !in.missing[k]:
+			in.missing[k] = true
+			notes = append(notes, Note{Msg: "live state too old; planning from the file's value", Args: []any{"home", h.Name, "device", dl.Device, "age", age.Round(time.Second).String(), "file", p.Initial}})
+		}
+	} else if !in.missing[k] {
+		in.missing[k] = true
+		notes = append(notes, Note{Msg: "no live state yet; planning from the file's value", Args: []any{"home", h.Name, "device", dl.Device, "topic", in.sourceTopic(h.Name, dl), "file", p.Initial}})
+	}
+	if !dl.EV {
+		return notes
+	}
+	pk := key{h.Name, dl.Device, "plugged"}
+	r, ok := in.readings[pk]
+	if !ok || r.plugged || now.Sub(r.at) > cfg.Live.Forget {
+		return notes
+	}
+	// The car is away: no goal on its charge applies to this plan, and
+	// the charge cannot grow.
+	var keep []devices.Rule
+	for _, rule := range h.Rules {
+		if rule.Location == loc && rule.Property == dl.Property && !isBound(rule) {
+			continue
+		}
+		keep = append(keep, rule)
+	}
+	stay, err := devices.ParseRule(fmt.Sprintf("%s %s leq %s", loc, dl.Property, fmtNum(p.Initial)), devices.RuleSyntax{})
+	if err == nil {
+		stay.Text += " (away: no charging)"
+		keep = append(keep, stay)
+	}
+	h.Rules = keep
+	return notes
+}
+
+func (in *Inputs) sourceTopic(home string, dl config.DeviceLive) string {
+	if dl.SoC != nil {
+		return dl.SoC.Topic
+	}
+	return StateTopic(in.prefix, home, dl.Device)
+}
+
+// snap rounds v to the property's resolution.
+func snap(v, scale float64) float64 {
+	if scale <= 0 {
+		return v
+	}
+	return math.Round(v/scale) * scale
+}
+
+func fmtNum(v float64) string { return fmt.Sprintf("%.6g", v) }
