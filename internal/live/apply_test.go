@@ -1,0 +1,193 @@
+package live
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+)
+
+const street = "testdata/street/street.toml"
+
+// fixedClock is a clock stopped at t.
+func fixedClock(t *testing.T, at time.Time) *Clock {
+	t.Helper()
+	c, err := NewClock(at, at, 1, func() time.Time { return at })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func newInputs(t *testing.T, home string, now time.Time) *Inputs {
+	t.Helper()
+	cfg, err := config.Load(street)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewInputs(cfg, "hearth", home, fixedClock(t, now), nil)
+}
+
+func home(r *homesolve.Run, name string) *devices.Home {
+	for i := range r.Model().Homes {
+		if r.Model().Homes[i].Name == name {
+			return &r.Model().Homes[i]
+		}
+	}
+	return nil
+}
+
+func initial(h *devices.Home, prop string) float64 {
+	for _, p := range h.Properties {
+		if p.Name == prop {
+			return p.Initial
+		}
+	}
+	return math.NaN()
+}
+
+func hasRule(h *devices.Home, text string) bool {
+	return slices.ContainsFunc(h.Rules, func(r devices.Rule) bool { return strings.HasPrefix(r.Text, text) })
+}
+
+// TestLoadRolling: slot 0 is the slot that holds the round's instant, the
+// file's clock times count from it, and the live state replaces the
+// file's initial values.
+func TestLoadRolling(t *testing.T) {
+	now := time.Date(2026, 11, 26, 5, 40, 0, 0, time.Local)
+	in := newInputs(t, "alder", now)
+	in.Handle(StateTopic("hearth", "alder", "ev"), []byte(fmt.Sprintf(`{"time":%q,"charge":35.04,"plugged":true}`, now.Format(time.RFC3339))))
+	in.Handle(StateTopic("hearth", "dogwood", "battery"), []byte(fmt.Sprintf(`{"time":%q,"soc":6}`, now.Format(time.RFC3339))))
+	r, hz, notes, err := in.Load(street, homesolve.Overrides{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 11, 26, 5, 0, 0, 0, time.Local); !hz.Start.Equal(want) || hz.Slot != time.Hour || hz.Slots != 24 {
+		t.Fatalf("horizon %+v, want slot 0 at %v", hz, want)
+	}
+	if len(notes) != 0 {
+		t.Errorf("notes %v with every state fresh", notes)
+	}
+	n := r.Model()
+	if n.Horizon.Start != 5*60 {
+		t.Errorf("horizon start %d min, want 300", n.Horizon.Start)
+	}
+	a, d := home(r, "alder"), home(r, "dogwood")
+	if got := initial(a, "charge"); math.Abs(got-35.0) > 1e-9 {
+		t.Errorf("alder's charge %g, want the live 35.0 (snapped to 0.1)", got)
+	}
+	if got := initial(d, "soc"); got != 6 {
+		t.Errorf("dogwood's soc %g, want the live 6", got)
+	}
+	// "before 07:00" from slot 0 at 05:00 is boundary 2; the price
+	// periods move with the clock: 17:00–21:00 is slots 12–15.
+	for _, rule := range a.Rules {
+		if strings.HasPrefix(rule.Text, "charge geq 40") && rule.T1 != 2 {
+			t.Errorf("%q at boundary %d, want 2", rule.Text, rule.T1)
+		}
+	}
+	for s, p := range n.Prices {
+		clock := (5 + s) % 24
+		want := 0.20
+		switch {
+		case clock >= 17 && clock < 21:
+			want = 0.45
+		case clock < 6:
+			want = 0.12
+		}
+		if p != want {
+			t.Errorf("slot %d (%02d:00) price %g, want %g", s, clock, p, want)
+		}
+	}
+}
+
+// TestLoadAwayStaleMissing: a car that is away gets no goal and no
+// charging; a stale reading is used and reported once; a missing one
+// gives the file's value, reported once; a goal out of reach from the
+// live state is left out, not the plan.
+func TestLoadAwayStaleMissing(t *testing.T) {
+	now := time.Date(2026, 11, 26, 6, 10, 0, 0, time.Local)
+	in := newInputs(t, "alder", now)
+	in.Handle(StateTopic("hearth", "alder", "ev"), []byte(fmt.Sprintf(`{"time":%q,"charge":20,"plugged":false}`, now.Add(-3*time.Hour).Format(time.RFC3339))))
+	r, _, notes, err := in.Load(street, homesolve.Overrides{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, d := home(r, "alder"), home(r, "dogwood")
+	if hasRule(a, "charge geq 40") || !hasRule(a, "ev charge leq 20") {
+		t.Errorf("away car's rules: %v", a.Rules)
+	}
+	if got := initial(a, "charge"); got != 20 {
+		t.Errorf("stale charge %g, want the last good 20", got)
+	}
+	if got := initial(d, "soc"); got != 4 {
+		t.Errorf("missing soc %g, want the file's 4", got)
+	}
+	// dogwood's "soc geq 10 at 07:00" needs 6 kWh in 50 minutes of a
+	// 5 kW battery from the file's 4 kWh: 4.75 kWh at most in one slot.
+	if hasRule(d, "soc geq 10") {
+		t.Errorf("an unreachable goal was kept: %v", d.Rules)
+	}
+	var msgs []string
+	for _, n := range notes {
+		msgs = append(msgs, n.Msg)
+	}
+	for _, want := range []string{"live state stale", "no live state yet", "goal out of reach"} {
+		if !slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, want) }) {
+			t.Errorf("notes %q lack %q", msgs, want)
+		}
+	}
+	// Reported once.
+	_, _, notes, err = in.Load(street, homesolve.Overrides{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range notes {
+		if !strings.HasPrefix(n.Msg, "goal out of reach") {
+			t.Errorf("reported again: %v", n)
+		}
+	}
+	// Past forget (6 h) the file's value.
+	in2 := newInputs(t, "alder", now)
+	in2.Handle(StateTopic("hearth", "alder", "ev"), []byte(fmt.Sprintf(`{"time":%q,"charge":50,"plugged":true}`, now.Add(-7*time.Hour).Format(time.RFC3339))))
+	r, _, _, err = in2.Load(street, homesolve.Overrides{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := initial(home(r, "alder"), "charge"); got != 15 {
+		t.Errorf("forgotten charge %g, want the file's 15", got)
+	}
+}
+
+// TestLoadSeries: published prices and forecasts replace the file's where
+// they cover a slot, averaged over it.
+func TestLoadSeries(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.Local)
+	in := newInputs(t, "alder", now)
+	start := now.Add(-time.Hour)
+	vals := make([]string, 8) // 2 h in 15-minute steps: 11:00–13:00
+	for i := range vals {
+		vals[i] = fmt.Sprint(0.1 * float64(i))
+	}
+	in.Handle(PriceTopic("hearth", "import"), []byte(fmt.Sprintf(`{"start":%q,"step":"15m","values":[%s]}`, start.Format(time.RFC3339), strings.Join(vals, ","))))
+	in.Handle(ForecastTopic("hearth", "dogwood", "pv"), []byte(fmt.Sprintf(`{"start":%q,"step":"1h","values":[3,2]}`, now.Format(time.RFC3339))))
+	r, _, _, err := in.Load(street, homesolve.Overrides{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.Model()
+	// Slot 0 is 12:00–13:00: steps 4–7, mean 0.55; slot 1 is uncovered.
+	if math.Abs(n.Prices[0]-0.55) > 1e-9 || n.Prices[1] != 0.20 {
+		t.Errorf("prices %v", n.Prices[:3])
+	}
+	d := home(r, "dogwood")
+	if math.Abs(d.Background[0]-(0.3-3)) > 1e-9 || math.Abs(d.Background[1]-(0.3-2)) > 1e-9 || d.Background[2] != 0.3 {
+		t.Errorf("dogwood's background %v", d.Background[:3])
+	}
+}
