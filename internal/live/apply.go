@@ -67,7 +67,7 @@ func (in *Inputs) Load(path string, o homesolve.Overrides, at time.Time) (*homes
 			return nil, hz, notes, err
 		}
 		for _, d := range dropped {
-			notes = append(notes, Note{Msg: "goal out of reach from the live state; left out of this round", Args: []any{"home", d[0], "rule", d[1]}})
+			notes = append(notes, Note{Msg: "goal out of reach from the live state; " + d[2], Args: []any{"home", d[0], "rule", d[1]}})
 		}
 	}
 	return nil, hz, notes, errors.New("goals out of reach could not be left out")
@@ -82,9 +82,13 @@ func slotMinutes(path string) (int, error) {
 	return cfg.Neighbourhood.Horizon.SlotMinutes, nil
 }
 
-// dropInfeasible removes the rules err names as infeasible and returns
-// them as (home, rule text).
-func dropInfeasible(n *devices.Neighbourhood, err error) [][2]string {
+// dropInfeasible relaxes or removes the rules err names as infeasible
+// and returns them as (home, rule text, what became of it). A goal to
+// reach at least a value (geq, gt) is lowered to what the home's devices
+// can reach by its time at full power (a car that came home late is
+// charged as far as it can be by its departure); another goal, or one
+// already relaxed, is left out.
+func dropInfeasible(n *devices.Neighbourhood, err error) [][3]string {
 	var errs []*devices.Error
 	var walk func(error)
 	walk = func(e error) {
@@ -105,7 +109,7 @@ func dropInfeasible(n *devices.Neighbourhood, err error) [][2]string {
 	for _, de := range errs {
 		byHome[de.Home] = append(byHome[de.Home], de.Index)
 	}
-	var out [][2]string
+	var out [][3]string
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
 		idx := byHome[h.Name]
@@ -114,15 +118,76 @@ func dropInfeasible(n *devices.Neighbourhood, err error) [][2]string {
 		}
 		var keep []devices.Rule
 		for ri, r := range h.Rules {
-			if slices.Contains(idx, ri) && !isBound(r) {
-				out = append(out, [2]string{h.Name, r.Text})
+			if !slices.Contains(idx, ri) || isBound(r) {
+				keep = append(keep, r)
 				continue
 			}
-			keep = append(keep, r)
+			if g, ok := reachable(h, r); ok {
+				text := r.Text
+				r.Goal = g
+				r.Text = fmt.Sprintf("%s (relaxed to %s: out of reach)", text, fmtNum(g))
+				keep = append(keep, r)
+				out = append(out, [3]string{h.Name, text, "relaxed to " + fmtNum(g)})
+				continue
+			}
+			out = append(out, [3]string{h.Name, r.Text, "left out of this round"})
 		}
 		h.Rules = keep
 	}
 	return out
+}
+
+// relaxedMark marks a relaxed goal's text.
+const relaxedMark = "(relaxed to "
+
+// reachable is the most a geq/gt goal's property can reach by the goal's
+// time from its initial value, every device that raises it at its
+// greatest effect in every slot, rounded down to the property's step; ok
+// is false for other goals, goals already relaxed, and when nothing above
+// the initial value is reachable.
+func reachable(h *devices.Home, r devices.Rule) (float64, bool) {
+	if r.Rel != devices.Geq && r.Rel != devices.Gt || strings.Contains(r.Text, relaxedMark) {
+		return 0, false
+	}
+	pi := h.Property(r.Location, r.Property)
+	if pi < 0 {
+		return 0, false
+	}
+	p := h.Properties[pi]
+	per := p.Drift
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		if !dev.Affects(r.Location, r.Property) {
+			continue
+		}
+		best := 0.0
+		for _, a := range dev.Actions {
+			for _, e := range a.Effects {
+				if e.Property == r.Property {
+					best = math.Max(best, e.Delta)
+				}
+			}
+		}
+		per += best
+	}
+	v := p.Initial + per*float64(r.T1)
+	for _, b := range h.Rules {
+		if isBound(b) && b.Location == r.Location && b.Property == r.Property && (b.Rel == devices.Leq || b.Rel == devices.Lt) {
+			v = math.Min(v, b.Goal)
+		}
+	}
+	step := p.Scale
+	if step <= 0 {
+		step = 0.1
+	}
+	v = math.Floor(v/step-1e-9) * step
+	if r.Rel == devices.Gt {
+		v -= step
+	}
+	if v <= p.Initial+1e-9 {
+		return 0, false
+	}
+	return v, true
 }
 
 // isBound reports whether a rule is a catalogue device's physical bound,
