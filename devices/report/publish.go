@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,10 @@ type PublishOptions struct {
 	// Meta, when set, says which round made the plans, when, and until
 	// when they hold (`hearth run` with [live]).
 	Meta PlanMeta
+	// Availability, when set, is the topic on which the home says
+	// online and offline (its last will): Home Assistant shows the
+	// entities unavailable while it says offline.
+	Availability string
 }
 
 // PlanMeta is the provenance of a plan: the round that made it, when (RFC
@@ -165,7 +170,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 			}
 			if o.HomeAssistant {
 				id := "hearth_" + objectID(p.Home) + "_" + objectID(d.Device)
-				cfg := haSensor(p.Home, d.Device+" plan", id, topic, currentTemplate("action", "value_json.slots[0].action"))
+				cfg := haSensor(p.Home, d.Device+" plan", id, topic, currentTemplate("action", "value_json.slots[0].action"), o.Availability)
 				cfg.Icon = "mdi:calendar-clock"
 				if err := add(&configs, DiscoveryTopic(disc, p.Home, id), cfg); err != nil {
 					return nil, err
@@ -187,7 +192,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 		}
 		if o.HomeAssistant {
 			id := "hearth_" + objectID(p.Home) + "_load"
-			cfg := haSensor(p.Home, "planned load", id, topic, currentTemplate("kw", "0"))
+			cfg := haSensor(p.Home, "planned load", id, topic, currentTemplate("kw", "0"), o.Availability)
 			cfg.Unit, cfg.DeviceClass, cfg.StateClass, cfg.Icon = "kW", "power", "measurement", "mdi:transmission-tower"
 			if err := add(&configs, DiscoveryTopic(disc, p.Home, id), cfg); err != nil {
 				return nil, err
@@ -213,19 +218,48 @@ func add(out *[]Publication, topic string, v any) error {
 }
 
 // HASensor is a Home Assistant MQTT discovery configuration of a sensor
-// (https://www.home-assistant.io/integrations/sensor.mqtt/).
+// (https://www.home-assistant.io/integrations/sensor.mqtt/). It names
+// the entity by default_entity_id ("sensor.<id>"), which replaces the
+// object_id that Home Assistant 2026.4 no longer reads.
 type HASensor struct {
-	Name                string   `json:"name"`
-	UniqueID            string   `json:"unique_id"`
-	ObjectID            string   `json:"object_id"`
-	StateTopic          string   `json:"state_topic"`
-	ValueTemplate       string   `json:"value_template"`
-	JSONAttributesTopic string   `json:"json_attributes_topic"`
-	Unit                string   `json:"unit_of_measurement,omitempty"`
-	DeviceClass         string   `json:"device_class,omitempty"`
-	StateClass          string   `json:"state_class,omitempty"`
-	Icon                string   `json:"icon,omitempty"`
-	Device              HADevice `json:"device"`
+	Name                   string           `json:"name"`
+	UniqueID               string           `json:"unique_id"`
+	DefaultEntityID        string           `json:"default_entity_id"`
+	StateTopic             string           `json:"state_topic"`
+	ValueTemplate          string           `json:"value_template"`
+	JSONAttributesTopic    string           `json:"json_attributes_topic"`
+	JSONAttributesTemplate string           `json:"json_attributes_template"`
+	Availability           []HAAvailability `json:"availability,omitempty"`
+	Unit                   string           `json:"unit_of_measurement,omitempty"`
+	DeviceClass            string           `json:"device_class,omitempty"`
+	StateClass             string           `json:"state_class,omitempty"`
+	Icon                   string           `json:"icon,omitempty"`
+	Device                 HADevice         `json:"device"`
+}
+
+// HAAvailability is one entry of a discovery configuration's
+// availability list: the entity is available while topic says online.
+type HAAvailability struct {
+	Topic               string `json:"topic"`
+	PayloadAvailable    string `json:"payload_available"`
+	PayloadNotAvailable string `json:"payload_not_available"`
+}
+
+// AttributeSlots is how many slots of a plan the entities' attributes
+// hold: Home Assistant does not record attributes above 16 KiB, and a
+// plan of many slots would pass it (TestAttributesSize).
+const AttributeSlots = 48
+
+// attributesTemplate keeps a plan's provenance and its first
+// AttributeSlots slots as the entity's attributes.
+var attributesTemplate = "{{ {'round': value_json.round, 'created': value_json.created, 'valid_until': value_json.valid_until, " +
+	"'slot_minutes': value_json.slot_minutes, 'slots': value_json.slots[:" + strconv.Itoa(AttributeSlots) + "]} | tojson }}"
+
+func availability(topic string) []HAAvailability {
+	if topic == "" {
+		return nil
+	}
+	return []HAAvailability{{Topic: topic, PayloadAvailable: "online", PayloadNotAvailable: "offline"}}
 }
 
 // HADevice groups a home's entities into one Home Assistant device.
@@ -236,12 +270,17 @@ type HADevice struct {
 	Model        string   `json:"model"`
 }
 
-func haSensor(home, name, id, topic, tmpl string) HASensor {
+func haSensor(home, name, id, topic, tmpl, avail string) HASensor {
 	return HASensor{
-		Name: name, UniqueID: id, ObjectID: id,
-		StateTopic: topic, ValueTemplate: tmpl, JSONAttributesTopic: topic,
-		Device: HADevice{Identifiers: []string{"hearth_" + objectID(home)}, Name: home, Manufacturer: "hearth", Model: "home schedule"},
+		Name: name, UniqueID: id, DefaultEntityID: "sensor." + id,
+		StateTopic: topic, ValueTemplate: tmpl, JSONAttributesTopic: topic, JSONAttributesTemplate: attributesTemplate,
+		Availability: availability(avail),
+		Device:       haDevice(home),
 	}
+}
+
+func haDevice(home string) HADevice {
+	return HADevice{Identifiers: []string{"hearth_" + objectID(home)}, Name: home, Manufacturer: "hearth", Model: "home schedule"}
 }
 
 // currentTemplate is a Jinja template that shows field of the slot whose

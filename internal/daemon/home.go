@@ -462,14 +462,19 @@ func (st *homeState) publications(h *Agent, at time.Time, rep RoundResult) ([]re
 		return nil, time.Time{}, errors.New("the round found no schedule that keeps every rule")
 	}
 	start := slotZero(at, st.r.Model().Horizon.Start)
-	var meta report.PlanMeta
+	var (
+		meta  report.PlanMeta
+		avail string
+	)
 	if st.live != nil {
 		if m, s, ok := st.live.planTimes(rep.Round); ok {
 			meta, start = m, s
 		}
+		avail = live.AvailabilityTopic(st.live.prefix, h.name)
 	}
 	pubs, err := st.r.HomePublications(rep.Values, h.home, report.PublishOptions{
 		Prefix: h.cfg.Prefix, Start: start, HomeAssistant: st.publish.HomeAssistant, DiscoveryPrefix: st.publish.DiscoveryPrefix, Meta: meta,
+		Availability: avail,
 	})
 	return pubs, start, err
 }

@@ -25,10 +25,12 @@ import (
 
 // liveHome is a live home's part of homeState.
 type liveHome struct {
-	in     *live.Inputs
-	client *live.Client
-	clock  *live.Clock
-	grace  time.Duration
+	in      *live.Inputs
+	client  *live.Client
+	clock   *live.Clock
+	grace   time.Duration
+	prefix  string
+	targets []report.Target
 	// plan is the last round's plan; hz the last round's horizon.
 	plan *live.Plan
 	hz   live.Horizon
@@ -54,7 +56,31 @@ func (st *homeState) newLiveHome() *liveHome {
 		prefix = mqtt.DefaultPrefix
 	}
 	in := live.NewInputs(cfg, prefix, st.cfg.Home, clock, st.log)
-	return &liveHome{in: in, client: live.NewClient(st.cfg.MQTT, prefix, st.cfg.Home, in, st.log), clock: clock, grace: cfg.Live.CommandGrace}
+	lh := &liveHome{in: in, client: live.NewClient(st.cfg.MQTT, prefix, st.cfg.Home, in, st.log), clock: clock, grace: cfg.Live.CommandGrace,
+		prefix: prefix}
+	for hi, h := range cfg.Neighbourhood.Homes {
+		if h.Name == st.cfg.Home {
+			lh.targets = live.Targets(cfg, prefix, hi)
+		}
+	}
+	for _, t := range lh.targets {
+		lh.client.Handle(t.CommandTopic, func(b []byte) {
+			v, err := live.CheckTarget(t, b)
+			if err != nil {
+				st.log.Warn("target refused", "topic", t.CommandTopic, "err", err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), publishWait)
+			defer cancel()
+			// Retained on the state topic, where every home reads it.
+			if err := lh.client.Publish(ctx, []report.Publication{{Topic: t.StateTopic, Payload: []byte(v), Retained: true}}); err != nil {
+				st.log.Warn("target not published", "topic", t.StateTopic, "err", err)
+				return
+			}
+			st.log.Info("target set", "device", t.Device, "target", t.Name, "value", v)
+		})
+	}
+	return lh
 }
 
 func (lh *liveHome) slot() time.Duration { return lh.hz.Slot }
@@ -95,6 +121,17 @@ func (s *server) liveStart(ctx context.Context) error {
 	lh := s.home.live
 	if err := lh.client.Connect(ctx); err != nil {
 		return err
+	}
+	if p := s.home.publish; p.HomeAssistant {
+		pubs, err := report.TargetPublications(p.DiscoveryPrefix, s.h.name, lh.targets, live.AvailabilityTopic(lh.prefix, s.h.name))
+		if err == nil {
+			pctx, cancel := context.WithTimeout(ctx, publishWait)
+			err = lh.client.Publish(pctx, pubs)
+			cancel()
+		}
+		if err != nil {
+			s.h.log.Warn("Home Assistant targets not published", "err", err)
+		}
 	}
 	hz := s.home.r.Model().Horizon
 	lh.hz.Slot = time.Duration(hz.SlotMinutes) * time.Minute

@@ -259,14 +259,14 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 			}
 		}
 		for _, dl := range cfg.Devices[hi] {
-			notes = in.applyDevice(cfg, h, dl, now, notes)
+			notes = in.applyDevice(cfg, h, dl, hz, now, notes)
 		}
 	}
 	return notes
 }
 
 // applyDevice puts a device's stored energy and plugged state into h.
-func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.DeviceLive, now time.Time, notes []Note) []Note {
+func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.DeviceLive, hz Horizon, now time.Time, notes []Note) []Note {
 	di := slices.IndexFunc(h.Devices, func(d devices.Device) bool { return d.Name == dl.Device })
 	if di < 0 || dl.Property == "" {
 		return notes
@@ -276,6 +276,7 @@ func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.Dev
 	if pi < 0 {
 		return notes
 	}
+	in.applyTargets(h, dl, loc, hz)
 	p := &h.Properties[pi]
 	k := key{h.Name, dl.Device, "soc"}
 	if r, ok := in.readings[k]; ok {

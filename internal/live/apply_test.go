@@ -192,3 +192,59 @@ func TestLoadSeries(t *testing.T) {
 		t.Errorf("dogwood's background %v", d.Background[:3])
 	}
 }
+
+// TestTargets: a user's targets replace the EV's goal (percent of its
+// 60 kWh at the departure's boundary) and add the battery's reserve; bad
+// values are refused.
+func TestTargets(t *testing.T) {
+	now := time.Date(2026, 11, 26, 20, 10, 0, 0, time.Local)
+	in := newInputs(t, "alder", now)
+	in.Handle(StateTopic("hearth", "alder", "ev"), []byte(fmt.Sprintf(`{"time":%q,"charge":20,"plugged":true}`, now.Format(time.RFC3339))))
+	in.Handle(TargetStateTopic("hearth", "alder", "ev", TargetPct), []byte("50"))
+	in.Handle(TargetStateTopic("hearth", "alder", "ev", Departure), []byte("06:00"))
+	in.Handle(TargetStateTopic("hearth", "dogwood", "battery", ReservePct), []byte("20"))
+	r, _, _, err := in.Load(street, homesolve.Overrides{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, d := home(r, "alder"), home(r, "dogwood")
+	if hasRule(a, "charge geq 40 before 07:00") {
+		t.Errorf("the file's goal stayed: %v", a.Rules)
+	}
+	found := false
+	for _, rule := range a.Rules {
+		// Slot 0 at 20:00: 06:00 is boundary 10; 50% of 60 kWh.
+		if rule.Text == "charge geq 50% before 06:00 (target)" && rule.Goal == 30 && rule.T1 == 10 && rule.Prefix == devices.Before {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no target goal in %v", a.Rules)
+	}
+	if !slices.ContainsFunc(d.Rules, func(r devices.Rule) bool {
+		return r.Text == "soc geq 20% (reserve)" && math.Abs(r.Goal-2.7) < 1e-9 && r.Prefix == devices.Passive
+	}) {
+		t.Errorf("no reserve in %v", d.Rules)
+	}
+	cfg, err := config.Load(street)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := Targets(cfg, "hearth", 0)
+	if len(ts) != 2 || ts[1].Name != Departure || len(ts[1].Options) != 24 {
+		t.Fatalf("alder's targets %+v", ts)
+	}
+	for _, tc := range []struct {
+		t    int
+		in   string
+		want string // "" for refused
+	}{
+		{0, "85", "85"}, {0, "101", ""}, {0, "x", ""}, {0, " 40.0 ", "40"},
+		{1, "07:00", "07:00"}, {1, "07:00:00", "07:00"}, {1, "07:30", ""},
+	} {
+		got, err := CheckTarget(ts[tc.t], []byte(tc.in))
+		if (err != nil) != (tc.want == "") || got != tc.want {
+			t.Errorf("CheckTarget(%s, %q) = %q, %v", ts[tc.t].Name, tc.in, got, err)
+		}
+	}
+}

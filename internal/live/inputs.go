@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,7 +88,7 @@ type Inputs struct {
 	readings map[key]*reading
 	series   map[string]Series
 	hashes   map[string]string
-	targets  map[[2]string]string
+	targets  map[[3]string]string
 	// expected are the plan's stored energies of this home's devices:
 	// values at boundaries from start, every slot.
 	expected map[string]expectation
@@ -106,6 +107,7 @@ type expectation struct {
 type route struct {
 	k      key
 	series bool
+	target bool
 	src    *config.Source // nil: the device's own state topic
 	unit   string
 	full   float64
@@ -118,7 +120,7 @@ func NewInputs(cfg *config.Config, prefix, home string, clock *Clock, log *slog.
 	}
 	in := &Inputs{prefix: prefix, home: home, cfg: cfg, log: log, clock: clock,
 		readings: map[key]*reading{}, series: map[string]Series{}, hashes: map[string]string{},
-		targets: map[[2]string]string{}, expected: map[string]expectation{}, missing: map[key]bool{},
+		targets: map[[3]string]string{}, expected: map[string]expectation{}, missing: map[key]bool{},
 		changes: make(chan Change, 16)}
 	in.routes()
 	return in
@@ -152,6 +154,9 @@ func (in *Inputs) routes() {
 		for _, what := range []string{"pv", "background"} {
 			add(ForecastTopic(in.prefix, h.Name, what), route{k: key{h.Name, "", what}, series: true})
 		}
+		for _, t := range Targets(in.cfg, in.prefix, hi) {
+			add(t.StateTopic, route{k: key{h.Name, t.Device, t.Name}, target: true})
+		}
 	}
 	for _, what := range []string{"import", "export"} {
 		add(PriceTopic(in.prefix, what), route{k: key{"", "", what}, series: true})
@@ -178,6 +183,8 @@ func (in *Inputs) Handle(t string, payload []byte) {
 	var st *State
 	for _, r := range routes {
 		switch {
+		case r.target:
+			in.handleTarget(r.k, payload, now)
 		case r.series:
 			in.handleSeries(t, r, payload, now)
 		case r.src != nil && r.k.what == "plugged":
@@ -333,9 +340,23 @@ func (in *Inputs) Expect(device string, start time.Time, slot time.Duration, val
 	in.expected[device] = expectation{start: start, slot: slot, values: slices.Clone(values)}
 }
 
-// SetTarget records a user's target (Home Assistant) for device.
-func (in *Inputs) SetTarget(device, target, value string) {
+// handleTarget takes the value in effect of a home's target; a change
+// of this home's asks for a round.
+func (in *Inputs) handleTarget(k key, payload []byte, now time.Time) {
+	v := strings.TrimSpace(string(payload))
+	if len(v) > 64 {
+		return
+	}
+	tk := [3]string{k.home, k.device, k.what}
 	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.targets[[2]string{device, target}] = value
+	old, had := in.targets[tk]
+	if v == "" {
+		delete(in.targets, tk)
+	} else {
+		in.targets[tk] = v
+	}
+	in.mu.Unlock()
+	if k.home == in.home && (!had || old != v) {
+		in.signal(Change{Why: fmt.Sprintf("%s %s set to %s", k.device, k.what, v), At: now})
+	}
 }

@@ -28,7 +28,7 @@ import (
 //     a round on P/cmd/H; publish its results P/<round>/result/H and read
 //     everyone's; publish its plans under P/home/H/… and read everyone's
 //     (P/home/+/#); publish its Home Assistant discovery configs under
-//     D/sensor/H/…;
+//     D/sensor/H/…, D/number/H/… and D/select/H/…;
 //   - a controller (User.Controller) may besides publish round commands
 //     on P/cmd;
 //   - '#' never, except at the end of a P/home/… filter.
@@ -180,7 +180,9 @@ func (h *aclHook) homeAllowed(u user, lv []string, write bool) bool {
 // Assistant's own user is the broker administrator's business.
 func (h *aclHook) discoveryAllowed(u user, rest string, write bool) bool {
 	lv := strings.Split(rest, "/")
-	if !write || len(lv) < 2 || lv[0] != topic.Sensor || lv[1] != u.home {
+	// Sensors of plans; numbers and selects of a live home's targets.
+	component := lv[0] == topic.Sensor || lv[0] == "number" || lv[0] == "select"
+	if !write || len(lv) < 2 || !component || lv[1] != u.home {
 		return false
 	}
 	for _, l := range lv[2:] {

@@ -114,6 +114,9 @@ func TestACLRules(t *testing.T) {
 		{"ha/sensor/+/x/config", true, false},
 		{"ha/sensor/h1/#", true, false},
 		{"ha/binary_sensor/h1/x/config", true, false},
+		{"ha/number/h1/h1_ev_target_pct/config", true, true},
+		{"ha/select/h1/h1_ev_departure/config", true, true},
+		{"ha/number/h2/h2_ev_target_pct/config", true, false},
 		{"homeassistant/sensor/h1/x/config", true, false},
 		{"ha/sensor/h1/x/config", false, false},
 		{"ha/#", false, false},
@@ -196,7 +199,7 @@ func TestMosquittoACL(t *testing.T) {
 		"pattern read hearth/nb/cmd", "pattern read hearth/nb/cmd/+", "pattern write hearth/nb/cmd/%u",
 		"pattern write hearth/nb/+/result/%u", "pattern read hearth/nb/+/result/+",
 		"pattern write hearth/nb/home/%u/#", "pattern read hearth/nb/home/+/#",
-		"pattern write ha/sensor/%u/#",
+		"pattern write ha/sensor/%u/#", "pattern write ha/number/%u/#", "pattern write ha/select/%u/#",
 		"user ctl", "topic write hearth/nb/cmd",
 	}
 	var got []string

@@ -46,7 +46,7 @@ type ACLOptions struct {
 //	pattern read  P/+/result/+
 //	pattern write P/home/%u/#          published plans
 //	pattern read  P/home/+/#
-//	pattern write D/sensor/%u/#        Home Assistant discovery
+//	pattern write D/sensor/%u/#        Home Assistant discovery (and D/number, D/select)
 //	user ctl                           for each controller
 //	topic write P/cmd
 //
@@ -92,6 +92,8 @@ func (o ACLOptions) MosquittoACL() string {
 		"pattern read P/home/+/#",
 		"# Home Assistant discovery, node_id = the home.",
 		"pattern write D/sensor/%u/#",
+		"pattern write D/number/%u/#",
+		"pattern write D/select/%u/#",
 	}
 	for _, l := range lines {
 		l = strings.Replace(l, "P/", p+"/", 1)
