@@ -248,3 +248,5 @@ func TestTargets(t *testing.T) {
 		}
 	}
 }
+
+func homesolveOverrides() homesolve.Overrides { return homesolve.Overrides{} }
