@@ -110,6 +110,11 @@ func (l *loader) horizon(root *node, n *devices.Neighbourhood) clock {
 		t.done("slots", "slot", "start", "dynamics")
 	}
 	l.fileStart = hz.Start
+	if !l.opts.Rolling && root.has("live") {
+		// A live neighbourhood is always read as a rolling horizon, here
+		// from the file's own start.
+		l.opts = LoadOptions{Rolling: true, Start: hz.Start}
+	}
 	if l.opts.Rolling {
 		hz.Start = ((l.opts.Start % 1440) + 1440) % 1440
 	}

@@ -98,7 +98,7 @@ func TestLoadRolling(t *testing.T) {
 		switch {
 		case clock >= 17 && clock < 21:
 			want = 0.45
-		case clock < 6:
+		case clock < 6 || clock >= 23:
 			want = 0.12
 		}
 		if p != want {
