@@ -70,7 +70,16 @@ plan, retained:
   <prefix>/cmd/<home>               {"round": "ID", "at": TIME, "from": HOME}: a home asks for round ID
   <prefix>/home/<home>/plan/<device>  the device's action and kW per slot
   <prefix>/home/<home>/load         the home's planned draw per slot
-  homeassistant/sensor/<home>/...   Home Assistant discovery ([publish], --home-assistant)`
+  homeassistant/sensor/<home>/...   Home Assistant discovery ([publish], --home-assistant)
+
+With [live] in the file the home also reads its devices' state and the
+published series, plans on a rolling horizon (slot 0 holds the clock), runs
+a round every slot and when its inputs move, and publishes each device's
+command for the current slot (README.md, "Live homes"; --now, --epoch and
+--speed set its clock):
+
+  <prefix>/home/<home>/state/<device>    {"time": …, "charge": 31.5, "plugged": true} (in)
+  <prefix>/home/<home>/command/<device>  {"round", "slot_start", "slot_end", "expires", "action", "power_kw"} (out, retained)`
 
 func runRun(ctx context.Context, e *env, args []string) int {
 	var o runOptions

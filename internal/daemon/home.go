@@ -181,6 +181,9 @@ func (st *homeState) agent(ctx context.Context, r *homesolve.Run) (*Agent, error
 	}
 	if prep.Timeout == 0 {
 		prep.Timeout = DefaultHomeTimeout
+		if lh := st.live; lh != nil {
+			prep.Timeout = lh.roundTimeout(r)
+		}
 	}
 	return NewAgent(ctx, AgentConfig{Problem: r.Problem(), Name: st.cfg.Home, Prepared: prep, MQTT: st.cfg.MQTT, Log: st.log,
 		Instance: st.cfg.Path, Attempts: st.cfg.Attempts})

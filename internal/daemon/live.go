@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
@@ -279,6 +280,19 @@ func (s *server) publishCommands(ctx context.Context, at time.Time) {
 	}
 	s.h.log.Info("commands published", "round", lh.plan.Round, "slot_start", live.SlotStart(at, lh.slot()).Format(time.RFC3339), "devices", len(pubs))
 }
+
+// roundTimeout bounds a live round where neither [solver] timeout nor
+// --timeout does: half a slot of the home's clock on the wall clock (a
+// round that outlasts it would miss the next slot's), at least
+// minLiveTimeout.
+func (lh *liveHome) roundTimeout(r *homesolve.Run) time.Duration {
+	slot := time.Duration(r.Model().Horizon.SlotMinutes) * time.Minute
+	return max(lh.clock.Wall(slot/2), minLiveTimeout)
+}
+
+// minLiveTimeout is the least time a live round is given, however fast
+// the clock runs.
+const minLiveTimeout = 15 * time.Second
 
 // liveID is the id of the round at grid time or boundary at: its date
 // and time to the minute, or to the second off whole minutes.
