@@ -338,6 +338,38 @@ func TestLiveStreet(t *testing.T) {
 		}
 	}
 
+	// The user asks for 90% (Home Assistant's number entity):
+	// alder publishes the value in effect, retained, and the next plan
+	// charges the car from its last 30 kWh to 54 by the next 07:00.
+	from = rec.mark()
+	set := clock.Now()
+	tgt := live.TargetStateTopic("hearth", "alder", "ev", live.TargetPct)
+	if tok := c.Subscribe(tgt, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	if tok := c.Publish(live.SetTopic("hearth", "alder", "ev", live.TargetPct), 1, false, "90"); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	m = rec.await(t, from, "the target in effect", wait, func(m paho.Message) bool { return m.Topic() == tgt })
+	if string(m.Payload()) != "90" {
+		t.Errorf("target in effect %q, want 90", m.Payload())
+	}
+	p, _ = planned(from, set, "a plan after the new target")
+	if d := mustTime(t, p.Created).Sub(set); d > slot {
+		t.Errorf("re-planned %v after the new target, more than a slot", d)
+	}
+	// The next 07:00 after slot 0's start: a boundary inside the plan,
+	// or its end when slot 0 starts at 07:00.
+	k = len(p.Slots)
+	for i := len(p.Slots) - 1; i >= 1; i-- {
+		if mustTime(t, p.Slots[i].Start).Hour() == 7 {
+			k = i
+		}
+	}
+	if got := charged(p, k); 30+got < 54-1e-9 {
+		t.Errorf("the plan adds %.1f kWh to 30 before 07:00, want 90%% of 60 kWh", got)
+	}
+
 	// Alder restarts mid-morning: it plans again at once, from the
 	// retained live state, not the file's.
 	s.stop("alder")

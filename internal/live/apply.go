@@ -123,9 +123,9 @@ func dropInfeasible(n *devices.Neighbourhood, err error) [][3]string {
 				continue
 			}
 			if g, ok := reachable(h, r); ok {
-				text := r.Text
+				text, _, _ := strings.Cut(r.Text, " "+relaxedMark)
 				r.Goal = g
-				r.Text = fmt.Sprintf("%s (relaxed to %s: out of reach)", text, fmtNum(g))
+				r.Text = fmt.Sprintf("%s %s%s: out of reach)", text, relaxedMark, fmtNum(g))
 				keep = append(keep, r)
 				out = append(out, [3]string{h.Name, text, "relaxed to " + fmtNum(g)})
 				continue
@@ -142,11 +142,13 @@ const relaxedMark = "(relaxed to "
 
 // reachable is the most a geq/gt goal's property can reach by the goal's
 // time from its initial value, every device that raises it at its
-// greatest effect in every slot, rounded down to the property's step; ok
-// is false for other goals, goals already relaxed, and when nothing above
-// the initial value is reachable.
+// greatest effect in every slot, rounded down to the property's step. A
+// goal already relaxed that is still out of reach (the devices' steps
+// cannot land on it without passing the property's bound) is lowered by
+// one slot's greatest effect more. ok is false for other goals and when
+// nothing above the initial value is reachable.
 func reachable(h *devices.Home, r devices.Rule) (float64, bool) {
-	if r.Rel != devices.Geq && r.Rel != devices.Gt || strings.Contains(r.Text, relaxedMark) {
+	if r.Rel != devices.Geq && r.Rel != devices.Gt {
 		return 0, false
 	}
 	pi := h.Property(r.Location, r.Property)
@@ -171,6 +173,9 @@ func reachable(h *devices.Home, r devices.Rule) (float64, bool) {
 		per += best
 	}
 	v := p.Initial + per*float64(r.T1)
+	if strings.Contains(r.Text, relaxedMark) {
+		v = r.Goal - math.Max(per, 0)
+	}
 	for _, b := range h.Rules {
 		if isBound(b) && b.Location == r.Location && b.Property == r.Property && (b.Rel == devices.Leq || b.Rel == devices.Lt) {
 			v = math.Min(v, b.Goal)
