@@ -229,7 +229,12 @@ func runSchedule(r *homesolve.Run) config.Run {
 // runs it. A request the broker does not take starts no round: this home
 // would wait in it alone.
 func (s *server) ask(ctx context.Context, id, why string) error {
-	req := mqtt.Request{ID: id, At: time.Now().Truncate(time.Second), From: why}
+	at := time.Now()
+	if lh := s.home.live; lh != nil {
+		// A live home's instant is its clock's slot.
+		at = live.SlotStart(lh.clock.Now(), lh.slot())
+	}
+	req := mqtt.Request{ID: id, At: at.Truncate(time.Second), From: why}
 	pctx, cancel := context.WithTimeout(ctx, publishWait)
 	err := s.c.PublishRequest(pctx, req)
 	cancel()
