@@ -260,6 +260,7 @@ func TestErrors(t *testing.T) {
 		{name: "live stale", nb: neighbourhood("[live]\nstale = \"soon\"\n"), file: "/x/n.toml", line: 6, key: "live.stale", msg: "not a duration"},
 		{name: "live forget", nb: neighbourhood("[live]\nstale = \"2h\"\nforget = \"1h\"\n"), file: "/x/n.toml", line: 7, key: "live.forget", msg: "at least stale"},
 		{name: "live off plan", nb: neighbourhood("[live]\noff_plan_kwh = -1\n"), file: "/x/n.toml", line: 6, key: "live.off_plan_kwh", msg: "positive energy"},
+		{name: "live window", nb: neighbourhood("[live]\n[coordination]\nwindows = [[1, 3]]\n"), file: "/x/n.toml", line: 7, key: "coordination.windows[0]", msg: "clock times on the 60-minute slot grid"},
 		{name: "live key", nb: neighbourhood("[live]\nstael = \"1h\"\n"), file: "/x/n.toml", line: 6, key: "live.stael", msg: `did you mean "stale"`},
 		{name: "soc unit", nb: neighbourhood(""), home: home + "soc = { topic = \"evcc/loadpoints/1/vehicleSoc\", unit = \"V\" }\n", file: "/x/alder.toml", line: 9, key: "device[0].soc.unit", msg: `want "kWh" or "%"`},
 		{name: "soc topic", nb: neighbourhood(""), home: home + "soc = { topic = \"evcc/+/soc\" }\n", file: "/x/alder.toml", line: 9, key: "device[0].soc.topic", msg: "without wildcards"},

@@ -250,6 +250,8 @@ func (l *loader) coordination(root *node, n *devices.Neighbourhood, ck clock) nb
 	switch {
 	case t.has("windows") && t.has("every"):
 		t.errorf("windows", "give either windows or every, not both")
+	case t.has("windows") && ck.rolling:
+		l.rollingWindows(t, n, ck, &keys)
 	case t.has("windows"):
 		ws, _ := t.list("windows")
 		for i, w := range ws {
@@ -522,4 +524,64 @@ func (l *loader) rollingPeriod(p *node, prices []float64, ck clock, from, to str
 		}
 	}
 	p.done("from", "to", "price")
+}
+
+// rollingWindows reads coordination windows on a rolling horizon: each
+// [from, to] is a daily span of clock times (wrapping past midnight), and
+// the horizon's windows are the runs of consecutive slots whose starts
+// fall in the same span; slots in no span belong to no window.
+func (l *loader) rollingWindows(t *node, n *devices.Neighbourhood, ck clock, keys *nbKeys) {
+	ws, _ := t.list("windows")
+	type span struct {
+		a, b int
+		key  string
+	}
+	var spans []span
+	for i, w := range ws {
+		k := index(t.key("windows"), i)
+		pair, ok := w.([]any)
+		if !ok || len(pair) != 2 {
+			t.src.errorf(k, "a window is a pair [from, to] of clock times \"HH:MM\" (a rolling horizon has no fixed slot numbers)")
+			continue
+		}
+		var m [2]int
+		good := true
+		for j, v := range pair {
+			s, isStr := v.(string)
+			c, err := parseClock(s)
+			if !isStr || err != nil || (c-ck.start)%ck.slot != 0 {
+				t.src.errorf(k, "want clock times on the %d-minute slot grid (\"HH:MM\"), got %v", ck.slot, v)
+				good = false
+				break
+			}
+			m[j] = c % 1440
+		}
+		if good {
+			spans = append(spans, span{m[0], m[1], k})
+		}
+	}
+	in := func(s span, c int) bool {
+		return s.a < s.b && c >= s.a && c < s.b || s.a > s.b && (c >= s.a || c < s.b) || s.a == s.b
+	}
+	cur, from := -1, 0
+	for slot := 0; slot <= n.Horizon.Slots; slot++ {
+		w := -1
+		if slot < n.Horizon.Slots {
+			c := (ck.start + slot*ck.slot) % 1440
+			for i, s := range spans {
+				if in(s, c) {
+					w = i
+					break
+				}
+			}
+		}
+		if w == cur && slot < n.Horizon.Slots {
+			continue
+		}
+		if cur >= 0 {
+			n.Windows = append(n.Windows, devices.Window{From: from, To: slot})
+			keys.windows = append(keys.windows, spans[cur].key)
+		}
+		cur, from = w, slot
+	}
 }

@@ -250,3 +250,46 @@ func TestTargets(t *testing.T) {
 }
 
 func homesolveOverrides() homesolve.Overrides { return homesolve.Overrides{} }
+
+// TestExampleRolls: the README's example street, read as a rolling
+// horizon, compiles from every hour of the day (its windows are clock
+// spans, its night rate crosses midnight in the rolled horizon, goals out
+// of reach from the files' values are repaired).
+func TestExampleRolls(t *testing.T) {
+	const ex = "../../examples/neighbourhood/neighbourhood.toml"
+	cfg, err := config.Load(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := 0; h < 24; h += 5 {
+		now := time.Date(2026, 11, 26, h, 20, 0, 0, time.Local)
+		in := NewInputs(cfg, "hearth", "alder", fixedClock(t, now), nil)
+		r, hz, _, err := in.Load(ex, homesolve.Overrides{}, now)
+		if err != nil {
+			t.Fatalf("%02d:20: %v", h, err)
+		}
+		n := r.Model()
+		if hz.Start.Hour() != h || n.Horizon.Start != h*60 {
+			t.Errorf("%02d:20: slot 0 at %v (%d min)", h, hz.Start, n.Horizon.Start)
+		}
+		// Every slot whose clock time lies in 17:00–07:00 is in a window,
+		// no other is, and windows are ordered and disjoint.
+		inWin := make([]bool, n.Horizon.Slots)
+		prev := 0
+		for _, w := range n.Windows {
+			if w.From < prev || w.To <= w.From {
+				t.Errorf("%02d:20: windows %v", h, n.Windows)
+			}
+			prev = w.To
+			for s := w.From; s < w.To; s++ {
+				inWin[s] = true
+			}
+		}
+		for s, got := range inWin {
+			c := (h + s) % 24
+			if want := c >= 17 || c < 7; got != want {
+				t.Errorf("%02d:20: slot %d (%02d:00) in a window: %v, want %v", h, s, c, got, want)
+			}
+		}
+	}
+}
