@@ -43,6 +43,9 @@ type Config struct {
 	Live    Live
 	Devices [][]DeviceLive
 	PV      [][]float64
+	// SeriesFiles are the CSV files of series ([prices] import_file and
+	// export_file, a home's pv_file and background_file), absolute.
+	SeriesFiles map[SeriesKey]string
 }
 
 // Solver chooses the algorithms.
@@ -147,6 +150,8 @@ type loader struct {
 	// writes it.
 	opts      LoadOptions
 	fileStart int
+	// series collects the series files (Config.SeriesFiles).
+	series map[SeriesKey]string
 }
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }

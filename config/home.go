@@ -57,6 +57,11 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.background()
 	r.pv()
+	if r.l.series != nil {
+		for _, k := range []string{"pv_file", "background_file"} {
+			r.l.seriesFile(n, k, SeriesKey{Home: r.h.Name, What: strings.TrimSuffix(k, "_file")}, r.l.series)
+		}
+	}
 	if rules, ok := n.strs("rules"); ok {
 		for i, text := range rules {
 			r.rule(text, index(n.key("rules"), i), "")
@@ -70,7 +75,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.percentGoals()
 	r.addBounds()
-	n.done("name", "background_kw", "pv_kw", "rules", "device", "sensor")
+	n.done("name", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor")
 	return r.h, r.hs
 }
 

@@ -68,6 +68,25 @@ type DeviceLive struct {
 	Plugged *Source
 }
 
+// SeriesKey names a series a live home reads: a home's "pv" or
+// "background" forecast, or the neighbourhood's "import" or "export"
+// prices (Home "").
+type SeriesKey struct{ Home, What string }
+
+// seriesFile reads a key naming a CSV series file (pv_file,
+// background_file, import_file, export_file) into cfg.SeriesFiles.
+func (l *loader) seriesFile(n *node, k string, sk SeriesKey, files map[SeriesKey]string) {
+	s, ok := n.str(k)
+	if !ok {
+		return
+	}
+	if s == "" {
+		n.errorf(k, "give the path of a CSV file of \"time,value\" rows")
+		return
+	}
+	files[sk] = l.file(s)
+}
+
 // LoadOptions tune LoadWith.
 type LoadOptions struct {
 	// Rolling, when set, moves slot 0 to Start (minutes after midnight):

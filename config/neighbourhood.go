@@ -18,7 +18,8 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 		return nil
 	}
 	n := &devices.Neighbourhood{Units: devices.Units{Power: "kW", PowerScale: 1, Currency: "$", PriceScale: 1}}
-	cfg := &Config{File: path, Neighbourhood: n}
+	cfg := &Config{File: path, Neighbourhood: n, SeriesFiles: map[SeriesKey]string{}}
+	l.series = cfg.SeriesFiles
 	n.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if s, ok := root.str("name"); ok {
 		n.Name = s
@@ -183,7 +184,9 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		p.done("from", "to", "price")
 	}
 	l.exportPrices(t, n, ck)
-	t.done("per_slot", "default", "periods", "currency", "export_per_slot", "export_default")
+	l.seriesFile(t, "import_file", SeriesKey{What: "import"}, l.series)
+	l.seriesFile(t, "export_file", SeriesKey{What: "export"}, l.series)
+	t.done("per_slot", "default", "periods", "currency", "export_per_slot", "export_default", "import_file", "export_file")
 }
 
 // exportPrices reads what feeding power back earns: export_per_slot, or

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -56,7 +57,8 @@ func (in *Inputs) Load(path string, o homesolve.Overrides, at time.Time) (*homes
 		return nil, Horizon{}, nil, err
 	}
 	hz := Horizon{Start: start, Slot: time.Duration(cfg.Neighbourhood.Horizon.SlotMinutes) * time.Minute, Slots: cfg.Neighbourhood.Horizon.Slots}
-	notes := in.apply(cfg, hz, in.clock.Now())
+	notes := in.readFiles(cfg)
+	notes = append(notes, in.apply(cfg, hz, in.clock.Now())...)
 	for range 8 {
 		r, err := homesolve.FromConfig(path, cfg, o)
 		if err == nil {
@@ -211,8 +213,16 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 		a := hz.Start.Add(time.Duration(t) * hz.Slot)
 		return a, a.Add(hz.Slot)
 	}
-	fill := func(dst []float64, topic string) bool {
-		s, ok := in.series[topic]
+	// A published series, else the file's.
+	get := func(topic string, k config.SeriesKey) (Series, bool) {
+		if s, ok := in.series[topic]; ok {
+			return s, true
+		}
+		s, ok := in.files[cfg.SeriesFiles[k]]
+		return s, ok && cfg.SeriesFiles[k] != ""
+	}
+	fill := func(dst []float64, topic string, k config.SeriesKey) bool {
+		s, ok := get(topic, k)
 		if !ok {
 			return false
 		}
@@ -224,8 +234,8 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 		}
 		return used
 	}
-	fill(n.Prices, PriceTopic(in.prefix, "import"))
-	if s, ok := in.series[PriceTopic(in.prefix, "export")]; ok {
+	fill(n.Prices, PriceTopic(in.prefix, "import"), config.SeriesKey{What: "import"})
+	if s, ok := get(PriceTopic(in.prefix, "export"), config.SeriesKey{What: "export"}); ok {
 		if n.ExportPrices == nil {
 			n.ExportPrices = slices.Clone(n.Prices)
 		}
@@ -251,8 +261,8 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 			base[t] = h.Background[t] + pv[t]
 		}
 		newPV := slices.Clone(pv)
-		changed := fill(base, ForecastTopic(in.prefix, h.Name, "background"))
-		if fill(newPV, ForecastTopic(in.prefix, h.Name, "pv")) {
+		changed := fill(base, ForecastTopic(in.prefix, h.Name, "background"), config.SeriesKey{Home: h.Name, What: "background"})
+		if fill(newPV, ForecastTopic(in.prefix, h.Name, "pv"), config.SeriesKey{Home: h.Name, What: "pv"}) {
 			changed = true
 			for t := range newPV {
 				newPV[t] = math.Max(newPV[t], 0)
@@ -345,3 +355,35 @@ func snap(v, scale float64) float64 {
 }
 
 func fmtNum(v float64) string { return fmt.Sprintf("%.6g", v) }
+
+// readFiles reads the series files of cfg (every round: a file edited
+// between rounds applies to the next). A file that does not read is
+// reported once per content and leaves the series out.
+func (in *Inputs) readFiles(cfg *config.Config) []Note {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var notes []Note
+	paths := make([]string, 0, len(cfg.SeriesFiles))
+	for _, p := range cfg.SeriesFiles {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range slices.Compact(paths) {
+		b, err := os.ReadFile(p)
+		var s Series
+		if err == nil {
+			s, err = ParseSeriesCSV(b)
+		}
+		if err != nil {
+			delete(in.files, p)
+			if msg := err.Error(); in.fileErrs[p] != msg {
+				in.fileErrs[p] = msg
+				notes = append(notes, Note{Msg: "series file not read; the file's per-slot values stand", Args: []any{"file", p, "err", msg}})
+			}
+			continue
+		}
+		delete(in.fileErrs, p)
+		in.files[p] = s
+	}
+	return notes
+}

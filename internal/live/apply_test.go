@@ -3,6 +3,8 @@ package live
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -292,4 +294,121 @@ func TestExampleRolls(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSeriesFiles: series from CSV files, read again at every round, under
+// the published series; a broken file is reported once and left out.
+func TestSeriesFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"street.toml", "alder.toml", "dogwood.toml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "street", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		switch f {
+		case "street.toml":
+			s = strings.Replace(s, "default = 0.20\n", "default = 0.20\nimport_file = \"prices.csv\"\n", 1)
+		case "dogwood.toml":
+			s = strings.Replace(s, "pv_kw = 0.0\n", "pv_kw = 0.0\npv_file = \"pv.csv\"\n", 1)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.Local)
+	row := func(h int, v float64) string { return fmt.Sprintf("%s,%g\n", now.Add(time.Duration(h)*time.Hour).Format(time.RFC3339), v) }
+	write := func(name, s string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("prices.csv", "time,price\n"+row(0, 0.05)+row(1, 0.07))
+	write("pv.csv", "# kW\n"+row(0, 2)+row(1, 1))
+	path := filepath.Join(dir, "street.toml")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := NewInputs(cfg, "hearth", "alder", fixedClock(t, now), nil)
+	r, _, notes, err := in.Load(path, homesolve.Overrides{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.Model()
+	if n.Prices[0] != 0.05 || n.Prices[1] != 0.07 || n.Prices[2] != 0.20 {
+		t.Errorf("prices %v", n.Prices[:3])
+	}
+	if d := home(r, "dogwood"); math.Abs(d.Background[0]-(0.3-2)) > 1e-9 || math.Abs(d.Background[1]-(0.3-1)) > 1e-9 {
+		t.Errorf("dogwood's background %v", d.Background[:3])
+	}
+	// A published series wins; an edited file applies at the next round.
+	in.Handle(PriceTopic("hearth", "import"), []byte(fmt.Sprintf(`{"start":%q,"step":"1h","values":[0.5]}`, now.Format(time.RFC3339))))
+	write("pv.csv", row(0, 3)+row(1, 3))
+	r, _, _, err = in.Load(path, homesolve.Overrides{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Model(); n.Prices[0] != 0.5 || n.Prices[1] != 0.20 || math.Abs(home(r, "dogwood").Background[0]-(0.3-3)) > 1e-9 {
+		t.Errorf("prices %v, dogwood %v", n.Prices[:2], home(r, "dogwood").Background[:2])
+	}
+	// Broken: reported once, the file's per-slot value stands.
+	write("pv.csv", row(0, 3)+"2026-11-26T13:00:00Z;3\n")
+	for k := range 2 {
+		r, _, notes, err = in.Load(path, homesolve.Overrides{}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, x := range notes {
+			if strings.HasPrefix(x.Msg, "series file not read") {
+				n++
+			}
+		}
+		if n != 1-k {
+			t.Errorf("round %d: %d reports of the broken file, want %d", k, n, 1-k)
+		}
+		if got := home(r, "dogwood").Background[0]; got != 0.3 {
+			t.Errorf("round %d: dogwood's background %g, want the file's 0.3", k, got)
+		}
+	}
+}
+
+func TestParseSeriesCSV(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		err  string
+		n    int
+		step time.Duration
+	}{
+		{in: "time,kw\n2026-11-26T06:00:00Z,1\n2026-11-26T06:15:00Z,2\n", n: 2, step: 15 * time.Minute},
+		{in: "# x\n\n2026-11-26T06:00:00Z, 1\n2026-11-26T07:00:00Z ,2\n2026-11-26T08:00:00Z,3", n: 3, step: time.Hour},
+		{in: "2026-11-26T06:00:00Z,1\n", err: "at least two rows"},
+		{in: "2026-11-26T06:00:00Z,1\n2026-11-26T06:15:00Z,2\n2026-11-26T07:00:00Z,3\n", err: "line 3: 2026-11-26T07:00:00Z is not one step"},
+		{in: "2026-11-26T06:00:00Z,x\n2026-11-26T06:15:00Z,2\n", err: "line 1"},
+		{in: "2026-11-26T06:00:00Z,1\n2026-11-26T06:00:30Z,2\n", err: "a step of 30s"},
+		{in: "06:00,1\n07:00,2\n", err: "line 1"},
+	} {
+		s, err := ParseSeriesCSV([]byte(tc.in))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || len(s.Values) != tc.n || s.Step != tc.step {
+			t.Errorf("%q: %+v %v", tc.in, s, err)
+		}
+	}
+}
+
+func FuzzParseSeriesCSV(f *testing.F) {
+	f.Add([]byte("time,kw\n2026-11-26T06:00:00Z,1\n2026-11-26T06:15:00Z,2\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParseSeriesCSV(b)
+		if err == nil && (len(s.Values) < 2 || s.Step < time.Minute) {
+			t.Fatalf("accepted %+v", s)
+		}
+	})
 }

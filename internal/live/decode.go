@@ -207,3 +207,53 @@ func ParseBool(b []byte, path string) (bool, error) {
 	}
 	return false, fmt.Errorf("%.40q is not true/false, 1/0 or on/off", v)
 }
+
+// ParseSeriesCSV decodes a series file: rows "time,value" with RFC 3339
+// times one step apart (the step is the first two rows' difference), an
+// optional header row first, blank lines and #-comments ignored.
+func ParseSeriesCSV(b []byte) (Series, error) {
+	if len(b) > 16*MaxPayload {
+		return Series{}, fmt.Errorf("series file of %d bytes (at most %d)", len(b), 16*MaxPayload)
+	}
+	var (
+		s     Series
+		times []time.Time
+	)
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ts, vs, ok := strings.Cut(line, ",")
+		t, err := time.Parse(time.RFC3339, strings.TrimSpace(ts))
+		if err != nil && len(times) == 0 && !strings.ContainsAny(ts, "0123456789") {
+			continue // a header
+		}
+		if !ok || err != nil {
+			return Series{}, fmt.Errorf("line %d: want \"RFC 3339 time,value\", got %.60q", i+1, line)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(vs), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > 1e6 {
+			return Series{}, fmt.Errorf("line %d: %.30q is not a number up to 1e6", i+1, strings.TrimSpace(vs))
+		}
+		if len(times) == 1 {
+			s.Step = t.Sub(times[0])
+			if s.Step < time.Minute || s.Step > 24*time.Hour {
+				return Series{}, fmt.Errorf("line %d: a step of %v (want 1m to 24h between rows)", i+1, s.Step)
+			}
+		}
+		if len(times) >= 1 && !t.Equal(times[len(times)-1].Add(s.Step)) {
+			return Series{}, fmt.Errorf("line %d: %s is not one step (%v) after the row before", i+1, ts, s.Step)
+		}
+		if len(times) == MaxSeries {
+			return Series{}, fmt.Errorf("line %d: more than %d rows", i+1, MaxSeries)
+		}
+		times = append(times, t)
+		s.Values = append(s.Values, v)
+	}
+	if len(times) < 2 {
+		return Series{}, errors.New("a series file needs at least two rows, one step apart")
+	}
+	s.Start = times[0]
+	return s, nil
+}

@@ -88,6 +88,10 @@ type Inputs struct {
 	readings map[key]*reading
 	series   map[string]Series
 	hashes   map[string]string
+	// files are the series read from files, by path; fileErrs the last
+	// error reported for each.
+	files    map[string]Series
+	fileErrs map[string]string
 	targets  map[[3]string]string
 	// expected are the plan's stored energies of this home's devices:
 	// values at boundaries from start, every slot.
@@ -120,6 +124,7 @@ func NewInputs(cfg *config.Config, prefix, home string, clock *Clock, log *slog.
 	}
 	in := &Inputs{prefix: prefix, home: home, cfg: cfg, log: log, clock: clock,
 		readings: map[key]*reading{}, series: map[string]Series{}, hashes: map[string]string{},
+		files: map[string]Series{}, fileErrs: map[string]string{},
 		targets: map[[3]string]string{}, expected: map[string]expectation{}, missing: map[key]bool{},
 		changes: make(chan Change, 16)}
 	in.routes()
