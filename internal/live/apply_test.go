@@ -317,7 +317,9 @@ func TestSeriesFiles(t *testing.T) {
 		}
 	}
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.Local)
-	row := func(h int, v float64) string { return fmt.Sprintf("%s,%g\n", now.Add(time.Duration(h)*time.Hour).Format(time.RFC3339), v) }
+	row := func(h int, v float64) string {
+		return fmt.Sprintf("%s,%g\n", now.Add(time.Duration(h)*time.Hour).Format(time.RFC3339), v)
+	}
 	write := func(name, s string) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
