@@ -162,7 +162,12 @@ func (s *server) liveTimer(ctx context.Context) error {
 	lh := s.home.live
 	now := lh.clock.Now()
 	if !now.Before(lh.next) {
-		at := lh.next
+		// The latest boundary: a home that was busy past several runs
+		// the round of the slot it is in, not every one it missed.
+		at := live.SlotStart(now, lh.slot())
+		if at.Before(lh.next) {
+			at = lh.next
+		}
 		lh.next = at.Add(lh.slot())
 		if !lh.ask.IsZero() && !lh.ask.After(at) {
 			lh.ask = time.Time{}
