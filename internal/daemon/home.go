@@ -314,7 +314,7 @@ func (s *server) reload(ctx context.Context, hash string) (string, bool) {
 	d := digestOf(r)
 	id := changeRound(st.digest, d, r)
 	st.r, st.digest, s.h = r, d, h
-	if !runSchedule(r).Equal(st.schedule.run) {
+	if st.live == nil && !runSchedule(r).Equal(st.schedule.run) {
 		st.schedule.set(runSchedule(r), time.Now())
 		st.logSchedule(s.h.log)
 	}
