@@ -47,16 +47,24 @@ type Note struct {
 // departure) are left out, the same in every home's process, so that the
 // plan goes ahead; the notes say which.
 func (in *Inputs) Load(path string, o homesolve.Overrides, at time.Time) (*homesolve.Run, Horizon, []Note, error) {
-	slotMin, err := slotMinutes(path)
-	if err != nil {
-		return nil, Horizon{}, nil, err
-	}
-	start := SlotStart(at, time.Duration(slotMin)*time.Minute)
+	// Clock times in the files are local, whatever zone the request's
+	// "at" was written in.
+	at = at.Local()
+	// The slots are aligned by the length the home started with; a file
+	// edited to another length takes it from this load on.
+	start := SlotStart(at, time.Duration(in.cfg.Neighbourhood.Horizon.SlotMinutes)*time.Minute)
 	cfg, err := config.LoadWith(path, config.LoadOptions{Rolling: true, Start: start.Hour()*60 + start.Minute()})
 	if err != nil {
 		return nil, Horizon{}, nil, err
 	}
-	hz := Horizon{Start: start, Slot: time.Duration(cfg.Neighbourhood.Horizon.SlotMinutes) * time.Minute, Slots: cfg.Neighbourhood.Horizon.Slots}
+	slot := time.Duration(cfg.Neighbourhood.Horizon.SlotMinutes) * time.Minute
+	if s := SlotStart(at, slot); !s.Equal(start) {
+		if cfg, err = config.LoadWith(path, config.LoadOptions{Rolling: true, Start: s.Hour()*60 + s.Minute()}); err != nil {
+			return nil, Horizon{}, nil, err
+		}
+		start = s
+	}
+	hz := Horizon{Start: start, Slot: slot, Slots: cfg.Neighbourhood.Horizon.Slots}
 	notes := in.readFiles(cfg)
 	notes = append(notes, in.apply(cfg, hz, in.clock.Now())...)
 	for range 8 {
@@ -73,15 +81,6 @@ func (in *Inputs) Load(path string, o homesolve.Overrides, at time.Time) (*homes
 		}
 	}
 	return nil, hz, notes, errors.New("goals out of reach could not be left out")
-}
-
-// slotMinutes reads the slot length of the file (config.Load).
-func slotMinutes(path string) (int, error) {
-	cfg, err := config.LoadWith(path, config.LoadOptions{Rolling: true})
-	if err != nil {
-		return 0, err
-	}
-	return cfg.Neighbourhood.Horizon.SlotMinutes, nil
 }
 
 // dropInfeasible relaxes or removes the rules err names as infeasible
