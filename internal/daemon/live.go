@@ -242,6 +242,9 @@ func (s *server) liveRound(ctx context.Context, req *mqtt.Request) {
 		return
 	}
 	st.r, s.h, lh.hz = r, h, hz
+	// Every home of a round must compile the same neighbourhood: the
+	// digest in every home's log tells a round whose inputs differed.
+	s.h.log.Info("live round inputs", "round", req.ID, "slot0", hz.Start.Format(time.RFC3339), "model", digestOf(r).all[:12])
 }
 
 // livePlan keeps a round's plan, tells the inputs what it expects of the
