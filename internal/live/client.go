@@ -18,9 +18,10 @@ import (
 // that the rounds take down and up again: it stays connected while the
 // home runs, so that state arriving during a round is not lost and the
 // availability topic says online throughout (its last will says
-// offline). Its client id is the home's with "-live" appended; a broker
-// with per-home users must let the home's user connect under it (see
-// mqtt/README.md).
+// offline). Its client id is the home's with "-live" appended
+// (broker.LiveSuffix, which the embedded broker's per-home users accept);
+// Mosquitto with use_username_as_clientid gives both connections one id,
+// so that they take over each other's session (README.md, "Live homes").
 type Client struct {
 	cfg    mqtt.Config
 	prefix string
