@@ -338,6 +338,11 @@ func TestSeriesFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, x := range notes {
+		if strings.HasPrefix(x.Msg, "series file") {
+			t.Errorf("good files reported: %v", x)
+		}
+	}
 	n := r.Model()
 	if n.Prices[0] != 0.05 || n.Prices[1] != 0.07 || n.Prices[2] != 0.20 {
 		t.Errorf("prices %v", n.Prices[:3])
