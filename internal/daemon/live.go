@@ -226,7 +226,12 @@ func (s *server) liveAsk(ctx context.Context, id string, at time.Time, why strin
 func (s *server) liveRound(ctx context.Context, req *mqtt.Request) {
 	st, lh := s.home, s.home.live
 	if req.At.IsZero() {
+		// A round named by a time (a controller's "2026-11-26T0715")
+		// plans from it in every home; another from the clock.
 		req.At = lh.clock.Now()
+		if at, ok := liveTime(req.ID); ok {
+			req.At = at
+		}
 	}
 	r, hz, notes, err := lh.in.Load(st.cfg.Path, st.cfg.Overrides, req.At)
 	for _, n := range notes {
@@ -309,6 +314,16 @@ func liveID(at time.Time) string {
 		return at.Format("2006-01-02T150405")
 	}
 	return at.Format("2006-01-02T1504")
+}
+
+// liveTime reads a round id that names a local time (liveID's forms).
+func liveTime(id string) (time.Time, bool) {
+	for _, layout := range []string{"2006-01-02T1504", "2006-01-02T150405"} {
+		if t, err := time.ParseInLocation(layout, id, time.Local); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // planTimes are a live plan's fields for the plan payloads and the start
