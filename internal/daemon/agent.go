@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mva"
@@ -119,15 +120,17 @@ func (s *server) loop(ctx context.Context, first string) error {
 		}
 		idle = false
 		var (
-			hup                  <-chan os.Signal
-			poll, sched, refresh <-chan time.Time
-			due                  <-chan time.Time
+			hup                        <-chan os.Signal
+			poll, sched, refresh, tick <-chan time.Time
+			due                        <-chan time.Time
+			moved                      <-chan live.Change
 		)
 		if wait > 0 {
 			due = time.After(wait)
 		}
 		if st := s.home; st != nil {
 			hup, poll, sched, refresh = st.hup, st.pollC, st.schedule.c(), st.plan.c()
+			tick, moved = st.live.c(), st.live.changes()
 		}
 		select {
 		case <-ctx.Done():
@@ -147,6 +150,11 @@ func (s *server) loop(ctx context.Context, first string) error {
 			idle = true
 		case <-refresh:
 			s.republish(ctx)
+		case <-tick:
+			err = s.liveTimer(ctx)
+			idle = true
+		case c := <-moved:
+			s.liveChange(c)
 		}
 	}
 	if ctx.Err() != nil {
@@ -176,6 +184,9 @@ func (s *server) runRound(ctx context.Context, req mqtt.Request) error {
 	if s.home != nil {
 		// Every home runs on the newest inputs.
 		s.refresh(ctx)
+		if s.home.live != nil {
+			s.liveRound(ctx, &req)
+		}
 	}
 	if req.At.IsZero() {
 		req.At = time.Now()
