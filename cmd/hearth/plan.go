@@ -16,7 +16,7 @@ import (
 // from FILE or standard input ("-") and prints the response.
 func runPlan(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "plan", "FILE.json|- [flags]")
-	states := fs.Int("states", 0, fmt.Sprintf("energy steps per storage (default %d)", energy.DefaultStates))
+	gap := fs.Float64("gap", energy.DefaultGap, "relative optimality gap at which the planner stops")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -36,7 +36,7 @@ func runPlan(ctx context.Context, e *env, args []string) int {
 		defer f.Close()
 		in = f
 	}
-	resp, err := evcc.Plan(ctx, in, energy.Options{States: *states})
+	resp, err := evcc.Plan(ctx, in, energy.Options{Gap: *gap})
 	var fe *evcc.FieldError
 	switch {
 	case errors.As(err, &fe):

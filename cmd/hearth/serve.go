@@ -15,7 +15,7 @@ import (
 func runServe(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "serve", "[flags]")
 	listen := fs.String("listen", "127.0.0.1:7050", "address to listen on (the evcc optimizer's port is 7050)")
-	states := fs.Int("states", 0, fmt.Sprintf("energy steps per storage (default %d)", energy.DefaultStates))
+	gap := fs.Float64("gap", energy.DefaultGap, "relative optimality gap at which the planner stops")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -30,7 +30,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	fmt.Fprintf(e.stderr, "hearth serve: listening on http://%s (POST /optimize/charge-schedule, GET /optimize/health)\n", ln.Addr())
-	return serveEvcc(ctx, e, ln, energy.Options{States: *states})
+	return serveEvcc(ctx, e, ln, energy.Options{Gap: *gap})
 }
 
 // serveEvcc answers on ln until ctx ends.

@@ -29,7 +29,7 @@ func small() *energy.Home {
 
 func solve(t *testing.T, h *energy.Home) *energy.Plan {
 	t.Helper()
-	p, err := energy.Solve(context.Background(), h, energy.Options{States: 60})
+	p, err := energy.Solve(context.Background(), h, energy.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRandomHomes(t *testing.T) {
 		if r.IntN(3) == 0 {
 			h.Grid.ExportLimit = 1 + 2*r.Float64()
 		}
-		p, err := energy.Solve(context.Background(), h, energy.Options{States: 30, Rounds: 5})
+		p, err := energy.Solve(context.Background(), h, energy.Options{})
 		if err != nil {
 			t.Fatalf("home %d: %v", i, err)
 		}
