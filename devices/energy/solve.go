@@ -27,7 +27,7 @@ const (
 	DefaultGap = 1e-3
 	// DefaultNodes bounds the search at a few hundred milliseconds on
 	// the largest homes the tests generate; typical homes need 1–20.
-	DefaultNodes = 400
+	DefaultNodes = 1500
 )
 
 // HoldValue is the tie-break of energy held over time: each kWh held in
@@ -79,6 +79,9 @@ type model struct {
 	// c, d and e are storage columns: c[s][t], d[s][t] powers, e[s][i]
 	// the energy at boundary i+1.
 	c, d, e [][]int
+	// stats of the last branch: programmes solved, the root's optimum.
+	solved  int
+	rootObj float64
 }
 
 // build writes home h's linear relaxation. Rows come in time order (the
@@ -134,8 +137,49 @@ func build(h *Home) *model {
 	dyn := make([][]int, S)
 	type goalRow struct{ s, k, row int }
 	goalsAt := make([][]goalRow, T+1)
+	// permC[s][t] and permD[s][t] are the rows of the grid permissions'
+	// cuts (−1 for none): the convex hull of "no charging, or import at
+	// most Deadband", imp + (I − Deadband)/C · c ≤ I with I the most the
+	// home can import in the slot and C the charging power, and likewise
+	// for discharging and export. They bring the relaxation close to the
+	// plans the permissions allow, which keeps the search short.
+	//
+	// permC2 and permD2 are stronger cuts of the same permissions, from
+	// the flows: a storage that charges while the home imports at most
+	// Deadband charges from PV and the other storages' discharge,
+	// c·(1 + max(0, −a)/C) ≤ max(a, 0) + Σ d' with a = Deadband + PV
+	// − load; and likewise discharging, with a = Deadband + load − fixed
+	// PV and the others' charging.
+	permC, permD := make([][]int, S), make([][]int, S)
+	permC2, permD2 := make([][]int, S), make([][]int, S)
+	// excl[s][t] is the row of the hull of "charge or discharge, not
+	// both", c/C + d/D ≤ 1 (−1 where the storage cannot do both).
+	excl := make([][]int, S)
+	maxImp, maxExp := make([]float64, T), make([]float64, T)
+	for t := range T {
+		i, e := h.Load[t]-m.pvFix[t], m.pvFix[t]+m.pvCur[t]-h.Load[t]
+		for _, st := range h.Storage {
+			if st.Available == nil || st.Available[t] {
+				i += st.MaxCharge
+				e += st.MaxDischarge
+			}
+		}
+		maxImp[t], maxExp[t] = math.Max(i, 0), math.Max(e, 0)
+		if g.Cap != nil && !math.IsNaN(g.Cap[t]) {
+			maxImp[t] = math.Min(maxImp[t], g.Cap[t])
+		}
+		if g.HardLimits && g.ImportLimit > 0 {
+			maxImp[t] = math.Min(maxImp[t], g.ImportLimit)
+		}
+		if g.HardLimits && g.ExportLimit > 0 {
+			maxExp[t] = math.Min(maxExp[t], g.ExportLimit)
+		}
+	}
 	for s := range S {
 		dyn[s] = make([]int, T)
+		permC[s], permD[s] = make([]int, T), make([]int, T)
+		permC2[s], permD2[s] = make([]int, T), make([]int, T)
+		excl[s] = make([]int, T)
 	}
 	for t := range T {
 		bal[t] = rows
@@ -151,6 +195,22 @@ func build(h *Home) *model {
 		for s := range S {
 			dyn[s][t] = rows
 			rows++
+			st := &h.Storage[s]
+			on := st.Available == nil || st.Available[t]
+			permC[s][t], permD[s][t], permC2[s][t], permD2[s][t] = -1, -1, -1, -1
+			excl[s][t] = -1
+			if on && st.MaxCharge > 0 && st.MaxDischarge > 0 {
+				excl[s][t] = rows
+				rows++
+			}
+			if st.NoGridCharge && on && st.MaxCharge > 0 && maxImp[t] > Deadband {
+				permC[s][t], permC2[s][t] = rows, rows+1
+				rows += 2
+			}
+			if st.NoGridDischarge && on && st.MaxDischarge > 0 && maxExp[t] > Deadband {
+				permD[s][t], permD2[s][t] = rows, rows+1
+				rows += 2
+			}
 			for k, gl := range h.Storage[s].Goals {
 				if gl.Index == t+1 {
 					goalsAt[t+1] = append(goalsAt[t+1], goalRow{s, k, rows})
@@ -196,6 +256,11 @@ func build(h *Home) *model {
 			if demand {
 				e = append(e, float64(dm[t]), 1)
 			}
+			for s := range S {
+				if r := permC[s][t]; r >= 0 {
+					e = append(e, float64(r), 1)
+				}
+			}
 			m.imp[t] = append(m.imp[t], col(cost*dt, 0, hi, e...))
 		}
 		if l := g.ImportLimit; l > 0 && !g.HardLimits {
@@ -209,7 +274,13 @@ func build(h *Home) *model {
 			m.hard = append(m.hard, m.imp[t][len(m.imp[t])-1])
 		}
 		expRows := func(cost, hi float64) {
-			m.exp[t] = append(m.exp[t], col(cost*dt, 0, hi, float64(bal[t]), -1))
+			e := []float64{float64(bal[t]), -1}
+			for s := range S {
+				if r := permD[s][t]; r >= 0 {
+					e = append(e, float64(r), 1)
+				}
+			}
+			m.exp[t] = append(m.exp[t], col(cost*dt, 0, hi, e...))
 		}
 		expCap := big
 		if g.HardLimits && g.ExportLimit > 0 {
@@ -267,8 +338,48 @@ func build(h *Home) *model {
 				avail = 0
 			}
 			// e(t+1) − e(t) − ηc·dt·c + dt/ηd·d = 0.
-			m.c[s][t] = col(m.wear*dt, 0, st.MaxCharge*avail, float64(bal[t]), -1, float64(dyn[s][t]), -st.EtaC*dt)
-			m.d[s][t] = col(m.wear*dt, 0, st.MaxDischarge*avail, float64(bal[t]), 1, float64(dyn[s][t]), dt/st.EtaD)
+			ce := []float64{float64(bal[t]), -1, float64(dyn[s][t]), -st.EtaC * dt}
+			if r := permC[s][t]; r >= 0 {
+				ce = append(ce, float64(r), (maxImp[t]-Deadband)/st.MaxCharge)
+				p.B[r] = maxImp[t]
+				col(0, 0, inf, float64(r), 1)
+				a := Deadband + m.pvFix[t] + m.pvCur[t] - h.Load[t]
+				r2 := permC2[s][t]
+				ce = append(ce, float64(r2), 1+math.Max(0, -a)/st.MaxCharge)
+				p.B[r2] = math.Max(a, 0)
+				col(0, 0, inf, float64(r2), 1)
+			}
+			de := []float64{float64(bal[t]), 1, float64(dyn[s][t]), dt / st.EtaD}
+			if r := permD[s][t]; r >= 0 {
+				de = append(de, float64(r), (maxExp[t]-Deadband)/st.MaxDischarge)
+				p.B[r] = maxExp[t]
+				col(0, 0, inf, float64(r), 1)
+				a := Deadband + h.Load[t] - m.pvFix[t]
+				r2 := permD2[s][t]
+				de = append(de, float64(r2), 1+math.Max(0, -a)/st.MaxDischarge)
+				p.B[r2] = math.Max(a, 0)
+				col(0, 0, inf, float64(r2), 1)
+			}
+			if r := excl[s][t]; r >= 0 {
+				ce = append(ce, float64(r), 1/st.MaxCharge)
+				de = append(de, float64(r), 1/st.MaxDischarge)
+				p.B[r] = 1
+				col(0, 0, inf, float64(r), 1)
+			}
+			// The other storages' terms in this storage's cuts.
+			for o := range S {
+				if o == s {
+					continue
+				}
+				if r := permC2[o][t]; r >= 0 {
+					de = append(de, float64(r), -1)
+				}
+				if r := permD2[o][t]; r >= 0 {
+					ce = append(ce, float64(r), -1)
+				}
+			}
+			m.c[s][t] = col(m.wear*dt, 0, st.MaxCharge*avail, ce...)
+			m.d[s][t] = col(m.wear*dt, 0, st.MaxDischarge*avail, de...)
 			cost := -HoldValue * dt
 			if t == T-1 {
 				cost -= st.EndValue
@@ -320,6 +431,8 @@ type bound struct {
 // node is a branch of the search: the bounds on its path from the root.
 type node struct {
 	bounds []bound
+	// lb is the parent's relaxation optimum: a bound on the branch.
+	lb float64
 }
 
 // choice is a disjunction the relaxation breaks, and its two sides: the
@@ -336,77 +449,143 @@ const (
 	// actTol is the power (kW) above which a storage counts as acting in
 	// the branching.
 	actTol = 1e-5
+	// diveEvery is how often (in branches) the search dives.
+	diveEvery = 16
 	// bandMargin keeps a branch that confines the meter to the
 	// permissions' deadband this far inside it (kW), against rounding.
 	bandMargin = 1e-3
 )
 
-// branch runs the depth-first branch and bound.
+// branch runs the branch and bound: a dive first, which fixes every
+// broken disjunction of the relaxation to its likelier side at once
+// until the relaxation breaks none (a plan in a few programmes), then
+// depth first until a plan is found and the branch of least bound first,
+// one disjunction per branch, until no branch can beat the best plan by
+// more than the gap.
 func (m *model) branch(ctx context.Context, opts Options) (*Plan, error) {
 	var best *Plan
 	bestCost := math.Inf(1)
-	stack := []node{{}}
-	lo0, hi0 := m.prob.Lo, m.prob.Hi
-	lo, hi := make([]float64, len(lo0)), make([]float64, len(hi0))
-	for solved := 0; len(stack) > 0 && solved < opts.Nodes; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		nd := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		copy(lo, lo0)
-		copy(hi, hi0)
-		ok := true
-		for _, b := range nd.bounds {
+	tol := func() float64 { return opts.Gap * math.Max(math.Abs(bestCost), 1) }
+	solved := 0
+	// relax solves the relaxation under bounds; nil when it is infeasible
+	// or needs a hard term's slack.
+	relax := func(bounds []bound) (*lp.Result, []float64, []float64, error) {
+		lo, hi := append([]float64(nil), m.prob.Lo...), append([]float64(nil), m.prob.Hi...)
+		for _, b := range bounds {
 			lo[b.col] = math.Max(lo[b.col], b.lo)
 			hi[b.col] = math.Min(hi[b.col], b.hi)
 			if lo[b.col] > hi[b.col]+1e-12 {
-				ok = false
+				return nil, nil, nil, nil
 			}
-		}
-		if !ok {
-			continue
 		}
 		prob := *m.prob
 		prob.Lo, prob.Hi = lo, hi
 		res, err := lp.Solve(&prob)
 		solved++
+		m.solved = solved
 		if err != nil {
-			if len(nd.bounds) == 0 {
-				return nil, fmt.Errorf("home %s: planning: %w", m.h.Name, err)
+			if len(bounds) == 0 {
+				return nil, nil, nil, fmt.Errorf("home %s: planning: %w", m.h.Name, err)
 			}
-			continue
+			return nil, nil, nil, nil
 		}
-		x := res.X
 		slack := 0.0
 		for _, j := range m.hard {
-			slack += x[j]
+			slack += res.X[j]
 		}
 		if slack > 1e-5 {
-			if len(nd.bounds) == 0 {
-				return nil, m.infeasible()
+			if len(bounds) == 0 {
+				return nil, nil, nil, m.infeasible()
 			}
-			continue
+			return nil, nil, nil, nil
 		}
-		if res.Obj >= bestCost-opts.Gap*math.Max(math.Abs(bestCost), 1) {
-			continue
+		snap(res.X, lo, hi)
+		return res, lo, hi, nil
+	}
+	offer := func(x []float64) {
+		p := m.assemble(x)
+		if c := p.Cost(); c < bestCost {
+			best, bestCost = p, c
 		}
-		snap(x, lo, hi)
-		ch, found := m.violation(x, lo, hi)
-		if !found {
-			p := m.assemble(x)
-			if c := p.Cost(); c < bestCost {
-				best, bestCost = p, c
+	}
+	root, lo, hi, err := relax(nil)
+	if err != nil {
+		return nil, err
+	}
+	m.rootObj = root.Obj
+	rootChoices := m.violations(root.X, lo, hi)
+	if len(rootChoices) == 0 {
+		offer(root.X)
+		return best, m.hardKept(best)
+	}
+	// dive fixes every broken disjunction to its first side at once,
+	// from a node's bounds and choices, until the relaxation breaks none
+	// or fails.
+	dive := func(bounds []bound, choices []choice) {
+		bounds = append([]bound(nil), bounds...)
+		for range 30 {
+			for _, c := range choices {
+				bounds = append(bounds, c.first...)
 			}
+			res, lo, hi, err := relax(bounds)
+			if err != nil || res == nil || res.Obj >= bestCost-tol() {
+				return
+			}
+			if choices = m.violations(res.X, lo, hi); len(choices) == 0 {
+				offer(res.X)
+				return
+			}
+		}
+	}
+	dive(nil, rootChoices)
+	// The search, from the root's children.
+	var stack []node
+	add := func(parent []bound, lb float64, ch choice) {
+		for _, bs := range [][]bound{ch.second, ch.first} {
+			nb := make([]bound, len(parent), len(parent)+len(bs))
+			copy(nb, parent)
+			stack = append(stack, node{bounds: append(nb, bs...), lb: lb})
+		}
+	}
+	add(nil, root.Obj, top(rootChoices))
+	nodes := 0
+	for len(stack) > 0 && solved < opts.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Depth first until a plan is found, then the branch of least
+		// bound first.
+		pick := len(stack) - 1
+		if best != nil {
+			for i := range stack {
+				if stack[i].lb < stack[pick].lb {
+					pick = i
+				}
+			}
+		}
+		nd := stack[pick]
+		stack = append(stack[:pick], stack[pick+1:]...)
+		if nd.lb >= bestCost-tol() {
 			continue
 		}
-		// Depth first: the second side below the first on the stack.
-		add := func(bs []bound) node {
-			nb := make([]bound, len(nd.bounds), len(nd.bounds)+len(bs))
-			copy(nb, nd.bounds)
-			return node{bounds: append(nb, bs...)}
+		res, lo, hi, err := relax(nd.bounds)
+		if err != nil {
+			return nil, err
 		}
-		stack = append(stack, add(ch.second), add(ch.first))
+		if res == nil || res.Obj >= bestCost-tol() {
+			continue
+		}
+		chs := m.violations(res.X, lo, hi)
+		if len(chs) == 0 {
+			offer(res.X)
+			continue
+		}
+		// Now and then a dive from the branch of least bound, for a
+		// better plan to prune with.
+		if nodes++; nodes%diveEvery == 0 {
+			dive(nd.bounds, chs)
+		}
+		add(nd.bounds, res.Obj, top(chs))
 	}
 	if best == nil {
 		return nil, m.infeasible()
@@ -415,6 +594,17 @@ func (m *model) branch(ctx context.Context, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	return best, nil
+}
+
+// top returns the choice of highest score.
+func top(chs []choice) choice {
+	b := chs[0]
+	for _, c := range chs[1:] {
+		if c.score > b.score {
+			b = c
+		}
+	}
+	return b
 }
 
 // snap moves every value within snapTol of a bound onto it.
@@ -436,10 +626,11 @@ func (m *model) sum(cols []int, x []float64) float64 {
 	return v
 }
 
-// violation returns the disjunction the relaxation x breaks most, if
-// any.
-func (m *model) violation(x, lo, hi []float64) (choice, bool) {
+// violations returns the disjunctions the relaxation x breaks: per
+// storage and slot the one it breaks most.
+func (m *model) violations(x, lo, hi []float64) []choice {
 	h := m.h
+	var out []choice
 	var best choice
 	found := false
 	consider := func(score float64, first, second []bound) {
@@ -485,17 +676,17 @@ func (m *model) violation(x, lo, hi []float64) (choice, bool) {
 			if st.NoGridCharge && c > actTol && net > Deadband-bandMargin/2 {
 				score := math.Min(c, net-Deadband)
 				if c < net-Deadband {
-					consider(score, zero(cj), band(m.imp[t]))
+					consider(score, m.zeroAll(t, true), band(m.imp[t]))
 				} else {
-					consider(score, band(m.imp[t]), zero(cj))
+					consider(score, band(m.imp[t]), m.zeroAll(t, true))
 				}
 			}
 			if st.NoGridDischarge && d > actTol && -net > Deadband-bandMargin/2 {
 				score := math.Min(d, -net-Deadband)
 				if d < -net-Deadband {
-					consider(score, zero(dj), band(m.exp[t]))
+					consider(score, m.zeroAll(t, false), band(m.exp[t]))
 				} else {
-					consider(score, band(m.exp[t]), zero(dj))
+					consider(score, band(m.exp[t]), m.zeroAll(t, false))
 				}
 			}
 			// A storage outside its range may only move towards it.
@@ -506,9 +697,30 @@ func (m *model) violation(x, lo, hi []float64) (choice, bool) {
 			if c > actTol && x[ej] > st.Max+actTol {
 				consider(math.Min(c, x[ej]-st.Max), zero(cj), []bound{{ej, math.Inf(-1), st.Max}})
 			}
+			if found {
+				out = append(out, best)
+				found = false
+			}
 		}
 	}
-	return best, found
+	return out
+}
+
+// zeroAll stops, in slot t, every storage that may not charge from the
+// grid (charge true) or discharge into it: the side of a permission's
+// disjunction where the home imports (exports) beyond the deadband, which
+// holds for all such storages at once.
+func (m *model) zeroAll(t int, charge bool) []bound {
+	var bs []bound
+	for s, st := range m.h.Storage {
+		switch {
+		case charge && st.NoGridCharge:
+			bs = append(bs, bound{m.c[s][t], math.Inf(-1), 0})
+		case !charge && st.NoGridDischarge:
+			bs = append(bs, bound{m.d[s][t], math.Inf(-1), 0})
+		}
+	}
+	return bs
 }
 
 // assemble turns a relaxation without violations into a Plan: it replays
