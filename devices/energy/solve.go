@@ -449,6 +449,11 @@ const (
 	// actTol is the power (kW) above which a storage counts as acting in
 	// the branching.
 	actTol = 1e-5
+	// missTol is the shortfall (kWh) or excess (kW) below which a soft
+	// goal or limit is not reported as missed (it is still paid for).
+	missTol = 1e-6
+	// goalTol is missTol for goals (kWh): the checker's tolerance.
+	goalTol = 1e-4
 	// diveEvery is how often (in branches) the search dives.
 	diveEvery = 16
 	// bandMargin keeps a branch that confines the meter to the
@@ -779,10 +784,13 @@ func (m *model) assemble(x []float64) *Plan {
 		p.Charge, p.Discharge, p.Energy = append(p.Charge, ch), append(p.Discharge, dis), append(p.Energy, en)
 		p.StoredValue += st.EndValue * en[T]
 		for _, g := range st.Goals {
-			if v := en[g.Index]; v < g.Energy-1e-9 {
-				if !g.Hard {
-					p.Penalties += goalPenalty(g) * (g.Energy - v)
-				}
+			v := en[g.Index]
+			if v < g.Energy && !g.Hard {
+				p.Penalties += goalPenalty(g) * (g.Energy - v)
+			}
+			// A shortfall within the interior-point method's rounding
+			// is no miss.
+			if v < g.Energy-goalTol {
 				p.Missed = append(p.Missed, Miss{What: g.Text, Storage: st.Name, Slot: g.Index, By: g.Energy - v})
 			}
 		}
@@ -804,16 +812,16 @@ func (m *model) assemble(x []float64) *Plan {
 		p.ImportCost += h.Tariff.Import[t] * p.Import[t] * h.Dt[t]
 		p.ExportRevenue += h.Tariff.Export[t] * p.Export[t] * h.Dt[t]
 		peak = math.Max(peak, p.Import[t])
-		if l := g.ImportLimit; l > 0 && p.Import[t] > l+1e-9 {
-			if !g.HardLimits {
-				p.Penalties += pen * (p.Import[t] - l) * h.Dt[t]
-			}
+		if l := g.ImportLimit; l > 0 && p.Import[t] > l && !g.HardLimits {
+			p.Penalties += pen * (p.Import[t] - l) * h.Dt[t]
+		}
+		if l := g.ImportLimit; l > 0 && p.Import[t] > l+missTol {
 			p.Missed = append(p.Missed, Miss{What: "import limit", Slot: t, By: p.Import[t] - l})
 		}
-		if l := g.ExportLimit; l > 0 && p.Export[t] > l+1e-9 {
-			if !g.HardLimits {
-				p.Penalties += pen * (p.Export[t] - l) * h.Dt[t]
-			}
+		if l := g.ExportLimit; l > 0 && p.Export[t] > l && !g.HardLimits {
+			p.Penalties += pen * (p.Export[t] - l) * h.Dt[t]
+		}
+		if l := g.ExportLimit; l > 0 && p.Export[t] > l+missTol {
 			p.Missed = append(p.Missed, Miss{What: "export limit", Slot: t, By: p.Export[t] - l})
 		}
 	}
