@@ -16,10 +16,14 @@ import (
 // from FILE or standard input ("-") and prints the response.
 func runPlan(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "plan", "FILE.json|- [flags]")
-	gap := fs.Float64("gap", energy.DefaultGap, "relative optimality gap at which the planner stops")
+	gap := fs.Float64("gap", energy.DefaultGap, "stop when no plan can be better by more than this fraction of the cost (0 < gap < 1)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
+	}
+	if !(*gap > 0 && *gap < 1) {
+		fmt.Fprintf(e.stderr, "hearth plan: --gap %g: want a fraction in (0, 1), e.g. 0.001\n", *gap)
+		return exitUsage
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "hearth plan: want exactly one request FILE.json, or - for standard input")
