@@ -164,16 +164,9 @@ func build(h *Home) *model {
 				e += st.MaxDischarge
 			}
 		}
+		// Not capped by hard limits: the relaxation may cross them
+		// through their slack, and the cut must hold there too.
 		maxImp[t], maxExp[t] = math.Max(i, 0), math.Max(e, 0)
-		if g.Cap != nil && !math.IsNaN(g.Cap[t]) {
-			maxImp[t] = math.Min(maxImp[t], g.Cap[t])
-		}
-		if g.HardLimits && g.ImportLimit > 0 {
-			maxImp[t] = math.Min(maxImp[t], g.ImportLimit)
-		}
-		if g.HardLimits && g.ExportLimit > 0 {
-			maxExp[t] = math.Min(maxExp[t], g.ExportLimit)
-		}
 	}
 	for s := range S {
 		dyn[s] = make([]int, T)
@@ -225,7 +218,6 @@ func build(h *Home) *model {
 	}
 	p := lp.NewProblem(rows)
 	m.prob = p
-	inf := math.Inf(1)
 	col := func(cost, lo, hi float64, entries ...float64) int {
 		// entries: row, value pairs
 		var r []int
@@ -322,7 +314,7 @@ func build(h *Home) *model {
 		// over ≥ peak − threshold: peak − over + slack = threshold.
 		p.B[fin] = g.DemandThreshold
 		col(g.DemandCharge, 0, big, float64(fin), -1)
-		col(0, 0, inf, float64(fin), 1)
+		col(0, 0, g.DemandThreshold+big, float64(fin), 1)
 	}
 
 	m.c, m.d, m.e = make([][]int, S), make([][]int, S), make([][]int, S)
@@ -337,34 +329,43 @@ func build(h *Home) *model {
 			if st.Available != nil && !st.Available[t] {
 				avail = 0
 			}
+			// The others' most charging and discharging, bounding the
+			// cuts' slacks.
+			sumC, sumD := 0.0, 0.0
+			for o, so := range h.Storage {
+				if o != s && (so.Available == nil || so.Available[t]) {
+					sumC += so.MaxCharge
+					sumD += so.MaxDischarge
+				}
+			}
 			// e(t+1) − e(t) − ηc·dt·c + dt/ηd·d = 0.
 			ce := []float64{float64(bal[t]), -1, float64(dyn[s][t]), -st.EtaC * dt}
 			if r := permC[s][t]; r >= 0 {
 				ce = append(ce, float64(r), (maxImp[t]-Deadband)/st.MaxCharge)
 				p.B[r] = maxImp[t]
-				col(0, 0, inf, float64(r), 1)
+				col(0, 0, maxImp[t]+1, float64(r), 1)
 				a := Deadband + m.pvFix[t] + m.pvCur[t] - h.Load[t]
 				r2 := permC2[s][t]
 				ce = append(ce, float64(r2), 1+math.Max(0, -a)/st.MaxCharge)
 				p.B[r2] = math.Max(a, 0)
-				col(0, 0, inf, float64(r2), 1)
+				col(0, 0, math.Max(a, 0)+sumD+1, float64(r2), 1)
 			}
 			de := []float64{float64(bal[t]), 1, float64(dyn[s][t]), dt / st.EtaD}
 			if r := permD[s][t]; r >= 0 {
 				de = append(de, float64(r), (maxExp[t]-Deadband)/st.MaxDischarge)
 				p.B[r] = maxExp[t]
-				col(0, 0, inf, float64(r), 1)
+				col(0, 0, maxExp[t]+1, float64(r), 1)
 				a := Deadband + h.Load[t] - m.pvFix[t]
 				r2 := permD2[s][t]
 				de = append(de, float64(r2), 1+math.Max(0, -a)/st.MaxDischarge)
 				p.B[r2] = math.Max(a, 0)
-				col(0, 0, inf, float64(r2), 1)
+				col(0, 0, math.Max(a, 0)+sumC+1, float64(r2), 1)
 			}
 			if r := excl[s][t]; r >= 0 {
 				ce = append(ce, float64(r), 1/st.MaxCharge)
 				de = append(de, float64(r), 1/st.MaxDischarge)
 				p.B[r] = 1
-				col(0, 0, inf, float64(r), 1)
+				col(0, 0, 1, float64(r), 1)
 			}
 			// The other storages' terms in this storage's cuts.
 			for o := range S {
@@ -405,11 +406,13 @@ func build(h *Home) *model {
 			if gl.Hard {
 				cost = hardPen
 			}
-			sh := col(cost, 0, inf, float64(gr.row), 1)
+			st := &h.Storage[gr.s]
+			room := math.Max(st.Max, st.Initial) - math.Min(st.Min, st.Initial) + 1
+			sh := col(cost, 0, math.Max(gl.Energy-math.Min(st.Min, st.Initial), 0)+1, float64(gr.row), 1)
 			if gl.Hard {
 				m.hard = append(m.hard, sh)
 			}
-			col(0, 0, inf, float64(gr.row), -1)
+			col(0, 0, room+math.Max(-gl.Energy, 0), float64(gr.row), -1)
 		}
 	}
 	return m

@@ -2,6 +2,7 @@ package plancheck_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -103,10 +104,15 @@ func TestRejects(t *testing.T) {
 
 // TestRandomHomes: on many random small homes the planner's plans pass
 // the checker, the checker's bill equals the plan's, and the soft goals
-// the checker finds missed are those the plan names.
+// the checker finds missed are those the plan names. The homes have
+// storages starting outside their range, minimum charging powers,
+// availability windows, grid permissions, soft and hard limits, caps,
+// demand charges and hard goals; a home with a hard term may be refused
+// (ErrInfeasible), never planned wrong.
 func TestRandomHomes(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 1))
-	homes := 400
+	homes, refused := 400, 0
+	defer func() { t.Logf("%d of %d homes refused as infeasible", refused, homes) }()
 	if raceEnabled {
 		homes = 60
 	}
@@ -129,8 +135,20 @@ func TestRandomHomes(t *testing.T) {
 				NoGridCharge: r.IntN(4) == 0, NoGridDischarge: r.IntN(4) == 0}
 			st.Min = st.Max * 0.2 * r.Float64()
 			st.Initial = st.Max * r.Float64()
+			if r.IntN(8) == 0 {
+				st.Initial = st.Max * (1 + 0.2*r.Float64())
+			}
+			if r.IntN(3) == 0 {
+				st.MinCharge = st.MaxCharge * r.Float64()
+			}
+			if r.IntN(3) == 0 {
+				st.Available = make([]bool, T)
+				for t := range T {
+					st.Available[t] = r.IntN(4) != 0
+				}
+			}
 			if r.IntN(2) == 0 {
-				st.Goals = []energy.Goal{{Index: 1 + r.IntN(T), Energy: st.Max * r.Float64(), Text: "g"}}
+				st.Goals = []energy.Goal{{Index: 1 + r.IntN(T), Energy: st.Max * r.Float64(), Text: "g", Hard: r.IntN(6) == 0}}
 			}
 			h.Storage = append(h.Storage, st)
 		}
@@ -140,9 +158,29 @@ func TestRandomHomes(t *testing.T) {
 		if r.IntN(3) == 0 {
 			h.Grid.ExportLimit = 1 + 2*r.Float64()
 		}
+		h.Grid.HardLimits = r.IntN(6) == 0
+		if r.IntN(6) == 0 {
+			h.Grid.Cap = make([]float64, T)
+			for t := range T {
+				h.Grid.Cap[t] = 2 + 4*r.Float64()
+			}
+		}
+		if r.IntN(5) == 0 {
+			h.Grid.DemandCharge, h.Grid.DemandThreshold = 0.3*r.Float64(), 2*r.Float64()
+		}
 		p, err := energy.Solve(context.Background(), h, energy.Options{})
+		hard := h.Grid.HardLimits || h.Grid.Cap != nil
+		for _, st := range h.Storage {
+			for _, g := range st.Goals {
+				hard = hard || g.Hard
+			}
+		}
+		if hard && errors.Is(err, energy.ErrInfeasible) {
+			refused++
+			continue
+		}
 		if err != nil {
-			t.Fatalf("home %d: %v", i, err)
+			t.Fatalf("home %d: %v\n%+v", i, err, h)
 		}
 		rep := plancheck.Check(h, p)
 		if err := rep.Err(); err != nil {

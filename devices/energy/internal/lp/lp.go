@@ -311,7 +311,15 @@ func (s *solver) run() (*Result, error) {
 				cnt++
 			}
 		}
-		if norm(rb)/nb < 1e-9 && norm(ru)/nu < 1e-9 && norm(rc)/nc < 1e-9 && gap/(1+math.Abs(pobj)) < 1e-10 {
+		pinf, dinf, rgap := math.Max(norm(rb)/nb, norm(ru)/nu), norm(rc)/nc, gap/(1+math.Abs(pobj))
+		if pinf < 1e-9 && dinf < 1e-9 && rgap < 1e-10 {
+			return s.result(x, it), nil
+		}
+		// A stall: primal feasible and complementary, the dual residual
+		// stuck at a small value (the dual steps blocked at a bound of a
+		// degenerate vertex). The primal point is feasible and within
+		// the residual of optimal; more iterations only lose it.
+		if pinf < 1e-9 && dinf < 1e-4 && rgap < 1e-13 {
 			return s.result(x, it), nil
 		}
 		mu := gap / float64(max(cnt, 1))
