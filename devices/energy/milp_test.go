@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -90,4 +91,66 @@ func TestAgainstMILP(t *testing.T) {
 			t.Errorf("median gap %.3f%% above %.1f%%", 100*med, 100*milp.MedianBound)
 		}
 	}
+}
+
+// TestHardTermsAgainstMILP: homes with hard goals, hard import and export
+// limits and committed import caps (seeded, drawn tight enough that some
+// cannot be kept) are refused by the planner exactly when CBC proves the
+// MILP infeasible, and otherwise planned within 1% of CBC's optimum.
+func TestHardTermsAgainstMILP(t *testing.T) {
+	if _, err := exec.LookPath("cbc"); err != nil {
+		t.Skip(milp.ErrNoSolver)
+	}
+	n := 24
+	if raceEnabled {
+		n = 2
+	}
+	refused := 0
+	for i := range n {
+		seed := uint64(1000 + i)
+		h := homegen.Home(seed, []homegen.Shape{homegen.Hourly, homegen.Mixed}[i%2])
+		r := rand.New(rand.NewPCG(seed, 99))
+		for s := range h.Storage {
+			for k := range h.Storage[s].Goals {
+				h.Storage[s].Goals[k].Hard = r.IntN(2) == 0
+			}
+		}
+		if r.IntN(2) == 0 {
+			h.Grid.HardLimits = true
+			h.Grid.ImportLimit = 3 + 6*r.Float64()
+		}
+		if r.IntN(2) == 0 {
+			h.Grid.Cap = make([]float64, len(h.Dt))
+			for t := range h.Grid.Cap {
+				h.Grid.Cap[t] = math.NaN()
+				if r.IntN(3) == 0 {
+					h.Grid.Cap[t] = 2 + 6*r.Float64()
+				}
+			}
+		}
+		p, err := energy.Solve(context.Background(), h, energy.Options{})
+		opt, cerr := milp.Solve(context.Background(), h, t.TempDir())
+		switch {
+		case errors.Is(cerr, milp.ErrInfeasible):
+			if !errors.Is(err, energy.ErrInfeasible) {
+				t.Errorf("seed %d: CBC proves the home infeasible, the planner says %v", seed, err)
+			}
+			refused++
+			continue
+		case cerr != nil:
+			t.Fatalf("seed %d: %v", seed, cerr)
+		case err != nil:
+			t.Errorf("seed %d: CBC plans at %.4f, the planner refuses: %v", seed, opt.Cost, err)
+			continue
+		}
+		if err := plancheck.Check(h, p).Err(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		g := gap(p.Cost(), opt.Cost)
+		t.Logf("seed %d: hearth %.4f, cbc %.4f, gap %.3f%%", seed, p.Cost(), opt.Cost, 100*g)
+		if g > milp.GapBound || g < -1e-5 {
+			t.Errorf("seed %d: gap %.3f%% outside [0, %.0f%%]", seed, 100*g, 100*milp.GapBound)
+		}
+	}
+	t.Logf("%d of %d homes infeasible", refused, n)
 }

@@ -236,12 +236,14 @@ func build(h *Home) *model {
 		pi, pe := h.Tariff.Import[t], h.Tariff.Export[t]
 		p.B[bal[t]] = h.Load[t] - m.pvFix[t]
 		// Import: within the soft limit, beyond it, beyond a hard cap.
+		// Hard caps and limits keep hardMargin inside, so that the
+		// replay's rounding cannot cross them.
 		capT := big
 		if g.Cap != nil && !math.IsNaN(g.Cap[t]) {
-			capT = math.Min(capT, g.Cap[t])
+			capT = math.Min(capT, math.Max(g.Cap[t]-hardMargin, 0))
 		}
 		if g.HardLimits && g.ImportLimit > 0 {
-			capT = math.Min(capT, g.ImportLimit)
+			capT = math.Min(capT, math.Max(g.ImportLimit-hardMargin, 0))
 		}
 		impRows := func(cost, hi float64) {
 			e := []float64{float64(bal[t]), 1}
@@ -276,7 +278,7 @@ func build(h *Home) *model {
 		}
 		expCap := big
 		if g.HardLimits && g.ExportLimit > 0 {
-			expCap = g.ExportLimit
+			expCap = math.Max(g.ExportLimit-hardMargin, 0)
 		}
 		if l := g.ExportLimit; l > 0 && !g.HardLimits {
 			expRows(-pe, l)
@@ -457,6 +459,8 @@ const (
 	missTol = 1e-6
 	// goalTol is missTol for goals (kWh): the checker's tolerance.
 	goalTol = 1e-4
+	// hardMargin (kW) keeps the relaxation inside hard caps and limits.
+	hardMargin = 1e-5
 	// diveEvery is how often (in branches) the search dives.
 	diveEvery = 16
 	// bandMargin keeps a branch that confines the meter to the

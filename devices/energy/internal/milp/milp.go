@@ -37,6 +37,10 @@ const MedianBound = 0.001
 // ErrNoSolver is returned when the cbc binary is not on PATH.
 var ErrNoSolver = errors.New("cbc not found (Debian: apt-get install coinor-cbc)")
 
+// ErrInfeasible is returned when CBC proves the home has no plan that
+// keeps its hard terms.
+var ErrInfeasible = errors.New("cbc: the MILP is infeasible")
+
 // Result is CBC's optimum.
 type Result struct {
 	// Cost is the optimum of the planner's full cost: the economic
@@ -228,6 +232,9 @@ func read(h *energy.Home, path string) (*Result, error) {
 		return nil, fmt.Errorf("cbc solution %s is empty", path)
 	}
 	head := sc.Text()
+	if strings.HasPrefix(head, "Infeasible") {
+		return nil, ErrInfeasible
+	}
 	if !strings.HasPrefix(head, "Optimal") {
 		return nil, fmt.Errorf("cbc: %s", head)
 	}
