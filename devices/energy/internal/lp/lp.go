@@ -292,6 +292,7 @@ func (s *solver) run() (*Result, error) {
 		return ap, ad
 	}
 	const maxIter = 80
+	lastInf := math.Inf(1)
 	for it := range maxIter {
 		s.mulA(x, ax)
 		for i := range m {
@@ -321,6 +322,17 @@ func (s *solver) run() (*Result, error) {
 		// the residual of optimal; more iterations only lose it.
 		if pinf < 1e-9 && dinf < 1e-4 && rgap < 1e-13 {
 			return s.result(x, it), nil
+		}
+		// Infeasible: complementarity gone while the rows stay broken,
+		// or the rows' residual no longer falling.
+		if it >= 10 && pinf > 1e-6 && rgap < 1e-8 {
+			break
+		}
+		if it%10 == 0 {
+			if it >= 20 && pinf > 0.5*lastInf && pinf > 1e-6 {
+				break
+			}
+			lastInf = pinf
 		}
 		mu := gap / float64(max(cnt, 1))
 		for k := range n {
