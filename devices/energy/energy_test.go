@@ -186,3 +186,21 @@ func TestTieBreaks(t *testing.T) {
 		}
 	})
 }
+
+// TestGoalAtFull: a hard goal at the top of the range (an EV full by
+// departure) is kept: the planner keeps its energies a hair inside the
+// range against rounding, and the goal asks for that hair less.
+func TestGoalAtFull(t *testing.T) {
+	avail := []bool{false, true, true, true}
+	h := &energy.Home{Name: "ev", Wear: -1, Dt: flat(4, 1), Load: flat(4, 0.5),
+		Storage: []energy.Storage{{Name: "ev", Max: 60, Initial: 40, MaxCharge: 11, MinCharge: 1.4, EtaC: 0.9, EtaD: 1, Available: avail,
+			Goals: []energy.Goal{{Index: 4, Energy: 60, Hard: true, Text: "ev full by 04:00"}}}},
+		Tariff: energy.Tariff{Import: []float64{0.3, 0.2, 0.3, 0.3}, Export: flat(4, 0)}}
+	p := solve(t, h)
+	if e := p.Energy[0][4]; e < 60-1e-4 || e > 60 {
+		t.Fatalf("the EV ends at %v kWh, want 60", e)
+	}
+	if len(p.Missed) != 0 {
+		t.Fatalf("missed %+v", p.Missed)
+	}
+}

@@ -322,7 +322,14 @@ func build(h *Home) *model {
 	m.c, m.d, m.e = make([][]int, S), make([][]int, S), make([][]int, S)
 	for s := range S {
 		st := &h.Storage[s]
+		// The range, energyMargin inside where the range is wider than
+		// that (and never excluding the start), so that the replay's
+		// rounding cannot carry a plan across it.
 		lo, hi := math.Min(st.Min, st.Initial), math.Max(st.Max, st.Initial)
+		if st.Max-st.Min > 4*energyMargin {
+			lo = math.Min(st.Min+energyMargin, st.Initial)
+			hi = math.Max(st.Max-energyMargin, st.Initial)
+		}
 		m.c[s], m.d[s], m.e[s] = make([]int, T), make([]int, T), make([]int, T)
 		p.B[dyn[s][0]] = st.Initial
 		for t := range T {
@@ -403,18 +410,21 @@ func build(h *Home) *model {
 	for i := range goalsAt {
 		for _, gr := range goalsAt[i] {
 			gl := h.Storage[gr.s].Goals[gr.k]
-			p.B[gr.row] = gl.Energy
+			// A goal at the range's edge asks for the edge the
+			// relaxation keeps (energyMargin inside).
+			p.B[gr.row] = math.Min(gl.Energy, p.Hi[m.e[gr.s][i-1]])
 			cost := goalPenalty(gl)
 			if gl.Hard {
 				cost = hardPen
 			}
+			// Shortfall and surplus are bounded by the storage's range.
 			st := &h.Storage[gr.s]
-			room := math.Max(st.Max, st.Initial) - math.Min(st.Min, st.Initial) + 1
-			sh := col(cost, 0, math.Max(gl.Energy-math.Min(st.Min, st.Initial), 0)+1, float64(gr.row), 1)
+			lo, hi := math.Min(st.Min, st.Initial), math.Max(st.Max, st.Initial)
+			sh := col(cost, 0, math.Max(gl.Energy-lo, 0)+1, float64(gr.row), 1)
 			if gl.Hard {
 				m.hard = append(m.hard, sh)
 			}
-			col(0, 0, room+math.Max(-gl.Energy, 0), float64(gr.row), -1)
+			col(0, 0, math.Max(hi-gl.Energy, 0)+1, float64(gr.row), -1)
 		}
 	}
 	return m
@@ -450,7 +460,7 @@ type choice struct {
 const (
 	// snapTol is how close (kW, kWh) a value of the relaxation must be to
 	// a bound to be taken as on it.
-	snapTol = 1e-6
+	snapTol = 1e-8
 	// actTol is the power (kW) above which a storage counts as acting in
 	// the branching.
 	actTol = 1e-5
@@ -459,6 +469,9 @@ const (
 	missTol = 1e-6
 	// goalTol is missTol for goals (kWh): the checker's tolerance.
 	goalTol = 1e-4
+	// energyMargin (kWh) keeps the relaxation's energies inside each
+	// storage's range.
+	energyMargin = 2e-5
 	// hardMargin (kW) keeps the relaxation inside hard caps and limits.
 	hardMargin = 1e-5
 	// diveEvery is how often (in branches) the search dives.

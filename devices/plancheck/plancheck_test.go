@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,14 +110,23 @@ func TestRejects(t *testing.T) {
 // storages starting outside their range, minimum charging powers,
 // availability windows, grid permissions, soft and hard limits, caps,
 // demand charges and hard goals; a home with a hard term may be refused
-// (ErrInfeasible), never planned wrong.
+// (ErrInfeasible), never planned wrong. HEARTH_RANDOM_HOMES and
+// HEARTH_RANDOM_SEED set the number of homes (default 400, 60 under the
+// race detector) and the seed, for long runs.
 func TestRandomHomes(t *testing.T) {
-	r := rand.New(rand.NewPCG(17, 1))
+	seed := uint64(17)
 	homes, refused := 400, 0
-	defer func() { t.Logf("%d of %d homes refused as infeasible", refused, homes) }()
 	if raceEnabled {
 		homes = 60
 	}
+	if v, err := strconv.Atoi(os.Getenv("HEARTH_RANDOM_HOMES")); err == nil {
+		homes = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("HEARTH_RANDOM_SEED")); err == nil {
+		seed = uint64(v)
+	}
+	r := rand.New(rand.NewPCG(seed, 1))
+	defer func() { t.Logf("%d of %d homes refused as infeasible", refused, homes) }()
 	for i := range homes {
 		T := 2 + r.IntN(6)
 		h := &energy.Home{Name: "r", Wear: -1, Dt: make([]float64, T), Load: make([]float64, T)}
