@@ -462,8 +462,11 @@ const (
 	// a bound to be taken as on it.
 	snapTol = 1e-8
 	// actTol is the power (kW) above which a storage counts as acting in
-	// the branching.
-	actTol = 1e-5
+	// the branching; below it the plan rounds it to zero. Half the
+	// checker's tolerance, so that whatever the checker sees acting was
+	// branched on, and the rounding moves the meter by less than
+	// hardMargin.
+	actTol = 5e-7
 	// missTol is the shortfall (kWh) or excess (kW) below which a soft
 	// goal or limit is not reported as missed (it is still paid for).
 	missTol = 1e-6
