@@ -615,6 +615,9 @@ func (m *model) branch(ctx context.Context, opts Options) (*Plan, error) {
 		}
 		add(nd.bounds, res.Obj, top(chs))
 	}
+	if best == nil && len(stack) > 0 {
+		return nil, fmt.Errorf("home %s: no plan found within %d linear programmes (Options.Nodes); the search was not finished", m.h.Name, opts.Nodes)
+	}
 	if best == nil {
 		return nil, m.infeasible()
 	}
