@@ -69,6 +69,9 @@ func (m *model) branch(ctx context.Context, opts Options) (*Plan, error) {
 	// relax solves the relaxation under bounds; nil when it is infeasible
 	// or needs a hard term's slack.
 	relax := func(bounds []bound) (*lp.Result, []float64, []float64, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, err
+		}
 		lo, hi := append([]float64(nil), m.prob.Lo...), append([]float64(nil), m.prob.Hi...)
 		for _, b := range bounds {
 			lo[b.col] = math.Max(lo[b.col], b.lo)

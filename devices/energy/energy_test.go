@@ -204,3 +204,16 @@ func TestGoalAtFull(t *testing.T) {
 		t.Fatalf("missed %+v", p.Missed)
 	}
 }
+
+// TestCancel: a cancelled context stops the planner with its error.
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h := &energy.Home{Name: "ev", Wear: -1, Dt: flat(4, 1), Load: flat(4, 0.5),
+		Storage: []energy.Storage{{Name: "ev", Max: 60, Initial: 40, MaxCharge: 11, MinCharge: 1.4, EtaC: 0.9, EtaD: 1,
+			Goals: []energy.Goal{{Index: 4, Energy: 45.5, Text: "ev"}}}},
+		Tariff: energy.Tariff{Import: []float64{0.3, 0.2, 0.3, 0.3}, Export: flat(4, 0)}}
+	if _, err := energy.Solve(ctx, h, energy.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
