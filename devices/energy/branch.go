@@ -48,6 +48,12 @@ const (
 	energyMargin = 2e-5
 	// hardMargin (kW) keeps the relaxation inside hard caps and limits.
 	hardMargin = 1e-5
+	// stallLPs ends a search whose best plan has not improved by more
+	// than the gap in that many LPs: on the homes where the bound does
+	// not close (an EV following PV below its minimum power in 28 slots)
+	// the search would otherwise run to Options.Nodes for nothing; on
+	// the generated homes improvements came at most 275 LPs apart.
+	stallLPs = 400
 	// diveEvery is how often (in branches) the search dives.
 	diveEvery = 16
 	// bandMargin keeps a branch that confines the meter to the
@@ -107,6 +113,9 @@ func (m *model) branch(ctx context.Context, opts Options) (*Plan, error) {
 	offer := func(x []float64) {
 		p := m.assemble(x)
 		if c := p.Cost(); c < bestCost {
+			if best == nil || c < bestCost-tol() {
+				m.improved = solved
+			}
 			best, bestCost = p, c
 		}
 	}
@@ -151,7 +160,7 @@ func (m *model) branch(ctx context.Context, opts Options) (*Plan, error) {
 	}
 	add(nil, root.Obj, top(rootChoices))
 	nodes := 0
-	for len(stack) > 0 && solved < opts.Nodes {
+	for len(stack) > 0 && solved < opts.Nodes && (best == nil || solved-m.improved < stallLPs) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -26,6 +26,9 @@ type model struct {
 	// stats of the last branch: programmes solved, the root's optimum.
 	solved  int
 	rootObj float64
+	// improved is the LP count at the last improvement of the best plan
+	// by more than the gap.
+	improved int
 }
 
 // build writes home h's linear relaxation. Rows come in time order (the
