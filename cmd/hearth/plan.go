@@ -16,10 +16,14 @@ import (
 // from FILE or standard input ("-") and prints the response.
 func runPlan(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "plan", "FILE.json|- [flags]")
-	states := fs.Int("states", 0, fmt.Sprintf("energy steps per storage (default %d)", energy.DefaultStates))
+	gap := fs.Float64("gap", energy.DefaultGap, "stop when no plan can be better by more than this fraction of the cost (0 < gap < 1)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
+	}
+	if !(*gap > 0 && *gap < 1) {
+		fmt.Fprintf(e.stderr, "hearth plan: --gap %g: want a fraction in (0, 1), e.g. 0.001\n", *gap)
+		return exitUsage
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "hearth plan: want exactly one request FILE.json, or - for standard input")
@@ -36,7 +40,7 @@ func runPlan(ctx context.Context, e *env, args []string) int {
 		defer f.Close()
 		in = f
 	}
-	resp, err := evcc.Plan(ctx, in, energy.Options{States: *states})
+	resp, err := evcc.Plan(ctx, in, energy.Options{Gap: *gap})
 	var fe *evcc.FieldError
 	switch {
 	case errors.As(err, &fe):

@@ -31,6 +31,8 @@ func TestPlanCommand(t *testing.T) {
 		{"no file", []string{"plan"}, exitUsage, "", "want exactly one"},
 		{"missing file", []string{"plan", "nope.json"}, exitUsage, "", "nope.json"},
 		{"bad request", []string{"plan", bad}, exitUsage, "", "batteries.0.s_max"},
+		{"bad gap", []string{"plan", "--gap", "1.5", evccExample}, exitUsage, "", "--gap 1.5"},
+		{"coarse gap", []string{"plan", "--gap", "0.05", evccExample}, exitOK, `"status": "Optimal"`, ""},
 		{"help devices", []string{"help", "devices"}, exitOK, "home_battery", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,10 +15,14 @@ import (
 func runServe(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "serve", "[flags]")
 	listen := fs.String("listen", "127.0.0.1:7050", "address to listen on (the evcc optimizer's port is 7050)")
-	states := fs.Int("states", 0, fmt.Sprintf("energy steps per storage (default %d)", energy.DefaultStates))
+	gap := fs.Float64("gap", energy.DefaultGap, "stop when no plan can be better by more than this fraction of the cost (0 < gap < 1)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
+	}
+	if !(*gap > 0 && *gap < 1) {
+		fmt.Fprintf(e.stderr, "hearth serve: --gap %g: want a fraction in (0, 1), e.g. 0.001\n", *gap)
+		return exitUsage
 	}
 	if len(pos) != 0 {
 		fmt.Fprintln(e.stderr, "hearth serve: takes no arguments")
@@ -30,7 +34,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	fmt.Fprintf(e.stderr, "hearth serve: listening on http://%s (POST /optimize/charge-schedule, GET /optimize/health)\n", ln.Addr())
-	return serveEvcc(ctx, e, ln, energy.Options{States: *states})
+	return serveEvcc(ctx, e, ln, energy.Options{Gap: *gap})
 }
 
 // serveEvcc answers on ln until ctx ends.

@@ -150,3 +150,70 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestTieBreaks: the documented tie-breaks decide plans of equal bill.
+// Selling stored energy at exactly what it is worth kept (export price =
+// end value, lossless) is a tie the wear cost breaks towards keeping it;
+// on a flat tariff an EV charges as early as it can (HoldValue), at full
+// power, not spread thinly over equal slots.
+func TestTieBreaks(t *testing.T) {
+	t.Run("no export for nothing", func(t *testing.T) {
+		h := &energy.Home{Name: "b", Wear: -1, Dt: flat(12, 1), Load: flat(12, 0.3),
+			Storage: []energy.Storage{{Name: "battery", Max: 10, Initial: 8, MaxCharge: 3, MaxDischarge: 3, EtaC: 1, EtaD: 1, EndValue: 0.1}},
+			Tariff:  energy.Tariff{Import: flat(12, 0.1), Export: flat(12, 0.1)}}
+		p := solve(t, h)
+		for tt := range 12 {
+			if p.Charge[0][tt] != 0 || p.Discharge[0][tt] != 0 || p.Export[tt] != 0 {
+				t.Fatalf("slot %d: charge %v, discharge %v, export %v kW for nothing", tt, p.Charge[0][tt], p.Discharge[0][tt], p.Export[tt])
+			}
+		}
+	})
+	t.Run("EV charges early", func(t *testing.T) {
+		avail := make([]bool, 8)
+		for i := range avail {
+			avail[i] = true
+		}
+		h := &energy.Home{Name: "ev", Wear: -1, Dt: flat(8, 1), Load: flat(8, 0.5),
+			Storage: []energy.Storage{{Name: "ev", Max: 60, Initial: 20, MaxCharge: 7.4, MinCharge: 1.4, EtaC: 0.9, EtaD: 1, Available: avail,
+				Goals: []energy.Goal{{Index: 8, Energy: 30, Text: "ev 30 kWh by 08:00"}}}},
+			Tariff: energy.Tariff{Import: flat(8, 0.3), Export: flat(8, 0)}}
+		p := solve(t, h)
+		want := []float64{7.4, 10/0.9 - 7.4, 0, 0, 0, 0, 0, 0}
+		for tt, w := range want {
+			if math.Abs(p.Charge[0][tt]-w) > 1e-6 {
+				t.Fatalf("charges %v, want %v", p.Charge[0], want)
+			}
+		}
+	})
+}
+
+// TestGoalAtFull: a hard goal at the top of the range (an EV full by
+// departure) is kept: the planner keeps its energies a hair inside the
+// range against rounding, and the goal asks for that hair less.
+func TestGoalAtFull(t *testing.T) {
+	avail := []bool{false, true, true, true}
+	h := &energy.Home{Name: "ev", Wear: -1, Dt: flat(4, 1), Load: flat(4, 0.5),
+		Storage: []energy.Storage{{Name: "ev", Max: 60, Initial: 40, MaxCharge: 11, MinCharge: 1.4, EtaC: 0.9, EtaD: 1, Available: avail,
+			Goals: []energy.Goal{{Index: 4, Energy: 60, Hard: true, Text: "ev full by 04:00"}}}},
+		Tariff: energy.Tariff{Import: []float64{0.3, 0.2, 0.3, 0.3}, Export: flat(4, 0)}}
+	p := solve(t, h)
+	if e := p.Energy[0][4]; e < 60-1e-4 || e > 60 {
+		t.Fatalf("the EV ends at %v kWh, want 60", e)
+	}
+	if len(p.Missed) != 0 {
+		t.Fatalf("missed %+v", p.Missed)
+	}
+}
+
+// TestCancel: a cancelled context stops the planner with its error.
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h := &energy.Home{Name: "ev", Wear: -1, Dt: flat(4, 1), Load: flat(4, 0.5),
+		Storage: []energy.Storage{{Name: "ev", Max: 60, Initial: 40, MaxCharge: 11, MinCharge: 1.4, EtaC: 0.9, EtaD: 1,
+			Goals: []energy.Goal{{Index: 4, Energy: 45.5, Text: "ev"}}}},
+		Tariff: energy.Tariff{Import: []float64{0.3, 0.2, 0.3, 0.3}, Export: flat(4, 0)}}
+	if _, err := energy.Solve(ctx, h, energy.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}

@@ -152,8 +152,7 @@ const (
 // home imports up to 0.1 kW (and likewise for discharging into it). Two
 // storages that may neither charge from nor discharge into the grid can
 // only trade energy at a net of zero; inverters regulate to within tens of
-// watts, not to zero, and a plan on an energy lattice cannot hit zero
-// exactly, so the permissions keep a band of 100 W.
+// watts, not to zero, so the permissions keep a band of 100 W.
 const Deadband = 0.1
 
 // Slots returns the number of slots.

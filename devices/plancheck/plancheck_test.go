@@ -2,8 +2,11 @@ package plancheck_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,7 +32,7 @@ func small() *energy.Home {
 
 func solve(t *testing.T, h *energy.Home) *energy.Plan {
 	t.Helper()
-	p, err := energy.Solve(context.Background(), h, energy.Options{States: 60})
+	p, err := energy.Solve(context.Background(), h, energy.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,13 +106,27 @@ func TestRejects(t *testing.T) {
 
 // TestRandomHomes: on many random small homes the planner's plans pass
 // the checker, the checker's bill equals the plan's, and the soft goals
-// the checker finds missed are those the plan names.
+// the checker finds missed are those the plan names. The homes have
+// storages starting outside their range, minimum charging powers,
+// availability windows, grid permissions, soft and hard limits, caps,
+// demand charges and hard goals; a home with a hard term may be refused
+// (ErrInfeasible), never planned wrong. HEARTH_RANDOM_HOMES and
+// HEARTH_RANDOM_SEED set the number of homes (default 400, 60 under the
+// race detector) and the seed, for long runs.
 func TestRandomHomes(t *testing.T) {
-	r := rand.New(rand.NewPCG(17, 1))
-	homes := 400
+	seed := uint64(17)
+	homes, refused := 400, 0
 	if raceEnabled {
 		homes = 60
 	}
+	if v, err := strconv.Atoi(os.Getenv("HEARTH_RANDOM_HOMES")); err == nil {
+		homes = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("HEARTH_RANDOM_SEED")); err == nil {
+		seed = uint64(v)
+	}
+	r := rand.New(rand.NewPCG(seed, 1))
+	defer func() { t.Logf("%d of %d homes refused as infeasible", refused, homes) }()
 	for i := range homes {
 		T := 2 + r.IntN(6)
 		h := &energy.Home{Name: "r", Wear: -1, Dt: make([]float64, T), Load: make([]float64, T)}
@@ -129,8 +146,20 @@ func TestRandomHomes(t *testing.T) {
 				NoGridCharge: r.IntN(4) == 0, NoGridDischarge: r.IntN(4) == 0}
 			st.Min = st.Max * 0.2 * r.Float64()
 			st.Initial = st.Max * r.Float64()
+			if r.IntN(8) == 0 {
+				st.Initial = st.Max * (1 + 0.2*r.Float64())
+			}
+			if r.IntN(3) == 0 {
+				st.MinCharge = st.MaxCharge * r.Float64()
+			}
+			if r.IntN(3) == 0 {
+				st.Available = make([]bool, T)
+				for t := range T {
+					st.Available[t] = r.IntN(4) != 0
+				}
+			}
 			if r.IntN(2) == 0 {
-				st.Goals = []energy.Goal{{Index: 1 + r.IntN(T), Energy: st.Max * r.Float64(), Text: "g"}}
+				st.Goals = []energy.Goal{{Index: 1 + r.IntN(T), Energy: st.Max * r.Float64(), Text: "g", Hard: r.IntN(6) == 0}}
 			}
 			h.Storage = append(h.Storage, st)
 		}
@@ -140,9 +169,29 @@ func TestRandomHomes(t *testing.T) {
 		if r.IntN(3) == 0 {
 			h.Grid.ExportLimit = 1 + 2*r.Float64()
 		}
-		p, err := energy.Solve(context.Background(), h, energy.Options{States: 30, Rounds: 5})
+		h.Grid.HardLimits = r.IntN(6) == 0
+		if r.IntN(6) == 0 {
+			h.Grid.Cap = make([]float64, T)
+			for t := range T {
+				h.Grid.Cap[t] = 2 + 4*r.Float64()
+			}
+		}
+		if r.IntN(5) == 0 {
+			h.Grid.DemandCharge, h.Grid.DemandThreshold = 0.3*r.Float64(), 2*r.Float64()
+		}
+		p, err := energy.Solve(context.Background(), h, energy.Options{})
+		hard := h.Grid.HardLimits || h.Grid.Cap != nil
+		for _, st := range h.Storage {
+			for _, g := range st.Goals {
+				hard = hard || g.Hard
+			}
+		}
+		if hard && errors.Is(err, energy.ErrInfeasible) {
+			refused++
+			continue
+		}
 		if err != nil {
-			t.Fatalf("home %d: %v", i, err)
+			t.Fatalf("home %d: %v\n%+v", i, err, h)
 		}
 		rep := plancheck.Check(h, p)
 		if err := rep.Err(); err != nil {
