@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/hearth-dcop/hearth/internal/daemon"
 	"github.com/hearth-dcop/hearth/internal/mosquitto"
 	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/sign"
 )
 
 // The fault matrix: the example's four homes as `hearth run` processes
@@ -43,6 +45,10 @@ type faultStreet struct {
 	ps   []*agentProc
 	ctl  paho.Client
 	want report.Homes
+	// keyDir and signer: the homes' key files and the controller's key
+	// on a signed street (nil signer: unsigned).
+	keyDir string
+	signer *sign.Signer
 }
 
 // faultTimeout is the round time-out of the matrix's homes: a few
@@ -50,19 +56,77 @@ type faultStreet struct {
 const faultTimeout = 20 * time.Second
 
 // newStreet starts a broker (with extra configuration) and the four homes
-// with round time-out timeout.
-func newStreet(t *testing.T, timeout time.Duration, extra string) *faultStreet {
+// with round time-out timeout; signed gives every home and the controller
+// a key (the neighbourhood's [keys] and [controllers]), so that the homes
+// sign and check every message.
+func newStreet(t *testing.T, timeout time.Duration, extra string, signed bool) *faultStreet {
 	t.Helper()
 	b := mosquitto.Start(t, mosquitto.Options{Extra: extra})
-	dir := copyExample(t, "")
+	var keys string
+	s := &faultStreet{t: t, b: b}
+	if signed {
+		keys, s.keyDir, s.signer = streetKeys(t)
+	}
+	dir := copyExample(t, keys)
 	edit(t, dir, "neighbourhood.toml", "seed = 1", fmt.Sprintf("seed = 1\ntimeout = %q", timeout.String()))
-	path := filepath.Join(dir, "neighbourhood.toml")
-	s := &faultStreet{t: t, b: b, path: path, want: simHomes(t, path)}
+	s.path = filepath.Join(dir, "neighbourhood.toml")
+	s.want = simHomes(t, s.path)
 	s.rec = record(t, b.URL(), "hearth/#")
-	s.ps = startHomes(t, s.rec, "hearth", path, s.args()...)
+	if signed {
+		from := s.rec.mark()
+		for _, h := range exampleHomes {
+			s.ps = append(s.ps, startHome(t, h, s.path, append(s.args(), "--sign-key", filepath.Join(s.keyDir, h+".key"))...))
+		}
+		for _, h := range exampleHomes {
+			s.rec.await(t, from, h+" online", func(m paho.Message) bool {
+				return m.Topic() == "hearth/presence/"+h && strings.Contains(string(m.Payload()), `"online"`)
+			})
+		}
+	} else {
+		s.ps = startHomes(t, s.rec, "hearth", s.path, s.args()...)
+	}
 	s.ctl = testClient(t, b.URL(), "controller")
 	return s
 }
+
+// streetKeys makes a key for every example home and a controller "ctl"
+// (as `hearth keygen` does), writes the homes' private keys into a
+// folder, and returns the neighbourhood's [keys] and [controllers] tables,
+// the folder, and the controller's signer.
+func streetKeys(t *testing.T) (string, string, *sign.Signer) {
+	t.Helper()
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(21, 1))
+	random := readerFunc(func(p []byte) (int, error) {
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		return len(p), nil
+	})
+	var b strings.Builder
+	b.WriteString("[keys]\n")
+	for _, h := range exampleHomes {
+		k, err := sign.Generate(h, random)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sign.WriteKey(filepath.Join(dir, h+".key"), k); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s = %q\n", h, sign.FormatPublic(k.Public()))
+	}
+	ctl, err := sign.Generate("ctl", random)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "[controllers]\nctl = %q\n", sign.FormatPublic(ctl.Public()))
+	return b.String(), dir, ctl
+}
+
+// readerFunc is an io.Reader made of a function (seeded key material).
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 
 func (s *faultStreet) args() []string {
 	return []string{"--broker", s.b.URL(), "--watch", "0", "--insecure"}
@@ -74,6 +138,9 @@ func (s *faultStreet) command(id string, retained bool) {
 	b, err := mqtt.EncodeCommand(mqtt.Request{ID: id, Created: time.Now()}, "")
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	if s.signer != nil {
+		b = s.signer.Seal("hearth/cmd", b)
 	}
 	s.publish("hearth/cmd", b, retained)
 }
@@ -141,9 +208,9 @@ type faultCase struct {
 	timeout time.Duration
 	extra   string
 	run     func(s *faultStreet)
-	// signing names a case that needs signed messages (issue 21, item
-	// 2): it is skipped until they exist.
-	signing bool
+	// signed runs the case on a street whose homes and controller sign
+	// their messages (`hearth keygen` keys in [keys] and [controllers]).
+	signed bool
 }
 
 func TestFaultMatrix(t *testing.T) {
@@ -167,19 +234,16 @@ func TestFaultMatrix(t *testing.T) {
 		{name: "forged statuses", run: faultForgedStatuses},
 		{name: "forged commands", run: faultForgedCommands},
 		{name: "10 MB junk on every topic", extra: "max_packet_size 20000000\n", run: faultJunk},
-		{name: "forged retained inbox message", signing: true},
+		{name: "forged retained inbox message", signed: true, run: faultForgedInbox},
 	}
 	for _, tc := range cases {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
-			if tc.signing {
-				t.Skip("needs signed envelopes (issue 21, item 2): the case belongs to the signing work")
-			}
 			start := time.Now()
 			timeout := tc.timeout
 			if timeout == 0 {
 				timeout = faultTimeout
 			}
-			tc.run(newStreet(t, timeout, tc.extra))
+			tc.run(newStreet(t, timeout, tc.extra, tc.signed))
 			t.Logf("%s: passed in %.1f s", tc.name, time.Since(start).Seconds())
 		})
 	}
@@ -463,4 +527,54 @@ func faultJunk(s *faultStreet) {
 	from := s.rec.mark()
 	s.command("r1", false)
 	s.undisturbed(from, "r1")
+}
+
+// faultForgedInbox is the issue's forged-UTIL reproduction on a signed
+// street: a round's first protocol messages are captured, and each is
+// published again, retained, on the next round's inbox topic of its
+// receiver — with its payload's bytes flipped, unsigned, and as it was
+// (signed for the earlier round's topic) — before that round is
+// commanded. The next round has the undisturbed plans, and its results
+// count the drops.
+func faultForgedInbox(s *faultStreet) {
+	from := s.rec.mark()
+	s.command("r0", false)
+	s.undisturbed(from, "r0")
+	var captured []paho.Message
+	for _, m := range s.rec.since(from) {
+		if strings.HasPrefix(m.Topic(), "hearth/r0/inbox/") && len(captured) < 4 {
+			captured = append(captured, m)
+		}
+	}
+	if len(captured) == 0 {
+		s.t.Fatal("no protocol message of r0 recorded")
+	}
+	for i, m := range captured {
+		tp := "hearth/r1/" + strings.TrimPrefix(m.Topic(), "hearth/r0/")
+		b := slices.Clone(m.Payload())
+		switch i % 3 {
+		case 0: // tampered: every byte after the signature's header flipped
+			for k := len(b) / 2; k < len(b); k++ {
+				b[k] ^= 0xff
+			}
+		case 1: // the content alone, unsigned
+			if _, content, err := sign.Parse(b); err == nil {
+				b = content
+			}
+		}
+		s.publish(tp, b, true)
+		s.publish(tp, b, false)
+	}
+	from = s.rec.mark()
+	s.command("r1", false)
+	rd := s.undisturbed(from, "r1")
+	var drops int64
+	for _, r := range rd.reps {
+		for _, n := range r.Dropped {
+			drops += n
+		}
+	}
+	if drops == 0 {
+		s.t.Errorf("no home of r1 counted a dropped message: %+v", rd.reps)
+	}
 }
