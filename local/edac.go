@@ -78,6 +78,9 @@ type EDAC struct {
 	u0       []float64  // the row's unary costs (normalised)
 	c0       float64    // the row's constant (normalised)
 	integral bool
+	elim     []edacElim // variables eliminated before search, in order
+	gone     []bool     // per variable / per binary function: eliminated
+	goneBin  []bool
 
 	// Trailed state: fs holds c∅ (fs[0]), unary costs and the binary and
 	// n-ary deltas; is holds alive flags, domain sizes, assignment marks,
@@ -152,6 +155,22 @@ type edacNary struct {
 	delta               int // fs index
 	cnt                 int // is index: unassigned variables; ≤ 1: absorbed
 }
+
+// edacElim is the elimination of variable x of at most two neighbours
+// (through binary functions ks) before search: the least cost of x for each
+// value of its neighbours goes into their unary costs (one neighbour) or
+// into the binary function into between them (two), as bucket elimination
+// does. Its value is chosen after the search, given theirs.
+type edacElim struct {
+	x    int
+	ks   []int
+	into int
+}
+
+// maxElimDegree is the largest number of neighbours a variable eliminated
+// before search may have: two keeps every function binary (toulbar2's -e=2
+// level, done once at the root here, not again during search).
+const maxElimDegree = 2
 
 // NewEDAC prepares an EDAC solver for lp: the binary and n-ary functions
 // the row's conditioning leaves, merged per pair, and the search state.
@@ -229,6 +248,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		}
 		s.srcs = append(s.srcs, src)
 	}
+	s.planElimination(pair)
 
 	// Trailed state layout.
 	nf := 1
@@ -280,6 +300,140 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	s.full = make([]int, len(lp.Vars))
 	s.best = make([]int, s.n)
 	return s
+}
+
+// planElimination chooses the variables eliminated before search: while
+// a variable without n-ary functions has at most maxElimDegree neighbours,
+// it is eliminated, which adds a binary function between its two
+// neighbours when they had none. The plan depends on the scopes only, so
+// it is made once; condition runs it on each row's tables.
+func (s *EDAC) planElimination(pair map[[2]int]int) {
+	s.gone = make([]bool, s.n)
+	nbrs := make([]map[int]int, s.n) // neighbour -> binary function
+	for x := range nbrs {
+		nbrs[x] = map[int]int{}
+	}
+	for k, b := range s.bins {
+		nbrs[b.x][b.y] = k
+		nbrs[b.y][b.x] = k
+	}
+	for {
+		x := -1
+		for v := range s.n {
+			if !s.gone[v] && len(s.adjN[v]) == 0 && len(nbrs[v]) <= maxElimDegree {
+				x = v
+				break
+			}
+		}
+		if x < 0 {
+			break
+		}
+		e := edacElim{x: x, into: -1}
+		var ys []int
+		for y, k := range nbrs[x] {
+			ys = append(ys, y)
+			e.ks = append(e.ks, k)
+		}
+		if len(ys) == 2 && ys[0] > ys[1] {
+			ys[0], ys[1] = ys[1], ys[0]
+			e.ks[0], e.ks[1] = e.ks[1], e.ks[0]
+		}
+		for _, y := range ys {
+			delete(nbrs[y], x)
+		}
+		if len(ys) == 2 {
+			y, z := ys[0], ys[1]
+			k, ok := pair[[2]int{y, z}]
+			if !ok {
+				k = len(s.bins)
+				pair[[2]int{y, z}] = k
+				s.bins = append(s.bins, edacBin{x: y, y: z, dx: s.dom[y], dy: s.dom[z], tab: make([]float64, s.dom[y]*s.dom[z])})
+				s.adjB[y] = append(s.adjB[y], k)
+				s.adjB[z] = append(s.adjB[z], k)
+				nbrs[y][z] = k
+				nbrs[z][y] = k
+			}
+			e.into = k
+		}
+		s.gone[x] = true
+		s.elim = append(s.elim, e)
+	}
+	s.goneBin = make([]bool, len(s.bins))
+	for _, e := range s.elim {
+		for _, k := range e.ks {
+			s.goneBin[k] = true
+		}
+	}
+}
+
+// eliminate runs the elimination plan on the row's normalised tables.
+func (s *EDAC) eliminate() {
+	for _, e := range s.elim {
+		x := e.x
+		ux := s.u0[s.uoff[x] : s.uoff[x]+s.dom[x]]
+		switch len(e.ks) {
+		case 0:
+			m := math.Inf(1)
+			for _, v := range ux {
+				m = min(m, v)
+			}
+			s.c0 += m
+		case 1:
+			b := &s.bins[e.ks[0]]
+			y := b.x + b.y - x
+			uy := s.u0[s.uoff[y]:]
+			for c := range s.dom[y] {
+				m := math.Inf(1)
+				for a, v := range ux {
+					m = min(m, v+binAt(b, x, a, c))
+				}
+				uy[c] += m
+			}
+			s.checks += int64(len(b.tab))
+		case 2:
+			b1, b2, t := &s.bins[e.ks[0]], &s.bins[e.ks[1]], &s.bins[e.into]
+			for c := range t.dx {
+				for d := range t.dy {
+					m := math.Inf(1)
+					for a, v := range ux {
+						m = min(m, v+binAt(b1, x, a, c)+binAt(b2, x, a, d))
+					}
+					t.tab[c*t.dy+d] += m
+				}
+			}
+			s.checks += int64(t.dx * t.dy * len(ux) * 2)
+		}
+	}
+}
+
+// binAt returns the row's cost of binary function b with x = a and its
+// other variable = c.
+func binAt(b *edacBin, x, a, c int) float64 {
+	if x == b.x {
+		return b.tab[a*b.dy+c]
+	}
+	return b.tab[c*b.dy+a]
+}
+
+// restore sets the eliminated variables of vals (interior values) to
+// their best values given their neighbours', last eliminated first.
+func (s *EDAC) restore(vals []int) {
+	for i := len(s.elim) - 1; i >= 0; i-- {
+		e := &s.elim[i]
+		x := e.x
+		best, bc := 0, math.Inf(1)
+		for a := range s.dom[x] {
+			c := s.u0[s.uoff[x]+a]
+			for _, k := range e.ks {
+				b := &s.bins[k]
+				c += binAt(b, x, a, vals[b.x+b.y-x])
+			}
+			if c < bc {
+				best, bc = a, c
+			}
+		}
+		vals[x] = best
+	}
 }
 
 // Checks returns the function entries read so far.
@@ -378,6 +532,7 @@ func (s *EDAC) condition(boundary []int) bool {
 	for j := range s.narys {
 		s.integral = s.integral && allWhole(s.narys[j].tab)
 	}
+	s.eliminate()
 	return !mva.IsHard(s.c0)
 }
 
@@ -429,7 +584,22 @@ func (s *EDAC) reset() {
 		s.sup[x] = 0
 	}
 	for k := range s.bins {
-		s.is[s.bins[k].live] = 1
+		if !s.goneBin[k] {
+			s.is[s.bins[k].live] = 1
+		}
+	}
+	for x := range s.n {
+		if !s.gone[x] {
+			continue
+		}
+		// Out of the search: one value, no cost, nothing to propagate.
+		for a := range s.dom[x] {
+			s.is[s.aoff[x]+a] = 0
+			s.fs[s.uoff[x]+a] = 0
+		}
+		s.is[s.aoff[x]] = 1
+		s.is[s.sizeOff+x] = 1
+		s.is[s.asgOff+x] = 1
 	}
 	for j := range s.narys {
 		nf := &s.narys[j]
@@ -447,6 +617,9 @@ func (s *EDAC) reset() {
 	}
 	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
 	for x := range s.n {
+		if s.gone[x] {
+			continue
+		}
 		s.inAC[x], s.inDAC[x], s.inEAC[x] = true, true, true
 		s.acQ = append(s.acQ, x)
 		s.dacQ = append(s.dacQ, x)
@@ -1154,6 +1327,7 @@ func (s *EDAC) leaf() {
 	for x := range s.n {
 		s.full[nb+x] = s.value(x)
 	}
+	s.restore(s.full[nb:])
 	c := s.lp.Eval(s.full)
 	s.checks += int64(len(s.lp.Funcs))
 	if c < s.ub {
@@ -1172,13 +1346,16 @@ func (s *EDAC) localSearch() {
 	cur := s.full[nb:]
 	set := make([]bool, s.n)
 	for x := range s.n {
+		if s.gone[x] {
+			continue
+		}
 		best, bc := 0, math.Inf(1)
 		for a := range s.dom[x] {
 			c := s.u0[s.uoff[x]+a]
 			for _, k := range s.adjB[x] {
 				b := &s.bins[k]
 				y := b.x + b.y - x
-				if !set[y] {
+				if !set[y] || s.goneBin[k] {
 					continue
 				}
 				if x == b.x {
@@ -1197,6 +1374,9 @@ func (s *EDAC) localSearch() {
 	for range 8 {
 		moved := false
 		for x := range s.n {
+			if s.gone[x] {
+				continue
+			}
 			old := cur[x]
 			best, bc := old, s.localCost(x, old)
 			for a := range s.dom[x] {
@@ -1214,6 +1394,7 @@ func (s *EDAC) localSearch() {
 			break
 		}
 	}
+	s.restore(cur)
 	c := s.lp.Eval(s.full)
 	s.checks += int64(len(s.lp.Funcs))
 	if c < s.ub {
@@ -1229,6 +1410,9 @@ func (s *EDAC) localCost(x, a int) float64 {
 	c := s.u0[s.uoff[x]+a]
 	for _, k := range s.adjB[x] {
 		b := &s.bins[k]
+		if s.goneBin[k] {
+			continue
+		}
 		if x == b.x {
 			c += b.tab[a*b.dy+cur[b.y]]
 		} else {
