@@ -92,7 +92,8 @@ type EDAC struct {
 	asgOff             int // is index of the "assignment processed" marks
 	ft                 []fTrail
 	it                 []iTrail
-	sup                []int // per variable: last EAC support found (a hint)
+	sides              []side // per binary function: seen from x, then from y
+	sup                []int  // per variable: last EAC support found (a hint)
 	weight             []int64
 	lastFn             int
 	acQ, dacQ, eacQ    []int
@@ -145,7 +146,10 @@ type edacBin struct {
 	x, y, dx, dy int
 	tab          []float64
 	px, py       int // offsets in fs of the deltas
-	live         int // is index: 1 while both variables are unassigned
+	// Residual supports (hints, not trailed): for each value of x, its
+	// last AC support and full support in y, and the same for y in x.
+	resX, fresX, resY, fresY []int32
+	live                     int // is index: 1 while both variables are unassigned
 }
 
 // edacNary is a function over three or more interior variables; its cost
@@ -263,6 +267,11 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		s.srcs = append(s.srcs, src)
 	}
 	s.planElimination(pair)
+	for k := range s.bins {
+		b := &s.bins[k]
+		b.resX, b.fresX = make([]int32, b.dx), make([]int32, b.dx)
+		b.resY, b.fresY = make([]int32, b.dy), make([]int32, b.dy)
+	}
 
 	// Trailed state layout.
 	nf := 1
@@ -304,6 +313,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		ni++
 	}
 	s.is = make([]int32, ni)
+	s.makeSides()
 	s.sup = make([]int, s.n)
 	s.weight = make([]int64, len(s.bins)+len(s.narys))
 	s.inAC = make([]bool, s.n)
@@ -757,25 +767,94 @@ func (s *EDAC) projectUnary(x int) bool {
 }
 
 // side describes binary function k seen from variable on: the strides of
-// on's and the other variable's values in the table and their deltas.
+// on's and the other variable's values in the table, their deltas, alive
+// flags and unary costs, and the residual supports of on's values.
 type side struct {
-	b        *edacBin
-	on, ot   int // variables
-	son, sot int // strides
-	pon, pot int // delta offsets
-	don, dot int // domain sizes
+	tab       []float64
+	on, ot    int       // variables
+	son, sot  int       // strides
+	pon, pot  []float64 // deltas (views of fs)
+	aon, aot  []int32   // alive flags (views of is)
+	uon, uot  []float64 // unary costs (views of fs)
+	pOn, pOt  int       // fs offsets of the deltas
+	res, fres []int32   // on's residual AC and full supports
+	don, dot  int       // domain sizes
 }
 
-func (s *EDAC) side(k, on int) side {
-	b := &s.bins[k]
-	if on == b.x {
-		return side{b: b, on: b.x, ot: b.y, son: b.dy, sot: 1, pon: b.px, pot: b.py, don: b.dx, dot: b.dy}
+// side returns binary function k seen from on.
+func (s *EDAC) side(k, on int) *side {
+	if on == s.bins[k].x {
+		return &s.sides[2*k]
 	}
-	return side{b: b, on: b.y, ot: b.x, son: 1, sot: b.dy, pon: b.py, pot: b.px, don: b.dy, dot: b.dx}
+	return &s.sides[2*k+1]
 }
 
-func (s *EDAC) cost(sd *side, a, c int) float64 {
-	return sd.b.tab[a*sd.son+c*sd.sot] - s.fs[sd.pon+a] - s.fs[sd.pot+c]
+// makeSides builds every binary function's two sides, once fs and is
+// exist (they are never reallocated, so the views stay valid).
+func (s *EDAC) makeSides() {
+	s.sides = make([]side, 2*len(s.bins))
+	for k := range s.bins {
+		b := &s.bins[k]
+		for i := range 2 {
+			sd := side{tab: b.tab}
+			if i == 0 {
+				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
+				sd.res, sd.fres = b.resX, b.fresX
+			} else {
+				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.y, b.x, 1, b.dy, b.py, b.px, b.dy, b.dx
+				sd.res, sd.fres = b.resY, b.fresY
+			}
+			sd.pon, sd.pot = s.fs[sd.pOn:sd.pOn+sd.don], s.fs[sd.pOt:sd.pOt+sd.dot]
+			sd.aon, sd.aot = s.is[s.aoff[sd.on]:s.aoff[sd.on]+sd.don], s.is[s.aoff[sd.ot]:s.aoff[sd.ot]+sd.dot]
+			sd.uon = s.fs[s.uoff[sd.on] : s.uoff[sd.on]+sd.don]
+			sd.uot = s.fs[s.uoff[sd.ot] : s.uoff[sd.ot]+sd.dot]
+			s.sides[2*k+i] = sd
+		}
+	}
+}
+
+// cost is the current cost of (on = a, other = c).
+func (sd *side) cost(a, c int) float64 {
+	return sd.tab[a*sd.son+c*sd.sot] - sd.pon[a] - sd.pot[c]
+}
+
+// minCost returns the least current cost of on = a over the other
+// variable's live values and where it is, trying the residual support
+// first.
+func (sd *side) minCost(a int) (float64, int) {
+	if r := int(sd.res[a]); sd.aot[r] != 0 && sd.cost(a, r) <= 0 {
+		return 0, r
+	}
+	m, at := math.Inf(1), 0
+	base, pa := a*sd.son, sd.pon[a]
+	for c := range sd.dot {
+		if sd.aot[c] != 0 {
+			if v := sd.tab[base+c*sd.sot] - pa - sd.pot[c]; v < m {
+				m, at = v, c
+			}
+		}
+	}
+	sd.res[a] = int32(at)
+	return m, at
+}
+
+// minFull returns the least c(a, c) + u(c) of on = a over the other
+// variable's live values, trying the residual full support first.
+func (sd *side) minFull(a int) float64 {
+	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
+		return 0
+	}
+	m, at := math.Inf(1), 0
+	base, pa := a*sd.son, sd.pon[a]
+	for c := range sd.dot {
+		if sd.aot[c] != 0 {
+			if v := sd.tab[base+c*sd.sot] - pa - sd.pot[c] + sd.uot[c]; v < m {
+				m, at = v, c
+			}
+		}
+	}
+	sd.fres[a] = int32(at)
+	return m
 }
 
 // findSupport projects binary function k onto variable on (AC*): each
@@ -787,15 +866,10 @@ func (s *EDAC) findSupport(k, on int) (bool, bool) {
 	raisedAny := false
 	uo := s.uoff[on]
 	for a := range sd.don {
-		if !s.alive(on, a) {
+		if sd.aon[a] == 0 {
 			continue
 		}
-		m := math.Inf(1)
-		for c := range sd.dot {
-			if s.alive(sd.ot, c) {
-				m = min(m, s.cost(&sd, a, c))
-			}
-		}
+		m, _ := sd.minCost(a)
 		s.checks += int64(sd.dot)
 		if mva.IsHard(m) {
 			s.lastFn = k
@@ -805,7 +879,7 @@ func (s *EDAC) findSupport(k, on int) (bool, bool) {
 			continue
 		}
 		if m > 0 {
-			s.setF(sd.pon+a, s.fs[sd.pon+a]+m)
+			s.setF(sd.pOn+a, sd.pon[a]+m)
 			s.setF(uo+a, s.fs[uo+a]+m)
 			raisedAny = true
 			s.lastFn = k
@@ -826,15 +900,10 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 	positive := false
 	for a := range sd.don {
 		P[a] = 0
-		if !s.alive(on, a) {
+		if sd.aon[a] == 0 {
 			continue
 		}
-		m := math.Inf(1)
-		for c := range sd.dot {
-			if s.alive(sd.ot, c) {
-				m = min(m, s.cost(&sd, a, c)+s.fs[ut+c])
-			}
-		}
+		m := sd.minFull(a)
 		s.checks += int64(sd.dot)
 		P[a] = m
 		if m > 0 {
@@ -846,25 +915,25 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 	}
 	for c := range sd.dot {
 		E[c] = 0
-		if !s.alive(sd.ot, c) {
+		if sd.aot[c] == 0 {
 			continue
 		}
 		for a := range sd.don {
-			if s.alive(on, a) && P[a] > 0 && !mva.IsHard(P[a]) {
-				E[c] = max(E[c], P[a]-s.cost(&sd, a, c))
+			if sd.aon[a] != 0 && P[a] > 0 && !mva.IsHard(P[a]) {
+				E[c] = max(E[c], P[a]-sd.cost(a, c))
 			}
 		}
 	}
 	for c, e := range E {
 		if e > 0 {
 			s.setF(ut+c, s.fs[ut+c]-e)
-			s.setF(sd.pot+c, s.fs[sd.pot+c]-e)
+			s.setF(sd.pOt+c, sd.pot[c]-e)
 		}
 	}
 	s.lastFn = k
 	raisedAny := false
 	for a, p := range P {
-		if !s.alive(on, a) || !(p > 0) {
+		if sd.aon[a] == 0 || !(p > 0) {
 			continue
 		}
 		if mva.IsHard(p) {
@@ -873,7 +942,7 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 			}
 			continue
 		}
-		s.setF(sd.pon+a, s.fs[sd.pon+a]+p)
+		s.setF(sd.pOn+a, sd.pon[a]+p)
 		s.setF(uo+a, s.fs[uo+a]+p)
 		raisedAny = true
 	}
@@ -1089,21 +1158,12 @@ func (s *EDAC) eacSupported(x, a int) bool {
 		return false
 	}
 	for _, k := range s.adjB[x] {
-		b := &s.bins[k]
-		if s.is[b.live] == 0 {
+		if s.is[s.bins[k].live] == 0 {
 			continue
 		}
 		sd := s.side(k, x)
-		ut := s.uoff[sd.ot]
-		ok := false
-		for c := range sd.dot {
-			if s.alive(sd.ot, c) && s.cost(&sd, a, c)+s.fs[ut+c] <= 0 {
-				ok = true
-				break
-			}
-		}
 		s.checks += int64(sd.dot)
-		if !ok {
+		if sd.minFull(a) > 0 {
 			return false
 		}
 	}
