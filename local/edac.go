@@ -86,10 +86,23 @@ type EDAC struct {
 	// Trailed state: fs holds c∅ (fs[0]), unary costs and the binary and
 	// n-ary deltas; is holds alive flags, domain sizes, assignment marks,
 	// binary live flags and n-ary counts of unassigned variables.
-	fs                 []float64
-	is                 []int32
-	sizeOff            int // is index of the domain sizes
-	asgOff             int // is index of the "assignment processed" marks
+	fs       []float64
+	is       []int32
+	sizeOff  int // is index of the domain sizes
+	asgOff   int // is index of the "assignment processed" marks
+	delOff   int // is index of the "eliminated during search" marks
+	stackLen int // is index of the length of stack
+	// stack lists the variables eliminated during search, in order, and
+	// their one or two binary functions (-1: none).
+	stack    []dynElim
+	dynElims int64 // eliminations during search, over all rows
+	// noLocalSearch starts the search without an upper bound, so that
+	// tests reach every pruning rule (the local search often finds the
+	// optimum of small problems, leaving the search nothing to lose).
+	noLocalSearch bool
+	// worstFirst branches on the costliest value first (tests only: the
+	// first leaves are then poor and the optimum is reached by pruning).
+	worstFirst         bool
 	ft                 []fTrail
 	it                 []iTrail
 	sides              []side // per binary function: seen from x, then from y
@@ -146,6 +159,10 @@ type edacBin struct {
 	x, y, dx, dy int
 	tab          []float64
 	px, py       int // offsets in fs of the deltas
+	// cur is the table search works on, a view of fs at curOff: tab
+	// plus what variables eliminated during search added.
+	cur    []float64
+	curOff int
 	// Residual supports (hints, not trailed): for each value of x, its
 	// last AC support and full support in y, and the same for y in x.
 	resX, fresX, resY, fresY []int32
@@ -182,6 +199,189 @@ func dacRank(lp *mva.LocalProblem) []int {
 		rank[i] = i
 	}
 	return rank
+}
+
+// dynElim is a variable eliminated during search and its binary functions
+// at that time (k2 -1 when it had one).
+type dynElim struct{ x, k1, k2 int }
+
+// deleted reports whether x was eliminated during search: it is out of
+// every propagation until the search backtracks past that point.
+func (s *EDAC) deleted(x int) bool { return s.is[s.delOff+x] != 0 }
+
+// eliminateSmall eliminates, at a search node, the unassigned variables
+// left with one live binary function (its least cost for each value of the
+// neighbour moves into the neighbour's unary costs) or two whose
+// neighbours share a live binary function (the least cost for each pair
+// of their values is added to it), and no live n-ary function: toulbar2's
+// variable elimination of small degree during search (-e), which bucket
+// elimination makes exact. It reports whether anything changed.
+func (s *EDAC) eliminateSmall() (changed, ok bool) {
+	var ks [2]int
+	for x := range s.n {
+		if s.size(x) == 1 || s.deleted(x) {
+			continue
+		}
+		nk := 0
+		for _, k := range s.adjB[x] {
+			if s.is[s.bins[k].live] != 0 {
+				if nk == 2 {
+					nk = 3
+					break
+				}
+				ks[nk] = k
+				nk++
+			}
+		}
+		if nk == 0 || nk > 2 {
+			continue
+		}
+		nary := false
+		for _, j := range s.adjN[x] {
+			if s.is[s.narys[j].cnt] > 1 {
+				nary = true
+				break
+			}
+		}
+		if nary {
+			continue
+		}
+		if nk == 1 {
+			if !s.elim1(x, ks[0]) {
+				return true, false
+			}
+			changed = true
+			continue
+		}
+		y, z := s.bins[ks[0]].x+s.bins[ks[0]].y-x, s.bins[ks[1]].x+s.bins[ks[1]].y-x
+		kt := -1
+		for _, k := range s.adjB[y] {
+			b := &s.bins[k]
+			if s.is[b.live] != 0 && b.x+b.y-y == z {
+				kt = k
+				break
+			}
+		}
+		if kt < 0 {
+			continue
+		}
+		s.elim2(x, ks[0], ks[1], kt)
+		changed = true
+	}
+	return changed, true
+}
+
+// push records x's elimination on the stack.
+func (s *EDAC) pushElim(x, k1, k2 int) {
+	s.dynElims++
+	n := s.is[s.stackLen]
+	s.stack[n] = dynElim{x, k1, k2}
+	s.setI(s.stackLen, n+1)
+	s.setI(s.delOff+x, 1)
+	s.setI(s.bins[k1].live, 0)
+	if k2 >= 0 {
+		s.setI(s.bins[k2].live, 0)
+	}
+}
+
+// elim1 eliminates x, whose one live binary function is k.
+func (s *EDAC) elim1(x, k int) bool {
+	sd := s.side(k, s.bins[k].x+s.bins[k].y-x) // seen from the neighbour
+	y := sd.on
+	ux := sd.uot
+	uo := s.uoff[y]
+	s.pushElim(x, k, -1)
+	raisedAny := false
+	for b := range sd.don {
+		if sd.aon[b] == 0 {
+			continue
+		}
+		m := math.Inf(1)
+		for a := range sd.dot {
+			if sd.aot[a] != 0 {
+				m = min(m, sd.cost(b, a)+ux[a])
+			}
+		}
+		s.checks += int64(sd.dot)
+		if mva.IsHard(m) {
+			if !s.remove(y, b) {
+				return false
+			}
+			continue
+		}
+		if m > 0 {
+			s.setF(uo+b, s.fs[uo+b]+m)
+			raisedAny = true
+		}
+	}
+	if raisedAny {
+		s.raised(y)
+		return s.projectUnary(y)
+	}
+	return true
+}
+
+// elim2 eliminates x, whose live binary functions k1 and k2 lead to y and
+// z, into kt, the live function between y and z.
+func (s *EDAC) elim2(x, k1, k2, kt int) {
+	s1, s2 := s.side(k1, x), s.side(k2, x)
+	t := &s.bins[kt]
+	y, z := t.x, t.y // t's own orientation
+	if s1.ot != y {
+		s1, s2 = s2, s1
+	}
+	ux := s1.uon
+	s.pushElim(x, k1, k2)
+	for b := range t.dx {
+		if !s.alive(y, b) {
+			continue
+		}
+		for c := range t.dy {
+			if !s.alive(z, c) {
+				continue
+			}
+			m := math.Inf(1)
+			for a := range s1.don {
+				if s1.aon[a] != 0 {
+					m = min(m, ux[a]+s1.cost(a, b)+s2.cost(a, c))
+				}
+			}
+			if m > 0 {
+				i := t.curOff + b*t.dy + c
+				s.setF(i, s.fs[i]+m)
+			}
+		}
+	}
+	s.checks += int64(t.dx * t.dy * s1.don)
+	s.pushAC(y)
+	s.pushAC(z)
+	s.pushDAC(y)
+	s.pushDAC(z)
+}
+
+// restoreDeleted sets the variables eliminated during search (interior
+// values vals) to their best values given their neighbours', last
+// eliminated first.
+func (s *EDAC) restoreDeleted(vals []int) {
+	for i := int(s.is[s.stackLen]) - 1; i >= 0; i-- {
+		e := s.stack[i]
+		s1 := s.side(e.k1, e.x)
+		best, bc := -1, math.Inf(1)
+		for a := range s1.don {
+			if s1.aon[a] == 0 {
+				continue
+			}
+			c := s1.uon[a] + s1.cost(a, vals[s1.ot])
+			if e.k2 >= 0 {
+				s2 := s.side(e.k2, e.x)
+				c += s2.cost(a, vals[s2.ot])
+			}
+			if best < 0 || c < bc {
+				best, bc = a, c
+			}
+		}
+		vals[e.x] = best
+	}
 }
 
 // maxElimDegree is the largest number of neighbours a variable eliminated
@@ -288,6 +488,8 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		b.px = nf
 		b.py = nf + b.dx
 		nf += b.dx + b.dy
+		b.curOff = nf
+		nf += b.dx * b.dy
 	}
 	for j := range s.narys {
 		s.narys[j].delta = nf
@@ -304,6 +506,11 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	ni += s.n
 	s.asgOff = ni
 	ni += s.n
+	s.delOff = ni
+	ni += s.n
+	s.stackLen = ni
+	ni++
+	s.stack = make([]dynElim, s.n)
 	for k := range s.bins {
 		s.bins[k].live = ni
 		ni++
@@ -485,7 +692,9 @@ func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		return mva.Hard, nil
 	}
 	s.ub, s.stop, s.err = mva.Hard, false, nil
-	s.localSearch()
+	if !s.noLocalSearch {
+		s.localSearch()
+	}
 	s.reset()
 	if s.propagate() {
 		s.search(ctx)
@@ -599,6 +808,9 @@ func (s *EDAC) reset() {
 	clear(s.fs)
 	s.fs[0] = s.c0
 	copy(s.fs[1:], s.u0[1:])
+	for k := range s.bins {
+		copy(s.bins[k].cur, s.bins[k].tab)
+	}
 	clear(s.is)
 	for x, d := range s.dom {
 		for a := range d {
@@ -796,7 +1008,8 @@ func (s *EDAC) makeSides() {
 	for k := range s.bins {
 		b := &s.bins[k]
 		for i := range 2 {
-			sd := side{tab: b.tab}
+			b.cur = s.fs[b.curOff : b.curOff+b.dx*b.dy]
+			sd := side{tab: b.cur}
 			if i == 0 {
 				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
 				sd.res, sd.fres = b.resX, b.fresX
@@ -1089,6 +1302,9 @@ func (s *EDAC) projectNary(j int) bool {
 
 // processAC restores AC* around x, whose domain shrank.
 func (s *EDAC) processAC(x int) bool {
+	if s.deleted(x) {
+		return true
+	}
 	single := s.size(x) == 1
 	if single && !s.assigned(x) {
 		return false
@@ -1132,6 +1348,9 @@ func (s *EDAC) processAC(x int) bool {
 
 // processDAC restores full supports in y for y's lower neighbours.
 func (s *EDAC) processDAC(y int) bool {
+	if s.deleted(y) {
+		return true
+	}
 	for _, k := range s.adjB[y] {
 		b := &s.bins[k]
 		if s.is[b.live] == 0 || b.y != y {
@@ -1173,6 +1392,9 @@ func (s *EDAC) eacSupported(x, a int) bool {
 // processEAC gives x an existential support, enforcing full supports
 // towards x from all its neighbours when it has none.
 func (s *EDAC) processEAC(x int) bool {
+	if s.deleted(x) {
+		return true
+	}
 	if s.eacSupported(x, s.sup[x]) {
 		return true
 	}
@@ -1206,7 +1428,7 @@ func (s *EDAC) pruneAll() bool {
 	s.ncAll = false
 	thr := s.threshold() - s.fs[0]
 	for x := range s.n {
-		if s.size(x) == 1 {
+		if s.size(x) == 1 || s.deleted(x) {
 			continue
 		}
 		o := s.uoff[x]
@@ -1231,17 +1453,24 @@ func (s *EDAC) propagate() bool {
 	s.eacRounds = 0
 	ok := s.propagateLoop()
 	if !ok {
-		for _, q := range [][]int{s.acQ, s.dacQ, s.eacQ} {
-			for _, x := range q {
-				s.inAC[x], s.inDAC[x], s.inEAC[x] = false, false, false
-			}
-		}
-		s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
-		if s.lastFn >= 0 {
-			s.weight[s.lastFn]++
-		}
+		s.fail()
 	}
 	return ok
+}
+
+// fail empties the queues after a wipe-out or a bound reached, and
+// charges the function whose transfer came last (dom/wdeg).
+func (s *EDAC) fail() {
+	for _, q := range [][]int{s.acQ, s.dacQ, s.eacQ} {
+		for _, x := range q {
+			s.inAC[x], s.inDAC[x], s.inEAC[x] = false, false, false
+		}
+	}
+	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
+	s.ncAll = false
+	if s.lastFn >= 0 {
+		s.weight[s.lastFn]++
+	}
 }
 
 func (s *EDAC) propagateLoop() bool {
@@ -1337,11 +1566,24 @@ func (s *EDAC) search(ctx context.Context) {
 	}
 	fm, im := len(s.ft), len(s.it)
 	defer s.undo(fm, im)
+	for {
+		changed, ok := s.eliminateSmall()
+		if !ok {
+			s.fail()
+			return
+		}
+		if changed && !s.propagate() {
+			return
+		}
+		if !changed {
+			break
+		}
+	}
 	// Variables without live functions take their cheapest value; then
 	// the variable of least domain over weighted degree is branched on.
 	x, bestScore := -1, 0.0
 	for v := range s.n {
-		if s.size(v) == 1 {
+		if s.size(v) == 1 || s.deleted(v) {
 			continue
 		}
 		w := s.liveDegree(v)
@@ -1349,6 +1591,7 @@ func (s *EDAC) search(ctx context.Context) {
 			a := s.bestValue(v)
 			for c := range s.dom[v] {
 				if c != a && !s.remove(v, c) {
+					s.fail()
 					return
 				}
 			}
@@ -1371,12 +1614,20 @@ func (s *EDAC) search(ctx context.Context) {
 		return
 	}
 	a := s.bestValue(x)
+	if s.worstFirst {
+		for c := range s.dom[x] {
+			if s.alive(x, c) && s.u(x, c) >= s.u(x, a) {
+				a = c
+			}
+		}
+	}
 	fm2, im2 := len(s.ft), len(s.it)
 	ver := s.ubVer
 	ok := true
 	for c := range s.dom[x] {
 		if c != a && !s.remove(x, c) {
 			ok = false
+			s.fail()
 			break
 		}
 	}
@@ -1389,7 +1640,11 @@ func (s *EDAC) search(ctx context.Context) {
 	}
 	// A better upper bound prunes more values now.
 	s.ncAll = s.ubVer != ver
-	if s.remove(x, a) && s.propagate() {
+	if !s.remove(x, a) {
+		s.fail()
+		return
+	}
+	if s.propagate() {
 		s.search(ctx)
 	}
 }
@@ -1401,6 +1656,7 @@ func (s *EDAC) leaf() {
 	for x := range s.n {
 		s.full[nb+x] = s.value(x)
 	}
+	s.restoreDeleted(s.full[nb:])
 	s.restore(s.full[nb:])
 	c := s.lp.Eval(s.full)
 	s.checks += int64(len(s.lp.Funcs))

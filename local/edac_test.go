@@ -25,7 +25,9 @@ func edacOptions(seed int64) randprob.Options {
 // TestEDACEqualsBruteForce solves every row of every agent's table of
 // hundreds of seeded random problems, and the whole problems, with EDAC
 // and compares with brute force; the assignment EDAC returns must cost
-// what it reports.
+// what it reports. Every other row is solved without the local search's
+// upper bound and with the costliest value first, so that the optimum is
+// reached through the pruning rather than found by the first dive.
 func TestEDACEqualsBruteForce(t *testing.T) {
 	ctx := context.Background()
 	checked := 0
@@ -46,7 +48,8 @@ func TestEDACEqualsBruteForce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref, s := NewBruteForce(lp), NewEDAC(lp)
+			ref, s, bare := NewBruteForce(lp), NewEDAC(lp), NewEDAC(lp)
+			bare.noLocalSearch, bare.worstFirst = true, true
 			b := make([]int, lp.NB)
 			want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
 			for r := range rows {
@@ -54,6 +57,10 @@ func TestEDACEqualsBruteForce(t *testing.T) {
 				wc, err := ref.SolveRow(ctx, b, want)
 				if err != nil {
 					t.Fatal(err)
+				}
+				s := s
+				if (int(seed)+si+r)%2 == 1 {
+					s = bare
 				}
 				gc, err := s.SolveRow(ctx, b, got)
 				if err != nil {
@@ -243,4 +250,62 @@ func TestEDACBadArgs(t *testing.T) {
 	if _, err := NewEDAC(mva.NewLocalProblem(p, mva.Whole(p))).SolveRow(context.Background(), nil, make([]int, 3)); err == nil {
 		t.Fatal("empty domain: no error")
 	}
+}
+
+// TestEDACEliminationDuringSearch compares EDAC with bucket elimination on
+// random binary problems of average degree about three, where assignments
+// leave variables of one or two neighbours during search: those are
+// eliminated there and set after the search, and the answers must still
+// be exact (and their assignments cost what is reported).
+func TestEDACEliminationDuringSearch(t *testing.T) {
+	ctx := context.Background()
+	var elims int64
+	for seed := range int64(120) {
+		n := 16 + int(seed%24)
+		o := randprob.Options{Agents: 1 + int(seed%2), Vars: n, MinDomain: 2, MaxDomain: 4, MaxArity: 2,
+			Functions: 2*n + int(seed%7)*n/4, IntCosts: seed%2 == 0, MaxCost: 30, HardProb: []float64{0, 0.1}[seed%2], Locality: 0.5}
+		p := randprob.New(seed, o)
+		d := mva.Decompose(p)
+		subs := []*mva.Subproblem{mva.Whole(p)}
+		for i := range d.Subs {
+			subs = append(subs, &d.Subs[i])
+		}
+		for si, sub := range subs {
+			lp := mva.NewLocalProblem(p, sub)
+			rows, err := lp.Rows()
+			if err != nil || rows > 64 {
+				continue
+			}
+			be, err := NewBEWithin(lp, 64<<20)
+			if err != nil {
+				continue
+			}
+			s := NewEDAC(lp)
+			s.noLocalSearch, s.worstFirst = seed%2 == 0, seed%2 == 0
+			b := make([]int, lp.NB)
+			in := make([]int, lp.NumInterior())
+			for r := range rows {
+				lp.DecodeRow(r, b)
+				want, err := be.SolveRow(ctx, b, make([]int, lp.NumInterior()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.SolveRow(ctx, b, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sameCost(got, want) {
+					t.Fatalf("seed %d sub %d row %d: edac %v, be %v", seed, si, r, got, want)
+				}
+				if e := evalRow(lp, r, in); !mva.IsHard(got) && !sameCost(e, got) {
+					t.Fatalf("seed %d sub %d row %d: assignment costs %v, reported %v", seed, si, r, e, got)
+				}
+			}
+			elims += s.dynElims
+		}
+	}
+	if elims == 0 {
+		t.Fatal("no variable was eliminated during search: the test does not reach that code")
+	}
+	t.Logf("%d eliminations during search", elims)
 }
