@@ -111,6 +111,8 @@ type EDAC struct {
 	lastFn             int
 	acQ, dacQ, eacQ    []int
 	inAC, inDAC, inEAC []bool
+	ncQ                []int // variables whose unary costs rose: NC* pruning
+	inNC               []bool
 	ncAll              bool
 	eacRounds          int
 
@@ -289,7 +291,6 @@ func (s *EDAC) elim1(x, k int) bool {
 	sd := s.side(k, s.bins[k].x+s.bins[k].y-x) // seen from the neighbour
 	y := sd.on
 	ux := sd.uot
-	uo := s.uoff[y]
 	s.pushElim(x, k, -1)
 	raisedAny := false
 	for b := range sd.don {
@@ -309,8 +310,7 @@ func (s *EDAC) elim1(x, k int) bool {
 			}
 			continue
 		}
-		if m > 0 {
-			s.setF(uo+b, s.fs[uo+b]+m)
+		if m > 0 && s.addUnary(y, b, m) {
 			raisedAny = true
 		}
 	}
@@ -526,6 +526,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	s.inAC = make([]bool, s.n)
 	s.inDAC = make([]bool, s.n)
 	s.inEAC = make([]bool, s.n)
+	s.inNC = make([]bool, s.n)
 	s.pbuf = make([]float64, maxD)
 	s.ebuf = make([]float64, maxD)
 	s.full = make([]int, len(lp.Vars))
@@ -944,6 +945,20 @@ func (s *EDAC) remove(x, a int) bool {
 	return true
 }
 
+// addUnary raises u_x(a) by c and queues x for NC* pruning. It reports
+// whether the cost was zero before: only then can a full support (which
+// needs a zero unary cost) or the unary support be lost.
+func (s *EDAC) addUnary(x, a int, c float64) bool {
+	i := s.uoff[x] + a
+	old := s.fs[i]
+	s.setF(i, old+c)
+	if !s.inNC[x] {
+		s.inNC[x] = true
+		s.ncQ = append(s.ncQ, x)
+	}
+	return old <= 0
+}
+
 // raised records that x's unary costs went up: lower neighbours' full
 // supports and neighbours' existential supports may be gone.
 func (s *EDAC) raised(x int) {
@@ -1077,7 +1092,6 @@ func (sd *side) minFull(a int) float64 {
 func (s *EDAC) findSupport(k, on int) (bool, bool) {
 	sd := s.side(k, on)
 	raisedAny := false
-	uo := s.uoff[on]
 	for a := range sd.don {
 		if sd.aon[a] == 0 {
 			continue
@@ -1093,8 +1107,7 @@ func (s *EDAC) findSupport(k, on int) (bool, bool) {
 		}
 		if m > 0 {
 			s.setF(sd.pOn+a, sd.pon[a]+m)
-			s.setF(uo+a, s.fs[uo+a]+m)
-			raisedAny = true
+			raisedAny = s.addUnary(on, a, m) || raisedAny
 			s.lastFn = k
 		}
 	}
@@ -1109,7 +1122,7 @@ func (s *EDAC) findSupport(k, on int) (bool, bool) {
 func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 	sd := s.side(k, on)
 	P, E := s.pbuf[:sd.don], s.ebuf[:sd.dot]
-	uo, ut := s.uoff[on], s.uoff[sd.ot]
+	ut := s.uoff[sd.ot]
 	positive := false
 	for a := range sd.don {
 		P[a] = 0
@@ -1156,8 +1169,7 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 			continue
 		}
 		s.setF(sd.pOn+a, sd.pon[a]+p)
-		s.setF(uo+a, s.fs[uo+a]+p)
-		raisedAny = true
+		raisedAny = s.addUnary(on, a, p) || raisedAny
 	}
 	return raisedAny, true
 }
@@ -1214,7 +1226,6 @@ func (s *EDAC) absorb(j int) bool {
 		}
 	}
 	d := s.fs[nf.delta]
-	uo := s.uoff[y]
 	raisedAny := false
 	for b := range s.dom[y] {
 		if !s.alive(y, b) {
@@ -1228,8 +1239,7 @@ func (s *EDAC) absorb(j int) bool {
 			}
 			continue
 		}
-		if c > 0 {
-			s.setF(uo+b, s.fs[uo+b]+c)
+		if c > 0 && s.addUnary(y, b, c) {
 			raisedAny = true
 		}
 	}
@@ -1443,6 +1453,24 @@ func (s *EDAC) pruneAll() bool {
 	return true
 }
 
+// pruneVar removes x's values whose unary cost reaches the upper bound
+// with c∅ (NC*).
+func (s *EDAC) pruneVar(x int) bool {
+	if s.size(x) == 1 || s.deleted(x) {
+		return true
+	}
+	thr := s.threshold() - s.fs[0]
+	o := s.uoff[x]
+	for a := range s.dom[x] {
+		if s.alive(x, a) && s.fs[o+a] >= thr {
+			if !s.remove(x, a) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // maxEACRounds caps the EAC enforcements of one propagation: each raises
 // c∅, which on whole-number costs bounds them; the cap guards fractional
 // costs against endless tiny transfers.
@@ -1467,6 +1495,10 @@ func (s *EDAC) fail() {
 		}
 	}
 	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
+	for _, x := range s.ncQ {
+		s.inNC[x] = false
+	}
+	s.ncQ = s.ncQ[:0]
 	s.ncAll = false
 	if s.lastFn >= 0 {
 		s.weight[s.lastFn]++
@@ -1503,7 +1535,18 @@ func (s *EDAC) propagateLoop() bool {
 				return false
 			}
 		case s.ncAll:
+			for _, x := range s.ncQ {
+				s.inNC[x] = false
+			}
+			s.ncQ = s.ncQ[:0]
 			if !s.pruneAll() {
+				return false
+			}
+		case len(s.ncQ) > 0:
+			x := s.ncQ[len(s.ncQ)-1]
+			s.ncQ = s.ncQ[:len(s.ncQ)-1]
+			s.inNC[x] = false
+			if !s.pruneVar(x) {
 				return false
 			}
 		case len(s.eacQ) > 0:
