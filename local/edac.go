@@ -120,15 +120,14 @@ type EDAC struct {
 	pbuf, ebuf []float64
 
 	// Search.
-	boundary []int
-	full     []int // boundary then interior values, for exact evaluation
-	ub       float64
-	best     []int
-	ubVer    int
-	stop     bool
-	err      error
-	nodes    int64
-	checks   int64
+	full   []int // boundary then interior values, for exact evaluation
+	ub     float64
+	best   []int
+	ubVer  int
+	stop   bool
+	err    error
+	nodes  int64
+	checks int64
 }
 
 // naryProjectMax bounds the entries an n-ary function's projection into
