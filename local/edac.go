@@ -79,6 +79,7 @@ type EDAC struct {
 	c0       float64    // the row's constant (normalised)
 	integral bool
 	rank     []int      // DAC order: costs move towards lower ranks
+	dacRev   bool       // … towards higher ranks (after the root pass)
 	elim     []edacElim // variables eliminated before search, in order
 	gone     []bool     // per variable / per binary function: eliminated
 	goneBin  []bool
@@ -696,7 +697,7 @@ func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		s.localSearch()
 	}
 	s.reset()
-	if s.propagate() {
+	if s.propagate() && s.reverseDAC() {
 		s.search(ctx)
 	}
 	if s.stop {
@@ -862,6 +863,23 @@ func (s *EDAC) reset() {
 		s.eacQ = append(s.eacQ, x)
 	}
 	s.ncAll = true
+	s.dacRev = true
+}
+
+// reverseDAC reverses the DAC order at the root and propagates again:
+// the first pass gathered costs towards the low ranks, the second moves
+// them on towards the high ranks and raises c∅ further (on a 2×2 grid from
+// 85 to the optimum 108), as toulbar2's preprocessing does when it sets
+// its DAC order. The search keeps the reversed order.
+func (s *EDAC) reverseDAC() bool {
+	s.dacRev = false
+	for x := range s.n {
+		if !s.gone[x] {
+			s.pushDAC(x)
+			s.pushEAC(x)
+		}
+	}
+	return s.propagate()
 }
 
 // tolerance is how far past the upper bound a lower bound must be to
@@ -1324,6 +1342,14 @@ func (s *EDAC) processAC(x int) bool {
 			continue
 		}
 		y := b.x + b.y - x
+		if y == s.receiver(b) && !single && s.size(y) > 1 {
+			// y receives k's costs by DAC (pushDAC(x) below), whose
+			// full supports are also supports: projecting k onto y
+			// alone first would move the costs greedily, a weaker
+			// bound (the toulbar2 order).
+			s.pushEAC(y)
+			continue
+		}
 		r, ok := s.findSupport(k, y)
 		if !ok {
 			return false
@@ -1362,21 +1388,31 @@ func (s *EDAC) processDAC(y int) bool {
 	}
 	for _, k := range s.adjB[y] {
 		b := &s.bins[k]
-		if s.is[b.live] == 0 || b.y != y {
+		if s.is[b.live] == 0 || s.receiver(b) == y {
 			continue
 		}
-		r, ok := s.findFullSupport(k, b.x)
+		x := s.receiver(b)
+		r, ok := s.findFullSupport(k, x)
 		if !ok {
 			return false
 		}
 		if r {
-			s.raised(b.x)
-			if !s.projectUnary(b.x) {
+			s.raised(x)
+			if !s.projectUnary(x) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// receiver returns the variable of b that DAC gives full supports to: the
+// lower in rank, or the higher once the order is reversed.
+func (s *EDAC) receiver(b *edacBin) int {
+	if s.dacRev {
+		return b.y
+	}
+	return b.x
 }
 
 // eacSupported reports whether value a of x has unary cost 0 and a full
@@ -1522,7 +1558,7 @@ func (s *EDAC) propagateLoop() bool {
 			// fixpoint.
 			bi := 0
 			for i, x := range s.dacQ {
-				if s.rank[x] > s.rank[s.dacQ[bi]] {
+				if (s.rank[x] > s.rank[s.dacQ[bi]]) != s.dacRev {
 					bi = i
 				}
 			}
