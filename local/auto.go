@@ -84,10 +84,11 @@ func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 
 // EDACElimShare is the share of the interior that elimination of the
 // variables of at most two neighbours must remove for Choose to prefer EDAC
-// to AOBB on binary problems. Measured end to end (hearth gen, 2 cores
-// shared): a scale-free graph of 150 variables (half eliminated) EDAC
-// 1.6 s, AOBB past 25 s; a random graph of 60 (7 eliminated) AOBB 2.8 s,
-// EDAC past 25 s.
+// to AOBB on binary problems. Measured end to end (hearth gen, user CPU
+// on 2 shared cores): a scale-free graph of 150 variables (74 eliminated)
+// EDAC 0.3 s, AOBB past 20 s; a random graph of 60 (7 eliminated) AOBB
+// 0.8 s, EDAC 3.4 s; binary grids (a few eliminated) AOBB 0.1 s, EDAC up
+// to past 20 s.
 const EDACElimShare = 1.0 / 3
 
 // edacShape reports whether every function of lp has at most two interior
