@@ -26,18 +26,23 @@ import (
 //     variable has a value of unary cost 0 (the minimum is projected into
 //     c∅);
 //   - AC*: every value a of x has a support b in each neighbour y with
-//     c_xy(a, b) = 0 (projection of c_xy's minimum onto u_x);
-//   - DAC*: for x before y (variable index order), every a has a full
-//     support, c_xy(a, b) + u_y(b) = 0 (extension of u_y into c_xy, the
-//     least that lets the projection onto x succeed, then the projection);
+//     c_xy(a, b) = 0 (projection of c_xy's minimum onto u_x); it is
+//     projected onto the DAC sender only, the receiver's full supports
+//     being supports too;
+//   - DAC*: for x before y in the DAC order (variable index order; the
+//     root is propagated first in the reverse order, which raises c∅
+//     further), every a has a full support, c_xy(a, b) + u_y(b) = 0
+//     (extension of u_y into c_xy, the least that lets the projection onto
+//     x succeed, then the projection);
 //   - EAC: every x has a value a with u_x(a) = 0 that has a full support
 //     in every neighbour at once; where none has, full supports are
 //     enforced towards x from all its neighbours, which raises every u_x(a)
 //     and so c∅.
 //
 // All four are enforced by one propagation loop over queues of variables
-// (domain shrunk: AC; unary cost raised: DAC and its neighbours' EAC),
-// after every branching decision. Every operation is an equivalence-
+// (domain shrunk: AC; unary cost raised from zero: DAC and the
+// neighbours' EAC; unary cost raised: NC* pruning), after every branching
+// decision. Every operation is an equivalence-
 // preserving transfer between non-negative costs, so c∅ is a lower bound
 // whatever state the loop stops in (it has a cap on EAC rounds, which on
 // integer costs always reach their fixpoint first).
@@ -54,8 +59,14 @@ import (
 // the failures its last transfer led to, Boussemart et al. 2004), trying
 // first the value of the EAC support (unary cost 0). Variables left without
 // a function to unassigned variables are set to their cheapest value
-// without branching. The first upper bound comes from a greedy assignment
-// improved by a few sweeps of best-value moves.
+// without branching. Variables with at most two neighbours (binary
+// functions only) are eliminated as bucket elimination would, before the
+// search and whenever assignments leave one so during it (toulbar2's -e=2):
+// one neighbour gets the least cost for each of its values as unary
+// costs, two get it added to the function between them (during search,
+// only when they share one). Their values are chosen after the search.
+// The first upper bound comes from a greedy assignment improved by a few
+// sweeps of best-value moves.
 //
 // Costs. The transfers subtract and add costs. On whole-number costs (most
 // WCSP files) float64 arithmetic is exact and pruning is at lb ≥ ub; on
