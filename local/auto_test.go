@@ -170,3 +170,44 @@ func TestChooseEDAC(t *testing.T) {
 		t.Fatalf("with a ternary function: chose %s (%s), want aobb", c.Name, c.Reason)
 	}
 }
+
+// TestChooseEDACThenAOBB: a binary problem too wide for bucket
+// elimination with few variables to eliminate goes to EDAC within its
+// budget, then AOBB. Both paths give bucket elimination's optimum: EDAC
+// within the budget, and AOBB after an EDAC whose budget is one check.
+func TestChooseEDACThenAOBB(t *testing.T) {
+	p := randprob.New(7, randprob.Options{Vars: 26, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 160, IntCosts: true, MaxCost: 20})
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	c := Choose(lp, AutoOptions{})
+	if c.Entries <= AutoBEEntries || c.Name != "edac+aobb" || !strings.Contains(c.Reason, "auto chose edac+aobb") {
+		t.Fatalf("chose %s (%s) at %.3g entries, want edac+aobb", c.Name, c.Reason, c.Entries)
+	}
+	be, err := NewBEWithin(lp, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int64{edacBudget, 1} {
+		s, _, err := Auto(lp, AutoOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := s.(*edacThenAOBB)
+		pf.edac.budget = budget
+		in := make([]int, lp.NumInterior())
+		got, err := s.SolveRow(context.Background(), nil, in)
+		if err != nil || got != want {
+			t.Fatalf("budget %d: %v (%v), be %v", budget, got, err, want)
+		}
+		full := append([]int(nil), in...)
+		if e := lp.Eval(full); e != got {
+			t.Fatalf("budget %d: assignment costs %v, reported %v", budget, e, got)
+		}
+		if d := pf.Describe(); pf.byAOBB != (budget == 1) || !strings.HasPrefix(d, map[bool]string{true: "edac passed", false: "edac:"}[budget == 1]) {
+			t.Fatalf("budget %d: answered by aobb %v, described %q", budget, pf.byAOBB, d)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -114,7 +115,10 @@ type EDAC struct {
 	noLocalSearch bool
 	// worstFirst branches on the costliest value first (tests only: the
 	// first leaves are then poor and the optimum is reached by pruning).
-	worstFirst         bool
+	worstFirst bool
+	// budget, when positive, stops a row's search (errBudget) past that
+	// many checks; rowChecks is the count when the row began.
+	budget, rowChecks  int64
 	ft                 []fTrail
 	it                 []iTrail
 	sides              []side // per binary function: seen from x, then from y
@@ -685,6 +689,18 @@ func (s *EDAC) Checks() int64 { return s.checks }
 // Nodes returns the search nodes expanded so far, over all rows.
 func (s *EDAC) Nodes() int64 { return s.nodes }
 
+// errBudget stops a row whose search passed EDAC.budget checks.
+var errBudget = errors.New("edac: past its budget of checks")
+
+// Describe says what the search did, for a result's notes.
+func (s *EDAC) Describe() string {
+	if s.bad != nil {
+		return s.bad.Error()
+	}
+	return fmt.Sprintf("edac: %d variables (%d eliminated before search), %d binary and %d n-ary functions, %d nodes, %d eliminations during search",
+		s.n, len(s.elim), len(s.bins), len(s.narys), s.nodes, s.dynElims)
+}
+
 // SolveRow finds the cheapest interior assignment for the boundary values.
 // It returns Hard, with interior set to zeros, when none is feasible.
 func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
@@ -700,6 +716,7 @@ func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	}
 	clear(interior)
 	copy(s.full, boundary)
+	s.rowChecks = s.checks
 	if !s.condition(boundary) {
 		return mva.Hard, nil
 	}
@@ -1652,6 +1669,10 @@ func (s *EDAC) search(ctx context.Context) {
 			s.stop, s.err = true, err
 			return
 		}
+	}
+	if s.budget > 0 && s.checks-s.rowChecks > s.budget {
+		s.stop, s.err = true, errBudget
+		return
 	}
 	fm, im := len(s.ft), len(s.it)
 	defer s.undo(fm, im)
