@@ -171,12 +171,12 @@ func TestChooseEDAC(t *testing.T) {
 	}
 }
 
-// TestChooseEDACThenAOBB: a binary problem too wide for bucket
-// elimination with few variables to eliminate goes to EDAC within its
-// budget, then AOBB. Both paths give bucket elimination's optimum: EDAC
+// TestChooseEDACThenAOBB: a binary problem over 16 values, too wide for
+// bucket elimination, with few variables to eliminate goes to EDAC within
+// its budget, then AOBB; over 5 values it goes to AOBB. Both paths give bucket elimination's optimum: EDAC
 // within the budget, and AOBB after an EDAC whose budget is one check.
 func TestChooseEDACThenAOBB(t *testing.T) {
-	p := randprob.New(7, randprob.Options{Vars: 26, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 160, IntCosts: true, MaxCost: 20})
+	p := randprob.New(7, randprob.Options{Vars: 14, MinDomain: 16, MaxDomain: 16, MaxArity: 2, Functions: 90, IntCosts: true, MaxCost: 20})
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
 	c := Choose(lp, AutoOptions{})
 	if c.Entries <= AutoBEEntries || c.Name != "edac+aobb" || !strings.Contains(c.Reason, "auto chose edac+aobb") {
@@ -189,6 +189,10 @@ func TestChooseEDACThenAOBB(t *testing.T) {
 	want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
 	if err != nil {
 		t.Fatal(err)
+	}
+	q := randprob.New(7, randprob.Options{Vars: 26, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 160, IntCosts: true, MaxCost: 20})
+	if c := Choose(mva.NewLocalProblem(q, mva.Whole(q)), AutoOptions{}); c.Name != "aobb" {
+		t.Fatalf("5 values: chose %s (%s), want aobb", c.Name, c.Reason)
 	}
 	for _, budget := range []int64{edacBudget, 1} {
 		s, _, err := Auto(lp, AutoOptions{})
