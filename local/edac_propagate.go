@@ -9,16 +9,19 @@ import (
 	"github.com/hearth-dcop/hearth/mva"
 )
 
+// setF sets fs[i] to v, the old value on the trail.
 func (s *EDAC) setF(i int, v float64) {
 	s.ft = append(s.ft, fTrail{int32(i), s.fs[i]})
 	s.fs[i] = v
 }
 
+// setI sets is[i] to v, the old value on the trail.
 func (s *EDAC) setI(i int, v int32) {
 	s.it = append(s.it, iTrail{int32(i), s.is[i]})
 	s.is[i] = v
 }
 
+// undo restores fs and is to the trail marks fm and im.
 func (s *EDAC) undo(fm, im int) {
 	for k := len(s.ft) - 1; k >= fm; k-- {
 		s.fs[s.ft[k].i] = s.ft[k].v
