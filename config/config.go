@@ -102,7 +102,7 @@ func (b *Broker) Embedded() bool { return b.URL == "" }
 // there keeps in step.
 var (
 	GlobalSolvers = globalSolvers()
-	LocalSolvers  = []string{"be", "dfbnb", "aobb", "bruteforce", "gibbs", "mh", "auto"}
+	LocalSolvers  = []string{"be", "dfbnb", "aobb", "edac", "bruteforce", "gibbs", "mh", "auto"}
 	Tables        = []string{"eager", "lazy"}
 	GPUModes      = []string{"auto", "on", "off"}
 )

@@ -182,6 +182,15 @@ type aobbCache struct {
 	bvars []int
 }
 
+// denseCache reports whether a cache of n contexts over a subproblem of
+// sub variables fits a dense table of denseCacheBytes. It divides rather
+// than multiplies: n·(12+2·sub) overflows for contexts of 2^58
+// assignments and more, which made a dense table of a wrapped size (a
+// panic on frequency assignment, 24 values a variable).
+func denseCache(n, sub int) bool {
+	return int64(n) <= denseCacheBytes/(12+2*int64(sub))
+}
+
 // denseCacheBytes is the largest cache given a dense table; larger ones
 // hold only the contexts the search meets.
 const denseCacheBytes = 1 << 20
@@ -474,7 +483,7 @@ func (s *AOBB) planCaches() {
 			n *= lp.Domains[ca.ctx[k]]
 		}
 		ca.size = n
-		ca.dense = int64(n)*(12+2*int64(ca.sub)) <= denseCacheBytes
+		ca.dense = denseCache(n, ca.sub)
 		if !ca.dense {
 			ca.slots = map[int]int32{}
 		}

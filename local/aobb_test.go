@@ -258,3 +258,24 @@ func TestPseudoTreeWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseCache: the dense-or-sparse choice of a cache holds for
+// contexts whose byte count overflows int64 (24^13 assignments, as on
+// frequency assignment, once panicked in cachePut).
+func TestDenseCache(t *testing.T) {
+	for _, tc := range []struct {
+		n, sub int
+		want   bool
+	}{
+		{1, 1, true},
+		{denseCacheBytes / 14, 1, true},
+		{denseCacheBytes/14 + 1, 1, false},
+		{1 << 58, 30, false},
+		{1 << 62, 1, false},
+		{876488338465357824, 60, false}, // 24^13
+	} {
+		if got := denseCache(tc.n, tc.sub); got != tc.want {
+			t.Errorf("denseCache(%d, %d) = %v, want %v", tc.n, tc.sub, got, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 	"github.com/hearth-dcop/hearth/mva"
 )
 
-// TestChoose: bucket elimination where its tables are small, AOBB where
+// TestChoose: bucket elimination where its tables are small, EDAC or AOBB where
 // they pass AutoBEEntries or the budget; the widths agree with BE's own,
 // and the chosen solver is exact.
 func TestChoose(t *testing.T) {
@@ -21,7 +22,8 @@ func TestChoose(t *testing.T) {
 		want   string
 	}{
 		{"narrow", randprob.Options{Vars: 10, MinDomain: 3, MaxDomain: 3, MaxArity: 2, Functions: 12, IntCosts: true}, 0, "be"},
-		{"narrow, no memory", randprob.Options{Vars: 10, MinDomain: 3, MaxDomain: 3, MaxArity: 2, Functions: 12, IntCosts: true}, 64, "aobb"},
+		{"narrow, no memory", randprob.Options{Vars: 10, MinDomain: 3, MaxDomain: 3, MaxArity: 2, Functions: 12, IntCosts: true}, 64, "edac"},
+		{"narrow ternary, no memory", randprob.Options{Vars: 10, MinDomain: 3, MaxDomain: 3, MaxArity: 3, Functions: 12, IntCosts: true}, 64, "aobb"},
 		{"wide", randprob.Options{Vars: 40, MinDomain: 4, MaxDomain: 4, MaxArity: 3, Functions: 90, IntCosts: true}, 0, "aobb"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,5 +113,105 @@ func TestNewBEWithin(t *testing.T) {
 	want, _ := NewBruteForce(lp).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
 	if got != want {
 		t.Errorf("be = %v, bruteforce %v", got, want)
+	}
+}
+
+// TestChooseEDAC: a binary problem too wide for bucket elimination whose
+// variables are mostly of degree at most two (a dense core with paths
+// hanging off it) goes to EDAC; with one ternary function it goes to AOBB.
+// Either way the answer is bucket elimination's.
+func TestChooseEDAC(t *testing.T) {
+	p := randprob.New(5, randprob.Options{Vars: 24, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 140, IntCosts: true, MaxCost: 20})
+	dom := p.Variables[0].Domain
+	for i := range 30 {
+		v := len(p.Variables)
+		p.Variables = append(p.Variables, mva.Variable{Name: "p" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Domain: dom})
+		prev := i % 24
+		if i >= 24 {
+			prev = v - 24
+		}
+		c := make([]float64, 25)
+		for e := range c {
+			c[e] = float64((e*7 + i*3) % 11)
+		}
+		p.Functions = append(p.Functions, mva.Function{Scope: []int{prev, v}, Costs: c})
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	c := Choose(lp, AutoOptions{})
+	if c.Entries <= AutoBEEntries {
+		t.Fatalf("test problem too narrow: %.3g entries", c.Entries)
+	}
+	if c.Name != "edac" || !strings.Contains(c.Reason, "auto chose edac") {
+		t.Fatalf("chose %s (%s), want edac", c.Name, c.Reason)
+	}
+	be, err := NewBEWithin(lp, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := Auto(lp, AutoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil || got != want {
+		t.Fatalf("edac = %v (%v), be %v", got, err, want)
+	}
+
+	q := *p
+	q.Functions = append(slices.Clone(p.Functions), mva.Function{Scope: []int{0, 1, 2}, Costs: make([]float64, 125)})
+	if c := Choose(mva.NewLocalProblem(&q, mva.Whole(&q)), AutoOptions{}); c.Name != "aobb" {
+		t.Fatalf("with a ternary function: chose %s (%s), want aobb", c.Name, c.Reason)
+	}
+}
+
+// TestChooseEDACThenAOBB: a binary problem over 16 values, too wide for
+// bucket elimination, with few variables to eliminate goes to EDAC within
+// its budget, then AOBB; over 5 values it goes to AOBB. Both paths give bucket elimination's optimum: EDAC
+// within the budget, and AOBB after an EDAC whose budget is one check.
+func TestChooseEDACThenAOBB(t *testing.T) {
+	p := randprob.New(7, randprob.Options{Vars: 14, MinDomain: 16, MaxDomain: 16, MaxArity: 2, Functions: 90, IntCosts: true, MaxCost: 20})
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	c := Choose(lp, AutoOptions{})
+	if c.Entries <= AutoBEEntries || c.Name != "edac+aobb" || !strings.Contains(c.Reason, "auto chose edac+aobb") {
+		t.Fatalf("chose %s (%s) at %.3g entries, want edac+aobb", c.Name, c.Reason, c.Entries)
+	}
+	be, err := NewBEWithin(lp, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := randprob.New(7, randprob.Options{Vars: 26, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 160, IntCosts: true, MaxCost: 20})
+	if c := Choose(mva.NewLocalProblem(q, mva.Whole(q)), AutoOptions{}); c.Name != "aobb" {
+		t.Fatalf("5 values: chose %s (%s), want aobb", c.Name, c.Reason)
+	}
+	for _, budget := range []int64{edacBudget, 1} {
+		s, _, err := Auto(lp, AutoOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := s.(*edacThenAOBB)
+		pf.edac.budget = budget
+		in := make([]int, lp.NumInterior())
+		got, err := s.SolveRow(context.Background(), nil, in)
+		if err != nil || got != want {
+			t.Fatalf("budget %d: %v (%v), be %v", budget, got, err, want)
+		}
+		full := append([]int(nil), in...)
+		if e := lp.Eval(full); e != got {
+			t.Fatalf("budget %d: assignment costs %v, reported %v", budget, e, got)
+		}
+		if d := pf.Describe(); pf.byAOBB != (budget == 1) || !strings.HasPrefix(d, map[bool]string{true: "edac passed", false: "edac:"}[budget == 1]) {
+			t.Fatalf("budget %d: answered by aobb %v, described %q", budget, pf.byAOBB, d)
+		}
 	}
 }

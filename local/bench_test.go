@@ -7,6 +7,7 @@ import (
 	"github.com/hearth-dcop/hearth/internal/cputime"
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/gen"
 )
 
 // fabeLike resembles /work/shared/data/wcsp/fabe_test_0.wcsp: 20 binary
@@ -141,5 +142,48 @@ func BenchmarkAOBBRowReuse(b *testing.B) {
 			}
 			b.ReportMetric(float64(cputime.Used()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// BenchmarkBinary compares EDAC with AOBB on binary families where they
+// differ most (go test -run XXX -bench Binary -benchtime 3x ./local):
+// CELAR-like frequency assignment (24 values) and a scale-free graph
+// (`hearth gen fap pairs=16`, `hearth gen scalefree agents=100 links=2
+// domain=5 p2=0.9 plant=false`, seed 1).
+func BenchmarkBinary(b *testing.B) {
+	ctx := context.Background()
+	fo := gen.DefaultFAP()
+	fo.Pairs = 16
+	fap, err := gen.FAP(1, fo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	so := gen.DefaultScaleFree()
+	so.Agents, so.Links, so.Domain, so.Tightness, so.Plant = 100, 2, 5, 0.9, false
+	sf, err := gen.ScaleFree(1, so)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, inst := range []struct {
+		name string
+		p    *mva.Problem
+	}{{"fap", fap}, {"scalefree", sf}} {
+		lp := mva.NewLocalProblem(inst.p, mva.Whole(inst.p))
+		for _, name := range []string{"edac", "aobb"} {
+			b.Run(inst.name+"/"+name, func(b *testing.B) {
+				in := make([]int, lp.NumInterior())
+				cpu0 := cputime.Used()
+				for b.Loop() {
+					s, err := New(name, lp)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.SolveRow(ctx, nil, in); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(cputime.Used()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }

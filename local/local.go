@@ -13,6 +13,9 @@
 //     caching and mini-bucket heuristics, within a memory budget: exact
 //     where BE's tables explode, degrading (smaller i-bound, fewer caches)
 //     instead of failing past the budget.
+//   - EDAC is depth-first branch and bound maintaining existential
+//     directional arc consistency, toulbar2's bound: linear memory, strong
+//     where the functions are mostly binary.
 //
 // Choose and Auto pick BE or AOBB for a subproblem and say why.
 //
@@ -33,10 +36,11 @@ import (
 
 // Names returns the solvers New knows, in the order the command line shows
 // them.
-func Names() []string { return []string{"dfbnb", "be", "aobb", "bruteforce"} }
+func Names() []string { return []string{"dfbnb", "be", "aobb", "edac", "bruteforce"} }
 
 // New returns the local solver called name for lp: "dfbnb", "be" (with
-// default BEOptions), "aobb" (with default AOBBOptions) or "bruteforce".
+// default BEOptions), "aobb" (with default AOBBOptions), "edac" or
+// "bruteforce".
 func New(name string, lp *mva.LocalProblem) (mva.LocalSolver, error) {
 	switch name {
 	case "dfbnb":
@@ -49,6 +53,8 @@ func New(name string, lp *mva.LocalProblem) (mva.LocalSolver, error) {
 		return be, nil
 	case "aobb":
 		return NewAOBB(lp, AOBBOptions{}), nil
+	case "edac":
+		return NewEDAC(lp), nil
 	case "bruteforce":
 		return NewBruteForce(lp), nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -41,56 +42,78 @@ func TestSolveMatchesToulbar2(t *testing.T) {
 	tests := []struct {
 		file   string
 		solver string
+		memory int64 // --memory MiB; 0: the default
 	}{
-		{"fabe_test_0.wcsp", "be"},
-		{"fabe_test_1.wcsp", "be"},
-		{"fabe_test_2.wcsp", "be"},
-		{"fabe_test_3.wcsp", "be"},
-		{"fabe_test_4.wcsp", "be"},
-		{"fabe_test_0.wcsp", "dfbnb"},
-		{"fabe_test_3.wcsp", "dfbnb"},
-		{"gpube_4queens.wcsp", "be"},
-		{"gpube_4queens.wcsp", "dfbnb"},
-		{"gpube_8queens.wcsp", "be"},
-		{"gpube_8queens.wcsp", "dfbnb"},
-		{"gpube_rep_0_x_10.wcsp", "be"},
-		{"gpube_rep_0_x_10.wcsp", "dfbnb"},
-		{"fabe_spot5_29.wcsp", "be"},
-		{"fabe_misc_simple2.uai", "be"},
-		{"fabe_misc_simple2.uai", "dfbnb"},
-		{"fabe_grid_50-12-5.uai", "be"},
-		{"fabe_test_0.wcsp", "aobb"},
-		{"fabe_test_0.wcsp", "auto"},
-		{"fabe_test_1.wcsp", "aobb"},
-		{"fabe_test_1.wcsp", "auto"},
-		{"fabe_test_2.wcsp", "aobb"},
-		{"fabe_test_2.wcsp", "auto"},
-		{"fabe_test_3.wcsp", "aobb"},
-		{"fabe_test_3.wcsp", "auto"},
-		{"fabe_test_4.wcsp", "aobb"},
-		{"fabe_test_4.wcsp", "auto"},
-		{"gpube_4queens.wcsp", "aobb"},
-		{"gpube_4queens.wcsp", "auto"},
-		{"gpube_8queens.wcsp", "aobb"},
-		{"gpube_8queens.wcsp", "auto"},
-		{"gpube_rep_0_x_10.wcsp", "aobb"},
-		{"gpube_rep_0_x_10.wcsp", "auto"},
-		{"fabe_spot5_29.wcsp", "aobb"},
-		{"fabe_spot5_29.wcsp", "auto"},
-		{"fabe_misc_simple2.uai", "aobb"},
-		{"fabe_misc_simple2.uai", "auto"},
-		{"fabe_grid_50-12-5.uai", "aobb"},
-		{"fabe_grid_50-12-5.uai", "auto"},
+		{"fabe_test_0.wcsp", "be", 0},
+		{"fabe_test_1.wcsp", "be", 0},
+		{"fabe_test_2.wcsp", "be", 0},
+		{"fabe_test_3.wcsp", "be", 0},
+		{"fabe_test_4.wcsp", "be", 0},
+		{"fabe_test_0.wcsp", "dfbnb", 0},
+		{"fabe_test_3.wcsp", "dfbnb", 0},
+		{"gpube_4queens.wcsp", "be", 0},
+		{"gpube_4queens.wcsp", "dfbnb", 0},
+		{"gpube_8queens.wcsp", "be", 0},
+		{"gpube_8queens.wcsp", "dfbnb", 0},
+		{"gpube_rep_0_x_10.wcsp", "be", 0},
+		{"gpube_rep_0_x_10.wcsp", "dfbnb", 0},
+		{"fabe_spot5_29.wcsp", "be", 0},
+		{"fabe_misc_simple2.uai", "be", 0},
+		{"fabe_misc_simple2.uai", "dfbnb", 0},
+		{"fabe_grid_50-12-5.uai", "be", 0},
+		{"fabe_test_0.wcsp", "aobb", 0},
+		{"fabe_test_0.wcsp", "auto", 0},
+		{"fabe_test_1.wcsp", "aobb", 0},
+		{"fabe_test_1.wcsp", "auto", 0},
+		{"fabe_test_2.wcsp", "aobb", 0},
+		{"fabe_test_2.wcsp", "auto", 0},
+		{"fabe_test_3.wcsp", "aobb", 0},
+		{"fabe_test_3.wcsp", "auto", 0},
+		{"fabe_test_4.wcsp", "aobb", 0},
+		{"fabe_test_4.wcsp", "auto", 0},
+		{"gpube_4queens.wcsp", "aobb", 0},
+		{"gpube_4queens.wcsp", "auto", 0},
+		{"gpube_8queens.wcsp", "aobb", 0},
+		{"gpube_8queens.wcsp", "auto", 0},
+		{"gpube_rep_0_x_10.wcsp", "aobb", 0},
+		{"gpube_rep_0_x_10.wcsp", "auto", 0},
+		{"fabe_spot5_29.wcsp", "aobb", 0},
+		{"fabe_spot5_29.wcsp", "auto", 0},
+		{"fabe_misc_simple2.uai", "aobb", 0},
+		{"fabe_misc_simple2.uai", "auto", 0},
+		{"fabe_grid_50-12-5.uai", "aobb", 0},
+		{"fabe_grid_50-12-5.uai", "auto", 0},
+		{"fabe_test_0.wcsp", "edac", 0},
+		{"fabe_test_1.wcsp", "edac", 0},
+		{"fabe_test_2.wcsp", "edac", 0},
+		{"fabe_test_3.wcsp", "edac", 0},
+		{"fabe_test_4.wcsp", "edac", 0},
+		{"gpube_4queens.wcsp", "edac", 0},
+		{"gpube_8queens.wcsp", "edac", 0},
+		{"gpube_rep_0_x_10.wcsp", "edac", 0},
+		{"fabe_spot5_29.wcsp", "edac", 0},
+		{"fabe_misc_simple2.uai", "edac", 0},
+		// A 1 MiB budget: bucket elimination is refused where its tables
+		// pass it, and auto's search still proves toulbar2's optimum.
+		{"fabe_test_0.wcsp", "auto", 1},
+		{"gpube_8queens.wcsp", "auto", 1},
+		{"gpube_rep_0_x_10.wcsp", "auto", 1},
+		{"fabe_spot5_29.wcsp", "auto", 1},
+		{"fabe_grid_50-12-5.uai", "auto", 1},
 	}
 	for _, tc := range tests {
-		t.Run(tc.file+"/"+tc.solver, func(t *testing.T) {
+		name := tc.file + "/" + tc.solver
+		if tc.memory > 0 {
+			name += fmt.Sprintf("/memory=%d", tc.memory)
+		}
+		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "..", "testdata", tc.file)
 			want, sol := toulbar2(t, path)
 			p, err := format.ReadFile(path, format.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := solve.Central(context.Background(), p, &solve.Local{Name: tc.solver}, 1, nil)
+			res, err := solve.Central(context.Background(), p, &solve.Local{Name: tc.solver, Memory: tc.memory}, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,7 +20,7 @@ var LocalNames = append(append(local.Names(), sampler.Names()...), LocalAuto)
 
 // LocalAuto chooses per subproblem. With one row (no boundary: `hearth
 // solve --global none`, its default) it is exact: local.Auto picks bucket
-// elimination or AOBB and says why in the result's notes. An agent whose
+// elimination, EDAC or AOBB and says why in the result's notes. An agent whose
 // rows a protocol asks keeps bucket elimination where its tables stay
 // within autoEntries and Gibbs sampling where they would not: in a
 // neighbourhood where a few homes have many rules (SHDS dm_251_1_4: 31 of

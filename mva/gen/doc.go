@@ -4,9 +4,9 @@
 //
 // Each kind has a typed options struct with the published defaults
 // (DefaultRandom, DefaultRadar, ...) and a function that builds the problem
-// of a seed: Random, Radar, Meeting, Grid, ScaleFree, RandGraph and
-// Microgrid. Generate does the same from the string parameters of the
-// command line. The sources are the seed documents of the project:
+// of a seed: Random, Radar, Meeting, Grid, ScaleFree, RandGraph,
+// Microgrid, FAP and Spot. Generate does the same from the string
+// parameters of the command line. The sources are the seed documents of the project:
 //
 //   - Random: the multi-variable-agent random graphs of Fioretto's thesis,
 //     §3.5, Figures 3.6–3.11 (also DMCMC, CP 2016, §6).
@@ -18,6 +18,9 @@
 //     GPU-(D)BE (CP 2015, §5; thesis §5.2.5) and CUBE (ECAI 2016, §4).
 //   - Microgrid: the Comprehensive Customer-Driven Microgrid Optimization
 //     Problem of the thesis's DMCMC evaluation, §5.3.5 and Table 5.1.
+//   - FAP, Spot: families of the public WCSP benchmarks exact solvers are
+//     measured on (CELAR radio link frequency assignment, SPOT5 satellite
+//     scheduling), at any size (scripts/bench-toulbar2).
 //
 // The papers leave much of each generator unsaid; every place where this
 // package had to decide is written in the documentation of the options,

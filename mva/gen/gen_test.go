@@ -112,6 +112,8 @@ var smallParams = map[string]map[string]string{
 	"scalefree": {"agents": "6"},
 	"randgraph": {"agents": "6", "p1": "0.5"},
 	"microgrid": {"agents": "5", "domain": "5", "arity": "4", "cluster": "3"},
+	"fap":       {"pairs": "4", "freqs": "6", "sep": "2", "radius": "0.8"},
+	"spot":      {"photos": "10"},
 }
 
 func TestGenerateDeterministic(t *testing.T) {

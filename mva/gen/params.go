@@ -30,7 +30,7 @@ type kind struct {
 
 // Kinds returns the kinds Generate knows.
 func Kinds() []string {
-	return []string{"random", "radar", "meeting", "grid", "scalefree", "randgraph", "microgrid"}
+	return []string{"random", "radar", "meeting", "grid", "scalefree", "randgraph", "microgrid", "fap", "spot"}
 }
 
 // Params returns the parameters of a kind with their defaults.
@@ -147,6 +147,24 @@ func lookup(name string) (kind, error) {
 			floatP("generators", "fraction of buildings that generate", &o.Generators),
 			intP("max_degree", "most power lines per building (bounds MVA tables)", &o.MaxDegree),
 		}, func(s uint64) (*mva.Problem, error) { return Microgrid(s, o) }}, nil
+	case "fap":
+		o := DefaultFAP()
+		return kind{[]param{
+			intP("pairs", "duplex pairs of radio links (agents)", &o.Pairs),
+			intP("freqs", "frequencies per link (even)", &o.Freqs),
+			floatP("radius", "distance within which pairs interfere (unit square)", &o.Radius),
+			intP("sep", "frequency separation the closest pairs need", &o.Sep),
+			floatP("mobility", "fraction of links with a preferred frequency", &o.Mobility),
+		}, func(s uint64) (*mva.Problem, error) { return FAP(s, o) }}, nil
+	case "spot":
+		o := DefaultSpot()
+		return kind{[]param{
+			intP("photos", "candidate photographs (agents)", &o.Photos),
+			floatP("stereo", "fraction of stereo photographs", &o.Stereo),
+			intP("window", "track positions within which photographs conflict", &o.Window),
+			floatP("conflict", "probability that two close photographs conflict", &o.Conflict),
+			floatP("recorder", "probability of a recorder limit on three close photographs", &o.Recorder),
+		}, func(s uint64) (*mva.Problem, error) { return Spot(s, o) }}, nil
 	}
 	return kind{}, fmt.Errorf("gen: unknown kind %q (valid: %s)", name, strings.Join(Kinds(), ", "))
 }

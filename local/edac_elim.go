@@ -1,0 +1,342 @@
+package local
+
+// Variable elimination of small degree for EDAC: before search
+// (planElimination, eliminate, restore) and during it (eliminateSmall,
+// elim1, elim2, restoreDeleted).
+
+import (
+	"math"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// edacElim is the elimination of variable x of at most two neighbours
+// (through binary functions ks) before search: the least cost of x for each
+// value of its neighbours goes into their unary costs (one neighbour) or
+// into the binary function into between them (two), as bucket elimination
+// does. Its value is chosen after the search, given theirs.
+type edacElim struct {
+	x    int
+	ks   []int
+	into int
+}
+
+// dynElim is a variable eliminated during search and its binary functions
+// at that time (k2 -1 when it had one).
+type dynElim struct{ x, k1, k2 int }
+
+// deleted reports whether x was eliminated during search: it is out of
+// every propagation until the search backtracks past that point.
+func (s *EDAC) deleted(x int) bool { return s.is[s.delOff+x] != 0 }
+
+// eliminateSmall eliminates, at a search node, the unassigned variables
+// left with one live binary function (its least cost for each value of the
+// neighbour moves into the neighbour's unary costs) or two whose
+// neighbours share a live binary function (the least cost for each pair
+// of their values is added to it), and no live n-ary function: toulbar2's
+// variable elimination of small degree during search (-e), which bucket
+// elimination makes exact. It reports whether anything changed.
+func (s *EDAC) eliminateSmall() (changed, ok bool) {
+	var ks [2]int
+	for x := range s.n {
+		if s.size(x) == 1 || s.deleted(x) {
+			continue
+		}
+		nk := 0
+		for _, k := range s.adjB[x] {
+			if s.is[s.bins[k].live] != 0 {
+				if nk == 2 {
+					nk = 3
+					break
+				}
+				ks[nk] = k
+				nk++
+			}
+		}
+		if nk == 0 || nk > 2 {
+			continue
+		}
+		nary := false
+		for _, j := range s.adjN[x] {
+			if s.is[s.narys[j].cnt] > 1 {
+				nary = true
+				break
+			}
+		}
+		if nary {
+			continue
+		}
+		if nk == 1 {
+			if !s.elim1(x, ks[0]) {
+				return true, false
+			}
+			changed = true
+			continue
+		}
+		y, z := s.bins[ks[0]].x+s.bins[ks[0]].y-x, s.bins[ks[1]].x+s.bins[ks[1]].y-x
+		kt := -1
+		for _, k := range s.adjB[y] {
+			b := &s.bins[k]
+			if s.is[b.live] != 0 && b.x+b.y-y == z {
+				kt = k
+				break
+			}
+		}
+		if kt < 0 {
+			continue
+		}
+		s.elim2(x, ks[0], ks[1], kt)
+		changed = true
+	}
+	return changed, true
+}
+
+// push records x's elimination on the stack.
+func (s *EDAC) pushElim(x, k1, k2 int) {
+	s.dynElims++
+	n := s.is[s.stackLen]
+	s.stack[n] = dynElim{x, k1, k2}
+	s.setI(s.stackLen, n+1)
+	s.setI(s.delOff+x, 1)
+	s.setI(s.bins[k1].live, 0)
+	if k2 >= 0 {
+		s.setI(s.bins[k2].live, 0)
+	}
+}
+
+// elim1 eliminates x, whose one live binary function is k.
+func (s *EDAC) elim1(x, k int) bool {
+	sd := s.side(k, s.bins[k].x+s.bins[k].y-x) // seen from the neighbour
+	y := sd.on
+	ux := sd.uot
+	s.pushElim(x, k, -1)
+	raisedAny := false
+	for b := range sd.don {
+		if sd.aon[b] == 0 {
+			continue
+		}
+		m := math.Inf(1)
+		for a := range sd.dot {
+			if sd.aot[a] != 0 {
+				m = min(m, sd.cost(b, a)+ux[a])
+			}
+		}
+		s.checks += int64(sd.dot)
+		if mva.IsHard(m) {
+			if !s.remove(y, b) {
+				return false
+			}
+			continue
+		}
+		if m > 0 && s.addUnary(y, b, m) {
+			raisedAny = true
+		}
+	}
+	if raisedAny {
+		s.raised(y)
+		return s.projectUnary(y)
+	}
+	return true
+}
+
+// elim2 eliminates x, whose live binary functions k1 and k2 lead to y and
+// z, into kt, the live function between y and z.
+func (s *EDAC) elim2(x, k1, k2, kt int) {
+	s1, s2 := s.side(k1, x), s.side(k2, x)
+	t := &s.bins[kt]
+	y, z := t.x, t.y // t's own orientation
+	if s1.ot != y {
+		s1, s2 = s2, s1
+	}
+	ux := s1.uon
+	s.pushElim(x, k1, k2)
+	for b := range t.dx {
+		if !s.alive(y, b) {
+			continue
+		}
+		for c := range t.dy {
+			if !s.alive(z, c) {
+				continue
+			}
+			m := math.Inf(1)
+			for a := range s1.don {
+				if s1.aon[a] != 0 {
+					m = min(m, ux[a]+s1.cost(a, b)+s2.cost(a, c))
+				}
+			}
+			if m > 0 {
+				i := t.curOff + b*t.dy + c
+				s.setF(i, s.fs[i]+m)
+			}
+		}
+	}
+	s.checks += int64(t.dx * t.dy * s1.don)
+	s.pushAC(y)
+	s.pushAC(z)
+	s.pushDAC(y)
+	s.pushDAC(z)
+}
+
+// restoreDeleted sets the variables eliminated during search (interior
+// values vals) to their best values given their neighbours', last
+// eliminated first.
+func (s *EDAC) restoreDeleted(vals []int) {
+	for i := int(s.is[s.stackLen]) - 1; i >= 0; i-- {
+		e := s.stack[i]
+		s1 := s.side(e.k1, e.x)
+		best, bc := -1, math.Inf(1)
+		for a := range s1.don {
+			if s1.aon[a] == 0 {
+				continue
+			}
+			c := s1.uon[a] + s1.cost(a, vals[s1.ot])
+			if e.k2 >= 0 {
+				s2 := s.side(e.k2, e.x)
+				c += s2.cost(a, vals[s2.ot])
+			}
+			if best < 0 || c < bc {
+				best, bc = a, c
+			}
+		}
+		vals[e.x] = best
+	}
+}
+
+// maxElimDegree is the largest number of neighbours a variable eliminated
+// before search may have: two keeps every function binary (toulbar2's -e=2
+// level; eliminateSmall does the same during search).
+const maxElimDegree = 2
+
+// planElimination chooses the variables eliminated before search: while
+// a variable without n-ary functions has at most maxElimDegree neighbours,
+// it is eliminated, which adds a binary function between its two
+// neighbours when they had none. The plan depends on the scopes only, so
+// it is made once; condition runs it on each row's tables.
+func (s *EDAC) planElimination(pair map[[2]int]int) {
+	s.gone = make([]bool, s.n)
+	nbrs := make([]map[int]int, s.n) // neighbour -> binary function
+	for x := range nbrs {
+		nbrs[x] = map[int]int{}
+	}
+	for k, b := range s.bins {
+		nbrs[b.x][b.y] = k
+		nbrs[b.y][b.x] = k
+	}
+	for {
+		x := -1
+		for v := range s.n {
+			if !s.gone[v] && len(s.adjN[v]) == 0 && len(nbrs[v]) <= maxElimDegree {
+				x = v
+				break
+			}
+		}
+		if x < 0 {
+			break
+		}
+		e := edacElim{x: x, into: -1}
+		var ys []int
+		for y, k := range nbrs[x] {
+			ys = append(ys, y)
+			e.ks = append(e.ks, k)
+		}
+		if len(ys) == 2 && s.rank[ys[0]] > s.rank[ys[1]] {
+			ys[0], ys[1] = ys[1], ys[0]
+			e.ks[0], e.ks[1] = e.ks[1], e.ks[0]
+		}
+		for _, y := range ys {
+			delete(nbrs[y], x)
+		}
+		if len(ys) == 2 {
+			y, z := ys[0], ys[1]
+			k, ok := pair[[2]int{y, z}]
+			if !ok {
+				k = len(s.bins)
+				pair[[2]int{y, z}] = k
+				s.bins = append(s.bins, edacBin{x: y, y: z, dx: s.dom[y], dy: s.dom[z], tab: make([]float64, s.dom[y]*s.dom[z])})
+				s.adjB[y] = append(s.adjB[y], k)
+				s.adjB[z] = append(s.adjB[z], k)
+				nbrs[y][z] = k
+				nbrs[z][y] = k
+			}
+			e.into = k
+		}
+		s.gone[x] = true
+		s.elim = append(s.elim, e)
+	}
+	s.goneBin = make([]bool, len(s.bins))
+	for _, e := range s.elim {
+		for _, k := range e.ks {
+			s.goneBin[k] = true
+		}
+	}
+}
+
+// eliminate runs the elimination plan on the row's normalised tables.
+func (s *EDAC) eliminate() {
+	for _, e := range s.elim {
+		x := e.x
+		ux := s.u0[s.uoff[x] : s.uoff[x]+s.dom[x]]
+		switch len(e.ks) {
+		case 0:
+			m := math.Inf(1)
+			for _, v := range ux {
+				m = min(m, v)
+			}
+			s.c0 += m
+		case 1:
+			b := &s.bins[e.ks[0]]
+			y := b.x + b.y - x
+			uy := s.u0[s.uoff[y]:]
+			for c := range s.dom[y] {
+				m := math.Inf(1)
+				for a, v := range ux {
+					m = min(m, v+binAt(b, x, a, c))
+				}
+				uy[c] += m
+			}
+			s.checks += int64(len(b.tab))
+		case 2:
+			b1, b2, t := &s.bins[e.ks[0]], &s.bins[e.ks[1]], &s.bins[e.into]
+			for c := range t.dx {
+				for d := range t.dy {
+					m := math.Inf(1)
+					for a, v := range ux {
+						m = min(m, v+binAt(b1, x, a, c)+binAt(b2, x, a, d))
+					}
+					t.tab[c*t.dy+d] += m
+				}
+			}
+			s.checks += int64(t.dx * t.dy * len(ux) * 2)
+		}
+	}
+}
+
+// binAt returns the row's cost of binary function b with x = a and its
+// other variable = c.
+func binAt(b *edacBin, x, a, c int) float64 {
+	if x == b.x {
+		return b.tab[a*b.dy+c]
+	}
+	return b.tab[c*b.dy+a]
+}
+
+// restore sets the eliminated variables of vals (interior values) to
+// their best values given their neighbours', last eliminated first.
+func (s *EDAC) restore(vals []int) {
+	for i := len(s.elim) - 1; i >= 0; i-- {
+		e := &s.elim[i]
+		x := e.x
+		best, bc := 0, math.Inf(1)
+		for a := range s.dom[x] {
+			c := s.u0[s.uoff[x]+a]
+			for _, k := range e.ks {
+				b := &s.bins[k]
+				c += binAt(b, x, a, vals[b.x+b.y-x])
+			}
+			if c < bc {
+				best, bc = a, c
+			}
+		}
+		vals[x] = best
+	}
+}

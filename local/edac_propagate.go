@@ -1,0 +1,722 @@
+package local
+
+// EDAC's propagation: the trail, the cost transfers (projections and
+// extensions) and the queues that enforce NC*, AC*, DAC* and EAC.
+
+import (
+	"math"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// setF sets fs[i] to v, the old value on the trail.
+func (s *EDAC) setF(i int, v float64) {
+	s.ft = append(s.ft, fTrail{int32(i), s.fs[i]})
+	s.fs[i] = v
+}
+
+// setI sets is[i] to v, the old value on the trail.
+func (s *EDAC) setI(i int, v int32) {
+	s.it = append(s.it, iTrail{int32(i), s.is[i]})
+	s.is[i] = v
+}
+
+// undo restores fs and is to the trail marks fm and im.
+func (s *EDAC) undo(fm, im int) {
+	for k := len(s.ft) - 1; k >= fm; k-- {
+		s.fs[s.ft[k].i] = s.ft[k].v
+	}
+	for k := len(s.it) - 1; k >= im; k-- {
+		s.is[s.it[k].i] = s.it[k].v
+	}
+	s.ft, s.it = s.ft[:fm], s.it[:im]
+}
+
+func (s *EDAC) alive(x, a int) bool { return s.is[s.aoff[x]+a] != 0 }
+func (s *EDAC) size(x int) int      { return int(s.is[s.sizeOff+x]) }
+func (s *EDAC) u(x, a int) float64  { return s.fs[s.uoff[x]+a] }
+
+func (s *EDAC) pushAC(x int) {
+	if !s.inAC[x] {
+		s.inAC[x] = true
+		s.acQ = append(s.acQ, x)
+	}
+}
+
+func (s *EDAC) pushDAC(x int) {
+	if !s.inDAC[x] {
+		s.inDAC[x] = true
+		s.dacQ = append(s.dacQ, x)
+	}
+}
+
+func (s *EDAC) pushEAC(x int) {
+	if !s.inEAC[x] {
+		s.inEAC[x] = true
+		s.eacQ = append(s.eacQ, x)
+	}
+}
+
+// pushEACNeighbours queues x's neighbours for an EAC check: a change at x
+// (a lost value, a raised unary cost) may take their full supports away.
+func (s *EDAC) pushEACNeighbours(x int) {
+	for _, k := range s.adjB[x] {
+		b := &s.bins[k]
+		if s.is[b.live] != 0 {
+			s.pushEAC(b.x + b.y - x)
+		}
+	}
+}
+
+// remove deletes value a of x; false on a domain wipe-out.
+func (s *EDAC) remove(x, a int) bool {
+	if !s.alive(x, a) {
+		return true
+	}
+	s.setI(s.aoff[x]+a, 0)
+	sz := s.is[s.sizeOff+x] - 1
+	s.setI(s.sizeOff+x, sz)
+	if sz == 0 {
+		return false
+	}
+	s.pushAC(x)
+	return true
+}
+
+// addUnary raises u_x(a) by c and queues x for NC* pruning. It reports
+// whether the cost was zero before: only then can a full support (which
+// needs a zero unary cost) or the unary support be lost.
+func (s *EDAC) addUnary(x, a int, c float64) bool {
+	i := s.uoff[x] + a
+	old := s.fs[i]
+	s.setF(i, old+c)
+	if !s.inNC[x] {
+		s.inNC[x] = true
+		s.ncQ = append(s.ncQ, x)
+	}
+	return old <= 0
+}
+
+// raised records that x's unary costs went up: lower neighbours' full
+// supports and neighbours' existential supports may be gone.
+func (s *EDAC) raised(x int) {
+	s.pushDAC(x)
+	s.pushEAC(x)
+	s.pushEACNeighbours(x)
+}
+
+// projectUnary moves x's least unary cost into c∅ (NC*); false when c∅
+// reaches the upper bound.
+func (s *EDAC) projectUnary(x int) bool {
+	m := math.Inf(1)
+	o := s.uoff[x]
+	for a := range s.dom[x] {
+		if s.alive(x, a) {
+			m = min(m, s.fs[o+a])
+		}
+	}
+	if !(m > 0) {
+		return true
+	}
+	if mva.IsHard(m) {
+		return false
+	}
+	for a := range s.dom[x] {
+		if s.alive(x, a) {
+			s.setF(o+a, s.fs[o+a]-m)
+		}
+	}
+	s.setF(0, s.fs[0]+m)
+	s.ncAll = true
+	return s.fs[0] < s.threshold()
+}
+
+// side describes binary function k seen from variable on: the strides of
+// on's and the other variable's values in the table, their deltas, alive
+// flags and unary costs, and the residual supports of on's values.
+type side struct {
+	tab       []float64
+	on, ot    int       // variables
+	son, sot  int       // strides
+	pon, pot  []float64 // deltas (views of fs)
+	aon, aot  []int32   // alive flags (views of is)
+	uon, uot  []float64 // unary costs (views of fs)
+	pOn, pOt  int       // fs offsets of the deltas
+	res, fres []int32   // on's residual AC and full supports
+	don, dot  int       // domain sizes
+}
+
+// side returns binary function k seen from on.
+func (s *EDAC) side(k, on int) *side {
+	if on == s.bins[k].x {
+		return &s.sides[2*k]
+	}
+	return &s.sides[2*k+1]
+}
+
+// makeSides builds every binary function's two sides, once fs and is
+// exist (they are never reallocated, so the views stay valid).
+func (s *EDAC) makeSides() {
+	s.sides = make([]side, 2*len(s.bins))
+	for k := range s.bins {
+		b := &s.bins[k]
+		for i := range 2 {
+			b.cur = s.fs[b.curOff : b.curOff+b.dx*b.dy]
+			sd := side{tab: b.cur}
+			if i == 0 {
+				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
+				sd.res, sd.fres = b.resX, b.fresX
+			} else {
+				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.y, b.x, 1, b.dy, b.py, b.px, b.dy, b.dx
+				sd.res, sd.fres = b.resY, b.fresY
+			}
+			sd.pon, sd.pot = s.fs[sd.pOn:sd.pOn+sd.don], s.fs[sd.pOt:sd.pOt+sd.dot]
+			sd.aon, sd.aot = s.is[s.aoff[sd.on]:s.aoff[sd.on]+sd.don], s.is[s.aoff[sd.ot]:s.aoff[sd.ot]+sd.dot]
+			sd.uon = s.fs[s.uoff[sd.on] : s.uoff[sd.on]+sd.don]
+			sd.uot = s.fs[s.uoff[sd.ot] : s.uoff[sd.ot]+sd.dot]
+			s.sides[2*k+i] = sd
+		}
+	}
+}
+
+// cost is the current cost of (on = a, other = c).
+func (sd *side) cost(a, c int) float64 {
+	return sd.tab[a*sd.son+c*sd.sot] - sd.pon[a] - sd.pot[c]
+}
+
+// minCost returns the least current cost of on = a over the other
+// variable's live values and where it is, trying the residual support
+// first.
+func (sd *side) minCost(a int) (float64, int) {
+	if r := int(sd.res[a]); sd.aot[r] != 0 && sd.cost(a, r) <= 0 {
+		return 0, r
+	}
+	m, at := math.Inf(1), 0
+	base, pa := a*sd.son, sd.pon[a]
+	for c := range sd.dot {
+		if sd.aot[c] != 0 {
+			if v := sd.tab[base+c*sd.sot] - pa - sd.pot[c]; v < m {
+				m, at = v, c
+			}
+		}
+	}
+	sd.res[a] = int32(at)
+	return m, at
+}
+
+// minFull returns the least c(a, c) + u(c) of on = a over the other
+// variable's live values, trying the residual full support first.
+func (sd *side) minFull(a int) float64 {
+	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
+		return 0
+	}
+	m, at := math.Inf(1), 0
+	base, pa := a*sd.son, sd.pon[a]
+	for c := range sd.dot {
+		if sd.aot[c] != 0 {
+			if v := sd.tab[base+c*sd.sot] - pa - sd.pot[c] + sd.uot[c]; v < m {
+				m, at = v, c
+			}
+		}
+	}
+	sd.fres[a] = int32(at)
+	return m
+}
+
+// findSupport projects binary function k onto variable on (AC*): each
+// value's least cost over the other variable's live values moves into its
+// unary cost; values with none finite are removed. It reports whether a
+// unary cost rose and false on a wipe-out.
+func (s *EDAC) findSupport(k, on int) (bool, bool) {
+	sd := s.side(k, on)
+	raisedAny := false
+	for a := range sd.don {
+		if sd.aon[a] == 0 {
+			continue
+		}
+		m, _ := sd.minCost(a)
+		s.checks += int64(sd.dot)
+		if mva.IsHard(m) {
+			s.lastFn = k
+			if !s.remove(on, a) {
+				return raisedAny, false
+			}
+			continue
+		}
+		if m > 0 {
+			s.setF(sd.pOn+a, sd.pon[a]+m)
+			raisedAny = s.addUnary(on, a, m) || raisedAny
+			s.lastFn = k
+		}
+	}
+	return raisedAny, true
+}
+
+// findFullSupport gives every value of on a full support in the other
+// variable of binary function k (DAC*, and EAC's enforcement): it extends
+// the least unary costs of the other variable into k that let each value's
+// least c(a, b) + u(b) move onto u_on(a), then moves it. It reports whether
+// a unary cost of on rose and false on a wipe-out.
+func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
+	sd := s.side(k, on)
+	P, E := s.pbuf[:sd.don], s.ebuf[:sd.dot]
+	ut := s.uoff[sd.ot]
+	positive := false
+	for a := range sd.don {
+		P[a] = 0
+		if sd.aon[a] == 0 {
+			continue
+		}
+		m := sd.minFull(a)
+		s.checks += int64(sd.dot)
+		P[a] = m
+		if m > 0 {
+			positive = true
+		}
+	}
+	if !positive {
+		return false, true
+	}
+	for c := range sd.dot {
+		E[c] = 0
+		if sd.aot[c] == 0 {
+			continue
+		}
+		for a := range sd.don {
+			if sd.aon[a] != 0 && P[a] > 0 && !mva.IsHard(P[a]) {
+				E[c] = max(E[c], P[a]-sd.cost(a, c))
+			}
+		}
+	}
+	for c, e := range E {
+		if e > 0 {
+			s.setF(ut+c, s.fs[ut+c]-e)
+			s.setF(sd.pOt+c, sd.pot[c]-e)
+		}
+	}
+	s.lastFn = k
+	raisedAny := false
+	for a, p := range P {
+		if sd.aon[a] == 0 || !(p > 0) {
+			continue
+		}
+		if mva.IsHard(p) {
+			if !s.remove(on, a) {
+				return raisedAny, false
+			}
+			continue
+		}
+		s.setF(sd.pOn+a, sd.pon[a]+p)
+		raisedAny = s.addUnary(on, a, p) || raisedAny
+	}
+	return raisedAny, true
+}
+
+// assigned handles x becoming assigned (one value left) once: its n-ary
+// functions lose an unassigned variable, project their minimum into c∅,
+// and become a unary cost when one variable is left.
+func (s *EDAC) assigned(x int) bool {
+	if s.is[s.asgOff+x] != 0 {
+		return true
+	}
+	s.setI(s.asgOff+x, 1)
+	for _, j := range s.adjN[x] {
+		nf := &s.narys[j]
+		cnt := s.is[nf.cnt]
+		if cnt <= 1 {
+			continue
+		}
+		s.setI(nf.cnt, cnt-1)
+		var ok bool
+		if cnt-1 == 1 {
+			ok = s.absorb(j)
+		} else {
+			ok = s.projectNary(j)
+		}
+		if !ok {
+			s.lastFn = len(s.bins) + j
+			return false
+		}
+	}
+	return true
+}
+
+// value returns the value of an assigned variable.
+func (s *EDAC) value(x int) int {
+	for a := range s.dom[x] {
+		if s.alive(x, a) {
+			return a
+		}
+	}
+	return 0
+}
+
+// absorb moves n-ary function j, all of whose variables but one are
+// assigned, into that variable's unary costs.
+func (s *EDAC) absorb(j int) bool {
+	nf := &s.narys[j]
+	base, y, sy := 0, -1, 0
+	for p, v := range nf.vars {
+		if s.is[s.asgOff+v] != 0 {
+			base += s.value(v) * nf.strides[p]
+		} else {
+			y, sy = v, nf.strides[p]
+		}
+	}
+	d := s.fs[nf.delta]
+	raisedAny := false
+	for b := range s.dom[y] {
+		if !s.alive(y, b) {
+			continue
+		}
+		c := nf.tab[base+b*sy] - d
+		s.checks++
+		if mva.IsHard(c) {
+			if !s.remove(y, b) {
+				return false
+			}
+			continue
+		}
+		if c > 0 && s.addUnary(y, b, c) {
+			raisedAny = true
+		}
+	}
+	if raisedAny {
+		s.lastFn = len(s.bins) + j
+		s.raised(y)
+		return s.projectUnary(y)
+	}
+	return true
+}
+
+// projectNary moves the least entry of n-ary function j consistent with
+// the assigned variables and the live values into c∅, when there are at
+// most naryProjectMax such entries.
+func (s *EDAC) projectNary(j int) bool {
+	nf := &s.narys[j]
+	base, n := 0, 1
+	var free [16]int
+	nfree := 0
+	for p, v := range nf.vars {
+		if s.is[s.asgOff+v] != 0 {
+			base += s.value(v) * nf.strides[p]
+			continue
+		}
+		n *= nf.dims[p]
+		if nfree == len(free) || n > naryProjectMax {
+			return true
+		}
+		free[nfree] = p
+		nfree++
+	}
+	var dig [16]int
+	m := math.Inf(1)
+	idx := base
+	for range n {
+		ok := true
+		for q := range nfree {
+			if !s.alive(nf.vars[free[q]], dig[q]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			m = min(m, nf.tab[idx])
+		}
+		for q := nfree - 1; q >= 0; q-- {
+			p := free[q]
+			dig[q]++
+			if dig[q] < nf.dims[p] {
+				idx += nf.strides[p]
+				break
+			}
+			idx -= (nf.dims[p] - 1) * nf.strides[p]
+			dig[q] = 0
+		}
+	}
+	s.checks += int64(n)
+	m -= s.fs[nf.delta]
+	if !(m > 0) {
+		return true
+	}
+	if mva.IsHard(m) {
+		return false
+	}
+	s.setF(nf.delta, s.fs[nf.delta]+m)
+	s.setF(0, s.fs[0]+m)
+	s.ncAll = true
+	return s.fs[0] < s.threshold()
+}
+
+// processAC restores AC* around x, whose domain shrank.
+func (s *EDAC) processAC(x int) bool {
+	if s.deleted(x) {
+		return true
+	}
+	single := s.size(x) == 1
+	if single && !s.assigned(x) {
+		return false
+	}
+	for _, k := range s.adjB[x] {
+		b := &s.bins[k]
+		if s.is[b.live] == 0 {
+			continue
+		}
+		y := b.x + b.y - x
+		if y == s.receiver(b) && !single && s.size(y) > 1 {
+			// y receives k's costs by DAC (pushDAC(x) below), whose
+			// full supports are also supports: projecting k onto y
+			// alone first would move the costs greedily, a weaker
+			// bound (the toulbar2 order).
+			s.pushEAC(y)
+			continue
+		}
+		r, ok := s.findSupport(k, y)
+		if !ok {
+			return false
+		}
+		if r {
+			s.raised(y)
+			if !s.projectUnary(y) {
+				return false
+			}
+		}
+		s.pushEAC(y)
+		if single || s.size(y) == 1 {
+			// Everything of k is now in y's (or x's) unary costs.
+			if s.size(y) == 1 {
+				if r, ok := s.findSupport(k, x); !ok {
+					return false
+				} else if r {
+					s.raised(x)
+				}
+			}
+			s.setI(b.live, 0)
+		}
+	}
+	if !s.projectUnary(x) {
+		return false
+	}
+	s.pushDAC(x)
+	s.pushEAC(x)
+	return true
+}
+
+// processDAC restores full supports in y for y's lower neighbours.
+func (s *EDAC) processDAC(y int) bool {
+	if s.deleted(y) {
+		return true
+	}
+	for _, k := range s.adjB[y] {
+		b := &s.bins[k]
+		if s.is[b.live] == 0 || s.receiver(b) == y {
+			continue
+		}
+		x := s.receiver(b)
+		r, ok := s.findFullSupport(k, x)
+		if !ok {
+			return false
+		}
+		if r {
+			s.raised(x)
+			if !s.projectUnary(x) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// receiver returns the variable of b that DAC gives full supports to: the
+// lower in rank, or the higher once the order is reversed.
+func (s *EDAC) receiver(b *edacBin) int {
+	if s.dacRev {
+		return b.y
+	}
+	return b.x
+}
+
+// eacSupported reports whether value a of x has unary cost 0 and a full
+// support in every neighbour.
+func (s *EDAC) eacSupported(x, a int) bool {
+	if !s.alive(x, a) || s.u(x, a) > 0 {
+		return false
+	}
+	for _, k := range s.adjB[x] {
+		if s.is[s.bins[k].live] == 0 {
+			continue
+		}
+		sd := s.side(k, x)
+		s.checks += int64(sd.dot)
+		if sd.minFull(a) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// processEAC gives x an existential support, enforcing full supports
+// towards x from all its neighbours when it has none.
+func (s *EDAC) processEAC(x int) bool {
+	if s.deleted(x) {
+		return true
+	}
+	if s.eacSupported(x, s.sup[x]) {
+		return true
+	}
+	for a := range s.dom[x] {
+		if a != s.sup[x] && s.eacSupported(x, a) {
+			s.sup[x] = a
+			return true
+		}
+	}
+	s.eacRounds++
+	raisedAny := false
+	for _, k := range s.adjB[x] {
+		if s.is[s.bins[k].live] == 0 {
+			continue
+		}
+		r, ok := s.findFullSupport(k, x)
+		if !ok {
+			return false
+		}
+		raisedAny = raisedAny || r
+	}
+	if raisedAny {
+		s.raised(x)
+	}
+	return s.projectUnary(x)
+}
+
+// pruneAll removes every value whose unary cost reaches the upper bound
+// with c∅ (NC*).
+func (s *EDAC) pruneAll() bool {
+	s.ncAll = false
+	thr := s.threshold() - s.fs[0]
+	for x := range s.n {
+		if s.size(x) == 1 || s.deleted(x) {
+			continue
+		}
+		o := s.uoff[x]
+		for a := range s.dom[x] {
+			if s.alive(x, a) && s.fs[o+a] >= thr {
+				if !s.remove(x, a) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// pruneVar removes x's values whose unary cost reaches the upper bound
+// with c∅ (NC*).
+func (s *EDAC) pruneVar(x int) bool {
+	if s.size(x) == 1 || s.deleted(x) {
+		return true
+	}
+	thr := s.threshold() - s.fs[0]
+	o := s.uoff[x]
+	for a := range s.dom[x] {
+		if s.alive(x, a) && s.fs[o+a] >= thr {
+			if !s.remove(x, a) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// maxEACRounds caps the EAC enforcements of one propagation: each raises
+// c∅, which on whole-number costs bounds them; the cap guards fractional
+// costs against endless tiny transfers.
+func (s *EDAC) maxEACRounds() int { return 4*s.n + 64 }
+
+// propagate enforces EDAC and NC*; false when the node is pruned.
+func (s *EDAC) propagate() bool {
+	s.eacRounds = 0
+	ok := s.propagateLoop()
+	if !ok {
+		s.fail()
+	}
+	return ok
+}
+
+// fail empties the queues after a wipe-out or a bound reached, and
+// charges the function whose transfer came last (dom/wdeg).
+func (s *EDAC) fail() {
+	for _, q := range [][]int{s.acQ, s.dacQ, s.eacQ} {
+		for _, x := range q {
+			s.inAC[x], s.inDAC[x], s.inEAC[x] = false, false, false
+		}
+	}
+	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
+	for _, x := range s.ncQ {
+		s.inNC[x] = false
+	}
+	s.ncQ = s.ncQ[:0]
+	s.ncAll = false
+	if s.lastFn >= 0 {
+		s.weight[s.lastFn]++
+	}
+}
+
+func (s *EDAC) propagateLoop() bool {
+	for {
+		if !(s.fs[0] < s.threshold()) {
+			return false
+		}
+		switch {
+		case len(s.acQ) > 0:
+			x := s.acQ[len(s.acQ)-1]
+			s.acQ = s.acQ[:len(s.acQ)-1]
+			s.inAC[x] = false
+			if !s.processAC(x) {
+				return false
+			}
+		case len(s.dacQ) > 0:
+			// Highest variable first, so that one pass reaches the
+			// fixpoint.
+			bi := 0
+			for i, x := range s.dacQ {
+				if (s.rank[x] > s.rank[s.dacQ[bi]]) != s.dacRev {
+					bi = i
+				}
+			}
+			x := s.dacQ[bi]
+			s.dacQ[bi] = s.dacQ[len(s.dacQ)-1]
+			s.dacQ = s.dacQ[:len(s.dacQ)-1]
+			s.inDAC[x] = false
+			if !s.processDAC(x) {
+				return false
+			}
+		case s.ncAll:
+			for _, x := range s.ncQ {
+				s.inNC[x] = false
+			}
+			s.ncQ = s.ncQ[:0]
+			if !s.pruneAll() {
+				return false
+			}
+		case len(s.ncQ) > 0:
+			x := s.ncQ[len(s.ncQ)-1]
+			s.ncQ = s.ncQ[:len(s.ncQ)-1]
+			s.inNC[x] = false
+			if !s.pruneVar(x) {
+				return false
+			}
+		case len(s.eacQ) > 0:
+			x := s.eacQ[len(s.eacQ)-1]
+			s.eacQ = s.eacQ[:len(s.eacQ)-1]
+			s.inEAC[x] = false
+			if s.eacRounds >= s.maxEACRounds() {
+				continue
+			}
+			if !s.processEAC(x) {
+				return false
+			}
+		default:
+			return true
+		}
+	}
+}

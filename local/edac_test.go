@@ -1,0 +1,311 @@
+package local
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// edacOptions are the random problems the EDAC tests draw: mostly binary
+// functions (EDAC's own ground), some unary and ternary ones (conditioned
+// into binary ones by the boundary, or checked when assigned), Hard
+// entries, whole and fractional costs.
+func edacOptions(seed int64) randprob.Options {
+	return randprob.Options{
+		Agents: 1 + int(seed%3), Vars: 4 + int(seed%9), MinDomain: 2, MaxDomain: 2 + int(seed%4),
+		MaxArity: []int{2, 2, 3, 4}[seed%4], Functions: 4 + int(seed%17),
+		HardProb: []float64{0, 0.05, 0.2, 0.4}[seed%4], IntCosts: seed%5 != 0, MaxCost: []float64{3, 9, 100}[seed%3],
+		Locality: 0.6,
+	}
+}
+
+// TestEDACEqualsBruteForce solves every row of every agent's table of
+// hundreds of seeded random problems, and the whole problems, with EDAC
+// and compares with brute force; the assignment EDAC returns must cost
+// what it reports. Every other row is solved without the local search's
+// upper bound and with the costliest value first, so that the optimum is
+// reached through the pruning rather than found by the first dive.
+func TestEDACEqualsBruteForce(t *testing.T) {
+	ctx := context.Background()
+	checked := 0
+	for seed := range int64(500) {
+		o := edacOptions(seed)
+		p := randprob.New(seed, o)
+		if space(p) > 1<<14 {
+			continue
+		}
+		subs := []*mva.Subproblem{mva.Whole(p)}
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			subs = append(subs, &d.Subs[i])
+		}
+		for si, sub := range subs {
+			lp := mva.NewLocalProblem(p, sub)
+			rows, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, s, bare := NewBruteForce(lp), NewEDAC(lp), NewEDAC(lp)
+			bare.noLocalSearch, bare.worstFirst = true, true
+			b := make([]int, lp.NB)
+			want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+			for r := range rows {
+				lp.DecodeRow(r, b)
+				wc, err := ref.SolveRow(ctx, b, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := s
+				if (int(seed)+si+r)%2 == 1 {
+					s = bare
+				}
+				gc, err := s.SolveRow(ctx, b, got)
+				if err != nil {
+					t.Fatalf("seed %d sub %d row %d: %v", seed, si, r, err)
+				}
+				same := sameCost(gc, wc)
+				if o.IntCosts {
+					same = gc == wc
+				}
+				if !same {
+					t.Fatalf("seed %d sub %d row %d (boundary %v): edac %v, bruteforce %v", seed, si, r, b, gc, wc)
+				}
+				if e := evalRow(lp, r, got); !mva.IsHard(gc) && e != gc {
+					t.Fatalf("seed %d sub %d row %d: edac reports %v, its assignment %v costs %v", seed, si, r, gc, got, e)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 2000 {
+		t.Fatalf("only %d rows checked", checked)
+	}
+}
+
+// rootBound returns EDAC's lower bound at the root of lp's only row, with
+// no upper bound, and the classic one (the sum of every function's
+// minimum).
+func rootBound(lp *mva.LocalProblem) (edac, classic float64) {
+	s := NewEDAC(lp)
+	s.ub = mva.Hard
+	if !s.condition(nil) {
+		return mva.Hard, mva.Hard
+	}
+	s.reset()
+	if !s.propagate() {
+		return mva.Hard, 0
+	}
+	for _, f := range lp.Funcs {
+		m := math.Inf(1)
+		for _, c := range f.Costs {
+			m = min(m, c)
+		}
+		classic += m
+	}
+	return s.fs[0], classic
+}
+
+// TestEDACRootBound checks the bound itself on random binary problems: it
+// never exceeds the optimum (brute force), it is at least the classic
+// bound, and on most problems it is strictly higher — the transfers do
+// work.
+func TestEDACRootBound(t *testing.T) {
+	ctx := context.Background()
+	higher, n := 0, 0
+	for seed := range int64(200) {
+		o := randprob.Options{Vars: 6 + int(seed%6), MinDomain: 2, MaxDomain: 4, MaxArity: 2,
+			Functions: 10 + int(seed%10), IntCosts: seed%2 == 0, MaxCost: 20, HardProb: []float64{0, 0.1}[seed%2]}
+		p := randprob.New(seed, o)
+		if space(p) > 1<<14 {
+			continue
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		opt, err := NewBruteForce(lp).SolveRow(ctx, nil, make([]int, lp.NumInterior()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb, classic := rootBound(lp)
+		tol := 1e-9 * max(1, math.Abs(opt))
+		if !mva.IsHard(opt) && lb > opt+tol {
+			t.Fatalf("seed %d: root bound %v above the optimum %v", seed, lb, opt)
+		}
+		if lb < classic-tol {
+			t.Fatalf("seed %d: root bound %v below the classic %v", seed, lb, classic)
+		}
+		if lb > classic+tol {
+			higher++
+		}
+		n++
+	}
+	if higher*2 < n {
+		t.Fatalf("the EDAC bound beats the classic one on only %d of %d problems", higher, n)
+	}
+	t.Logf("EDAC's root bound beats the sum of minima on %d of %d problems", higher, n)
+}
+
+// TestEDACChain: on a chain, directional arc consistency along the chain
+// moves the whole optimum into c∅ at the root, so the search needs about
+// one node per decision — where DFBnB's bound explores thousands.
+func TestEDACChain(t *testing.T) {
+	for _, n := range []int{12, 40} {
+		p := chain(n, 6)
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		s := NewEDAC(lp)
+		in := make([]int, n)
+		c, err := s.SolveRow(context.Background(), nil, in)
+		if err != nil || c != 0 {
+			t.Fatalf("chain %d: optimum %v, %v; want 0", n, c, err)
+		}
+		if lb, _ := rootBound(lp); lb != 0 {
+			t.Fatalf("chain %d: root bound %v, want the optimum 0", n, lb)
+		}
+		if s.Nodes() > int64(2*n) {
+			t.Fatalf("chain %d: %d nodes", n, s.Nodes())
+		}
+	}
+	// A random chain of fractional costs: the root bound is the optimum.
+	q := randprob.New(3, randprob.Options{Vars: 14, MinDomain: 4, MaxDomain: 4, MaxArity: 1, Functions: 14, MaxCost: 100})
+	for v := 0; v+1 < 14; v++ {
+		c := make([]float64, 16)
+		for i := range c {
+			c[i] = float64((v*31+i*17)%101) / 7
+		}
+		q.Functions = append(q.Functions, mva.Function{Scope: []int{v, v + 1}, Costs: c})
+	}
+	lq := mva.NewLocalProblem(q, mva.Whole(q))
+	be, err := NewBE(lq, BEOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := be.SolveRow(context.Background(), nil, make([]int, 14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewEDAC(lq).SolveRow(context.Background(), nil, make([]int, 14))
+	if err != nil || !sameCost(got, want) {
+		t.Fatalf("random chain: edac %v, bruteforce %v (%v)", got, want, err)
+	}
+	if lb, _ := rootBound(lq); !sameCost(lb, want) {
+		t.Fatalf("random chain: root bound %v, optimum %v", lb, want)
+	}
+}
+
+// TestEDACLarger compares EDAC with bucket elimination on binary random
+// problems too large for brute force (up to 40 variables, width small
+// enough for BE).
+func TestEDACLarger(t *testing.T) {
+	ctx := context.Background()
+	checked := 0
+	for seed := range int64(30) {
+		o := randprob.Options{Vars: 20 + int(seed%21), MinDomain: 2, MaxDomain: 5, MaxArity: 2,
+			Functions: 25 + int(seed%20), IntCosts: seed%3 != 0, MaxCost: 50, HardProb: []float64{0, 0.05, 0.2}[seed%3]}
+		p := randprob.New(seed, o)
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		be, err := NewBEWithin(lp, 64<<20)
+		if err != nil {
+			continue // too wide for BE within 64 MiB
+		}
+		want, err := be.SolveRow(ctx, nil, make([]int, lp.NumInterior()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := make([]int, lp.NumInterior())
+		got, err := NewEDAC(lp).SolveRow(ctx, nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameCost(got, want) {
+			t.Fatalf("seed %d: edac %v, be %v", seed, got, want)
+		}
+		if !mva.IsHard(got) && !sameCost(lp.Eval(in), got) {
+			t.Fatalf("seed %d: assignment costs %v, reported %v", seed, lp.Eval(in), got)
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("only %d problems checked", checked)
+	}
+}
+
+func TestEDACCancel(t *testing.T) {
+	p := randprob.New(1, randprob.Options{Vars: 60, MinDomain: 6, MaxDomain: 6, MaxArity: 2, Functions: 400, MaxCost: 100})
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := NewEDAC(lp).SolveRow(ctx, nil, make([]int, 60)); err == nil {
+		t.Fatal("cancelled context: no error")
+	}
+}
+
+func TestEDACBadArgs(t *testing.T) {
+	p := chain(3, 2)
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	if _, err := NewEDAC(lp).SolveRow(context.Background(), nil, make([]int, 2)); err == nil {
+		t.Fatal("short interior: no error")
+	}
+	p.Variables[1].Domain = nil
+	if _, err := NewEDAC(mva.NewLocalProblem(p, mva.Whole(p))).SolveRow(context.Background(), nil, make([]int, 3)); err == nil {
+		t.Fatal("empty domain: no error")
+	}
+}
+
+// TestEDACEliminationDuringSearch compares EDAC with bucket elimination on
+// random binary problems of average degree about three, where assignments
+// leave variables of one or two neighbours during search: those are
+// eliminated there and set after the search, and the answers must still
+// be exact (and their assignments cost what is reported).
+func TestEDACEliminationDuringSearch(t *testing.T) {
+	ctx := context.Background()
+	var elims int64
+	for seed := range int64(120) {
+		n := 16 + int(seed%24)
+		o := randprob.Options{Agents: 1 + int(seed%2), Vars: n, MinDomain: 2, MaxDomain: 4, MaxArity: 2,
+			Functions: 2*n + int(seed%7)*n/4, IntCosts: seed%2 == 0, MaxCost: 30, HardProb: []float64{0, 0.1}[seed%2], Locality: 0.5}
+		p := randprob.New(seed, o)
+		d := mva.Decompose(p)
+		subs := []*mva.Subproblem{mva.Whole(p)}
+		for i := range d.Subs {
+			subs = append(subs, &d.Subs[i])
+		}
+		for si, sub := range subs {
+			lp := mva.NewLocalProblem(p, sub)
+			rows, err := lp.Rows()
+			if err != nil || rows > 64 {
+				continue
+			}
+			be, err := NewBEWithin(lp, 64<<20)
+			if err != nil {
+				continue
+			}
+			s := NewEDAC(lp)
+			s.noLocalSearch, s.worstFirst = seed%2 == 0, seed%2 == 0
+			b := make([]int, lp.NB)
+			in := make([]int, lp.NumInterior())
+			for r := range rows {
+				lp.DecodeRow(r, b)
+				want, err := be.SolveRow(ctx, b, make([]int, lp.NumInterior()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.SolveRow(ctx, b, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sameCost(got, want) {
+					t.Fatalf("seed %d sub %d row %d: edac %v, be %v", seed, si, r, got, want)
+				}
+				if e := evalRow(lp, r, in); !mva.IsHard(got) && !sameCost(e, got) {
+					t.Fatalf("seed %d sub %d row %d: assignment costs %v, reported %v", seed, si, r, e, got)
+				}
+			}
+			elims += s.dynElims
+		}
+	}
+	if elims == 0 {
+		t.Fatal("no variable was eliminated during search: the test does not reach that code")
+	}
+	t.Logf("%d eliminations during search", elims)
+}
