@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -96,10 +97,11 @@ func (b *baselineFlags) apply(h homesolve.Overrides) homesolve.Overrides {
 // (`hearth solve`, `hearth sim`, `hearth inspect`): an SHDS file instead
 // of FILE, and for solve and sim the outputs and the baselines.
 type homeFlags struct {
-	shds   string
-	outDir string
-	csv    bool
-	bl     baselineFlags
+	shds      string
+	outDir    string
+	csv       bool
+	schedules bool
+	bl        baselineFlags
 }
 
 // register declares --shds and, with outputs, --out, --csv and the
@@ -110,7 +112,8 @@ func (h *homeFlags) register(fs *flag.FlagSet, outputs bool) {
 		return
 	}
 	fs.StringVar(&h.outDir, "out", "", "homes: write the load-profile charts (PNG, SVG) and, with --csv, the CSV files into this folder")
-	fs.BoolVar(&h.csv, "csv", false, "homes: write the schedule, load profile and per-home CSV files")
+	fs.BoolVar(&h.csv, "csv", false, "homes: also write the schedule, load profile and per-home CSV files (into --out, or the current folder) and list them after the summary")
+	fs.BoolVar(&h.schedules, "schedules", false, fmt.Sprintf("homes: print every home's schedule table (the summary prints them unasked up to %d homes, one line per home past that)", report.DefaultMaxHomes))
 	h.bl.register(fs)
 }
 
@@ -145,14 +148,21 @@ func (h *homeFlags) load(path string, fs *flag.FlagSet, o solveOptions) (*homeso
 	return r, o, nil
 }
 
-// render prints a neighbourhood's result: text, JSON (asJSON) or CSV
-// files (--csv), and the charts with --out.
-func (h *homeFlags) render(w io.Writer, r *homesolve.Run, assign []int, res mva.Result, asJSON bool) error {
-	format := "text"
-	if asJSON {
-		format = "json"
-	} else if h.csv {
-		format = "csv"
+// render prints a neighbourhood's result: text (with --csv, the CSV
+// files too, listed after it) or JSON (asJSON), and the charts with
+// --out; mq, when not nil, is the MQTT run's counters.
+func (h *homeFlags) render(w io.Writer, r *homesolve.Run, assign []int, res mva.Result, asJSON bool, mq *report.MQTT) error {
+	rep, err := r.Report(assign, res)
+	if err != nil {
+		return err
 	}
-	return r.Render(w, assign, res, format, h.outDir)
+	rep.MQTT = mq
+	o := homesolve.Output{Format: "text", Dir: h.outDir, CSVBeside: h.csv}
+	if asJSON {
+		o.Format = "json"
+	}
+	if h.schedules {
+		o.Text.MaxHomes = -1
+	}
+	return homesolve.Write(w, rep, o)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mqtt"
@@ -117,12 +118,9 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	res.Instance = pos[0]
 	if homes != nil {
-		if err := hf.render(e.stdout, homes, nil, res.Result, o.json); err != nil {
+		if err := hf.render(e.stdout, homes, nil, res.Result, o.json, mqttSummary(res)); err != nil {
 			fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
 			return exitFailed
-		}
-		if !o.json && !hf.csv {
-			printMQTTSummary(e.stdout, res)
 		}
 	} else if o.json {
 		b, err := json.MarshalIndent(res, "", "  ")
@@ -148,26 +146,35 @@ func simulate(ctx context.Context, p *mva.Problem, o solve.Options, dev *gpu.Dev
 	return solve.MQTT(ctx, p, o, dev, cfg, progress)
 }
 
-func printMQTTSummary(w io.Writer, r solve.MQTTResult) {
-	var env, envBytes, retrans, conns int64
-	drops := map[string]int64{}
+// mqttSummary sums the agents' transport counters, the figures
+// printMQTTSummary prints and a homes result carries under "mqtt".
+func mqttSummary(r solve.MQTTResult) *report.MQTT {
+	m := &report.MQTT{Broker: r.Broker, Transport: r.Transport, Run: r.Run}
 	for _, s := range r.Agents {
-		env += s.Envelopes
-		envBytes += s.EnvelopeBytes
-		retrans += s.Retransmitted
-		conns += s.Connects
+		m.Envelopes += s.Envelopes
+		m.EnvelopeBytes += s.EnvelopeBytes
+		m.Retransmitted += s.Retransmitted
+		m.Connections += s.Connects
 		for k, v := range s.Dropped {
-			drops[k] += v
+			if m.Dropped == nil {
+				m.Dropped = map[string]int64{}
+			}
+			m.Dropped[k] += v
 		}
 	}
+	return m
+}
+
+func printMQTTSummary(w io.Writer, r solve.MQTTResult) {
+	m := mqttSummary(r)
 	via := ""
-	if r.Transport == "memory" {
+	if m.Transport == "memory" {
 		via = " (agents through memory)"
 	}
 	fmt.Fprintf(w, "mqtt        %s%s, run %s: %d envelopes (%d bytes), %d retransmitted, %d connections\n",
-		r.Broker, via, r.Run, env, envBytes, retrans, conns)
-	if len(drops) > 0 {
-		fmt.Fprintf(w, "dropped     %v\n", drops)
+		m.Broker, via, m.Run, m.Envelopes, m.EnvelopeBytes, m.Retransmitted, m.Connections)
+	if len(m.Dropped) > 0 {
+		fmt.Fprintf(w, "dropped     %v\n", m.Dropped)
 	}
 }
 

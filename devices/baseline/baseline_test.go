@@ -365,3 +365,25 @@ func sameOutside(a, b devices.HomeSchedule, block []int) bool {
 	}
 	return true
 }
+
+// TestFlowObjective: on a complete graph the flow objective is the bill
+// plus the squared street load the evaluator sums apart
+// (Evaluation.LoadSquares); on dm_7_1_2 also the checker's figure for the
+// SH-MGM-style schedule is below the committed-level one.
+func TestFlowObjective(t *testing.T) {
+	n := shdsFile(t, "dm_7_1_2")
+	for _, f := range []func(context.Context, *devices.Neighbourhood, Options) (*Outcome, error){Uncoordinated, SHMGM} {
+		o, err := f(context.Background(), n, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := FlowObjective(n, o.Eval)
+		want := o.Eval.PriceCost + n.Weights.Peak*o.Eval.LoadSquares
+		if math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s: flow objective %v, bill plus squared load %v", o.Name, got, want)
+		}
+		if got > o.Eval.Cost {
+			t.Errorf("%s: flow objective %v above the committed-level one %v", o.Name, got, o.Eval.Cost)
+		}
+	}
+}

@@ -148,6 +148,8 @@ type Run struct {
 	params                    map[string]float64
 	timeout                   time.Duration
 	notes                     []string
+	// dropped are the SHDS rules no schedule keeps, by home.
+	dropped []report.DroppedHome
 
 	baselinesDone bool
 	uncoordinated *baseline.Outcome
@@ -188,6 +190,7 @@ func Load(path string, shdsFile bool, o Overrides) (*Run, error) {
 		}
 		n = res.Neighbourhood
 		for _, d := range res.Dropped {
+			r.dropped = append(r.dropped, report.DroppedHome{Home: d.Home, Rules: d.Rules})
 			r.notes = append(r.notes, fmt.Sprintf("home %s: no schedule satisfies its rules; dropped %d of them: %s", d.Home, len(d.Rules), strings.Join(d.Rules, "; ")))
 		}
 		r.notes = append(r.notes, res.Warnings...)
@@ -515,7 +518,7 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 	if err := r.Baselines(context.Background()); err != nil {
 		return nil, err
 	}
-	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Notes: r.notes}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Dropped: r.dropped, Notes: r.notes}
 	if res.Feasible {
 		if assign == nil {
 			var err error
@@ -542,16 +545,62 @@ func (r *Run) Render(w io.Writer, assign []int, res mva.Result, format string, o
 	if err != nil {
 		return err
 	}
-	if outDir != "" {
-		files, err := h.WriteCharts(outDir)
+	return Write(w, h, Output{Format: format, Dir: outDir})
+}
+
+// Output says how Write prints a result.
+type Output struct {
+	// Format is "text" (or ""), "json" or "csv"; Dir is where charts
+	// and CSV files go (CSV: the current folder when empty; charts only
+	// when set).
+	Format, Dir string
+	// Text tunes the summary.
+	Text report.TextOptions
+	// CSVBeside, with Format "text", also writes the CSV files and
+	// lists them after the summary.
+	CSVBeside bool
+}
+
+// Write prints h as o says (Render's formats).
+func Write(w io.Writer, h *report.Homes, o Output) error {
+	if o.Dir != "" {
+		files, err := h.WriteCharts(o.Dir)
 		if err != nil {
 			return fmt.Errorf("charts: %w", err)
 		}
 		h.Charts = files
 	}
-	switch format {
+	writeCSV := func(listCharts bool) error {
+		dir := o.Dir
+		if dir == "" {
+			dir = "."
+		}
+		files, err := h.WriteCSV(dir)
+		if err != nil {
+			return fmt.Errorf("csv: %w", err)
+		}
+		if listCharts {
+			files = append(files, h.Charts...)
+		}
+		for _, f := range files {
+			if _, err := fmt.Fprintln(w, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch o.Format {
 	case "", "text":
-		return h.WriteText(w, report.TextOptions{})
+		if err := h.WriteText(w, o.Text); err != nil {
+			return err
+		}
+		if !o.CSVBeside {
+			return nil
+		}
+		if _, err := fmt.Fprintln(w, "\ncsv files"); err != nil {
+			return err
+		}
+		return writeCSV(false)
 	case "json":
 		b, err := h.JSON()
 		if err != nil {
@@ -560,22 +609,9 @@ func (r *Run) Render(w io.Writer, assign []int, res mva.Result, format string, o
 		_, err = w.Write(b)
 		return err
 	case "csv":
-		dir := outDir
-		if dir == "" {
-			dir = "."
-		}
-		files, err := h.WriteCSV(dir)
-		if err != nil {
-			return fmt.Errorf("csv: %w", err)
-		}
-		for _, f := range append(files, h.Charts...) {
-			if _, err := fmt.Fprintln(w, f); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeCSV(true)
 	}
-	return fmt.Errorf("unknown output format %q (valid: text, json, csv)", format)
+	return fmt.Errorf("unknown output format %q (valid: text, json, csv)", o.Format)
 }
 
 // Publications returns the MQTT messages that publish every home's plan
