@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"time"
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
@@ -75,21 +74,15 @@ func loadExit(w io.Writer, cmd string, err error) int {
 // baseline.
 type baselineFlags struct {
 	rounds int
-	budget time.Duration
 }
 
 func (b *baselineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&b.rounds, "shmgm-rounds", 0, "homes: rounds of the SH-MGM-style baseline (0: max(100, 2·homes), stopping when no home gains; -1: skip it)")
-	fs.DurationVar(&b.budget, "shmgm-budget", homesolve.SHMGMBudget, "homes: time after which the SH-MGM-style baseline starts no new round (0: no limit)")
+	fs.IntVar(&b.rounds, "shmgm-rounds", 0, "homes: rounds of the SH-MGM-style baseline, which stops earlier when no home gains (0: max(100, 2·homes); -1: skip it); bounded by rounds, never by time, so that it is the same on any machine")
 }
 
 // apply puts the flags into h.
 func (b *baselineFlags) apply(h homesolve.Overrides) homesolve.Overrides {
 	h.Rounds = b.rounds
-	h.Budget = b.budget
-	if b.budget == 0 {
-		h.Budget = -1
-	}
 	return h
 }
 

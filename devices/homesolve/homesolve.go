@@ -115,19 +115,9 @@ type Overrides struct {
 	// Rounds bounds the SH-MGM-style baseline (0: baseline.DefaultRounds;
 	// negative: the baseline is skipped).
 	Rounds int
-	// Budget bounds the SH-MGM-style baseline's time (0: SHMGMBudget;
-	// negative: no bound).
-	Budget time.Duration
 	// NoBaselines skips both baselines.
 	NoBaselines bool
 }
-
-// SHMGMBudget is the SH-MGM-style baseline's default time budget
-// (baseline.Options.Budget). The baseline moves one home per round on the
-// complete SHDS graphs and re-solves every home each round: on
-// dm_71_1_4 it took 113 s to converge, where MGM with joint moves takes
-// 49 s, and on the 251-home instances with many rules nearly an hour.
-const SHMGMBudget = 2 * time.Minute
 
 // IsFile reports whether path names a neighbourhood (a .toml file)
 // rather than a DCOP instance; SHDS files are named by --shds.
@@ -497,11 +487,7 @@ func (r *Run) Baselines(ctx context.Context) error {
 		}
 	}
 	if r.opts.Rounds >= 0 {
-		budget := r.opts.Budget
-		if budget == 0 {
-			budget = SHMGMBudget
-		}
-		if r.shmgm, err = baseline.SHMGM(ctx, n, baseline.Options{Rounds: r.opts.Rounds, Budget: max(budget, 0)}); err != nil {
+		if r.shmgm, err = baseline.SHMGM(ctx, n, baseline.Options{Rounds: r.opts.Rounds}); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}

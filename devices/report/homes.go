@@ -138,9 +138,7 @@ type Baseline struct {
 	Rounds         int       `json:"rounds"`
 	Moves          int       `json:"moves"`
 	Converged      bool      `json:"converged"`
-	// OverBudget: the baseline's time budget ended it first.
-	OverBudget bool `json:"over_budget,omitempty"`
-	Solves     int  `json:"solves"`
+	Solves         int       `json:"solves"`
 	// ApproximateHomes counts homes too wide for an exact best response
 	// (block descent; see package baseline).
 	ApproximateHomes int     `json:"approximate_homes"`
@@ -358,7 +356,6 @@ func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error
 		Rounds:           o.Rounds,
 		Moves:            o.Moves,
 		Converged:        o.Converged,
-		OverBudget:       o.OverBudget,
 		Solves:           o.Solves,
 		ApproximateHomes: o.Approximate,
 		WallMs:           float64(o.Wall.Microseconds()) / 1000,

@@ -172,12 +172,9 @@ func (h *Homes) totals(b *strings.Builder) {
 			return
 		}
 		c := col{name: name, cost: bl.EnergyCost, kwh: bl.EnergyKWh, peak: bl.PeakKW, obj: bl.Objective, flow: bl.FlowObjective, rules: bl.RulesSatisfied, ok: true, present: true, base: true}
-		if bl.Rounds > 0 || bl.OverBudget {
+		if bl.Rounds > 0 {
 			conv := "converged"
-			switch {
-			case bl.OverBudget:
-				conv = "time budget"
-			case !bl.Converged:
+			if !bl.Converged {
 				conv = "round limit, not converged"
 			}
 			c.extra = fmt.Sprintf("%d rounds, %s", bl.Rounds, conv)

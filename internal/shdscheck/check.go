@@ -45,7 +45,6 @@ type Plan struct {
 	RulesSatisfied int        `json:"rules_satisfied"`
 	Rounds         int        `json:"rounds"`
 	Converged      bool       `json:"converged"`
-	OverBudget     bool       `json:"over_budget"`
 	Schedules      []HomePlan `json:"schedules"`
 	// Assignment holds the solver's variables (property values per
 	// slot); only the coordinated plan has it.
