@@ -9,6 +9,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/baseline"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/solve"
@@ -74,15 +75,18 @@ func loadExit(w io.Writer, cmd string, err error) int {
 // baseline.
 type baselineFlags struct {
 	rounds int
+	kicks  int
 }
 
 func (b *baselineFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&b.kicks, "improve", 0, fmt.Sprintf("homes: escapes of the improvement phase on the load that flows, after the protocol (0: %d for SHDS files, none for TOML neighbourhoods; -1: no improvement phase)", baseline.DefaultKicks))
 	fs.IntVar(&b.rounds, "shmgm-rounds", 0, "homes: rounds of the SH-MGM-style baseline, which stops earlier when no home gains (0: max(100, 2·homes); -1: skip it); bounded by rounds, never by time, so that it is the same on any machine")
 }
 
 // apply puts the flags into h.
 func (b *baselineFlags) apply(h homesolve.Overrides) homesolve.Overrides {
 	h.Rounds = b.rounds
+	h.Kicks = b.kicks
 	return h
 }
 

@@ -36,6 +36,10 @@ type Options struct {
 	Workers int
 	// Compile bounds the one-home problems.
 	Compile compile.Options
+	// ExactEntries bounds the tables of a home whose best response is
+	// solved exactly as a whole (0 means 2^22 entries); wider homes
+	// answer by block descent.
+	ExactEntries int
 	// forceBlocks makes every home use block descent (tests).
 	forceBlocks bool
 }
