@@ -26,8 +26,8 @@ type ImproveOptions struct {
 
 // DefaultKicks is Improve's default number of escapes. Each costs a
 // descent, a few rounds in which every home re-solves its best response;
-// on the 7-home SHDS instances more than 3 rarely found better.
-const DefaultKicks = 3
+// on dm_7_1_3, 10 escapes cost 1.2 s of CPU and 30 found 0.13% more.
+const DefaultKicks = 10
 
 // Improvement is what Improve found.
 type Improvement struct {

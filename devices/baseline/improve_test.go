@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"math"
 	"os"
 	"slices"
 	"testing"
@@ -55,5 +56,27 @@ func TestImproveSHDS(t *testing.T) {
 		}
 		t.Logf("%s: bound %.0f; uncoordinated %.0f; SH-MGM-style %.0f (%+.2f%% over the bound, %d rounds); improved from uncoordinated %.0f (%+.2f%%, %d rounds, %d kicks, %d kept)",
 			name, lb, a.Start, shf, 100*(shf-lb)/lb, sh.Rounds, a.Flow, 100*(a.Flow-lb)/lb, a.Rounds, a.Kicks, a.Accepted)
+	}
+}
+
+// TestWaterFill checks the water filling against closed forms: with no
+// prices and no floor the load spreads evenly (E²/n); a high floor in
+// one slot is kept and the rest spreads over the others; a price tilts
+// the load by b/2a.
+func TestWaterFill(t *testing.T) {
+	for _, c := range []struct {
+		a     float64
+		b, lo []float64
+		E     float64
+		want  float64
+	}{
+		{1, []float64{0, 0, 0, 0}, []float64{0, 0, 0, 0}, 8, 16},
+		{1, []float64{0, 0, 0}, []float64{10, 0, 0}, 4, 100 + 4 + 4},
+		// L = (λ − b)/2: b = (0, 2), Σ L = 4 → L = (2.5, 1.5): 6.25 + 2.25 + 3.
+		{1, []float64{0, 2}, []float64{0, 0}, 4, 11.5},
+	} {
+		if got := waterFill(c.a, c.b, c.lo, c.E); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("waterFill(%v, %v, %v, %v) = %v, want %v", c.a, c.b, c.lo, c.E, got, c.want)
+		}
 	}
 }

@@ -145,6 +145,9 @@ type Run struct {
 	notes                     []string
 	// dropped are the SHDS rules no schedule keeps, by home.
 	dropped []report.DroppedHome
+	// lower is the flow objective's lower bound once computed.
+	lower     *float64
+	lowerDone bool
 
 	baselinesDone bool
 	uncoordinated *baseline.Outcome
@@ -509,7 +512,7 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 	if err := r.Baselines(context.Background()); err != nil {
 		return nil, err
 	}
-	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Dropped: r.dropped, Notes: append(slices.Clone(res.Notes), r.notes...)}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
 	if res.Feasible {
 		if assign == nil {
 			var err error
@@ -747,6 +750,18 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 // 88 MB for the same objective that 2^22, the SH-MGM-style baseline's
 // bound, reached in 8.7 s and 556 MB.
 const improveEntries = 1 << 20
+
+// lowerBound is baseline.LowerBound of the model, computed once; nil
+// where the model has none (sparse links, export, …) or it fails.
+func (r *Run) lowerBound() *float64 {
+	if !r.lowerDone {
+		r.lowerDone = true
+		if lb, err := baseline.LowerBound(context.Background(), r.Model(), baseline.Options{}); err == nil {
+			r.lower = &lb
+		}
+	}
+	return r.lower
+}
 
 // Fallback is the best plan known without the protocol's: the homes' own
 // schedules (the uncoordinated baseline), when they are feasible in the

@@ -42,6 +42,9 @@ type Homes struct {
 	// exceed the load that flows in one slot (kW).
 	FlowObjective    *float64 `json:"flow_objective"`
 	CommittedSlackKW *float64 `json:"committed_slack_kw"`
+	// FlowLowerBound is a number no plan's flow objective is below
+	// (baseline.LowerBound), null where none is computed.
+	FlowLowerBound *float64 `json:"flow_lower_bound"`
 	// MQTT is the transport's counters of a run over MQTT (hearth sim),
 	// null otherwise.
 	MQTT *MQTT `json:"mqtt"`
@@ -169,7 +172,9 @@ type Input struct {
 	Uncoordinated, SHMGM *baseline.Outcome
 	// Dropped are the rules of the file no schedule keeps, by home.
 	Dropped []DroppedHome
-	Notes   []string
+	// LowerBound bounds every plan's flow objective, nil if unknown.
+	LowerBound *float64
+	Notes      []string
 }
 
 // Build assembles the result.
@@ -182,15 +187,16 @@ func Build(in Input) (*Homes, error) {
 		return nil, fmt.Errorf("report: a schedule needs its evaluation")
 	}
 	h := &Homes{
-		Result:        in.Result,
-		Neighbourhood: n.Name,
-		SlotMinutes:   n.Horizon.SlotMinutes,
-		Slots:         SlotTimes(n.Horizon),
-		Currency:      n.Units.Currency,
-		HomeCount:     len(n.Homes),
-		ObjectiveUnit: objectiveUnit(n),
-		Notes:         in.Notes,
-		Schedules:     []HomePlan{},
+		Result:         in.Result,
+		Neighbourhood:  n.Name,
+		SlotMinutes:    n.Horizon.SlotMinutes,
+		Slots:          SlotTimes(n.Horizon),
+		Currency:       n.Units.Currency,
+		HomeCount:      len(n.Homes),
+		ObjectiveUnit:  objectiveUnit(n),
+		FlowLowerBound: in.LowerBound,
+		Notes:          in.Notes,
+		Schedules:      []HomePlan{},
 	}
 	dropped := map[string]int{}
 	h.Dropped = []DroppedHome{}

@@ -241,6 +241,15 @@ func (h *Homes) totals(b *strings.Builder) {
 		})
 	}
 	fmt.Fprintf(b, "objective, load:   the bill plus the peak term on the load that flows%s\n", h.objectiveUnit())
+	if lb := h.FlowLowerBound; lb != nil && *lb > 0 {
+		var gaps []string
+		for _, c := range cols {
+			if c.flow != nil {
+				gaps = append(gaps, fmt.Sprintf("%s %+.2f%%", c.name, 100*(*c.flow-*lb) / *lb))
+			}
+		}
+		fmt.Fprintf(b, "                   no plan is below %s, a lower bound (%s)\n", plain(*lb), strings.Join(gaps, ", "))
+	}
 	fmt.Fprintf(b, "objective, levels: the same on the committed levels, what the protocol minimised")
 	if h.CommittedSlackKW != nil {
 		fmt.Fprintf(b, " (up to %.2f kW above the load)", *h.CommittedSlackKW)
