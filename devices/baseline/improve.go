@@ -64,7 +64,8 @@ type Improvement struct {
 //     moves one;
 //   - escapes: at a local optimum (no home gains) a seeded kick makes a
 //     few homes answer a perturbed neighbour load (random extra load in
-//     every slot, up to the street's peak), the descent runs again, and
+//     every slot, up to the street's peak, or the peak added to the
+//     street's peak slot for homes drawing there), the descent runs again, and
 //     the result is kept when it is better, otherwise the best schedule
 //     is restored (iterated local search).
 //
@@ -172,7 +173,7 @@ func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 			s.reset(best)
 		}
 		imp.Kicks++
-		if err := s.kick(ctx, rng); err != nil {
+		if err := s.kick(ctx, rng, k); err != nil {
 			if ctx.Err() != nil {
 				imp.Stopped = true
 				break
@@ -346,26 +347,62 @@ func (s *improver) fits(movers []int) bool {
 	return true
 }
 
-// kick moves a few seeded homes to their best response to a perturbed
-// neighbour load: each slot gets a random extra load of up to the
-// street's peak.
-func (s *improver) kick(ctx context.Context, rng *rand.Rand) error {
+// kick moves a few seeded homes to their best response to a raised
+// neighbour load. Even kicks raise every slot by a random amount of up to
+// the street's peak; odd kicks raise only the slot of the street's peak,
+// by the peak, for homes drawn in proportion to their draw there, so
+// that they move their load out of it.
+func (s *improver) kick(ctx context.Context, rng *rand.Rand, k int) error {
 	T := s.n.Horizon.Slots
-	peak := 0.0
-	for t := range T {
-		sum := 0.0
-		for i := range s.H {
-			sum += math.Max(s.loads[i][t], 0)
+	street := make([]float64, T)
+	for i := range s.H {
+		for t := range T {
+			street[t] += math.Max(s.loads[i][t], 0)
 		}
-		peak = math.Max(peak, sum)
 	}
-	k := max(1, s.H/10)
-	picked := rng.Perm(s.H)[:k]
+	peak, top := 0.0, 0
+	for _, t := range s.slots {
+		if street[t] > peak {
+			peak, top = street[t], t
+		}
+	}
+	count := max(2, s.H/10)
+	var picked []int
+	if k%2 == 1 && peak > 0 {
+		weight := make([]float64, s.H)
+		for i := range s.H {
+			weight[i] = math.Max(s.loads[i][top], 0)
+		}
+		for range count {
+			total := 0.0
+			for _, w := range weight {
+				total += w
+			}
+			if total <= 0 {
+				break
+			}
+			x := rng.Float64() * total
+			for i, w := range weight {
+				if x < w || i == s.H-1 {
+					picked = append(picked, i)
+					weight[i] = 0
+					break
+				}
+				x -= w
+			}
+		}
+	} else {
+		picked = rng.Perm(s.H)[:count]
+	}
 	slices.Sort(picked)
 	for _, i := range picked {
 		extra := make([]float64, T)
-		for t := range extra {
-			extra[t] = rng.Float64() * peak
+		if k%2 == 1 {
+			extra[top] = peak
+		} else {
+			for t := range extra {
+				extra[t] = rng.Float64() * peak
+			}
 		}
 		if _, err := s.homes[i].respond(ctx, s.neighbourLoad(i, extra)); err != nil {
 			return err
