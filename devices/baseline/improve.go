@@ -325,22 +325,39 @@ func (s *improver) descend(ctx context.Context, imp *Improvement) (stopped bool,
 }
 
 // fits reports whether the street, with movers at their candidates,
-// keeps the feeder limit in every slot.
+// keeps the feeder limit: in every window the homes' tightest committed
+// caps (devices.Tightest of their top draw there) add up to at most it.
 func (s *improver) fits(movers []int) bool {
 	moving := map[int]bool{}
 	for _, i := range movers {
 		moving[i] = true
 	}
-	for _, t := range s.slots {
+	return s.fitsLoads(func(i int) []float64 {
+		if moving[i] {
+			return s.candLoad[i]
+		}
+		return s.loads[i]
+	})
+}
+
+func (s *improver) fitsLoads(load func(i int) []float64) bool {
+	n := s.n
+	for w, win := range n.Windows {
 		sum := 0.0
 		for i := range s.H {
-			l := s.loads[i]
-			if moving[i] {
-				l = s.candLoad[i]
+			l := load(i)
+			top := math.Inf(-1)
+			for t := win.From; t < win.To; t++ {
+				top = math.Max(top, l[t])
 			}
-			sum += l[t]
+			caps := n.LevelCaps(i, w)
+			k := devices.Tightest(caps, top)
+			if k < 0 {
+				return false
+			}
+			sum += caps[k]
 		}
-		if !devices.Fits(sum, s.n.FeederLimit) {
+		if !devices.Fits(sum, n.FeederLimit) {
 			return false
 		}
 	}
@@ -407,9 +424,18 @@ func (s *improver) kick(ctx context.Context, rng *rand.Rand, k int) error {
 		if _, err := s.homes[i].respond(ctx, s.neighbourLoad(i, extra)); err != nil {
 			return err
 		}
+		hs := s.homes[i].candidate()
+		l := loadOf(&s.n.Homes[i], &hs, T)
+		if s.n.FeederLimit > 0 && !s.fitsLoads(func(j int) []float64 {
+			if j == i {
+				return l
+			}
+			return s.loads[j]
+		}) {
+			continue // the kick would break the feeder limit
+		}
 		s.homes[i].adopt()
-		hs := s.homes[i].schedule()
-		s.loads[i] = loadOf(&s.n.Homes[i], &hs, T)
+		s.loads[i] = l
 	}
 	return nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/hearth-dcop/hearth/config"
 )
 
 // TestImproveSHDS: on the published 7-home instances, Improve from the
@@ -79,4 +82,44 @@ func TestWaterFill(t *testing.T) {
 			t.Errorf("waterFill(%v, %v, %v, %v) = %v, want %v", c.a, c.b, c.lo, c.E, got, c.want)
 		}
 	}
+}
+
+// TestImproveFeeder: on the example neighbourhood (windows of several
+// slots, a 40 kW feeder limit on the committed caps) Improve from the
+// SH-MGM-style schedule ends feasible — within the limit, every rule
+// kept — and not above its start.
+func TestImproveFeeder(t *testing.T) {
+	cfg, err := config.Load(filepath.Join("..", "..", "examples", "neighbourhood", "neighbourhood.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	if n.FeederLimit <= 0 {
+		t.Fatal("the example has no feeder limit")
+	}
+	ctx := context.Background()
+	sh, err := SHMGM(ctx, n, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sh.Eval.Feasible {
+		t.Skipf("the SH-MGM-style schedule breaks the limit: %v", sh.Eval.Violations)
+	}
+	imp, err := Improve(ctx, n, sh.Schedule, ImproveOptions{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := n.Evaluate(imp.Schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Feasible || imp.Flow > imp.Start || FlowObjective(n, ev) != imp.Flow {
+		t.Errorf("improved %v from %v, feasible %v %v", imp.Flow, imp.Start, ev.Feasible, ev.Violations)
+	}
+	for w, c := range ev.Committed {
+		if c > n.FeederLimit+1e-9 {
+			t.Errorf("window %d: caps add up to %v, limit %v", w, c, n.FeederLimit)
+		}
+	}
+	t.Logf("flow objective %.3f → %.3f in %d rounds, %d kicks (%d kept)", imp.Start, imp.Flow, imp.Rounds, imp.Kicks, imp.Accepted)
 }
