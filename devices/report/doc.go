@@ -28,6 +28,8 @@
 //	                                     flows (objective is on the committed levels;
 //	                                     committed_slack_kw says by how much they
 //	                                     exceed the load); objective_unit their unit
+//	flow_lower_bound                     no plan's flow_objective is below it (complete
+//	                                     graphs; null elsewhere)
 //	mqtt                                 a run over MQTT's transport counters
 //	baseline_peak_kw, baseline_energy_cost
 //	                                     the uncoordinated baseline's
