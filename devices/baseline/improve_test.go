@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
 )
 
 // TestImproveSHDS: on the published 7-home instances, Improve from the
@@ -122,4 +125,84 @@ func TestImproveFeeder(t *testing.T) {
 		}
 	}
 	t.Logf("flow objective %.3f → %.3f in %d rounds, %d kicks (%d kept)", imp.Start, imp.Flow, imp.Rounds, imp.Kicks, imp.Accepted)
+}
+
+// TestLowerBoundBruteForce: on small random neighbourhoods (every slot a
+// window, every pair of homes linked) the bound is at most the least flow
+// objective of every feasible schedule, found by enumerating them all,
+// and Improve from a feasible schedule ends between that optimum and its
+// start.
+func TestLowerBoundBruteForce(t *testing.T) {
+	ctx := context.Background()
+	checked := 0
+	for seed := uint64(1); seed <= 100; seed++ {
+		n := testhomes.Random(seed, testhomes.Options{Homes: 2, Slots: 3, Devices: 2, Actions: 2, Mixed: true})
+		n.Links = nil
+		n.Windows = nil
+		for hi := range n.Homes {
+			h := &n.Homes[hi]
+			h.OutsideLoad = nil // the bound covers homes without them
+			for d := range h.Devices {
+				for a := range h.Devices[d].Actions {
+					h.Devices[d].Actions[a].Power = math.Abs(h.Devices[d].Actions[a].Power)
+				}
+			}
+		}
+		for t := range n.Horizon.Slots {
+			n.Windows = append(n.Windows, devices.Window{From: t, To: t + 1})
+		}
+		if n.Weights.Peak == 0 {
+			n.Weights.Peak = 0.5
+		}
+		if err := n.Validate(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		var all [2][]devices.HomeSchedule
+		for h := range 2 {
+			testhomes.Schedules(n, h, func(hs devices.HomeSchedule) { all[h] = append(all[h], clone(hs)) })
+		}
+		best := math.Inf(1)
+		var start *devices.Schedule
+		for _, a := range all[0] {
+			for _, b := range all[1] {
+				s := &devices.Schedule{Homes: []devices.HomeSchedule{a, b}}
+				ev, err := n.Evaluate(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ev.Feasible {
+					continue
+				}
+				if start == nil {
+					start = s
+				}
+				best = math.Min(best, FlowObjective(n, ev))
+			}
+		}
+		if start == nil {
+			continue // no feasible schedule
+		}
+		lb, err := LowerBound(ctx, n, Options{})
+		if errors.Is(err, ErrNoBound) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		checked++
+		if lb > best+1e-9*math.Max(1, best) {
+			t.Errorf("seed %d: bound %v above the optimum %v", seed, lb, best)
+		}
+		imp, err := Improve(ctx, n, start, ImproveOptions{Seed: seed, Kicks: 2})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if imp.Flow < best-1e-9*math.Max(1, best) || imp.Flow > imp.Start {
+			t.Errorf("seed %d: improved %v from %v; optimum %v", seed, imp.Flow, imp.Start, best)
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d neighbourhoods checked", checked)
+	}
+	t.Logf("%d neighbourhoods checked", checked)
 }
