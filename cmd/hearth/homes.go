@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"time"
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/baseline"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -74,21 +75,18 @@ func loadExit(w io.Writer, cmd string, err error) int {
 // baseline.
 type baselineFlags struct {
 	rounds int
-	budget time.Duration
+	kicks  int
 }
 
 func (b *baselineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&b.rounds, "shmgm-rounds", 0, "homes: rounds of the SH-MGM-style baseline (0: max(100, 2·homes), stopping when no home gains; -1: skip it)")
-	fs.DurationVar(&b.budget, "shmgm-budget", homesolve.SHMGMBudget, "homes: time after which the SH-MGM-style baseline starts no new round (0: no limit)")
+	fs.IntVar(&b.kicks, "improve", 0, fmt.Sprintf("homes: escapes of the improvement phase on the load that flows, after the protocol (0: %d for SHDS files, none for TOML neighbourhoods; -1: no improvement phase)", baseline.DefaultKicks))
+	fs.IntVar(&b.rounds, "shmgm-rounds", 0, "homes: rounds of the SH-MGM-style baseline, which stops earlier when no home gains (0: max(100, 2·homes); -1: skip it); bounded by rounds, never by time, so that it is the same on any machine")
 }
 
 // apply puts the flags into h.
 func (b *baselineFlags) apply(h homesolve.Overrides) homesolve.Overrides {
 	h.Rounds = b.rounds
-	h.Budget = b.budget
-	if b.budget == 0 {
-		h.Budget = -1
-	}
+	h.Kicks = b.kicks
 	return h
 }
 
@@ -96,10 +94,11 @@ func (b *baselineFlags) apply(h homesolve.Overrides) homesolve.Overrides {
 // (`hearth solve`, `hearth sim`, `hearth inspect`): an SHDS file instead
 // of FILE, and for solve and sim the outputs and the baselines.
 type homeFlags struct {
-	shds   string
-	outDir string
-	csv    bool
-	bl     baselineFlags
+	shds      string
+	outDir    string
+	csv       bool
+	schedules bool
+	bl        baselineFlags
 }
 
 // register declares --shds and, with outputs, --out, --csv and the
@@ -110,7 +109,8 @@ func (h *homeFlags) register(fs *flag.FlagSet, outputs bool) {
 		return
 	}
 	fs.StringVar(&h.outDir, "out", "", "homes: write the load-profile charts (PNG, SVG) and, with --csv, the CSV files into this folder")
-	fs.BoolVar(&h.csv, "csv", false, "homes: write the schedule, load profile and per-home CSV files")
+	fs.BoolVar(&h.csv, "csv", false, "homes: also write the schedule, load profile and per-home CSV files (into --out, or the current folder) and list them after the summary")
+	fs.BoolVar(&h.schedules, "schedules", false, fmt.Sprintf("homes: print every home's schedule table (the summary prints them unasked up to %d homes, one line per home past that)", report.DefaultMaxHomes))
 	h.bl.register(fs)
 }
 
@@ -145,14 +145,21 @@ func (h *homeFlags) load(path string, fs *flag.FlagSet, o solveOptions) (*homeso
 	return r, o, nil
 }
 
-// render prints a neighbourhood's result: text, JSON (asJSON) or CSV
-// files (--csv), and the charts with --out.
-func (h *homeFlags) render(w io.Writer, r *homesolve.Run, assign []int, res mva.Result, asJSON bool) error {
-	format := "text"
-	if asJSON {
-		format = "json"
-	} else if h.csv {
-		format = "csv"
+// render prints a neighbourhood's result: text (with --csv, the CSV
+// files too, listed after it) or JSON (asJSON), and the charts with
+// --out; mq, when not nil, is the MQTT run's counters.
+func (h *homeFlags) render(w io.Writer, r *homesolve.Run, assign []int, res mva.Result, asJSON bool, mq *report.MQTT) error {
+	rep, err := r.Report(assign, res)
+	if err != nil {
+		return err
 	}
-	return r.Render(w, assign, res, format, h.outDir)
+	rep.MQTT = mq
+	o := homesolve.Output{Format: "text", Dir: h.outDir, CSVBeside: h.csv}
+	if asJSON {
+		o.Format = "json"
+	}
+	if h.schedules {
+		o.Text.MaxHomes = -1
+	}
+	return homesolve.Write(w, rep, o)
 }

@@ -45,6 +45,9 @@ const (
 	exitInfeasible = 1
 	exitUsage      = 2
 	exitFailed     = 3
+	// exitStopped: --timeout or a signal stopped a homes run, which
+	// printed the best plan found so far (status feasible).
+	exitStopped = 4
 )
 
 // command is one sub-command of the binary.

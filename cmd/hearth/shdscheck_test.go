@@ -36,10 +36,10 @@ func checkedSHDS(t *testing.T, name string) (inst, dict string) {
 // Moines instances and has the independent checker of internal/shdscheck
 // recompute the plan and both baselines from the instance: every rule
 // counted as kept must hold on the replayed trajectories, and the
-// reported per-slot load, peak (to 1e-6 kW), bill (relative 1e-6; at the
-// file's prices or, as a logged finding, at whole-cent prices) and
-// objective (relative 1e-9, under the definition the report names) must
-// equal the recomputed ones. It logs the objective on the load that
+// reported per-slot load, peak (to 1e-6 kW), bill (relative 1e-6, at the
+// file's prices), objective (relative 1e-9, under the definition the
+// report names) and objective on the load that flows must equal the
+// recomputed ones. It logs the objective on the load that
 // actually flows, Σ_t L_t² + bill at the file's prices, of hearth and of
 // the SH-MGM-style baseline. Last, a plan broken in one slot must fail
 // the check. Under -race only dm_7_1_2 and dm_7_1_6 run unless
@@ -96,7 +96,10 @@ func TestSHDSChecked(t *testing.T) {
 					t.Errorf("hearth: no property values compared")
 				}
 				for _, f := range r.Findings {
-					t.Logf("%s: %s", pl.name, f)
+					t.Errorf("%s: %s", pl.name, f)
+				}
+				if pl.p.FlowObjective == nil {
+					t.Errorf("%s: no objective on the load that flows", pl.name)
 				}
 				real[pl.name] = r
 			}

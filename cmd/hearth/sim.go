@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mqtt"
@@ -122,15 +123,62 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	gc := mqtt.GroupConfig{Config: cfg, EmbeddedTCP: tcp}
-	res, err := simulate(ctx, p, o.Options, dev, gc, progressWriter(e.stderr, progress))
-	if err == nil && homes != nil && !res.Feasible && ctx.Err() == nil {
+	started := time.Now()
+	// With --timeout, a homes run's protocol gets two thirds of it, so
+	// that the improvement phase has time to work on the best plan even
+	// when the protocol has not finished.
+	pctx := ctx
+	if homes != nil && o.Timeout > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, o.Timeout*2/3)
+		defer cancel()
+	}
+	res, err := simulate(pctx, p, o.Options, dev, gc, progressWriter(e.stderr, progress))
+	if err == nil && homes != nil && !res.Feasible && pctx.Err() == nil {
 		if o2, ok := solve.HomeRestart(homes, o.Options); ok {
 			e.log.Info("no feasible schedule; restarting from the homes' own schedules", "protocol", o.Global)
 			if gc.Run != "" {
 				gc.Run += "-restart"
 			}
-			res, err = simulate(ctx, p, o2, dev, gc, progressWriter(e.stderr, progress))
+			res, err = simulate(pctx, p, o2, dev, gc, progressWriter(e.stderr, progress))
 		}
+	}
+	// A homes run stopped by --timeout or a signal prints the best plan
+	// it has: the protocol's when it finished, else the homes' own
+	// schedules, improved on the load that flows as far as time allowed.
+	var assign []int
+	stopped := ""
+	mq := mqttSummary(res)
+	if homes != nil && pctx.Err() != nil {
+		stopped = stopReason(ctx, o.Timeout, started)
+		if err != nil || !res.Feasible {
+			a, fb, ok := homes.Fallback()
+			if !ok {
+				fmt.Fprintf(e.stderr, "hearth sim: %s: %s during %s, with no feasible plan yet\n", pos[0], stopped, o.Global)
+				return exitFailed
+			}
+			fb.Algorithm = mva.Algorithm{Global: o.Global, Local: o.Local.Name, Table: o.Table}
+			fb.Notes = append(res.Notes, fmt.Sprintf("%s during %s: the plan starts from the homes' own schedules (the protocol's start)", stopped, o.Global))
+			assign, res, err, mq = a, solve.MQTTResult{Result: fb}, nil, nil
+		}
+	}
+	if err == nil && homes != nil && res.Feasible {
+		var a []int
+		var r2 mva.Result
+		var halted bool
+		a, r2, halted, err = homes.Improve(ctx, assign, res.Result)
+		if err == nil {
+			assign, res.Result = a, r2
+			if halted && stopped == "" {
+				stopped = stopReason(ctx, o.Timeout, started)
+				res.Notes = append(res.Notes, stopped+" during the improvement phase: the plan is the best found so far")
+			}
+		}
+	}
+	if stopped != "" {
+		homes.SkipSHMGM(stopped)
+		res.Optimal, res.Status = false, mva.StatusFeasible
+		res.Metrics.WallMs = float64(time.Since(started).Microseconds()) / 1000
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
@@ -141,12 +189,12 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		e.log.Warn("messages dropped as unsigned, forged, replayed or retained on an inbox", "dropped", fmtCounts(res.SecurityDrops))
 	}
 	if homes != nil {
-		if err := hf.render(e.stdout, homes, nil, res.Result, o.json); err != nil {
+		if err := hf.render(e.stdout, homes, assign, res.Result, o.json, mq); err != nil {
 			fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
 			return exitFailed
 		}
-		if !o.json && !hf.csv {
-			printMQTTSummary(e.stdout, res)
+		if stopped != "" {
+			return exitStopped
 		}
 	} else if o.json {
 		b, err := json.MarshalIndent(res, "", "  ")
@@ -162,6 +210,14 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	return resultExit(res.Result)
 }
 
+// stopReason says what stopped a run: its --timeout, or a signal.
+func stopReason(ctx context.Context, timeout time.Duration, started time.Time) string {
+	if timeout > 0 && (ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		return fmt.Sprintf("stopped by --timeout %v", timeout)
+	}
+	return fmt.Sprintf("stopped by a signal after %.1f s", time.Since(started).Seconds())
+}
+
 // simulate is solve.MQTT with a progress line on pl, when not nil.
 func simulate(ctx context.Context, p *mva.Problem, o solve.Options, dev *gpu.Device, cfg mqtt.GroupConfig, pl *progressLine) (solve.MQTTResult, error) {
 	var progress *pipeline.Progress
@@ -172,26 +228,35 @@ func simulate(ctx context.Context, p *mva.Problem, o solve.Options, dev *gpu.Dev
 	return solve.MQTT(ctx, p, o, dev, cfg, progress)
 }
 
-func printMQTTSummary(w io.Writer, r solve.MQTTResult) {
-	var env, envBytes, retrans, conns int64
-	drops := map[string]int64{}
+// mqttSummary sums the agents' transport counters, the figures
+// printMQTTSummary prints and a homes result carries under "mqtt".
+func mqttSummary(r solve.MQTTResult) *report.MQTT {
+	m := &report.MQTT{Broker: r.Broker, Transport: r.Transport, Run: r.Run}
 	for _, s := range r.Agents {
-		env += s.Envelopes
-		envBytes += s.EnvelopeBytes
-		retrans += s.Retransmitted
-		conns += s.Connects
+		m.Envelopes += s.Envelopes
+		m.EnvelopeBytes += s.EnvelopeBytes
+		m.Retransmitted += s.Retransmitted
+		m.Connections += s.Connects
 		for k, v := range s.Dropped {
-			drops[k] += v
+			if m.Dropped == nil {
+				m.Dropped = map[string]int64{}
+			}
+			m.Dropped[k] += v
 		}
 	}
+	return m
+}
+
+func printMQTTSummary(w io.Writer, r solve.MQTTResult) {
+	m := mqttSummary(r)
 	via := ""
-	if r.Transport == "memory" {
+	if m.Transport == "memory" {
 		via = " (agents through memory)"
 	}
 	fmt.Fprintf(w, "mqtt        %s%s, run %s: %d envelopes (%d bytes), %d retransmitted, %d connections\n",
-		r.Broker, via, r.Run, env, envBytes, retrans, conns)
-	if len(drops) > 0 {
-		fmt.Fprintf(w, "dropped     %v\n", drops)
+		m.Broker, via, m.Run, m.Envelopes, m.EnvelopeBytes, m.Retransmitted, m.Connections)
+	if len(m.Dropped) > 0 {
+		fmt.Fprintf(w, "dropped     %v\n", m.Dropped)
 	}
 	if sec := mqtt.SecurityDropped(r.Agents); sec != nil {
 		fmt.Fprintf(w, "warning     messages dropped as unsigned, forged, replayed or retained on an inbox: %s\n", fmtCounts(sec))

@@ -101,9 +101,8 @@ func TestSimNeighbourhood(t *testing.T) {
 func TestSimBaselineFlags(t *testing.T) {
 	path := shdsPath(t, "dm_7_1_2")
 	type shmgm struct {
-		Rounds     int  `json:"rounds"`
-		Converged  bool `json:"converged"`
-		OverBudget bool `json:"over_budget"`
+		Rounds    int  `json:"rounds"`
+		Converged bool `json:"converged"`
 	}
 	tests := []struct {
 		flags []string
@@ -111,8 +110,7 @@ func TestSimBaselineFlags(t *testing.T) {
 	}{
 		{nil, &shmgm{Rounds: -1, Converged: true}},
 		{[]string{"--shmgm-rounds", "-1"}, nil},
-		{[]string{"--shmgm-budget", "1ns"}, &shmgm{Rounds: 0, OverBudget: true}},
-		{[]string{"--shmgm-rounds", "1", "--shmgm-budget", "0"}, &shmgm{Rounds: 1}},
+		{[]string{"--shmgm-rounds", "1"}, &shmgm{Rounds: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.flags, " "), func(t *testing.T) {
@@ -136,7 +134,7 @@ func TestSimBaselineFlags(t *testing.T) {
 					t.Fatalf("SH-MGM baseline %+v, want %+v", got, tc.want)
 				}
 			case tc.want.Rounds < 0:
-				if got.Rounds == 0 || !got.Converged || got.OverBudget {
+				if got.Rounds == 0 || !got.Converged {
 					t.Errorf("default: %+v, want a converged run", got)
 				}
 			case *got != *tc.want:

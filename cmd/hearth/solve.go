@@ -118,7 +118,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
 			return exitFailed
 		}
-		if err := hf.render(e.stdout, homes, assign, res, o.json); err != nil {
+		if err := hf.render(e.stdout, homes, assign, res, o.json, nil); err != nil {
 			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
 			return exitFailed
 		}

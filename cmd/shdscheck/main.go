@@ -83,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, ", reported objective %.0f (%s)", *pl.p.Objective, r.Matched)
 		}
 		if pl.name == "shmgm" {
-			fmt.Fprintf(stdout, ", rounds %d, converged %v, over budget %v", pl.p.Rounds, pl.p.Converged, pl.p.OverBudget)
+			fmt.Fprintf(stdout, ", rounds %d, converged %v", pl.p.Rounds, pl.p.Converged)
 		}
 		fmt.Fprintln(stdout)
 		for _, f := range r.Findings {

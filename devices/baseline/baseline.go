@@ -32,18 +32,14 @@ type Options struct {
 	// negative stops after the first adoption (round 0, the simulator's
 	// K = 0).
 	Rounds int
-	// Budget, when positive, stops SH-MGM before a round that would start
-	// after Budget has passed since the baseline started (round 0 always
-	// runs; the schedule is the last round's, as every round's is). It
-	// bounds the baseline's cost where each round re-solves every home:
-	// on a complete graph one home moves per round, and dm_251_1_5's 168
-	// homes with block-descent responses make a round cost 7 s on 2
-	// cores, 2·251 rounds nearly an hour.
-	Budget time.Duration
 	// Workers is the number of homes solved at once; 0 means GOMAXPROCS.
 	Workers int
 	// Compile bounds the one-home problems.
 	Compile compile.Options
+	// ExactEntries bounds the tables of a home whose best response is
+	// solved exactly as a whole (0 means 2^22 entries); wider homes
+	// answer by block descent.
+	ExactEntries int
 	// forceBlocks makes every home use block descent (tests).
 	forceBlocks bool
 }
@@ -85,9 +81,6 @@ type Outcome struct {
 	Rounds    int
 	Moves     int
 	Converged bool
-	// OverBudget is true when Options.Budget stopped SH-MGM before it
-	// converged or reached its round bound.
-	OverBudget bool
 	// Solves counts the one-home (or one-block) solves.
 	Solves int
 	// Approximate counts the homes too wide for exact bucket elimination

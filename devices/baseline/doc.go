@@ -16,7 +16,8 @@
 //     neighbour's (ties to the lower index). It stops when no home can
 //     improve or after Options.Rounds rounds.
 //
-// Both are deterministic, run the homes' local solves in parallel
+// Both are deterministic — SH-MGM is bounded by rounds, never by time, so
+// the same neighbourhood gives the same schedule on any machine — run the homes' local solves in parallel
 // (Options.Workers) and report the schedule evaluated under the
 // neighbourhood's own objective (devices.Neighbourhood.Evaluate), so their
 // load, bill and peak compare directly with a coordinated solution's.

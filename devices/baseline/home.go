@@ -257,9 +257,12 @@ func defaultSolver(lp *mva.LocalProblem) (mva.LocalSolver, error) {
 const exactEntries = 1 << 22
 
 // fitsBE reports whether bucket elimination solves the home's problem with
-// tables of at most exactEntries.
-func (s *homeSolver) fitsBE() bool {
+// tables of at most limit entries (0: exactEntries).
+func (s *homeSolver) fitsBE(limit int) bool {
+	if limit <= 0 {
+		limit = exactEntries
+	}
 	p := s.c.Problem
-	_, err := local.NewBE(mva.NewLocalProblem(p, mva.Whole(p)), local.BEOptions{MaxEntries: exactEntries})
+	_, err := local.NewBE(mva.NewLocalProblem(p, mva.Whole(p)), local.BEOptions{MaxEntries: limit})
 	return err == nil
 }

@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 
@@ -20,6 +21,10 @@ type responder interface {
 	adopt()
 	// schedule returns the adopted schedule.
 	schedule() devices.HomeSchedule
+	// candidate returns C, the schedule of the last respond.
+	candidate() devices.HomeSchedule
+	// set makes hs the adopted schedule (Improve's start and restores).
+	set(hs devices.HomeSchedule) error
 	// solves counts the one-home (or one-block) solves so far.
 	solves() int
 }
@@ -31,7 +36,7 @@ func newResponder(n *devices.Neighbourhood, hi int, o *Options) (responder, bool
 	if err != nil {
 		return nil, false, err
 	}
-	if o.Solver != nil || len(s.slots) == 0 || !o.forceBlocks && s.fitsBE() {
+	if o.Solver != nil || len(s.slots) == 0 || !o.forceBlocks && s.fitsBE(o.ExactEntries) {
 		return &exactHome{s: s}, true, nil
 	}
 	b, err := newBlockHome(n, hi, o)
@@ -72,7 +77,18 @@ func gainOf(now, best float64) float64 {
 	return 0
 }
 
-func (e *exactHome) adopt()                         { e.cur = e.cand }
+func (e *exactHome) adopt()                          { e.cur = e.cand }
+func (e *exactHome) candidate() devices.HomeSchedule { return e.s.schedule(e.cand) }
+
+func (e *exactHome) set(hs devices.HomeSchedule) error {
+	a, err := e.s.c.Encode(&devices.Schedule{Homes: []devices.HomeSchedule{{Actions: hs.Actions}}})
+	if err != nil {
+		return fmt.Errorf("home %s: %w", e.s.name, err)
+	}
+	e.cur, e.cand = a, a
+	return nil
+}
+
 func (e *exactHome) schedule() devices.HomeSchedule { return e.s.schedule(e.cur) }
 func (e *exactHome) solves() int                    { return e.n }
 
@@ -240,7 +256,15 @@ func (b *blockHome) cost(hs *devices.HomeSchedule, N []float64) float64 {
 	return n.Weights.Price*price + n.Weights.Peak*dt*dt*peak
 }
 
-func (b *blockHome) adopt()                         { b.cur = b.cand }
+func (b *blockHome) adopt()                          { b.cur = b.cand }
+func (b *blockHome) candidate() devices.HomeSchedule { return clone(*b.cand) }
+
+func (b *blockHome) set(hs devices.HomeSchedule) error {
+	c := clone(hs)
+	b.cur, b.cand = &c, &c
+	return nil
+}
+
 func (b *blockHome) schedule() devices.HomeSchedule { return clone(*b.cur) }
 func (b *blockHome) solves() int                    { return b.count }
 

@@ -105,10 +105,6 @@ func SHMGM(ctx context.Context, n *devices.Neighbourhood, o Options) (*Outcome, 
 	}
 	dirty := all
 	for r := 1; r <= rounds; r++ {
-		if o.Budget > 0 && time.Since(start) > o.Budget {
-			out.OverBudget = true
-			break
-		}
 		if err := best(dirty); err != nil {
 			return nil, fmt.Errorf("SH-MGM baseline: round %d: %w", r, err)
 		}

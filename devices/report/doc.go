@@ -21,7 +21,16 @@
 //	currency                             of every cost below
 //	energy_cost, energy_kwh              the coordinated schedule's bill and energy
 //	peak_kw, load_kw                     its neighbourhood load per slot and the maximum
-//	rules_satisfied, rules_total         over every rule of every home
+//	rules_satisfied, rules_total         over every rule of every home; rules_total
+//	                                     includes rules_dropped, the rules no schedule
+//	                                     keeps, of the homes in dropped_homes
+//	flow_objective                       the bill plus the peak term on the load that
+//	                                     flows (objective is on the committed levels;
+//	                                     committed_slack_kw says by how much they
+//	                                     exceed the load); objective_unit their unit
+//	flow_lower_bound                     no plan's flow_objective is below it (complete
+//	                                     graphs; null elsewhere)
+//	mqtt                                 a run over MQTT's transport counters
 //	goals_missed[]                       the soft goals missed: home, rule,
 //	                                     missed (by how much), unit
 //	feeder_excess_kw                     per window, kW above a soft feeder

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/baseline"
@@ -26,7 +27,30 @@ type Homes struct {
 	PeakKW         float64   `json:"peak_kw"`
 	LoadKW         []float64 `json:"load_kw"`
 	RulesSatisfied int       `json:"rules_satisfied"`
-	RulesTotal     int       `json:"rules_total"`
+	// RulesTotal counts every rule of the file, those dropped included:
+	// RulesDropped of them, of the homes in Dropped, which no schedule
+	// can keep (they are not in the model, so never kept).
+	RulesTotal   int           `json:"rules_total"`
+	RulesDropped int           `json:"rules_dropped"`
+	Dropped      []DroppedHome `json:"dropped_homes"`
+	// FlowObjective is the objective on the load that flows: the
+	// weighted bill plus the peak weight times Σ_t of the squared load
+	// of each coordinated slot (for linked homes only, as the peak term
+	// couples them; on a complete graph the street's Σ_t L_t²), null
+	// without a feasible schedule. Objective is the protocol's, on the
+	// committed levels; CommittedSlackKW is the most the committed caps
+	// exceed the load that flows in one slot (kW).
+	FlowObjective    *float64 `json:"flow_objective"`
+	CommittedSlackKW *float64 `json:"committed_slack_kw"`
+	// FlowLowerBound is a number no plan's flow objective is below
+	// (baseline.LowerBound), null where none is computed.
+	FlowLowerBound *float64 `json:"flow_lower_bound"`
+	// MQTT is the transport's counters of a run over MQTT (hearth sim),
+	// null otherwise.
+	MQTT *MQTT `json:"mqtt"`
+	// ObjectiveUnit is the unit of the objectives where they have one
+	// (SHDS: "0.01 kWh² + $0.001"), "" for weighted sums.
+	ObjectiveUnit string `json:"objective_unit,omitempty"`
 
 	BaselinePeakKW     *float64 `json:"baseline_peak_kw"`
 	BaselineEnergyCost *float64 `json:"baseline_energy_cost"`
@@ -51,6 +75,25 @@ type Homes struct {
 	Notes     []string   `json:"notes,omitempty"`
 }
 
+// DroppedHome is a home of the file some of whose rules no schedule
+// keeps: they were left out of the model and count as not kept.
+type DroppedHome struct {
+	Home  string   `json:"home"`
+	Rules []string `json:"rules"`
+}
+
+// MQTT sums the transport counters of a run's agents.
+type MQTT struct {
+	Broker        string           `json:"broker"`
+	Transport     string           `json:"transport"`
+	Run           string           `json:"run"`
+	Envelopes     int64            `json:"envelopes"`
+	EnvelopeBytes int64            `json:"envelope_bytes"`
+	Retransmitted int64            `json:"retransmitted"`
+	Connections   int64            `json:"connections"`
+	Dropped       map[string]int64 `json:"dropped,omitempty"`
+}
+
 // HomePlan is one home's schedule in natural units.
 type HomePlan struct {
 	Home    string       `json:"home"`
@@ -66,11 +109,14 @@ type HomePlan struct {
 	// it plans alone (the uncoordinated baseline), nil without it:
 	// EnergyCost − AloneEnergyCost is what coordination cost the home
 	// (negative: saved).
-	AloneEnergyCost *float64             `json:"alone_energy_cost,omitempty"`
-	AlonePeakKW     *float64             `json:"alone_peak_kw,omitempty"`
-	RulesSatisfied  int                  `json:"rules_satisfied"`
-	RulesTotal      int                  `json:"rules_total"`
-	Rules           []devices.RuleResult `json:"rules"`
+	AloneEnergyCost *float64 `json:"alone_energy_cost,omitempty"`
+	AlonePeakKW     *float64 `json:"alone_peak_kw,omitempty"`
+	RulesSatisfied  int      `json:"rules_satisfied"`
+	// RulesTotal includes RulesDropped, the rules no schedule keeps
+	// (left out of the model; not in Rules).
+	RulesTotal   int                  `json:"rules_total"`
+	RulesDropped int                  `json:"rules_dropped,omitempty"`
+	Rules        []devices.RuleResult `json:"rules"`
 }
 
 // GoalMissed is a soft rule a plan misses.
@@ -102,7 +148,9 @@ type Baseline struct {
 	// Objective is the coordinated objective of the baseline's schedule
 	// (tightest levels), null when it breaks a hard constraint of the
 	// coordinated model — the feeder limit, which no baseline sees.
-	Objective      *float64  `json:"objective"`
+	Objective *float64 `json:"objective"`
+	// FlowObjective is the objective on the load that flows (Homes).
+	FlowObjective  *float64  `json:"flow_objective"`
 	Feasible       bool      `json:"feasible"`
 	Violations     []string  `json:"violations,omitempty"`
 	EnergyCost     float64   `json:"energy_cost"`
@@ -113,9 +161,7 @@ type Baseline struct {
 	Rounds         int       `json:"rounds"`
 	Moves          int       `json:"moves"`
 	Converged      bool      `json:"converged"`
-	// OverBudget: the baseline's time budget ended it first.
-	OverBudget bool `json:"over_budget,omitempty"`
-	Solves     int  `json:"solves"`
+	Solves         int       `json:"solves"`
 	// ApproximateHomes counts homes too wide for an exact best response
 	// (block descent; see package baseline).
 	ApproximateHomes int     `json:"approximate_homes"`
@@ -144,7 +190,11 @@ type Input struct {
 	Eval     *devices.Evaluation
 	// The baselines; nil when not computed.
 	Uncoordinated, SHMGM *baseline.Outcome
-	Notes                []string
+	// Dropped are the rules of the file no schedule keeps, by home.
+	Dropped []DroppedHome
+	// LowerBound bounds every plan's flow objective, nil if unknown.
+	LowerBound *float64
+	Notes      []string
 }
 
 // Build assembles the result.
@@ -157,25 +207,45 @@ func Build(in Input) (*Homes, error) {
 		return nil, fmt.Errorf("report: a schedule needs its evaluation")
 	}
 	h := &Homes{
-		Result:        in.Result,
-		Neighbourhood: n.Name,
-		SlotMinutes:   n.Horizon.SlotMinutes,
-		Slots:         SlotTimes(n.Horizon),
-		Currency:      n.Units.Currency,
-		HomeCount:     len(n.Homes),
-		Notes:         in.Notes,
-		Schedules:     []HomePlan{},
-		GoalsMissed:   []GoalMissed{},
+		Result:         in.Result,
+		Neighbourhood:  n.Name,
+		SlotMinutes:    n.Horizon.SlotMinutes,
+		Slots:          SlotTimes(n.Horizon),
+		Currency:       n.Units.Currency,
+		HomeCount:      len(n.Homes),
+		ObjectiveUnit:  objectiveUnit(n),
+		FlowLowerBound: in.LowerBound,
+		Notes:          in.Notes,
+		Schedules:      []HomePlan{},
+		GoalsMissed:    []GoalMissed{},
+	}
+	dropped := map[string]int{}
+	h.Dropped = []DroppedHome{}
+	for _, d := range in.Dropped {
+		h.Dropped = append(h.Dropped, d)
+		h.RulesDropped += len(d.Rules)
+		dropped[d.Home] += len(d.Rules)
 	}
 	for hi := range n.Homes {
 		h.RulesTotal += len(n.Homes[hi].Rules)
 	}
+	h.RulesTotal += h.RulesDropped
 	if in.Schedule != nil {
 		plans, err := plansOf(n, in.Schedule, in.Eval)
 		if err != nil {
 			return nil, err
 		}
+		for i := range plans {
+			plans[i].RulesDropped = dropped[plans[i].Home]
+			plans[i].RulesTotal += plans[i].RulesDropped
+		}
 		h.Schedules = plans
+		if in.Eval.Feasible {
+			f := baseline.FlowObjective(n, in.Eval)
+			h.FlowObjective = &f
+		}
+		sl := slack(n, in.Eval) * powerScale(n)
+		h.CommittedSlackKW = &sl
 		for _, p := range plans {
 			h.EnergyCost += p.EnergyCost
 			h.EnergyKWh += p.EnergyKWh
@@ -324,7 +394,6 @@ func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error
 		Rounds:           o.Rounds,
 		Moves:            o.Moves,
 		Converged:        o.Converged,
-		OverBudget:       o.OverBudget,
 		Solves:           o.Solves,
 		ApproximateHomes: o.Approximate,
 		WallMs:           float64(o.Wall.Microseconds()) / 1000,
@@ -332,7 +401,8 @@ func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error
 	}
 	if o.Eval.Feasible {
 		c := o.Eval.Cost
-		b.Objective = &c
+		f := baseline.FlowObjective(n, o.Eval)
+		b.Objective, b.FlowObjective = &c, &f
 	}
 	b.PeakKW = maxOf(b.LoadKW)
 	for _, p := range plans {
@@ -342,6 +412,32 @@ func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error
 		b.Homes = append(b.Homes, HomeFigures{Home: p.Home, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW})
 	}
 	return b, nil
+}
+
+// objectiveUnit is the objectives' unit when the weights leave them in
+// the model's units: the power unit squared plus the price unit times the
+// power unit ("0.01 kWh² + $0.001" for SHDS imports).
+func objectiveUnit(n *devices.Neighbourhood) string {
+	dt := n.Horizon.Hours()
+	u := n.Units
+	if u.Power == "" || u.Currency == "" || u.PowerScale == 0 || u.PriceScale == 0 ||
+		math.Abs(n.Weights.Price*dt-1) > 1e-12 || math.Abs(n.Weights.Peak*dt*dt-1) > 1e-12 {
+		return ""
+	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	return fmt.Sprintf("%s %s² + %s%s", g(u.PowerScale*u.PowerScale), u.Power, u.Currency, g(u.PowerScale*u.PriceScale))
+}
+
+// slack returns the most the committed caps exceed the neighbourhood's
+// draw in one slot (model units), 0 without windows.
+func slack(n *devices.Neighbourhood, ev *devices.Evaluation) float64 {
+	out := 0.0
+	for w, win := range n.Windows {
+		for t := win.From; t < win.To && t < len(ev.Load); t++ {
+			out = math.Max(out, ev.Committed[w]-ev.Load[t])
+		}
+	}
+	return out
 }
 
 // powerScale converts the model's power units to kW: SHDS counts energy

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -271,13 +272,23 @@ func TestTextSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, s := range []string{"elm-close", "uncoordinated", "SH-MGM-style", "peak (kW)", "17:00–07:00", "alder", "birch", "2 more homes", "note: a note", "▁"} {
+	// More homes than MaxHomes: one line per home, no schedule tables.
+	for _, s := range []string{"elm-close", "uncoordinated", "SH-MGM-style", "peak (kW)", "17:00–07:00", "\n  alder ", "\n  cedar ", "--schedules prints all", "note: a note", "▁"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("summary lacks %q:\n%s", s, out)
 		}
 	}
-	if strings.Contains(out, "\ncedar ") {
-		t.Error("summary prints more homes than MaxHomes")
+	if strings.Contains(out, "\nalder ") || strings.Contains(out, "schedules (·") {
+		t.Errorf("summary prints schedule tables for more homes than MaxHomes:\n%s", out)
+	}
+	b.Reset()
+	if err := f.homes.WriteText(&b, TextOptions{MaxHomes: -1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"\nalder ", "\ncedar ", "schedules (·"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("summary with every schedule lacks %q:\n%s", s, b.String())
+		}
 	}
 }
 
@@ -480,6 +491,41 @@ func TestHomeVersusAlone(t *testing.T) {
 		line := p.Home + "  " + homeLine(p, f.homes.Currency)
 		if !strings.Contains(b.String(), line) || !strings.Contains(line, "planning alone") || !strings.Contains(line, "(alone ") {
 			t.Fatalf("summary lacks %q", line)
+		}
+	}
+}
+
+// TestDroppedRulesCount: rules the importer dropped count in the totals
+// and the headline names their homes.
+func TestDroppedRulesCount(t *testing.T) {
+	f := example(t)
+	in := f.in
+	home := f.n.Homes[1].Name
+	in.Dropped = []DroppedHome{{Home: home, Rules: []string{"r1", "r2"}}}
+	h, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.RulesTotal != f.homes.RulesTotal+2 || h.RulesDropped != 2 || h.RulesSatisfied != f.homes.RulesSatisfied {
+		t.Errorf("rules %d/%d, %d dropped; without the drop %d/%d", h.RulesSatisfied, h.RulesTotal, h.RulesDropped, f.homes.RulesSatisfied, f.homes.RulesTotal)
+	}
+	if p := h.Schedules[1]; p.RulesDropped != 2 || p.RulesTotal != f.homes.Schedules[1].RulesTotal+2 {
+		t.Errorf("home %s: %d dropped of %d", p.Home, p.RulesDropped, p.RulesTotal)
+	}
+	var b bytes.Buffer
+	if err := h.WriteText(&b, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("rules   %d of %d kept; 1 home dropped 2 rules no schedule keeps: %s (2)", h.RulesSatisfied, h.RulesTotal, home)
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("headline lacks %q:\n%s", want, b.String())
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1605740.4: "1,605,740", -1234567: "-1,234,567", 12.5: "13"} {
+		if got := thousands(v); got != want {
+			t.Errorf("thousands(%v) = %q, want %q", v, got, want)
 		}
 	}
 }

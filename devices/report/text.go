@@ -14,15 +14,18 @@ import (
 
 // TextOptions tune the summary.
 type TextOptions struct {
-	// MaxHomes bounds the homes whose schedule table is printed; 0 means
-	// DefaultMaxHomes, negative prints every home.
+	// MaxHomes is the most homes whose schedule tables the summary
+	// prints: a neighbourhood of more homes gets one line per home
+	// instead, and the tables are on request (a negative MaxHomes, the
+	// command line's --schedules) or in the CSV files. 0 means
+	// DefaultMaxHomes.
 	MaxHomes int
 	// BarWidth is the width of the longest load bar; 0 means 32.
 	BarWidth int
 }
 
-// DefaultMaxHomes is the number of schedule tables the summary prints
-// before pointing at --csv and --json for the rest.
+// DefaultMaxHomes is the largest neighbourhood whose schedule tables the
+// summary prints unasked.
 const DefaultMaxHomes = 8
 
 // maxBarSlots is the longest horizon drawn as one bar per slot; longer
@@ -65,12 +68,85 @@ func (h *Homes) header(b *strings.Builder) {
 			state = "optimal"
 		}
 	}
-	fmt.Fprintf(b, "%s: %d homes, %d rules, %d slots of %d min, %s\n", h.Neighbourhood, h.HomeCount, h.RulesTotal, len(h.Slots), h.SlotMinutes, h.span())
-	fmt.Fprintf(b, "solver  %s/%s (%s), %s wall", a.Global, a.Local, state, ms(h.Metrics.WallMs))
-	if a.Global != "none" && a.Global != "" {
-		fmt.Fprintf(b, ", %s simulated, %d messages", ms(h.Metrics.SimTimeMs), h.Metrics.Messages)
+	fmt.Fprintf(b, "%s: %s homes, %d slots of %d min, %s\n", h.Neighbourhood, thousands(float64(h.HomeCount)), len(h.Slots), h.SlotMinutes, h.span())
+	kept := "—"
+	if h.Feasible {
+		kept = thousands(float64(h.RulesSatisfied))
+	}
+	fmt.Fprintf(b, "rules   %s of %s kept", kept, thousands(float64(h.RulesTotal)))
+	if len(h.Dropped) > 0 {
+		names := make([]string, 0, len(h.Dropped))
+		for _, d := range h.Dropped {
+			names = append(names, fmt.Sprintf("%s (%d)", d.Home, len(d.Rules)))
+		}
+		homes := "homes"
+		if len(h.Dropped) == 1 {
+			homes = "home"
+		}
+		fmt.Fprintf(b, "; %d %s dropped %s rules no schedule keeps: %s", len(h.Dropped), homes, thousands(float64(h.RulesDropped)), strings.Join(names, ", "))
 	}
 	b.WriteString("\n")
+	fmt.Fprintf(b, "solver  %s/%s (%s), %s wall", a.Global, a.Local, state, ms(h.Metrics.WallMs))
+	if a.Global != "none" && a.Global != "" {
+		fmt.Fprintf(b, ", %s messages", thousands(float64(h.Metrics.Messages)))
+	}
+	b.WriteString("\n")
+	if m := h.MQTT; m != nil {
+		via := ""
+		if m.Transport == "memory" {
+			via = " (agents through memory)"
+		}
+		fmt.Fprintf(b, "mqtt    %s%s, run %s: %s envelopes (%s bytes), %d retransmitted, %d connections\n",
+			m.Broker, via, m.Run, thousands(float64(m.Envelopes)), thousands(float64(m.EnvelopeBytes)), m.Retransmitted, m.Connections)
+		if len(m.Dropped) > 0 {
+			keys := make([]string, 0, len(m.Dropped))
+			for k := range m.Dropped {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for i, k := range keys {
+				keys[i] = fmt.Sprintf("%s %d", k, m.Dropped[k])
+			}
+			fmt.Fprintf(b, "mqtt    dropped: %s\n", strings.Join(keys, ", "))
+		}
+	}
+}
+
+// thousands formats v rounded to an integer with thousands separators:
+// 1605740 is "1,605,740".
+func thousands(v float64) string {
+	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// plain formats an objective without an exponent: two decimals below
+// 10,000, whole numbers with thousands separators above.
+func plain(v float64) string {
+	if math.Abs(v) < 1e4 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return thousands(v)
+}
+
+// objectiveUnit names the unit of the objectives, "" when they are
+// weighted sums without one.
+func (h *Homes) objectiveUnit() string {
+	if h.ObjectiveUnit == "" {
+		return ""
+	}
+	return " (" + h.ObjectiveUnit + ")"
 }
 
 func ms(v float64) string {
@@ -85,24 +161,21 @@ func (h *Homes) totals(b *strings.Builder) {
 	type col struct {
 		name              string
 		cost, kwh, peak   float64
-		obj               *float64
+		obj, flow         *float64
 		rules             int
 		ok, present, base bool
 		extra             string
 	}
-	cols := []col{{name: "coordinated", cost: h.EnergyCost, kwh: h.EnergyKWh, peak: h.PeakKW, obj: h.Objective, rules: h.RulesSatisfied, ok: h.Feasible, present: true}}
+	cols := []col{{name: "coordinated", cost: h.EnergyCost, kwh: h.EnergyKWh, peak: h.PeakKW, obj: h.Objective, flow: h.FlowObjective, rules: h.RulesSatisfied, ok: h.Feasible, present: true}}
 	add := func(name string, bl *Baseline) {
 		if bl == nil {
 			return
 		}
-		c := col{name: name, cost: bl.EnergyCost, kwh: bl.EnergyKWh, peak: bl.PeakKW, obj: bl.Objective, rules: bl.RulesSatisfied, ok: true, present: true, base: true}
-		if bl.Rounds > 0 || bl.OverBudget {
+		c := col{name: name, cost: bl.EnergyCost, kwh: bl.EnergyKWh, peak: bl.PeakKW, obj: bl.Objective, flow: bl.FlowObjective, rules: bl.RulesSatisfied, ok: true, present: true, base: true}
+		if bl.Rounds > 0 {
 			conv := "converged"
-			switch {
-			case bl.OverBudget:
-				conv = "time budget"
-			case !bl.Converged:
-				conv = "round limit"
+			if !bl.Converged {
+				conv = "round limit, not converged"
 			}
 			c.extra = fmt.Sprintf("%d rounds, %s", bl.Rounds, conv)
 		}
@@ -140,20 +213,24 @@ func (h *Homes) totals(b *strings.Builder) {
 	row("energy cost ("+cur+")", num(func(c col) float64 { return c.cost }, "%.2f"))
 	row("energy (kWh)", num(func(c col) float64 { return c.kwh }, "%.1f"))
 	row("peak (kW)", num(func(c col) float64 { return c.peak }, "%.2f"))
-	row("objective", func(c col) string {
-		if c.obj == nil {
-			if c.base {
-				return "breaks limit"
+	objRow := func(v func(c col) *float64) func(c col) string {
+		return func(c col) string {
+			if v(c) == nil {
+				if c.base {
+					return "breaks limit"
+				}
+				return "—"
 			}
-			return "—"
+			return plain(*v(c))
 		}
-		return fmt.Sprintf("%.6g", *c.obj)
-	})
+	}
+	row("objective, load", objRow(func(c col) *float64 { return c.flow }))
+	row("objective, levels", objRow(func(c col) *float64 { return c.obj }))
 	row("rules kept", func(c col) string {
 		if !c.ok {
 			return "—"
 		}
-		return fmt.Sprintf("%d/%d", c.rules, h.RulesTotal)
+		return fmt.Sprintf("%s/%s", thousands(float64(c.rules)), thousands(float64(h.RulesTotal)))
 	})
 	if len(cols) > 1 && h.Feasible {
 		row("coordinated peak vs", func(c col) string {
@@ -163,6 +240,21 @@ func (h *Homes) totals(b *strings.Builder) {
 			return fmt.Sprintf("%+.0f%%", 100*(h.PeakKW-c.peak)/c.peak)
 		})
 	}
+	fmt.Fprintf(b, "objective, load:   the bill plus the peak term on the load that flows%s\n", h.objectiveUnit())
+	if lb := h.FlowLowerBound; lb != nil && *lb > 0 {
+		var gaps []string
+		for _, c := range cols {
+			if c.flow != nil {
+				gaps = append(gaps, fmt.Sprintf("%s %+.2f%%", c.name, 100*(*c.flow-*lb) / *lb))
+			}
+		}
+		fmt.Fprintf(b, "                   no plan is below %s, a lower bound (%s)\n", plain(*lb), strings.Join(gaps, ", "))
+	}
+	fmt.Fprintf(b, "objective, levels: the same on the committed levels, what the protocol minimised")
+	if h.CommittedSlackKW != nil {
+		fmt.Fprintf(b, " (up to %.2f kW above the load)", *h.CommittedSlackKW)
+	}
+	b.WriteString("\n")
 	for _, c := range cols {
 		if c.extra != "" {
 			fmt.Fprintf(b, "%s: %s\n", c.name, c.extra)
@@ -302,7 +394,8 @@ func Bar(x, top float64, width int) string {
 	return s
 }
 
-// tables prints a schedule table per home.
+// tables prints a schedule table per home, or for more than MaxHomes
+// homes one line per home and where the tables are.
 func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 	if len(h.Schedules) == 0 {
 		return
@@ -310,6 +403,10 @@ func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 	limit := o.MaxHomes
 	if limit == 0 {
 		limit = DefaultMaxHomes
+	}
+	if limit > 0 && len(h.Schedules) > limit {
+		h.homeLines(b)
+		return
 	}
 	labels, cw := columnLabels(h.Slots)
 	name := 6
@@ -319,11 +416,7 @@ func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 		}
 	}
 	fmt.Fprintf(b, "\nschedules (· = the device's lowest-power action; kW = the home's draw)\n")
-	for i, p := range h.Schedules {
-		if limit > 0 && i == limit {
-			fmt.Fprintf(b, "… %d more homes: --csv or --json lists every schedule\n", len(h.Schedules)-limit)
-			break
-		}
+	for _, p := range h.Schedules {
 		fmt.Fprintf(b, "\n%s  %s\n", p.Home, homeLine(p, h.Currency))
 		fmt.Fprintf(b, "  %-*s", name, "")
 		for _, l := range labels {
@@ -353,6 +446,34 @@ func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 				fmt.Fprintf(b, "  BROKEN: %s\n", r.Rule)
 			default:
 				fmt.Fprintf(b, "  MISSED: %s, by %s\n", r.Rule, amount(r.Missed, r.Unit))
+			}
+		}
+	}
+}
+
+// homeLines prints one line per home: its bill, what coordination saved
+// or cost it, its energy, peak and rules.
+func (h *Homes) homeLines(b *strings.Builder) {
+	cur := h.Currency
+	name := 4
+	for _, p := range h.Schedules {
+		name = max(name, utf8.RuneCountInString(p.Home))
+	}
+	fmt.Fprintf(b, "\nhomes (schedule tables: --schedules prints all %d, --csv writes them)\n", len(h.Schedules))
+	fmt.Fprintf(b, "  %-*s %10s %12s %9s %9s %10s %7s\n", name, "home", "pays "+cur, "vs alone "+cur, "kWh", "peak kW", "alone kW", "rules")
+	for _, p := range h.Schedules {
+		vs, alone := "", ""
+		if a := p.AloneEnergyCost; a != nil {
+			vs = fmt.Sprintf("%+.2f", p.EnergyCost-*a)
+		}
+		if a := p.AlonePeakKW; a != nil {
+			alone = fmt.Sprintf("%.2f", *a)
+		}
+		rules := fmt.Sprintf("%d/%d", p.RulesSatisfied, p.RulesTotal)
+		fmt.Fprintf(b, "  %-*s %10.2f %12s %9.1f %9.2f %10s %7s\n", name, p.Home, p.EnergyCost, vs, p.EnergyKWh, p.PeakKW, alone, rules)
+		for _, r := range p.Rules {
+			if !r.OK {
+				fmt.Fprintf(b, "  %-*s BROKEN: %s\n", name, "", r.Rule)
 			}
 		}
 	}

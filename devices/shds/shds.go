@@ -2,10 +2,13 @@
 // (github.com/nandofioretto/SHDS_dataset) into hearth's neighbourhood
 // model, exactly as notes/shds-model.md specifies.
 //
-// Units are the data set's integers, so that a compiled home's cost is the
-// simulator's objective J_i to the unit: power and background load in
-// deci-kWh per slot (q10, truncated), prices in cents per kWh (q100),
-// property values, deltas and goals in tenths (q10). Every rule is hard;
+// Units are the data set's: power and background load in deci-kWh per
+// slot (q10, truncated), prices in cents per kWh at the file's exact
+// prices (0.198 $/kWh is 19.8), property values, deltas and goals in
+// tenths (q10). The simulator truncates prices to whole cents (q100: 19
+// for 0.198, every bill about 2% low); Options.CentPrices, and Profile
+// SHMGM, do the same, so that a compiled home's cost is the simulator's
+// objective J_i to the unit. Every rule is hard;
 // the neighbour lists become the links of the peak term; every slot is a
 // coordination window (the per-slot peak of SHDS); the weights are α_price
 // and α_power divided by Δ and Δ² so that the Δ factors of the model
@@ -70,6 +73,10 @@ type Options struct {
 	Weights devices.Weights
 	// Dictionary replaces the embedded DeviceDictionary.json.
 	Dictionary devices.Dictionary
+	// CentPrices truncates prices to whole cents as the simulator does
+	// (q100); Profile SHMGM implies it. The default keeps the file's
+	// prices, so that bills are what the file's tariff charges.
+	CentPrices bool
 }
 
 // Dropped records the rules removed from an infeasible home.
@@ -126,6 +133,9 @@ func q10(v float64) int64 { return int64(float64(v * 10)) }
 // q100 scales prices to cents the same way.
 func q100(v float64) int64 { return int64(float64(v * 100)) }
 
+// cents is a price in $/kWh in cents per kWh, untruncated: 0.198 is 19.8.
+func cents(v float64) float64 { return float64(v * 100) }
+
 // tenths turns a q10 integer into the model's natural value (Scale 0.1):
 // devices.Steps recovers the integer exactly.
 func tenths(q int64) float64 { return float64(q) / 10 }
@@ -179,7 +189,11 @@ func Import(data []byte, name string, opts Options) (*Result, error) {
 		if !finite(p) {
 			return nil, fmt.Errorf("shds: priceSchema[%d] is not a number", t)
 		}
-		n.Prices = append(n.Prices, float64(q100(p)))
+		if opts.CentPrices || opts.Profile == SHMGM {
+			n.Prices = append(n.Prices, float64(q100(p)))
+		} else {
+			n.Prices = append(n.Prices, cents(p))
+		}
 	}
 	for t := range H {
 		n.Windows = append(n.Windows, devices.Window{From: t, To: t + 1})

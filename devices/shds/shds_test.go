@@ -96,7 +96,7 @@ func TestVectors(t *testing.T) {
 		{"testdata/dm_21_1_2.json", "h17", shds.SHMGM, nil, 2024},
 	}
 	for _, tc := range tests {
-		r := importFile(t, tc.file, shds.Options{Levels: 1000, Profile: tc.profile})
+		r := importFile(t, tc.file, shds.Options{Levels: 1000, Profile: tc.profile, CentPrices: true})
 		got, ev := solveHome(t, r.Neighbourhood, tc.home, tc.outside)
 		if got != tc.want {
 			t.Errorf("%s %s (profile %d): J = %v, want %v", tc.file, tc.home, tc.profile, got, tc.want)
@@ -118,7 +118,7 @@ func TestVectorWithoutAt(t *testing.T) {
 	if err != nil {
 		t.Skip("data set not present:", err)
 	}
-	r, err := shds.Import(data, "dm_7_1_6", shds.Options{Levels: 1000})
+	r, err := shds.Import(data, "dm_7_1_6", shds.Options{Levels: 1000, CentPrices: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,8 +279,18 @@ func TestProfiles(t *testing.T) {
 func TestUnits(t *testing.T) {
 	r := importFile(t, "testdata/dm_7_1_2.json", shds.Options{})
 	n := r.Neighbourhood
-	if want := []float64{19, 19, 19, 19, 22, 22, 24, 84, 84, 22, 22, 19}; !equal(n.Prices, want) {
-		t.Fatalf("prices %v, want %v", n.Prices, want)
+	// The file's prices, 0.198 $/kWh as 19.8 ¢, not the simulator's 19.
+	want := []float64{19.8, 19.8, 19.8, 19.8, 22.5, 22.5, 24.9, 84.9, 84.9, 22.5, 22.5, 19.8}
+	for k, p := range n.Prices {
+		if math.Abs(p-want[k]) > 1e-9 {
+			t.Fatalf("prices %v, want %v", n.Prices, want)
+		}
+	}
+	for _, o := range []shds.Options{{CentPrices: true}, {Profile: shds.SHMGM}} {
+		c := importFile(t, "testdata/dm_7_1_2.json", o).Neighbourhood
+		if want := []float64{19, 19, 19, 19, 22, 22, 24, 84, 84, 22, 22, 19}; !equal(c.Prices, want) {
+			t.Fatalf("%+v: prices %v, want %v", o, c.Prices, want)
+		}
 	}
 	h := n.Homes[4]
 	if h.Name != "h5" || h.Background[0] != 2 || h.Background[3] != 0 {

@@ -21,7 +21,11 @@ type Output struct {
 	LoadKW         []float64         `json:"load_kw"`
 	RulesSatisfied int               `json:"rules_satisfied"`
 	RulesTotal     int               `json:"rules_total"`
-	Baselines      struct {
+	// RulesDropped are rules of the file hearth left out as infeasible,
+	// counted in RulesTotal.
+	RulesDropped  int      `json:"rules_dropped"`
+	FlowObjective *float64 `json:"flow_objective"`
+	Baselines     struct {
 		Uncoordinated *Plan `json:"uncoordinated"`
 		SHMGM         *Plan `json:"shmgm"`
 	} `json:"baselines"`
@@ -30,7 +34,10 @@ type Output struct {
 
 // Plan is one street schedule with what hearth reports about it.
 type Plan struct {
-	Objective      *float64   `json:"objective"`
+	Objective *float64 `json:"objective"`
+	// FlowObjective is what hearth reports as the objective on the load
+	// that flows; it must equal RealObjective.
+	FlowObjective  *float64   `json:"flow_objective"`
 	Feasible       bool       `json:"feasible"`
 	EnergyCost     *float64   `json:"energy_cost"`
 	PeakKW         *float64   `json:"peak_kw"`
@@ -38,7 +45,6 @@ type Plan struct {
 	RulesSatisfied int        `json:"rules_satisfied"`
 	Rounds         int        `json:"rounds"`
 	Converged      bool       `json:"converged"`
-	OverBudget     bool       `json:"over_budget"`
 	Schedules      []HomePlan `json:"schedules"`
 	// Assignment holds the solver's variables (property values per
 	// slot); only the coordinated plan has it.
@@ -94,6 +100,7 @@ func DecodeOutput(b []byte) (*Output, error) {
 func (o *Output) Coordinated() *Plan {
 	return &Plan{
 		Objective:      o.Objective,
+		FlowObjective:  o.FlowObjective,
 		Feasible:       o.Feasible,
 		EnergyCost:     o.EnergyCost,
 		PeakKW:         o.PeakKW,
@@ -303,6 +310,9 @@ func Check(in *Instance, dict Dictionary, p *Plan) (*Report, error) {
 			r.problem("reported objective %.6g matches none of: real load %.6g (%.6g at whole cents), committed levels %.6g (%.6g at whole cents)",
 				o, r.RealObjective, float64(r.RealObjectiveCents), capExact, float64(r.LevelObjective))
 		}
+	}
+	if p.FlowObjective != nil && !near(*p.FlowObjective, r.RealObjective, 1e-9) {
+		r.problem("reported objective on the load that flows %.6g, recomputed %.6g (at the file's prices)", *p.FlowObjective, r.RealObjective)
 	}
 	if p.RulesSatisfied != r.Claimed {
 		r.problem("reported %d rules kept, the schedules mark %d", p.RulesSatisfied, r.Claimed)
