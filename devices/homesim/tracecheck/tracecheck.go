@@ -42,7 +42,9 @@ func (r *Report) bad(format string, args ...any) {
 
 // tol is the slack of energy comparisons (kWh) and of bounds, relative
 // to the magnitudes involved.
-func close(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-6*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
 
 // store is a device's storage physics, as this package reads it.
 type store struct {
@@ -153,7 +155,7 @@ func Check(n *devices.Neighbourhood, hi int, tr *homesim.Trace) *Report {
 		for d := range st.Devices {
 			flows += st.Devices[d].InKWh - st.Devices[d].OutKWh
 		}
-		if !close(flows, st.NetKWh) {
+		if !near(flows, st.NetKWh) {
 			r.bad("slot %d: the meter reads %.6g kWh net, the home's flows add up to %.6g", t, st.NetKWh, flows)
 		}
 		if st.BackgroundKWh < -1e-9 || st.PVKWh < -1e-9 {
@@ -163,7 +165,7 @@ func Check(n *devices.Neighbourhood, hi int, tr *homesim.Trace) *Report {
 			r.bad("slot %d: PV gave %.6g kWh, more than its %.6g kW profile allows", t, st.PVKWh, h.PV[t])
 		}
 		imp, exp := math.Max(st.NetKWh, 0), math.Max(-st.NetKWh, 0)
-		if !close(imp, st.ImportKWh) || !close(exp, st.ExportKWh) {
+		if !near(imp, st.ImportKWh) || !near(exp, st.ExportKWh) {
 			r.bad("slot %d: import %.6g and export %.6g kWh recorded for a net %.6g", t, st.ImportKWh, st.ExportKWh, st.NetKWh)
 		}
 		ep := n.Prices[t]
@@ -171,7 +173,7 @@ func Check(n *devices.Neighbourhood, hi int, tr *homesim.Trace) *Report {
 			ep = n.ExportPrices[t]
 		}
 		bill := n.Prices[t]*imp - ep*exp
-		if !close(bill, st.Bill) {
+		if !near(bill, st.Bill) {
 			r.bad("slot %d: bill %.6g recorded, the meter and tariff give %.6g", t, st.Bill, bill)
 		}
 		r.Bill += bill
@@ -231,7 +233,7 @@ func Check(n *devices.Neighbourhood, hi int, tr *homesim.Trace) *Report {
 			if math.Abs(runS-st.SimulatedS) > 1e-6*math.Max(1, st.SimulatedS) {
 				r.bad("slot %d: %s ran %g s of a %g s step", t, dev.Name, runS, st.SimulatedS)
 			}
-			if !close(ds.InKWh-ds.OutKWh, energy) {
+			if !near(ds.InKWh-ds.OutKWh, energy) {
 				r.bad("slot %d: %s drew %.6g kWh net, its actions' run times give %.6g", t, dev.Name, ds.InKWh-ds.OutKWh, energy)
 			}
 		}
