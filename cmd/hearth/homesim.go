@@ -198,7 +198,7 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 			h := &n.Homes[hi]
 			return homesim.ApplyTrips(homesim.DefaultTrips(n, hi), cars, func(d string) bool { return h.Device(d) >= 0 })
 		},
-		Publish: publish, Log: log}
+		PV: homePV(cfg), Publish: publish, Log: log}
 	d, err := homesim.Run(ctx, rc)
 	if err != nil && d == nil {
 		fmt.Fprintf(e.stderr, "hearth home-sim: %v\n", err)
@@ -243,4 +243,13 @@ func dayReferences(ctx context.Context, file string) ([]homesim.Reference, error
 		return nil, err
 	}
 	return homesim.References(h), nil
+}
+
+// homePV returns each home's PV profile, which its background is net of.
+func homePV(cfg *config.Config) [][]float64 {
+	out := make([][]float64, len(cfg.Neighbourhood.Homes))
+	for i, h := range cfg.Neighbourhood.Homes {
+		out[i] = h.PV
+	}
+	return out
 }

@@ -26,6 +26,9 @@ type Options struct {
 	// Log receives the refusals and clamps, once per device, slot and
 	// reason; nil discards them.
 	Log *slog.Logger
+	// PV is the home's rooftop PV per slot (kW), which its background is
+	// net of (config.Config.PV); nil for none.
+	PV []float64
 }
 
 // DefaultStep is the simulation step.
@@ -138,6 +141,9 @@ func NewHome(n *devices.Neighbourhood, hi int, day, from time.Time, o Options) (
 	}
 	if o.Step <= 0 {
 		o.Step = DefaultStep
+	}
+	if o.PV != nil && len(o.PV) != n.Horizon.Slots {
+		return nil, fmt.Errorf("PV of %d slots for a horizon of %d", len(o.PV), n.Horizon.Slots)
 	}
 	if o.Noise < 0 || o.Noise > 1 || math.IsNaN(o.Noise) {
 		return nil, fmt.Errorf("noise %g: want a relative σ between 0 and 1", o.Noise)
@@ -340,17 +346,17 @@ func (s *Home) gross(t int) float64 {
 		return s.meanLoad
 	}
 	v := s.h.Background[t]
-	if s.h.PV != nil {
-		v += s.h.PV[t]
+	if s.opts.PV != nil {
+		v += s.opts.PV[t]
 	}
 	return v
 }
 
 func (s *Home) pv(t int) float64 {
-	if s.h.PV == nil || t < 0 || t >= len(s.h.PV) {
+	if t < 0 || t >= len(s.opts.PV) {
 		return 0
 	}
-	return s.h.PV[t]
+	return s.opts.PV[t]
 }
 
 // Load returns the base load of day slot t as simulated: the file's

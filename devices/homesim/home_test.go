@@ -50,6 +50,9 @@ func load(t *testing.T, src string) *devices.Neighbourhood {
 
 var day = time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC)
 
+// pv0 is the street's pv_kw.
+var pv0 = []float64{2.0, 1.0, 0, 0}
+
 func cmd(slot int, action string, kw float64) homesim.Command {
 	s := day.Add(time.Duration(slot) * time.Hour)
 	return homesim.Command{Round: "r", Created: s.Add(-time.Minute), SlotStart: s, SlotEnd: s.Add(time.Hour), Expires: s.Add(time.Hour), Action: action, PowerKW: kw}
@@ -63,7 +66,7 @@ func cmd(slot int, action string, kw float64) homesim.Command {
 func TestHomePhysics(t *testing.T) {
 	n := load(t, street)
 	back := 30.0
-	h, err := homesim.NewHome(n, 0, day, day, homesim.Options{Trips: []homesim.Trip{{Device: "ev", Leave: 19 * 60, Return: 20 * 60, ArriveWith: &back}}})
+	h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0, Trips: []homesim.Trip{{Device: "ev", Leave: 19 * 60, Return: 20 * 60, ArriveWith: &back}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +132,7 @@ func TestHomePhysics(t *testing.T) {
 	if d.GoalsMet != d.GoalsTotal {
 		t.Errorf("goals %d/%d: %+v", d.GoalsMet, d.GoalsTotal, d.Homes[0].Goals)
 	}
-	rep := tracecheck.Check(n, 0, tr)
+	rep := tracecheck.Check(n, 0, pv0, tr)
 	if !rep.OK() || len(rep.Missed) > 0 {
 		t.Fatalf("replay: %v; missed %v", rep.Violations, rep.Missed)
 	}
@@ -143,7 +146,7 @@ func TestHomePhysics(t *testing.T) {
 func TestIdleWithoutCommands(t *testing.T) {
 	n := load(t, street)
 	run := func(seed uint64) *homesim.Trace {
-		h, err := homesim.NewHome(n, 0, day, day, homesim.Options{Noise: 0.2, Seed: seed})
+		h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0, Noise: 0.2, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +172,7 @@ func TestIdleWithoutCommands(t *testing.T) {
 	if a.Complete() || a.To != 3 {
 		t.Errorf("a run to 20:00 observed boundaries %d..%d", a.From, a.To)
 	}
-	if rep := tracecheck.Check(n, 0, a); !rep.OK() {
+	if rep := tracecheck.Check(n, 0, pv0, a); !rep.OK() {
 		t.Fatal(rep.Violations)
 	}
 }
@@ -179,7 +182,7 @@ func TestIdleWithoutCommands(t *testing.T) {
 func TestCheckerCatchesTampering(t *testing.T) {
 	n := load(t, street)
 	base := func() *homesim.Trace {
-		h, err := homesim.NewHome(n, 0, day, day, homesim.Options{})
+		h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +192,7 @@ func TestCheckerCatchesTampering(t *testing.T) {
 		h.Advance(day.Add(4 * time.Hour))
 		return h.Trace()
 	}
-	if rep := tracecheck.Check(n, 0, base()); !rep.OK() {
+	if rep := tracecheck.Check(n, 0, pv0, base()); !rep.OK() {
 		t.Fatalf("untouched trace: %v", rep.Violations)
 	}
 	for _, c := range []struct {
@@ -210,7 +213,7 @@ func TestCheckerCatchesTampering(t *testing.T) {
 	} {
 		tr := base()
 		c.edit(tr)
-		if rep := tracecheck.Check(n, 0, tr); rep.OK() {
+		if rep := tracecheck.Check(n, 0, pv0, tr); rep.OK() {
 			t.Errorf("%s: the replay accepted a broken trace", c.name)
 		}
 	}

@@ -39,6 +39,8 @@ type Config struct {
 	// cars' trips instead of Options.Trips (nil: DefaultTrips).
 	Options Options
 	Trips   func(home int) []Trip
+	// PV[h] is home h's PV per slot (config.Config.PV), nil for none.
+	PV [][]float64
 	// Publish is how often (simulated) each home publishes its state
 	// besides every slot boundary; 0 means 5 minutes.
 	Publish time.Duration
@@ -109,6 +111,9 @@ func Run(ctx context.Context, cfg Config) (*Day, error) {
 	for _, hi := range cfg.Homes {
 		o := cfg.Options
 		o.Log = log
+		if hi < len(cfg.PV) {
+			o.PV = cfg.PV[hi]
+		}
 		if cfg.Trips != nil {
 			o.Trips = cfg.Trips(hi)
 		} else if o.Trips == nil {
@@ -250,8 +255,8 @@ func (sc *simClient) publishForecasts(prefix string) error {
 		bg.Values[t] = h.gross(t)
 	}
 	series := map[string]Series{"background": bg}
-	if h.h.PV != nil {
-		series["pv"] = Series{Start: h.start, Step: step, Values: h.h.PV}
+	if h.opts.PV != nil {
+		series["pv"] = Series{Start: h.start, Step: step, Values: h.opts.PV}
 	}
 	for name, s := range series {
 		b, err := json.Marshal(s)

@@ -101,6 +101,7 @@ func TestStreetOverMQTT(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := cfg.Neighbourhood
+	pvs := pvOf(cfg)
 	plan, err := baseline.Uncoordinated(context.Background(), n, baseline.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +119,7 @@ func TestStreetOverMQTT(t *testing.T) {
 	go ctrl.drive(ctx, n, plan.Schedule, &clock, day)
 	homes := []int{0, 1, 2, 3}
 	var logs strings.Builder
-	d, err := homesim.Run(ctx, homesim.Config{Model: n, Homes: homes, Broker: homesim.Broker{URL: b.URL()}, Clock: clock,
+	d, err := homesim.Run(ctx, homesim.Config{Model: n, Homes: homes, Broker: homesim.Broker{URL: b.URL()}, Clock: clock, PV: pvs,
 		Until: day.Add(14 * time.Hour), Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestStreetOverMQTT(t *testing.T) {
 		t.Fatal("the day was not simulated whole")
 	}
 	for hi, hd := range d.Homes {
-		rep := tracecheck.Check(n, hi, hd.Trace)
+		rep := tracecheck.Check(n, hi, pvs[hi], hd.Trace)
 		if !rep.OK() {
 			t.Errorf("%s: replay: %v", hd.Home, rep.Violations)
 		}
@@ -159,4 +160,13 @@ func TestStreetOverMQTT(t *testing.T) {
 	} else {
 		d.WriteText(io.Discard)
 	}
+}
+
+// pvOf returns each home's PV profile.
+func pvOf(cfg *config.Config) [][]float64 {
+	out := make([][]float64, len(cfg.Neighbourhood.Homes))
+	for i, h := range cfg.Neighbourhood.Homes {
+		out[i] = h.PV
+	}
+	return out
 }

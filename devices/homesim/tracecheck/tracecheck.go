@@ -122,8 +122,9 @@ func bounds(h *devices.Home) (lo, hi []float64) {
 	return lo, hi
 }
 
-// Check replays trace tr of home hi of n.
-func Check(n *devices.Neighbourhood, hi int, tr *homesim.Trace) *Report {
+// Check replays trace tr of home hi of n, whose PV profile (kW per slot,
+// nil for none) is pv.
+func Check(n *devices.Neighbourhood, hi int, pv []float64, tr *homesim.Trace) *Report {
 	r := &Report{}
 	hz := n.Horizon
 	h := &n.Homes[hi]
@@ -161,8 +162,8 @@ func Check(n *devices.Neighbourhood, hi int, tr *homesim.Trace) *Report {
 		if st.BackgroundKWh < -1e-9 || st.PVKWh < -1e-9 {
 			r.bad("slot %d: negative base load %.6g or PV %.6g kWh", t, st.BackgroundKWh, st.PVKWh)
 		}
-		if h.PV != nil && st.PVKWh > h.PV[t]*simH+1e-9 {
-			r.bad("slot %d: PV gave %.6g kWh, more than its %.6g kW profile allows", t, st.PVKWh, h.PV[t])
+		if pvMax := at(pv, t); st.PVKWh > pvMax*simH+1e-9 {
+			r.bad("slot %d: PV gave %.6g kWh, more than its %.6g kW profile allows", t, st.PVKWh, pvMax)
 		}
 		imp, exp := math.Max(st.NetKWh, 0), math.Max(-st.NetKWh, 0)
 		if !near(imp, st.ImportKWh) || !near(exp, st.ExportKWh) {
@@ -256,6 +257,13 @@ func Check(n *devices.Neighbourhood, hi int, tr *homesim.Trace) *Report {
 	}
 	r.Missed = missed(hz, h, tr)
 	return r
+}
+
+func at(v []float64, t int) float64 {
+	if t < len(v) {
+		return v[t]
+	}
+	return 0
 }
 
 func nz(v float64) float64 {
