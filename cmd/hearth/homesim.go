@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homesim"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/internal/solve"
@@ -59,7 +60,7 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&publish, "publish", homesim.DefaultPublish, "how often (simulated) each home publishes its devices' state, besides every slot boundary")
 	fs.DurationVar(&step, "step", homesim.DefaultStep, "simulation step (simulated time)")
 	fs.StringVar(&serve, "serve", "", "start an embedded MQTT broker listening on ADDR (e.g. 127.0.0.1:1883) for the homes and their agents, when no broker is named")
-	fs.BoolVar(&compare, "compare", false, "also plan the day with perfect information (coordinated, solved centrally) and with every home alone, and report the day against both")
+	fs.BoolVar(&compare, "compare", false, "also plan the day with perfect information (coordinated, solved centrally, knowing the base load the homes will draw) and with every home alone, and report the day against both")
 	fs.BoolVar(&asJSON, "json", false, "print the day's report as JSON (with every home's trace)")
 	fs.StringVar(&logLevel, "log-level", "warn", "debug, info (every clamped command), warn or error")
 	fs.StringVar(&b.url, "broker", "", "MQTT broker URL (default the file's [broker] url; with neither, an embedded broker, see --serve)")
@@ -186,7 +187,8 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 	}
 	var refs []homesim.Reference
 	if compare {
-		if refs, err = dayReferences(ctx, file); err != nil {
+		sim := homesim.AsSimulated(n, homesim.Options{Noise: noise, Seed: seed}, homePV(cfg))
+		if refs, err = dayReferences(ctx, file, sim); err != nil {
 			fmt.Fprintf(e.stderr, "hearth home-sim: --compare: %v\n", err)
 			return exitFailed
 		}
@@ -223,11 +225,13 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// dayReferences plans the file's day with perfect information — the
-// coordinated optimum, solved centrally — and with every home alone (the
-// uncoordinated baseline), for the day report to compare with.
-func dayReferences(ctx context.Context, file string) ([]homesim.Reference, error) {
-	r, err := homesolve.Load(file, false, homesolve.Overrides{Global: "none", Rounds: -1})
+// dayReferences plans the day of n (the file's neighbourhood with the
+// base load the virtual homes will draw, homesim.AsSimulated) with
+// perfect information — the coordinated optimum, solved centrally by
+// bucket elimination — and with every home alone (the uncoordinated
+// baseline), for the day report to compare with.
+func dayReferences(ctx context.Context, file string, n *devices.Neighbourhood) ([]homesim.Reference, error) {
+	r, err := homesolve.New(file, n, homesolve.Overrides{Global: "none", Local: "be", Rounds: -1})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,11 +164,7 @@ func NewHome(n *devices.Neighbourhood, hi int, day, from time.Time, o Options) (
 		s.vals[p] = pr.Initial
 		s.drift[p] = pr.Drift / hz.Hours()
 	}
-	rng := rand.New(rand.NewPCG(o.Seed, nameHash(h.Name)))
-	s.noise = make([]float64, hz.Slots)
-	for t := range s.noise {
-		s.noise[t] = max(0, 1+o.Noise*rng.NormFloat64())
-	}
+	s.noise = noise(o.Seed, h.Name, o.Noise, hz.Slots)
 	for t := range hz.Slots {
 		s.meanLoad += s.gross(t) / float64(hz.Slots)
 	}
@@ -198,6 +195,40 @@ func NewHome(n *devices.Neighbourhood, hi int, day, from time.Time, o Options) (
 	s.trace = newTrace(n, hi, day)
 	s.observe()
 	return s, nil
+}
+
+// noise returns the base load's factor per slot of the home called name:
+// 1 + σ·z, z standard normal from the seed and the name, at least 0.
+func noise(seed uint64, name string, sigma float64, slots int) []float64 {
+	rng := rand.New(rand.NewPCG(seed, nameHash(name)))
+	out := make([]float64, slots)
+	for t := range out {
+		out[t] = max(0, 1+sigma*rng.NormFloat64())
+	}
+	return out
+}
+
+// AsSimulated returns a copy of n whose homes' backgrounds are the base
+// load the simulator will draw with o's noise and seed (net of each
+// home's PV, pv[h]): the neighbourhood a planner with perfect
+// information would plan.
+func AsSimulated(n *devices.Neighbourhood, o Options, pv [][]float64) *devices.Neighbourhood {
+	out := *n
+	out.Homes = slices.Clone(n.Homes)
+	for hi := range out.Homes {
+		h := &out.Homes[hi]
+		f := noise(o.Seed, h.Name, o.Noise, n.Horizon.Slots)
+		bg := make([]float64, len(h.Background))
+		for t := range bg {
+			p := 0.0
+			if hi < len(pv) && t < len(pv[hi]) {
+				p = pv[hi][t]
+			}
+			bg[t] = (h.Background[t]+p)*f[t] - p
+		}
+		h.Background = bg
+	}
+	return &out
 }
 
 func nameHash(s string) uint64 {

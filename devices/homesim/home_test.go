@@ -233,3 +233,30 @@ func TestDayStart(t *testing.T) {
 		}
 	}
 }
+
+// TestAsSimulated: the neighbourhood a perfect-information planner sees
+// has the base load the simulator draws, slot by slot.
+func TestAsSimulated(t *testing.T) {
+	n := load(t, street)
+	o := homesim.Options{PV: pv0, Noise: 0.3, Seed: 5}
+	m := homesim.AsSimulated(n, o, [][]float64{pv0})
+	h, err := homesim.NewHome(n, 0, day, day, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Advance(day.Add(4 * time.Hour))
+	tr := h.Trace()
+	for s := range 4 {
+		got := m.Homes[0].Background[s]
+		want := tr.Slots[s].BackgroundKWh - tr.Slots[s].PVKWh
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("slot %d: planner's background %.6f, simulated %.6f", s, got, want)
+		}
+	}
+	if n.Homes[0].Background[0] != 0.5-2.0 {
+		t.Errorf("AsSimulated changed the original: %v", n.Homes[0].Background)
+	}
+	if same := homesim.AsSimulated(n, homesim.Options{}, [][]float64{pv0}); !slices.Equal(same.Homes[0].Background, n.Homes[0].Background) {
+		t.Errorf("without noise: %v, want %v", same.Homes[0].Background, n.Homes[0].Background)
+	}
+}
