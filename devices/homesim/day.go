@@ -237,15 +237,22 @@ func (d *Day) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	for _, h := range d.Homes {
-		fmt.Fprintf(&b, "%-10s pays %.2f %s", h.Home, h.Bill, d.Currency)
+		var bills, peaks []string
 		for _, r := range refs {
 			for _, rh := range r.Homes {
 				if rh.Home == h.Home {
-					fmt.Fprintf(&b, " (%s %.2f)", r.Name, rh.Bill)
+					bills = append(bills, fmt.Sprintf("%s %.2f", r.Name, rh.Bill))
+					peaks = append(peaks, fmt.Sprintf("%s %.2f", r.Name, rh.PeakKW))
 				}
 			}
 		}
-		fmt.Fprintf(&b, "  peak %.2f kW  goals %d/%d", h.PeakKW, h.GoalsMet, h.GoalsTotal)
+		paren := func(l []string) string {
+			if len(l) == 0 {
+				return ""
+			}
+			return " (" + strings.Join(l, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "%-10s pays %.2f %s%s  peak %.2f kW%s  goals %d/%d", h.Home, h.Bill, d.Currency, paren(bills), h.PeakKW, paren(peaks), h.GoalsMet, h.GoalsTotal)
 		if h.Refusals > 0 {
 			fmt.Fprintf(&b, "  %d commands clamped", h.Refusals)
 		}
