@@ -46,7 +46,7 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 		cars                                              tripFlags
 		b                                                 brokerOptions
 	)
-	fs.StringVar(&file, "c", "", "the neighbourhood file (the same files `hearth run` reads)")
+	fs.StringVar(&file, "c", "", "the neighbourhood `FILE` (the same files hearth run reads)")
 	fs.StringVar(&home, "home", "", "the home to simulate")
 	fs.BoolVar(&all, "all", false, "simulate every home of the file (one MQTT client each) and report the street")
 	fs.StringVar(&nowS, "now", "", "simulated time at the start: RFC 3339, 2026-11-26T17:00 (local) or 17:00 (today) (default: the start of the file's next horizon)")
