@@ -37,6 +37,15 @@ type Config struct {
 	Publish Publish
 	// HomeFiles[h] is the file home h was read from.
 	HomeFiles []string
+	// Live is [live]; Devices[h] the live state of home h's devices that
+	// store energy or report plugged, and PV[h] its pv_kw per slot (nil
+	// without one), which the home's background is net of.
+	Live    Live
+	Devices [][]DeviceLive
+	PV      [][]float64
+	// SeriesFiles are the CSV files of series ([prices] import_file and
+	// export_file, a home's pv_file and background_file), absolute.
+	SeriesFiles map[SeriesKey]string
 }
 
 // Solver chooses the algorithms.
@@ -137,7 +146,17 @@ type loader struct {
 	dir  string
 	read func(string) ([]byte, error)
 	errs Errors
+	// opts are LoadWith's; fileStart is [horizon] start as the file
+	// writes it.
+	opts      LoadOptions
+	fileStart int
+	// series collects the series files (Config.SeriesFiles).
+	series map[SeriesKey]string
 }
+
+func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
+
+func dirOf(p string) string { return filepath.Dir(p) }
 
 // parse decodes one TOML file into a generic table, turning syntax errors
 // into an Error with the parser's line.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -255,6 +257,18 @@ func TestErrors(t *testing.T) {
 		{name: "sensor", nb: neighbourhood(""), home: home + "\n[[sensor]]\nlocation = \"ev\"\nproperty = \"charge\"\nresolution = -1\n", file: "/x/alder.toml", line: 13, key: "sensor[0].resolution", msg: "must be positive"},
 		{name: "home name", nb: neighbourhood(""), home: "name = \"al der\"\n", file: "/x/alder.toml", line: 1, key: "name", msg: "use letters"},
 		{name: "inline without name", nb: "[[home]]\nbackground_kw = 1\n", file: "/x/n.toml", line: 1, key: "home[0].name", msg: "needs a name"},
+		{name: "live stale", nb: neighbourhood("[live]\nstale = \"soon\"\n"), file: "/x/n.toml", line: 6, key: "live.stale", msg: "not a duration"},
+		{name: "live forget", nb: neighbourhood("[live]\nstale = \"2h\"\nforget = \"1h\"\n"), file: "/x/n.toml", line: 7, key: "live.forget", msg: "at least stale"},
+		{name: "live off plan", nb: neighbourhood("[live]\noff_plan_kwh = -1\n"), file: "/x/n.toml", line: 6, key: "live.off_plan_kwh", msg: "positive energy"},
+		{name: "live window", nb: neighbourhood("[live]\n[coordination]\nwindows = [[1, 3]]\n"), file: "/x/n.toml", line: 7, key: "coordination.windows[0]", msg: "clock times on the 60-minute slot grid"},
+		{name: "live key", nb: neighbourhood("[live]\nstael = \"1h\"\n"), file: "/x/n.toml", line: 6, key: "live.stael", msg: `did you mean "stale"`},
+		{name: "soc unit", nb: neighbourhood(""), home: home + "soc = { topic = \"evcc/loadpoints/1/vehicleSoc\", unit = \"V\" }\n", file: "/x/alder.toml", line: 9, key: "device[0].soc.unit", msg: `want "kWh" or "%"`},
+		{name: "soc topic", nb: neighbourhood(""), home: home + "soc = { topic = \"evcc/+/soc\" }\n", file: "/x/alder.toml", line: 9, key: "device[0].soc.topic", msg: "without wildcards"},
+		{name: "soc field", nb: neighbourhood(""), home: home + "soc = { topic = \"a/b\", field = \"x..y\" }\n", file: "/x/alder.toml", line: 9, key: "device[0].soc.field", msg: "JSON field path"},
+		{name: "soc no topic", nb: neighbourhood(""), home: home + "soc = { unit = \"%\" }\n", file: "/x/alder.toml", line: 9, key: "device[0].soc.topic", msg: "give the MQTT topic"},
+		{name: "soc key", nb: neighbourhood(""), home: home + "soc = { topic = \"a/b\", units = \"%\" }\n", file: "/x/alder.toml", line: 9, key: "device[0].soc.units", msg: `did you mean "unit"`},
+		{name: "soc of a dishwasher", nb: neighbourhood(""), home: home + "\n[[device]]\nname = \"dw\"\nkind = \"dishwasher\"\nsoc = { topic = \"a/b\" }\n", file: "/x/alder.toml", line: 13, key: "device[1].soc", msg: "stores no energy"},
+		{name: "plugged battery", nb: neighbourhood(""), home: home + "\n[[device]]\nname = \"b\"\nkind = \"home_battery\"\nplugged = { topic = \"a/b\" }\n", file: "/x/alder.toml", line: 13, key: "device[1].plugged", msg: "not an EV charger"},
 		{name: "custom action", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = \"2\" }]\n", file: "/x/alder.toml", line: 3, key: "device[0].actions[0].power_kw", msg: "want a number"},
 	}
 	for _, tc := range tests {
@@ -319,6 +333,7 @@ func FuzzLoad(f *testing.F) {
 		neighbourhood("[coordination]\nlevels = 2\nwindows = [[\"17:00\", \"21:00\"]]\n[objective]\npeak = 0.1\n[feeder]\nlimit_kw = 30\n"),
 		"[[home]]\nname = \"a\"\nrules = [\"x t geq 1 before 3\"]\n[[home.device]]\nname = \"x\"\nactions = [{name=\"on\", power_kw=1, effects={t=1}}]\n[[home.sensor]]\nlocation = \"x\"\nproperty = \"t\"\n",
 		"homes = [\"alder.toml\"]\n[horizon]\nslots = 3\ndynamics = \"shds\"\n[prices]\nperiods = [{from=\"01:00\", to=\"02:00\", price=2}]\n",
+		neighbourhood("[live]\nstale = \"10m\"\nforget = \"1h\"\noff_plan_kwh = 0.5\n[prices]\nperiods = [{from=\"23:00\", to=\"06:00\", price=0.1}]\n"),
 	} {
 		f.Add([]byte(s), []byte(home))
 	}
@@ -553,5 +568,71 @@ pv_kw = [3.0, 0.0, 1.0]
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.body, err, tc.want)
 		}
+	}
+}
+
+// TestLive reads [live] and a device's live sources, and checks that a
+// live neighbourhood is read as a rolling horizon: a price period across
+// midnight, a goal at slot 0's start meaning the next day's, and per-slot
+// values rotated to a moved start.
+func TestLive(t *testing.T) {
+	hm := home + "soc = { topic = \"evcc/loadpoints/1/vehicleSoc\", unit = \"%\", field = \"data.soc\" }\nplugged = { topic = \"evcc/loadpoints/1/connected\" }\n" +
+		"\n[[device]]\nname = \"bat\"\nkind = \"home_battery\"\n"
+	nb := `homes = ["alder.toml"]
+[horizon]
+start = "17:00"
+slots = 4
+[prices]
+per_slot = [1, 2, 3, 4]
+periods = [{ from = "19:00", to = "18:00", price = 9 }]
+[live]
+stale = "10m"
+command_grace = "1m"
+`
+	nb = strings.Replace(nb, "per_slot = [1, 2, 3, 4]\n", "", 1)
+	fsys := files{"/x/alder.toml": strings.Replace(hm, "before 07:00", "before 17:00", 1)}
+	cfg, err := config.Parse("/x/n.toml", []byte(nb), fsys.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := cfg.Live
+	if !lv.On || lv.Stale != 10*time.Minute || lv.Forget != config.DefaultForget || lv.OffPlanKWh != config.DefaultOffPlanKWh || lv.CommandGrace != time.Minute {
+		t.Errorf("[live] %+v", lv)
+	}
+	if d := cfg.Devices[0]; len(d) != 2 || d[0].Property != "charge" || d[0].Full != 60 || !d[0].EV || d[0].SoC == nil ||
+		*d[0].SoC != (config.Source{Topic: "evcc/loadpoints/1/vehicleSoc", Unit: "%", Field: "data.soc"}) ||
+		d[0].Plugged == nil || d[0].Plugged.Topic != "evcc/loadpoints/1/connected" ||
+		d[1].Property != "soc" || d[1].Full != 13.5 || d[1].EV || d[1].SoC != nil {
+		t.Errorf("devices %+v", cfg.Devices)
+	}
+	n := cfg.Neighbourhood
+	// 19:00–18:00 wraps: every slot but 18:00–19:00 (slot 1).
+	if want := []float64{9, config.DefaultPrice, 9, 9}; !slices.Equal(n.Prices, want) {
+		t.Errorf("prices %v, want %v", n.Prices, want)
+	}
+	// "before 17:00" from a 17:00 start is the next day's: past the
+	// 4-slot horizon, so left out.
+	for _, r := range n.Homes[0].Rules {
+		if strings.HasPrefix(r.Text, "charge geq 40") {
+			t.Errorf("a goal past the horizon kept: %+v", r)
+		}
+	}
+	// Moved to 19:00, per-slot values rotate: the file's slot 2 (19:00)
+	// is slot 0.
+	dir := t.TempDir()
+	nb2 := strings.Replace(nb, "periods = [{ from = \"19:00\", to = \"18:00\", price = 9 }]", "per_slot = [1, 2, 3, 4]", 1)
+	if err := os.WriteFile(filepath.Join(dir, "n.toml"), []byte(nb2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "alder.toml"), []byte(strings.Replace(home, "background_kw = 0.4", "background_kw = [0.1, 0.2, 0.3, 0.4]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = config.LoadWith(filepath.Join(dir, "n.toml"), config.LoadOptions{Rolling: true, Start: 19 * 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = cfg.Neighbourhood
+	if n.Horizon.Start != 19*60 || !slices.Equal(n.Prices, []float64{3, 4, 1, 2}) || !slices.Equal(n.Homes[0].Background, []float64{0.3, 0.4, 0.1, 0.2}) {
+		t.Errorf("start %d, prices %v, background %v", n.Horizon.Start, n.Prices, n.Homes[0].Background)
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +13,9 @@ import (
 // errors can name the file, line and key.
 type homeSrc struct {
 	src     *source
-	path    string   // key prefix of the home: "" for a home file, "home[i]" inline
+	path    string // key prefix of the home: "" for a home file, "home[i]" inline
+	live    []DeviceLive
+	pv      []float64
 	devices []string // per device
 	props   []string // per property
 	rules   []string // per rule
@@ -22,6 +25,7 @@ func (hs *homeSrc) key(k string) string { return join(hs.path, k) }
 
 // homeReader builds one home.
 type homeReader struct {
+	l     *loader
 	n     *node
 	hz    devices.Horizon
 	ck    clock
@@ -41,7 +45,7 @@ type bounds struct {
 }
 
 func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (devices.Home, *homeSrc) {
-	r := &homeReader{n: n, hz: hz, ck: ck, hs: &homeSrc{src: n.src, path: n.path}, props: map[[2]string]int{}, bounds: map[[2]string]bounds{}}
+	r := &homeReader{l: l, n: n, hz: hz, ck: ck, hs: &homeSrc{src: n.src, path: n.path}, props: map[[2]string]int{}, bounds: map[[2]string]bounds{}}
 	r.h.Name = defName
 	if s, ok := n.str("name"); ok {
 		r.h.Name = s
@@ -53,6 +57,11 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.background()
 	r.pv()
+	if r.l.series != nil {
+		for _, k := range []string{"pv_file", "background_file"} {
+			r.l.seriesFile(n, k, SeriesKey{Home: r.h.Name, What: strings.TrimSuffix(k, "_file")}, r.l.series)
+		}
+	}
 	if rules, ok := n.strs("rules"); ok {
 		for i, text := range rules {
 			r.rule(text, index(n.key("rules"), i), "")
@@ -66,7 +75,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.percentGoals()
 	r.addBounds()
-	n.done("name", "background_kw", "pv_kw", "rules", "device", "sensor")
+	n.done("name", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor")
 	return r.h, r.hs
 }
 
@@ -92,7 +101,7 @@ func (r *homeReader) background() {
 		r.n.errorf("background_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(bg), H)
 		return
 	}
-	copy(r.h.Background, bg)
+	copy(r.h.Background, r.l.rotate(bg, r.ck))
 }
 
 // pv reads pv_kw, the rooftop PV forecast (kW per slot, or one number
@@ -120,8 +129,9 @@ func (r *homeReader) pv() {
 			r.n.errorf("pv_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(vals), H)
 			return
 		}
-		copy(pv, vals)
+		copy(pv, r.l.rotate(vals, r.ck))
 	}
+	r.hs.pv = pv
 	for t, p := range pv {
 		if p < 0 || p > 1e6 {
 			r.n.errorf("pv_kw", "%g kW in slot %d: PV output is a non-negative power", p, t)
@@ -148,6 +158,9 @@ func (r *homeReader) rule(text, key, loc string) {
 		parsed = strings.Join(f, " ")
 	}
 	rule, err := devices.ParseRule(parsed, devices.RuleSyntax{Location: loc, Time: r.ck.goalBoundary})
+	if errors.Is(err, errBeyond) {
+		return
+	}
 	if err != nil {
 		r.hs.src.errorf(key, "%v", err)
 		return
@@ -205,6 +218,7 @@ func (r *homeReader) device(n *node) {
 	size, _ := n.str("size")
 	var dev devices.Device
 	var props []devices.Property
+	var entry *devices.Entry
 	switch {
 	case hasKind && n.has("actions"):
 		n.errorf("actions", "give either kind (a catalogue entry) or actions (a custom device), not both")
@@ -221,7 +235,7 @@ func (r *homeReader) device(n *node) {
 				msg = fmt.Sprintf("unknown device kind %q; did you mean %q?", kind, c)
 			}
 			n.errorf(k, "%s", msg)
-			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules"}, sizingKeys...)...)
+			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "soc", "plugged"}, sizingKeys...)...)
 			return
 		}
 		if sz, key, ok := sizing(n); ok {
@@ -233,6 +247,7 @@ func (r *homeReader) device(n *node) {
 			}
 		}
 		dev, props = e.Instantiate(name, loc, r.hz.SlotMinutes)
+		entry = &e
 		for _, p := range props {
 			r.bounds[[2]string{p.Location, p.Name}] = bounds{entry: e, key: n.key("kind")}
 		}
@@ -243,10 +258,11 @@ func (r *homeReader) device(n *node) {
 		dev, props = r.custom(n, name, loc)
 	default:
 		n.errorf("kind", "a device needs kind = \"…\" (one of %s) or actions = [{name = \"off\", power_kw = 0}, …]", strings.Join(devices.Kinds(), ", "))
-		n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions")
+		n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "soc", "plugged")
 		return
 	}
 	r.overrides(n, name, props)
+	r.deviceLive(n, name, props, entry)
 	r.h.Devices = append(r.h.Devices, dev)
 	r.hs.devices = append(r.hs.devices, n.path)
 	for _, p := range props {
@@ -257,7 +273,7 @@ func (r *homeReader) device(n *node) {
 			r.rule(text, index(n.key("rules"), i), name)
 		}
 	}
-	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions"}, sizingKeys...)...)
+	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "soc", "plugged"}, sizingKeys...)...)
 }
 
 // sizingKeys are a sizable catalogue device's parameters

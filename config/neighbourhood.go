@@ -18,7 +18,8 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 		return nil
 	}
 	n := &devices.Neighbourhood{Units: devices.Units{Power: "kW", PowerScale: 1, Currency: "$", PriceScale: 1}}
-	cfg := &Config{File: path, Neighbourhood: n}
+	cfg := &Config{File: path, Neighbourhood: n, SeriesFiles: map[SeriesKey]string{}}
+	l.series = cfg.SeriesFiles
 	n.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if s, ok := root.str("name"); ok {
 		n.Name = s
@@ -32,6 +33,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 	cfg.Broker = l.broker(root)
 	cfg.Run = l.run(root)
 	cfg.Publish = l.publish(root)
+	cfg.Live = l.live(root)
 	var srcs []*homeSrc
 	if files, ok := root.strs("homes"); ok {
 		for i, f := range files {
@@ -54,6 +56,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 			n.Homes = append(n.Homes, h)
 			srcs = append(srcs, hs)
 			cfg.HomeFiles = append(cfg.HomeFiles, p)
+			cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
 		}
 	}
 	for _, hn := range root.tables("home") {
@@ -61,13 +64,14 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 		n.Homes = append(n.Homes, h)
 		srcs = append(srcs, hs)
 		cfg.HomeFiles = append(cfg.HomeFiles, path)
+		cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
 	}
 	if !root.has("homes") && !root.has("home") {
 		root.src.errorf("", "no homes: list home files in homes = [\"a.toml\", …] or add [[home]] tables")
 	}
 	l.neighbours(root, n, srcs)
 	l.discoveryNames(root, cfg)
-	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker", "run", "publish")
+	root.done("name", "homes", "home", "neighbours", "horizon", "prices", "coordination", "objective", "feeder", "solver", "broker", "run", "publish", "live")
 	if len(l.errs) > 0 {
 		return cfg
 	}
@@ -106,8 +110,17 @@ func (l *loader) horizon(root *node, n *devices.Neighbourhood) clock {
 		}
 		t.done("slots", "slot", "start", "dynamics")
 	}
+	l.fileStart = hz.Start
+	if !l.opts.Rolling && root.has("live") {
+		// A live neighbourhood is always read as a rolling horizon, here
+		// from the file's own start.
+		l.opts = LoadOptions{Rolling: true, Start: hz.Start}
+	}
+	if l.opts.Rolling {
+		hz.Start = ((l.opts.Start % 1440) + 1440) % 1440
+	}
 	n.Horizon = hz
-	return clock{start: hz.Start, slot: hz.SlotMinutes, slots: hz.Slots}
+	return clock{start: hz.Start, slot: hz.SlotMinutes, slots: hz.Slots, rolling: l.opts.Rolling}
 }
 
 // prices reads [prices]: per_slot, or default with periods.
@@ -131,7 +144,7 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		if len(ps) != H {
 			t.errorf("per_slot", "%d prices for %d slots: give one price per slot", len(ps), H)
 		} else {
-			copy(n.Prices, ps)
+			copy(n.Prices, l.rotate(ps, ck))
 		}
 	}
 	if d, ok := t.num("default"); ok {
@@ -146,6 +159,10 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		if !okf || !okt || !okp {
 			p.errorf("", "a period needs from = \"HH:MM\", to = \"HH:MM\" and price = number")
 			p.done("from", "to", "price")
+			continue
+		}
+		if ck.rolling {
+			l.rollingPeriod(p, n.Prices, ck, from, to, price)
 			continue
 		}
 		a, err := ck.boundary(from)
@@ -166,14 +183,16 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		}
 		p.done("from", "to", "price")
 	}
-	l.exportPrices(t, n)
-	t.done("per_slot", "default", "periods", "currency", "export_per_slot", "export_default")
+	l.exportPrices(t, n, ck)
+	l.seriesFile(t, "import_file", SeriesKey{What: "import"}, l.series)
+	l.seriesFile(t, "export_file", SeriesKey{What: "export"}, l.series)
+	t.done("per_slot", "default", "periods", "currency", "export_per_slot", "export_default", "import_file", "export_file")
 }
 
 // exportPrices reads what feeding power back earns: export_per_slot, or
 // export_default for every slot. Without either, feed-in earns the price
 // (the behaviour before export prices existed).
-func (l *loader) exportPrices(t *node, n *devices.Neighbourhood) {
+func (l *loader) exportPrices(t *node, n *devices.Neighbourhood, ck clock) {
 	H := n.Horizon.Slots
 	if ps, ok := t.nums("export_per_slot"); ok {
 		if t.has("export_default") {
@@ -183,7 +202,7 @@ func (l *loader) exportPrices(t *node, n *devices.Neighbourhood) {
 			t.errorf("export_per_slot", "%d export prices for %d slots: give one per slot", len(ps), H)
 			return
 		}
-		n.ExportPrices = ps
+		n.ExportPrices = l.rotate(ps, ck)
 	}
 	if d, ok := t.num("export_default"); ok {
 		n.ExportPrices = make([]float64, H)
@@ -234,6 +253,8 @@ func (l *loader) coordination(root *node, n *devices.Neighbourhood, ck clock) nb
 	switch {
 	case t.has("windows") && t.has("every"):
 		t.errorf("windows", "give either windows or every, not both")
+	case t.has("windows") && ck.rolling:
+		l.rollingWindows(t, n, ck, &keys)
 	case t.has("windows"):
 		ws, _ := t.list("windows")
 		for i, w := range ws {
@@ -481,5 +502,89 @@ func (l *loader) neighbours(root *node, n *devices.Neighbourhood, srcs []*homeSr
 			seen[[2]int{a, b}] = true
 			n.Links = append(n.Links, [2]int{a, b})
 		}
+	}
+}
+
+// rollingPeriod applies a price period on a rolling horizon: every slot
+// whose start lies in [from, to) on the clock (wrapping past midnight)
+// takes the price, whichever day it falls on.
+func (l *loader) rollingPeriod(p *node, prices []float64, ck clock, from, to string, price float64) {
+	a, err := parseClock(from)
+	if err != nil {
+		p.errorf("from", "%v", err)
+		return
+	}
+	b, err := parseClock(to)
+	if err != nil {
+		p.errorf("to", "%v", err)
+		return
+	}
+	a, b = a%1440, b%1440
+	for s := range prices {
+		m := (ck.start + s*ck.slot) % 1440
+		if a < b && m >= a && m < b || a > b && (m >= a || m < b) || a == b {
+			prices[s] = price
+		}
+	}
+	p.done("from", "to", "price")
+}
+
+// rollingWindows reads coordination windows on a rolling horizon: each
+// [from, to] is a daily span of clock times (wrapping past midnight), and
+// the horizon's windows are the runs of consecutive slots whose starts
+// fall in the same span; slots in no span belong to no window.
+func (l *loader) rollingWindows(t *node, n *devices.Neighbourhood, ck clock, keys *nbKeys) {
+	ws, _ := t.list("windows")
+	type span struct {
+		a, b int
+		key  string
+	}
+	var spans []span
+	for i, w := range ws {
+		k := index(t.key("windows"), i)
+		pair, ok := w.([]any)
+		if !ok || len(pair) != 2 {
+			t.src.errorf(k, "a window is a pair [from, to] of clock times \"HH:MM\" (a rolling horizon has no fixed slot numbers)")
+			continue
+		}
+		var m [2]int
+		good := true
+		for j, v := range pair {
+			s, isStr := v.(string)
+			c, err := parseClock(s)
+			if !isStr || err != nil || (c-ck.start)%ck.slot != 0 {
+				t.src.errorf(k, "want clock times on the %d-minute slot grid (\"HH:MM\"), got %v", ck.slot, v)
+				good = false
+				break
+			}
+			m[j] = c % 1440
+		}
+		if good {
+			spans = append(spans, span{m[0], m[1], k})
+		}
+	}
+	in := func(s span, c int) bool {
+		return s.a < s.b && c >= s.a && c < s.b || s.a > s.b && (c >= s.a || c < s.b) || s.a == s.b
+	}
+	cur, from := -1, 0
+	for slot := 0; slot <= n.Horizon.Slots; slot++ {
+		w := -1
+		if slot < n.Horizon.Slots {
+			c := (ck.start + slot*ck.slot) % 1440
+			for i, s := range spans {
+				if in(s, c) {
+					w = i
+					break
+				}
+			}
+		}
+		if w == cur && slot < n.Horizon.Slots {
+			continue
+		}
+		if cur >= 0 {
+			n.Windows = append(n.Windows, devices.Window{From: from, To: slot})
+			keys.windows = append(keys.windows, spans[cur].key)
+		}
+		cur, from = w, slot
 	}
 }

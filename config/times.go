@@ -12,6 +12,8 @@ type clock struct {
 	start int // minutes after midnight of boundary 0
 	slot  int // minutes per slot
 	slots int
+	// rolling: a goal time past the horizon is errBeyond (LoadOptions).
+	rolling bool
 }
 
 // parseClock reads "HH:MM" (00:00 to 24:00).
@@ -43,7 +45,15 @@ func (c clock) goalBoundary(tok string) (int, error) {
 		return 0, fmt.Errorf("time %q: write HH:MM or a slot number", tok)
 	}
 	d := ((m-c.start)%1440 + 1440) % 1440
+	if d == 0 && c.rolling {
+		// On a rolling horizon slot 0 holds now: a goal at its start is
+		// the next day's.
+		d = 1440
+	}
 	b := (d + c.slot - 1) / c.slot
+	if b > c.slots && c.rolling {
+		return 0, errBeyond
+	}
 	if b > c.slots {
 		return 0, fmt.Errorf("time %s is outside the horizon %s–%s", tok, fmtClock(c.start), fmtClock(c.start+c.slots*c.slot))
 	}

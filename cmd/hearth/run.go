@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/internal/daemon"
+	liveclock "github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mva"
@@ -35,6 +36,9 @@ type runOptions struct {
 	homeAssistant      bool
 	discovery          string
 	watch              time.Duration
+	// Clock of a home with [live]: --now, --epoch, --speed.
+	now, epoch string
+	speed      float64
 }
 
 // homes reports whether the flags name a home of a neighbourhood rather
@@ -66,7 +70,16 @@ plan, retained:
   <prefix>/cmd/<home>               {"round": "ID", "at": TIME, "from": HOME}: a home asks for round ID
   <prefix>/home/<home>/plan/<device>  the device's action and kW per slot
   <prefix>/home/<home>/load         the home's planned draw per slot
-  homeassistant/sensor/<home>/...   Home Assistant discovery ([publish], --home-assistant)`
+  homeassistant/sensor/<home>/...   Home Assistant discovery ([publish], --home-assistant)
+
+With [live] in the file the home also reads its devices' state and the
+published series, plans on a rolling horizon (slot 0 holds the clock), runs
+a round every slot and when its inputs move, and publishes each device's
+command for the current slot (README.md, "Live homes"; --now, --epoch and
+--speed set its clock):
+
+  <prefix>/home/<home>/state/<device>    {"time": …, "charge": 31.5, "plugged": true} (in)
+  <prefix>/home/<home>/command/<device>  {"round", "slot_start", "slot_end", "expires", "action", "power_kw"} (out, retained)`
 
 func runRun(ctx context.Context, e *env, args []string) int {
 	var o runOptions
@@ -84,6 +97,9 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&o.home, "home", "", "homes: the home this process runs (its name in the neighbourhood)")
 	fs.BoolVar(&o.homeAssistant, "home-assistant", false, "homes: publish Home Assistant discovery configurations too (default [publish] home_assistant)")
 	fs.StringVar(&o.discovery, "discovery-prefix", "", "homes: Home Assistant's discovery prefix (default [publish] discovery_prefix, or homeassistant)")
+	fs.StringVar(&o.now, "now", "", "homes with [live]: the time the home's clock shows at start (RFC 3339; default the wall clock), for tests and demonstrations")
+	fs.StringVar(&o.epoch, "epoch", "", "homes with [live]: the wall-clock time at which the clock shows --now (RFC 3339; default the process's start): give every home of a street the same")
+	fs.Float64Var(&o.speed, "speed", 1, "homes with [live]: how many times faster than the wall clock the home's clock runs (with --now)")
 	fs.DurationVar(&o.watch, "watch", 3*time.Second, "homes: how often to look for changed input files; a change that holds still for one look is loaded and starts a round (0: never)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -206,7 +222,30 @@ func (o *runOptions) checkHome() error {
 	case o.watch < 0:
 		return errors.New("--watch must not be negative (0 never looks for changed files)")
 	}
+	if _, err := o.clock(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// clock is the clock of --now, --epoch and --speed (nil: the wall clock).
+func (o *runOptions) clock() (*liveclock.Clock, error) {
+	if o.now == "" && o.epoch == "" && o.speed == 1 {
+		return nil, nil
+	}
+	now, err := liveclock.ParseNow(o.now)
+	if err != nil {
+		return nil, fmt.Errorf("--now %q: %w", o.now, err)
+	}
+	epoch, err := liveclock.ParseNow(o.epoch)
+	if err != nil {
+		return nil, fmt.Errorf("--epoch %q: %w", o.epoch, err)
+	}
+	c, err := liveclock.NewClock(now, epoch, o.speed, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--speed: %w", err)
+	}
+	return c, nil
 }
 
 // daemonExit is the exit code of an error building a daemon: 2 for the

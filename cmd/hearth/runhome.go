@@ -80,6 +80,10 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	if flags["home-assistant"] {
 		hc.HomeAssistant = &o.homeAssistant
 	}
+	if hc.Clock, err = o.clock(); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
+	}
 	if flags["discovery-prefix"] {
 		hc.DiscoveryPrefix = &o.discovery
 	}

@@ -572,6 +572,9 @@ func TestRunHomeUsage(t *testing.T) {
 		{"discovery prefix", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--discovery-prefix", "ha/#"}, exitUsage, "--discovery-prefix"},
 		{"watch", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--watch", "-1s"}, exitUsage, "--watch"},
 		{"once", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--once"}, exitUsage, "--run-id"},
+		{"now", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--now", "06:00"}, exitUsage, "--now \"06:00\": want an RFC 3339 time"},
+		{"epoch", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--epoch", "soon"}, exitUsage, "--epoch \"soon\""},
+		{"speed", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--now", "2026-11-26T06:00:00Z", "--speed", "0"}, exitUsage, "--speed: speed 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -215,6 +215,21 @@ func Load(path string, shdsFile bool, o Overrides) (*Run, error) {
 	return r, nil
 }
 
+// FromConfig is Load for a configuration already read (config.LoadWith,
+// and changed by the caller: `hearth run`'s live homes put their state and
+// series into it), named path in messages.
+func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
+	r := &Run{path: path, opts: o, cfg: cfg}
+	s := cfg.Solver
+	r.global, r.local, r.table, r.gpu, r.seed = s.Global, s.Local, s.Table, s.GPU, s.Seed
+	r.params, r.timeout = maps.Clone(s.Params), s.Timeout
+	if err := r.compile(cfg.Neighbourhood); err != nil {
+		return nil, err
+	}
+	r.override(o)
+	return r, nil
+}
+
 // fitSHDS adapts the defaults to the SHDS instance where the command line
 // left them open.
 //
@@ -603,6 +618,22 @@ func (r *Run) HomePublications(assign []int, home int, o report.PublishOptions) 
 	if len(assign) != len(r.Problem().Variables) {
 		return nil, fmt.Errorf("assignment has %d values for %d variables", len(assign), len(r.Problem().Variables))
 	}
+	plan, err := r.HomePlan(assign, home)
+	if err != nil {
+		return nil, err
+	}
+	return report.Publications(r.Model(), []report.HomePlan{plan}, r.publishDefaults(o))
+}
+
+// HomePlan is one home's plan (its devices' actions and kW per slot) in
+// an assignment that needs values for the home's variables only.
+func (r *Run) HomePlan(assign []int, home int) (report.HomePlan, error) {
+	if home < 0 || home >= len(r.compiled.Homes) {
+		return report.HomePlan{}, fmt.Errorf("home %d of %d", home, len(r.compiled.Homes))
+	}
+	if len(assign) != len(r.Problem().Variables) {
+		return report.HomePlan{}, fmt.Errorf("assignment has %d values for %d variables", len(assign), len(r.Problem().Variables))
+	}
 	hc := &r.compiled.Homes[home]
 	hs := devices.HomeSchedule{Actions: make([][]int, len(hc.Actions))}
 	for d, row := range hc.Actions {
@@ -611,11 +642,7 @@ func (r *Run) HomePublications(assign []int, home int, o report.PublishOptions) 
 			hs.Actions[d][t] = assign[v]
 		}
 	}
-	plan, err := report.PlanOf(r.Model(), home, hs)
-	if err != nil {
-		return nil, err
-	}
-	return report.Publications(r.Model(), []report.HomePlan{plan}, r.publishDefaults(o))
+	return report.PlanOf(r.Model(), home, hs)
 }
 
 func (r *Run) publishDefaults(o report.PublishOptions) report.PublishOptions {

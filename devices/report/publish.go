@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,21 @@ type PublishOptions struct {
 	// DiscoveryPrefix is Home Assistant's discovery prefix; "" means
 	// DefaultDiscoveryPrefix.
 	DiscoveryPrefix string
+	// Meta, when set, says which round made the plans, when, and until
+	// when they hold (`hearth run` with [live]).
+	Meta PlanMeta
+	// Availability, when set, is the topic on which the home says
+	// online and offline (its last will): Home Assistant shows the
+	// entities unavailable while it says offline.
+	Availability string
+}
+
+// PlanMeta is the provenance of a plan: the round that made it, when (RFC
+// 3339), and the end of its horizon, after which it says nothing.
+type PlanMeta struct {
+	Round      string `json:"round,omitempty"`
+	Created    string `json:"created,omitempty"`
+	ValidUntil string `json:"valid_until,omitempty"`
 }
 
 // Defaults of PublishOptions.
@@ -43,6 +59,7 @@ const (
 
 // PlanPayload is the retained JSON of <prefix>/home/<home>/plan/<device>.
 type PlanPayload struct {
+	PlanMeta
 	Home        string     `json:"home"`
 	Device      string     `json:"device"`
 	Kind        string     `json:"kind,omitempty"`
@@ -64,6 +81,7 @@ type PlanSlot struct {
 
 // LoadPayload is the retained JSON of <prefix>/home/<home>/load.
 type LoadPayload struct {
+	PlanMeta
 	Home        string     `json:"home"`
 	SlotMinutes int        `json:"slot_minutes"`
 	EnergyKWh   float64    `json:"energy_kwh"`
@@ -140,7 +158,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 			if len(d.Actions) != hz.Slots || len(d.KW) != hz.Slots {
 				return nil, fmt.Errorf("publish: home %s device %s: %d actions for %d slots", p.Home, d.Device, len(d.Actions), hz.Slots)
 			}
-			pl := PlanPayload{Home: p.Home, Device: d.Device, Kind: d.Kind, SlotMinutes: hz.SlotMinutes}
+			pl := PlanPayload{PlanMeta: o.Meta, Home: p.Home, Device: d.Device, Kind: d.Kind, SlotMinutes: hz.SlotMinutes}
 			for t := range hz.Slots {
 				s := slot(t)
 				s.Action, s.KW = d.Actions[t], d.KW[t]
@@ -152,7 +170,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 			}
 			if o.HomeAssistant {
 				id := "hearth_" + objectID(p.Home) + "_" + objectID(d.Device)
-				cfg := haSensor(p.Home, d.Device+" plan", id, topic, currentTemplate("action", "value_json.slots[0].action"))
+				cfg := haSensor(p.Home, d.Device+" plan", id, topic, currentTemplate("action", "value_json.slots[0].action"), o.Availability)
 				cfg.Icon = "mdi:calendar-clock"
 				if err := add(&configs, DiscoveryTopic(disc, p.Home, id), cfg); err != nil {
 					return nil, err
@@ -162,7 +180,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 		if len(p.LoadKW) != hz.Slots {
 			return nil, fmt.Errorf("publish: home %s: %d load values for %d slots", p.Home, len(p.LoadKW), hz.Slots)
 		}
-		lp := LoadPayload{Home: p.Home, SlotMinutes: hz.SlotMinutes, EnergyKWh: p.EnergyKWh, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW}
+		lp := LoadPayload{PlanMeta: o.Meta, Home: p.Home, SlotMinutes: hz.SlotMinutes, EnergyKWh: p.EnergyKWh, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW}
 		for t := range hz.Slots {
 			s := slot(t)
 			s.KW = p.LoadKW[t]
@@ -174,7 +192,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 		}
 		if o.HomeAssistant {
 			id := "hearth_" + objectID(p.Home) + "_load"
-			cfg := haSensor(p.Home, "planned load", id, topic, currentTemplate("kw", "0"))
+			cfg := haSensor(p.Home, "planned load", id, topic, currentTemplate("kw", "0"), o.Availability)
 			cfg.Unit, cfg.DeviceClass, cfg.StateClass, cfg.Icon = "kW", "power", "measurement", "mdi:transmission-tower"
 			if err := add(&configs, DiscoveryTopic(disc, p.Home, id), cfg); err != nil {
 				return nil, err
@@ -200,19 +218,48 @@ func add(out *[]Publication, topic string, v any) error {
 }
 
 // HASensor is a Home Assistant MQTT discovery configuration of a sensor
-// (https://www.home-assistant.io/integrations/sensor.mqtt/).
+// (https://www.home-assistant.io/integrations/sensor.mqtt/). It names
+// the entity by default_entity_id ("sensor.<id>"), which replaces the
+// object_id that Home Assistant 2026.4 no longer reads.
 type HASensor struct {
-	Name                string   `json:"name"`
-	UniqueID            string   `json:"unique_id"`
-	ObjectID            string   `json:"object_id"`
-	StateTopic          string   `json:"state_topic"`
-	ValueTemplate       string   `json:"value_template"`
-	JSONAttributesTopic string   `json:"json_attributes_topic"`
-	Unit                string   `json:"unit_of_measurement,omitempty"`
-	DeviceClass         string   `json:"device_class,omitempty"`
-	StateClass          string   `json:"state_class,omitempty"`
-	Icon                string   `json:"icon,omitempty"`
-	Device              HADevice `json:"device"`
+	Name                   string           `json:"name"`
+	UniqueID               string           `json:"unique_id"`
+	DefaultEntityID        string           `json:"default_entity_id"`
+	StateTopic             string           `json:"state_topic"`
+	ValueTemplate          string           `json:"value_template"`
+	JSONAttributesTopic    string           `json:"json_attributes_topic"`
+	JSONAttributesTemplate string           `json:"json_attributes_template"`
+	Availability           []HAAvailability `json:"availability,omitempty"`
+	Unit                   string           `json:"unit_of_measurement,omitempty"`
+	DeviceClass            string           `json:"device_class,omitempty"`
+	StateClass             string           `json:"state_class,omitempty"`
+	Icon                   string           `json:"icon,omitempty"`
+	Device                 HADevice         `json:"device"`
+}
+
+// HAAvailability is one entry of a discovery configuration's
+// availability list: the entity is available while topic says online.
+type HAAvailability struct {
+	Topic               string `json:"topic"`
+	PayloadAvailable    string `json:"payload_available"`
+	PayloadNotAvailable string `json:"payload_not_available"`
+}
+
+// AttributeSlots is how many slots of a plan the entities' attributes
+// hold: Home Assistant does not record attributes above 16 KiB, and a
+// plan of many slots would pass it (TestAttributesSize).
+const AttributeSlots = 48
+
+// attributesTemplate keeps a plan's provenance and its first
+// AttributeSlots slots as the entity's attributes.
+var attributesTemplate = "{{ {'round': value_json.round, 'created': value_json.created, 'valid_until': value_json.valid_until, " +
+	"'slot_minutes': value_json.slot_minutes, 'slots': value_json.slots[:" + strconv.Itoa(AttributeSlots) + "]} | tojson }}"
+
+func availability(topic string) []HAAvailability {
+	if topic == "" {
+		return nil
+	}
+	return []HAAvailability{{Topic: topic, PayloadAvailable: "online", PayloadNotAvailable: "offline"}}
 }
 
 // HADevice groups a home's entities into one Home Assistant device.
@@ -223,12 +270,17 @@ type HADevice struct {
 	Model        string   `json:"model"`
 }
 
-func haSensor(home, name, id, topic, tmpl string) HASensor {
+func haSensor(home, name, id, topic, tmpl, avail string) HASensor {
 	return HASensor{
-		Name: name, UniqueID: id, ObjectID: id,
-		StateTopic: topic, ValueTemplate: tmpl, JSONAttributesTopic: topic,
-		Device: HADevice{Identifiers: []string{"hearth_" + objectID(home)}, Name: home, Manufacturer: "hearth", Model: "home schedule"},
+		Name: name, UniqueID: id, DefaultEntityID: "sensor." + id,
+		StateTopic: topic, ValueTemplate: tmpl, JSONAttributesTopic: topic, JSONAttributesTemplate: attributesTemplate,
+		Availability: availability(avail),
+		Device:       haDevice(home),
 	}
+}
+
+func haDevice(home string) HADevice {
+	return HADevice{Identifiers: []string{"hearth_" + objectID(home)}, Name: home, Manufacturer: "hearth", Model: "home schedule"}
 }
 
 // currentTemplate is a Jinja template that shows field of the slot whose

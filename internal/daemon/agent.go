@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/pipeline"
@@ -106,11 +107,13 @@ func (s *server) loop(ctx context.Context, first string) error {
 		}
 		idle = false
 		var (
-			hup                  <-chan os.Signal
-			poll, sched, refresh <-chan time.Time
+			hup                        <-chan os.Signal
+			poll, sched, refresh, tick <-chan time.Time
+			moved                      <-chan live.Change
 		)
 		if st := s.home; st != nil {
 			hup, poll, sched, refresh = st.hup, st.pollC, st.schedule.c(), st.plan.c()
+			tick, moved = st.live.c(), st.live.changes()
 		}
 		select {
 		case <-ctx.Done():
@@ -130,6 +133,11 @@ func (s *server) loop(ctx context.Context, first string) error {
 			idle = true
 		case <-refresh:
 			s.republish(ctx)
+		case <-tick:
+			err = s.liveTimer(ctx)
+			idle = true
+		case c := <-moved:
+			s.liveChange(c)
 		}
 	}
 	if ctx.Err() != nil {
@@ -152,6 +160,9 @@ func (s *server) runRound(ctx context.Context, req mqtt.Request) error {
 	if s.home != nil {
 		// Every home runs on the newest inputs.
 		s.refresh(ctx)
+		if s.home.live != nil {
+			s.liveRound(ctx, &req)
+		}
 	}
 	if req.At.IsZero() {
 		req.At = time.Now()

@@ -186,3 +186,19 @@ func TestRecent(t *testing.T) {
 		t.Errorf("recent %v", r.ids)
 	}
 }
+
+func TestLiveIDs(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(2026, 11, 26, 7, 15, 0, 0, time.Local),
+		time.Date(2026, 11, 26, 7, 15, 20, 0, time.Local),
+	} {
+		id := liveID(at)
+		got, ok := liveTime(id)
+		if !ok || !got.Equal(at) || mqtt.CheckRoundID(id) != nil {
+			t.Errorf("%v: id %q reads back as %v %v", at, id, got, ok)
+		}
+	}
+	if _, ok := liveTime("evening"); ok {
+		t.Error("a round id without a time read as one")
+	}
+}

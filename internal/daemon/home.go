@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
@@ -66,6 +67,9 @@ type HomeConfig struct {
 	// [publish].
 	HomeAssistant   *bool
 	DiscoveryPrefix *string
+	// Clock is the time a home with [live] plans by (nil: the wall
+	// clock; `hearth run --now --speed` sets another).
+	Clock *live.Clock
 }
 
 // Home is a home of a neighbourhood as a long-running agent.
@@ -89,6 +93,8 @@ type homeState struct {
 	publish  config.Publish
 	// digest is what the rounds of the loaded inputs depend on.
 	digest digest
+	// live is the home's [live] part, nil without.
+	live *liveHome
 }
 
 // NewHome builds home cfg.Home of r, the neighbourhood loaded from
@@ -111,6 +117,7 @@ func NewHome(ctx context.Context, cfg HomeConfig, r *homesolve.Run) (*Home, erro
 		return nil, fmt.Errorf("%w: home %q: Home Assistant discovery allows letters, digits, '_' and '-' in a home's name", ErrConfig, h.name)
 	}
 	st.r, st.digest = r, digestOf(r)
+	st.live = st.newLiveHome()
 	return &Home{st: st, h: h}, nil
 }
 
@@ -139,11 +146,19 @@ func (hm *Home) Run(ctx context.Context, first string) error {
 		defer t.Stop()
 		st.pollC = t.C
 	}
-	st.schedule.set(runSchedule(st.r), time.Now())
+	if st.live == nil {
+		st.schedule.set(runSchedule(st.r), time.Now())
+	}
 	defer st.schedule.stop()
 	defer st.plan.stop()
 	s := &server{h: h, c: newControl(h, true), done: newRecent(64), home: st}
 	s.c.SetHomes(mqtt.AgentNames(st.r.Problem()), h.neighbours)
+	if st.live != nil {
+		if err := s.liveStart(ctx); err != nil {
+			return err
+		}
+		defer st.live.client.Close()
+	}
 	if st.schedule.on() {
 		st.logSchedule(h.log)
 	}
@@ -166,6 +181,9 @@ func (st *homeState) agent(ctx context.Context, r *homesolve.Run) (*Agent, error
 	}
 	if prep.Timeout == 0 {
 		prep.Timeout = DefaultHomeTimeout
+		if lh := st.live; lh != nil {
+			prep.Timeout = lh.roundTimeout(r)
+		}
 	}
 	return NewAgent(ctx, AgentConfig{Problem: r.Problem(), Name: st.cfg.Home, Prepared: prep, MQTT: st.cfg.MQTT, Log: st.log,
 		Instance: st.cfg.Path, Attempts: st.cfg.Attempts})
@@ -211,7 +229,12 @@ func runSchedule(r *homesolve.Run) config.Run {
 // runs it. A request the broker does not take starts no round: this home
 // would wait in it alone.
 func (s *server) ask(ctx context.Context, id, why string) error {
-	req := mqtt.Request{ID: id, At: time.Now().Truncate(time.Second), From: why}
+	at := time.Now()
+	if lh := s.home.live; lh != nil {
+		// A live home's instant is its clock's slot.
+		at = live.SlotStart(lh.clock.Now(), lh.slot())
+	}
+	req := mqtt.Request{ID: id, At: at.Truncate(time.Second), From: why}
 	pctx, cancel := context.WithTimeout(ctx, publishWait)
 	err := s.c.PublishRequest(pctx, req)
 	cancel()
@@ -291,7 +314,7 @@ func (s *server) reload(ctx context.Context, hash string) (string, bool) {
 	d := digestOf(r)
 	id := changeRound(st.digest, d, r)
 	st.r, st.digest, s.h = r, d, h
-	if !runSchedule(r).Equal(st.schedule.run) {
+	if st.live == nil && !runSchedule(r).Equal(st.schedule.run) {
 		st.schedule.set(runSchedule(r), time.Now())
 		st.logSchedule(s.h.log)
 	}
@@ -422,6 +445,9 @@ func (s *server) publishPlan(ctx context.Context, req mqtt.Request, rep RoundRes
 	}
 	hz := s.home.r.Model().Horizon
 	s.home.plan.set(states, start, time.Duration(hz.SlotMinutes)*time.Minute, hz.Slots, time.Now())
+	if s.home.live != nil {
+		s.livePlan(ctx, req, rep)
+	}
 }
 
 // republish publishes the plan's states again at a slot boundary, for Home
@@ -444,8 +470,19 @@ func (st *homeState) publications(h *Agent, at time.Time, rep RoundResult) ([]re
 		return nil, time.Time{}, errors.New("the round found no schedule that keeps every rule")
 	}
 	start := slotZero(at, st.r.Model().Horizon.Start)
+	var (
+		meta  report.PlanMeta
+		avail string
+	)
+	if st.live != nil {
+		if m, s, ok := st.live.planTimes(rep.Round); ok {
+			meta, start = m, s
+		}
+		avail = live.AvailabilityTopic(st.live.prefix, h.name)
+	}
 	pubs, err := st.r.HomePublications(rep.Values, h.home, report.PublishOptions{
-		Prefix: h.cfg.Prefix, Start: start, HomeAssistant: st.publish.HomeAssistant, DiscoveryPrefix: st.publish.DiscoveryPrefix,
+		Prefix: h.cfg.Prefix, Start: start, HomeAssistant: st.publish.HomeAssistant, DiscoveryPrefix: st.publish.DiscoveryPrefix, Meta: meta,
+		Availability: avail,
 	})
 	return pubs, start, err
 }

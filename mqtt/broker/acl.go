@@ -28,7 +28,10 @@ import (
 //     a round on P/cmd/H; publish its results P/<round>/result/H and read
 //     everyone's; publish its plans under P/home/H/… and read everyone's
 //     (P/home/+/#); publish its Home Assistant discovery configs under
-//     D/sensor/H/…;
+//     D/sensor/H/…, D/number/H/… and D/select/H/…;
+//   - a live home: a second connection with the client id
+//     topic.ClientID(P, H)+LiveSuffix, whose last will goes to
+//     P/home/H/availability; read the tariff P/prices/+;
 //   - a controller (User.Controller) may besides publish round commands
 //     on P/cmd;
 //   - '#' never, except at the end of a P/home/… filter.
@@ -86,14 +89,27 @@ func (h *aclHook) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) boo
 	case !ok || !match || !pk.Connect.PasswordFlag:
 		h.Log.Warn("MQTT authentication failed", "user", name, "remote", cl.Net.Remote)
 		return false
-	case cl.ID != u.clientID:
+	case cl.ID != u.clientID && cl.ID != u.clientID+LiveSuffix:
 		h.Log.Warn("MQTT client id refused", "user", name, "client", cl.ID, "want", u.clientID)
 		return false
-	case pk.Connect.WillFlag && pk.Connect.WillTopic != topic.PresenceTopic(h.prefix, u.home):
+	case pk.Connect.WillFlag && pk.Connect.WillTopic != h.willTopic(u, cl.ID):
 		h.Log.Warn("MQTT last will refused", "user", name, "topic", pk.Connect.WillTopic)
 		return false
 	}
 	return true
+}
+
+// LiveSuffix ends the client id of a live home's second connection
+// (internal/live), which stays up while rounds take the home's own id
+// down and up again; its last will says offline on P/home/H/availability.
+const LiveSuffix = "-live"
+
+// willTopic is the one topic client id's last will may name.
+func (h *aclHook) willTopic(u user, id string) string {
+	if id == u.clientID+LiveSuffix {
+		return h.prefix + "/" + topic.Home + "/" + u.home + "/availability"
+	}
+	return topic.PresenceTopic(h.prefix, u.home)
 }
 
 func (h *aclHook) OnACLCheck(cl *mochi.Client, t string, write bool) bool {
@@ -139,6 +155,9 @@ func (h *aclHook) allowed(u user, t string, write bool) bool {
 		return is(1, u.home, !write)
 	case len(lv) >= 1 && lv[0] == topic.Home:
 		return h.homeAllowed(u, lv[1:], write)
+	case len(lv) == 2 && lv[0] == "prices":
+		// The street's published tariff, which live homes read.
+		return !write && (lv[1] == "+" || topic.CheckName(lv[1]) == nil)
 	case len(lv) == 3 && lv[1] == topic.Status:
 		return run(0) && is(2, u.home, !write)
 	case len(lv) == 3 && lv[1] == topic.Multicast:
@@ -180,7 +199,9 @@ func (h *aclHook) homeAllowed(u user, lv []string, write bool) bool {
 // Assistant's own user is the broker administrator's business.
 func (h *aclHook) discoveryAllowed(u user, rest string, write bool) bool {
 	lv := strings.Split(rest, "/")
-	if !write || len(lv) < 2 || lv[0] != topic.Sensor || lv[1] != u.home {
+	// Sensors of plans; numbers and selects of a live home's targets.
+	component := lv[0] == topic.Sensor || lv[0] == "number" || lv[0] == "select"
+	if !write || len(lv) < 2 || !component || lv[1] != u.home {
 		return false
 	}
 	for _, l := range lv[2:] {

@@ -114,6 +114,14 @@ func TestACLRules(t *testing.T) {
 		{"ha/sensor/+/x/config", true, false},
 		{"ha/sensor/h1/#", true, false},
 		{"ha/binary_sensor/h1/x/config", true, false},
+		{"ha/number/h1/h1_ev_target_pct/config", true, true},
+		// Live homes read the tariff; nobody writes it.
+		{"hearth/nb/prices/import", false, true},
+		{"hearth/nb/prices/+", false, true},
+		{"hearth/nb/prices/import", true, false},
+		{"hearth/nb/prices/#", false, false},
+		{"ha/select/h1/h1_ev_departure/config", true, true},
+		{"ha/number/h2/h2_ev_target_pct/config", true, false},
 		{"homeassistant/sensor/h1/x/config", true, false},
 		{"ha/sensor/h1/x/config", false, false},
 		{"ha/#", false, false},
@@ -195,8 +203,8 @@ func TestMosquittoACL(t *testing.T) {
 		"pattern write hearth/nb/presence/%u", "pattern read hearth/nb/presence/+",
 		"pattern read hearth/nb/cmd", "pattern read hearth/nb/cmd/+", "pattern write hearth/nb/cmd/%u",
 		"pattern write hearth/nb/+/result/%u", "pattern read hearth/nb/+/result/+",
-		"pattern write hearth/nb/home/%u/#", "pattern read hearth/nb/home/+/#",
-		"pattern write ha/sensor/%u/#",
+		"pattern write hearth/nb/home/%u/#", "pattern read hearth/nb/home/+/#", "pattern read hearth/nb/prices/+",
+		"pattern write ha/sensor/%u/#", "pattern write ha/number/%u/#", "pattern write ha/select/%u/#",
 		"user ctl", "topic write hearth/nb/cmd",
 	}
 	var got []string
@@ -337,5 +345,41 @@ func TestCloseWhileClientsChurn(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
+	}
+}
+
+// TestLiveClientID: a home's second, live connection is accepted under
+// its client id with LiveSuffix and a last will on its availability topic
+// only.
+func TestLiveClientID(t *testing.T) {
+	b, err := Start(Config{Users: []User{{Name: "h1", Password: "pw"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, tc := range []struct {
+		id, will string
+		ok       bool
+	}{
+		{topic.ClientID("hearth", "h1") + LiveSuffix, "hearth/home/h1/availability", true},
+		{topic.ClientID("hearth", "h1") + LiveSuffix, "", true},
+		{topic.ClientID("hearth", "h1") + LiveSuffix, topic.PresenceTopic("hearth", "h1"), false},
+		{topic.ClientID("hearth", "h1") + LiveSuffix, "hearth/home/h2/availability", false},
+		{topic.ClientID("hearth", "h1"), "hearth/home/h1/availability", false},
+		{topic.ClientID("hearth", "h1") + "-other", "", false},
+	} {
+		o := paho.NewClientOptions().AddBroker(b.URL()).SetClientID(tc.id).SetUsername("h1").SetPassword("pw").SetConnectTimeout(5 * time.Second)
+		if tc.will != "" {
+			o.SetWill(tc.will, "offline", 1, true)
+		}
+		c := paho.NewClient(o)
+		tok := c.Connect()
+		ok := tok.WaitTimeout(5*time.Second) && tok.Error() == nil
+		if ok {
+			c.Disconnect(0)
+		}
+		if ok != tc.ok {
+			t.Errorf("client %s, will %q: connected %v, want %v (%v)", tc.id, tc.will, ok, tc.ok, tok.Error())
+		}
 	}
 }

@@ -46,7 +46,8 @@ type ACLOptions struct {
 //	pattern read  P/+/result/+
 //	pattern write P/home/%u/#          published plans
 //	pattern read  P/home/+/#
-//	pattern write D/sensor/%u/#        Home Assistant discovery
+//	pattern read  P/prices/+           the tariff live homes read
+//	pattern write D/sensor/%u/#        Home Assistant discovery (and D/number, D/select)
 //	user ctl                           for each controller
 //	topic write P/cmd
 //
@@ -90,8 +91,11 @@ func (o ACLOptions) MosquittoACL() string {
 		"pattern read P/+/result/+",
 		"pattern write P/home/%u/#",
 		"pattern read P/home/+/#",
+		"pattern read P/prices/+",
 		"# Home Assistant discovery, node_id = the home.",
 		"pattern write D/sensor/%u/#",
+		"pattern write D/number/%u/#",
+		"pattern write D/select/%u/#",
 	}
 	for _, l := range lines {
 		l = strings.Replace(l, "P/", p+"/", 1)

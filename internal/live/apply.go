@@ -1,0 +1,388 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+)
+
+// Horizon is the rolling horizon of a round: slot 0 starts at Start, the
+// start of the slot that holds the round's instant.
+type Horizon struct {
+	Start time.Time
+	Slot  time.Duration
+	Slots int
+}
+
+// SlotOf returns the index of the slot that holds t, and false outside
+// the horizon.
+func (h Horizon) SlotOf(t time.Time) (int, bool) {
+	if t.Before(h.Start) || h.Slot <= 0 {
+		return 0, false
+	}
+	k := int(t.Sub(h.Start) / h.Slot)
+	return k, k < h.Slots
+}
+
+// Note is something the inputs of a round say that the user should know:
+// a stale or missing reading, a goal left out.
+type Note struct {
+	Msg  string
+	Args []any
+}
+
+// Load builds the neighbourhood of a round planned from instant at: the
+// files read with slot 0 moved to the slot that holds at
+// (config.LoadWith), every home's device state and series put in, and
+// compiled (homesolve.FromConfig). Goals that the live state makes
+// impossible (a car plugged in too late to reach its target by its
+// departure) are left out, the same in every home's process, so that the
+// plan goes ahead; the notes say which.
+func (in *Inputs) Load(path string, o homesolve.Overrides, at time.Time) (*homesolve.Run, Horizon, []Note, error) {
+	// Clock times in the files are local, whatever zone the request's
+	// "at" was written in.
+	at = at.Local()
+	// The slots are aligned by the length the home started with; a file
+	// edited to another length takes it from this load on.
+	start := SlotStart(at, time.Duration(in.cfg.Neighbourhood.Horizon.SlotMinutes)*time.Minute)
+	cfg, err := config.LoadWith(path, config.LoadOptions{Rolling: true, Start: start.Hour()*60 + start.Minute()})
+	if err != nil {
+		return nil, Horizon{}, nil, err
+	}
+	slot := time.Duration(cfg.Neighbourhood.Horizon.SlotMinutes) * time.Minute
+	if s := SlotStart(at, slot); !s.Equal(start) {
+		if cfg, err = config.LoadWith(path, config.LoadOptions{Rolling: true, Start: s.Hour()*60 + s.Minute()}); err != nil {
+			return nil, Horizon{}, nil, err
+		}
+		start = s
+	}
+	hz := Horizon{Start: start, Slot: slot, Slots: cfg.Neighbourhood.Horizon.Slots}
+	notes := in.readFiles(cfg)
+	notes = append(notes, in.apply(cfg, hz, in.clock.Now())...)
+	for range 8 {
+		r, err := homesolve.FromConfig(path, cfg, o)
+		if err == nil {
+			return r, hz, notes, nil
+		}
+		dropped := dropInfeasible(cfg.Neighbourhood, err)
+		if len(dropped) == 0 {
+			return nil, hz, notes, err
+		}
+		for _, d := range dropped {
+			notes = append(notes, Note{Msg: "goal out of reach from the live state; " + d[2], Args: []any{"home", d[0], "rule", d[1]}})
+		}
+	}
+	return nil, hz, notes, errors.New("goals out of reach could not be left out")
+}
+
+// dropInfeasible relaxes or removes the rules err names as infeasible
+// and returns them as (home, rule text, what became of it). A goal to
+// reach at least a value (geq, gt) is lowered to what the home's devices
+// can reach by its time at full power (a car that came home late is
+// charged as far as it can be by its departure); another goal, or one
+// already relaxed, is left out.
+func dropInfeasible(n *devices.Neighbourhood, err error) [][3]string {
+	var errs []*devices.Error
+	var walk func(error)
+	walk = func(e error) {
+		var de *devices.Error
+		if errors.As(e, &de) && de.Infeasible && de.Part == devices.PartRule {
+			errs = append(errs, de)
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+		} else if u := errors.Unwrap(e); u != nil && !errors.As(e, &de) {
+			walk(u)
+		}
+	}
+	walk(err)
+	byHome := map[string][]int{}
+	for _, de := range errs {
+		byHome[de.Home] = append(byHome[de.Home], de.Index)
+	}
+	var out [][3]string
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		idx := byHome[h.Name]
+		if len(idx) == 0 {
+			continue
+		}
+		var keep []devices.Rule
+		for ri, r := range h.Rules {
+			if !slices.Contains(idx, ri) || isBound(r) {
+				keep = append(keep, r)
+				continue
+			}
+			if g, ok := reachable(h, r); ok {
+				text, _, _ := strings.Cut(r.Text, " "+relaxedMark)
+				r.Goal = g
+				r.Text = fmt.Sprintf("%s %s%s: out of reach)", text, relaxedMark, fmtNum(g))
+				keep = append(keep, r)
+				out = append(out, [3]string{h.Name, text, "relaxed to " + fmtNum(g)})
+				continue
+			}
+			out = append(out, [3]string{h.Name, r.Text, "left out of this round"})
+		}
+		h.Rules = keep
+	}
+	return out
+}
+
+// relaxedMark marks a relaxed goal's text.
+const relaxedMark = "(relaxed to "
+
+// reachable is the most a geq/gt goal's property can reach by the goal's
+// time from its initial value, every device that raises it at its
+// greatest effect in every slot, rounded down to the property's step. A
+// goal already relaxed that is still out of reach (the devices' steps
+// cannot land on it without passing the property's bound) is lowered by
+// one slot's greatest effect more. ok is false for other goals and when
+// nothing above the initial value is reachable.
+func reachable(h *devices.Home, r devices.Rule) (float64, bool) {
+	if r.Rel != devices.Geq && r.Rel != devices.Gt {
+		return 0, false
+	}
+	pi := h.Property(r.Location, r.Property)
+	if pi < 0 {
+		return 0, false
+	}
+	p := h.Properties[pi]
+	per := p.Drift
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		if !dev.Affects(r.Location, r.Property) {
+			continue
+		}
+		best := 0.0
+		for _, a := range dev.Actions {
+			for _, e := range a.Effects {
+				if e.Property == r.Property {
+					best = math.Max(best, e.Delta)
+				}
+			}
+		}
+		per += best
+	}
+	v := p.Initial + per*float64(r.T1)
+	if strings.Contains(r.Text, relaxedMark) {
+		v = r.Goal - math.Max(per, 0)
+	}
+	for _, b := range h.Rules {
+		if isBound(b) && b.Location == r.Location && b.Property == r.Property && (b.Rel == devices.Leq || b.Rel == devices.Lt) {
+			v = math.Min(v, b.Goal)
+		}
+	}
+	step := p.Scale
+	if step <= 0 {
+		step = 0.1
+	}
+	v = math.Floor(v/step-1e-9) * step
+	if r.Rel == devices.Gt {
+		v -= step
+	}
+	if v <= p.Initial+1e-9 {
+		return 0, false
+	}
+	return v, true
+}
+
+// isBound reports whether a rule is a catalogue device's physical bound,
+// which no live state can make impossible and which is never left out.
+func isBound(r devices.Rule) bool { return strings.Contains(r.Text, "(bound of ") }
+
+// apply puts the inputs into cfg's neighbourhood for horizon hz, as of
+// now; it returns the notes (stale and missing readings, reported once
+// until the reading is good again).
+func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var notes []Note
+	n := cfg.Neighbourhood
+	slotTimes := func(t int) (time.Time, time.Time) {
+		a := hz.Start.Add(time.Duration(t) * hz.Slot)
+		return a, a.Add(hz.Slot)
+	}
+	// A published series, else the file's.
+	get := func(topic string, k config.SeriesKey) (Series, bool) {
+		if s, ok := in.series[topic]; ok {
+			return s, true
+		}
+		s, ok := in.files[cfg.SeriesFiles[k]]
+		return s, ok && cfg.SeriesFiles[k] != ""
+	}
+	fill := func(dst []float64, topic string, k config.SeriesKey) bool {
+		s, ok := get(topic, k)
+		if !ok {
+			return false
+		}
+		used := false
+		for t := range dst {
+			if v, ok := s.Mean(slotTimes(t)); ok {
+				dst[t], used = v, true
+			}
+		}
+		return used
+	}
+	fill(n.Prices, PriceTopic(in.prefix, "import"), config.SeriesKey{What: "import"})
+	if s, ok := get(PriceTopic(in.prefix, "export"), config.SeriesKey{What: "export"}); ok {
+		if n.ExportPrices == nil {
+			n.ExportPrices = slices.Clone(n.Prices)
+		}
+		for t := range n.ExportPrices {
+			if v, ok := s.Mean(slotTimes(t)); ok {
+				n.ExportPrices[t] = v
+			}
+		}
+	}
+	// An export price above the import price would pay a home to import
+	// and export at once; the model refuses it, so cap it.
+	for t := range n.ExportPrices {
+		n.ExportPrices[t] = math.Min(n.ExportPrices[t], n.Prices[t])
+	}
+	for hi := range n.Homes {
+		h := &n.Homes[hi]
+		pv := cfg.PV[hi]
+		if pv == nil {
+			pv = make([]float64, len(h.Background))
+		}
+		base := make([]float64, len(h.Background))
+		for t := range base {
+			base[t] = h.Background[t] + pv[t]
+		}
+		newPV := slices.Clone(pv)
+		changed := fill(base, ForecastTopic(in.prefix, h.Name, "background"), config.SeriesKey{Home: h.Name, What: "background"})
+		if fill(newPV, ForecastTopic(in.prefix, h.Name, "pv"), config.SeriesKey{Home: h.Name, What: "pv"}) {
+			changed = true
+			for t := range newPV {
+				newPV[t] = math.Max(newPV[t], 0)
+			}
+		}
+		if changed {
+			for t := range base {
+				h.Background[t] = base[t] - newPV[t]
+			}
+		}
+		for _, dl := range cfg.Devices[hi] {
+			notes = in.applyDevice(cfg, h, dl, hz, now, notes)
+		}
+	}
+	return notes
+}
+
+// applyDevice puts a device's stored energy and plugged state into h.
+func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.DeviceLive, hz Horizon, now time.Time, notes []Note) []Note {
+	di := slices.IndexFunc(h.Devices, func(d devices.Device) bool { return d.Name == dl.Device })
+	if di < 0 || dl.Property == "" {
+		return notes
+	}
+	loc := h.Devices[di].Location
+	pi := h.Property(loc, dl.Property)
+	if pi < 0 {
+		return notes
+	}
+	in.applyTargets(h, dl, loc, hz)
+	p := &h.Properties[pi]
+	k := key{h.Name, dl.Device, "soc"}
+	if r, ok := in.readings[k]; ok {
+		age := now.Sub(r.at)
+		switch {
+		case age <= cfg.Live.Stale:
+			p.Initial = snap(r.v, p.Scale)
+		case age <= cfg.Live.Forget:
+			p.Initial = snap(r.v, p.Scale)
+			if !r.reported {
+				r.reported = true
+				notes = append(notes, Note{Msg: "live state stale; planning from the last good value", Args: []any{"home", h.Name, "device", dl.Device, "value", r.v, "age", age.Round(time.Second).String()}})
+			}
+		case !in.missing[k]:
+			in.missing[k] = true
+			notes = append(notes, Note{Msg: "live state too old; planning from the file's value", Args: []any{"home", h.Name, "device", dl.Device, "age", age.Round(time.Second).String(), "file", p.Initial}})
+		}
+	} else if !in.missing[k] {
+		in.missing[k] = true
+		notes = append(notes, Note{Msg: "no live state yet; planning from the file's value", Args: []any{"home", h.Name, "device", dl.Device, "topic", in.sourceTopic(h.Name, dl), "file", p.Initial}})
+	}
+	if !dl.EV {
+		return notes
+	}
+	pk := key{h.Name, dl.Device, "plugged"}
+	r, ok := in.readings[pk]
+	if !ok || r.plugged || now.Sub(r.at) > cfg.Live.Forget {
+		return notes
+	}
+	// The car is away: no goal on its charge applies to this plan, and
+	// the charge cannot grow.
+	var keep []devices.Rule
+	for _, rule := range h.Rules {
+		if rule.Location == loc && rule.Property == dl.Property && !isBound(rule) {
+			continue
+		}
+		keep = append(keep, rule)
+	}
+	stay, err := devices.ParseRule(fmt.Sprintf("%s %s leq %s", loc, dl.Property, fmtNum(p.Initial)), devices.RuleSyntax{})
+	if err == nil {
+		stay.Text += " (away: no charging)"
+		keep = append(keep, stay)
+	}
+	h.Rules = keep
+	return notes
+}
+
+func (in *Inputs) sourceTopic(home string, dl config.DeviceLive) string {
+	if dl.SoC != nil {
+		return dl.SoC.Topic
+	}
+	return StateTopic(in.prefix, home, dl.Device)
+}
+
+// snap rounds v to the property's resolution.
+func snap(v, scale float64) float64 {
+	if scale <= 0 {
+		return v
+	}
+	return math.Round(v/scale) * scale
+}
+
+func fmtNum(v float64) string { return fmt.Sprintf("%.6g", v) }
+
+// readFiles reads the series files of cfg (every round: a file edited
+// between rounds applies to the next). A file that does not read is
+// reported once per content and leaves the series out.
+func (in *Inputs) readFiles(cfg *config.Config) []Note {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var notes []Note
+	paths := make([]string, 0, len(cfg.SeriesFiles))
+	for _, p := range cfg.SeriesFiles {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range slices.Compact(paths) {
+		b, err := os.ReadFile(p)
+		var s Series
+		if err == nil {
+			s, err = ParseSeriesCSV(b)
+		}
+		if err != nil {
+			delete(in.files, p)
+			if msg := err.Error(); in.fileErrs[p] != msg {
+				in.fileErrs[p] = msg
+				notes = append(notes, Note{Msg: "series file not read; the file's per-slot values stand", Args: []any{"file", p, "err", msg}})
+			}
+			continue
+		}
+		delete(in.fileErrs, p)
+		in.files[p] = s
+	}
+	return notes
+}
