@@ -139,7 +139,6 @@ func (r *homeReader) pv() {
 		}
 		r.h.Background[t] -= p
 	}
-	r.h.PV = pv
 }
 
 // rule parses a rule; loc is the default location of a device's rules.

@@ -112,14 +112,8 @@ type Neighbourhood struct {
 // Home is one household.
 type Home struct {
 	Name string
-	// Background is the uncontrollable draw per slot (power units), net
-	// of PV.
+	// Background is the uncontrollable draw per slot (power units).
 	Background []float64
-	// PV is the rooftop PV forecast per slot (power units) that
-	// Background is already net of; nil for a home without PV. Planners
-	// read Background; a simulator (devices/homesim) needs the two apart
-	// to add noise to the load alone and to publish the PV forecast.
-	PV []float64
 	// OutsideLoad is the fixed load per slot of neighbours that are not in
 	// the problem, added to this home's term of the peak cost (SH-MGM's
 	// neighbour load N_i); nil for none.

@@ -187,7 +187,7 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 	}
 	var refs []homesim.Reference
 	if compare {
-		sim := homesim.AsSimulated(n, homesim.Options{Noise: noise, Seed: seed}, homePV(cfg))
+		sim := homesim.AsSimulated(n, homesim.Options{Noise: noise, Seed: seed}, cfg.PV)
 		if refs, err = dayReferences(ctx, file, sim); err != nil {
 			fmt.Fprintf(e.stderr, "hearth home-sim: --compare: %v\n", err)
 			return exitFailed
@@ -200,7 +200,7 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 			h := &n.Homes[hi]
 			return homesim.ApplyTrips(homesim.DefaultTrips(n, hi), cars, func(d string) bool { return h.Device(d) >= 0 })
 		},
-		PV: homePV(cfg), Publish: publish, Log: log}
+		PV: cfg.PV, Publish: publish, Log: log}
 	d, err := homesim.Run(ctx, rc)
 	if err != nil && d == nil {
 		fmt.Fprintf(e.stderr, "hearth home-sim: %v\n", err)
@@ -247,13 +247,4 @@ func dayReferences(ctx context.Context, file string, n *devices.Neighbourhood) (
 		return nil, err
 	}
 	return homesim.References(h), nil
-}
-
-// homePV returns each home's PV profile, which its background is net of.
-func homePV(cfg *config.Config) [][]float64 {
-	out := make([][]float64, len(cfg.Neighbourhood.Homes))
-	for i, h := range cfg.Neighbourhood.Homes {
-		out[i] = h.PV
-	}
-	return out
 }

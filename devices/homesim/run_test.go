@@ -101,7 +101,7 @@ func TestStreetOverMQTT(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := cfg.Neighbourhood
-	pvs := pvOf(cfg)
+	pvs := cfg.PV
 	plan, err := baseline.Uncoordinated(context.Background(), n, baseline.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -160,13 +160,4 @@ func TestStreetOverMQTT(t *testing.T) {
 	} else {
 		d.WriteText(io.Discard)
 	}
-}
-
-// pvOf returns each home's PV profile.
-func pvOf(cfg *config.Config) [][]float64 {
-	out := make([][]float64, len(cfg.Neighbourhood.Homes))
-	for i, h := range cfg.Neighbourhood.Homes {
-		out[i] = h.PV
-	}
-	return out
 }
