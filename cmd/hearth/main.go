@@ -13,6 +13,9 @@
 //	hearth run -c NEIGHBOURHOOD.toml --home NAME [flags]
 //	                              run one home: rounds on command, schedule, SIGHUP
 //	                              or edited files; publishes its plan
+//	hearth home-sim -c NEIGHBOURHOOD.toml (--home NAME | --all) [flags]
+//	                              virtual homes: execute the homes' commands,
+//	                              publish their state, report the day
 //	hearth bench NAME [flags]     reproduce a published experiment (--list)
 //	hearth plan FILE.json|-       plan one home from an evcc optimizer request
 //	hearth serve --listen ADDR    answer the evcc optimizer's HTTP API
@@ -73,6 +76,8 @@ func commands() []command {
 		{"run", "run one agent of an instance, or one home of a neighbourhood (-c FILE --home NAME), as a long-running MQTT process", runRun},
 		{"keygen", "make a home's (or a controller's) signing key and print its public key for the neighbourhood's [keys]", runKeygen},
 		{"round", "ask every home of a neighbourhood for a round: a signed command on <prefix>/cmd", runRound},
+
+		{"home-sim", "simulate homes (-c FILE --home NAME or --all) that execute `hearth run`'s commands on an accelerated clock, publish their state, and report the day as it happened", runHomeSim},
 		{"bench", "run an experiment of the papers and write CSV, plots and a summary", runBench},
 		{"plan", "plan one home from an evcc optimizer request (FILE.json or -) and print the response", runPlan},
 		{"devices", "list the device catalogue: kinds, actions, properties and their ranges (also: hearth help devices)", runDevices},

@@ -1,0 +1,663 @@
+package homesim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/devices"
+)
+
+// Options configure a simulated home.
+type Options struct {
+	// Noise is σ of the base load's relative noise per slot (0.1 is
+	// ±10 %); 0 replays the file's background exactly.
+	Noise float64
+	// Seed seeds the noise; each home draws its own stream from it.
+	Seed uint64
+	// Trips are the cars' absences. A car without one stays plugged in.
+	Trips []Trip
+	// Step is the simulation step (simulated time); 0 means a minute.
+	Step time.Duration
+	// Log receives the refusals and clamps, once per device, slot and
+	// reason; nil discards them.
+	Log *slog.Logger
+	// PV is the home's rooftop PV per slot (kW), which its background is
+	// net of (config.Config.PV); nil for none.
+	PV []float64
+}
+
+// DefaultStep is the simulation step.
+const DefaultStep = time.Minute
+
+// Trip is a car's daily absence: it leaves at Leave and comes back at
+// Return (minutes after local midnight; Return may be earlier than Leave,
+// for a car away overnight).
+type Trip struct {
+	Device        string
+	Leave, Return int
+	// ArriveWith is what the car holds when it comes back (the charge
+	// property's unit, kWh for the catalogue's EVs); nil means the
+	// file's initial value.
+	ArriveWith *float64
+}
+
+// away reports whether the car is out at t (local clock).
+func (tr *Trip) away(t time.Time) bool {
+	m := t.Hour()*60 + t.Minute()
+	if tr.Leave <= tr.Return {
+		return m >= tr.Leave && m < tr.Return
+	}
+	return m >= tr.Leave || m < tr.Return
+}
+
+// DefaultTrips gives every EV of the home (a catalogue ev_* device) a
+// trip from the horizon's end to its start: plugged in for the whole
+// planned horizon, away outside it, back with the file's charge. A
+// horizon of a whole day leaves no time away, so no trip.
+func DefaultTrips(n *devices.Neighbourhood, home int) []Trip {
+	hz := n.Horizon
+	span := hz.Slots * hz.SlotMinutes
+	if span >= 1440 {
+		return nil
+	}
+	var out []Trip
+	for _, d := range n.Homes[home].Devices {
+		if strings.HasPrefix(d.Kind, "ev_") {
+			out = append(out, Trip{Device: d.Name, Leave: (hz.Start + span) % 1440, Return: hz.Start})
+		}
+	}
+	return out
+}
+
+// DayStart returns the start of the horizon that holds t, or of the next
+// one: the day a simulation from t records.
+func DayStart(hz devices.Horizon, t time.Time) time.Time {
+	y, mo, d := t.Date()
+	span := time.Duration(hz.Slots*hz.SlotMinutes) * time.Minute
+	for _, off := range []int{-1, 0, 1} {
+		s := time.Date(y, mo, d+off, 0, hz.Start, 0, 0, t.Location())
+		if !t.Before(s) && t.Before(s.Add(span)) || !s.Before(t) {
+			return s
+		}
+	}
+	return time.Date(y, mo, d+1, 0, hz.Start, 0, 0, t.Location())
+}
+
+// effect is an action's change of one property per hour.
+type effect struct {
+	prop int
+	rate float64
+}
+
+// storage is a device that stores energy in one property in proportion
+// to its power.
+type storage struct {
+	prop         int
+	etaC, etaD   float64
+	maxC, maxD   float64
+	hasDischarge bool
+}
+
+type simDevice struct {
+	dev     *devices.Device
+	idle    int
+	effects [][]effect // per action
+	store   *storage
+	trip    *Trip
+	plugged bool
+}
+
+// Home is one simulated home. It is not safe for concurrent use, except
+// that Command may be called from any goroutine.
+type Home struct {
+	n        *devices.Neighbourhood
+	h        *devices.Home
+	start    time.Time
+	slot     time.Duration
+	opts     Options
+	devs     []*simDevice
+	vals     []float64
+	lo, hi   []float64
+	drift    []float64 // per hour
+	noise    []float64 // per day slot
+	meanLoad float64
+	cmds     *book
+	now      time.Time
+	trace    *Trace
+	warned   map[string]bool
+}
+
+// NewHome simulates home hi of n from simulated time from, recording the
+// day that starts at day (DayStart). The devices start at the file's
+// initial values.
+func NewHome(n *devices.Neighbourhood, hi int, day, from time.Time, o Options) (*Home, error) {
+	if hi < 0 || hi >= len(n.Homes) {
+		return nil, fmt.Errorf("home %d of %d", hi, len(n.Homes))
+	}
+	if o.Step <= 0 {
+		o.Step = DefaultStep
+	}
+	if o.PV != nil && len(o.PV) != n.Horizon.Slots {
+		return nil, fmt.Errorf("PV of %d slots for a horizon of %d", len(o.PV), n.Horizon.Slots)
+	}
+	if o.Noise < 0 || o.Noise > 1 || math.IsNaN(o.Noise) {
+		return nil, fmt.Errorf("noise %g: want a relative σ between 0 and 1", o.Noise)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	hz := n.Horizon
+	h := &n.Homes[hi]
+	s := &Home{n: n, h: h, start: day, slot: time.Duration(hz.SlotMinutes) * time.Minute, opts: o,
+		cmds: newBook(), now: from, warned: map[string]bool{}}
+	s.opts.Log = o.Log.With("home", h.Name)
+	P := len(h.Properties)
+	s.vals, s.drift = make([]float64, P), make([]float64, P)
+	s.lo, s.hi = PhysicalBounds(h)
+	for p, pr := range h.Properties {
+		s.vals[p] = pr.Initial
+		s.drift[p] = pr.Drift / hz.Hours()
+	}
+	s.noise = noise(o.Seed, h.Name, o.Noise, hz.Slots)
+	for t := range hz.Slots {
+		s.meanLoad += s.gross(t) / float64(hz.Slots)
+	}
+	for d := range h.Devices {
+		sd, err := newSimDevice(h, d, hz.Hours())
+		if err != nil {
+			return nil, err
+		}
+		s.devs = append(s.devs, sd)
+	}
+	for i := range o.Trips {
+		tr := o.Trips[i]
+		d := h.Device(tr.Device)
+		if d < 0 {
+			return nil, fmt.Errorf("home %s: trip of device %q: the home has no such device", h.Name, tr.Device)
+		}
+		if s.devs[d].store == nil {
+			return nil, fmt.Errorf("home %s: trip of device %q: only a storage device (an EV) can leave", h.Name, tr.Device)
+		}
+		if tr.Leave < 0 || tr.Leave >= 1440 || tr.Return < 0 || tr.Return >= 1440 || tr.Leave == tr.Return {
+			return nil, fmt.Errorf("home %s: trip of device %q: leave and return are distinct clock times", h.Name, tr.Device)
+		}
+		s.devs[d].trip = &tr
+	}
+	for _, sd := range s.devs {
+		sd.plugged = sd.trip == nil || !sd.trip.away(from)
+	}
+	s.trace = newTrace(n, hi, day)
+	s.observe()
+	return s, nil
+}
+
+// noise returns the base load's factor per slot of the home called name:
+// 1 + σ·z, z standard normal from the seed and the name, at least 0.
+func noise(seed uint64, name string, sigma float64, slots int) []float64 {
+	rng := rand.New(rand.NewPCG(seed, nameHash(name)))
+	out := make([]float64, slots)
+	for t := range out {
+		out[t] = max(0, 1+sigma*rng.NormFloat64())
+	}
+	return out
+}
+
+// AsSimulated returns a copy of n whose homes' backgrounds are the base
+// load the simulator will draw with o's noise and seed (net of each
+// home's PV, pv[h]): the neighbourhood a planner with perfect
+// information would plan.
+func AsSimulated(n *devices.Neighbourhood, o Options, pv [][]float64) *devices.Neighbourhood {
+	out := *n
+	out.Homes = slices.Clone(n.Homes)
+	for hi := range out.Homes {
+		h := &out.Homes[hi]
+		f := noise(o.Seed, h.Name, o.Noise, n.Horizon.Slots)
+		bg := make([]float64, len(h.Background))
+		for t := range bg {
+			p := 0.0
+			if hi < len(pv) && t < len(pv[hi]) {
+				p = pv[hi][t]
+			}
+			bg[t] = (h.Background[t]+p)*f[t] - p
+		}
+		h.Background = bg
+	}
+	return &out
+}
+
+func nameHash(s string) uint64 {
+	f := fnv.New64a()
+	f.Write([]byte(s))
+	return f.Sum64()
+}
+
+// PhysicalBounds returns each property's physical bounds: the passive
+// rules config adds from the catalogue ("… (bound of KIND)"), ±Inf where
+// there are none.
+func PhysicalBounds(h *devices.Home) (lo, hi []float64) {
+	lo, hi = make([]float64, len(h.Properties)), make([]float64, len(h.Properties))
+	for p := range lo {
+		lo[p], hi[p] = math.Inf(-1), math.Inf(1)
+	}
+	for _, r := range h.Rules {
+		if r.Active() || !strings.Contains(r.Text, "(bound of ") {
+			continue
+		}
+		p := h.Property(r.Location, r.Property)
+		if p < 0 {
+			continue
+		}
+		switch r.Rel {
+		case devices.Geq, devices.Gt:
+			lo[p] = math.Max(lo[p], r.Goal)
+		case devices.Leq, devices.Lt:
+			hi[p] = math.Min(hi[p], r.Goal)
+		}
+	}
+	return lo, hi
+}
+
+// IdleAction returns the index of d's action whose power is closest to
+// zero (the first such): what a device does without a command.
+func IdleAction(d *devices.Device) int {
+	best := 0
+	for a := range d.Actions {
+		if math.Abs(d.Actions[a].Power) < math.Abs(d.Actions[best].Power) {
+			best = a
+		}
+	}
+	return best
+}
+
+func newSimDevice(h *devices.Home, d int, slotH float64) (*simDevice, error) {
+	dev := &h.Devices[d]
+	sd := &simDevice{dev: dev, idle: IdleAction(dev), effects: make([][]effect, len(dev.Actions))}
+	var props []int
+	for p, pr := range h.Properties {
+		if dev.Affects(pr.Location, pr.Name) {
+			props = append(props, p)
+		}
+	}
+	for a := range dev.Actions {
+		for _, p := range props {
+			if delta, ok := dev.Actions[a].Effect(h.Properties[p].Name); ok && delta != 0 {
+				sd.effects[a] = append(sd.effects[a], effect{prop: p, rate: delta / slotH})
+			}
+		}
+	}
+	if _, sizable := devices.SizingDefaults(dev.Kind); sizable && len(props) == 1 {
+		sd.store = storageOf(dev, props[0], sd.effects)
+	}
+	return sd, nil
+}
+
+// storageOf returns the storage model of a catalogue battery or EV (the
+// sizable kinds) whose every action moves property p in proportion to its
+// power, nil for any other. A dishwasher's progress is proportional to
+// its energy too, but it runs programmes, not set points.
+func storageOf(dev *devices.Device, p int, effects [][]effect) *storage {
+	st := &storage{prop: p}
+	for a, act := range dev.Actions {
+		rate := 0.0
+		for _, e := range effects[a] {
+			rate += e.rate
+		}
+		switch {
+		case act.Power == 0:
+			if rate != 0 {
+				return nil
+			}
+		case act.Power > 0:
+			if rate <= 0 {
+				return nil
+			}
+			eta := rate / act.Power
+			if st.maxC > 0 && math.Abs(eta-st.etaC) > 0.01*st.etaC {
+				return nil
+			}
+			if act.Power > st.maxC {
+				st.maxC, st.etaC = act.Power, eta
+			}
+		default:
+			if rate >= 0 {
+				return nil
+			}
+			eta := act.Power / rate // P/δ: the share of the stored energy that reaches the home
+			if st.hasDischarge && math.Abs(eta-st.etaD) > 0.01*st.etaD {
+				return nil
+			}
+			if -act.Power > st.maxD {
+				st.maxD, st.etaD, st.hasDischarge = -act.Power, eta, true
+			}
+		}
+	}
+	if st.maxC == 0 {
+		return nil
+	}
+	return st
+}
+
+// Command records a command for device (from the MQTT client's
+// goroutine); it holds from its slot_start.
+func (s *Home) Command(device string, c Command) error {
+	if s.h.Device(device) < 0 {
+		return fmt.Errorf("home %s has no device %q", s.h.Name, device)
+	}
+	s.cmds.put(device, c)
+	return nil
+}
+
+// Name returns the home's name.
+func (s *Home) Name() string { return s.h.Name }
+
+// Now returns the simulated time the home has reached.
+func (s *Home) Now() time.Time { return s.now }
+
+// slotOf returns the day slot holding t (possibly outside 0..Slots−1)
+// and the start of the next slot.
+func (s *Home) slotOf(t time.Time) (int, time.Time) {
+	d := t.Sub(s.start)
+	k := int(d / s.slot)
+	if d < 0 && d%s.slot != 0 {
+		k--
+	}
+	return k, s.start.Add(time.Duration(k+1) * s.slot)
+}
+
+// gross returns the file's background of day slot t before PV (power
+// units); outside the day, the day's mean.
+func (s *Home) gross(t int) float64 {
+	if t < 0 || t >= len(s.h.Background) {
+		return s.meanLoad
+	}
+	v := s.h.Background[t]
+	if s.opts.PV != nil {
+		v += s.opts.PV[t]
+	}
+	return v
+}
+
+func (s *Home) pv(t int) float64 {
+	if t < 0 || t >= len(s.opts.PV) {
+		return 0
+	}
+	return s.opts.PV[t]
+}
+
+// Load returns the base load of day slot t as simulated: the file's
+// gross background with the slot's noise.
+func (s *Home) Load(t int) float64 {
+	if t < 0 || t >= len(s.noise) {
+		return s.gross(t)
+	}
+	return s.gross(t) * s.noise[t]
+}
+
+// Advance simulates up to simulated time to.
+func (s *Home) Advance(to time.Time) {
+	for s.now.Before(to) {
+		k, next := s.slotOf(s.now)
+		end := s.now.Add(s.opts.Step)
+		if next.Before(end) {
+			end = next
+		}
+		if to.Before(end) {
+			end = to
+		}
+		s.step(k, s.now, end)
+		s.now = end
+		s.observe()
+	}
+}
+
+// step simulates [from, to) inside day slot k.
+func (s *Home) step(k int, from, to time.Time) {
+	dur := to.Sub(from)
+	dtH := dur.Hours()
+	var rec *SlotTrace
+	if k >= 0 && k < len(s.trace.Slots) {
+		rec = &s.trace.Slots[k]
+		rec.SimulatedS += dur.Seconds()
+	}
+	bg, pv := s.Load(k), s.pv(k)
+	net := (bg - pv) * dtH // kWh
+	for d, sd := range s.devs {
+		var ds *DeviceSlot
+		if rec != nil {
+			ds = &rec.Devices[d]
+		}
+		in, out := s.runDevice(k, from, sd, ds, dtH, dur)
+		net += in - out
+	}
+	for p := range s.vals {
+		s.vals[p] += s.drift[p] * dtH
+	}
+	if rec != nil {
+		rec.BackgroundKWh += bg * dtH
+		rec.PVKWh += pv * dtH
+		rec.NetKWh += net
+		for p, v := range s.vals {
+			pt := &s.trace.Properties[p]
+			pt.Min[k], pt.Max[k] = math.Min(pt.Min[k], v), math.Max(pt.Max[k], v)
+		}
+	}
+}
+
+// observe records the property values at a slot boundary.
+func (s *Home) observe() {
+	d := s.now.Sub(s.start)
+	if d < 0 || d%s.slot != 0 {
+		return
+	}
+	i := int(d / s.slot)
+	if i > len(s.trace.Slots) {
+		return
+	}
+	tr := s.trace
+	if tr.To < tr.From {
+		tr.From = i
+	}
+	tr.To = i
+	for p, v := range s.vals {
+		pt := &tr.Properties[p]
+		pt.Values[i] = v
+		if i < len(tr.Slots) {
+			pt.Min[i], pt.Max[i] = v, v
+		}
+	}
+}
+
+// refuse logs a refused or clamped command once per device, slot and
+// reason, and records it in the slot's trace.
+func (s *Home) refuse(k int, sd *simDevice, ds *DeviceSlot, reason string, args ...any) {
+	key := fmt.Sprintf("%s|%d|%s", sd.dev.Name, k, reason)
+	if s.warned[key] {
+		return
+	}
+	s.warned[key] = true
+	s.opts.Log.Info("command clamped", append([]any{"device", sd.dev.Name, "reason", reason}, args...)...)
+	if ds != nil {
+		ds.Refused = append(ds.Refused, reason)
+	}
+}
+
+// runDevice runs one device for a step and returns the energy it drew
+// from the meter and gave back (kWh).
+func (s *Home) runDevice(k int, at time.Time, sd *simDevice, ds *DeviceSlot, dtH float64, dur time.Duration) (in, out float64) {
+	if sd.trip != nil {
+		was := sd.plugged
+		sd.plugged = !sd.trip.away(at)
+		if sd.plugged && !was {
+			st := sd.store
+			v := s.h.Properties[st.prop].Initial
+			if sd.trip.ArriveWith != nil {
+				v = *sd.trip.ArriveWith
+			}
+			v = math.Min(math.Max(v, s.lo[st.prop]), s.hi[st.prop])
+			if ds != nil {
+				ds.Returned += v - s.vals[st.prop]
+			}
+			s.vals[st.prop] = v
+		}
+		if ds != nil {
+			ds.Car = true
+			if sd.plugged {
+				ds.PluggedS += dur.Seconds()
+			}
+		}
+	}
+	cmd, ok := s.cmds.active(sd.dev.Name, at)
+	a := sd.idle
+	if ok {
+		if i := actionIndex(sd.dev, cmd.Action); i >= 0 {
+			a = i
+		} else if sd.store == nil {
+			s.refuse(k, sd, ds, "unknown action", "action", cmd.Action)
+		}
+	}
+	name := sd.dev.Actions[a].Name
+	if ok && sd.store != nil && a == sd.idle && actionIndex(sd.dev, cmd.Action) < 0 {
+		name = cmd.Action
+	}
+	if sd.store != nil {
+		p := 0.0
+		if ok {
+			p = cmd.PowerKW
+			if p == 0 && actionIndex(sd.dev, cmd.Action) >= 0 {
+				p = sd.dev.Actions[a].Power
+			}
+		}
+		in, out = s.runStorage(k, sd, ds, p, dtH)
+	} else {
+		if ok && a != sd.idle && cmd.PowerKW != 0 && math.Abs(cmd.PowerKW-sd.dev.Actions[a].Power) > 1e-3*math.Max(1, math.Abs(cmd.PowerKW)) {
+			s.refuse(k, sd, ds, "power_kw is not the action's power; runs the action", "power_kw", cmd.PowerKW, "action_kw", sd.dev.Actions[a].Power)
+		}
+		in, out = s.runAction(k, sd, ds, a, dur)
+	}
+	if ds != nil {
+		if sd.store != nil {
+			ds.addRun(name, dur.Seconds())
+		}
+		ds.InKWh += in
+		ds.OutKWh += out
+	}
+	return in, out
+}
+
+func actionIndex(d *devices.Device, name string) int {
+	for a := range d.Actions {
+		if d.Actions[a].Name == name {
+			return a
+		}
+	}
+	return -1
+}
+
+// runStorage runs a storage device at set point p (kW) for dtH hours.
+func (s *Home) runStorage(k int, sd *simDevice, ds *DeviceSlot, p, dtH float64) (in, out float64) {
+	st := sd.store
+	if p > st.maxC+1e-9 {
+		s.refuse(k, sd, ds, "above the greatest charging power", "power_kw", p, "max_kw", st.maxC)
+		p = st.maxC
+	}
+	if p < -st.maxD-1e-9 {
+		s.refuse(k, sd, ds, "above the greatest discharging power", "power_kw", p, "max_kw", st.maxD)
+		p = -st.maxD
+	}
+	if p != 0 && !sd.plugged {
+		s.refuse(k, sd, ds, "not plugged in")
+		p = 0
+	}
+	v := s.vals[st.prop]
+	switch {
+	case p > 0:
+		room := math.Max(0, s.hi[st.prop]-v)
+		if p*st.etaC*dtH > room {
+			s.refuse(k, sd, ds, "full")
+			p = room / (st.etaC * dtH)
+		}
+		s.vals[st.prop] = math.Min(v+p*st.etaC*dtH, math.Max(v, s.hi[st.prop]))
+		return p * dtH, 0
+	case p < 0:
+		left := math.Max(0, v-s.lo[st.prop])
+		if -p*dtH/st.etaD > left {
+			s.refuse(k, sd, ds, "empty")
+			p = -left * st.etaD / dtH
+		}
+		s.vals[st.prop] = math.Max(v+p*dtH/st.etaD, math.Min(v, s.lo[st.prop]))
+		return 0, -p * dtH
+	}
+	return 0, 0
+}
+
+// runAction runs action a of a device for the part of the step its
+// effects keep every property inside its physical bounds, and the idle
+// action for the rest.
+func (s *Home) runAction(k int, sd *simDevice, ds *DeviceSlot, a int, dur time.Duration) (in, out float64) {
+	dtH := dur.Hours()
+	f := 1.0
+	if a != sd.idle {
+		for _, e := range sd.effects[a] {
+			v, d := s.vals[e.prop], e.rate*dtH
+			switch {
+			case d > 0 && v+d > s.hi[e.prop]:
+				f = math.Min(f, math.Max(0, s.hi[e.prop]-v)/d)
+			case d < 0 && v+d < s.lo[e.prop]:
+				f = math.Min(f, math.Max(0, v-s.lo[e.prop])/-d)
+			}
+		}
+		if f < 1 {
+			s.refuse(k, sd, ds, "at its bound", "action", sd.dev.Actions[a].Name)
+		}
+	}
+	for _, e := range sd.effects[a] {
+		s.vals[e.prop] += f * e.rate * dtH
+	}
+	for _, e := range sd.effects[sd.idle] {
+		s.vals[e.prop] += (1 - f) * e.rate * dtH
+	}
+	e := (f*sd.dev.Actions[a].Power + (1-f)*sd.dev.Actions[sd.idle].Power) * dtH
+	if ds != nil {
+		ds.addRun(sd.dev.Actions[a].Name, f*dur.Seconds())
+		if f < 1 {
+			ds.addRun(sd.dev.Actions[sd.idle].Name, (1-f)*dur.Seconds())
+		}
+	}
+	if e >= 0 {
+		return e, 0
+	}
+	return 0, -e
+}
+
+// State returns what device d holds now: its properties (by name) and,
+// for a car, whether it is plugged in.
+func (s *Home) State(d int) (props map[string]float64, plugged *bool) {
+	sd := s.devs[d]
+	props = map[string]float64{}
+	seen := map[int]bool{}
+	for _, effs := range sd.effects {
+		for _, e := range effs {
+			if !seen[e.prop] {
+				seen[e.prop] = true
+				props[s.h.Properties[e.prop].Name] = s.vals[e.prop]
+			}
+		}
+	}
+	if sd.trip != nil || sd.store != nil && strings.HasPrefix(sd.dev.Kind, "ev_") {
+		p := sd.plugged
+		plugged = &p
+	}
+	return props, plugged
+}
+
+// Trace returns the day recorded so far, its meter figures computed.
+func (s *Home) Trace() *Trace {
+	s.trace.settle(s.n)
+	return s.trace
+}

@@ -1,0 +1,220 @@
+package homesim_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/homesim"
+	"github.com/hearth-dcop/hearth/devices/homesim/tracecheck"
+)
+
+const street = `name = "test"
+[horizon]
+start = "17:00"
+slots = 4
+slot = "1h"
+[prices]
+default = 0.20
+export_default = 0.05
+[[home]]
+name = "h"
+background_kw = 0.5
+pv_kw = [2.0, 1.0, 0, 0]
+[[home.device]]
+name = "battery"
+kind = "home_battery"
+initial = { soc = 12.0 }
+[[home.device]]
+name = "ev"
+kind = "ev_wallbox_7kw"
+initial = { charge = 10.0 }
+rules = ["charge geq 20 before 21:00"]
+[[home.device]]
+name = "dishwasher"
+kind = "dishwasher"
+rules = ["progress geq 100 before 21:00"]
+`
+
+func load(t *testing.T, src string) *devices.Neighbourhood {
+	t.Helper()
+	cfg, err := config.Parse("street.toml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Neighbourhood
+}
+
+var day = time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC)
+
+// pv0 is the street's pv_kw.
+var pv0 = []float64{2.0, 1.0, 0, 0}
+
+func cmd(slot int, action string, kw float64) homesim.Command {
+	s := day.Add(time.Duration(slot) * time.Hour)
+	return homesim.Command{Round: "r", Created: s.Add(-time.Minute), SlotStart: s, SlotEnd: s.Add(time.Hour), Expires: s.Add(time.Hour), Action: action, PowerKW: kw}
+}
+
+// TestHomePhysics runs a home through commands worked out by hand:
+// a battery that fills within the first slot, an EV that leaves and comes
+// back with more charge, a dishwasher asked to run after its programme is
+// done, an over-powered discharge, and checks the meter, the bill, the
+// clamps and the independent replay.
+func TestHomePhysics(t *testing.T) {
+	n := load(t, street)
+	back := 30.0
+	h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0, Trips: []homesim.Trip{{Device: "ev", Leave: 19 * 60, Return: 20 * 60, ArriveWith: &back}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dev string
+		c   homesim.Command
+	}{
+		{"battery", cmd(0, "charge", 5)},
+		{"battery", cmd(1, "discharge", -5)},
+		{"battery", cmd(3, "discharge", -8)},
+		{"ev", cmd(0, "charge_32a", 7.4)},
+		{"ev", cmd(1, "charge_32a", 7.4)},
+		{"ev", cmd(2, "charge_32a", 7.4)},
+		{"dishwasher", cmd(0, "run", 0.7)},
+		{"dishwasher", cmd(1, "run", 0.7)},
+		{"dishwasher", cmd(2, "run", 0.7)},
+	} {
+		if err := h.Command(c.dev, c.c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Command("kettle", cmd(0, "on", 1)); err == nil {
+		t.Fatal("a command for a device the home lacks was accepted")
+	}
+	h.Advance(day.Add(4 * time.Hour))
+	tr := h.Trace()
+	if !tr.Complete() {
+		t.Fatalf("trace covers boundaries %d..%d", tr.From, tr.To)
+	}
+	// Worked by hand: the battery takes 1.5 kWh / 0.95 to fill from 12
+	// to 13.5; the EV draws 7.4 kW for two slots; the dishwasher runs
+	// two hours; discharge at 5 kW takes 5.26 kWh out (the catalogue's
+	// 95 %).
+	wantNet := []float64{0.5 - 2 + 1.5/0.95 + 7.4 + 0.7, 0.5 - 1 - 5 + 7.4 + 0.7, 0.5, 0.5 - 5}
+	for s, want := range wantNet {
+		if got := tr.Slots[s].NetKWh; math.Abs(got-want) > 1e-9 {
+			t.Errorf("slot %d: net %.6f kWh, want %.6f", s, got, want)
+		}
+	}
+	bill := 0.20*(wantNet[0]+wantNet[1]+wantNet[2]) - 0.05*4.5
+	d := homesim.NewDay(n, []*homesim.Trace{tr})
+	if math.Abs(d.Bill-bill) > 1e-9 || math.Abs(d.PeakKW-wantNet[0]) > 1e-9 || math.Abs(d.ExportKWh-4.5) > 1e-9 {
+		t.Errorf("day: bill %.6f (want %.6f), peak %.6f (want %.6f), export %g", d.Bill, bill, d.PeakKW, wantNet[0], d.ExportKWh)
+	}
+	soc, ev, dw := tr.Properties[n.Homes[0].Property("battery", "soc")], tr.Properties[n.Homes[0].Property("ev", "charge")], tr.Properties[n.Homes[0].Property("dishwasher", "progress")]
+	wantSoC := []float64{12, 13.5, 13.5 - 5.26, 13.5 - 5.26, 13.5 - 2*5.26}
+	wantEV := []float64{10, 10 + 6.6, 10 + 13.2, 10 + 13.2, 30}
+	wantDW := []float64{0, 50, 100, 100, 100}
+	for i := range wantSoC {
+		if math.Abs(soc.Values[i]-wantSoC[i]) > 1e-6 || math.Abs(ev.Values[i]-wantEV[i]) > 1e-6 || math.Abs(dw.Values[i]-wantDW[i]) > 1e-6 {
+			t.Errorf("boundary %d: soc %.4f ev %.4f progress %.4f, want %.4f %.4f %.4f", i, soc.Values[i], ev.Values[i], dw.Values[i], wantSoC[i], wantEV[i], wantDW[i])
+		}
+	}
+	refused := func(slot, dev int) []string { return tr.Slots[slot].Devices[dev].Refused }
+	for _, c := range []struct {
+		slot, dev int
+		reason    string
+	}{{0, 0, "full"}, {3, 0, "above the greatest discharging power"}, {2, 1, "not plugged in"}, {2, 2, "at its bound"}} {
+		if !slices.Contains(refused(c.slot, c.dev), c.reason) {
+			t.Errorf("slot %d device %d: refusals %v, want %q", c.slot, c.dev, refused(c.slot, c.dev), c.reason)
+		}
+	}
+	if d.GoalsMet != d.GoalsTotal {
+		t.Errorf("goals %d/%d: %+v", d.GoalsMet, d.GoalsTotal, d.Homes[0].Goals)
+	}
+	rep := tracecheck.Check(n, 0, pv0, tr)
+	if !rep.OK() || len(rep.Missed) > 0 {
+		t.Fatalf("replay: %v; missed %v", rep.Violations, rep.Missed)
+	}
+	if math.Abs(rep.Bill-bill) > 1e-9 || math.Abs(rep.PeakKW-wantNet[0]) > 1e-9 {
+		t.Errorf("replay: bill %.6f peak %.6f", rep.Bill, rep.PeakKW)
+	}
+}
+
+// TestIdleWithoutCommands: no command, an expired one, or one for a
+// later slot leaves every device idle; the base load's noise is seeded.
+func TestIdleWithoutCommands(t *testing.T) {
+	n := load(t, street)
+	run := func(seed uint64) *homesim.Trace {
+		h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0, Noise: 0.2, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cmd(0, "charge_32a", 7.4)
+		c.Expires = day.Add(30 * time.Minute)
+		h.Command("ev", c)
+		h.Command("battery", cmd(3, "charge", 5))
+		h.Advance(day.Add(3 * time.Hour))
+		return h.Trace()
+	}
+	a, b, c := run(1), run(1), run(2)
+	if got := a.Slots[0].Devices[1].InKWh; math.Abs(got-3.7) > 1e-9 {
+		t.Errorf("EV drew %.4f kWh in slot 0, want 3.7 (half an hour before its command expired)", got)
+	}
+	for s := range 3 {
+		if a.Slots[s].Devices[0].InKWh != 0 || a.Slots[s].BackgroundKWh != b.Slots[s].BackgroundKWh {
+			t.Errorf("slot %d: battery %.4f kWh; background %.4f vs %.4f with the same seed", s, a.Slots[s].Devices[0].InKWh, a.Slots[s].BackgroundKWh, b.Slots[s].BackgroundKWh)
+		}
+	}
+	if a.Slots[0].BackgroundKWh == c.Slots[0].BackgroundKWh || a.Slots[0].BackgroundKWh == 0.5 {
+		t.Errorf("background %.4f (seed 1) and %.4f (seed 2): want seeded noise", a.Slots[0].BackgroundKWh, c.Slots[0].BackgroundKWh)
+	}
+	if a.Complete() || a.To != 3 {
+		t.Errorf("a run to 20:00 observed boundaries %d..%d", a.From, a.To)
+	}
+	if rep := tracecheck.Check(n, 0, pv0, a); !rep.OK() {
+		t.Fatal(rep.Violations)
+	}
+}
+
+func TestDayStart(t *testing.T) {
+	hz := devices.Horizon{Slots: 14, SlotMinutes: 60, Start: 17 * 60}
+	at := func(d, h, m int) time.Time { return time.Date(2026, 11, d, h, m, 0, 0, time.UTC) }
+	for _, c := range []struct{ now, want time.Time }{
+		{at(26, 17, 0), at(26, 17, 0)},
+		{at(26, 16, 50), at(26, 17, 0)},
+		{at(27, 3, 0), at(26, 17, 0)},
+		{at(27, 7, 0), at(27, 17, 0)},
+	} {
+		if got := homesim.DayStart(hz, c.now); !got.Equal(c.want) {
+			t.Errorf("DayStart(%s) = %s, want %s", c.now, got, c.want)
+		}
+	}
+}
+
+// TestAsSimulated: the neighbourhood a perfect-information planner sees
+// has the base load the simulator draws, slot by slot.
+func TestAsSimulated(t *testing.T) {
+	n := load(t, street)
+	o := homesim.Options{PV: pv0, Noise: 0.3, Seed: 5}
+	m := homesim.AsSimulated(n, o, [][]float64{pv0})
+	h, err := homesim.NewHome(n, 0, day, day, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Advance(day.Add(4 * time.Hour))
+	tr := h.Trace()
+	for s := range 4 {
+		got := m.Homes[0].Background[s]
+		want := tr.Slots[s].BackgroundKWh - tr.Slots[s].PVKWh
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("slot %d: planner's background %.6f, simulated %.6f", s, got, want)
+		}
+	}
+	if n.Homes[0].Background[0] != 0.5-2.0 {
+		t.Errorf("AsSimulated changed the original: %v", n.Homes[0].Background)
+	}
+	if same := homesim.AsSimulated(n, homesim.Options{}, [][]float64{pv0}); !slices.Equal(same.Homes[0].Background, n.Homes[0].Background) {
+		t.Errorf("without noise: %v, want %v", same.Homes[0].Background, n.Homes[0].Background)
+	}
+}
