@@ -50,7 +50,9 @@ func TestLiveStreetDay(t *testing.T) {
 	now := "2026-11-26T17:00:00Z"
 	epoch := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, h := range []string{"alder", "birch", "cedar", "dogwood"} {
-		startProc(t, "run-"+h, "run", "-c", liveStreet, "--home", h, "--broker", b.URL(),
+		// Unsigned (--insecure): the fault matrix runs a signed street;
+		// this test is about the day the homes live.
+		startProc(t, "run-"+h, "run", "-c", liveStreet, "--home", h, "--broker", b.URL(), "--insecure",
 			"--now", now, "--epoch", epoch, "--speed", speed, "--log-level", "info")
 	}
 	sim := startProc(t, "home-sim", "home-sim", "-c", liveStreet, "--all", "--broker", b.URL(),
