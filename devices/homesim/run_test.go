@@ -139,9 +139,9 @@ func TestStreetOverMQTT(t *testing.T) {
 			t.Errorf("%s: report bill %.6f, replay %.6f", hd.Home, hd.Bill, rep.Bill)
 		}
 		want := plan.Eval.Homes[hi].Price
-		// Without noise only the planner's rounding of effects to whole
-		// steps (a battery's 4.75 kWh per hour to 4.8) and the first
-		// step's timing separate the two.
+		// Without noise only the first step's timing separates the two:
+		// the virtual home stores and spends what the model's rounded
+		// effects say (a battery's 4.75 kWh per hour is 4.7).
 		if math.Abs(hd.Bill-want) > 0.02*math.Abs(want)+0.01 {
 			t.Errorf("%s: realised bill %.4f, the plan's %.4f", hd.Home, hd.Bill, want)
 		}

@@ -239,17 +239,22 @@ func runSchedule(r *homesolve.Run) config.Run {
 }
 
 // ask publishes a request for round id, so that every home joins, and
-// runs it. A request the broker does not take starts no round: this home
-// would wait in it alone.
+// queues it (askAt). The round plans from now or, for a live home, from
+// its clock's slot.
 func (s *server) ask(ctx context.Context, id, why string) error {
-	now := time.Now()
-	at := now
+	at := time.Now()
 	if lh := s.home.live; lh != nil {
-		// A live home's instant is its clock's slot; the queue orders
-		// by the wall clock's creation time.
 		at = live.SlotStart(lh.clock.Now(), lh.slot())
 	}
-	req := mqtt.Request{ID: id, At: at.Truncate(time.Second), Created: now, From: why}
+	return s.askAt(ctx, id, at, why)
+}
+
+// askAt publishes a request for round id, planning from at, and queues it
+// like any command: the queue orders rounds by the wall clock's creation
+// time, the same on every home. A request the broker does not take
+// starts no round: this home would wait in it alone.
+func (s *server) askAt(ctx context.Context, id string, at time.Time, why string) error {
+	req := mqtt.Request{ID: id, At: at.Truncate(time.Second), Created: time.Now(), From: why}
 	pctx, cancel := context.WithTimeout(ctx, publishWait)
 	err := s.c.PublishRequest(pctx, req)
 	cancel()

@@ -8,7 +8,6 @@ import (
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
-	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
 // This file is a home with [live]: it reads its devices' state and the
@@ -180,7 +179,7 @@ func (s *server) liveTimer(ctx context.Context) error {
 		at, why := lh.ask, lh.why
 		lh.ask = time.Time{}
 		lh.arm()
-		return s.liveAsk(ctx, liveID(at), live.SlotStart(at, lh.slot()), why)
+		return s.askAt(ctx, liveID(at), live.SlotStart(at, lh.slot()), why)
 	}
 	lh.arm()
 	return nil
@@ -200,22 +199,6 @@ func (s *server) liveChange(c live.Change) {
 	}
 	lh.ask, lh.why = g, c.Why
 	lh.arm()
-}
-
-// liveAsk is ask with the round's instant set: every home plans from at.
-func (s *server) liveAsk(ctx context.Context, id string, at time.Time, why string) error {
-	req := mqtt.Request{ID: id, At: at, From: why}
-	pctx, cancel := context.WithTimeout(ctx, publishWait)
-	err := s.c.PublishRequest(pctx, req)
-	cancel()
-	if err != nil {
-		if ctx.Err() == nil {
-			s.h.log.Error("round request not published; no round", "round", id, "why", why, "err", err)
-		}
-		return nil
-	}
-	s.h.log.Info("round requested", "round", id, "why", why, "topic", topic.HomeCmdTopic(s.c.Prefix(), s.h.name))
-	return s.runRound(ctx, req)
 }
 
 // liveRound prepares round req of a live home: its instant (the clock's
