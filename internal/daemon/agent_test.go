@@ -44,16 +44,7 @@ func prepared() Prepared {
 // optimum, proved.
 func TestAgentsOnce(t *testing.T) {
 	p := testProblem()
-	want, err := sim.Solve(context.Background(), p, sim.Options{Protocol: dpop.New, Seed: 1,
-		Solver: func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("dfbnb", lp) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.Start(broker.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	want, b := dpopTruth(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Protocol: "dpop", Timing: mqtt.Timing{
@@ -95,4 +86,22 @@ func TestNewAgentUnknown(t *testing.T) {
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("error %v, want ErrConfig", err)
 	}
+}
+
+// dpopTruth is DPOP's answer to p on the simulated runtime (the truth the
+// daemon's rounds must give) and an embedded broker for the agents,
+// closed when the test ends.
+func dpopTruth(t *testing.T, p *mva.Problem) (sim.Solution, *broker.Broker) {
+	t.Helper()
+	want, err := sim.Solve(context.Background(), p, sim.Options{Protocol: dpop.New, Seed: 1,
+		Solver: func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("dfbnb", lp) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := broker.Start(broker.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return want, b
 }

@@ -3,8 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -13,12 +11,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mqtt"
-	"github.com/hearth-dcop/hearth/mqtt/broker"
-	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
-	"github.com/hearth-dcop/hearth/mva/sim"
 )
 
 // TestAgentsBurst runs three long-running agents (Agent.Run) in this
@@ -27,16 +20,7 @@ import (
 // the order of creation, each with DPOP's optimum, and stops cleanly.
 func TestAgentsBurst(t *testing.T) {
 	p := testProblem()
-	want, err := sim.Solve(context.Background(), p, sim.Options{Protocol: dpop.New, Seed: 1,
-		Solver: func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("dfbnb", lp) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.Start(broker.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	want, b := dpopTruth(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	runCtx, stop := context.WithCancel(ctx)
