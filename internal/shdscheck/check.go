@@ -75,16 +75,19 @@ type RuleResult struct {
 }
 
 // ReadOutput reads hearth's JSON result.
-func ReadOutput(path string) (*Output, error) {
+func ReadOutput(path string) (*Output, error) { return readFile(path, DecodeOutput) }
+
+// readFile reads path and decodes it, naming the file in the error.
+func readFile[T any](path string, decode func([]byte) (*T, error)) (*T, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("shdscheck: %w", err)
 	}
-	o, err := DecodeOutput(b)
+	v, err := decode(b)
 	if err != nil {
 		return nil, fmt.Errorf("shdscheck: %s: %w", path, err)
 	}
-	return o, nil
+	return v, nil
 }
 
 // DecodeOutput decodes hearth's JSON result.

@@ -73,17 +73,7 @@ type Effect struct {
 
 // ReadInstance reads an SHDS instance file and checks the shape the
 // checker relies on.
-func ReadInstance(path string) (*Instance, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("shdscheck: %w", err)
-	}
-	in, err := DecodeInstance(b)
-	if err != nil {
-		return nil, fmt.Errorf("shdscheck: %s: %w", path, err)
-	}
-	return in, nil
-}
+func ReadInstance(path string) (*Instance, error) { return readFile(path, DecodeInstance) }
 
 // DecodeInstance decodes and validates an instance.
 func DecodeInstance(b []byte) (*Instance, error) {
