@@ -50,6 +50,8 @@ type Config struct {
 	// SeriesFiles are the CSV files of series ([prices] import_file and
 	// export_file, a home's pv_file and background_file), absolute.
 	SeriesFiles map[SeriesKey]string
+	// Planners[h] is home h's planner: PlannerCompiled or PlannerEnergy.
+	Planners []string
 }
 
 // Solver chooses the algorithms.

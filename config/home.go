@@ -19,6 +19,7 @@ type homeSrc struct {
 	devices []string // per device
 	props   []string // per property
 	rules   []string // per rule
+	planner string   // PlannerCompiled or PlannerEnergy
 }
 
 func (hs *homeSrc) key(k string) string { return join(hs.path, k) }
@@ -59,6 +60,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	} else if !devices.ValidName(r.h.Name) {
 		n.errorf("name", "home name %q: use letters, digits, '_', '-' or '.'", r.h.Name)
 	}
+	r.planner()
 	r.background()
 	r.pv()
 	if r.l.series != nil {
@@ -76,7 +78,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	r.ranges()
 	r.percentGoals()
 	r.addBounds()
-	n.done("name", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor")
+	n.done("name", "planner", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor")
 	return r.h, r.hs
 }
 

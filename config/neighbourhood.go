@@ -61,6 +61,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 			srcs = append(srcs, hs)
 			cfg.HomeFiles = append(cfg.HomeFiles, p)
 			cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
+			cfg.Planners = append(cfg.Planners, hs.planner)
 		}
 	}
 	for _, hn := range root.tables("home") {
@@ -69,6 +70,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 		srcs = append(srcs, hs)
 		cfg.HomeFiles = append(cfg.HomeFiles, path)
 		cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
+		cfg.Planners = append(cfg.Planners, hs.planner)
 	}
 	if !root.has("homes") && !root.has("home") {
 		root.src.errorf("", "no homes: list home files in homes = [\"a.toml\", …] or add [[home]] tables")

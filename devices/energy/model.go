@@ -79,6 +79,41 @@ type Grid struct {
 	// DemandCharge is the price per kW of the horizon's highest import
 	// above DemandThreshold (kW); 0 means none.
 	DemandCharge, DemandThreshold float64
+	// ImportSteps, when not nil, adds a convex piecewise-linear cost of
+	// the import to each slot (one list of steps per slot, nil or empty
+	// for none): the price of coordination. A street prices its shared
+	// peak to a home this way — the peak term's squared street load,
+	// linearised between breakpoints around the neighbours' load
+	// (devices/street) — which keeps the home's plan an LP. It is not
+	// part of the bill: a plan reports it as Coordination.
+	ImportSteps [][]Step
+}
+
+// Step is one band of a slot's ImportSteps: Price (currency per kWh,
+// added to the tariff) applies to import from the previous step's Upto
+// (0 for the first) to Upto (kW); import beyond the last step's Upto
+// pays the last step's Price. Prices must not fall from step to step
+// (the cost is convex).
+type Step struct {
+	Upto, Price float64
+}
+
+// StepCost returns the ImportSteps cost of importing imp kW for one hour
+// under steps (currency): the integral of the step prices from 0 to imp.
+func StepCost(steps []Step, imp float64) float64 {
+	cost, from := 0.0, 0.0
+	for k, s := range steps {
+		if imp <= from {
+			break
+		}
+		to := s.Upto
+		if k == len(steps)-1 || imp < to {
+			to = imp
+		}
+		cost += s.Price * (to - from)
+		from = to
+	}
+	return cost
 }
 
 // PV is a photovoltaic array.
@@ -214,6 +249,9 @@ func (h *Home) Validate() error {
 			}
 		}
 	}
+	if err := validSteps(h.Name, g.ImportSteps, T); err != nil {
+		return err
+	}
 	if !fin(h.Wear) {
 		return fmt.Errorf("home %s: wear %g", h.Name, h.Wear)
 	}
@@ -226,6 +264,30 @@ func (h *Home) Validate() error {
 	for i := range h.Storage {
 		if err := h.Storage[i].validate(h.Name, T); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// validSteps checks a home's ImportSteps: one list per slot, bands that
+// grow, prices that do not fall.
+func validSteps(home string, steps [][]Step, T int) error {
+	if steps == nil {
+		return nil
+	}
+	if len(steps) != T {
+		return fmt.Errorf("home %s: %d import step lists for %d slots", home, len(steps), T)
+	}
+	for t, st := range steps {
+		prev := Step{Price: math.Inf(-1)}
+		for k, s := range st {
+			if math.IsNaN(s.Upto) || math.IsNaN(s.Price) || math.IsInf(s.Price, 0) || s.Upto < 0 || k < len(st)-1 && math.IsInf(s.Upto, 0) {
+				return fmt.Errorf("home %s: import step %d of slot %d (%g kW, %g per kWh) is not a valid band", home, k, t, s.Upto, s.Price)
+			}
+			if k > 0 && (s.Upto < prev.Upto || s.Price < prev.Price) {
+				return fmt.Errorf("home %s: import steps of slot %d: bands must grow and their prices must not fall (step %d: %g kW at %g after %g kW at %g)", home, t, k, s.Upto, s.Price, prev.Upto, prev.Price)
+			}
+			prev = s
 		}
 	}
 	return nil
@@ -278,8 +340,10 @@ type Plan struct {
 	ImportCost, ExportRevenue, StoredValue float64
 	DemandCost                             float64
 	// Penalties are the soft terms paid: goals missed, limits exceeded,
-	// wear. Cost = Objective + Penalties is what the planner minimised.
+	// wear. Coordination is the ImportSteps cost. Cost = Objective +
+	// Penalties + Coordination is what the planner minimised.
 	Penalties, Wear float64
+	Coordination    float64
 	// Missed lists every soft goal and limit the plan does not keep.
 	Missed []Miss
 }
@@ -297,4 +361,4 @@ type Miss struct {
 }
 
 // Cost returns what the planner minimised.
-func (p *Plan) Cost() float64 { return p.Objective + p.Penalties }
+func (p *Plan) Cost() float64 { return p.Objective + p.Penalties + p.Coordination }

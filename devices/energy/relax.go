@@ -2,6 +2,7 @@ package energy
 
 import (
 	"math"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/devices/energy/internal/lp"
 )
@@ -204,14 +205,47 @@ func build(h *Home) *model {
 			}
 			m.imp[t] = append(m.imp[t], col(cost*dt, 0, hi, e...))
 		}
-		if l := g.ImportLimit; l > 0 && !g.HardLimits {
+		var steps []Step
+		if g.ImportSteps != nil {
+			steps = g.ImportSteps[t]
+		}
+		extra := 0.0 // the last step's price, beyond the cap too
+		if len(steps) > 0 {
+			extra = steps[len(steps)-1].Price
+		}
+		if l := g.ImportLimit; l > 0 && !g.HardLimits && len(steps) == 0 {
 			impRows(pi, math.Min(l, capT))
 			impRows(pi+pen, math.Max(0, capT-l))
-		} else {
+		} else if len(steps) == 0 {
 			impRows(pi, capT)
+		} else {
+			// One column per band between the breakpoints of the
+			// steps and the soft limit, at the sum of their prices:
+			// convex, so the columns fill in order.
+			cuts := []float64{capT}
+			soft := g.ImportLimit > 0 && !g.HardLimits
+			if soft && g.ImportLimit < capT {
+				cuts = append(cuts, g.ImportLimit)
+			}
+			for _, s := range steps[:len(steps)-1] {
+				if s.Upto > 0 && s.Upto < capT {
+					cuts = append(cuts, s.Upto)
+				}
+			}
+			slices.Sort(cuts)
+			cuts = slices.Compact(cuts)
+			from := 0.0
+			for _, to := range cuts {
+				cost := pi + stepPrice(steps, from)
+				if soft && from >= g.ImportLimit {
+					cost += pen
+				}
+				impRows(cost, to-from)
+				from = to
+			}
 		}
 		if capT < big {
-			impRows(pi+hardPen, big)
+			impRows(pi+hardPen+extra, big)
 			m.hard = append(m.hard, m.imp[t][len(m.imp[t])-1])
 		}
 		expRows := func(cost, hi float64) {
@@ -375,6 +409,16 @@ func build(h *Home) *model {
 		}
 	}
 	return m
+}
+
+// stepPrice is the price of the band of steps that import x kW enters.
+func stepPrice(steps []Step, x float64) float64 {
+	for _, s := range steps {
+		if x < s.Upto {
+			return s.Price
+		}
+	}
+	return steps[len(steps)-1].Price
 }
 
 func goalPenalty(g Goal) float64 {

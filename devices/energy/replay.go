@@ -89,6 +89,9 @@ func (m *model) assemble(x []float64) *Plan {
 		p.ImportCost += h.Tariff.Import[t] * p.Import[t] * h.Dt[t]
 		p.ExportRevenue += h.Tariff.Export[t] * p.Export[t] * h.Dt[t]
 		peak = math.Max(peak, p.Import[t])
+		if g.ImportSteps != nil && len(g.ImportSteps[t]) > 0 {
+			p.Coordination += StepCost(g.ImportSteps[t], p.Import[t]) * h.Dt[t]
+		}
 		if l := g.ImportLimit; l > 0 && p.Import[t] > l && !g.HardLimits {
 			p.Penalties += pen * (p.Import[t] - l) * h.Dt[t]
 		}

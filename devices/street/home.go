@@ -1,0 +1,171 @@
+// Package street puts energy homes into a TOML neighbourhood: a home
+// whose file says planner = "energy" is mapped to a devices/energy model
+// (continuous battery and EV power, PV, a two-way meter), planned alone
+// by devices/energy, and then coordinated with the street on the load
+// that flows — each energy home in turn answers the rest of the street's
+// per-slot load with the peak term as a convex piecewise-linear price of
+// its import (energy.Grid.ImportSteps), which keeps its plan an LP.
+// Every plan passes devices/plancheck before it is returned.
+package street
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/energy"
+)
+
+// ErrNotEnergy is wrapped when a home cannot be planned as an energy
+// home: a device that stores no energy, or a rule that is not a goal on
+// stored energy.
+var ErrNotEnergy = errors.New("not an energy home")
+
+// storageKinds are the catalogue kinds an energy home may hold.
+var storageKinds = []string{"home_battery", "ev_wallbox_7kw", "ev_wallbox_11kw"}
+
+// FromHome maps home h of neighbourhood n (as config loads it) to an
+// energy home. pv is the home's PV forecast per slot (kW; nil for none),
+// which h.Background is net of.
+//
+// The mapping reads the compiled catalogue device, so that one TOML
+// description gives both models: a storage's range and start are its
+// property's Min, Max and Initial; its greatest charging and discharging
+// powers are its strongest actions' and its efficiencies their effects
+// per kWh at the wall; an EV charger's least charging power is its
+// lowest charging level (min_charge_kw, or half the wallbox's maximum by
+// default), a battery's is 0 (it modulates continuously). Goals
+// "PROPERTY geq|gt VALUE before|at TIME" become goals at the boundary of
+// TIME (before is read as at: the energy planner's goals hold at one
+// boundary, the stricter reading), with the rule's hard flag and
+// [objective] miss as the penalty per kWh; the physical bounds the
+// loader adds are the storage's range. The wear is the largest
+// cycle_cost of the home's devices (energy.DefaultWear when none has
+// one). Prices are the neighbourhood's; feed-in without an export price
+// earns the import price, as in the compiled model.
+func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64) (*energy.Home, error) {
+	hz := n.Horizon
+	T := hz.Slots
+	dt := hz.Hours()
+	if hz.Dynamics != devices.Full {
+		return nil, fmt.Errorf("home %s: energy homes need full dynamics (TOML neighbourhoods): %w", h.Name, ErrNotEnergy)
+	}
+	eh := &energy.Home{Name: h.Name, Dt: make([]float64, T), Load: make([]float64, T), Wear: -1}
+	for t := range T {
+		eh.Dt[t] = dt
+		eh.Load[t] = h.Background[t] * n.Units.PowerScale
+		if pv != nil {
+			eh.Load[t] += pv[t]
+		}
+	}
+	if pv != nil && slices.ContainsFunc(pv, func(v float64) bool { return v > 0 }) {
+		eh.PV = []energy.PV{{Name: "pv", Forecast: slices.Clone(pv)}}
+	}
+	ps := n.Units.PriceScale
+	if ps == 0 {
+		ps = 1
+	}
+	eh.Tariff.Import = make([]float64, T)
+	eh.Tariff.Export = make([]float64, T)
+	for t := range T {
+		eh.Tariff.Import[t] = n.Prices[t] * ps
+		eh.Tariff.Export[t] = eh.Tariff.Import[t]
+		if n.ExportPrices != nil {
+			eh.Tariff.Export[t] = n.ExportPrices[t] * ps
+		}
+	}
+	miss := n.Weights.Miss
+	if miss <= 0 {
+		miss = devices.DefaultMissPenalty
+	}
+	// prop[i] is the storage of property i, −1 for none.
+	prop := make([]int, len(h.Properties))
+	for i := range prop {
+		prop[i] = -1
+	}
+	for di := range h.Devices {
+		d := &h.Devices[di]
+		if !slices.Contains(storageKinds, d.Kind) {
+			what := fmt.Sprintf("kind %q", d.Kind)
+			if d.Kind == "" {
+				what = "a custom device"
+			}
+			return nil, fmt.Errorf("home %s: device %s (%s): an energy home (planner = \"energy\") holds only %v and PV; plan it with the compiled planner: %w", h.Name, d.Name, what, storageKinds, ErrNotEnergy)
+		}
+		st, pi, err := storageOf(h, d, dt)
+		if err != nil {
+			return nil, err
+		}
+		prop[pi] = len(eh.Storage)
+		eh.Storage = append(eh.Storage, st)
+		if d.CycleCost > 0 {
+			eh.Wear = math.Max(eh.Wear, d.CycleCost)
+		}
+	}
+	for ri := range h.Rules {
+		r := &h.Rules[ri]
+		pi := h.Property(r.Location, r.Property)
+		if pi < 0 || prop[pi] < 0 {
+			return nil, fmt.Errorf("home %s: rule %q: an energy home's rules are goals on its batteries' and EVs' stored energy: %w", h.Name, r.Text, ErrNotEnergy)
+		}
+		st := &eh.Storage[prop[pi]]
+		if !r.Active() {
+			// The loader's physical bounds are the storage's range.
+			if r.Rel == devices.Geq && r.Goal <= st.Min+1e-9 || r.Rel == devices.Leq && r.Goal >= st.Max-1e-9 {
+				continue
+			}
+			return nil, fmt.Errorf("home %s: rule %q: an energy home takes no bounds but its storages' ranges (capacity_kwh, reserve_kwh): %w", h.Name, r.Text, ErrNotEnergy)
+		}
+		if r.Rel != devices.Geq && r.Rel != devices.Gt || r.Prefix != devices.Before && r.Prefix != devices.At {
+			return nil, fmt.Errorf("home %s: rule %q: an energy home takes goals \"%s geq VALUE before|at TIME\": %w", h.Name, r.Text, r.Property, ErrNotEnergy)
+		}
+		if r.T1 < 1 || r.T1 > T {
+			return nil, fmt.Errorf("home %s: rule %q: its time is not after the horizon's first slot: %w", h.Name, r.Text, ErrNotEnergy)
+		}
+		st.Goals = append(st.Goals, energy.Goal{Index: r.T1, Energy: r.Goal, Hard: !r.Soft, Penalty: miss, Text: r.Text})
+	}
+	if err := eh.Validate(); err != nil {
+		return nil, err
+	}
+	return eh, nil
+}
+
+// storageOf maps a catalogue storage device to an energy storage, and
+// returns the index of the property it stores.
+func storageOf(h *devices.Home, d *devices.Device, dt float64) (energy.Storage, int, error) {
+	st := energy.Storage{Name: d.Name, EtaC: 1, EtaD: 1}
+	pi := -1
+	var minCharge []float64
+	for _, a := range d.Actions {
+		for _, e := range a.Effects {
+			if p := h.Property(d.Location, e.Property); p >= 0 {
+				pi = p
+			}
+			switch {
+			case a.Power > 0 && e.Delta > 0:
+				minCharge = append(minCharge, a.Power)
+				if a.Power > st.MaxCharge {
+					st.MaxCharge, st.EtaC = a.Power, math.Min(1, e.Delta/(a.Power*dt))
+				}
+			case a.Power < 0 && e.Delta < 0:
+				if -a.Power > st.MaxDischarge {
+					st.MaxDischarge, st.EtaD = -a.Power, math.Min(1, -a.Power*dt/-e.Delta)
+				}
+			}
+		}
+	}
+	if pi < 0 {
+		return st, 0, fmt.Errorf("home %s: device %s stores nothing the home tracks: %w", h.Name, d.Name, ErrNotEnergy)
+	}
+	p := &h.Properties[pi]
+	if p.Min == nil || p.Max == nil {
+		return st, 0, fmt.Errorf("home %s: device %s: its stored energy has no range: %w", h.Name, d.Name, ErrNotEnergy)
+	}
+	st.Min, st.Max, st.Capacity, st.Initial = *p.Min, *p.Max, *p.Max, p.Initial
+	if d.Kind != "home_battery" && len(minCharge) > 1 {
+		st.MinCharge = slices.Min(minCharge)
+	}
+	return st, pi, nil
+}
