@@ -52,6 +52,9 @@ type Config struct {
 	SeriesFiles map[SeriesKey]string
 	// Planners[h] is home h's planner: PlannerCompiled or PlannerEnergy.
 	Planners []string
+	// Sizes[h] are the size parameters home h's devices gave, by device
+	// name (zero fields keep the catalogue's defaults); nil for none.
+	Sizes []map[string]devices.Sizing
 }
 
 // Solver chooses the algorithms.

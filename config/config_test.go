@@ -256,6 +256,7 @@ func TestErrors(t *testing.T) {
 		{name: "background", nb: neighbourhood(""), home: strings.Replace(home, "0.4", "[0.4, 0.5]", 1), file: "/x/alder.toml", line: 2, key: "background_kw", msg: "2 values for 14 slots"},
 		{name: "sensor", nb: neighbourhood(""), home: home + "\n[[sensor]]\nlocation = \"ev\"\nproperty = \"charge\"\nresolution = -1\n", file: "/x/alder.toml", line: 13, key: "sensor[0].resolution", msg: "must be positive"},
 		{name: "home name", nb: neighbourhood(""), home: "name = \"al der\"\n", file: "/x/alder.toml", line: 1, key: "name", msg: "use letters"},
+		{name: "planner", nb: neighbourhood(""), home: "planner = \"lp\"\n" + home, file: "/x/alder.toml", line: 1, key: "planner", msg: "want \"compiled\""},
 		{name: "inline without name", nb: "[[home]]\nbackground_kw = 1\n", file: "/x/n.toml", line: 1, key: "home[0].name", msg: "needs a name"},
 		{name: "custom without range", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = 2, effects = { t = 1 } }]\n", file: "/x/alder.toml", line: 3, key: "device[0].actions", msg: "declares no range: add range = { t = [MIN, MAX] }"},
 		{name: "custom range shape", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = 2, effects = { t = 1 } }]\nrange = { t = [5] }\n", file: "/x/alder.toml", line: 4, key: "device[0].range.t", msg: "want [MIN, MAX]"},

@@ -20,6 +20,7 @@ type homeSrc struct {
 	props   []string // per property
 	rules   []string // per rule
 	planner string   // PlannerCompiled or PlannerEnergy
+	sizes   map[string]devices.Sizing
 }
 
 func (hs *homeSrc) key(k string) string { return join(hs.path, k) }
@@ -276,6 +277,7 @@ func (r *homeReader) device(n *node) {
 				n.errorf(key, "%v", err)
 			} else {
 				e = sized
+				r.hs.sized(name, sz)
 			}
 		}
 		dev, props = e.Instantiate(name, loc, r.hz.SlotMinutes)

@@ -61,7 +61,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 			srcs = append(srcs, hs)
 			cfg.HomeFiles = append(cfg.HomeFiles, p)
 			cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
-			cfg.Planners = append(cfg.Planners, hs.planner)
+			cfg.Planners, cfg.Sizes = append(cfg.Planners, hs.planner), append(cfg.Sizes, hs.sizes)
 		}
 	}
 	for _, hn := range root.tables("home") {
@@ -70,7 +70,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 		srcs = append(srcs, hs)
 		cfg.HomeFiles = append(cfg.HomeFiles, path)
 		cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
-		cfg.Planners = append(cfg.Planners, hs.planner)
+		cfg.Planners, cfg.Sizes = append(cfg.Planners, hs.planner), append(cfg.Sizes, hs.sizes)
 	}
 	if !root.has("homes") && !root.has("home") {
 		root.src.errorf("", "no homes: list home files in homes = [\"a.toml\", …] or add [[home]] tables")

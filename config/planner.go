@@ -1,6 +1,10 @@
 package config
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/hearth-dcop/hearth/devices"
+)
 
 // Planners of a home (the planner key of a home file or [[home]] table).
 const (
@@ -29,4 +33,15 @@ func (r *homeReader) planner() {
 		return
 	}
 	r.hs.planner = s
+}
+
+// sized records the size parameters a device gave (zero fields: the
+// catalogue's defaults), for the energy planner, which reads a storage's
+// efficiencies and least charging power from them rather than from the
+// compiled actions (whose effects are rounded to the property's steps).
+func (hs *homeSrc) sized(device string, sz devices.Sizing) {
+	if hs.sizes == nil {
+		hs.sizes = map[string]devices.Sizing{}
+	}
+	hs.sizes[device] = sz
 }

@@ -31,6 +31,10 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	if err != nil {
 		return loadExit(e.stderr, "run", err)
 	}
+	if n := r.EnergyHomes(); n > 0 {
+		fmt.Fprintf(e.stderr, "hearth run: %s: %d homes say planner = \"energy\"; hearth sim and hearth solve plan energy homes, hearth run does not yet\n", path, n)
+		return exitUsage
+	}
 	for _, n := range r.Notes() {
 		log.Warn(n)
 	}

@@ -59,6 +59,11 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	pos = []string{path}
 	// A neighbourhood of homes (TOML or SHDS) compiles to a problem and
 	// brings its own solver choice, which the flags given override.
+	if isHomes && hf.shds == "" {
+		if code, ok := energyOnly(ctx, e.stdout, e.stderr, "sim", path, o.json); ok {
+			return code
+		}
+	}
 	var homes *homesolve.Run
 	if isHomes {
 		if homes, o, err = hf.load(path, fs, o); err != nil {

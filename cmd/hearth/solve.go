@@ -90,6 +90,11 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	if isHomes && hf.shds == "" {
+		if code, ok := energyOnly(ctx, e.stdout, e.stderr, "solve", path, o.json); ok {
+			return code
+		}
+	}
 	var homes *homesolve.Run
 	if isHomes {
 		global := o.Global

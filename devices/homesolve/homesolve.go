@@ -32,6 +32,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/homecheck"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/shds"
+	"github.com/hearth-dcop/hearth/devices/street"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
@@ -156,6 +157,9 @@ type Run struct {
 	// start is the uncoordinated schedule as an assignment of the
 	// problem, where the protocol starts from it (mgm.InitStart).
 	start []int
+	// energy are the energy homes (planner = "energy"), planned by
+	// devices/street and not compiled.
+	energy []*street.Member
 }
 
 // startable reports whether protocol global reads mgm.InitStart: D-Gibbs,
@@ -200,7 +204,10 @@ func Load(path string, shdsFile bool, o Overrides) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.cfg, n = cfg, cfg.Neighbourhood
+		r.cfg = cfg
+		if n, r.energy, err = street.Split(cfg); err != nil {
+			return nil, err
+		}
 		s := cfg.Solver
 		r.global, r.local, r.table, r.gpu, r.seed = s.Global, s.Local, s.Table, s.GPU, s.Seed
 		r.params, r.timeout = maps.Clone(s.Params), s.Timeout
@@ -247,6 +254,9 @@ func (r *Run) startSoft() {
 // series into it), named path in messages.
 func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 	r := &Run{path: path, opts: o, cfg: cfg}
+	if slices.Contains(cfg.Planners, config.PlannerEnergy) {
+		return nil, fmt.Errorf("%s: energy homes (planner = \"energy\") are planned by hearth sim and hearth solve; hearth run does not plan them yet", path)
+	}
 	s := cfg.Solver
 	r.global, r.local, r.table, r.gpu, r.seed = s.Global, s.Local, s.Table, s.GPU, s.Seed
 	r.params, r.timeout = maps.Clone(s.Params), s.Timeout
@@ -469,6 +479,10 @@ func (r *Run) Model() *devices.Neighbourhood { return r.compiled.Model }
 // Config is the loaded TOML (its broker settings), nil for an SHDS file.
 func (r *Run) Config() *config.Config { return r.cfg }
 
+// EnergyHomes returns the number of energy homes (planner = "energy"),
+// which the compiled problem leaves out and Report plans.
+func (r *Run) EnergyHomes() int { return len(r.energy) }
+
 // Notes are warnings for the user: homes whose rules were dropped,
 // repairs, solver choices changed.
 func (r *Run) Notes() []string { return r.notes }
@@ -578,8 +592,28 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 		if err := homecheck.Check(r.Model(), Street(h)).Err(); err != nil {
 			return nil, err
 		}
+		if h.EnergyHomes, err = r.energyHomes(in.Eval); err != nil {
+			return nil, err
+		}
 	}
 	return h, nil
+}
+
+// energyHomes plans the energy homes against the compiled homes' load
+// that flows (their positive draw per slot, as the peak term counts it)
+// and returns their part of the result; nil without energy homes.
+func (r *Run) energyHomes(ev *devices.Evaluation) (*report.EnergyStreet, error) {
+	if len(r.energy) == 0 {
+		return nil, nil
+	}
+	n := r.Model()
+	base := make([]float64, n.Horizon.Slots)
+	for _, he := range ev.Homes {
+		for t, v := range he.Load {
+			base[t] += math.Max(v, 0) * n.Units.PowerScale
+		}
+	}
+	return street.Plan(context.Background(), n, r.energy, base, street.Options{})
 }
 
 // Street is what a result claims, for the independent checker

@@ -71,8 +71,11 @@ type Homes struct {
 	FeederExcessKW []float64 `json:"feeder_excess_kw,omitempty"`
 
 	Schedules []HomePlan `json:"schedules"`
-	Charts    []string   `json:"charts,omitempty"`
-	Notes     []string   `json:"notes,omitempty"`
+	// EnergyHomes are the street's energy homes (planner = "energy"),
+	// omitted where it has none.
+	EnergyHomes *EnergyStreet `json:"energy_homes,omitempty"`
+	Charts      []string      `json:"charts,omitempty"`
+	Notes       []string      `json:"notes,omitempty"`
 }
 
 // DroppedHome is a home of the file some of whose rules no schedule

@@ -39,10 +39,16 @@ const maxBarSlots = 48
 // legend, and the home's kW per slot).
 func (h *Homes) WriteText(w io.Writer, o TextOptions) error {
 	var b strings.Builder
+	if h.HomeCount == 0 && h.EnergyHomes != nil {
+		h.energyOnlyText(&b)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	h.header(&b)
 	h.totals(&b)
 	h.profile(&b, o)
 	h.tables(&b, o)
+	h.energyText(&b)
 	if len(h.Charts) > 0 {
 		fmt.Fprintln(&b, "\ncharts")
 		for _, c := range h.Charts {

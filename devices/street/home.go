@@ -28,15 +28,19 @@ var storageKinds = []string{"home_battery", "ev_wallbox_7kw", "ev_wallbox_11kw"}
 
 // FromHome maps home h of neighbourhood n (as config loads it) to an
 // energy home. pv is the home's PV forecast per slot (kW; nil for none),
-// which h.Background is net of.
+// which h.Background is net of; sizes are the size parameters its
+// devices gave, by name (config.Config.Sizes; nil for none).
 //
 // The mapping reads the compiled catalogue device, so that one TOML
 // description gives both models: a storage's range and start are its
 // property's Min, Max and Initial; its greatest charging and discharging
-// powers are its strongest actions' and its efficiencies their effects
-// per kWh at the wall; an EV charger's least charging power is its
-// lowest charging level (min_charge_kw, or half the wallbox's maximum by
-// default), a battery's is 0 (it modulates continuously). Goals
+// powers are its strongest actions'. Its efficiencies and least charging
+// power are the size parameters' (charge_efficiency,
+// discharge_efficiency, min_charge_kw, with the catalogue's defaults:
+// an EV charger's least power is half the wallbox's maximum unless
+// max_charge_kw or min_charge_kw is given, a battery's is 0), not the
+// compiled effects, which are rounded to the property's steps (4.7 kWh
+// an hour for a 5 kW charge at 95%, not 4.75). Goals
 // "PROPERTY geq|gt VALUE before|at TIME" become goals at the boundary of
 // TIME (before is read as at: the energy planner's goals hold at one
 // boundary, the stricter reading), with the rule's hard flag and
@@ -45,7 +49,7 @@ var storageKinds = []string{"home_battery", "ev_wallbox_7kw", "ev_wallbox_11kw"}
 // cycle_cost of the home's devices (energy.DefaultWear when none has
 // one). Prices are the neighbourhood's; feed-in without an export price
 // earns the import price, as in the compiled model.
-func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64) (*energy.Home, error) {
+func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64, sizes map[string]devices.Sizing) (*energy.Home, error) {
 	hz := n.Horizon
 	T := hz.Slots
 	dt := hz.Hours()
@@ -94,7 +98,7 @@ func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64) (*energy.
 			}
 			return nil, fmt.Errorf("home %s: device %s (%s): an energy home (planner = \"energy\") holds only %v and PV; plan it with the compiled planner: %w", h.Name, d.Name, what, storageKinds, ErrNotEnergy)
 		}
-		st, pi, err := storageOf(h, d, dt)
+		st, pi, err := storageOf(h, d, sizes[d.Name])
 		if err != nil {
 			return nil, err
 		}
@@ -132,29 +136,35 @@ func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64) (*energy.
 	return eh, nil
 }
 
-// storageOf maps a catalogue storage device to an energy storage, and
-// returns the index of the property it stores.
-func storageOf(h *devices.Home, d *devices.Device, dt float64) (energy.Storage, int, error) {
-	st := energy.Storage{Name: d.Name, EtaC: 1, EtaD: 1}
+// storageOf maps a catalogue storage device with size parameters sz to
+// an energy storage, and returns the index of the property it stores.
+func storageOf(h *devices.Home, d *devices.Device, sz devices.Sizing) (energy.Storage, int, error) {
+	def, _ := devices.SizingDefaults(d.Kind)
+	pick := func(v, dflt float64) float64 {
+		if v > 0 {
+			return v
+		}
+		return dflt
+	}
+	st := energy.Storage{Name: d.Name, EtaC: pick(sz.ChargeEff, def.ChargeEff), EtaD: 1}
+	if d.Kind == "home_battery" {
+		st.EtaD = pick(sz.DischargeEff, def.DischargeEff)
+	}
+	// As devices.Entry.Sized: the default least power only where
+	// neither power is given.
+	st.MinCharge = sz.MinChargeKW
+	if st.MinCharge == 0 && sz.MaxChargeKW == 0 {
+		st.MinCharge = def.MinChargeKW
+	}
 	pi := -1
-	var minCharge []float64
 	for _, a := range d.Actions {
 		for _, e := range a.Effects {
 			if p := h.Property(d.Location, e.Property); p >= 0 {
 				pi = p
 			}
-			switch {
-			case a.Power > 0 && e.Delta > 0:
-				minCharge = append(minCharge, a.Power)
-				if a.Power > st.MaxCharge {
-					st.MaxCharge, st.EtaC = a.Power, math.Min(1, e.Delta/(a.Power*dt))
-				}
-			case a.Power < 0 && e.Delta < 0:
-				if -a.Power > st.MaxDischarge {
-					st.MaxDischarge, st.EtaD = -a.Power, math.Min(1, -a.Power*dt/-e.Delta)
-				}
-			}
 		}
+		st.MaxCharge = math.Max(st.MaxCharge, a.Power)
+		st.MaxDischarge = math.Max(st.MaxDischarge, -a.Power)
 	}
 	if pi < 0 {
 		return st, 0, fmt.Errorf("home %s: device %s stores nothing the home tracks: %w", h.Name, d.Name, ErrNotEnergy)
@@ -164,8 +174,6 @@ func storageOf(h *devices.Home, d *devices.Device, dt float64) (energy.Storage, 
 		return st, 0, fmt.Errorf("home %s: device %s: its stored energy has no range: %w", h.Name, d.Name, ErrNotEnergy)
 	}
 	st.Min, st.Max, st.Capacity, st.Initial = *p.Min, *p.Max, *p.Max, p.Initial
-	if d.Kind != "home_battery" && len(minCharge) > 1 {
-		st.MinCharge = slices.Min(minCharge)
-	}
+	st.MinCharge = math.Min(st.MinCharge, st.MaxCharge)
 	return st, pi, nil
 }

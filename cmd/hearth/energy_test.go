@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices/energy"
+	"github.com/hearth-dcop/hearth/devices/plancheck"
+	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/devices/street"
+)
+
+var energyStreetTOML = filepath.Join("..", "..", "examples", "energy-street", "street.toml")
+
+// TestEnergyStreet: a street of compiled and energy homes through
+// `hearth sim` and `hearth solve`. The energy homes' plans in --json
+// replay through the independent checker from the home files (the bill
+// it recomputes is the one printed), fir's EV goal holds, and
+// coordination lowers the street's objective and peak against the
+// energy homes planned alone.
+func TestEnergyStreet(t *testing.T) {
+	cfg, err := config.Load(energyStreetTOML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ms, err := street.Split(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"sim", "solve"} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{cmd, energyStreetTOML, "--json"}, &out, &errb); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", cmd, code, errb.String())
+		}
+		var h report.Homes
+		if err := json.Unmarshal(out.Bytes(), &h); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		e := h.EnergyHomes
+		if e == nil || len(e.Homes) != 2 || len(h.Schedules) != 2 {
+			t.Fatalf("%s: energy homes %+v, %d compiled schedules", cmd, e, len(h.Schedules))
+		}
+		if e.Objective > e.AloneObjective+1e-9 || e.PeakKW > e.AlonePeakKW+1e-9 {
+			t.Errorf("%s: coordination: objective %.4f (alone %.4f), peak %.2f kW (alone %.2f)", cmd, e.Objective, e.AloneObjective, e.PeakKW, e.AlonePeakKW)
+		}
+		for i, eh := range e.Homes {
+			home := ms[i].Home
+			p := planOf(home, eh)
+			rep := plancheck.Check(home, p)
+			if err := rep.Err(); err != nil {
+				t.Errorf("%s: %s: %v", cmd, eh.Home, err)
+			}
+			if bill := rep.ImportCost - rep.ExportRevenue + rep.DemandCost; bill < eh.Bill-1e-6 || bill > eh.Bill+1e-6 {
+				t.Errorf("%s: %s: printed bill %.6f, the checker's %.6f", cmd, eh.Home, eh.Bill, bill)
+			}
+			if len(rep.Shortfalls) != len(eh.GoalsMissed) {
+				t.Errorf("%s: %s: %d goals missed printed, the checker finds %d", cmd, eh.Home, len(eh.GoalsMissed), len(rep.Shortfalls))
+			}
+		}
+		if len(e.Homes[0].GoalsMissed) != 0 {
+			t.Errorf("%s: fir misses %+v", cmd, e.Homes[0].GoalsMissed)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"sim", energyStreetTOML}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "energy homes (continuous power") || !strings.Contains(out.String(), "\nfir  pays ") {
+		t.Errorf("text: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// planOf rebuilds an energy plan from what the result prints.
+func planOf(h *energy.Home, eh report.EnergyHome) *energy.Plan {
+	// The plan claims the printed bill less the stored energy's worth;
+	// the checker recomputes it from the meter.
+	p := &energy.Plan{Import: eh.ImportKW, Export: eh.ExportKW, Objective: eh.Bill - eh.StoredValue}
+	for _, s := range eh.Storage {
+		c, d := make([]float64, len(s.PowerKW)), make([]float64, len(s.PowerKW))
+		for t, v := range s.PowerKW {
+			if v > 0 {
+				c[t] = v
+			} else {
+				d[t] = -v
+			}
+		}
+		p.Charge, p.Discharge, p.Energy = append(p.Charge, c), append(p.Discharge, d), append(p.Energy, s.EnergyKWh)
+	}
+	for _, a := range h.PV {
+		p.PVUsed = append(p.PVUsed, a.Forecast)
+	}
+	return p
+}
+
+// TestEnergyOnlyStreet: a street of energy homes only has no protocol
+// to run; `hearth solve` plans and coordinates it and prints it, each
+// plan passing the checker from the home files.
+func TestEnergyOnlyStreet(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "examples", "energy-street")
+	for _, f := range []string{"fir.toml", "hazel.toml"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nb := filepath.Join(dir, "street.toml")
+	if err := os.WriteFile(nb, []byte("homes = [\"fir.toml\", \"hazel.toml\"]\n[horizon]\nstart = \"17:00\"\nslots = 24\n[prices]\ndefault = 0.2\nexport_default = 0.08\n[coordination]\nwindows = [[\"17:00\", \"07:00\"]]\n[objective]\npeak = 0.02\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(nb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ms, err := street.Split(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"solve", nb, "--json"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var h report.Homes
+	if err := json.Unmarshal(out.Bytes(), &h); err != nil {
+		t.Fatal(err)
+	}
+	if h.EnergyHomes == nil || len(h.EnergyHomes.Homes) != 2 || h.Objective == nil || *h.Objective > h.EnergyHomes.AloneObjective+1e-9 {
+		t.Fatalf("result %+v", h)
+	}
+	for i, eh := range h.EnergyHomes.Homes {
+		if err := plancheck.Check(ms[i].Home, planOf(ms[i].Home, eh)).Err(); err != nil {
+			t.Errorf("%s: %v", eh.Home, err)
+		}
+	}
+}

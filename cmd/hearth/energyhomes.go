@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/street"
+)
+
+// energyOnly runs `hearth solve` or `hearth sim` on a neighbourhood whose
+// homes are all energy homes (planner = "energy"): there is no protocol
+// to run, so the street is planned and coordinated by devices/street and
+// printed. handled is false for every other file (and for a file that
+// does not load: the homes' loader reports it).
+func energyOnly(ctx context.Context, stdout, stderr io.Writer, cmd, path string, asJSON bool) (code int, handled bool) {
+	cfg, err := config.Load(path)
+	if err != nil || len(cfg.Planners) == 0 || slices.ContainsFunc(cfg.Planners, func(p string) bool { return p != config.PlannerEnergy }) {
+		return 0, false
+	}
+	h, err := street.Report(ctx, cfg, street.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "hearth %s: %v\n", cmd, err)
+		return exitFailed, true
+	}
+	format := "text"
+	if asJSON {
+		format = "json"
+	}
+	if err := homesolve.Write(stdout, h, homesolve.Output{Format: format}); err != nil {
+		fmt.Fprintf(stderr, "hearth %s: %v\n", cmd, err)
+		return exitFailed, true
+	}
+	return exitOK, true
+}

@@ -1,0 +1,125 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// EnergyStreet is the part of a result about a street's energy homes
+// (planner = "energy": devices/energy plans them, devices/street
+// coordinates them with the street on the load that flows, and
+// devices/plancheck has accepted every plan).
+type EnergyStreet struct {
+	Homes []EnergyHome `json:"homes"`
+	// Rounds of best responses and the Moves adopted in them.
+	Rounds int `json:"rounds"`
+	Moves  int `json:"moves"`
+	// LoadKW is the whole street's import per slot (the compiled homes'
+	// positive draw plus the energy homes' import) and PeakKW its
+	// highest; AlonePeakKW that with the energy homes planned alone.
+	LoadKW      []float64 `json:"load_kw"`
+	PeakKW      float64   `json:"peak_kw"`
+	AlonePeakKW float64   `json:"alone_peak_kw"`
+	// Objective is the energy homes' costs plus the peak term on the
+	// street's import, after coordination; AloneObjective before it.
+	Objective      float64 `json:"objective"`
+	AloneObjective float64 `json:"alone_objective"`
+}
+
+// EnergyHome is one energy home's plan.
+type EnergyHome struct {
+	Home string `json:"home"`
+	// Bill is import cost − export revenue + demand charge (currency);
+	// AloneBill that of the home's plan made alone, and SavedVsAlone
+	// AloneBill − Bill (negative: coordination cost the home money).
+	Bill         float64 `json:"bill"`
+	AloneBill    float64 `json:"alone_bill"`
+	SavedVsAlone float64 `json:"saved_vs_alone"`
+	// StoredValue is the worth of the energy left at the end.
+	StoredValue float64 `json:"stored_value"`
+	// PeakKW is the home's highest import, AlonePeakKW planned alone.
+	PeakKW      float64 `json:"peak_kw"`
+	AlonePeakKW float64 `json:"alone_peak_kw"`
+	// ImportKW and ExportKW are the meter per slot.
+	ImportKW []float64 `json:"import_kw"`
+	ExportKW []float64 `json:"export_kw"`
+	Storage  []Storage `json:"storage"`
+	// GoalsMissed are the soft goals the plan misses (kWh).
+	GoalsMissed []GoalMissed `json:"goals_missed"`
+	GoalsTotal  int          `json:"goals_total"`
+}
+
+// Storage is a battery's or EV's plan: power at the bus per slot
+// (positive charging, negative discharging) and the stored energy at
+// every slot boundary.
+type Storage struct {
+	Name      string    `json:"name"`
+	PowerKW   []float64 `json:"power_kw"`
+	EnergyKWh []float64 `json:"energy_kwh"`
+}
+
+// energyText prints the energy homes' section.
+func (h *Homes) energyText(b *strings.Builder) {
+	e := h.EnergyHomes
+	if e == nil {
+		return
+	}
+	cur := h.Currency
+	fmt.Fprintf(b, "\nenergy homes (continuous power, devices/energy; every plan checked by devices/plancheck)\n")
+	fmt.Fprintf(b, "street peak with them %.2f kW (%.2f kW with the energy homes planned alone); %d rounds of best responses, %d moves\n", e.PeakKW, e.AlonePeakKW, e.Rounds, e.Moves)
+	fmt.Fprintf(b, "street load (kW) %s\n", Sparkline(e.LoadKW, e.PeakKW))
+	labels, cw := columnLabels(h.Slots)
+	name := 6
+	for _, p := range e.Homes {
+		for _, s := range p.Storage {
+			name = max(name, min(utf8.RuneCountInString(s.Name), 24))
+		}
+	}
+	for _, p := range e.Homes {
+		kept := p.GoalsTotal - len(p.GoalsMissed)
+		fmt.Fprintf(b, "\n%s  pays %.2f %s (alone %.2f, saved %+.2f)  peak %.2f kW (alone %.2f)  goals %d/%d\n", p.Home, p.Bill, cur, p.AloneBill, p.SavedVsAlone, p.PeakKW, p.AlonePeakKW, kept, p.GoalsTotal)
+		fmt.Fprintf(b, "  %-*s", name, "")
+		for _, l := range labels {
+			fmt.Fprintf(b, "%*s", cw, l)
+		}
+		b.WriteString("\n")
+		for _, s := range p.Storage {
+			fmt.Fprintf(b, "  %-*s", name, clip(s.Name, name))
+			for _, v := range s.PowerKW {
+				fmt.Fprintf(b, "%*s", cw, shortKW(v))
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(b, "  %-*s", name, "kW")
+		for t := range p.ImportKW {
+			fmt.Fprintf(b, "%*s", cw, shortKW(p.ImportKW[t]-p.ExportKW[t]))
+		}
+		b.WriteString("\n")
+		for _, s := range p.Storage {
+			fmt.Fprintf(b, "  %s %.1f→%.1f kWh\n", s.Name, s.EnergyKWh[0], s.EnergyKWh[len(s.EnergyKWh)-1])
+		}
+		for _, g := range p.GoalsMissed {
+			fmt.Fprintf(b, "  MISSED: %s, by %s\n", g.Rule, amount(g.Missed, g.Unit))
+		}
+	}
+}
+
+// shortKW is short for continuous powers: what rounds to 0.0 prints as
+// 0.0, never -0.0.
+func shortKW(v float64) string {
+	if math.Abs(v) < 0.05 {
+		v = 0
+	}
+	return short(v)
+}
+
+// energyOnlyText prints a street of energy homes only.
+func (h *Homes) energyOnlyText(b *strings.Builder) {
+	fmt.Fprintf(b, "%s: %d energy homes, %d slots of %d min, %s\n", h.Neighbourhood, len(h.EnergyHomes.Homes), len(h.Slots), h.SlotMinutes, h.span())
+	h.energyText(b)
+	for _, n := range h.Notes {
+		fmt.Fprintf(b, "note: %s\n", n)
+	}
+}
