@@ -180,6 +180,11 @@ func runSim(ctx context.Context, e *env, args []string) int {
 			}
 		}
 	}
+	if err == nil && homes != nil && res.Feasible && stopped == "" {
+		// Energy homes (planner = "energy") and the compiled homes
+		// answer each other on the load that flows.
+		assign, res.Result, err = homes.Answer(ctx, assign, res.Result)
+	}
 	if stopped != "" {
 		homes.SkipSHMGM(stopped)
 		res.Optimal, res.Status = false, mva.StatusFeasible

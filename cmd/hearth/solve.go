@@ -119,6 +119,11 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	}
 	if homes != nil {
 		res, assign, err := solve.Homes(ctx, homes, o.Options, dev)
+		if err == nil {
+			// Energy homes and the compiled homes answer each other
+			// on the load that flows.
+			assign, res, err = homes.Answer(ctx, assign, res)
+		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
 			return exitFailed

@@ -158,8 +158,10 @@ type Run struct {
 	// problem, where the protocol starts from it (mgm.InitStart).
 	start []int
 	// energy are the energy homes (planner = "energy"), planned by
-	// devices/street and not compiled.
-	energy []*street.Member
+	// devices/street and not compiled; answered is what Answer left
+	// (nil before it runs).
+	energy   []*street.Member
+	answered *answered
 }
 
 // startable reports whether protocol global reads mgm.InitStart: D-Gibbs,
@@ -592,28 +594,11 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 		if err := homecheck.Check(r.Model(), Street(h)).Err(); err != nil {
 			return nil, err
 		}
-		if h.EnergyHomes, err = r.energyHomes(in.Eval); err != nil {
+		if h.EnergyHomes, err = r.energyHomes(assign, in.Eval); err != nil {
 			return nil, err
 		}
 	}
 	return h, nil
-}
-
-// energyHomes plans the energy homes against the compiled homes' load
-// that flows (their positive draw per slot, as the peak term counts it)
-// and returns their part of the result; nil without energy homes.
-func (r *Run) energyHomes(ev *devices.Evaluation) (*report.EnergyStreet, error) {
-	if len(r.energy) == 0 {
-		return nil, nil
-	}
-	n := r.Model()
-	base := make([]float64, n.Horizon.Slots)
-	for _, he := range ev.Homes {
-		for t, v := range he.Load {
-			base[t] += math.Max(v, 0) * n.Units.PowerScale
-		}
-	}
-	return street.Plan(context.Background(), n, r.energy, base, street.Options{})
 }
 
 // Street is what a result claims, for the independent checker

@@ -94,21 +94,35 @@ func Plan(ctx context.Context, n *devices.Neighbourhood, ms []*Member, base []fl
 	if err := PlanAlone(ctx, ms, o); err != nil {
 		return nil, err
 	}
-	res, err := Coordinate(ctx, ms, base, PeakOf(n), o)
+	pk := PeakOf(n)
+	res, err := Coordinate(ctx, ms, base, pk, o)
 	if err != nil {
 		return nil, err
 	}
-	out := &report.EnergyStreet{Rounds: res.Rounds, Moves: res.Moves, LoadKW: res.Load, Objective: res.Final, AloneObjective: res.Start}
-	for _, v := range res.Load {
+	return Summary(ms, base, base, pk, res.Rounds, res.Moves), nil
+}
+
+// Summary is the result's part about the members: their plans against
+// the rest of the street's load base, and their alone plans against
+// aloneBase (the rest of the street as it was when they planned alone);
+// rounds and moves are the best responses' counts.
+func Summary(ms []*Member, base, aloneBase []float64, pk Peak, rounds, moves int) *report.EnergyStreet {
+	out := &report.EnergyStreet{Rounds: rounds, Moves: moves, LoadKW: streetLoad(ms, base, -1), Objective: Objective(ms, base, pk)}
+	alone := make([]*Member, len(ms))
+	for i, m := range ms {
+		alone[i] = &Member{Home: m.Home, Plan: m.Alone}
+	}
+	out.AloneObjective = Objective(alone, aloneBase, pk)
+	for _, v := range out.LoadKW {
 		out.PeakKW = math.Max(out.PeakKW, v)
 	}
-	for _, v := range res.AloneLoad {
+	for _, v := range streetLoad(alone, aloneBase, -1) {
 		out.AlonePeakKW = math.Max(out.AlonePeakKW, v)
 	}
 	for _, m := range ms {
 		out.Homes = append(out.Homes, homeReport(m))
 	}
-	return out, nil
+	return out
 }
 
 func homeReport(m *Member) report.EnergyHome {
