@@ -217,3 +217,41 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
 }
+
+// TestImportSteps: StepCost integrates the step prices (worked by hand),
+// and Validate refuses steps whose bands shrink or whose prices fall.
+func TestImportSteps(t *testing.T) {
+	steps := []energy.Step{{Upto: 2, Price: 0.1}, {Upto: 5, Price: 0.3}, {Upto: 6, Price: 0.7}}
+	for _, c := range []struct{ imp, want float64 }{
+		{0, 0}, {1, 0.1}, {2, 0.2}, {3, 0.5}, {5, 1.1}, {6, 1.8}, {8, 3.2},
+	} {
+		if got := energy.StepCost(steps, c.imp); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("StepCost(%g) = %g, want %g", c.imp, got, c.want)
+		}
+	}
+	base := func() *energy.Home {
+		return &energy.Home{Name: "h", Dt: []float64{1, 1}, Load: []float64{1, 1}, Tariff: energy.Tariff{Import: []float64{0.2, 0.2}, Export: []float64{0, 0}}}
+	}
+	for name, s := range map[string][][]energy.Step{
+		"one list":      {steps},
+		"falling price": {steps, {{Upto: 1, Price: 0.5}, {Upto: 2, Price: 0.4}}},
+		"shrinking":     {nil, {{Upto: 3, Price: 0.1}, {Upto: 2, Price: 0.2}}},
+		"nan":           {nil, {{Upto: math.NaN(), Price: 0.1}}},
+	} {
+		h := base()
+		h.Grid.ImportSteps = s
+		if err := h.Validate(); err == nil {
+			t.Errorf("%s: Validate accepted %v", name, s)
+		}
+	}
+	// A home with nothing to shift pays the steps on its fixed load.
+	h := base()
+	h.Grid.ImportSteps = [][]energy.Step{steps, nil}
+	p, err := energy.Solve(context.Background(), h, energy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(p.Coordination-0.1) > 1e-6 || math.Abs(p.Cost()-p.Objective-p.Penalties-0.1) > 1e-9 {
+		t.Errorf("coordination %g, cost %g, objective %g: want 0.1 of import steps in the cost, none in the bill", p.Coordination, p.Cost(), p.Objective)
+	}
+}

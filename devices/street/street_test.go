@@ -168,6 +168,9 @@ func TestCoordinateAgainstCBC(t *testing.T) {
 		t.Skip("cbc not found (Debian: apt-get install coinor-cbc)")
 	}
 	for seed := uint64(1); seed <= 6; seed++ {
+		if raceEnabled && seed != 1 && seed != 5 {
+			continue
+		}
 		T := 8
 		hs := genStreet(seed, 3, T)
 		// Seeds 5 and 6 are mixed streets: the compiled homes' load

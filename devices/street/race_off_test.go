@@ -1,0 +1,5 @@
+//go:build !race
+
+package street_test
+
+const raceEnabled = false
