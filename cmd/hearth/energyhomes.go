@@ -16,10 +16,14 @@ import (
 // to run, so the street is planned and coordinated by devices/street and
 // printed. handled is false for every other file (and for a file that
 // does not load: the homes' loader reports it).
-func energyOnly(ctx context.Context, stdout, stderr io.Writer, cmd, path string, asJSON bool) (code int, handled bool) {
+func energyOnly(ctx context.Context, stdout, stderr io.Writer, cmd, path string, hf *homeFlags, asJSON bool) (code int, handled bool) {
 	cfg, err := config.Load(path)
 	if err != nil || len(cfg.Planners) == 0 || slices.ContainsFunc(cfg.Planners, func(p string) bool { return p != config.PlannerEnergy }) {
 		return 0, false
+	}
+	if hf.outDir != "" || hf.csv {
+		fmt.Fprintf(stderr, "hearth %s: %s: the charts and CSV files (--out, --csv) do not cover energy homes yet; --json carries their plans\n", cmd, path)
+		return exitUsage, true
 	}
 	h, err := street.Report(ctx, cfg, street.Options{})
 	if err != nil {

@@ -60,7 +60,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	// A neighbourhood of homes (TOML or SHDS) compiles to a problem and
 	// brings its own solver choice, which the flags given override.
 	if isHomes && hf.shds == "" {
-		if code, ok := energyOnly(ctx, e.stdout, e.stderr, "sim", path, o.json); ok {
+		if code, ok := energyOnly(ctx, e.stdout, e.stderr, "sim", path, &hf, o.json); ok {
 			return code
 		}
 	}

@@ -91,7 +91,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	if isHomes && hf.shds == "" {
-		if code, ok := energyOnly(ctx, e.stdout, e.stderr, "solve", path, o.json); ok {
+		if code, ok := energyOnly(ctx, e.stdout, e.stderr, "solve", path, &hf, o.json); ok {
 			return code
 		}
 	}

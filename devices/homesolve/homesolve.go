@@ -210,6 +210,9 @@ func Load(path string, shdsFile bool, o Overrides) (*Run, error) {
 		if n, r.energy, err = street.Split(cfg); err != nil {
 			return nil, err
 		}
+		if len(n.Homes) == 0 && len(r.energy) > 0 {
+			return nil, fmt.Errorf("%s: every home is an energy home (planner = \"energy\"): there is no compiled problem; hearth solve and hearth sim plan such a street", path)
+		}
 		s := cfg.Solver
 		r.global, r.local, r.table, r.gpu, r.seed = s.Global, s.Local, s.Table, s.GPU, s.Seed
 		r.params, r.timeout = maps.Clone(s.Params), s.Timeout
