@@ -38,6 +38,10 @@ type Options struct {
 	// Bands is the number of bands of the piecewise-linear peak price
 	// over a slot's possible import (0 means DefaultBands).
 	Bands int
+	// Gain is the least relative fall of the street's objective for
+	// which a home adopts a new plan (0 means DefaultGain): the rounds
+	// end once no home gains that much.
+	Gain float64
 	// Energy tunes each home's planner.
 	Energy energy.Options
 }
@@ -51,6 +55,10 @@ const (
 	// pieces overprice the squared load by at most Weight·(Δ·width)²/4
 	// per slot, width being a 24th of the import range.
 	DefaultBands = 24
+	// DefaultGain: a home moves when the street gains a hundred-
+	// thousandth of its objective; on ten homes over 24 slots the last
+	// rounds below it moved the objective by under 0.01%.
+	DefaultGain = 1e-5
 )
 
 // Result is what Coordinate did.
@@ -138,6 +146,9 @@ func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Op
 	if o.Bands <= 0 {
 		o.Bands = DefaultBands
 	}
+	if o.Gain <= 0 {
+		o.Gain = DefaultGain
+	}
 	res := &Result{AloneLoad: streetLoad(ms, base, -1)}
 	res.Start = Objective(ms, base, pk)
 	cur := res.Start
@@ -158,7 +169,7 @@ func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Op
 				old := m.Plan
 				m.Plan = p
 				next := Objective(ms, base, pk)
-				if next >= cur-1e-9*math.Max(1, math.Abs(cur)) {
+				if next >= cur-o.Gain*math.Max(1, math.Abs(cur)) {
 					m.Plan = old
 					continue
 				}
