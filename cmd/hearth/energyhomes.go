@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/street"
 )
@@ -28,7 +30,7 @@ func energyOnly(ctx context.Context, stdout, stderr io.Writer, cmd, path string,
 	h, err := street.Report(ctx, cfg, street.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "hearth %s: %v\n", cmd, err)
-		return exitFailed, true
+		return energyExit(err), true
 	}
 	format := "text"
 	if asJSON {
@@ -39,4 +41,14 @@ func energyOnly(ctx context.Context, stdout, stderr io.Writer, cmd, path string,
 		return exitFailed, true
 	}
 	return exitOK, true
+}
+
+// energyExit is the exit code of a failed homes run: 1 where an energy
+// home's hard goals or limits cannot be kept (as for compiled homes'
+// hard rules), else 3 (a plan the checker rejects among them).
+func energyExit(err error) int {
+	if errors.Is(err, energy.ErrInfeasible) {
+		return exitInfeasible
+	}
+	return exitFailed
 }

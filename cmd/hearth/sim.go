@@ -192,7 +192,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
-		return exitFailed
+		return energyExit(err)
 	}
 	res.Instance = pos[0]
 	if res.SecurityDrops != nil {
@@ -201,7 +201,7 @@ func runSim(ctx context.Context, e *env, args []string) int {
 	if homes != nil {
 		if err := hf.render(e.stdout, homes, assign, res.Result, o.json, mq); err != nil {
 			fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
-			return exitFailed
+			return energyExit(err)
 		}
 		if stopped != "" {
 			return exitStopped

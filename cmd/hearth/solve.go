@@ -126,11 +126,11 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
-			return exitFailed
+			return energyExit(err)
 		}
 		if err := hf.render(e.stdout, homes, assign, res, o.json, nil); err != nil {
 			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
-			return exitFailed
+			return energyExit(err)
 		}
 		return resultExit(res)
 	}
