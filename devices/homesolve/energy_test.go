@@ -10,7 +10,7 @@ import (
 	"github.com/hearth-dcop/hearth/mva"
 )
 
-var energyStreetTOML = filepath.Join("..", "..", "examples", "energy-street", "street.toml")
+var mixedTOML = filepath.Join("testdata", "mixed", "street.toml")
 
 // streetObjective recomputes a mixed street's objective from its result:
 // the compiled homes' bills, the energy homes' bills less their stored
@@ -45,16 +45,16 @@ func streetObjective(t *testing.T, h *report.Homes, weight float64, slots []int)
 	return total
 }
 
-// TestAnswer: on the example mixed street, letting the compiled homes
-// answer the energy homes (Answer) ends at a street objective no higher
-// than the energy homes answering the compiled homes' plan alone, both
-// recomputed from the printed result.
+// TestAnswer: on a small mixed street (testdata/mixed), letting the
+// compiled homes answer the energy homes (Answer) ends at a street
+// objective below that of the energy homes answering the compiled homes'
+// own plans alone, both recomputed from the printed result.
 func TestAnswer(t *testing.T) {
-	r, err := Load(energyStreetTOML, false, Overrides{})
+	r, err := Load(mixedTOML, false, Overrides{NoBaselines: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.EnergyHomes() != 2 || len(r.Model().Homes) != 2 {
+	if r.EnergyHomes() != 1 || len(r.Model().Homes) != 1 {
 		t.Fatalf("%d energy homes, %d compiled", r.EnergyHomes(), len(r.Model().Homes))
 	}
 	n := r.Model()
@@ -86,7 +86,9 @@ func TestAnswer(t *testing.T) {
 	}
 	after := streetObjective(t, both, weight, slots)
 	t.Logf("street objective: energy homes answering %.4f, both sides answering %.4f; notes %v", before, after, res2.Notes)
-	if after > before+1e-6 {
-		t.Errorf("the compiled homes' answers raised the street's objective %.5f → %.5f", before, after)
+	// The street is made so that they must move: the energy home's
+	// night heater sits in the cheap hours where oak's EV would charge.
+	if after > before-1e-3 {
+		t.Errorf("the compiled homes' answers took the street's objective %.5f → %.5f; want it lower", before, after)
 	}
 }
