@@ -10,7 +10,7 @@ import (
 
 // benchStreet plans a seeded street of homes energy homes over T hourly
 // slots alone and, with coordinate, coordinates it.
-func benchStreet(b *testing.B, homes, T int, coordinate bool) {
+func benchStreet(b *testing.B, homes, T int, coordinate, even bool) {
 	pk := street.Peak{Weight: 0.02}
 	for t := range T {
 		pk.Slots = append(pk.Slots, t)
@@ -25,7 +25,7 @@ func benchStreet(b *testing.B, homes, T int, coordinate bool) {
 			b.Fatal(err)
 		}
 		if coordinate {
-			if _, err := street.Coordinate(context.Background(), ms, nil, pk, street.Options{}); err != nil {
+			if _, err := street.Coordinate(context.Background(), ms, nil, pk, street.Options{EvenBands: even}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -33,12 +33,14 @@ func benchStreet(b *testing.B, homes, T int, coordinate bool) {
 }
 
 // BenchmarkStreet: planning ten energy homes over a day of 24 and 96
-// slots alone (the baseline) and coordinated, in one run so that the
-// ratio is on one machine: go test -bench Street -run XXX -count 5.
+// slots alone (the baseline), coordinated, and coordinated with even
+// bands, in one run so that the ratios are on one machine:
+// go test -bench Street -run XXX -count 5.
 func BenchmarkStreet(b *testing.B) {
 	for _, T := range []int{24, 96} {
-		b.Run("alone/T="+itoa(T), func(b *testing.B) { benchStreet(b, 10, T, false) })
-		b.Run("coordinated/T="+itoa(T), func(b *testing.B) { benchStreet(b, 10, T, true) })
+		b.Run("alone/T="+itoa(T), func(b *testing.B) { benchStreet(b, 10, T, false, false) })
+		b.Run("coordinated/T="+itoa(T), func(b *testing.B) { benchStreet(b, 10, T, true, false) })
+		b.Run("even-bands/T="+itoa(T), func(b *testing.B) { benchStreet(b, 10, T, true, true) })
 	}
 }
 

@@ -38,6 +38,9 @@ type Options struct {
 	// Bands is the number of bands of the piecewise-linear peak price
 	// over a slot's possible import (0 means DefaultBands).
 	Bands int
+	// EvenBands prices every band of a slot's import range alike (the
+	// reference the adaptive bands are measured against; see steps).
+	EvenBands bool
 	// Gain is the least relative fall of the street's objective for
 	// which a home adopts a new plan (0 means DefaultGain): the rounds
 	// end once no home gains that much.
@@ -161,7 +164,11 @@ func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Op
 					return nil, err
 				}
 				h := *m.Home
-				h.Grid.ImportSteps = steps(&h, streetLoad(ms, base, i), pk, o.Bands)
+				at := m.Plan.Import
+				if o.EvenBands {
+					at = nil
+				}
+				h.Grid.ImportSteps = steps(&h, streetLoad(ms, base, i), at, pk, o.Bands)
 				p, err := energy.Solve(ctx, &h, o.Energy)
 				if err != nil {
 					return nil, fmt.Errorf("energy home %s: coordinating: %w", h.Name, err)
@@ -191,7 +198,12 @@ func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Op
 }
 
 // steps returns the import steps of home h around the others' load N.
-func steps(h *energy.Home, N []float64, pk Peak, bands int) [][]energy.Step {
+// cur, when not nil, is the home's import in its current plan: the bands
+// are then fine (a bands-th of the slot's import range) within four
+// bands of it and four times as wide elsewhere, so that the answer is
+// priced finely where it is likely to land with fewer columns; nil gives
+// bands even bands.
+func steps(h *energy.Home, N, cur []float64, pk Peak, bands int) [][]energy.Step {
 	out := make([][]energy.Step, h.Slots())
 	for _, t := range pk.Slots {
 		top := math.Max(h.Load[t], 0)
@@ -202,11 +214,20 @@ func steps(h *energy.Home, N []float64, pk Peak, bands int) [][]energy.Step {
 			continue
 		}
 		w := top / float64(bands)
+		var cuts []float64
+		for k := 1; k <= bands; k++ {
+			x := w * float64(k)
+			if cur != nil && k%4 != 0 && math.Abs(x-cur[t]) > 4*w {
+				continue
+			}
+			cuts = append(cuts, x)
+		}
 		dt := h.Dt[t]
-		row := make([]energy.Step, bands)
-		for k := range row {
-			a, b := w*float64(k), w*float64(k+1)
+		row := make([]energy.Step, len(cuts))
+		a := 0.0
+		for k, b := range cuts {
 			row[k] = energy.Step{Upto: b, Price: pk.Weight * dt * (2*N[t] + a + b)}
+			a = b
 		}
 		out[t] = row
 	}
