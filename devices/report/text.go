@@ -74,7 +74,11 @@ func (h *Homes) header(b *strings.Builder) {
 			state = "optimal"
 		}
 	}
-	fmt.Fprintf(b, "%s: %s homes, %d slots of %d min, %s\n", h.Neighbourhood, thousands(float64(h.HomeCount)), len(h.Slots), h.SlotMinutes, h.span())
+	homes := thousands(float64(h.HomeCount)) + " homes"
+	if h.EnergyHomes != nil {
+		homes += fmt.Sprintf(" and %d energy homes (below)", len(h.EnergyHomes.Homes))
+	}
+	fmt.Fprintf(b, "%s: %s, %d slots of %d min, %s\n", h.Neighbourhood, homes, len(h.Slots), h.SlotMinutes, h.span())
 	kept := "—"
 	if h.Feasible {
 		kept = thousands(float64(h.RulesSatisfied))
