@@ -600,6 +600,12 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 		if h.EnergyHomes, err = r.energyHomes(assign, in.Eval); err != nil {
 			return nil, err
 		}
+		if h.EnergyHomes != nil {
+			// The result's goals missed are every home's.
+			for _, eh := range h.EnergyHomes.Homes {
+				h.GoalsMissed = append(h.GoalsMissed, eh.GoalsMissed...)
+			}
+		}
 	}
 	return h, nil
 }
