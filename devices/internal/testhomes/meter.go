@@ -16,6 +16,11 @@ func WithMeters(rng *rand.Rand, n *devices.Neighbourhood) {
 	H := n.Horizon.Slots
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
+		for pi := range h.Properties {
+			if p := &h.Properties[pi]; p.Min != nil && rng.IntN(4) != 0 && n.Horizon.Dynamics == devices.Full {
+				p.EndValue = 0.1 * float64(1+rng.IntN(3))
+			}
+		}
 		if rng.IntN(4) == 0 {
 			continue
 		}
@@ -45,11 +50,6 @@ func WithMeters(rng *rand.Rand, n *devices.Neighbourhood) {
 		for d := range h.Devices {
 			h.Devices[d].NoGridCharge = rng.IntN(5) == 0
 			h.Devices[d].NoGridDischarge = rng.IntN(5) == 0
-		}
-		for pi := range h.Properties {
-			if p := &h.Properties[pi]; p.Min != nil && rng.IntN(2) == 0 && n.Horizon.Dynamics == devices.Full {
-				p.EndValue = 0.1 * float64(rng.IntN(4))
-			}
 		}
 	}
 	if err := n.Validate(); err != nil {
