@@ -138,7 +138,7 @@ func (n *Neighbourhood) Meter(hi, t int, x float64, noImport, noExport bool) Met
 		}
 		// The least curtailment among the cheapest; a broken slot
 		// reports the uncurtailed draw.
-		if i == 0 || cost < bestCost && !near(cost, bestCost) {
+		if i == 0 || cost < bestCost && (math.IsInf(bestCost, 1) || !near(cost, bestCost)) {
 			best, bestCost = r, cost
 		}
 	}
