@@ -67,10 +67,10 @@ func (r *homeReader) meter() {
 }
 
 // storage reads a device's grid permissions and the value of what it
-// stores at the horizon's end. end_value needs a device that stores one
-// property with a physical range (a home_battery's soc, an EV's charge, a
-// custom device's ranged property): it is that property's worth per unit
-// left at the last slot boundary.
+// stores at the horizon's end. end_value needs a storage: a home_battery
+// (its soc), an EV wallbox (its charge) or a custom device that stores
+// one property with a range; it is that property's worth per unit left
+// at the last slot boundary.
 func (r *homeReader) storage(n *node, dev *devices.Device, props []devices.Property) {
 	if v, ok := n.boolean("charge_from_grid"); ok {
 		dev.NoGridCharge = !v
@@ -84,6 +84,10 @@ func (r *homeReader) storage(n *node, dev *devices.Device, props []devices.Prope
 	}
 	if v < -1e6 || v > 1e6 {
 		n.errorf("end_value", "end_value = %g: want a value per kWh left in storage (currency per kWh)", v)
+		return
+	}
+	if _, storage := devices.SizingDefaults(dev.Kind); dev.Kind != "" && !storage {
+		n.errorf("end_value", "a %s stores no energy; end_value applies to a storage (a home_battery, an EV wallbox, a custom device with range)", dev.Kind)
 		return
 	}
 	stored := -1
