@@ -12,7 +12,7 @@ var storageKeys = []string{"charge_from_grid", "discharge_to_grid", "end_value"}
 
 // meter reads a home's own connection: a [prices] table that replaces the
 // street's tariff for this home, a [grid] table with its import and
-// export limits, and pv_curtailable. A home with none of them has no
+// export limits and demand charge, and pv_curtailable. A home with none of them has no
 // devices.Meter and pays the street's tariff, as before.
 func (r *homeReader) meter() {
 	n := r.n
@@ -51,7 +51,24 @@ func (r *homeReader) meter() {
 		if v, ok := t.boolean("hard"); ok {
 			m.HardLimits = v
 		}
-		t.done("import_limit_kw", "export_limit_kw", "hard")
+		if v, ok := t.num("demand_charge"); ok {
+			if !(v >= 0) || v > 1e6 {
+				t.errorf("demand_charge", "demand_charge = %g: want a non-negative price per kW of the horizon's highest import", v)
+			} else {
+				m.DemandCharge = v
+			}
+		}
+		if v, ok := t.num("demand_threshold_kw"); ok {
+			switch {
+			case !(v >= 0) || v > 1e6:
+				t.errorf("demand_threshold_kw", "demand_threshold_kw = %g: want a non-negative power in kW", v)
+			case !t.has("demand_charge"):
+				t.errorf("demand_threshold_kw", "a threshold without demand_charge charges nothing; give demand_charge too")
+			default:
+				m.DemandThreshold = v
+			}
+		}
+		t.done("import_limit_kw", "export_limit_kw", "hard", "demand_charge", "demand_threshold_kw")
 	}
 	if v, ok := n.boolean("pv_curtailable"); ok && v {
 		used = true

@@ -25,6 +25,8 @@ export_default = -0.01
 import_limit_kw = 6
 export_limit_kw = 1.5
 hard = true
+demand_charge = 0.5
+demand_threshold_kw = 4
 
 [[device]]
 name = "battery"
@@ -59,7 +61,7 @@ func TestMeterKeys(t *testing.T) {
 	if !slices.Equal(n.Prices, slices.Repeat([]float64{0.3}, 14)) || n.ExportPrices != nil {
 		t.Errorf("street tariff %v / %v changed", n.Prices, n.ExportPrices)
 	}
-	if m.ImportLimit != 6 || m.ExportLimit != 1.5 || !m.HardLimits || !slices.Equal(m.Curtail, slices.Repeat([]float64{2}, 14)) {
+	if m.ImportLimit != 6 || m.ExportLimit != 1.5 || !m.HardLimits || m.DemandCharge != 0.5 || m.DemandThreshold != 4 || !slices.Equal(m.Curtail, slices.Repeat([]float64{2}, 14)) {
 		t.Errorf("meter %+v", m)
 	}
 	d := &h.Devices[0]
@@ -81,14 +83,16 @@ func TestMeterErrors(t *testing.T) {
 		line           int
 		key, msg       string
 	}{
+		{"threshold alone", strings.Replace(meterHome, "demand_charge = 0.5\n", "", 1), "", 15, "grid.demand_threshold_kw", "without demand_charge"},
+		{"negative demand charge", strings.Replace(meterHome, "demand_charge = 0.5", "demand_charge = -0.5", 1), "", 15, "grid.demand_charge", "non-negative price per kW"},
 		{"currency", strings.Replace(meterHome, "default = 0.2\n", "default = 0.2\ncurrency = \"€\"\n", 1), "", 8, "prices.currency", "is the street's"},
 		{"export above import", strings.Replace(meterHome, "export_default = -0.01", "export_default = 0.5", 1), "", 9, "prices.export_default", "above slot 0's price 0.2"},
 		{"per_slot length", strings.Replace(meterHome, "default = 0.2\nperiods = [{ from = \"23:00\", to = \"06:00\", price = 0.1 }]", "per_slot = [0.1, 0.2]", 1), "", 7, "prices.per_slot", "2 prices for 14 slots"},
 		{"negative limit", strings.Replace(meterHome, "import_limit_kw = 6", "import_limit_kw = -6", 1), "", 12, "grid.import_limit_kw", "want a positive power"},
 		{"grid key", strings.Replace(meterHome, "hard = true", "hrad = true", 1), "", 14, "grid.hrad", "unknown key"},
 		{"curtail without pv", strings.Replace(meterHome, "pv_kw = 2\n", "", 1), "", 3, "pv_curtailable", "needs the home's PV forecast"},
-		{"permission type", strings.Replace(meterHome, "charge_from_grid = false", "charge_from_grid = 0", 1), "", 19, "device[0].charge_from_grid", "want true or false"},
-		{"end value of a dishwasher", meterHome + "\n[[device]]\nname = \"dw\"\nkind = \"dishwasher\"\nend_value = 0.1\n", "", 26, "device[1].end_value", "stores no energy"},
+		{"permission type", strings.Replace(meterHome, "charge_from_grid = false", "charge_from_grid = 0", 1), "", 21, "device[0].charge_from_grid", "want true or false"},
+		{"end value of a dishwasher", meterHome + "\n[[device]]\nname = \"dw\"\nkind = \"dishwasher\"\nend_value = 0.1\n", "", 28, "device[1].end_value", "stores no energy"},
 		{"end value under shds", meterHome, "[horizon]\n", 0, "", "an end value needs full dynamics"},
 	}
 	for _, tc := range tests {

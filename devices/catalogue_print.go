@@ -59,6 +59,6 @@ func WriteCatalogue(w io.Writer) error {
 				strconv.FormatFloat(p.Initial, 'g', -1, 64), strconv.FormatFloat(p.Drift, 'g', -1, 64), strconv.FormatFloat(p.Scale, 'g', -1, 64), rng)
 		}
 	}
-	fmt.Fprintln(tw, "\nA home's own meter: [prices] (its tariff), [grid] import_limit_kw, export_limit_kw, hard, and pv_curtailable = true (docs/toml.md).")
+	fmt.Fprintln(tw, "\nA home's own meter: [prices] (its tariff), [grid] import_limit_kw, export_limit_kw, hard, demand_charge, demand_threshold_kw, and pv_curtailable = true (docs/toml.md).")
 	return tw.Flush()
 }

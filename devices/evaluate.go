@@ -71,6 +71,9 @@ type HomeEvaluation struct {
 	// Stored is the value of what the home's storage holds at the
 	// horizon's end (unweighted: Σ EndValue × the last value).
 	Stored float64
+	// Demand is the home's demand charge (unweighted, Meter.DemandCharge
+	// on its highest import); PriceCost includes it.
+	Demand float64
 	// Peak is the greatest draw of the horizon.
 	Peak float64
 	// Levels and Caps are the committed level and its cap per window.
@@ -137,7 +140,12 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 			he.Peak = math.Max(he.Peak, he.Load[t])
 			ev.Load[t] += he.Load[t]
 		}
-		ev.PriceCost += n.Weights.Price * he.Price
+		imports := 0.0
+		for _, l := range he.Load {
+			imports = math.Max(imports, l)
+		}
+		he.Demand = n.Demand(hi, imports)
+		ev.PriceCost += n.Weights.Price * (he.Price + he.Demand)
 		he.Levels = make([]int, len(n.Windows))
 		he.Caps = make([]float64, len(n.Windows))
 		for w, win := range n.Windows {

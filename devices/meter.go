@@ -29,6 +29,45 @@ type Meter struct {
 	// max(draw, 0), which keeps every level cap (caps are never
 	// negative).
 	Curtail []float64
+	// DemandCharge is the price per power unit of the horizon's highest
+	// import above DemandThreshold (power units); 0 for none.
+	DemandCharge, DemandThreshold float64
+}
+
+// DemandLevels returns the peaks home hi's demand charge can be levied
+// on: its threshold and every draw some slot can have above it,
+// ascending. ok is false when a slot has too many distinct draws to
+// enumerate (SlotDraws), and nil when the home has no demand charge.
+func (n *Neighbourhood) DemandLevels(hi int) (levels []float64, ok bool) {
+	h := &n.Homes[hi]
+	if h.Meter == nil || h.Meter.DemandCharge == 0 {
+		return nil, true
+	}
+	thr := h.Meter.DemandThreshold
+	levels = []float64{thr}
+	for t := range n.Horizon.Slots {
+		draws, exact := h.SlotDraws(t)
+		if !exact {
+			return nil, false
+		}
+		for _, d := range draws {
+			if d > thr && !near(d, thr) {
+				levels = append(levels, d)
+			}
+		}
+	}
+	slices.Sort(levels)
+	return mergeClose(levels), true
+}
+
+// Demand returns home hi's demand charge (unweighted) when its highest
+// import is peak: DemandCharge × max(0, peak − DemandThreshold).
+func (n *Neighbourhood) Demand(hi int, peak float64) float64 {
+	m := n.Homes[hi].Meter
+	if m == nil || m.DemandCharge == 0 || Fits(peak, m.DemandThreshold) {
+		return 0
+	}
+	return m.DemandCharge * (peak - m.DemandThreshold)
 }
 
 // Tariff returns the import and export prices home hi pays: its meter's

@@ -24,7 +24,9 @@ type Plan struct {
 	// Over is the energy drawn or fed beyond the home's soft import and
 	// export limits (kWh); Stored what the energy left in storage at the
 	// horizon's end is worth (currency).
-	Over   float64 `json:"over_limits_kwh,omitempty"`
+	Over float64 `json:"over_limits_kwh,omitempty"`
+	// Demand is the demand charge, part of Cost (currency).
+	Demand float64 `json:"demand_cost,omitempty"`
 	Stored float64 `json:"stored_value,omitempty"`
 }
 
@@ -56,7 +58,7 @@ func (n *Neighbourhood) Plans(s *Schedule, ev *Evaluation) []Plan {
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
 		he := &ev.Homes[hi]
-		p := Plan{Home: h.Name, Actions: map[string][]string{}, Energy: he.Energy * ps, Cost: he.Price * ps * cs, Peak: he.Peak * ps}
+		p := Plan{Home: h.Name, Actions: map[string][]string{}, Energy: he.Energy * ps, Cost: (he.Price + he.Demand) * ps * cs, Demand: he.Demand * ps * cs, Peak: he.Peak * ps}
 		for d := range h.Devices {
 			names := make([]string, len(s.Homes[hi].Actions[d]))
 			for t, a := range s.Homes[hi].Actions[d] {

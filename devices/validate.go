@@ -266,6 +266,9 @@ func (m *Meter) validate(home string, hz Horizon) []error {
 	if !finite(m.ImportLimit) || !finite(m.ExportLimit) || m.ImportLimit < 0 || m.ExportLimit < 0 {
 		add(-1, "import and export limits must be non-negative numbers (0 for none), got %v and %v", m.ImportLimit, m.ExportLimit)
 	}
+	if !finite(m.DemandCharge) || !finite(m.DemandThreshold) || m.DemandCharge < 0 || m.DemandThreshold < 0 {
+		add(-1, "the demand charge and its threshold must be non-negative numbers, got %v and %v", m.DemandCharge, m.DemandThreshold)
+	}
 	if m.Curtail != nil && len(m.Curtail) != hz.Slots {
 		add(-1, "%d curtailable PV values for %d slots", len(m.Curtail), hz.Slots)
 	}

@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/mva"
@@ -429,4 +430,59 @@ func (k *compiler) firstVar(hi int) int {
 		}
 	}
 	return -1
+}
+
+// demand adds home hi's demand charge: its peak variable, the charge on
+// it and the links that keep every slot's import within it.
+func (k *compiler) demand(hi int) error {
+	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
+	hc.Demand = -1
+	levels, ok := n.DemandLevels(hi)
+	if !ok {
+		return fmt.Errorf("home %s: too many distinct draws to levy a demand charge on exactly: %w", h.Name, ErrTooLarge)
+	}
+	if levels == nil {
+		return nil
+	}
+	labels := make([]string, len(levels))
+	costs := make([]float64, len(levels))
+	for i, l := range levels {
+		labels[i] = strconv.FormatFloat(l, 'f', -1, 64) + "kW"
+		costs[i] = n.Weights.Price * n.Demand(hi, l)
+	}
+	hc.Demand, hc.DemandLevels = k.variable(hi, h.Name+"/demand", labels), levels
+	k.add(hi, h.Name+"/demand", []int{hc.Demand}, costs)
+	for t := range n.Horizon.Slots {
+		draws, _ := h.SlotDraws(t)
+		if devices.Fits(draws[len(draws)-1], levels[0]) {
+			continue // the slot never imports above the threshold
+		}
+		scope := make([]int, 0, len(h.Devices)+1)
+		for d := range h.Devices {
+			scope = append(scope, hc.Actions[d][t])
+		}
+		scope = append(scope, hc.Demand)
+		costs, err := k.table(fmt.Sprintf("home %s: the demand link of slot %d", h.Name, t), scope, 0)
+		if err != nil {
+			return err
+		}
+		acts := make([]int, len(h.Devices))
+		idx := 0
+		for {
+			// Curtailment never raises a draw above 0, so the import
+			// is the draw before it.
+			imp := math.Max(h.Draw(t, func(d int) int { return acts[d] }), 0)
+			for _, l := range levels {
+				if !devices.Fits(imp, l) {
+					costs[idx] = mva.Hard
+				}
+				idx++
+			}
+			if !next(acts, func(d int) int { return len(h.Devices[d].Actions) }) {
+				break
+			}
+		}
+		k.add(hi, fmt.Sprintf("%s/demand@%d", h.Name, t), scope, costs)
+	}
+	return nil
 }

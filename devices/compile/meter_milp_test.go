@@ -21,7 +21,7 @@ import (
 
 // milpHome writes a random TOML home with a meter of its own: its own
 // two-way tariff (export prices sometimes negative), PV (curtailable or
-// not), import and export limits (soft or hard), one or two home
+// not), import and export limits (soft or hard), a demand charge, one or two home
 // batteries with grid permissions and end values.
 func milpHome(seed uint64) string {
 	rng := rand.New(rand.NewPCG(seed, 0x111b))
@@ -54,6 +54,9 @@ func milpHome(seed uint64) string {
 		fmt.Fprintf(&b, "export_limit_kw = %g\n", 0.5+0.5*float64(rng.IntN(6)))
 	}
 	fmt.Fprintf(&b, "hard = %v\n", rng.IntN(4) == 0)
+	if rng.IntN(2) == 0 {
+		fmt.Fprintf(&b, "demand_charge = %g\ndemand_threshold_kw = %g\n", 0.1*float64(1+rng.IntN(5)), 0.5*float64(rng.IntN(4)))
+	}
 	for d := range 1 + rng.IntN(2) {
 		capacity := 2 + float64(rng.IntN(5))
 		fmt.Fprintf(&b, "[[home.device]]\nname = \"b%d\"\nkind = \"home_battery\"\ncapacity_kwh = %g\nmax_charge_kw = %g\nmax_discharge_kw = %g\npower_steps = %d\ninitial = { soc = %g }\nend_value = %g\ncharge_from_grid = %v\ndischarge_to_grid = %v\n",
@@ -69,7 +72,8 @@ func milpHome(seed uint64) string {
 // curtailed PV, slack beyond soft limits, hard limits as bounds and grid
 // permissions as big-M rows; the objective is the bill at the home's
 // tariff, Weights.Miss per kWh beyond a limit, the devices' cycling
-// cost, less the end value of what is stored.
+// cost and the demand charge on the highest import, less the end value
+// of what is stored.
 func milp(n *devices.Neighbourhood) string {
 	h := &n.Homes[0]
 	m := h.Meter
@@ -131,6 +135,13 @@ func milp(n *devices.Neighbourhood) string {
 				obj = append(obj, term(n.Weights.Miss*dt, "o"+lim.v))
 			}
 		}
+	}
+	if m.DemandCharge > 0 {
+		// dem ≥ import − threshold in every slot, dem ≥ 0.
+		for t := range T {
+			rows = append(rows, fmt.Sprintf("dem - imp%d >= %.12g", t, -m.DemandThreshold))
+		}
+		obj = append(obj, term(m.DemandCharge, "dem"))
 	}
 	for pi, p := range h.Properties {
 		init := devices.Steps(p.Initial, p.Scale)

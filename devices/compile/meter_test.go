@@ -15,7 +15,8 @@ import (
 )
 
 // meterHomes draws random neighbourhoods whose homes have meters: own
-// tariffs, limits, curtailable PV, grid permissions and end values.
+// tariffs, limits, demand charges, curtailable PV, grid permissions and
+// end values.
 func meterHomes(seed uint64, homes, slots int) *devices.Neighbourhood {
 	n := testhomes.Random(seed, testhomes.Options{Homes: homes, Slots: slots, Devices: 2, Actions: 3, Mixed: true, Feeder: true, Soft: true})
 	testhomes.WithMeters(rand.New(rand.NewPCG(seed, 0x3e7e)), n)
@@ -27,7 +28,7 @@ func meterHomes(seed uint64, homes, slots int) *devices.Neighbourhood {
 // where the evaluation finds a hard limit or a grid permission broken.
 func TestMeterEvalMatchesEvaluate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 23))
-	finite, broken, curtailed, over := 0, 0, 0, 0
+	finite, broken, curtailed, over, demand := 0, 0, 0, 0, 0
 	for seed := range uint64(80) {
 		n := meterHomes(500+seed, 1+int(seed%3), 3+int(seed%3))
 		c, ok := compileOrInfeasible(t, n)
@@ -63,6 +64,9 @@ func TestMeterEvalMatchesEvaluate(t *testing.T) {
 			}
 			finite++
 			for _, he := range ev.Homes {
+				if he.Demand > 0 {
+					demand++
+				}
 				for t := range he.Curtail {
 					if he.Curtail[t] > 0 {
 						curtailed++
@@ -74,8 +78,8 @@ func TestMeterEvalMatchesEvaluate(t *testing.T) {
 			}
 		}
 	}
-	if finite < 300 || broken < 30 || curtailed < 30 || over < 30 {
-		t.Fatalf("only %d finite, %d broken schedules, %d curtailed slots, %d slots over a limit: the generator tests too little", finite, broken, curtailed, over)
+	if finite < 300 || broken < 30 || curtailed < 30 || over < 30 || demand < 30 {
+		t.Fatalf("only %d finite, %d broken schedules, %d curtailed slots, %d slots over a limit, %d homes charged for demand: the generator tests too little", finite, broken, curtailed, over, demand)
 	}
 }
 

@@ -6,9 +6,12 @@
 // steps of its resolution — and checks every physical range, every rule
 // (a hard one must hold; a soft one is measured: which goals are missed
 // and by how much), each device's power against its actions and its
-// limits, the draw per slot, the committed levels and the feeder limit; it recomputes each home's bill from the import and export
-// prices and the street's load and peak, and compares everything with
-// what the plan claims.
+// limits, the draw per slot, the committed levels and the feeder limit,
+// and a home's meter (its own tariff, its curtailed PV, its import and
+// export limits, its storage's grid permissions); it recomputes each
+// home's bill from the import and export prices and its demand charge,
+// the value of what it stores at the end, and the street's load and
+// peak, and compares everything with what the plan claims.
 //
 // It shares no code with the compiler nor with the model's own evaluator
 // (devices.Neighbourhood.Evaluate): rule windows, trajectories,
@@ -405,6 +408,17 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 			}
 			r.Over = append(r.Over, Over{Home: h.Name, Slot: t, What: lim.what, KW: (lim.at - lim.limit) * c.kw})
 			over += (lim.at - lim.limit) * c.dt * c.kwh
+		}
+	}
+	if m != nil && m.DemandCharge > 0 {
+		// The demand charge: per kW of the horizon's highest import
+		// above the threshold.
+		top := 0.0
+		for _, v := range res.load {
+			top = math.Max(top, v)
+		}
+		if top > m.DemandThreshold && !near(top, m.DemandThreshold) {
+			res.cost += m.DemandCharge * (top - m.DemandThreshold) * c.kwh * c.cur
 		}
 	}
 	if !near(over, p.OverKWh) {

@@ -449,6 +449,9 @@ func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 		if p.OverLimitsKWh > 0 {
 			fmt.Fprintf(b, "  OVER LIMITS: %.2f kWh beyond the home's import or export limit\n", p.OverLimitsKWh)
 		}
+		if p.DemandCost > 0 {
+			fmt.Fprintf(b, "  demand charge %.2f %s on its highest import (part of what it pays)\n", p.DemandCost, h.Currency)
+		}
 		if p.StoredValue != 0 {
 			fmt.Fprintf(b, "  stored energy at the end worth %.2f %s (end_value)\n", p.StoredValue, h.Currency)
 		}

@@ -8,7 +8,7 @@ import (
 
 // WithMeters gives each home of n, at random, a meter (devices.Meter):
 // its own import and export prices (export prices below import, some
-// negative), soft or hard import and export limits, PV netted out of its
+// negative), soft or hard import and export limits, a demand charge, PV netted out of its
 // background and curtailable, grid permissions on its devices, and an
 // end value on properties with a physical range (Soft draws those). A
 // home may get none of it. The result stays valid.
@@ -45,6 +45,10 @@ func WithMeters(rng *rand.Rand, n *devices.Neighbourhood) {
 				m.Curtail[t] = 0.5 * float64(rng.IntN(7))
 				h.Background[t] -= m.Curtail[t]
 			}
+		}
+		if rng.IntN(3) == 0 {
+			m.DemandCharge = 0.1 * float64(1+rng.IntN(4))
+			m.DemandThreshold = 0.5 * float64(rng.IntN(3))
 		}
 		h.Meter = m
 		for d := range h.Devices {
