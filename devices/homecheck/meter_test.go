@@ -21,7 +21,7 @@ import (
 // in its street, and measure the same energy beyond the limits.
 func TestRandomMeterHomes(t *testing.T) {
 	seeds := 1500
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds = 300
 	}
 	solved, curtailed, over, stored := 0, 0, 0, 0
