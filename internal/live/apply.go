@@ -272,7 +272,9 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 				h.Background[t] = base[t] - newPV[t]
 			}
 			if h.Meter != nil && h.Meter.Curtail != nil {
-				h.Meter.Curtail = newPV // curtailable PV follows its forecast
+				m := *h.Meter     // a copy: the file's meter may be shared
+				m.Curtail = newPV // curtailable PV follows its forecast
+				h.Meter = &m
 			}
 		}
 		for _, dl := range cfg.Devices[hi] {
