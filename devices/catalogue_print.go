@@ -35,6 +35,11 @@ func WriteCatalogue(w io.Writer) error {
 				fmt.Fprintf(tw, ", max_discharge_kw = %g, discharge_efficiency = %g, reserve_kwh = 0", sz.MaxDischargeKW, sz.DischargeEff)
 			}
 			fmt.Fprintf(tw, ", power_steps = %d, cycle_cost = %g (defaults)\n", sz.Steps, e.CycleCost)
+			fmt.Fprintf(tw, "  storage\tend_value = 0 (currency per kWh left at the end), charge_from_grid = true")
+			if sz.MaxDischargeKW > 0 {
+				fmt.Fprintf(tw, ", discharge_to_grid = true")
+			}
+			fmt.Fprintf(tw, " (defaults)\n")
 		}
 		for _, p := range e.Properties {
 			rng := "no physical range"
@@ -54,5 +59,6 @@ func WriteCatalogue(w io.Writer) error {
 				strconv.FormatFloat(p.Initial, 'g', -1, 64), strconv.FormatFloat(p.Drift, 'g', -1, 64), strconv.FormatFloat(p.Scale, 'g', -1, 64), rng)
 		}
 	}
+	fmt.Fprintln(tw, "\nA home's own meter: [prices] (its tariff), [grid] import_limit_kw, export_limit_kw, hard, demand_charge, demand_threshold_kw, and pv_curtailable = true (docs/toml.md).")
 	return tw.Flush()
 }

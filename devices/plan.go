@@ -18,6 +18,16 @@ type Plan struct {
 	// Levels are the committed levels' labels, one per window.
 	Levels []string     `json:"levels"`
 	Rules  []RuleResult `json:"rules"`
+	// Curtail is the PV power left unused per slot (a home with
+	// curtailable PV), nil for none.
+	Curtail []float64 `json:"curtailed_kw,omitempty"`
+	// Over is the energy drawn or fed beyond the home's soft import and
+	// export limits (kWh); Stored what the energy left in storage at the
+	// horizon's end is worth (currency).
+	Over float64 `json:"over_limits_kwh,omitempty"`
+	// Demand is the demand charge, part of Cost (currency).
+	Demand float64 `json:"demand_cost,omitempty"`
+	Stored float64 `json:"stored_value,omitempty"`
 }
 
 // RuleResult is a rule and whether the schedule keeps it.
@@ -48,7 +58,7 @@ func (n *Neighbourhood) Plans(s *Schedule, ev *Evaluation) []Plan {
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
 		he := &ev.Homes[hi]
-		p := Plan{Home: h.Name, Actions: map[string][]string{}, Energy: he.Energy * ps, Cost: he.Price * ps * cs, Peak: he.Peak * ps}
+		p := Plan{Home: h.Name, Actions: map[string][]string{}, Energy: he.Energy * ps, Cost: (he.Price + he.Demand) * ps * cs, Demand: he.Demand * ps * cs, Peak: he.Peak * ps}
 		for d := range h.Devices {
 			names := make([]string, len(s.Homes[hi].Actions[d]))
 			for t, a := range s.Homes[hi].Actions[d] {
@@ -59,6 +69,13 @@ func (n *Neighbourhood) Plans(s *Schedule, ev *Evaluation) []Plan {
 		for _, l := range he.Load {
 			p.Load = append(p.Load, l*ps)
 		}
+		for _, c := range he.Curtail {
+			p.Curtail = append(p.Curtail, c*ps)
+		}
+		for _, o := range he.Over {
+			p.Over += o * ps
+		}
+		p.Stored = he.Stored * cs
 		for w, k := range he.Levels {
 			p.Levels = append(p.Levels, LevelLabels(n.LevelCaps(hi, w), n.Units)[k])
 		}

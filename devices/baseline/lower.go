@@ -40,8 +40,8 @@ func LowerBound(ctx context.Context, n *devices.Neighbourhood, o Options) (float
 	B := make([]float64, T)
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
-		if h.OutsideLoad != nil {
-			return 0, ErrNoBound
+		if h.OutsideLoad != nil || h.Meter != nil {
+			return 0, ErrNoBound // a meter's bill is not the street's price × energy
 		}
 		for t := range T {
 			if h.Background[t] < 0 {

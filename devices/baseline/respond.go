@@ -106,6 +106,7 @@ const maxPasses = 20
 // too (a constraint solver with a 10 s limit, shds-model.md §5.1).
 type blockHome struct {
 	n         *devices.Neighbourhood
+	hi        int
 	h         *devices.Home
 	blocks    []block
 	slots     []int
@@ -126,7 +127,7 @@ func newBlockHome(n *devices.Neighbourhood, hi int, o *Options) (*blockHome, err
 	if err != nil {
 		return nil, err
 	}
-	b := &blockHome{n: n, h: h, slots: coordinated(n), o: o}
+	b := &blockHome{n: n, hi: hi, h: h, slots: coordinated(n), o: o}
 	in := make([]bool, len(h.Devices))
 	for _, comp := range devices.Components(models) {
 		var bl block
@@ -209,7 +210,7 @@ func (b *blockHome) respond(ctx context.Context, N []float64) (float64, error) {
 // under hs folded into its background.
 func (b *blockHome) sub(bl block, hs *devices.HomeSchedule) devices.Home {
 	h := b.h
-	sub := devices.Home{Name: h.Name, OutsideLoad: h.OutsideLoad, Background: make([]float64, len(h.Background))}
+	sub := devices.Home{Name: h.Name, OutsideLoad: h.OutsideLoad, Background: make([]float64, len(h.Background)), Meter: h.Meter}
 	inBlock := make([]bool, len(h.Devices))
 	for _, d := range bl.devices {
 		inBlock[d] = true
@@ -233,7 +234,8 @@ func (b *blockHome) sub(bl block, hs *devices.HomeSchedule) devices.Home {
 	return sub
 }
 
-// cost is J_i(hs|N): the weighted bill plus the peak weight times
+// cost is J_i(hs|N): the weighted bill (at the home's meter, +Inf where
+// it breaks a hard limit or a grid permission) plus the peak weight times
 // Σ_{coordinated t} Δ²·(max(draw, 0) + O(t) + N(t))², the model's
 // per-slot squared load with exact levels.
 func (b *blockHome) cost(hs *devices.HomeSchedule, N []float64) float64 {
@@ -241,10 +243,23 @@ func (b *blockHome) cost(hs *devices.HomeSchedule, N []float64) float64 {
 	dt := n.Horizon.Hours()
 	price := 0.0
 	draws := make([]float64, n.Horizon.Slots)
+	over := 0.0
 	for t := range draws {
-		draws[t] = h.Draw(t, func(d int) int { return hs.Actions[d][t] })
-		price += n.Bill(t, draws[t]) * dt
+		act := func(d int) int { return hs.Actions[d][t] }
+		noImport, noExport := h.Restricted(t, act)
+		m := n.Meter(b.hi, t, h.Draw(t, act), noImport, noExport)
+		if m.Broken != "" {
+			return math.Inf(1) // a hard limit or a grid permission
+		}
+		draws[t] = m.Draw
+		price += m.Bill
+		over += m.Over
 	}
+	imports := 0.0
+	for _, v := range draws {
+		imports = math.Max(imports, v)
+	}
+	price += n.Demand(b.hi, imports)
 	peak := 0.0
 	for _, t := range b.slots {
 		v := math.Max(draws[t], 0) + N[t]
@@ -253,7 +268,7 @@ func (b *blockHome) cost(hs *devices.HomeSchedule, N []float64) float64 {
 		}
 		peak += v * v
 	}
-	return n.Weights.Price*price + n.Weights.Peak*dt*dt*peak
+	return n.Weights.Price*price + n.Weights.Miss*over + n.Weights.Peak*dt*dt*peak
 }
 
 func (b *blockHome) adopt()                          { b.cur = b.cand }

@@ -54,6 +54,14 @@
 //     the home's actions in the slot and the window's level that is Hard
 //     when the draw exceeds the level's cap (Π|A|·levels entries); it is
 //     left out where every level fits every draw;
+//   - demand charge (devices.Meter.DemandCharge): a variable h/demand over
+//     the home's possible peaks (Neighbourhood.DemandLevels: the
+//     threshold and every draw above it), the unary cost Weights.Price·
+//     DemandCharge·(peak − threshold) on it, and for each slot that can
+//     draw above the threshold the hard function over the slot's actions
+//     and h/demand that is Hard where the import exceeds the peak. The
+//     cost grows with the peak, so the optimum takes the tightest: the
+//     horizon's highest import, exactly (Π|A|·|peaks| entries per slot);
 //   - peak, own part: for each level variable, Weights.Peak·Δ²·Σ_{t∈w}
 //     (cap + outside(t))².
 //
@@ -127,6 +135,10 @@ type Home struct {
 	Caps [][]float64
 	// Models are the home's modelled properties.
 	Models []Model
+	// Demand is the variable of the peak the home's demand charge is
+	// levied on (−1 without one); DemandLevels its values, ascending.
+	Demand       int
+	DemandLevels []float64
 }
 
 // Model is a modelled property and its state variables.
@@ -178,7 +190,9 @@ func Compile(n *devices.Neighbourhood, opts Options) (*Compiled, error) {
 	if err := k.between(); err != nil {
 		return nil, err
 	}
-	k.foldBase()
+	if err := k.foldBase(); err != nil {
+		return nil, err
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
@@ -235,6 +249,9 @@ func (k *compiler) home(hi int) error {
 	if err := k.links(hi); err != nil {
 		return err
 	}
+	if err := k.demand(hi); err != nil {
+		return err
+	}
 	k.ownPeak(hi)
 	for mi := range hc.Models {
 		if err := k.transitions(hi, &hc.Models[mi]); err != nil {
@@ -242,7 +259,7 @@ func (k *compiler) home(hi int) error {
 		}
 		k.misses(hi, &hc.Models[mi])
 	}
-	return nil
+	return k.endValues(hi)
 }
 
 func (k *compiler) variable(agent int, name string, labels []string) int {

@@ -60,6 +60,13 @@ func (c *Compiled) Encode(s *devices.Schedule) ([]int, error) {
 			}
 			assign[v] = l
 		}
+		if hc.Demand >= 0 {
+			peak := 0.0
+			for t := range n.Horizon.Slots {
+				peak = max(peak, h.Draw(t, func(d int) int { return hs.Actions[d][t] }))
+			}
+			assign[hc.Demand] = max(devices.Tightest(hc.DemandLevels, peak), 0)
+		}
 		for mi := range hc.Models {
 			m := &hc.Models[mi]
 			sp := m.Space

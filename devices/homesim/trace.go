@@ -112,10 +112,16 @@ func newTrace(n *devices.Neighbourhood, hi int, day time.Time) *Trace {
 
 // settle computes the meter's figures of every slot from its net energy.
 func (tr *Trace) settle(n *devices.Neighbourhood) {
+	imp, exp := n.Prices, n.ExportPrices
+	for hi := range n.Homes {
+		if n.Homes[hi].Name == tr.Home {
+			imp, exp = n.Tariff(hi) // the home's own tariff where it has one
+		}
+	}
 	for t := range tr.Slots {
 		st := &tr.Slots[t]
 		st.ImportKWh, st.ExportKWh = math.Max(st.NetKWh, 0), math.Max(-st.NetKWh, 0)
-		st.Bill = n.Prices[t]*st.ImportKWh - exportPrice(n, t)*st.ExportKWh
+		st.Bill = imp[t]*st.ImportKWh - exportPrice(imp, exp, t)*st.ExportKWh
 		for p := range tr.Properties {
 			pt := &tr.Properties[p]
 			if math.IsInf(pt.Min[t], 0) {
@@ -125,11 +131,11 @@ func (tr *Trace) settle(n *devices.Neighbourhood) {
 	}
 }
 
-func exportPrice(n *devices.Neighbourhood, t int) float64 {
-	if n.ExportPrices != nil {
-		return n.ExportPrices[t]
+func exportPrice(imp, exp []float64, t int) float64 {
+	if exp != nil {
+		return exp[t]
 	}
-	return n.Prices[t]
+	return imp[t]
 }
 
 // Complete reports whether the whole day was simulated.

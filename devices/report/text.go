@@ -449,6 +449,22 @@ func (h *Homes) tables(b *strings.Builder, o TextOptions) {
 			fmt.Fprintf(b, "%*s", cw, short(v))
 		}
 		b.WriteString("\n")
+		if slices.ContainsFunc(p.CurtailedKW, func(v float64) bool { return v > 0 }) {
+			fmt.Fprintf(b, "  %-*s", name, "PV cut")
+			for _, v := range p.CurtailedKW {
+				fmt.Fprintf(b, "%*s", cw, short(v))
+			}
+			b.WriteString("  kW of PV curtailed\n")
+		}
+		if p.OverLimitsKWh > 0 {
+			fmt.Fprintf(b, "  OVER LIMITS: %.2f kWh beyond the home's import or export limit\n", p.OverLimitsKWh)
+		}
+		if p.DemandCost > 0 {
+			fmt.Fprintf(b, "  demand charge %.2f %s on its highest import (part of what it pays)\n", p.DemandCost, h.Currency)
+		}
+		if p.StoredValue != 0 {
+			fmt.Fprintf(b, "  stored energy at the end worth %.2f %s (end_value)\n", p.StoredValue, h.Currency)
+		}
 		for _, r := range p.Rules {
 			switch {
 			case r.OK:

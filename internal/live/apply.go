@@ -271,6 +271,11 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 			for t := range base {
 				h.Background[t] = base[t] - newPV[t]
 			}
+			if h.Meter != nil && h.Meter.Curtail != nil {
+				m := *h.Meter     // a copy: the file's meter may be shared
+				m.Curtail = newPV // curtailable PV follows its forecast
+				h.Meter = &m
+			}
 		}
 		for _, dl := range cfg.Devices[hi] {
 			notes = in.applyDevice(cfg, h, dl, hz, now, notes)

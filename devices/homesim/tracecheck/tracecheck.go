@@ -169,11 +169,12 @@ func Check(n *devices.Neighbourhood, hi int, pv []float64, tr *homesim.Trace) *R
 		if !near(imp, st.ImportKWh) || !near(exp, st.ExportKWh) {
 			r.bad("slot %d: import %.6g and export %.6g kWh recorded for a net %.6g", t, st.ImportKWh, st.ExportKWh, st.NetKWh)
 		}
-		ep := n.Prices[t]
-		if n.ExportPrices != nil {
-			ep = n.ExportPrices[t]
+		ip, eps := n.Tariff(hi) // the home's own tariff where it has one
+		ep := ip[t]
+		if eps != nil {
+			ep = eps[t]
 		}
-		bill := n.Prices[t]*imp - ep*exp
+		bill := ip[t]*imp - ep*exp
 		if !near(bill, st.Bill) {
 			r.bad("slot %d: bill %.6g recorded, the meter and tariff give %.6g", t, st.Bill, bill)
 		}

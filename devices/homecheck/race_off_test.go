@@ -1,0 +1,5 @@
+//go:build !race
+
+package homecheck_test
+
+const raceEnabled = false
