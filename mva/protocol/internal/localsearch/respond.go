@@ -304,7 +304,29 @@ func (r *Responder) run(ctx context.Context, rp *responseProblem, vals []int) (f
 	if err != nil {
 		return 0, fmt.Errorf("best response: %w", err)
 	}
+	r.offer(rp)
 	return c, nil
+}
+
+// offer records the solve's completion of its row in the local view's MVA
+// table, as block descent does: ℓ_i reads a row's cost from that table,
+// whose own solver may know no completion as good, or none at all where it
+// samples (SHDS homes too wide for bucket elimination: without the offer,
+// an exact response's row read as infeasible and was refused).
+func (r *Responder) offer(rp *responseProblem) {
+	lp := r.nb.lp
+	x := rp.out[:len(lp.Vars)]
+	c := lp.Eval(x)
+	if mva.IsHard(c) {
+		return
+	}
+	// A row the table knows at the same cost up to rounding keeps its
+	// entry, so that where the view is exact nothing changes.
+	row := lp.EncodeRow(x[:lp.NB])
+	if t := r.view.Table; t.Has(row) && !(c < t.Cost(row)-1e-9*max(1, math.Abs(t.Cost(row)))) {
+		return
+	}
+	r.view.Offer(row, c, x[lp.NB:])
 }
 
 // Mask selectors of a boundary variable with domain d: free, equal to v
