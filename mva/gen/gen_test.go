@@ -114,6 +114,7 @@ var smallParams = map[string]map[string]string{
 	"microgrid": {"agents": "5", "domain": "5", "arity": "4", "cluster": "3"},
 	"fap":       {"pairs": "4", "freqs": "6", "sep": "2", "radius": "0.8"},
 	"spot":      {"photos": "10"},
+	"circuit":   {"inputs": "4", "gates": "10"},
 }
 
 func TestGenerateDeterministic(t *testing.T) {

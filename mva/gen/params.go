@@ -30,7 +30,7 @@ type kind struct {
 
 // Kinds returns the kinds Generate knows.
 func Kinds() []string {
-	return []string{"random", "radar", "meeting", "grid", "scalefree", "randgraph", "microgrid", "fap", "spot"}
+	return []string{"random", "radar", "meeting", "grid", "scalefree", "randgraph", "microgrid", "fap", "spot", "circuit"}
 }
 
 // Params returns the parameters of a kind with their defaults.
@@ -165,6 +165,16 @@ func lookup(name string) (kind, error) {
 			floatP("conflict", "probability that two close photographs conflict", &o.Conflict),
 			floatP("recorder", "probability of a recorder limit on three close photographs", &o.Recorder),
 		}, func(s uint64) (*mva.Problem, error) { return Spot(s, o) }}, nil
+	case "circuit":
+		o := DefaultCircuit()
+		return kind{[]param{
+			intP("inputs", "primary inputs and flip-flop outputs", &o.Inputs),
+			intP("gates", "gates (one line each)", &o.Gates),
+			intP("fanin", "most inputs of a gate", &o.FanIn),
+			intP("window", "how many of the lines made just before a gate it may read", &o.Window),
+			floatP("fault", "probability of a faulty gate in the simulated run that gives the observations", &o.Fault),
+			floatP("observe", "fraction of lines observed besides the outputs", &o.Observe),
+		}, func(s uint64) (*mva.Problem, error) { return Circuit(s, o) }}, nil
 	}
 	return kind{}, fmt.Errorf("gen: unknown kind %q (valid: %s)", name, strings.Join(Kinds(), ", "))
 }

@@ -138,10 +138,115 @@ func TestWCSPKindsRefuseBadOptions(t *testing.T) {
 		{"spot", map[string]string{"photos": "0"}, "photos 0"},
 		{"spot", map[string]string{"window": "0"}, "window 0"},
 		{"spot", map[string]string{"stereo": "-1"}, "stereo -1"},
+		{"circuit", map[string]string{"inputs": "0"}, "inputs 0"},
+		{"circuit", map[string]string{"gates": "0"}, "gates 0"},
+		{"circuit", map[string]string{"fanin": "9"}, "fanin 9"},
+		{"circuit", map[string]string{"window": "0"}, "window 0"},
+		{"circuit", map[string]string{"fault": "1.5"}, "fault 1.5"},
 	} {
 		_, err := Generate(tc.kind, 1, tc.params)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %v: err = %v, want it to name %q", tc.kind, tc.params, err, tc.want)
 		}
 	}
+}
+
+// TestCircuitStructure checks what CircuitOptions promises against a
+// gate evaluator written apart (counting ones): every gate function costs
+// nothing exactly where its output (last in scope) is its kind's value,
+// reads at most FanIn lines made at most Window lines before, every line
+// nothing reads is observed (hard on one value), priors are on the inputs
+// only, and some assignment is feasible (by enumeration: a small circuit).
+func TestCircuitStructure(t *testing.T) {
+	want := func(kind string, in []int) int {
+		ones := 0
+		for _, b := range in {
+			ones += b
+		}
+		switch kind {
+		case "and":
+			return b2i(ones == len(in))
+		case "or":
+			return b2i(ones > 0)
+		case "nand":
+			return b2i(ones < len(in))
+		case "nor":
+			return b2i(ones == 0)
+		case "xor":
+			return ones % 2
+		case "not":
+			return 1 - ones
+		}
+		t.Fatalf("unknown gate kind %q", kind)
+		return 0
+	}
+	o := DefaultCircuit()
+	o.Inputs, o.Gates, o.FanIn, o.Window = 4, 10, 3, 5
+	for seed := range uint64(20) {
+		p, err := Circuit(seed, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := make([]bool, len(p.Variables))
+		observed := make([]bool, len(p.Variables))
+		for _, f := range p.Functions {
+			name := strings.TrimRight(f.Name, "0123456789")
+			out := f.Scope[len(f.Scope)-1]
+			switch name {
+			case "prior":
+				if out >= o.Inputs || f.Costs[0]*f.Costs[1] != 0 {
+					t.Fatalf("seed %d: %s on line %d costs %v", seed, f.Name, out, f.Costs)
+				}
+			case "obs":
+				observed[out] = true
+				if mva.IsHard(f.Costs[0]) == mva.IsHard(f.Costs[1]) {
+					t.Fatalf("seed %d: %s costs %v", seed, f.Name, f.Costs)
+				}
+			default:
+				fan := len(f.Scope) - 1
+				if fan > o.FanIn || (name == "not") != (fan == 1) {
+					t.Fatalf("seed %d: %s reads %d lines", seed, f.Name, fan)
+				}
+				for _, v := range f.Scope[:fan] {
+					if v >= out || out-v > o.Window {
+						t.Fatalf("seed %d: %s (line %d) reads line %d", seed, f.Name, out, v)
+					}
+					read[v] = true
+				}
+				for e, c := range f.Costs {
+					in := make([]int, fan)
+					for pos := range fan {
+						in[pos] = e >> (fan - pos) & 1
+					}
+					if (c == 0) != (e&1 == want(name, in)) || c < 0 || mva.IsHard(c) {
+						t.Fatalf("seed %d: %s%v -> %d costs %v", seed, f.Name, in, e&1, c)
+					}
+				}
+			}
+		}
+		for v := o.Inputs; v < len(p.Variables); v++ {
+			if !read[v] && !observed[v] {
+				t.Fatalf("seed %d: output line %d is not observed", seed, v)
+			}
+		}
+		feasible := false
+		a := make([]int, len(p.Variables))
+		for m := 0; m < 1<<len(a) && !feasible; m++ {
+			for v := range a {
+				a[v] = m >> v & 1
+			}
+			c, err := p.Eval(a)
+			feasible = err == nil && !mva.IsHard(c)
+		}
+		if !feasible {
+			t.Fatalf("seed %d: no feasible assignment", seed)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -256,6 +256,9 @@ func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cos
 			return 0, Cost{}, err
 		}
 	}
+	if err := r.offer(ctx, rp.out); err != nil {
+		return 0, Cost{}, err
+	}
 	nb := len(rp.doms)
 	first, err := r.nb.Ell(ctx, r.local, r.nb.Encode(rp.out[:nb]), vals)
 	if err != nil {
@@ -264,8 +267,11 @@ func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cos
 	if !first.Less(curCost) {
 		return cur, Cost{}, nil
 	}
-	x, err := r.lexMin(ctx, rp, vals, opt)
+	x, full, err := r.lexMin(ctx, rp, vals, opt)
 	if err != nil {
+		return 0, Cost{}, err
+	}
+	if err := r.offer(ctx, full); err != nil {
 		return 0, Cost{}, err
 	}
 	row := r.nb.Encode(x)
@@ -307,32 +313,61 @@ func (r *Responder) run(ctx context.Context, rp *responseProblem, vals []int) (f
 	return c, nil
 }
 
+// offer records a solve's completion full (the agent's boundary and
+// interior values) in the local view's MVA table, as block descent does,
+// when it is cheaper than what the view knows of its row beyond rounding:
+// ℓ_i reads a row's cost from that table, whose own solver may know no
+// completion as good, or none at all where it samples (SHDS homes too
+// wide for bucket elimination: without the offer, an exact response's row
+// read as infeasible and was refused). The row is looked up first, as ℓ_i
+// does next, so that an exact view keeps its own entry and no extra row
+// is solved.
+func (r *Responder) offer(ctx context.Context, full []int) error {
+	lp := r.nb.lp
+	x := full[:len(lp.Vars)]
+	c := lp.Eval(x)
+	if mva.IsHard(c) {
+		return nil
+	}
+	row := lp.EncodeRow(x[:lp.NB])
+	known, _, err := r.view.RowIndex(ctx, row)
+	if err != nil {
+		return fmt.Errorf("best response: %w", err)
+	}
+	if mva.IsHard(known) || c < known-1e-9*max(1, math.Abs(known)) {
+		r.view.Offer(row, c, x[lp.NB:])
+	}
+	return nil
+}
+
 // Mask selectors of a boundary variable with domain d: free, equal to v
 // (1+v), or below v (1+d+v).
 func maskEq(v int) int       { return 1 + v }
 func maskBelow(d, v int) int { return 1 + d + v }
 
 // lexMin returns the lowest-index minimiser, starting from the solver's
-// minimiser in rp.out of value opt.
-func (r *Responder) lexMin(ctx context.Context, rp *responseProblem, vals []int, opt float64) ([]int, error) {
+// minimiser in rp.out of value opt, and the solve's output for it.
+func (r *Responder) lexMin(ctx context.Context, rp *responseProblem, vals []int, opt float64) (x, full []int, err error) {
 	masks := rp.in[rp.slots:]
 	defer clear(masks)
-	x := slices.Clone(rp.out[:len(rp.doms)])
+	x = slices.Clone(rp.out[:len(rp.doms)])
+	full = slices.Clone(rp.out)
 	for k, d := range rp.doms {
 		for x[k] > 0 {
 			masks[k] = maskBelow(d, x[k])
 			c, err := r.run(ctx, rp, vals)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if c > opt || mva.IsHard(c) {
 				break
 			}
 			copy(x, rp.out[:len(x)])
+			copy(full, rp.out)
 		}
 		masks[k] = maskEq(x[k])
 	}
-	return x, nil
+	return x, full, nil
 }
 
 // errNoPenalty reports that the weighted problem's penalty would not be

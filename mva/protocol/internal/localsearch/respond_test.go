@@ -445,3 +445,92 @@ func responseConfig(t *testing.T, n *mva.Node) localsearch.ResponseConfig {
 	}
 	return c
 }
+
+// blindSolver knows no completion of any row, as a sampler that found
+// none does.
+type blindSolver struct{}
+
+func (blindSolver) SolveRow(_ context.Context, _, interior []int) (float64, error) {
+	clear(interior)
+	return mva.Hard, nil
+}
+
+func (blindSolver) Checks() int64 { return 0 }
+
+// TestResponderOffersCompletions: where the agent's local view knows no
+// completion (its rows read as infeasible), a solved best response still
+// moves to the true best row (brute force), because the solve's
+// completion is offered to the view, and ℓ_i then reads that row at its
+// true cost. Without the offer the solved row read as infeasible and the
+// agent stayed (SHDS homes whose rows Gibbs samples).
+func TestResponderOffersCompletions(t *testing.T) {
+	ctx := context.Background()
+	var cases int
+	for seed := int64(1); seed <= 60; seed++ {
+		p := responseInstance(seed)
+		blind := func(*mva.LocalProblem) (mva.LocalSolver, error) { return blindSolver{}, nil }
+		nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), blind, false, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exactNodes(nodes)
+		rng := rand.New(rand.NewPCG(uint64(seed), 3))
+		for _, n := range nodes {
+			nb, err := localsearch.New(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rowCost := func(ctx context.Context, row int) (localsearch.Cost, error) {
+				return localsearch.RowCost(ctx, n.Local, row)
+			}
+			n.Params = map[string]float64{"response": float64(localsearch.ResponseSolve)}
+			r, err := localsearch.NewResponder(n, nb, rowCost, responseConfig(t, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bf := local.NewBruteForce(n.Local.LP)
+			assign := make([]int, len(p.Variables))
+			for v := range assign {
+				assign[v] = rng.IntN(p.DomainSize(v))
+			}
+			for s, v := range nb.SlotVars() {
+				nb.Ctx[s] = assign[v]
+			}
+			cur := rng.IntN(nb.Rows())
+			best := localsearch.Of(mva.Hard)
+			isMin := make([]bool, nb.Rows())
+			costs := make([]localsearch.Cost, nb.Rows())
+			for row := range nb.Rows() {
+				costs[row] = truthEll(ctx, t, n, bf, assign, row)
+				if costs[row].Less(best) {
+					best = costs[row]
+				}
+			}
+			for row := range nb.Rows() {
+				isMin[row] = !best.Less(costs[row])
+			}
+			if best.Hard > 0 || isMin[cur] {
+				continue
+			}
+			row, _, err := r.BestMove(ctx, cur, nb.Ctx)
+			if err != nil {
+				t.Fatalf("seed %d agent %d: %v", seed, n.ID, err)
+			}
+			if !isMin[row] {
+				t.Errorf("seed %d agent %d: moved from %d to %d (ℓ %+v), a best row costs %+v", seed, n.ID, cur, row, costs[row], best)
+				continue
+			}
+			got, err := rowCost(ctx, row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Hard > 0 {
+				t.Errorf("seed %d agent %d: row %d still reads as infeasible", seed, n.ID, row)
+			}
+			cases++
+		}
+	}
+	if cases < 30 {
+		t.Fatalf("only %d responses checked", cases)
+	}
+}

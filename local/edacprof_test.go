@@ -1,0 +1,49 @@
+package local
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dcop/hearth/internal/cputime"
+
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format"
+)
+
+// TestEDACFiles runs EDAC with and without last-conflict branching on the
+// files of HEARTH_EDAC_FILES (comma separated) and logs nodes, checks and
+// CPU time: a measuring aid (go test -run EDACFiles -v -cpuprofile),
+// skipped without the variable.
+func TestEDACFiles(t *testing.T) {
+	env := os.Getenv("HEARTH_EDAC_FILES")
+	if env == "" {
+		t.Skip("HEARTH_EDAC_FILES not set")
+	}
+	for _, f := range strings.Split(env, ",") {
+		p, err := format.ReadFile(f, format.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		var first float64
+		for i, lc := range []bool{false, true} {
+			s := NewEDAC(lp)
+			s.noLastConflict = !lc
+			in := make([]int, lp.NumInterior())
+			c0 := cputime.Used()
+			v, err := s.SolveRow(context.Background(), nil, in)
+			t.Logf("%s last-conflict=%v: %v %v nodes=%d checks=%d cpu=%v", f, lc, v, err, s.Nodes(), s.Checks(), (cputime.Used() - c0).Round(time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = v
+			} else if v != first {
+				t.Errorf("%s: %v with last-conflict branching, %v without", f, v, first)
+			}
+		}
+	}
+}
