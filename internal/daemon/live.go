@@ -285,6 +285,84 @@ func (s *server) liveChange(c live.Change) {
 	lh.arm()
 }
 
+// OnceWait bounds how long `hearth run --once` with [live] waits for the
+// retained state of every home's devices before it plans: what has not
+// come by then is planned from the files' values, each logged once (as a
+// long-running home does before its devices first report).
+const OnceWait = 3 * time.Second
+
+// liveOnce gathers the live inputs for round (`hearth run --once`): it
+// connects the live client, waits up to OnceWait for the retained device
+// state, and returns the agent of the neighbourhood on the rolling
+// horizon from the slot that holds now (or the time the round's id
+// names, so that every home of the round plans from the same slot).
+// Inputs that do not compile leave the files' neighbourhood, and agent,
+// in place, logged.
+func (hm *Home) liveOnce(ctx context.Context, round string) (*Agent, error) {
+	st, lh := hm.st, hm.st.live
+	if err := lh.client.Connect(ctx); err != nil {
+		return nil, err
+	}
+	lh.hz.Slot = time.Duration(st.r.Model().Horizon.SlotMinutes) * time.Minute
+	wait := time.NewTimer(OnceWait)
+	defer wait.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for lh.in.Unread() > 0 {
+		select {
+		case <-ctx.Done():
+			lh.client.Close()
+			return nil, ctx.Err()
+		case <-wait.C:
+			hm.h.log.Warn("live state incomplete; planning the rest from the files", "waited", OnceWait.String(), "unread", lh.in.Unread())
+			break wait
+		case <-tick.C:
+		}
+	}
+	at := lh.clock.Now()
+	if t, ok := liveTime(round); ok {
+		at = t
+	}
+	r, hz, notes, err := lh.in.Load(st.cfg.Path, st.cfg.Overrides, at)
+	for _, n := range notes {
+		hm.h.log.Warn(n.Msg, n.Args...)
+	}
+	var h *Agent
+	if err == nil {
+		h, err = st.agent(ctx, r)
+	}
+	if err != nil {
+		hm.h.log.Error("live inputs do not compile; planning from the files", "round", round, "err", err)
+		return hm.h, nil
+	}
+	st.r, lh.hz = r, hz
+	hm.h.log.Info("live round inputs", "round", round, "slot0", hz.Start.Format(time.RFC3339), "model", digestOf(r).all[:12])
+	return h, nil
+}
+
+// liveCommands are the commands of the slot that holds now in the plan of
+// round rep (`hearth run --once`), none when the round planned from the
+// files.
+func (st *homeState) liveCommands(h *Agent, round string, rep RoundResult) []report.Publication {
+	lh := st.live
+	if lh.hz.Start.IsZero() {
+		return nil
+	}
+	hp, err := st.r.HomePlan(rep.Values, h.home)
+	if err != nil {
+		h.log.Warn("no commands", "round", round, "err", err)
+		return nil
+	}
+	now := lh.clock.Now()
+	p := live.NewPlan(round, now, lh.hz, st.r.Model(), h.home, hp)
+	pubs, err := p.Commands(lh.prefix, h.name, now, lh.grace)
+	if err != nil {
+		h.log.Warn("no commands", "round", round, "err", err)
+	}
+	return pubs
+}
+
 // liveRound prepares round req of a live home: its instant (the clock's
 // now when the request has none), and the neighbourhood on the rolling
 // horizon with every home's live inputs, compiled, with the home's agent

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dcop/hearth/internal/daemon"
 	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt/broker"
 )
@@ -224,5 +225,86 @@ func TestLiveHomesStartedApart(t *testing.T) {
 	}
 	if !strings.Contains(a, "round skipped: waiting for homes to come online") {
 		t.Errorf("alder did not say why it ran no round alone")
+	}
+}
+
+// TestLiveOnce runs a round of the street with `hearth run --once`
+// (Home.Once) at 05:10 on the wall clock's speed: alder's car has
+// published its state (35 kWh, plugged in), dogwood's battery nothing.
+// Both homes plan from the slot that holds now (05:00), alder's car from
+// its live 35 kWh — the files' 15 kWh could not reach the 40 kWh goal by
+// 07:00 — and dogwood's battery, after a bounded wait, from the file's
+// value, said once. The plan comes with the current slot's command.
+func TestLiveOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two homes over MQTT")
+	}
+	day := func(h, m int) time.Time { return time.Date(2026, 11, 26, h, m, 0, 0, time.Local) }
+	s, b := newLiveStreet(t, day(5, 10), 1, nil)
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-once"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer c.Disconnect(0)
+	evCmd, evPlan := live.CommandTopic("hearth", "alder", "ev"), "hearth/home/alder/plan/ev"
+	for _, tp := range []string{evCmd, evPlan} {
+		if tok := c.Subscribe(tp, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	st := fmt.Sprintf(`{"time":%q,"charge":35,"plugged":true}`, s.clock.Now().Format(time.RFC3339))
+	if tok := c.Publish(live.StateTopic("hearth", "alder", "ev"), 1, true, st); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	homes := []string{"alder", "dogwood"}
+	errs := make([]error, len(homes))
+	var wg sync.WaitGroup
+	began := time.Now()
+	for i, name := range homes {
+		hm := s.home(ctx, name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = hm.Once(ctx, "r1")
+		}()
+	}
+	wg.Wait()
+	took := time.Since(began)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", homes[i], err)
+		}
+	}
+	if took < daemon.OnceWait || took > daemon.OnceWait+30*time.Second {
+		t.Errorf("the round took %v: want the wait for dogwood's state (%v) and a round", took, daemon.OnceWait)
+	}
+	p := parsePlan(t, rec.await(t, 0, "alder's plan", 10*time.Second, func(m paho.Message) bool { return m.Topic() == evPlan }))
+	if got := mustTime(t, p.Slots[0].Start); !got.Equal(day(5, 0)) {
+		t.Errorf("slot 0 starts %v, want 05:00, the slot that holds now", got)
+	}
+	if p.Round != "r1" {
+		t.Errorf("plan of round %q, want r1", p.Round)
+	}
+	if got := charged(p, 2); 35+got < 40 {
+		t.Errorf("the plan adds %.1f kWh to the live 35 before 07:00; the goal is 40 (%+v)", got, p.Slots[:2])
+	}
+	cmd, err := live.ParseCommand(rec.await(t, 0, "alder's command", 10*time.Second, func(m paho.Message) bool { return m.Topic() == evCmd }).Payload())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mustTime(t, cmd.SlotStart).Equal(day(5, 0)) || cmd.Round != "r1" || cmd.Action != p.Slots[0].Action {
+		t.Errorf("command %+v, want slot 05:00's of round r1, %s", cmd, p.Slots[0].Action)
+	}
+	for _, name := range homes {
+		l := s.logs[name].String()
+		if n := strings.Count(l, "no live state yet; planning from the file's value"); n != 1 || !strings.Contains(l, "device=battery") {
+			t.Errorf("%s said %d times that a device had no live state, want once, for dogwood's battery", name, n)
+		}
+		if !strings.Contains(l, "live state incomplete") {
+			t.Errorf("%s did not say it stopped waiting for the live state", name)
+		}
 	}
 }

@@ -93,6 +93,15 @@ type liveStreet struct {
 }
 
 func (s *liveStreet) start(name string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	hm := s.home(ctx, name)
+	done := make(chan error, 1)
+	go func() { done <- hm.Run(ctx, "") }()
+	s.cancel[name], s.done[name] = cancel, done
+}
+
+// home builds home name of the street, logging to s.logs[name].
+func (s *liveStreet) home(ctx context.Context, name string) *daemon.Home {
 	t := s.t
 	lb := &logBuf{}
 	if old, ok := s.logs[name]; ok {
@@ -109,7 +118,6 @@ func (s *liveStreet) start(name string) {
 	cfg := mqtt.Config{Broker: mqtt.Broker{URL: s.url}, Protocol: "dpop", Timing: mqtt.Timing{
 		StatusInterval: 50 * time.Millisecond, RetransmitAfter: 2 * time.Second, ReconnectMax: 100 * time.Millisecond,
 		ConnectTimeout: 2 * time.Second}}
-	ctx, cancel := context.WithCancel(context.Background())
 	hm, err := daemon.NewHome(ctx, daemon.HomeConfig{Path: s.path, Home: name, MQTT: cfg, Log: log, Attempts: 2, Clock: s.clock,
 		Prepare: func(r *homesolve.Run) (daemon.Prepared, error) {
 			opts, err := solve.HomeRun(r, solve.Defaults())
@@ -128,12 +136,9 @@ func (s *liveStreet) start(name string) {
 			return p, nil
 		}}, r)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- hm.Run(ctx, "") }()
-	s.cancel[name], s.done[name] = cancel, done
+	return hm
 }
 
 func (s *liveStreet) stop(name string) {

@@ -413,3 +413,23 @@ func (in *Inputs) missingLocked() []string {
 	}
 	return out
 }
+
+// Unread counts the device states (a stored energy, whether a car is
+// plugged in) of every home that no message has given yet: a process
+// that plans once waits a bounded time for the retained ones.
+func (in *Inputs) Unread() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	n := 0
+	for _, routes := range in.route {
+		for _, r := range routes {
+			if r.series || r.target || r.avail {
+				continue
+			}
+			if _, ok := in.readings[r.k]; !ok {
+				n++
+			}
+		}
+	}
+	return n
+}
