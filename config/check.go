@@ -99,6 +99,8 @@ func homeKey(hs *homeSrc, e *devices.Error) string {
 		return pick(hs.props, e.Index, hs.path)
 	case devices.PartBackground:
 		return hs.key("background_kw")
+	case devices.PartPrices:
+		return hs.key("prices") // the home's own tariff or grid
 	case devices.PartHome:
 		return hs.key("name")
 	}

@@ -61,6 +61,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.background()
 	r.pv()
+	r.meter()
 	if r.l.series != nil {
 		for _, k := range []string{"pv_file", "background_file"} {
 			r.l.seriesFile(n, k, SeriesKey{Home: r.h.Name, What: strings.TrimSuffix(k, "_file")}, r.l.series)
@@ -76,7 +77,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	r.ranges()
 	r.percentGoals()
 	r.addBounds()
-	n.done("name", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor")
+	n.done(append([]string{"name", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor"}, meterKeys...)...)
 	return r.h, r.hs
 }
 
@@ -265,7 +266,7 @@ func (r *homeReader) device(n *node) {
 				msg = fmt.Sprintf("unknown device kind %q; did you mean %q?", kind, c)
 			}
 			n.errorf(k, "%s", msg)
-			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "cycle_cost", "soc", "plugged"}, sizingKeys...)...)
+			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "cycle_cost", "soc", "plugged"}, append(sizingKeys, storageKeys...)...)...)
 			return
 		}
 		if sz, key, ok := sizing(n); ok {
@@ -294,7 +295,7 @@ func (r *homeReader) device(n *node) {
 		r.customRange(n, name, props)
 	default:
 		n.errorf("kind", "a device needs kind = \"…\" (one of %s) or actions = [{name = \"off\", power_kw = 0}, …]", strings.Join(devices.Kinds(), ", "))
-		n.done("name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged")
+		n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged"}, storageKeys...)...)
 		return
 	}
 	if v, ok := n.num("cycle_cost"); ok {
@@ -304,6 +305,7 @@ func (r *homeReader) device(n *node) {
 			dev.CycleCost = v
 		}
 	}
+	r.storage(n, &dev, props)
 	r.overrides(n, name, props)
 	r.deviceLive(n, name, props, entry)
 	r.h.Devices = append(r.h.Devices, dev)
@@ -312,7 +314,7 @@ func (r *homeReader) device(n *node) {
 		r.property(p, n.path)
 	}
 	r.rules(n, name)
-	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged"}, sizingKeys...)...)
+	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged"}, append(sizingKeys, storageKeys...)...)...)
 }
 
 // sizingKeys are a sizable catalogue device's parameters

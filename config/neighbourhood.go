@@ -142,6 +142,17 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 	if s, ok := t.str("currency"); ok {
 		n.Units.Currency = s
 	}
+	n.ExportPrices = l.tariff(t, n.Prices, ck)
+	l.seriesFile(t, "import_file", SeriesKey{What: "import"}, l.series)
+	l.seriesFile(t, "export_file", SeriesKey{What: "export"}, l.series)
+	t.done("per_slot", "default", "periods", "currency", "export_per_slot", "export_default", "import_file", "export_file")
+}
+
+// tariff reads the import prices of a [prices] table into prices (one per
+// slot, already holding the defaults) and returns its export prices (nil:
+// feed-in earns the price). It is the street's [prices] and a home's own.
+func (l *loader) tariff(t *node, prices []float64, ck clock) []float64 {
+	H := len(prices)
 	if ps, ok := t.nums("per_slot"); ok {
 		if t.has("default") || t.has("periods") {
 			t.errorf("per_slot", "give either per_slot or default/periods, not both")
@@ -149,12 +160,12 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 		if len(ps) != H {
 			t.errorf("per_slot", "%d prices for %d slots: give one price per slot", len(ps), H)
 		} else {
-			copy(n.Prices, l.rotate(ps, ck))
+			copy(prices, l.rotate(ps, ck))
 		}
 	}
 	if d, ok := t.num("default"); ok {
-		for i := range n.Prices {
-			n.Prices[i] = d
+		for i := range prices {
+			prices[i] = d
 		}
 	}
 	for _, p := range t.tables("periods") {
@@ -167,7 +178,7 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 			continue
 		}
 		if ck.rolling {
-			l.rollingPeriod(p, n.Prices, ck, from, to, price)
+			l.rollingPeriod(p, prices, ck, from, to, price)
 			continue
 		}
 		a, err := ck.boundary(from)
@@ -184,49 +195,48 @@ func (l *loader) prices(root *node, n *devices.Neighbourhood, ck clock) {
 			p.errorf("to", "the period %s–%s is empty or runs past the end of the horizon; periods must lie inside it", from, to)
 		}
 		for s := a; s < b; s++ {
-			n.Prices[s] = price
+			prices[s] = price
 		}
 		p.done("from", "to", "price")
 	}
-	l.exportPrices(t, n, ck)
-	l.seriesFile(t, "import_file", SeriesKey{What: "import"}, l.series)
-	l.seriesFile(t, "export_file", SeriesKey{What: "export"}, l.series)
-	t.done("per_slot", "default", "periods", "currency", "export_per_slot", "export_default", "import_file", "export_file")
+	return l.exportPrices(t, prices, ck)
 }
 
 // exportPrices reads what feeding power back earns: export_per_slot, or
 // export_default for every slot. Without either, feed-in earns the price
-// (the behaviour before export prices existed).
-func (l *loader) exportPrices(t *node, n *devices.Neighbourhood, ck clock) {
-	H := n.Horizon.Slots
+// (the behaviour before export prices existed): it returns nil.
+func (l *loader) exportPrices(t *node, prices []float64, ck clock) []float64 {
+	H := len(prices)
+	var out []float64
 	if ps, ok := t.nums("export_per_slot"); ok {
 		if t.has("export_default") {
 			t.errorf("export_per_slot", "give either export_per_slot or export_default, not both")
 		}
 		if len(ps) != H {
 			t.errorf("export_per_slot", "%d export prices for %d slots: give one per slot", len(ps), H)
-			return
+			return nil
 		}
-		n.ExportPrices = l.rotate(ps, ck)
+		out = l.rotate(ps, ck)
 	}
 	if d, ok := t.num("export_default"); ok {
-		n.ExportPrices = make([]float64, H)
-		for i := range n.ExportPrices {
-			n.ExportPrices[i] = d
+		out = make([]float64, H)
+		for i := range out {
+			out[i] = d
 		}
 	}
-	for i, p := range n.ExportPrices {
-		if p > n.Prices[i] {
+	for i, p := range out {
+		if p > prices[i] {
 			key := "export_default"
 			if t.has("export_per_slot") {
 				key = index(t.key("export_per_slot"), i)
-				t.src.errorf(key, "export price %g above the slot's price %g: a home would earn by drawing and feeding back at once", p, n.Prices[i])
+				t.src.errorf(key, "export price %g above the slot's price %g: a home would earn by drawing and feeding back at once", p, prices[i])
 			} else {
-				t.errorf(key, "export price %g above slot %d's price %g: a home would earn by drawing and feeding back at once", p, i, n.Prices[i])
+				t.errorf(key, "export price %g above slot %d's price %g: a home would earn by drawing and feeding back at once", p, i, prices[i])
 			}
-			return
+			return out
 		}
 	}
+	return out
 }
 
 // nbKeys are the neighbourhood-file keys that model errors point at.

@@ -25,7 +25,8 @@ type HomeSchedule struct {
 // the compiled problem.
 type Evaluation struct {
 	// Cost is the objective: PriceCost + PeakCost + CycleCost +
-	// MissCost, +Inf when the schedule breaks a hard constraint.
+	// MissCost − StoredValue, +Inf when the schedule breaks a hard
+	// constraint.
 	Cost      float64
 	PriceCost float64 // Weights.Price × Σ price·energy
 	PeakCost  float64 // Weights.Peak × the peak term
@@ -34,7 +35,10 @@ type Evaluation struct {
 	// MissCost is Weights.Miss × what the soft rules and a soft feeder
 	// limit miss by (MissUnits).
 	MissCost float64
-	Feasible bool
+	// StoredValue is Weights.Price × Σ EndValue × the value left at the
+	// last index of every property with an EndValue.
+	StoredValue float64
+	Feasible    bool
 	// Violations says what breaks, one line each.
 	Violations []string
 	// Misses are the soft rules the schedule misses, one line each
@@ -57,8 +61,16 @@ type Evaluation struct {
 type HomeEvaluation struct {
 	// Load is the draw per slot (power units).
 	Load []float64
-	// Energy is Σ draw·Δ; Price is Σ price·draw·Δ (unweighted).
+	// Energy is Σ draw·Δ; Price is Σ price·draw·Δ (unweighted, the
+	// home's tariff: Neighbourhood.Tariff).
 	Energy, Price float64
+	// Curtail is the PV power left unused per slot (Meter.Curtail); Over
+	// the energy beyond a soft import or export limit per slot (power
+	// units·hours); both nil for a home without a meter.
+	Curtail, Over []float64
+	// Stored is the value of what the home's storage holds at the
+	// horizon's end (unweighted: Σ EndValue × the last value).
+	Stored float64
 	// Peak is the greatest draw of the horizon.
 	Peak float64
 	// Levels and Caps are the committed level and its cap per window.
@@ -103,9 +115,25 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 				dev := &h.Devices[d]
 				ev.CycleCost += n.Weights.Price * dev.CycleCost * math.Abs(dev.Actions[hs.Actions[d][t]].Power) * dt
 			}
-			he.Load[t] = h.Draw(t, func(d int) int { return hs.Actions[d][t] })
+			act := func(d int) int { return hs.Actions[d][t] }
+			noImport, noExport := h.Restricted(t, act)
+			m := n.Meter(hi, t, h.Draw(t, act), noImport, noExport)
+			he.Load[t] = m.Draw
 			he.Energy += he.Load[t] * dt
-			he.Price += n.Bill(t, he.Load[t]) * dt
+			he.Price += m.Bill
+			if m.Broken != "" {
+				ev.violate("home %s slot %d: %s", h.Name, t, m.Broken)
+			}
+			if h.Meter != nil {
+				if he.Curtail == nil {
+					he.Curtail, he.Over = make([]float64, hz.Slots), make([]float64, hz.Slots)
+				}
+				he.Curtail[t], he.Over[t] = m.Curtail, m.Over
+				if m.Over > 0 {
+					ev.MissCost += n.Weights.Miss * m.Over
+					ev.Misses = append(ev.Misses, fmt.Sprintf("home %s slot %d: %g beyond its limits", h.Name, t, m.Over))
+				}
+			}
 			he.Peak = math.Max(he.Peak, he.Load[t])
 			ev.Load[t] += he.Load[t]
 		}
@@ -132,6 +160,15 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 			}
 		}
 		n.checkRules(h, hs, ev, he)
+		for pi := range h.Properties {
+			p := &h.Properties[pi]
+			if p.EndValue == 0 {
+				continue
+			}
+			traj := h.trajectory(hz, pi, hs)
+			he.Stored += p.EndValue * float64(traj[len(traj)-1]) * p.Scale
+		}
+		ev.StoredValue += n.Weights.Price * he.Stored
 	}
 	ev.PeakCost = n.Weights.Peak * n.peakTerm(ev)
 	ev.PeakLoad = math.Inf(-1)
@@ -151,7 +188,7 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 			ev.violate("window %d: committed caps add up to %g, above the feeder limit %g", w, c, n.FeederLimit)
 		}
 	}
-	ev.Cost = ev.PriceCost + ev.PeakCost + ev.CycleCost + ev.MissCost
+	ev.Cost = ev.PriceCost + ev.PeakCost + ev.CycleCost + ev.MissCost - ev.StoredValue
 	if !ev.Feasible {
 		ev.Cost = math.Inf(1)
 	}

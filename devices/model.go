@@ -138,6 +138,9 @@ type Home struct {
 	Devices     []Device
 	Properties  []Property
 	Rules       []Rule
+	// Meter is the home's own tariff, limits and curtailable PV; nil
+	// for the neighbourhood's tariff and no limits.
+	Meter *Meter
 }
 
 // Device is an actuator: one decision per slot.
@@ -156,6 +159,10 @@ type Device struct {
 	// a storage device, and the tie-break that keeps a plan from
 	// charging and discharging at equal prices. 0 for none.
 	CycleCost float64
+	// NoGridCharge forbids charging (a positive power) in a slot where
+	// the home imports; NoGridDischarge forbids discharging (a negative
+	// power) in a slot where it exports (Home.Restricted).
+	NoGridCharge, NoGridDischarge bool
 }
 
 // Action is one thing a device can do during a slot.
@@ -191,6 +198,10 @@ type Property struct {
 	// them as hard passive rules, and a plan checker checks them in every
 	// slot whatever the rules say.
 	Min, Max *float64
+	// EndValue is what a unit of the property left at the last index is
+	// worth (currency per natural unit, a storage's value per kWh left
+	// at the horizon's end); it is subtracted from the objective.
+	EndValue float64
 }
 
 // Steps rounds v to whole steps of scale.

@@ -18,6 +18,14 @@ type Plan struct {
 	// Levels are the committed levels' labels, one per window.
 	Levels []string     `json:"levels"`
 	Rules  []RuleResult `json:"rules"`
+	// Curtail is the PV power left unused per slot (a home with
+	// curtailable PV), nil for none.
+	Curtail []float64 `json:"curtailed_kw,omitempty"`
+	// Over is the energy drawn or fed beyond the home's soft import and
+	// export limits (kWh); Stored what the energy left in storage at the
+	// horizon's end is worth (currency).
+	Over   float64 `json:"over_limits_kwh,omitempty"`
+	Stored float64 `json:"stored_value,omitempty"`
 }
 
 // RuleResult is a rule and whether the schedule keeps it.
@@ -59,6 +67,13 @@ func (n *Neighbourhood) Plans(s *Schedule, ev *Evaluation) []Plan {
 		for _, l := range he.Load {
 			p.Load = append(p.Load, l*ps)
 		}
+		for _, c := range he.Curtail {
+			p.Curtail = append(p.Curtail, c*ps)
+		}
+		for _, o := range he.Over {
+			p.Over += o * ps
+		}
+		p.Stored = he.Stored * cs
 		for w, k := range he.Levels {
 			p.Levels = append(p.Levels, LevelLabels(n.LevelCaps(hi, w), n.Units)[k])
 		}

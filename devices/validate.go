@@ -136,6 +136,7 @@ func (h *Home) validate(hz Horizon) []error {
 			add(PartOutside, t, "outside load %v is not a number", v)
 		}
 	}
+	errs = append(errs, h.Meter.validate(h.Name, hz)...)
 	devs := map[string]bool{}
 	for di := range h.Devices {
 		d := &h.Devices[di]
@@ -183,6 +184,12 @@ func (h *Home) validate(hz Horizon) []error {
 		if p.Min != nil && p.Max != nil && (!finite(*p.Min) || !finite(*p.Max) || *p.Min > *p.Max) {
 			add(PartProperty, pi, "property %s at %s: range [%v, %v] is not an interval", p.Name, p.Location, *p.Min, *p.Max)
 		}
+		if !finite(p.EndValue) {
+			add(PartProperty, pi, "property %s at %s: end value %v is not a number", p.Name, p.Location, p.EndValue)
+		}
+		if p.EndValue != 0 && hz.Dynamics == SHDS {
+			add(PartProperty, pi, "property %s at %s: an end value needs full dynamics (the SHDS indexing checks no rule at the horizon's end)", p.Name, p.Location)
+		}
 		if !finite(p.Initial) || !finite(p.Drift) {
 			add(PartProperty, pi, "property %s at %s: initial value and drift must be numbers", p.Name, p.Location)
 		}
@@ -221,6 +228,50 @@ func (h *Home) validate(hz Horizon) []error {
 	if len(errs) == 0 {
 		if _, err := h.Models(); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// validate checks a home's meter: one price per slot, export prices not
+// above import prices, limits and curtailable PV non-negative numbers.
+func (m *Meter) validate(home string, hz Horizon) []error {
+	if m == nil {
+		return nil
+	}
+	var errs []error
+	add := func(i int, format string, args ...any) {
+		errs = append(errs, errorf(home, PartPrices, i, format, args...))
+	}
+	if m.Prices == nil && m.ExportPrices != nil {
+		add(-1, "export prices without import prices: a home's own tariff gives both or import alone")
+	}
+	if m.Prices != nil && len(m.Prices) != hz.Slots {
+		add(-1, "%d prices for %d slots: give one price per slot", len(m.Prices), hz.Slots)
+	}
+	for t, p := range m.Prices {
+		if !finite(p) {
+			add(t, "price %v is not a number", p)
+		}
+	}
+	if m.ExportPrices != nil && len(m.ExportPrices) != len(m.Prices) {
+		add(-1, "%d export prices for %d slots: give one per slot", len(m.ExportPrices), hz.Slots)
+	} else {
+		for t, p := range m.ExportPrices {
+			if !finite(p) || p > m.Prices[t] {
+				add(t, "export price %v in slot %d: want a number not above the slot's price %v (a home would earn by drawing and feeding back at once)", p, t, m.Prices[t])
+			}
+		}
+	}
+	if !finite(m.ImportLimit) || !finite(m.ExportLimit) || m.ImportLimit < 0 || m.ExportLimit < 0 {
+		add(-1, "import and export limits must be non-negative numbers (0 for none), got %v and %v", m.ImportLimit, m.ExportLimit)
+	}
+	if m.Curtail != nil && len(m.Curtail) != hz.Slots {
+		add(-1, "%d curtailable PV values for %d slots", len(m.Curtail), hz.Slots)
+	}
+	for t, v := range m.Curtail {
+		if !finite(v) || v < 0 {
+			add(t, "curtailable PV %v in slot %d must be a non-negative number", v, t)
 		}
 	}
 	return errs

@@ -178,7 +178,9 @@ func Compile(n *devices.Neighbourhood, opts Options) (*Compiled, error) {
 	if err := k.between(); err != nil {
 		return nil, err
 	}
-	k.foldBase()
+	if err := k.foldBase(); err != nil {
+		return nil, err
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
@@ -242,7 +244,7 @@ func (k *compiler) home(hi int) error {
 		}
 		k.misses(hi, &hc.Models[mi])
 	}
-	return nil
+	return k.endValues(hi)
 }
 
 func (k *compiler) variable(agent int, name string, labels []string) int {

@@ -9,14 +9,18 @@ import (
 )
 
 // prices adds one unary price function per action variable whose actions
-// do not all cost nothing. In a slot where the home can feed power back
-// and feeding back earns less than drawing (Neighbourhood.ExportPrices),
-// the bill is not linear in the devices' powers: that slot gets one meter
-// function over all the home's actions instead, background included (the
-// level link's scope, so it adds no width).
+// do not all cost nothing, at the home's tariff (Neighbourhood.Tariff).
+// Where the bill is not linear in the devices' powers — the home can feed
+// back and feeding back earns less than drawing, it has import or export
+// limits, grid permissions or curtailable PV (devices.Meter) — the slot
+// gets one meter function over all the home's actions instead,
+// Weights.Price·Bill + Weights.Miss·Over from Neighbourhood.Meter with the
+// background inside (the level link's scope, so it adds no width), Hard
+// where a hard limit or a permission breaks.
 func (k *compiler) prices(hi int) error {
 	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
 	dt := n.Horizon.Hours()
+	imp, _ := n.Tariff(hi)
 	k.meter[hi] = make([]bool, n.Horizon.Slots)
 	for t := range n.Horizon.Slots {
 		if k.meterSlot(hi, t) {
@@ -30,11 +34,17 @@ func (k *compiler) prices(hi int) error {
 				return err
 			}
 			acts := make([]int, len(h.Devices))
+			act := func(d int) int { return acts[d] }
 			for idx := range costs {
-				draw := h.Draw(t, func(d int) int { return acts[d] })
-				costs[idx] = n.Weights.Price * n.Bill(t, draw) * dt
-				for d := range h.Devices {
-					costs[idx] += k.cycle(&h.Devices[d], acts[d])
+				noImport, noExport := h.Restricted(t, act)
+				m := n.Meter(hi, t, h.Draw(t, act), noImport, noExport)
+				if m.Broken != "" {
+					costs[idx] = mva.Hard
+				} else {
+					costs[idx] = n.Weights.Price*m.Bill + n.Weights.Miss*m.Over
+					for d := range h.Devices {
+						costs[idx] += k.cycle(&h.Devices[d], acts[d])
+					}
 				}
 				next(acts, func(d int) int { return len(h.Devices[d].Actions) })
 			}
@@ -46,13 +56,45 @@ func (k *compiler) prices(hi int) error {
 			costs := make([]float64, len(dev.Actions))
 			zero := true
 			for a := range dev.Actions {
-				costs[a] = n.Weights.Price*n.Prices[t]*dev.Actions[a].Power*dt + k.cycle(dev, a)
+				costs[a] = n.Weights.Price*imp[t]*dev.Actions[a].Power*dt + k.cycle(dev, a)
 				zero = zero && costs[a] == 0
 			}
 			if !zero {
 				k.add(hi, fmt.Sprintf("%s/price:%s@%d", h.Name, dev.Name, t), []int{hc.Actions[d][t]}, costs)
 			}
 		}
+	}
+	return nil
+}
+
+// endValues adds, for each property with an EndValue, the unary function
+// −Weights.Price·EndValue·value on its state at the last index: what the
+// energy left in storage at the horizon's end is worth. The property must
+// be modelled to its last index (a catalogue storage's bounds make it so).
+func (k *compiler) endValues(hi int) error {
+	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
+	for pi := range h.Properties {
+		p := &h.Properties[pi]
+		if p.EndValue == 0 {
+			continue
+		}
+		var m *Model
+		for mi := range hc.Models {
+			if hc.Models[mi].Space.Model.Property == pi {
+				m = &hc.Models[mi]
+			}
+		}
+		last := n.Horizon.Indices() - 1
+		if m == nil || m.Space.Last != last || last < 1 {
+			return &devices.Error{Home: h.Name, Part: devices.PartProperty, Index: pi,
+				Msg: fmt.Sprintf("property %s at %s has an end value but no range or rule that holds to the horizon's end; give it a range", p.Name, p.Location)}
+		}
+		s := m.Space
+		costs := make([]float64, len(s.States[last]))
+		for j, st := range s.States[last] {
+			costs[j] = -n.Weights.Price * p.EndValue * float64(st.Value) * p.Scale
+		}
+		k.add(hi, fmt.Sprintf("%s/%s.%s:end", h.Name, p.Location, p.Name), []int{m.Vars[last]}, costs)
 	}
 	return nil
 }
@@ -114,15 +156,32 @@ func (k *compiler) misses(hi int, m *Model) {
 }
 
 // meterSlot reports whether home hi's bill in slot t needs a meter
-// function: it has devices, an export price below the price, and a draw
-// that can be negative.
+// function: it has devices and either grid permissions, or a draw that
+// can exceed an import limit, or one that can be negative while feeding
+// back earns less than drawing, is limited or may be curtailed.
 func (k *compiler) meterSlot(hi, t int) bool {
 	n, h := k.n, &k.n.Homes[hi]
-	if n.ExportPrices == nil || n.ExportPrices[t] == n.Prices[t] || len(h.Devices) == 0 {
+	if len(h.Devices) == 0 {
 		return false
 	}
-	d, _ := h.SlotDraws(t)
-	return d[0] < 0
+	for d := range h.Devices {
+		if h.Devices[d].NoGridCharge || h.Devices[d].NoGridDischarge {
+			return true
+		}
+	}
+	draws, _ := h.SlotDraws(t)
+	lo, top := draws[0], draws[len(draws)-1]
+	imp, exp := n.Tariff(hi)
+	m := h.Meter
+	switch {
+	case m != nil && m.ImportLimit > 0 && !devices.Fits(top, m.ImportLimit):
+		return true
+	case lo >= 0:
+		return false
+	case exp != nil && exp[t] != imp[t]:
+		return true
+	}
+	return m != nil && (m.ExportLimit > 0 && !devices.Fits(-lo, m.ExportLimit) || m.Curtail != nil && m.Curtail[t] > 0)
 }
 
 // links adds, for each slot of each window, the hard function that keeps
@@ -314,22 +373,29 @@ func (k *compiler) feeder(w int) error {
 
 // foldBase adds each home's constant cost (the price of its background
 // load) to its first function, or to Problem.Offset when it has none.
-func (k *compiler) foldBase() {
+func (k *compiler) foldBase() error {
 	n := k.n
 	dt := n.Horizon.Hours()
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
+		imp, _ := n.Tariff(hi)
 		base := k.extra[hi]
 		for t := range n.Horizon.Slots {
 			switch {
 			case k.meter[hi][t]:
 				// The meter function prices the background.
 			case len(h.Devices) == 0:
-				base += n.Weights.Price * n.Bill(t, h.Background[t]) * dt
+				m := n.Meter(hi, t, h.Background[t], false, false)
+				if m.Broken != "" {
+					return &devices.Error{Home: h.Name, Part: devices.PartBackground, Index: t, Infeasible: true,
+						Msg: fmt.Sprintf("slot %d: %s, whatever the plan", t, m.Broken)}
+				}
+				base += n.Weights.Price*m.Bill + n.Weights.Miss*m.Over
 			default:
-				// The draw is never negative here, so the bill is
-				// linear and the background's part is its own.
-				base += n.Weights.Price * n.Prices[t] * h.Background[t] * dt
+				// The draw is never negative here, nor above a limit,
+				// so the bill is linear and the background's part is
+				// its own.
+				base += n.Weights.Price * imp[t] * h.Background[t] * dt
 			}
 		}
 		if base == 0 {
@@ -353,6 +419,7 @@ func (k *compiler) foldBase() {
 		}
 		k.p.Functions[f].Name += "+base"
 	}
+	return nil
 }
 
 func (k *compiler) firstVar(hi int) int {

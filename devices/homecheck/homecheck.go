@@ -51,6 +51,15 @@ type Plan struct {
 	Levels []string
 	// Rules are the claims about the home's rules, in the home's order.
 	Rules []Claim
+	// CurtailKW is the PV power the plan leaves unused per slot; nil
+	// claims none.
+	CurtailKW []float64
+	// OverKWh is the energy the plan says it draws or feeds beyond the
+	// home's soft import and export limits, over the horizon.
+	OverKWh float64
+	// StoredValue is what the plan says the energy left in storage at
+	// the horizon's end is worth (currency).
+	StoredValue float64
 }
 
 // Claim is what a plan says about one rule.
@@ -96,6 +105,18 @@ type Report struct {
 	Misses []Miss
 	// EnergyCost is the street's bill and PeakKW its peak, recomputed.
 	EnergyCost, PeakKW float64
+	// Over are the slots where a home draws or feeds beyond a soft
+	// limit, as the checker measured them.
+	Over []Over
+}
+
+// Over is a slot where a home's meter exceeds a soft limit.
+type Over struct {
+	Home string
+	Slot int
+	// What is "import" or "export"; KW how far beyond the limit.
+	What string
+	KW   float64
 }
 
 // ErrRejected is wrapped by Report.Err.
@@ -317,19 +338,77 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 	}
 	res := replay{load: make([]float64, H)}
 	energy, peak := 0.0, math.Inf(-1)
+	imp, exp := n.Prices, n.ExportPrices
+	m := h.Meter
+	if m != nil && m.Prices != nil {
+		imp, exp = m.Prices, m.ExportPrices // the home's own tariff
+	}
+	if len(imp) != H || exp != nil && len(exp) != H || m != nil && m.Curtail != nil && len(m.Curtail) != H {
+		r.violate("home %s: its tariff or curtailable PV does not have %d slots", h.Name, H)
+		return replay{}, false
+	}
+	if p.CurtailKW != nil && len(p.CurtailKW) != H {
+		r.violate("home %s: %d curtailment values for %d slots", h.Name, len(p.CurtailKW), H)
+		return replay{}, false
+	}
+	over := 0.0
 	for t := range H {
 		v := h.Background[t]
+		charging, discharging := false, false
 		for d := range h.Devices {
-			v += h.Devices[d].Actions[acts[d][t]].Power
+			dev := &h.Devices[d]
+			pw := dev.Actions[acts[d][t]].Power
+			v += pw
+			charging = charging || dev.NoGridCharge && pw > 0
+			discharging = discharging || dev.NoGridDischarge && pw < 0
+		}
+		// Curtailment only lowers feed-in: 0 ≤ c ≤ min(curtailable PV,
+		// the feed-in before it).
+		if p.CurtailKW != nil && p.CurtailKW[t] != 0 {
+			cut := p.CurtailKW[t] / c.kw
+			most := 0.0
+			if m != nil && m.Curtail != nil {
+				most = math.Max(0, math.Min(m.Curtail[t], -v))
+			}
+			if cut < 0 && !near(cut, 0) || cut > most && !near(cut, most) {
+				r.violate("home %s: slot %d curtails %g kW of PV, outside [0, %g] kW", h.Name, t, cut*c.kw, most*c.kw)
+			}
+			v += cut
 		}
 		res.load[t] = v
 		energy += v * c.dt
-		price := n.Prices[t]
-		if v < 0 && n.ExportPrices != nil {
-			price = n.ExportPrices[t] // what a unit fed back earns
+		price := imp[t]
+		if v < 0 && exp != nil {
+			price = exp[t] // what a unit fed back earns
 		}
 		res.cost += price * v * c.dt * c.kwh * c.cur
 		peak = math.Max(peak, v)
+		if charging && v > 0 && !near(v, 0) {
+			r.violate("home %s: slot %d charges a storage that may not charge from the grid while importing %g kW", h.Name, t, v*c.kw)
+		}
+		if discharging && v < 0 && !near(v, 0) {
+			r.violate("home %s: slot %d discharges a storage that may not discharge to the grid while exporting %g kW", h.Name, t, -v*c.kw)
+		}
+		if m == nil {
+			continue
+		}
+		for _, lim := range []struct {
+			what      string
+			limit, at float64
+		}{{"import", m.ImportLimit, v}, {"export", m.ExportLimit, -v}} {
+			if lim.limit <= 0 || lim.at <= lim.limit || near(lim.at, lim.limit) {
+				continue
+			}
+			if m.HardLimits {
+				r.violate("home %s: slot %d: its %s of %g kW is above its hard limit %g kW", h.Name, t, lim.what, lim.at*c.kw, lim.limit*c.kw)
+				continue
+			}
+			r.Over = append(r.Over, Over{Home: h.Name, Slot: t, What: lim.what, KW: (lim.at - lim.limit) * c.kw})
+			over += (lim.at - lim.limit) * c.dt * c.kwh
+		}
+	}
+	if !near(over, p.OverKWh) {
+		r.violate("home %s: it is %g kWh beyond its soft limits, the plan says %g kWh", h.Name, over, p.OverKWh)
 	}
 	if len(p.LoadKW) != H {
 		r.violate("home %s: %d load values for %d slots", h.Name, len(p.LoadKW), H)
@@ -350,7 +429,10 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 	if !near(res.cost, p.Cost) {
 		r.violate("home %s: its bill is %g, the plan says %g", h.Name, res.cost, p.Cost)
 	}
-	c.physics(h, acts, p.Rules)
+	stored := c.physics(h, acts, p.Rules)
+	if !near(stored, p.StoredValue) {
+		r.violate("home %s: the energy it stores at the end is worth %g, the plan says %g", h.Name, stored, p.StoredValue)
+	}
 	if levels {
 		res.caps = c.levels(hi, res.load, p.Levels)
 	}
@@ -499,13 +581,15 @@ func (c *checker) power(h *devices.Home, acts [][]int, kw map[string][]float64) 
 }
 
 // physics replays every property of h, checks its range and every rule,
-// and compares the rules with the plan's claims.
-func (c *checker) physics(h *devices.Home, acts [][]int, claims []Claim) {
+// compares the rules with the plan's claims, and returns what the values
+// left at the last index are worth (EndValue, in the currency).
+func (c *checker) physics(h *devices.Home, acts [][]int, claims []Claim) (stored float64) {
 	hz, r := c.n.Horizon, c.r
 	traj := make([][]int64, len(h.Properties))
 	for pi := range h.Properties {
 		p := &h.Properties[pi]
 		traj[pi] = trajectory(hz, h, p, acts)
+		stored += p.EndValue * float64(traj[pi][len(traj[pi])-1]) * p.Scale * c.cur
 		if p.Min == nil && p.Max == nil {
 			continue
 		}
@@ -585,6 +669,7 @@ func (c *checker) physics(h *devices.Home, acts [][]int, claims []Claim) {
 			r.violate("home %s: rule %q is missed by %s, the plan says by %g", h.Name, rule.Text, value(worst, p), cl.Missed)
 		}
 	}
+	return stored
 }
 
 // levels checks the committed levels of home hi against its draw and

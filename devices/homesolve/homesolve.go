@@ -594,7 +594,8 @@ func Street(h *report.Homes) homecheck.Street {
 
 // Plan is what one home's plan claims, for the independent checker.
 func Plan(p report.HomePlan) homecheck.Plan {
-	out := homecheck.Plan{Home: p.Home, Actions: map[string][]string{}, KW: map[string][]float64{}, LoadKW: p.LoadKW, EnergyKWh: p.EnergyKWh, Cost: p.EnergyCost, PeakKW: p.PeakKW, Levels: p.Levels}
+	out := homecheck.Plan{Home: p.Home, Actions: map[string][]string{}, KW: map[string][]float64{}, LoadKW: p.LoadKW, EnergyKWh: p.EnergyKWh, Cost: p.EnergyCost, PeakKW: p.PeakKW, Levels: p.Levels,
+		CurtailKW: p.CurtailedKW, OverKWh: p.OverLimitsKWh, StoredValue: p.StoredValue}
 	for _, d := range p.Devices {
 		out.Actions[d.Device] = d.Actions
 		out.KW[d.Device] = d.KW

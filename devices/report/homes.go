@@ -117,6 +117,13 @@ type HomePlan struct {
 	RulesTotal   int                  `json:"rules_total"`
 	RulesDropped int                  `json:"rules_dropped,omitempty"`
 	Rules        []devices.RuleResult `json:"rules"`
+	// CurtailedKW is the PV power left unused per slot (curtailable
+	// PV), OverLimitsKWh the energy beyond the home's soft import and
+	// export limits, StoredValue what its storage holds at the end is
+	// worth (its end_value); absent where zero.
+	CurtailedKW   []float64 `json:"curtailed_kw,omitempty"`
+	OverLimitsKWh float64   `json:"over_limits_kwh,omitempty"`
+	StoredValue   float64   `json:"stored_value,omitempty"`
 }
 
 // GoalMissed is a soft rule a plan misses.
@@ -317,6 +324,10 @@ func plansOf(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluati
 			Levels:     base[hi].Levels,
 			Rules:      base[hi].Rules,
 			RulesTotal: len(home.Rules),
+
+			CurtailedKW:   base[hi].Curtail,
+			OverLimitsKWh: base[hi].Over,
+			StoredValue:   base[hi].Stored,
 		}
 		if p.Rules == nil {
 			p.Rules = []devices.RuleResult{}

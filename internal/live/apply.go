@@ -271,6 +271,9 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 			for t := range base {
 				h.Background[t] = base[t] - newPV[t]
 			}
+			if h.Meter != nil && h.Meter.Curtail != nil {
+				h.Meter.Curtail = newPV // curtailable PV follows its forecast
+			}
 		}
 		for _, dl := range cfg.Devices[hi] {
 			notes = in.applyDevice(cfg, h, dl, hz, now, notes)
