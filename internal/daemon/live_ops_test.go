@@ -308,3 +308,65 @@ func TestLiveOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveHomePrices: a series of dogwood's own import prices
+// (hearth/home/dogwood/prices/import) makes dogwood ask for a round
+// within a slot, at 720 times the wall clock's speed; both homes plan it
+// from the same neighbourhood (internal/live's TestHomePrices checks the
+// tariff it gives dogwood).
+func TestLiveHomePrices(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two live homes over MQTT")
+	}
+	day := func(h, m int) time.Time { return time.Date(2026, 11, 26, h, m, 0, 0, time.Local) }
+	s, b := newLiveStreet(t, day(5, 5), 720, nil)
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-prices"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer c.Disconnect(0)
+	const batPlan = "hearth/home/dogwood/plan/battery"
+	if tok := c.Subscribe(batPlan, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	s.start("alder")
+	s.start("dogwood")
+	rec.await(t, 0, "dogwood's first plan", 20*time.Second, func(m paho.Message) bool { return m.Topic() == batPlan })
+	from := rec.mark()
+	priced := s.clock.Now()
+	start := live.SlotStart(priced, time.Hour)
+	tp := live.HomePriceTopic("hearth", "dogwood", "import")
+	body := fmt.Sprintf(`{"start":%q,"step":"1h","values":[0.01,0.01,0.01]}`, start.Format(time.RFC3339))
+	if tok := c.Publish(tp, 1, true, body); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	m := rec.await(t, from, "dogwood's plan after its new prices", 20*time.Second, func(m paho.Message) bool {
+		if m.Topic() != batPlan {
+			return false
+		}
+		p := parsePlan(t, m)
+		at, ok := roundTime(p.Round)
+		if len(p.Round) == len("2006-01-02T1504") {
+			at = at.Add(-15 * time.Minute) // a slot round plans ahead of its boundary
+		}
+		return ok && at.After(priced)
+	})
+	p := parsePlan(t, m)
+	if d := mustTime(t, p.Created).Sub(priced); d > time.Hour {
+		t.Errorf("re-planned %v after dogwood's new prices, more than a slot", d)
+	}
+	asked := regexp.MustCompile(`msg="round requested" agent=dogwood round=(\S+) why="new series on ` + regexp.QuoteMeta(tp) + `"`)
+	got := asked.FindStringSubmatch(s.logs["dogwood"].String())
+	if got == nil {
+		t.Fatalf("dogwood did not ask for a round for its new prices")
+	}
+	if strings.Contains(s.logs["alder"].String(), `why="new series on `+tp) {
+		t.Errorf("alder asked for a round for dogwood's prices")
+	}
+	digest := regexp.MustCompile(`msg="live round inputs" agent=\S+ round=` + got[1] + ` slot0=\S+ model=(\S+)`)
+	da, dd := digest.FindStringSubmatch(s.logs["alder"].String()), digest.FindStringSubmatch(s.logs["dogwood"].String())
+	if da == nil || dd == nil || da[1] != dd[1] {
+		t.Errorf("round %s: alder's model %v, dogwood's %v: want the same", got[1], da, dd)
+	}
+}

@@ -171,6 +171,9 @@ func (in *Inputs) routes() {
 		for _, t := range Targets(in.cfg, in.prefix, hi) {
 			add(t.StateTopic, route{k: key{h.Name, t.Device, t.Name}, target: true})
 		}
+		for _, what := range []string{"import", "export"} {
+			add(HomePriceTopic(in.prefix, h.Name, what), route{k: key{h.Name, "", "price-" + what}, series: true})
+		}
 		add(AvailabilityTopic(in.prefix, h.Name), route{k: key{h.Name, "", "online"}, avail: true})
 	}
 	for _, what := range []string{"import", "export"} {
@@ -315,8 +318,9 @@ func (in *Inputs) handleSeries(t string, r route, payload []byte, now time.Time)
 	if had && old == hash {
 		return
 	}
-	// The home whose forecast it is asks for the round; prices, which
-	// are every home's, the neighbourhood's first home.
+	// The home whose forecast or own prices it is asks for the round;
+	// the street's prices, which are every home's, the neighbourhood's
+	// first home.
 	asker := r.k.home
 	if asker == "" && len(in.cfg.Neighbourhood.Homes) > 0 {
 		asker = in.cfg.Neighbourhood.Homes[0].Name
