@@ -410,9 +410,19 @@ func (s *server) livePlan(ctx context.Context, req mqtt.Request, rep RoundResult
 		s.h.log.Warn("no commands", "round", req.ID, "err", err)
 		return
 	}
-	p := live.NewPlan(req.ID, lh.clock.Now(), lh.hz, st.r.Model(), s.h.home, hp)
-	lh.plan = &p
+	now := lh.clock.Now()
+	p := live.NewPlan(req.ID, now, lh.hz, st.r.Model(), s.h.home, hp)
 	lh.planned = lh.began
+	if cur := live.SlotStart(now, lh.slot()); p.Horizon.Start.Before(cur) && lh.plan != nil {
+		// A round that ended after its slot 0 (a request queued behind
+		// others, a slow round at a fast clock) planned slots that have
+		// passed from the state after them: its later slots are shifted
+		// and its commands would be wrong. The last plan stands.
+		s.h.log.Warn("round ended after its first slot; its plan gives no commands", "round", req.ID,
+			"slot0", p.Horizon.Start.Format(time.RFC3339), "now", now.Format(time.RFC3339))
+		return
+	}
+	lh.plan = &p
 	for d, vals := range p.Stored {
 		lh.in.Expect(d, p.Horizon.Start, p.Horizon.Slot, vals)
 	}
