@@ -370,3 +370,55 @@ func TestLiveHomePrices(t *testing.T) {
 		t.Errorf("round %s: alder's model %v, dogwood's %v: want the same", got[1], da, dd)
 	}
 }
+
+// TestLiveStalePlan: a round whose slot 0 has passed when it ends (here a
+// controller's round named by 04:00, run at about 05:20) plans slots that
+// are over from the state after them; its plan is published, but its
+// commands are not: the previous plan's stand.
+func TestLiveStalePlan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two live homes over MQTT")
+	}
+	day := func(h, m int) time.Time { return time.Date(2026, 11, 26, h, m, 0, 0, time.Local) }
+	s, b := newLiveStreet(t, day(5, 2), 600, nil)
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-stale"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer c.Disconnect(0)
+	evPlan := "hearth/home/alder/plan/ev"
+	if tok := c.Subscribe(evPlan, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	s.start("alder")
+	s.start("dogwood")
+	rec.await(t, 0, "alder's first plan", 20*time.Second, func(m paho.Message) bool { return m.Topic() == evPlan })
+	const stale = "2026-11-26T0400"
+	if tok := c.Publish("hearth/cmd", 1, false, `{"round":"`+stale+`"}`); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	m := rec.await(t, 0, "the plan of round "+stale, 20*time.Second, func(m paho.Message) bool {
+		return m.Topic() == evPlan && parsePlan(t, m).Round == stale
+	})
+	if got := mustTime(t, parsePlan(t, m).Slots[0].Start); !got.Equal(day(4, 0)) {
+		t.Fatalf("round %s's slot 0 starts %v, want 04:00", stale, got)
+	}
+	// The plan is published before its commands would be: wait for the
+	// home to say what it did with them.
+	const refused = "round ended after its first slot; its plan gives no commands"
+	published := regexp.MustCompile(`msg="commands published" agent=alder round=` + stale)
+	deadline := time.Now().Add(10 * time.Second)
+	for l := s.logs["alder"].String(); !strings.Contains(l, refused) && !published.MatchString(l); l = s.logs["alder"].String() {
+		if time.Now().After(deadline) {
+			t.Fatalf("alder said nothing of round %s's commands", stale)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if published.MatchString(s.logs["alder"].String()) {
+		t.Errorf("alder published round %s's commands", stale)
+	}
+	if !strings.Contains(s.logs["alder"].String(), refused) {
+		t.Errorf("alder did not say why round %s gave no commands", stale)
+	}
+}
