@@ -184,9 +184,11 @@ func (s *server) liveStart(ctx context.Context) error {
 
 // planAheadWall is how long on the wall clock before its boundary a slot
 // round starts, at most a quarter of a slot of the home's clock: enough
-// for a round of a street of a few homes under load, so that its plan is
-// there when the slot starts.
-const planAheadWall = 2 * time.Second
+// for a round of a street of a few homes (loading the files, compiling,
+// the protocol) on a loaded machine, so that its plan is there when the
+// slot starts. Under -race on two busy cores a round of the example's
+// four homes took 3 to 4 s.
+const planAheadWall = 5 * time.Second
 
 // planAhead is how long on the home's clock before its boundary a slot
 // round starts: planAheadWall at the clock's speed, at most a quarter of
@@ -277,7 +279,16 @@ func (s *server) liveChange(c live.Change) {
 	if !lh.ask.IsZero() {
 		return
 	}
-	g := lh.gridAfter(lh.clock.Now())
+	// The grid time after the change was seen, not after now: every
+	// home sees a message at about the same time, whereas a round in
+	// progress (or, at the start, the control client's first connection)
+	// may hold up this loop; a grid time past runs at once. A change
+	// dated long ago (a reading's own time) counts from now.
+	seen, now := c.At, lh.clock.Now()
+	if seen.Before(now.Add(-lh.slot()/3)) || seen.After(now) {
+		seen = now
+	}
+	g := lh.gridAfter(seen)
 	if !g.Before(lh.next.Add(-lh.lead)) {
 		return
 	}

@@ -365,7 +365,13 @@ func TestLiveHomePrices(t *testing.T) {
 		t.Errorf("alder asked for a round for dogwood's prices")
 	}
 	digest := regexp.MustCompile(`msg="live round inputs" agent=\S+ round=` + got[1] + ` slot0=\S+ model=(\S+)`)
-	da, dd := digest.FindStringSubmatch(s.logs["alder"].String()), digest.FindStringSubmatch(s.logs["dogwood"].String())
+	var da, dd []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		da, dd = digest.FindStringSubmatch(s.logs["alder"].String()), digest.FindStringSubmatch(s.logs["dogwood"].String())
+		if da != nil && dd != nil {
+			break
+		}
+	}
 	if da == nil || dd == nil || da[1] != dd[1] {
 		t.Errorf("round %s: alder's model %v, dogwood's %v: want the same", got[1], da, dd)
 	}

@@ -419,7 +419,7 @@ func TestLiveStreet(t *testing.T) {
 
 // planAhead600 is how long before its boundary a slot round of the test
 // street starts at 600 times the wall clock's speed: a quarter of its
-// hourly slot (less than 2 s of the wall clock's).
+// hourly slot (less than 5 s of the wall clock's).
 const planAhead600 = 15 * time.Minute
 
 // roundTime reads a live round's id: a slot round's boundary
