@@ -84,7 +84,10 @@ With [live] in the file the home also reads its devices' state and the
 published series, plans on a rolling horizon (slot 0 holds the clock), runs
 a round every slot and when its inputs move, and publishes each device's
 command for the current slot (README.md, "Live homes"; --now, --epoch and
---speed set its clock):
+--speed set its clock). With --once it waits up to 3 s for the devices'
+retained state (what has not come is planned from the files, logged), plans
+from the slot that holds the clock, and publishes the current slot's
+commands with its plan:
 
   <prefix>/home/<home>/state/<device>    {"time": …, "charge": 31.5, "plugged": true} (in)
   <prefix>/home/<home>/command/<device>  {"round", "slot_start", "slot_end", "expires", "action", "power_kw"} (out, retained)`

@@ -128,11 +128,26 @@ func NewHome(ctx context.Context, cfg HomeConfig, r *homesolve.Run) (*Home, erro
 
 // Once runs round, publishes its result and the home's plan, and returns
 // the result.
+//
+// A home with [live] plans from the live state it gathers first (its live
+// client waits up to OnceWait for the retained state, Home.liveOnce), on
+// the rolling horizon from the slot that holds now, and publishes the
+// current slot's commands with its plan.
 func (hm *Home) Once(ctx context.Context, round string) (RoundResult, error) {
 	st, h := hm.st, hm.h
+	if st.live != nil {
+		var err error
+		if h, err = hm.liveOnce(ctx, round); err != nil {
+			return RoundResult{}, err
+		}
+		defer st.live.client.Close()
+	}
 	var rejected error
 	rep, err := h.Once(ctx, round, func(start time.Time, rep RoundResult) []report.Publication {
 		pubs, _, err := st.publications(h, start, rep)
+		if err == nil && st.live != nil {
+			pubs = append(pubs, st.liveCommands(h, round, rep)...)
+		}
 		if err != nil {
 			st.log.Warn("plan not published", "err", err)
 			if errors.Is(err, homecheck.ErrRejected) {

@@ -88,9 +88,20 @@ type liveStreet struct {
 	logs   map[string]*logBuf
 	cancel map[string]context.CancelFunc
 	done   map[string]chan error
+	// timeout bounds a round (0: 20 s).
+	timeout time.Duration
 }
 
 func (s *liveStreet) start(name string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	hm := s.home(ctx, name)
+	done := make(chan error, 1)
+	go func() { done <- hm.Run(ctx, "") }()
+	s.cancel[name], s.done[name] = cancel, done
+}
+
+// home builds home name of the street, logging to s.logs[name].
+func (s *liveStreet) home(ctx context.Context, name string) *daemon.Home {
 	t := s.t
 	lb := &logBuf{}
 	if old, ok := s.logs[name]; ok {
@@ -107,7 +118,6 @@ func (s *liveStreet) start(name string) {
 	cfg := mqtt.Config{Broker: mqtt.Broker{URL: s.url}, Protocol: "dpop", Timing: mqtt.Timing{
 		StatusInterval: 50 * time.Millisecond, RetransmitAfter: 2 * time.Second, ReconnectMax: 100 * time.Millisecond,
 		ConnectTimeout: 2 * time.Second}}
-	ctx, cancel := context.WithCancel(context.Background())
 	hm, err := daemon.NewHome(ctx, daemon.HomeConfig{Path: s.path, Home: name, MQTT: cfg, Log: log, Attempts: 2, Clock: s.clock,
 		Prepare: func(r *homesolve.Run) (daemon.Prepared, error) {
 			opts, err := solve.HomeRun(r, solve.Defaults())
@@ -120,15 +130,15 @@ func (s *liveStreet) start(name string) {
 			}
 			p := d.Prepared()
 			p.Timeout = 20 * time.Second
+			if s.timeout > 0 {
+				p.Timeout = s.timeout
+			}
 			return p, nil
 		}}, r)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- hm.Run(ctx, "") }()
-	s.cancel[name], s.done[name] = cancel, done
+	return hm
 }
 
 func (s *liveStreet) stop(name string) {
@@ -202,7 +212,7 @@ func TestLiveStreet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	now0 := time.Date(2026, 11, 26, 5, 30, 0, 0, time.Local)
+	now0 := time.Date(2026, 11, 26, 5, 2, 0, 0, time.Local)
 	clock, err := live.NewClock(now0, time.Time{}, 600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -265,8 +275,12 @@ func TestLiveStreet(t *testing.T) {
 			// one that started before may publish after it, from the
 			// inputs before.
 			p := parsePlan(t, m)
-			at, err := time.ParseInLocation("2006-01-02T1504", p.Round, time.Local)
-			return err == nil && at.After(after)
+			at, ok := roundTime(p.Round)
+			if len(p.Round) == len("2006-01-02T1504") {
+				// A slot round starts its plan ahead of its boundary.
+				at = at.Add(-planAhead600)
+			}
+			return ok && at.After(after)
 		})
 		return parsePlan(t, m), m
 	}
@@ -401,4 +415,20 @@ func TestLiveStreet(t *testing.T) {
 	if l := s.logs["alder"].String(); strings.Contains(l, "no live state yet") {
 		t.Errorf("the restarted home planned without the retained state:\n%s", l)
 	}
+}
+
+// planAhead600 is how long before its boundary a slot round of the test
+// street starts at 600 times the wall clock's speed: a quarter of its
+// hourly slot (less than 5 s of the wall clock's).
+const planAhead600 = 15 * time.Minute
+
+// roundTime reads a live round's id: a slot round's boundary
+// (2026-11-26T0600) or an asked round's grid time (2026-11-26T062000).
+func roundTime(id string) (time.Time, bool) {
+	for _, layout := range []string{"2006-01-02T1504", "2006-01-02T150405"} {
+		if at, err := time.ParseInLocation(layout, id, time.Local); err == nil {
+			return at, true
+		}
+	}
+	return time.Time{}, false
 }

@@ -250,6 +250,7 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 		n.ExportPrices[t] = math.Min(n.ExportPrices[t], n.Prices[t])
 	}
 	for hi := range n.Homes {
+		in.applyHomePrices(n, hi, slotTimes)
 		h := &n.Homes[hi]
 		pv := cfg.PV[hi]
 		if pv == nil {

@@ -11,6 +11,8 @@
 //	P/home/H/forecast/pv        in:  {"start": RFC 3339, "step": "15m", "values": [kW, …]}
 //	P/home/H/forecast/background
 //	P/prices/import, P/prices/export   in: the same, in currency/kWh
+//	P/home/H/prices/import, …/export    in: the same, home H's own tariff
+//	P/home/H/availability       in:  every home's, so that rounds wait for all
 //	P/home/H/command/D          out: Command, retained
 //	P/home/H/set/D/<target>     in:  a user's target (Home Assistant)
 //	P/home/H/availability       out: online / offline (last will)

@@ -60,6 +60,10 @@ type Change struct {
 	Why string
 	// At is when it was seen (the home's clock).
 	At time.Time
+	// Online is set when the change is that every home of the
+	// neighbourhood is online now (a home came online, or this one
+	// found all the others online when it started).
+	Online bool
 }
 
 // reading is the last good value of a device's live quantity.
@@ -98,6 +102,10 @@ type Inputs struct {
 	expected map[string]expectation
 	missing  map[key]bool
 	changes  chan Change
+	// online are the homes whose availability says online; complete
+	// whether all were at the last message.
+	online   map[string]bool
+	complete bool
 	// route maps a topic to what it carries.
 	route map[string][]route
 }
@@ -112,6 +120,7 @@ type route struct {
 	k      key
 	series bool
 	target bool
+	avail  bool
 	src    *config.Source // nil: the device's own state topic
 	unit   string
 	full   float64
@@ -126,7 +135,7 @@ func NewInputs(cfg *config.Config, prefix, home string, clock *Clock, log *slog.
 		readings: map[key]*reading{}, series: map[string]Series{}, hashes: map[string]string{},
 		files: map[string]Series{}, fileErrs: map[string]string{},
 		targets: map[[3]string]string{}, expected: map[string]expectation{}, missing: map[key]bool{},
-		changes: make(chan Change, 16)}
+		changes: make(chan Change, 16), online: map[string]bool{}}
 	in.routes()
 	return in
 }
@@ -162,6 +171,10 @@ func (in *Inputs) routes() {
 		for _, t := range Targets(in.cfg, in.prefix, hi) {
 			add(t.StateTopic, route{k: key{h.Name, t.Device, t.Name}, target: true})
 		}
+		for _, what := range []string{"import", "export"} {
+			add(HomePriceTopic(in.prefix, h.Name, what), route{k: key{h.Name, "", "price-" + what}, series: true})
+		}
+		add(AvailabilityTopic(in.prefix, h.Name), route{k: key{h.Name, "", "online"}, avail: true})
 	}
 	for _, what := range []string{"import", "export"} {
 		add(PriceTopic(in.prefix, what), route{k: key{"", "", what}, series: true})
@@ -188,6 +201,8 @@ func (in *Inputs) Handle(t string, payload []byte) {
 	var st *State
 	for _, r := range routes {
 		switch {
+		case r.avail:
+			in.handleAvailability(r.k.home, payload, now)
 		case r.target:
 			in.handleTarget(r.k, payload, now)
 		case r.series:
@@ -303,8 +318,9 @@ func (in *Inputs) handleSeries(t string, r route, payload []byte, now time.Time)
 	if had && old == hash {
 		return
 	}
-	// The home whose forecast it is asks for the round; prices, which
-	// are every home's, the neighbourhood's first home.
+	// The home whose forecast or own prices it is asks for the round;
+	// the street's prices, which are every home's, the neighbourhood's
+	// first home.
 	asker := r.k.home
 	if asker == "" && len(in.cfg.Neighbourhood.Homes) > 0 {
 		asker = in.cfg.Neighbourhood.Homes[0].Name
@@ -364,4 +380,60 @@ func (in *Inputs) handleTarget(k key, payload []byte, now time.Time) {
 	if k.home == in.home && (!had || old != v) {
 		in.signal(Change{Why: fmt.Sprintf("%s %s set to %s", k.device, k.what, v), At: now})
 	}
+}
+
+// handleAvailability takes a home's availability (online or offline).
+// When it completes the set of homes online, the change asks for a
+// round: a home that starts while the others run, or the last home of a
+// street to start, brings every home into one round at once, where a
+// round asked for earlier would have waited for homes not yet running.
+func (in *Inputs) handleAvailability(home string, payload []byte, now time.Time) {
+	on := strings.TrimSpace(string(payload)) == "online"
+	in.mu.Lock()
+	in.online[home] = on
+	was := in.complete
+	in.complete = in.missingLocked() == nil
+	completed := in.complete && !was
+	in.mu.Unlock()
+	if completed {
+		in.signal(Change{Why: "every home online", At: now, Online: true})
+	}
+}
+
+// Offline returns the homes of the neighbourhood whose availability
+// does not say online (none: every home runs).
+func (in *Inputs) Offline() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.missingLocked()
+}
+
+func (in *Inputs) missingLocked() []string {
+	var out []string
+	for _, h := range in.cfg.Neighbourhood.Homes {
+		if !in.online[h.Name] {
+			out = append(out, h.Name)
+		}
+	}
+	return out
+}
+
+// Unread counts the device states (a stored energy, whether a car is
+// plugged in) of every home that no message has given yet: a process
+// that plans once waits a bounded time for the retained ones.
+func (in *Inputs) Unread() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	n := 0
+	for _, routes := range in.route {
+		for _, r := range routes {
+			if r.series || r.target || r.avail {
+				continue
+			}
+			if _, ok := in.readings[r.k]; !ok {
+				n++
+			}
+		}
+	}
+	return n
 }
