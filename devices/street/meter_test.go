@@ -429,3 +429,36 @@ charge_from_grid = false
 		t.Fatal(err)
 	}
 }
+
+// TestEnergyRefusesDrift: a drift (self-discharge) is the one storage
+// figure devices/energy cannot model; an energy home that gives one, on
+// a device or a sensor, is refused at the file, line and key, and the
+// same home planned by the compiler is not.
+func TestEnergyRefusesDrift(t *testing.T) {
+	device := "[[device]]\nname = \"b\"\nkind = \"home_battery\"\ndrift = { soc = -0.1 }\n"
+	sensor := "[[device]]\nname = \"b\"\nkind = \"home_battery\"\n[[sensor]]\nlocation = \"b\"\nproperty = \"soc\"\ndrift = -0.1\n"
+	cases := []struct{ name, body, want string }{
+		{"device", device, "/x/h.toml:6: device[0].drift.soc: an energy home (planner = \"energy\") cannot honour a drift"},
+		{"sensor", sensor, "/x/h.toml:9: sensor[0].drift: an energy home (planner = \"energy\") cannot honour a drift"},
+	}
+	for _, c := range cases {
+		for _, planner := range []string{"energy", "compiled"} {
+			t.Run(c.name+"/"+planner, func(t *testing.T) {
+				files := map[string]string{
+					"/x/n.toml": "homes = [\"h.toml\"]\n[horizon]\nslots = 4\n",
+					"/x/h.toml": "name = \"h\"\nplanner = \"" + planner + "\"\n" + c.body,
+				}
+				_, err := config.Parse("/x/n.toml", []byte(files["/x/n.toml"]), func(p string) ([]byte, error) { return []byte(files[p]), nil })
+				if planner == "compiled" {
+					if err != nil {
+						t.Fatalf("a compiled home models drift: %v", err)
+					}
+					return
+				}
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("got %v, want %q", err, c.want)
+				}
+			})
+		}
+	}
+}
