@@ -46,7 +46,7 @@ type meterHome struct {
 }
 
 // genMeterHome draws a seeded energy home with its own two-way tariff
-// (export prices sometimes negative), PV (curtailable or not), import and
+// (export prices sometimes negative, now and then both prices), PV (curtailable or not), import and
 // export limits (soft or hard), sometimes a demand charge, a battery or
 // two with grid permissions, end values and cycling costs, and sometimes
 // an EV with a goal (soft or hard).
@@ -60,6 +60,10 @@ func genMeterHome(seed uint64) *meterHome {
 		imp := round(0.1 + 0.05*float64(r.IntN(9)))
 		h.imp = append(h.imp, imp)
 		h.exp = append(h.exp, round(imp*0.1*float64(r.IntN(8))-0.05*float64(r.IntN(2))))
+		if r.IntN(8) == 0 {
+			// A negative price: importing earns, feeding in costs more.
+			h.imp[len(h.imp)-1], h.exp[len(h.exp)-1] = -0.05, -0.1
+		}
 	}
 	h.curtail = r.IntN(3) != 0
 	if r.IntN(3) != 0 {
