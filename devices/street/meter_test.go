@@ -466,3 +466,29 @@ func TestEnergyRefusesDrift(t *testing.T) {
 		}
 	}
 }
+
+// TestOverLimitsReported: PV that cannot be curtailed and a full battery
+// that may not discharge into the grid (so it cannot make room) feed in
+// 3 kW against a soft export limit of 1 kW for two hours; the
+// home's result names 4 kWh over its limits, as a compiled home's does,
+// and no goal missed.
+func TestOverLimitsReported(t *testing.T) {
+	text := "[horizon]\nslots = 2\n[[home]]\nname = \"h\"\nplanner = \"energy\"\npv_kw = 3\n[home.grid]\nexport_limit_kw = 1\n" +
+		"[[home.device]]\nname = \"b\"\nkind = \"home_battery\"\ncapacity_kwh = 2\ninitial = { soc = 2 }\ndischarge_to_grid = false\n"
+	cfg, err := config.Parse("o.toml", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ms, err := street.Split(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := street.PlanAlone(context.Background(), ms, street.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	es := street.Summary(ms, nil, nil, street.Peak{}, 0, 0)
+	h := es.Homes[0]
+	if math.Abs(h.OverLimitsKWh-4) > 1e-6 || len(h.GoalsMissed) != 0 {
+		t.Fatalf("over limits %g kWh, goals missed %+v; want 4 kWh and none", h.OverLimitsKWh, h.GoalsMissed)
+	}
+}
