@@ -468,6 +468,11 @@ func (r *homeReader) ranges() {
 	}
 }
 
+// noDrift refuses a drift in an energy home: devices/energy's storages
+// keep their energy between slots (no self-discharge term), so a drift
+// would be dropped without a word.
+const noDrift = "an energy home (planner = \"energy\") cannot honour a drift: its storages keep their energy between slots; leave drift out, or plan the home with the compiled planner"
+
 // overrides applies a device's initial, drift and resolution tables to
 // the properties it brings.
 func (r *homeReader) overrides(n *node, name string, props []devices.Property) {
@@ -489,6 +494,10 @@ func (r *homeReader) overrides(n *node, name string, props []devices.Property) {
 			case "initial":
 				props[i].Initial = v
 			case "drift":
+				if v != 0 && r.hs.planner == PlannerEnergy {
+					n.src.errorf(join(n.key(key), p), noDrift)
+					continue
+				}
 				props[i].Drift = v * f
 			case "resolution":
 				if v <= 0 {
@@ -534,7 +543,11 @@ func (r *homeReader) sensor(n *node) {
 		p.Initial = v
 	}
 	if v, ok := n.num("drift"); ok {
-		p.Drift = v * float64(r.hz.SlotMinutes) / 60
+		if v != 0 && r.hs.planner == PlannerEnergy {
+			n.errorf("drift", noDrift)
+		} else {
+			p.Drift = v * float64(r.hz.SlotMinutes) / 60
+		}
 	}
 	if v, ok := n.num("resolution"); ok {
 		if v <= 0 {

@@ -49,6 +49,9 @@ type EnergyHome struct {
 	// GoalsMissed are the soft goals the plan misses (kWh).
 	GoalsMissed []GoalMissed `json:"goals_missed"`
 	GoalsTotal  int          `json:"goals_total"`
+	// OverLimitsKWh is the energy beyond the home's soft import and
+	// export limits ([grid]), as a compiled home's.
+	OverLimitsKWh float64 `json:"over_limits_kwh,omitempty"`
 }
 
 // Storage is a battery's or EV's plan: power at the bus per slot
@@ -102,6 +105,9 @@ func (h *Homes) energyText(b *strings.Builder) {
 		}
 		for _, g := range p.GoalsMissed {
 			fmt.Fprintf(b, "  MISSED: %s, by %s\n", g.Rule, amount(g.Missed, g.Unit))
+		}
+		if p.OverLimitsKWh > 0 {
+			fmt.Fprintf(b, "  OVER LIMITS: %.2f kWh beyond the home's import or export limit\n", p.OverLimitsKWh)
 		}
 	}
 }

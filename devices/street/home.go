@@ -47,8 +47,11 @@ var storageKinds = []string{"home_battery", "ev_wallbox_7kw", "ev_wallbox_11kw"}
 // [objective] miss as the penalty per kWh; the physical bounds the
 // loader adds are the storage's range. The wear is the largest
 // cycle_cost of the home's devices (energy.DefaultWear when none has
-// one). Prices are the neighbourhood's; feed-in without an export price
-// earns the import price, as in the compiled model.
+// one). Prices are the home's own (h.Meter) or else the
+// neighbourhood's; feed-in without an export price earns the import
+// price, as in the compiled model. The home's meter maps one to one
+// (mapMeter), and a storage's grid permissions and end value are its
+// device's and property's.
 func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64, sizes map[string]devices.Sizing) (*energy.Home, error) {
 	hz := n.Horizon
 	T := hz.Slots
@@ -71,18 +74,26 @@ func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64, sizes map
 	if ps == 0 {
 		ps = 1
 	}
+	// The home's own tariff where it has one (devices.Neighbourhood.Tariff).
+	imp, exp := n.Prices, n.ExportPrices
+	if h.Meter != nil && h.Meter.Prices != nil {
+		imp, exp = h.Meter.Prices, h.Meter.ExportPrices
+	}
 	eh.Tariff.Import = make([]float64, T)
 	eh.Tariff.Export = make([]float64, T)
 	for t := range T {
-		eh.Tariff.Import[t] = n.Prices[t] * ps
+		eh.Tariff.Import[t] = imp[t] * ps
 		eh.Tariff.Export[t] = eh.Tariff.Import[t]
-		if n.ExportPrices != nil {
-			eh.Tariff.Export[t] = n.ExportPrices[t] * ps
+		if exp != nil {
+			eh.Tariff.Export[t] = exp[t] * ps
 		}
 	}
 	miss := n.Weights.Miss
 	if miss <= 0 {
 		miss = devices.DefaultMissPenalty
+	}
+	if m := h.Meter; m != nil {
+		mapMeter(eh, m, n.Units, miss)
 	}
 	// prop[i] is the storage of property i, −1 for none.
 	prop := make([]int, len(h.Properties))
@@ -102,6 +113,8 @@ func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64, sizes map
 		if err != nil {
 			return nil, err
 		}
+		st.NoGridCharge, st.NoGridDischarge = d.NoGridCharge, d.NoGridDischarge
+		st.EndValue = h.Properties[pi].EndValue * ps
 		prop[pi] = len(eh.Storage)
 		eh.Storage = append(eh.Storage, st)
 		if d.CycleCost > 0 {
@@ -176,4 +189,31 @@ func storageOf(h *devices.Home, d *devices.Device, sz devices.Sizing) (energy.St
 	st.Min, st.Max, st.Capacity, st.Initial = *p.Min, *p.Max, *p.Max, p.Initial
 	st.MinCharge = math.Min(st.MinCharge, st.MaxCharge)
 	return st, pi, nil
+}
+
+// mapMeter gives energy home eh the rest of meter m (its tariff is
+// read with the neighbourhood's): import and export limits, soft at
+// [objective] miss per kWh beyond them (the penalty the compiled model
+// charges, and the one eh's goals pay) or hard, the demand charge and
+// its threshold, and curtailable PV. Powers are in model units of u,
+// prices in its price units.
+func mapMeter(eh *energy.Home, m *devices.Meter, u devices.Units, miss float64) {
+	pw, ps := u.PowerScale, u.PriceScale
+	if pw == 0 {
+		pw = 1
+	}
+	if ps == 0 {
+		ps = 1
+	}
+	eh.Grid.ImportLimit = m.ImportLimit * pw
+	eh.Grid.ExportLimit = m.ExportLimit * pw
+	eh.Grid.HardLimits = m.HardLimits
+	eh.Grid.LimitPenalty = miss
+	eh.Grid.DemandCharge = m.DemandCharge * ps / pw
+	eh.Grid.DemandThreshold = m.DemandThreshold * pw
+	if m.Curtail != nil {
+		for i := range eh.PV {
+			eh.PV[i].Curtailable = true
+		}
+	}
 }

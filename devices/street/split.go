@@ -149,8 +149,14 @@ func homeReport(m *Member) report.EnergyHome {
 		r.Storage = append(r.Storage, report.Storage{Name: st.Name, PowerKW: pw, EnergyKWh: p.Energy[s]})
 		r.GoalsTotal += len(st.Goals)
 	}
-	// The checker's shortfalls, not the planner's own list.
+	// The checker's shortfalls, not the planner's own list: a soft
+	// limit's (kW beyond it in one slot) is energy over the limits, as
+	// for compiled homes, not a goal.
 	for _, sf := range m.Check.Shortfalls {
+		if sf.What == "import limit" || sf.What == "export limit" {
+			r.OverLimitsKWh += sf.By * m.Home.Dt[sf.Slot]
+			continue
+		}
 		r.GoalsMissed = append(r.GoalsMissed, report.GoalMissed{Home: m.Home.Name, Rule: sf.What, Missed: sf.By, Unit: "kWh"})
 	}
 	return r
