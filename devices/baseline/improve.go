@@ -97,15 +97,13 @@ func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 		return imp, nil
 	}
 	s := &improver{n: n, o: &o, H: H, homes: make([]responder, H), loads: make([][]float64, H), gain: make([]float64, H)}
-	s.nbrs = make([][]int, H)
+	s.nbrs = neighbourLists(n)
 	s.linked = make([]map[int]bool, H)
 	for i := range s.linked {
 		s.linked[i] = map[int]bool{}
-	}
-	for _, l := range n.Linked() {
-		s.nbrs[l[0]] = append(s.nbrs[l[0]], l[1])
-		s.nbrs[l[1]] = append(s.nbrs[l[1]], l[0])
-		s.linked[l[0]][l[1]], s.linked[l[1]][l[0]] = true, true
+		for _, j := range s.nbrs[i] {
+			s.linked[i][j] = true
+		}
 	}
 	s.slots = coordinated(n)
 	dt := n.Horizon.Hours()
@@ -438,6 +436,17 @@ func (s *improver) kick(ctx context.Context, rng *rand.Rand, k int) error {
 		s.loads[i] = l
 	}
 	return nil
+}
+
+// neighbourLists returns every home's linked homes in the order of
+// n.Linked(), the order in which Improve and Descend sum their loads.
+func neighbourLists(n *devices.Neighbourhood) [][]int {
+	nbrs := make([][]int, len(n.Homes))
+	for _, l := range n.Linked() {
+		nbrs[l[0]] = append(nbrs[l[0]], l[1])
+		nbrs[l[1]] = append(nbrs[l[1]], l[0])
+	}
+	return nbrs
 }
 
 func cloneSchedule(sc *devices.Schedule) *devices.Schedule {
