@@ -114,6 +114,33 @@ func TestDescendMatchesImprove(t *testing.T) {
 	}
 }
 
+// TestDescendThenImprove: Improve from the distributed descent's
+// schedule ends where Improve from the start does — its own first descent
+// from there moves nobody, and its escapes then draw the same — so a run
+// that descends over MQTT and escapes in process plans exactly what the
+// in-process phase plans.
+func TestDescendThenImprove(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range descentCases(t)[:3] {
+		o := ImproveOptions{Kicks: 3, Seed: 5, Options: c.o}
+		want, err := Improve(ctx, c.n, c.start, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := Descend(ctx, c.n, c.start, o, &sim.Runtime{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Improve(ctx, c.n, d.Schedule, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Flow != want.Flow || !slices.EqualFunc(got.Schedule.Homes, want.Schedule.Homes, sameActions) {
+			t.Errorf("%s: %v after the distributed descent, %v in process", c.name, got.Flow, want.Flow)
+		}
+	}
+}
+
 // TestDescendMQTT: over MQTT (the embedded broker, a client per home) the
 // descent gives the in-process schedule too, also when every home runs in
 // a process of its own (a group per home, as `hearth run` does).
