@@ -851,11 +851,7 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 // afterwards plans what it would have planned from res
 // (baseline.TestDescendThenImprove), its own first descent moving nobody.
 func (r *Run) Descend(ctx context.Context, assign []int, res mva.Result, rt pipeline.Runtime) ([]int, mva.Result, error) {
-	kicks := r.opts.Kicks
-	if kicks == 0 && r.cfg == nil {
-		kicks = baseline.DefaultKicks
-	}
-	if kicks <= 0 || !res.Feasible || r.Model().FeederLimit > 0 {
+	if !r.descends() || !res.Feasible {
 		return assign, res, nil
 	}
 	if assign == nil {
@@ -897,6 +893,45 @@ func (r *Run) Descend(ctx context.Context, assign []int, res mva.Result, rt pipe
 		"descent on the load that flows between the homes after %s (per-slot loads exchanged): objective %.0f → %.0f (%+.1f%%) in %d rounds, %d moves, %d messages (%d bytes)",
 		res.Algorithm.Global, from, to, 100*(to-from)/from, d.Rounds, d.Moves, d.Metrics.Messages, d.Metrics.TotalMessageBytes))
 	return out, improved, nil
+}
+
+// descends reports whether the run has an improvement phase whose
+// descent runs between the homes: one is asked for (SHDS files by
+// default, Overrides.Kicks) and the street has no feeder limit.
+func (r *Run) descends() bool {
+	kicks := r.opts.Kicks
+	if kicks == 0 && r.cfg == nil {
+		kicks = baseline.DefaultKicks
+	}
+	return kicks > 0 && r.Model().FeederLimit <= 0
+}
+
+// HomeDescent is the descent of the improvement phase for one home of
+// `hearth run`, which knows only its own values: given the values after
+// the protocol (the home's own, the others' anything), it takes part in
+// baseline.Descend with the other homes over rt and returns the values
+// with its own replaced by its schedule after the descent. It is nil where
+// the run has no such phase (descends), the same on every home of a
+// street that loads the same file with the same --improve.
+func (r *Run) HomeDescent() func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error) {
+	if !r.descends() {
+		return nil
+	}
+	return func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error) {
+		s, err := r.compiled.Decode(values)
+		if err != nil {
+			return nil, err
+		}
+		d, err := baseline.Descend(ctx, r.Model(), s, baseline.ImproveOptions{Seed: r.seed, Options: baseline.Options{ExactEntries: improveEntries}}, rt, []int{home})
+		if err != nil {
+			return nil, err
+		}
+		out := slices.Clone(values)
+		if err := r.compiled.EncodeHome(out, home, &d.Schedule.Homes[home]); err != nil {
+			return nil, fmt.Errorf("home %d after the descent: %w", home, err)
+		}
+		return out, nil
+	}
 }
 
 // improveEntries bounds the tables of a home whose best response the
