@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -25,22 +26,27 @@ type descentCase struct {
 	o     Options
 }
 
-// descentCases are dm_7_1_2 from the homes' own schedules (a complete
-// graph, exact and block responders both), and small random streets with
-// chains of links and windows of several slots.
-func descentCases(t *testing.T) []descentCase {
+// descentCases are up to most cases: with shds, dm_7_1_2 from the homes'
+// own schedules (a complete graph; with HEARTH_SHDS_LONG=1 also with
+// block responders), then small random streets with chains of links and
+// windows of several slots, from a start far from any local optimum.
+func descentCases(t *testing.T, most int, shds bool) []descentCase {
 	t.Helper()
 	ctx := context.Background()
 	var cases []descentCase
-	n := shdsFile(t, "dm_7_1_2")
-	u, err := Uncoordinated(ctx, n, Options{})
-	if err != nil {
-		t.Fatal(err)
+	if shds {
+		n := shdsFile(t, "dm_7_1_2")
+		u, err := Uncoordinated(ctx, n, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, descentCase{"dm_7_1_2", n, u.Schedule, Options{ExactEntries: 1 << 20}})
+		if os.Getenv("HEARTH_SHDS_LONG") != "" {
+			cases = append(cases, descentCase{"dm_7_1_2 blocks", n, u.Schedule, Options{forceBlocks: true}})
+		}
 	}
-	cases = append(cases, descentCase{"dm_7_1_2", n, u.Schedule, Options{ExactEntries: 1 << 20}},
-		descentCase{"dm_7_1_2 blocks", n, u.Schedule, Options{forceBlocks: true}})
-	for seed := uint64(1); len(cases) < 8 && seed < 200; seed++ {
-		n := testhomes.Random(seed, testhomes.Options{Homes: 4, Slots: 4, Devices: 2, Actions: 3, Mixed: true})
+	for seed := uint64(1); len(cases) < most && seed < 200; seed++ {
+		n := testhomes.Random(seed, testhomes.Options{Homes: 4, Slots: 4, Devices: 2, Actions: 2, Mixed: true})
 		if n.FeederLimit > 0 {
 			continue
 		}
@@ -84,7 +90,7 @@ func worstStart(t *testing.T, n *devices.Neighbourhood, s *devices.Schedule) *de
 func TestDescendMatchesImprove(t *testing.T) {
 	ctx := context.Background()
 	moved := 0
-	for _, c := range descentCases(t) {
+	for _, c := range descentCases(t, 7, true) {
 		want, err := Improve(ctx, c.n, c.start, ImproveOptions{Kicks: -1, Options: c.o})
 		if err != nil {
 			t.Fatal(err)
@@ -121,7 +127,7 @@ func TestDescendMatchesImprove(t *testing.T) {
 // in-process phase plans.
 func TestDescendThenImprove(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range descentCases(t)[:3] {
+	for _, c := range descentCases(t, 3, false) {
 		o := ImproveOptions{Kicks: 3, Seed: 5, Options: c.o}
 		want, err := Improve(ctx, c.n, c.start, o)
 		if err != nil {
@@ -147,7 +153,7 @@ func TestDescendThenImprove(t *testing.T) {
 func TestDescendMQTT(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := descentCases(t)[0]
+	c := descentCases(t, 1, false)[0]
 	want, err := Improve(ctx, c.n, c.start, ImproveOptions{Kicks: -1, Options: c.o})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +206,7 @@ func TestDescendMQTT(t *testing.T) {
 // homes out of order are errors, not a wrong plan.
 func TestDescendRefuses(t *testing.T) {
 	ctx := context.Background()
-	c := descentCases(t)[0]
+	c := descentCases(t, 1, false)[0]
 	fed := *c.n
 	fed.FeederLimit = 1000
 	if _, err := Descend(ctx, &fed, c.start, ImproveOptions{}, &sim.Runtime{}, nil); !errors.Is(err, ErrDescentFeeder) {
