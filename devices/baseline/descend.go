@@ -31,10 +31,23 @@ type Descent struct {
 }
 
 // ErrDescentFeeder is returned by Descend for a street with a feeder
-// limit: Improve keeps it by refusing a round's moves that break it, a
-// test on the whole street that the homes cannot make from their
-// neighbours' loads.
-var ErrDescentFeeder = errors.New("the distributed descent does not keep a feeder limit; the in-process improvement phase does")
+// limit whose homes are not all neighbours: Improve keeps the limit by
+// refusing a round's moves that break it, a test on the whole street that
+// a home can make only where it sees every home's load.
+var ErrDescentFeeder = errors.New("the distributed descent keeps a feeder limit only where every home is every other's neighbour; the in-process improvement phase keeps it on any street")
+
+// Complete reports whether every pair of n's homes is linked.
+func Complete(n *devices.Neighbourhood) bool {
+	H := len(n.Homes)
+	seen := map[[2]int]bool{}
+	for _, l := range n.Linked() {
+		a, b := min(l[0], l[1]), max(l[0], l[1])
+		if a != b {
+			seen[[2]int{a, b}] = true
+		}
+	}
+	return len(seen) == H*(H-1)/2
+}
 
 // Descend is Improve's descent — rounds of joint best responses on the
 // load that flows, without escapes — as the flowbr protocol between the
@@ -47,8 +60,11 @@ var ErrDescentFeeder = errors.New("the distributed descent does not keep a feede
 // by round, as Improve with Kicks < 0 (TestDescendMatchesImprove): the
 // joint-move rule decides each home from its higher-ranked neighbours'
 // decisions only, so the distributed decisions are the centralised ones.
-// The start must keep every rule; a street with a feeder limit is refused
-// (ErrDescentFeeder). When ctx ends before the homes finish, the start is
+// A feeder limit is kept as Improve keeps it (a round's moves that break
+// it shrink to the highest-ranked mover's, and end the descent where that
+// breaks it too) where every home is every other's neighbour, and
+// refused elsewhere (ErrDescentFeeder). The start must keep every rule
+// and the limit. When ctx ends before the homes finish, the start is
 // returned with an error.
 func Descend(ctx context.Context, n *devices.Neighbourhood, start *devices.Schedule, o ImproveOptions, rt pipeline.Runtime, owned []int) (*Descent, error) {
 	began := time.Now()
@@ -56,8 +72,12 @@ func Descend(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 	if err := n.Validate(); err != nil {
 		return fail(err)
 	}
+	var fits func(load func(int) []float64) bool
 	if n.FeederLimit > 0 {
-		return fail(ErrDescentFeeder)
+		if !Complete(n) {
+			return fail(ErrDescentFeeder)
+		}
+		fits = func(load func(int) []float64) bool { return streetFits(n, load) }
 	}
 	H := len(n.Homes)
 	if len(start.Homes) != H {
@@ -121,7 +141,7 @@ func Descend(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 			out.Approximate++
 		}
 		a, err := flowbr.New(flowbr.Config{ID: i, Neighbours: nbrs[i], Load: loadOf(&n.Homes[i], &start.Homes[i], T),
-			Slots: slots, PeakW: n.Weights.Peak * dt * dt, Rounds: rounds, Diameter: diam[i]}, homes[k])
+			Slots: slots, PeakW: n.Weights.Peak * dt * dt, Rounds: rounds, Diameter: diam[i], Fits: fits, Homes: H}, homes[k])
 		if err != nil {
 			return fail(err)
 		}

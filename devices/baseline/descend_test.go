@@ -202,13 +202,79 @@ func TestDescendMQTT(t *testing.T) {
 	}
 }
 
-// TestDescendRefuses: a feeder limit, a start of the wrong size and owned
+// TestDescendFeeder: on random streets whose homes are all neighbours,
+// with a feeder limit that binds, the distributed descent moves to
+// Improve's schedule (no escapes), which keeps the limit; on some streets
+// the limit changes the descent. The start is flat (SH-MGM-style under a
+// heavy peak weight) and the descent runs under a light one, so that the
+// homes crowd the cheap slots until the limit stops them.
+func TestDescendFeeder(t *testing.T) {
+	ctx := context.Background()
+	bound, checked := 0, 0
+	for seed := uint64(1); seed <= 400 && (bound < 3 || checked < 10); seed++ {
+		flat := testhomes.Random(seed, testhomes.Options{Homes: 4, Slots: 4, Devices: 2, Actions: 2, Mixed: true})
+		flat.Links, flat.FeederLimit = nil, 0
+		flat.Weights.Peak = 2
+		u, err := SHMGM(ctx, flat, Options{})
+		if err != nil || !u.Eval.Feasible {
+			continue
+		}
+		free := *flat
+		free.Weights.Peak = 0.001
+		ev, err := free.Evaluate(u.Schedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := 0.0
+		for _, c := range ev.Committed {
+			top = math.Max(top, c)
+		}
+		unlimited, err := Descend(ctx, &free, u.Schedule, ImproveOptions{}, &sim.Runtime{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := free
+		n.FeederLimit = top
+		want, err := Improve(ctx, &n, u.Schedule, ImproveOptions{Kicks: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Descend(ctx, &n, u.Schedule, ImproveOptions{}, &sim.Runtime{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if !slices.EqualFunc(got.Schedule.Homes, want.Schedule.Homes, sameActions) {
+			t.Errorf("seed %d: distributed and in-process descents differ", seed)
+		}
+		gev, err := n.Evaluate(got.Schedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for w, c := range gev.Committed {
+			if !devices.Fits(c, n.FeederLimit) {
+				t.Errorf("seed %d: window %d commits %v, limit %v", seed, w, c, n.FeederLimit)
+			}
+		}
+		if !slices.EqualFunc(got.Schedule.Homes, unlimited.Schedule.Homes, sameActions) {
+			bound++
+		}
+	}
+	if bound == 0 || checked < 10 {
+		t.Errorf("%d streets, the limit changed the descent on %d: the test shows little", checked, bound)
+	}
+	t.Logf("%d streets, the limit binding on %d", checked, bound)
+}
+
+// TestDescendRefuses: a feeder limit on a street whose homes are not all
+// neighbours, a start of the wrong size and owned
 // homes out of order are errors, not a wrong plan.
 func TestDescendRefuses(t *testing.T) {
 	ctx := context.Background()
 	c := descentCases(t, 1, false)[0]
 	fed := *c.n
 	fed.FeederLimit = 1000
+	fed.Links = [][2]int{{0, 1}} // not every home sees every load
 	if _, err := Descend(ctx, &fed, c.start, ImproveOptions{}, &sim.Runtime{}, nil); !errors.Is(err, ErrDescentFeeder) {
 		t.Errorf("feeder limit: %v", err)
 	}

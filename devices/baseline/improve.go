@@ -339,10 +339,15 @@ func (s *improver) fits(movers []int) bool {
 }
 
 func (s *improver) fitsLoads(load func(i int) []float64) bool {
-	n := s.n
+	return streetFits(s.n, load)
+}
+
+// streetFits reports whether the street, home i drawing load(i), keeps
+// n's feeder limit on the committed caps that fit the draws tightest.
+func streetFits(n *devices.Neighbourhood, load func(i int) []float64) bool {
 	for w, win := range n.Windows {
 		sum := 0.0
-		for i := range s.H {
+		for i := range n.Homes {
 			l := load(i)
 			top := math.Inf(-1)
 			for t := win.From; t < win.To; t++ {

@@ -846,8 +846,7 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 // Descend runs the descent of the improvement phase — joint best
 // responses on the load that flows — between the homes as protocol agents
 // on rt (baseline.Descend: the homes exchange per-slot loads, not
-// schedules), where the run asks for an improvement phase and the street
-// has no feeder limit (Improve then keeps it in process). Improve
+// schedules), where the run asks for an improvement phase (descends). Improve
 // afterwards plans what it would have planned from res
 // (baseline.TestDescendThenImprove), its own first descent moving nobody.
 func (r *Run) Descend(ctx context.Context, assign []int, res mva.Result, rt pipeline.Runtime) ([]int, mva.Result, error) {
@@ -897,13 +896,14 @@ func (r *Run) Descend(ctx context.Context, assign []int, res mva.Result, rt pipe
 
 // descends reports whether the run has an improvement phase whose
 // descent runs between the homes: one is asked for (SHDS files by
-// default, Overrides.Kicks) and the street has no feeder limit.
+// default, Overrides.Kicks), and the street has no feeder limit or every
+// home is every other's neighbour (baseline.Descend).
 func (r *Run) descends() bool {
 	kicks := r.opts.Kicks
 	if kicks == 0 && r.cfg == nil {
 		kicks = baseline.DefaultKicks
 	}
-	return kicks > 0 && r.Model().FeederLimit <= 0
+	return kicks > 0 && (r.Model().FeederLimit <= 0 || baseline.Complete(r.Model()))
 }
 
 // HomeDescent is the descent of the improvement phase for one home of

@@ -36,6 +36,13 @@
 // diameter of its component of the neighbour graph and the same for all
 // its homes (Config.Diameter). Every home of a component then stops after
 // the same round, D+1 rounds after the last move, or at Config.Rounds.
+//
+// A limit on the whole street (Config.Fits: a feeder limit) is kept only
+// where every home is every other's neighbour: each home then sees every
+// load and decision and applies the in-process rule itself — where the
+// round's movers break the limit only the highest-ranked one moves, and
+// where that one breaks it too the descent ends — so all homes take the
+// same step.
 package flowbr
 
 import (
@@ -85,6 +92,16 @@ type Config struct {
 	// Diameter is at least the diameter of the home's component of the
 	// neighbour graph, the same for all its homes (Diameter).
 	Diameter int
+	// Fits, when not nil, is a limit on the whole street (a feeder
+	// limit): it reports whether the street fits with every home's load
+	// given by load. It needs every other home as a neighbour (a complete
+	// graph), so that every home sees every load and decision and takes
+	// the same step: where the round's movers break it, only the
+	// highest-ranked mover moves, and where that breaks it too, the
+	// descent ends (devices/baseline.Improve's rule).
+	Fits func(load func(home int) []float64) bool
+	// Homes is the number of homes of the street (with Fits).
+	Homes int
 }
 
 // Agent is one home's protocol state machine (mva.Protocol).
@@ -141,6 +158,9 @@ func New(cfg Config, r Responder) (*Agent, error) {
 			return nil, fmt.Errorf("flowbr: home %d: neighbour %d twice", cfg.ID, j)
 		}
 		a.isNbr[j] = k
+	}
+	if cfg.Fits != nil && len(cfg.Neighbours) != cfg.Homes-1 {
+		return nil, fmt.Errorf("flowbr: home %d: a street-wide limit needs every home as a neighbour (%d of %d)", cfg.ID, len(cfg.Neighbours), cfg.Homes-1)
 	}
 	for _, t := range cfg.Slots {
 		if t < 0 || t >= len(cfg.Load) {
@@ -390,6 +410,17 @@ func (a *Agent) interaction(jLoad, jCand []float64) float64 {
 // finishRound applies the round's moves and starts the next round, or
 // ends the run.
 func (a *Agent) finishRound(offers []*offer, dec []*bool) {
+	moves := make([]bool, len(a.loads))
+	for k := range a.loads {
+		moves[k] = *dec[k]
+	}
+	if a.cfg.Fits != nil && !a.limit(offers, moves) {
+		// Not even the highest-ranked mover fits: the descent ends here
+		// on every home.
+		a.rounds++
+		a.done = true
+		return
+	}
 	moved := false
 	if a.move {
 		a.resp.Adopt()
@@ -397,7 +428,7 @@ func (a *Agent) finishRound(offers []*offer, dec []*bool) {
 		a.moves++
 	}
 	for k := range a.loads {
-		if *dec[k] {
+		if moves[k] {
 			a.loads[k], moved = offers[k].cand, true
 		}
 		a.last = max(a.last, offers[k].last)
@@ -415,6 +446,56 @@ func (a *Agent) finishRound(offers []*offer, dec []*bool) {
 	}
 	a.round++
 	a.offered, a.decided, a.move = false, false, false
+}
+
+// limit applies Config.Fits to the round's moves (a.move and moves, by
+// neighbour position): where the street breaks the limit with them all,
+// only the highest-ranked mover keeps its move; ok is false when even
+// that one breaks it.
+func (a *Agent) limit(offers []*offer, moves []bool) (ok bool) {
+	pos := map[int]int{}
+	for k, j := range a.cfg.Neighbours {
+		pos[j] = k
+	}
+	load := func(j int) []float64 {
+		if j == a.cfg.ID {
+			if a.move {
+				return a.cand
+			}
+			return a.load
+		}
+		k := pos[j]
+		if moves[k] {
+			return offers[k].cand
+		}
+		return a.loads[k]
+	}
+	if a.cfg.Fits(load) {
+		return true
+	}
+	// The highest-ranked mover, by gain and then id.
+	top, topGain := -1, 0.0
+	consider := func(j int, g float64) {
+		if top < 0 || g > topGain || g == topGain && j < top {
+			top, topGain = j, g
+		}
+	}
+	if a.move {
+		consider(a.cfg.ID, a.gain)
+	}
+	for k, j := range a.cfg.Neighbours {
+		if moves[k] {
+			consider(j, offers[k].gain)
+		}
+	}
+	if top < 0 {
+		return true // nobody moves: the street is as it was, which fits
+	}
+	a.move = a.move && top == a.cfg.ID
+	for k, j := range a.cfg.Neighbours {
+		moves[k] = moves[k] && j == top
+	}
+	return a.cfg.Fits(load)
 }
 
 func (a *Agent) broadcast(kind string, body []byte) []mva.Message {
