@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/hearth-dcop/hearth/devices"
-	"github.com/hearth-dcop/hearth/devices/compile"
 )
 
 // check runs the model's own validation and the static feasibility
@@ -26,19 +25,15 @@ func (l *loader) check(src *source, nk nbKeys, n *devices.Neighbourhood, srcs []
 		}
 	}
 	if n.FeederLimit > 0 {
+		// A limit over more homes than one table holds is split into
+		// per-home budgets by the compiler (devices/compile).
 		for w, win := range n.Windows {
-			lo, top, size := 0.0, 0.0, 1.0
+			lo := 0.0
 			for hi := range n.Homes {
-				caps := n.LevelCaps(hi, w)
-				lo += caps[0]
-				top += caps[len(caps)-1]
-				size *= float64(len(caps))
+				lo += n.LevelCaps(hi, w)[0]
 			}
-			switch {
-			case !devices.Fits(lo, n.FeederLimit) && !n.FeederSoft:
+			if !devices.Fits(lo, n.FeederLimit) && !n.FeederSoft {
 				src.infeasiblef("feeder.limit_kw", "in window %d (slots %d–%d) the homes cannot draw less than %.2f kW together, above the limit %g kW; raise the limit or move load out of the window", w, win.From, win.To, lo, n.FeederLimit)
-			case !devices.Fits(top, n.FeederLimit) && size > compile.DefaultMaxTable:
-				src.errorf("feeder.limit_kw", "the limit ties the levels of all %d homes in one function of %.0f entries, more than %d; use fewer levels, split the street into feeders of fewer homes, or drop the limit", len(n.Homes), size, compile.DefaultMaxTable)
 			}
 		}
 	}

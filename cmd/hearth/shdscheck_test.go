@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/shdscheck"
@@ -112,6 +114,11 @@ func TestSHDSChecked(t *testing.T) {
 			var raw map[string]any
 			if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
 				t.Fatal(err)
+			}
+			// The improvement phase's descent ran between the homes over
+			// MQTT (the plan checked above is its outcome, improved on).
+			if notes := fmt.Sprint(raw["notes"]); !strings.Contains(notes, "descent on the load that flows between the homes") {
+				t.Errorf("no descent between the homes in the notes: %s", notes)
 			}
 			if !idleOneSlot(raw) {
 				t.Fatal("no running device to mutate")

@@ -167,6 +167,33 @@ func runSim(ctx context.Context, e *env, args []string) int {
 			assign, res, err, mq = a, solve.MQTTResult{Result: fb}, nil, nil
 		}
 	}
+	if err == nil && homes != nil && res.Feasible && stopped == "" {
+		// The descent of the improvement phase between the homes, over
+		// MQTT like the protocol: per-slot loads, not schedules.
+		dg := gc
+		if dg.Run != "" {
+			dg.Run += "-descent"
+		}
+		dg.Timing = dg.Timing.ForAgents(len(p.Agents))
+		g := &mqtt.Group{Config: dg}
+		a, r2, derr := homes.Descend(pctx, assign, res.Result, g)
+		switch {
+		case derr == nil:
+			assign, res.Result = a, r2
+			if mq != nil {
+				d := mqttSummary(solve.MQTTResult{Agents: g.Last.Stats})
+				mq.Envelopes += d.Envelopes
+				mq.EnvelopeBytes += d.EnvelopeBytes
+				mq.Retransmitted += d.Retransmitted
+				mq.Connections += d.Connections
+			}
+		case pctx.Err() != nil:
+			stopped = stopReason(ctx, o.Timeout, started)
+			res.Notes = append(res.Notes, stopped+" during the descent between the homes: the plan improves on the protocol's in process")
+		default:
+			err = derr
+		}
+	}
 	if err == nil && homes != nil && res.Feasible {
 		var a []int
 		var r2 mva.Result

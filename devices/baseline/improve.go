@@ -97,15 +97,13 @@ func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 		return imp, nil
 	}
 	s := &improver{n: n, o: &o, H: H, homes: make([]responder, H), loads: make([][]float64, H), gain: make([]float64, H)}
-	s.nbrs = make([][]int, H)
+	s.nbrs = neighbourLists(n)
 	s.linked = make([]map[int]bool, H)
 	for i := range s.linked {
 		s.linked[i] = map[int]bool{}
-	}
-	for _, l := range n.Linked() {
-		s.nbrs[l[0]] = append(s.nbrs[l[0]], l[1])
-		s.nbrs[l[1]] = append(s.nbrs[l[1]], l[0])
-		s.linked[l[0]][l[1]], s.linked[l[1]][l[0]] = true, true
+		for _, j := range s.nbrs[i] {
+			s.linked[i][j] = true
+		}
 	}
 	s.slots = coordinated(n)
 	dt := n.Horizon.Hours()
@@ -341,10 +339,15 @@ func (s *improver) fits(movers []int) bool {
 }
 
 func (s *improver) fitsLoads(load func(i int) []float64) bool {
-	n := s.n
+	return streetFits(s.n, load)
+}
+
+// streetFits reports whether the street, home i drawing load(i), keeps
+// n's feeder limit on the committed caps that fit the draws tightest.
+func streetFits(n *devices.Neighbourhood, load func(i int) []float64) bool {
 	for w, win := range n.Windows {
 		sum := 0.0
-		for i := range s.H {
+		for i := range n.Homes {
 			l := load(i)
 			top := math.Inf(-1)
 			for t := win.From; t < win.To; t++ {
@@ -438,6 +441,17 @@ func (s *improver) kick(ctx context.Context, rng *rand.Rand, k int) error {
 		s.loads[i] = l
 	}
 	return nil
+}
+
+// neighbourLists returns every home's linked homes in the order of
+// n.Linked(), the order in which Improve and Descend sum their loads.
+func neighbourLists(n *devices.Neighbourhood) [][]int {
+	nbrs := make([][]int, len(n.Homes))
+	for _, l := range n.Linked() {
+		nbrs[l[0]] = append(nbrs[l[0]], l[1])
+		nbrs[l[1]] = append(nbrs[l[1]], l[0])
+	}
+	return nbrs
 }
 
 func cloneSchedule(sc *devices.Schedule) *devices.Schedule {

@@ -78,7 +78,11 @@
 //   - feeder (optional): per window, the function over every home's
 //     level that is Hard when the caps add up to more than the limit, or
 //     with Neighbourhood.FeederSoft Weights.Miss per kW over per hour of
-//     the window (levels^homes entries, refused past Options.MaxTable).
+//     the window (levels^homes entries). Past Options.MaxTable (a street
+//     of dozens of homes), or with Options.FeederBudgets, the limit is
+//     split into per-home budgets that add up to it, one function of a
+//     home's level each (compiler.feederBudgets): the limit still holds,
+//     at the price of plans that would need one home's unused share.
 //
 // # Bounds
 //
@@ -115,6 +119,10 @@ type Options struct {
 	// StateLimit bounds a property's states at one index; 0 means
 	// devices.DefaultStateLimit.
 	StateLimit int
+	// FeederBudgets splits a feeder limit into per-home budgets
+	// (compiler.feederBudgets) even where one table over every home's
+	// level fits MaxTable; past it they are split anyway.
+	FeederBudgets bool
 }
 
 // Compiled is a neighbourhood compiled to a problem, with the maps from

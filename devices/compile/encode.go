@@ -18,76 +18,92 @@ var ErrBreaksRules = errors.New("the schedule breaks a rule")
 // the state variables the actions imply. Problem.Eval of the result is the
 // schedule's cost.
 func (c *Compiled) Encode(s *devices.Schedule) ([]int, error) {
-	n := c.Model
 	if len(s.Homes) != len(c.Homes) {
 		return nil, fmt.Errorf("schedule has %d homes, the problem %d", len(s.Homes), len(c.Homes))
 	}
 	assign := make([]int, len(c.Problem.Variables))
 	for hi := range c.Homes {
-		hc, hs, h := &c.Homes[hi], &s.Homes[hi], &n.Homes[hi]
-		if len(hs.Actions) != len(hc.Actions) {
-			return nil, fmt.Errorf("home %s: schedule has %d devices, the home %d", h.Name, len(hs.Actions), len(hc.Actions))
-		}
-		for d, row := range hc.Actions {
-			if len(hs.Actions[d]) != len(row) {
-				return nil, fmt.Errorf("home %s: device %s: %d slots scheduled for %d", h.Name, h.Devices[d].Name, len(hs.Actions[d]), len(row))
-			}
-			for t, v := range row {
-				a := hs.Actions[d][t]
-				if a < 0 || a >= c.Problem.DomainSize(v) {
-					return nil, fmt.Errorf("home %s: device %s slot %d: action %d out of range", h.Name, h.Devices[d].Name, t, a)
-				}
-				assign[v] = a
-			}
-		}
-		for w, v := range hc.Levels {
-			l := -1
-			if hs.Levels != nil {
-				if len(hs.Levels) != len(hc.Levels) {
-					return nil, fmt.Errorf("home %s: schedule has %d levels for %d windows", h.Name, len(hs.Levels), len(hc.Levels))
-				}
-				l = hs.Levels[w]
-			} else {
-				win := n.Windows[w]
-				top := h.Draw(win.From, func(d int) int { return hs.Actions[d][win.From] })
-				for t := win.From + 1; t < win.To; t++ {
-					top = max(top, h.Draw(t, func(d int) int { return hs.Actions[d][t] }))
-				}
-				l = devices.Tightest(hc.Caps[w], top)
-			}
-			if l < 0 || l >= c.Problem.DomainSize(v) {
-				return nil, fmt.Errorf("home %s: window %d: level %d out of range", h.Name, w, l)
-			}
-			assign[v] = l
-		}
-		if hc.Demand >= 0 {
-			peak := 0.0
-			for t := range n.Horizon.Slots {
-				peak = max(peak, h.Draw(t, func(d int) int { return hs.Actions[d][t] }))
-			}
-			assign[hc.Demand] = max(devices.Tightest(hc.DemandLevels, peak), 0)
-		}
-		for mi := range hc.Models {
-			m := &hc.Models[mi]
-			sp := m.Space
-			st := sp.States[0][0]
-			acts := make([]int, len(sp.Model.Actuators))
-			for i := 1; i <= sp.Last; i++ {
-				t := n.Horizon.Mover(i)
-				for j, d := range sp.Model.Actuators {
-					acts[j] = hs.Actions[d][t]
-				}
-				next, ok := sp.Step(i, st, acts)
-				if !ok {
-					p := &h.Properties[sp.Model.Property]
-					return nil, fmt.Errorf("home %s: %s %s at index %d: %w", h.Name, p.Location, p.Name, i, ErrBreaksRules)
-				}
-				assign[m.Vars[i]] = sp.IndexOf(i, next)
-				st = next
-			}
+		if err := c.EncodeHome(assign, hi, &s.Homes[hi]); err != nil {
+			return nil, err
 		}
 	}
 	return assign, nil
+}
+
+// EncodeHome writes the values of home hi's variables for hs into assign,
+// leaving the other homes' values as they are: a home that knows only its
+// own schedule (`hearth run`) encodes it so.
+func (c *Compiled) EncodeHome(assign []int, hi int, hs *devices.HomeSchedule) error {
+	if hi < 0 || hi >= len(c.Homes) {
+		return fmt.Errorf("home %d of %d", hi, len(c.Homes))
+	}
+	if len(assign) != len(c.Problem.Variables) {
+		return fmt.Errorf("assignment has %d values for %d variables", len(assign), len(c.Problem.Variables))
+	}
+	n := c.Model
+	hc, h := &c.Homes[hi], &n.Homes[hi]
+	if len(hs.Actions) != len(hc.Actions) {
+		return fmt.Errorf("home %s: schedule has %d devices, the home %d", h.Name, len(hs.Actions), len(hc.Actions))
+	}
+	for d, row := range hc.Actions {
+		if len(hs.Actions[d]) != len(row) {
+			return fmt.Errorf("home %s: device %s: %d slots scheduled for %d", h.Name, h.Devices[d].Name, len(hs.Actions[d]), len(row))
+		}
+		for t, v := range row {
+			a := hs.Actions[d][t]
+			if a < 0 || a >= c.Problem.DomainSize(v) {
+				return fmt.Errorf("home %s: device %s slot %d: action %d out of range", h.Name, h.Devices[d].Name, t, a)
+			}
+			assign[v] = a
+		}
+	}
+	for w, v := range hc.Levels {
+		l := -1
+		if hs.Levels != nil {
+			if len(hs.Levels) != len(hc.Levels) {
+				return fmt.Errorf("home %s: schedule has %d levels for %d windows", h.Name, len(hs.Levels), len(hc.Levels))
+			}
+			l = hs.Levels[w]
+		} else {
+			win := n.Windows[w]
+			top := h.Draw(win.From, func(d int) int { return hs.Actions[d][win.From] })
+			for t := win.From + 1; t < win.To; t++ {
+				top = max(top, h.Draw(t, func(d int) int { return hs.Actions[d][t] }))
+			}
+			l = devices.Tightest(hc.Caps[w], top)
+		}
+		if l < 0 || l >= c.Problem.DomainSize(v) {
+			return fmt.Errorf("home %s: window %d: level %d out of range", h.Name, w, l)
+		}
+		assign[v] = l
+	}
+	if hc.Demand >= 0 {
+		peak := 0.0
+		for t := range n.Horizon.Slots {
+			peak = max(peak, h.Draw(t, func(d int) int { return hs.Actions[d][t] }))
+		}
+		assign[hc.Demand] = max(devices.Tightest(hc.DemandLevels, peak), 0)
+	}
+	for mi := range hc.Models {
+		m := &hc.Models[mi]
+		sp := m.Space
+		st := sp.States[0][0]
+		acts := make([]int, len(sp.Model.Actuators))
+		for i := 1; i <= sp.Last; i++ {
+			t := n.Horizon.Mover(i)
+			for j, d := range sp.Model.Actuators {
+				acts[j] = hs.Actions[d][t]
+			}
+			next, ok := sp.Step(i, st, acts)
+			if !ok {
+				p := &h.Properties[sp.Model.Property]
+				return fmt.Errorf("home %s: %s %s at index %d: %w", h.Name, p.Location, p.Name, i, ErrBreaksRules)
+			}
+			assign[m.Vars[i]] = sp.IndexOf(i, next)
+			st = next
+		}
+	}
+	return nil
 }
 
 // Decode returns the schedule an assignment of the problem stands for:

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -349,7 +350,15 @@ func (k *compiler) feeder(w int) error {
 			Msg: fmt.Sprintf("window %d: the homes' lowest levels already add up to %g, above the feeder limit %g; raise the limit or shift load out of the window", w, lo, n.FeederLimit)}
 		return e
 	}
+	if k.opts.FeederBudgets {
+		k.feederBudgets(w, lo, hi)
+		return nil
+	}
 	costs, err := k.table(fmt.Sprintf("the feeder limit of window %d (over %d homes)", w, len(scope)), scope, 0)
+	if errors.Is(err, ErrTooLarge) {
+		k.feederBudgets(w, lo, hi)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -370,6 +379,45 @@ func (k *compiler) feeder(w int) error {
 	}
 	k.add(-1, fmt.Sprintf("feeder@%d", w), scope, costs)
 	return nil
+}
+
+// feederBudgets is window w's feeder limit for a street too large for
+// one table over every home's level (levels^homes entries): the limit is
+// split into per-home budgets that add up to it, each home's lowest cap
+// plus a share of the headroom L − Σ lowest in proportion to the home's
+// range of caps, b_h = lo_h + (L − lo)·(hi_h − lo_h)/(hi − lo). Each home
+// gets a function of its own level alone: Hard above its budget, or with a
+// soft limit the miss weight per kW over its budget per hour. Caps within
+// their budgets add up to at most the limit, so a hard limit holds
+// whatever the other homes do, and the soft penalty is never below the
+// street's true excess (the per-home excesses add up to at least it). The
+// price of the decomposition: a home that needs more than its budget
+// while others leave theirs unused finds no plan (hard) or pays for
+// excess the street does not have (soft); the improvement phase, which
+// checks the street's real sum (baseline.Improve), may then move homes
+// past their budgets where the street still fits.
+func (k *compiler) feederBudgets(w int, lo, hi float64) {
+	n, c := k.n, k.c
+	head := n.FeederLimit - lo
+	for h := range c.Homes {
+		caps := c.Homes[h].Caps[w]
+		lh, hh := caps[0], caps[len(caps)-1]
+		b := lh
+		if hi > lo {
+			b += head * (hh - lh) / (hi - lo)
+		}
+		costs := make([]float64, len(caps))
+		for l, cp := range caps {
+			switch {
+			case devices.Fits(cp, b):
+			case n.FeederSoft:
+				costs[l] = n.Weights.Miss * (cp - b) * float64(n.Windows[w].Len()) * n.Horizon.Hours()
+			default:
+				costs[l] = mva.Hard
+			}
+		}
+		k.add(h, fmt.Sprintf("feeder:%s@%d", n.Homes[h].Name, w), []int{c.Homes[h].Levels[w]}, costs)
+	}
 }
 
 // foldBase adds each home's constant cost (the price of its background

@@ -35,6 +35,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/street"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/pipeline"
 	"github.com/hearth-dcop/hearth/mva/protocol/mgm"
 	"github.com/hearth-dcop/hearth/sampler"
 )
@@ -869,6 +870,97 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 		"improved on the load that flows after %s: objective %.0f → %.0f (%+.1f%%) in %d rounds of joint best responses (%d moves) and %d escapes (%d kept), %.1f s",
 		res.Algorithm.Global, imp.Start, imp.Flow, 100*(imp.Flow-imp.Start)/imp.Start, imp.Rounds, imp.Moves, imp.Kicks, imp.Accepted, imp.Wall.Seconds()))
 	return out, improved, imp.Stopped, nil
+}
+
+// Descend runs the descent of the improvement phase — joint best
+// responses on the load that flows — between the homes as protocol agents
+// on rt (baseline.Descend: the homes exchange per-slot loads, not
+// schedules), where the run asks for an improvement phase (descends). Improve
+// afterwards plans what it would have planned from res
+// (baseline.TestDescendThenImprove), its own first descent moving nobody.
+func (r *Run) Descend(ctx context.Context, assign []int, res mva.Result, rt pipeline.Runtime) ([]int, mva.Result, error) {
+	if !r.descends() || !res.Feasible {
+		return assign, res, nil
+	}
+	if assign == nil {
+		var err error
+		if assign, err = Assignment(r.Problem(), res.Assignment); err != nil {
+			return nil, res, err
+		}
+	}
+	s, _, err := r.compiled.Report(assign)
+	if err != nil {
+		return nil, res, err
+	}
+	d, err := baseline.Descend(ctx, r.Model(), s, baseline.ImproveOptions{Seed: r.seed, Options: baseline.Options{ExactEntries: improveEntries}}, rt, nil)
+	if err != nil {
+		return nil, res, err
+	}
+	out, err := r.compiled.Encode(d.Schedule)
+	if err != nil {
+		return nil, res, err
+	}
+	cost, err := r.Problem().Eval(out)
+	if err != nil {
+		return nil, res, err
+	}
+	flow := func(sc *devices.Schedule) float64 {
+		ev, err := r.Model().Evaluate(sc)
+		if err != nil {
+			return math.NaN()
+		}
+		return baseline.FlowObjective(r.Model(), ev)
+	}
+	from, to := flow(s), flow(d.Schedule)
+	improved := res
+	improved.Objective = &cost
+	improved.Assignment = r.Problem().Labels(out)
+	improved.Optimal = false
+	improved.Status = mva.StatusFeasible
+	improved.Notes = append(slices.Clone(res.Notes), fmt.Sprintf(
+		"descent on the load that flows between the homes after %s (per-slot loads exchanged): objective %.0f → %.0f (%+.1f%%) in %d rounds, %d moves, %d messages (%d bytes)",
+		res.Algorithm.Global, from, to, 100*(to-from)/from, d.Rounds, d.Moves, d.Metrics.Messages, d.Metrics.TotalMessageBytes))
+	return out, improved, nil
+}
+
+// descends reports whether the run has an improvement phase whose
+// descent runs between the homes: one is asked for (SHDS files by
+// default, Overrides.Kicks), and the street has no feeder limit or every
+// home is every other's neighbour (baseline.Descend).
+func (r *Run) descends() bool {
+	kicks := r.opts.Kicks
+	if kicks == 0 && r.cfg == nil {
+		kicks = baseline.DefaultKicks
+	}
+	return kicks > 0 && (r.Model().FeederLimit <= 0 || baseline.Complete(r.Model()))
+}
+
+// HomeDescent is the descent of the improvement phase for one home of
+// `hearth run`, which knows only its own values: given the values after
+// the protocol (the home's own, the others' anything), it takes part in
+// baseline.Descend with the other homes over rt and returns the values
+// with its own replaced by its schedule after the descent. It is nil where
+// the run has no such phase (descends), the same on every home of a
+// street that loads the same file with the same --improve.
+func (r *Run) HomeDescent() func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error) {
+	if !r.descends() {
+		return nil
+	}
+	return func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error) {
+		s, err := r.compiled.Decode(values)
+		if err != nil {
+			return nil, err
+		}
+		d, err := baseline.Descend(ctx, r.Model(), s, baseline.ImproveOptions{Seed: r.seed, Options: baseline.Options{ExactEntries: improveEntries}}, rt, []int{home})
+		if err != nil {
+			return nil, err
+		}
+		out := slices.Clone(values)
+		if err := r.compiled.EncodeHome(out, home, &d.Schedule.Homes[home]); err != nil {
+			return nil, fmt.Errorf("home %d after the descent: %w", home, err)
+		}
+		return out, nil
+	}
 }
 
 // improveEntries bounds the tables of a home whose best response the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,40 +66,53 @@ func (h *Homes) loadPlot() (*plot.Plot, error) {
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	add := func(name string, load []float64, st draw.LineStyle) error {
-		if len(load) == 0 {
-			return nil
-		}
-		xys := make(plotter.XYs, len(load)+1)
-		for t, v := range load {
+	type series struct {
+		name string
+		load []float64
+		st   draw.LineStyle
+	}
+	var ss []series
+	if len(h.LoadKW) > 0 {
+		ss = append(ss, series{"coordinated", h.LoadKW, coordinatedStyle})
+	}
+	if b := h.Baselines.Uncoordinated; b != nil && len(b.LoadKW) > 0 {
+		ss = append(ss, series{"uncoordinated", b.LoadKW, uncoordinatedStyle})
+	}
+	if b := h.Baselines.SHMGM; b != nil && len(b.LoadKW) > 0 {
+		ss = append(ss, series{"SH-MGM-style", b.LoadKW, shmgmStyle})
+	}
+	peaks := make([]float64, len(ss))
+	for i, s := range ss {
+		peaks[i] = maxOf(s.load)
+	}
+	// A series that dwarfs the others is drawn clipped at the scale
+	// (chartScale), and its legend says where it peaks.
+	top, clipped := chartScale(peaks)
+	for i, s := range ss {
+		xys := make(plotter.XYs, len(s.load)+1)
+		for t, v := range s.load {
+			if clipped[i] {
+				v = math.Min(v, top)
+			}
 			xys[t] = plotter.XY{X: float64(t), Y: v}
 		}
-		xys[len(load)] = plotter.XY{X: float64(len(load)), Y: load[len(load)-1]}
+		xys[len(s.load)] = xys[len(s.load)-1]
+		xys[len(s.load)].X = float64(len(s.load))
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return fmt.Errorf("chart %s: %w", name, err)
+			return nil, fmt.Errorf("chart %s: %w", s.name, err)
 		}
 		l.StepStyle = plotter.PostStep
-		l.LineStyle = st
+		l.LineStyle = s.st
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (peak %.1f kW)", name, maxOf(load)), l)
-		return nil
-	}
-	if err := add("coordinated", h.LoadKW, coordinatedStyle); err != nil {
-		return nil, err
-	}
-	if b := h.Baselines.Uncoordinated; b != nil {
-		if err := add("uncoordinated", b.LoadKW, uncoordinatedStyle); err != nil {
-			return nil, err
+		label := fmt.Sprintf("%s (peak %.1f kW)", s.name, peaks[i])
+		if clipped[i] {
+			label = fmt.Sprintf("%s (peak %.1f kW, clipped at %.1f)", s.name, peaks[i], top)
 		}
+		p.Legend.Add(label, l)
 	}
-	if b := h.Baselines.SHMGM; b != nil {
-		if err := add("SH-MGM-style", b.LoadKW, shmgmStyle); err != nil {
-			return nil, err
-		}
-	}
-	// Head-room for the legend.
-	p.Y.Max *= 1.35
+	// Head-room for the legend, above the scale.
+	p.Y.Max = 1.35 * top
 	if p.Y.Max <= 0 {
 		p.Y.Max = 1
 	}

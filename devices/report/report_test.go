@@ -273,7 +273,7 @@ func TestTextSummary(t *testing.T) {
 	}
 	out := b.String()
 	// More homes than MaxHomes: one line per home, no schedule tables.
-	for _, s := range []string{"elm-close", "uncoordinated", "SH-MGM-style", "peak (kW)", "17:00–07:00", "\n  alder ", "\n  cedar ", "--schedules prints all", "note: a note", "▁"} {
+	for _, s := range []string{"elm-close", "uncoordinated", "SH-MGM-style", "peak (kW)", "17:00–07:00", "\n  alder ", "\n  cedar ", "--schedules prints all", "note: a note", "↑"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("summary lacks %q:\n%s", s, out)
 		}

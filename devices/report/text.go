@@ -315,13 +315,34 @@ func (h *Homes) profile(b *strings.Builder, o TextOptions) {
 	if len(ss) == 0 {
 		return
 	}
-	top := 0.0
-	for _, s := range ss {
-		top = math.Max(top, maxOf(s.load))
+	peaks := make([]float64, len(ss))
+	for i, s := range ss {
+		peaks[i] = maxOf(s.load)
 	}
-	fmt.Fprintf(b, "\nneighbourhood load (kW), %s, scale 0–%.1f kW\n", h.span(), top)
-	for _, s := range ss {
-		fmt.Fprintf(b, "  %-14s %s  peak %.2f\n", s.name, Sparkline(s.load, top), maxOf(s.load))
+	top, clipped := chartScale(peaks)
+	fmt.Fprintf(b, "\nneighbourhood load (kW), %s, scale 0–%.1f kW", h.span(), top)
+	var off []string
+	for i, s := range ss {
+		if clipped[i] {
+			off = append(off, fmt.Sprintf("%s peaks at %.1f kW", s.name, peaks[i]))
+		}
+	}
+	if len(off) > 0 {
+		fmt.Fprintf(b, "; ↑ above it (%s)", strings.Join(off, ", "))
+	}
+	b.WriteString("\n")
+	for i, s := range ss {
+		line := Sparkline(s.load, top)
+		if clipped[i] {
+			r := []rune(line)
+			for t, v := range s.load {
+				if v > top {
+					r[t] = '↑'
+				}
+			}
+			line = string(r)
+		}
+		fmt.Fprintf(b, "  %-14s %s  peak %.2f\n", s.name, line, peaks[i])
 	}
 	if len(h.Slots) > maxBarSlots {
 		return
@@ -342,6 +363,32 @@ func (h *Homes) profile(b *strings.Builder, o TextOptions) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// chartScale returns the scale of a load chart of series with the given
+// peaks, and which series it clips. A series whose peak is more than
+// twice every other's (the homes alone all charging in the cheapest slot)
+// would flatten the others to a line of the lowest blocks, so the scale
+// is the others' peak with a quarter of head-room, and that series is
+// drawn clipped and said to be; otherwise the scale is the highest peak.
+func chartScale(peaks []float64) (float64, []bool) {
+	clipped := make([]bool, len(peaks))
+	top, at, rest := 0.0, -1, 0.0
+	for i, p := range peaks {
+		if p > top {
+			top, at = p, i
+		}
+	}
+	for i, p := range peaks {
+		if i != at {
+			rest = math.Max(rest, p)
+		}
+	}
+	if len(peaks) > 1 && rest > 0 && top > 2*rest {
+		clipped[at] = true
+		return 1.25 * rest, clipped
+	}
+	return top, clipped
 }
 
 // span returns "17:00–07:00", the horizon on the clock.

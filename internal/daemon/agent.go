@@ -66,6 +66,12 @@ type AgentConfig struct {
 	// Attempts bounds the runs a round may take (a run that breaks is
 	// started again); less than 1 means 1.
 	Attempts int
+	// After, when not nil, is a second phase between the homes after the
+	// protocol (homesolve.Run.HomeDescent: the improvement phase's
+	// descent on the load that flows), run over MQTT under the round's
+	// run id with "-descent" added: given the agent's values and its home,
+	// it returns the values to report.
+	After func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error)
 }
 
 // AttemptRun is the MQTT run id of attempt k (from 0) of a round
@@ -238,6 +244,7 @@ type Agent struct {
 	// neighbours are the MQTT names of the homes this one shares a
 	// function with.
 	neighbours []string
+	after      func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error)
 }
 
 // findHome returns the index of the agent named agent (its name in the
@@ -279,7 +286,7 @@ func NewAgent(ctx context.Context, c AgentConfig) (*Agent, error) {
 	}
 	homeNames := mqtt.AgentNames(p)
 	h := &Agent{p: p, prep: c.Prepared, plan: plan, home: home, name: homeNames[home], cfg: c.MQTT, log: log.With("agent", homeNames[home]),
-		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout}
+		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout, after: c.After}
 	if h.cfg.Identity.Client == "" {
 		h.cfg.Identity = mqtt.NewIdentity()
 	}
@@ -347,8 +354,21 @@ func (h *Agent) round(ctx context.Context, id string, listen *mqtt.Listener) (Ro
 		g.Config.Listen = listen
 		sol, err := h.plan.Run(ctx, g)
 		if err == nil {
-			rep, err := h.report(id, run, k+1, sol, g.Last.Stats)
-			rep.Dropped = mqtt.SecurityDropped(g.Last.Stats)
+			stats := g.Last.Stats
+			if h.after != nil {
+				// The homes' second phase: a home whose phase fails keeps
+				// the protocol's values, which keep its rules too.
+				d := &mqtt.Group{Config: mqtt.GroupConfig{Config: h.cfg}}
+				d.Config.Run, d.Config.Listen, d.Config.Agents = run+"-descent", listen, mqtt.AgentNames(h.p)
+				if vals, derr := h.after(ctx, sol.Assign, h.home, d); derr != nil {
+					h.log.Warn("descent between the homes failed; the plan is the protocol's", "round", id, "err", derr)
+				} else {
+					sol.Assign = vals
+				}
+				stats = append(slices.Clone(stats), d.Last.Stats...)
+			}
+			rep, err := h.report(id, run, k+1, sol, stats)
+			rep.Dropped = mqtt.SecurityDropped(stats)
 			if rep.Dropped != nil {
 				h.log.Warn("messages dropped as forged or replayed", "round", id, "dropped", rep.Dropped)
 			}
