@@ -108,6 +108,8 @@ type agent struct {
 	lastResend time.Time
 
 	nccc int64
+	// admitting is true while the agent holds a slot of cfg.Admit.
+	admitting bool
 }
 
 type peerState struct {
@@ -146,11 +148,38 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 	return a
 }
 
+// enter takes a slot of the process's admission semaphore (AgentConfig.
+// Admit), waiting for one.
+func (a *agent) enter(ctx context.Context) error {
+	if a.cfg.Admit == nil {
+		return nil
+	}
+	select {
+	case a.cfg.Admit <- struct{}{}:
+		a.admitting = true
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mqtt: agent %s: waiting to connect: %w", a.name, ctx.Err())
+	}
+}
+
+// admitted gives the admission slot back, once.
+func (a *agent) admitted() {
+	if a.admitting {
+		a.admitting = false
+		<-a.cfg.Admit
+	}
+}
+
 // tickEvery paces timers (retransmission, rate-limited statuses) and the
 // check for the final acknowledgement.
 const tickEvery = 50 * time.Millisecond
 
 func (a *agent) run(ctx context.Context) (err error) {
+	if err := a.enter(ctx); err != nil {
+		return err
+	}
+	defer a.admitted()
 	if err := a.tr.connect(ctx); err != nil {
 		return err
 	}
@@ -204,6 +233,9 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 		if err := a.handle(ctx, it); err != nil {
 			return false, err
 		}
+	}
+	if a.connected && a.echoWant == 0 {
+		a.admitted()
 	}
 	// Its own status must have come back first: the broker delivers the
 	// retained one before it, so an earlier process's status of this

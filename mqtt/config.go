@@ -253,6 +253,22 @@ type AgentConfig struct {
 	// local solves, and their tables are all live at once (dm_251_1_5:
 	// 2.7 GB of bucket tables in flight, 17 GB resident).
 	Compute chan struct{}
+	// Admit, when set, is a semaphore the agents of one process share
+	// while they join the run: an agent holds one of its slots from
+	// before it connects until its subscriptions are acknowledged and
+	// its first status has come back from the broker (or it stops).
+	// RunGroup makes one (admitSlots). Without it hundreds of agents
+	// connect and subscribe at once, each subscription makes the broker
+	// send the retained statuses it matches, and on 2 cores the clients
+	// then missed their keep-alives, reconnected into resumed sessions
+	// and had their subscriptions refused (packet id in use) again and
+	// again: a 474-home street spent minutes connecting (issue 22).
+	Admit chan struct{}
+	// inMemory says that the agent reaches the broker through a memory
+	// pipe of this process (RunGroup with the embedded broker), which
+	// cannot die silently: it runs without keep-alive pings, which a
+	// loaded process can miss although the connection is fine.
+	inMemory bool
 }
 
 // resolve validates cfg and fills in the defaults.

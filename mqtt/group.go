@@ -93,6 +93,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		_, _ = rand.Read(b[:])
 		cfg.Run = "run-" + hex.EncodeToString(b[:])
 	}
+	memory := false
 	if cfg.Broker.URL == "" {
 		ec := cfg.Embedded
 		if ec.Prefix == "" {
@@ -112,6 +113,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		cfg.Broker.URL = b.URL()
 		if !cfg.EmbeddedTCP {
 			cfg.Broker.Dial = b.Dial
+			memory = true
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -133,8 +135,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		slots = runtime.GOMAXPROCS(0)
 	}
 	compute := make(chan struct{}, slots)
+	admit := make(chan struct{}, admitSlots)
 	for k, p := range protos {
-		ac := AgentConfig{Config: cfg.Config, Agent: owned[k], Compute: compute}
+		ac := AgentConfig{Config: cfg.Config, Agent: owned[k], Compute: compute, Admit: admit, inMemory: memory}
 		if cfg.Credentials != nil {
 			ac.Broker.Username, ac.Broker.Password = cfg.Credentials(cfg.Agents[owned[k]])
 		}
@@ -169,6 +172,12 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 	m.WallMs = float64(time.Since(start).Microseconds()) / 1000
 	return out, nil
 }
+
+// admitSlots is how many agents of a RunGroup join the run at once
+// (AgentConfig.Admit): enough to keep the broker busy while one agent
+// waits for its acknowledgements, few enough that the retained statuses
+// their subscriptions bring never pile up.
+const admitSlots = 8
 
 // AgentNames returns p's agent names when they can all be agent names on
 // MQTT (topic.CheckAgent), otherwise "a0", "a1", …, so that any instance

@@ -73,6 +73,10 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 	t.signer = cfg.Keys.Signer(cfg.signerOf(cfg.Agent))
 	t.open = newOpener(cfg.Keys, cfg.Prefix, signers)
 	tm := cfg.Timing
+	keepAlive := tm.KeepAlive
+	if cfg.inMemory {
+		keepAlive = 0 // see AgentConfig.inMemory
+	}
 	will := t.presence("offline")
 	o := paho.NewClientOptions().
 		AddBroker(cfg.Broker.URL).
@@ -89,7 +93,7 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 		SetConnectRetryInterval(min(time.Second, tm.ReconnectMax)).
 		SetMaxReconnectInterval(tm.ReconnectMax).
 		SetConnectTimeout(tm.ConnectTimeout).
-		SetKeepAlive(tm.KeepAlive).
+		SetKeepAlive(keepAlive).
 		SetPingTimeout(min(10*time.Second, tm.KeepAlive)).
 		SetOrderMatters(true).
 		SetStore(newCopyStore()).
