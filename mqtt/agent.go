@@ -110,6 +110,12 @@ type agent struct {
 	nccc int64
 	// admitting is true while the agent holds a slot of cfg.Admit.
 	admitting bool
+	// With Config.Neighbours (sparse): the agent's neighbours, the
+	// agents whose statuses it reads (watch), and its termination waves.
+	sparse bool
+	nbr    []int
+	watch  []int
+	wave   waveState
 }
 
 type peerState struct {
@@ -140,6 +146,19 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 		latest: map[string]struct{}{},
 	}
 	a.statusPrefix = a.layout.Prefix + "/" + a.layout.Run + "/" + topic.Status + "/"
+	if cfg.Neighbours != nil {
+		a.sparse = true
+		a.nbr = cfg.Neighbours[cfg.Agent]
+		a.watch = cfg.watched(cfg.Agent)
+		a.wave = waveState{parent: cfg.tree.parent[cfg.Agent], children: cfg.tree.children[cfg.Agent]}
+	} else {
+		a.watch = make([]int, 0, len(cfg.Agents)-1)
+		for j := range cfg.Agents {
+			if j != cfg.Agent {
+				a.watch = append(a.watch, j)
+			}
+		}
+	}
 	for i, s := range cfg.Agents {
 		a.index[s] = i
 	}
@@ -169,6 +188,22 @@ func (a *agent) admitted() {
 		a.admitting = false
 		<-a.cfg.Admit
 	}
+}
+
+// totals are the agent's counters for the termination waves: messages
+// sent and messages delivered to the protocol, over all its links.
+func (a *agent) totals() (sent, delivered uint64) {
+	for _, j := range a.active {
+		sent += a.send.out[j].next
+		delivered += a.recv.in[j].next
+	}
+	return sent, delivered
+}
+
+// waveOf is the latest wave report of agent j, if its status carried one.
+func (a *agent) waveOf(j int) (waveReport, bool) {
+	p := &a.peers[j]
+	return p.st.Wave, p.seen && p.st.HasWave
 }
 
 // tickEvery paces timers (retransmission, rate-limited statuses) and the
@@ -256,6 +291,10 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 		a.log.Warn("asking peers to retransmit after dropping messages")
 	}
 	a.sendAcks(now)
+	if a.sparse && a.started {
+		sent, delivered := a.totals()
+		a.wave.advance(a.proto.Done(), sent, delivered, a.waveOf)
+	}
 	a.publishStatus(now)
 	return a.finished(), nil
 }
@@ -527,6 +566,9 @@ func (a *agent) sendAll(msgs []mva.Message) error {
 		if m.From != a.me || m.To < 0 || m.To >= a.n || m.To == a.me {
 			return fmt.Errorf("mqtt: agent %s (%d) sent a message from %d to %d", a.name, a.me, m.From, m.To)
 		}
+		if _, ok := slices.BinarySearch(a.nbr, m.To); a.sparse && !ok {
+			return fmt.Errorf("mqtt: agent %s sent a %s message to %s, which is not its neighbour (Config.Neighbours): this protocol needs every agent's status", a.name, m.Kind, a.cfg.Agents[m.To])
+		}
 	}
 	groups := a.multicastGroups(msgs)
 	for i, m := range msgs {
@@ -579,7 +621,11 @@ type multicastGroup struct {
 // same VALUE; on a complete graph, a multicast turns n−1 publications into
 // one.
 func (a *agent) multicastGroups(msgs []mva.Message) []*multicastGroup {
-	least := max(2, int(math.Ceil(multicastMin*float64(a.n-1))))
+	peers := a.n - 1
+	if a.sparse {
+		peers = len(a.nbr) // only they subscribe to the multicasts
+	}
+	least := max(2, int(math.Ceil(multicastMin*float64(peers))))
 	if a.cfg.NoMulticast || len(msgs) < least {
 		return nil
 	}
@@ -753,8 +799,8 @@ func (a *agent) onTick(ctx context.Context, now time.Time) {
 	if !a.started && now.Sub(a.lastWaitLog) >= 5*time.Second {
 		a.lastWaitLog = now
 		var missing []string
-		for j, p := range a.peers {
-			if j != a.me && !p.seen {
+		for _, j := range a.watch {
+			if !a.peers[j].seen {
 				missing = append(missing, a.cfg.Agents[j])
 			}
 		}

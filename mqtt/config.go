@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hearth-dcop/hearth/mqtt/envelope"
@@ -212,6 +213,23 @@ type Config struct {
 	// Homes[Owner[i]] for agent i (a reformulation's pseudo-agents sign
 	// as their home). Without them each agent signs as itself.
 	Homes []string
+	// Neighbours, when set, lists for each agent (by index, in
+	// increasing order, symmetric) the agents it exchanges messages
+	// with: an agent then subscribes to the statuses, presence and
+	// multicasts of its neighbours and of its parent and children on a
+	// spanning tree of this graph, and no other; it starts once those
+	// are present, tells a failure to them (each passes it on), and
+	// learns that the run is over from termination waves along the tree
+	// (wave.go), so that what an agent reads and keeps grows with its
+	// degree, not with the run. Sending to an agent that is not a
+	// neighbour is an error. Nil: every agent reads every agent's status
+	// (the quiescent rule), which protocols that talk beyond the
+	// constraint graph (AFB) need. Group.Run sets it for the protocols
+	// that talk along the graph (alongEdges).
+	Neighbours [][]int
+	// tree is the spanning tree of Neighbours, built (and Neighbours
+	// checked) once per run by RunGroup, or by resolve.
+	tree *spanTree
 }
 
 // Listener is a set of topics an agent's client subscribes to for
@@ -224,6 +242,22 @@ type Listener struct {
 }
 
 // signerOf returns the name of the key that signs agent i's messages.
+// watched are the agents whose statuses agent me reads with Neighbours
+// set: its neighbours and its tree parent and children, in increasing
+// order (nil without Neighbours: every agent).
+func (cfg *Config) watched(me int) []int {
+	if cfg.Neighbours == nil || cfg.tree == nil {
+		return nil
+	}
+	w := slices.Clone(cfg.Neighbours[me])
+	if p := cfg.tree.parent[me]; p >= 0 {
+		w = append(w, p)
+	}
+	w = append(w, cfg.tree.children[me]...)
+	slices.Sort(w)
+	return slices.Compact(w)
+}
+
 func (cfg *Config) signerOf(i int) string {
 	if cfg.Homes != nil && cfg.Owner != nil && cfg.Owner[i] >= 0 && cfg.Owner[i] < len(cfg.Homes) {
 		return cfg.Homes[cfg.Owner[i]]
@@ -313,6 +347,12 @@ func (cfg AgentConfig) resolve() (AgentConfig, error) {
 		if s := cfg.signerOf(cfg.Agent); cfg.Keys.Signer(s) == nil {
 			return cfg, fmt.Errorf("mqtt: no private key for %q, which agent %q signs as", s, cfg.Agents[cfg.Agent])
 		}
+	}
+	if cfg.Neighbours != nil && cfg.tree == nil {
+		if err := checkNeighbours(cfg.Neighbours, len(cfg.Agents)); err != nil {
+			return cfg, err
+		}
+		cfg.tree = newSpanTree(cfg.Neighbours)
 	}
 	if cfg.Broker.URL == "" {
 		return cfg, errors.New("mqtt: no broker URL")

@@ -116,6 +116,12 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 			memory = true
 		}
 	}
+	if cfg.Neighbours != nil {
+		if err := checkNeighbours(cfg.Neighbours, len(cfg.Agents)); err != nil {
+			return GroupResult{}, err
+		}
+		cfg.tree = newSpanTree(cfg.Neighbours)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
@@ -209,6 +215,15 @@ type Group struct {
 	Last   GroupResult
 }
 
+// alongEdges are the protocols whose agents send only to the agents they
+// share a function with (the local searches' VALUEs, gains and offers):
+// Group.Run runs them with Config.Neighbours, so that an agent reads the
+// statuses of its neighbours only. AFB sends its partial assignments
+// along an ordering of every agent, and DPOP's DFS token crosses between
+// the components of the graph: they keep the statuses of all (the
+// quiescent rule).
+var alongEdges = map[string]bool{"mgm": true, "mgm2": true, "dgibbs": true}
+
 // Run runs r's agents with RunGroup.
 func (g *Group) Run(ctx context.Context, r pipeline.Run) (pipeline.Outcome, error) {
 	cfg := g.Config
@@ -217,6 +232,9 @@ func (g *Group) Run(ctx context.Context, r pipeline.Run) (pipeline.Outcome, erro
 	}
 	if len(cfg.Agents) != len(r.Problem.Agents) {
 		return pipeline.Outcome{}, fmt.Errorf("mqtt: %d agent names for %d agents", len(cfg.Agents), len(r.Problem.Agents))
+	}
+	if cfg.Neighbours == nil && alongEdges[cfg.Protocol] && len(r.Agents) > 0 && r.Agents[0].Node.Decomp != nil {
+		cfg.Neighbours = r.Agents[0].Node.Decomp.Neighbours()
 	}
 	cfg.Owner = r.Owner
 	cfg.Owned = nil

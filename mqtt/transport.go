@@ -196,7 +196,9 @@ func (t *transport) onConnect(c paho.Client) {
 	for _, f := range t.filters() {
 		subs[f] = 1
 	}
-	subs[t.layout.MulticastFilter()] = multicastQoS
+	for _, f := range t.multicastFilters() {
+		subs[f] = multicastQoS
+	}
 	if l := t.listener(); l != nil {
 		for _, f := range l.Topics {
 			subs[f] = 1
@@ -286,10 +288,36 @@ const multicastQoS = 0
 // wildcard subscription for retained messages, racing with a retained
 // publication to that topic; a topic without wildcards takes a locked
 // path.
+//
+// With Config.Neighbours the statuses and presence are those of the agents
+// it watches (itself, its neighbours, its tree parent and children) and
+// the multicasts those of its neighbours, each topic on its own.
 func (t *transport) filters() []string {
-	fs := []string{t.layout.InboxFilter(t.name), t.layout.MulticastFilter()}
-	for _, a := range t.cfg.Agents {
+	fs := []string{t.layout.InboxFilter(t.name)}
+	if t.cfg.Neighbours == nil {
+		fs = append(fs, t.layout.MulticastFilter())
+		for _, a := range t.cfg.Agents {
+			fs = append(fs, t.layout.Status(a), topic.PresenceTopic(t.cfg.Prefix, a))
+		}
+		return fs
+	}
+	fs = append(fs, t.layout.Status(t.name), topic.PresenceTopic(t.cfg.Prefix, t.name))
+	for _, j := range t.cfg.watched(t.cfg.Agent) {
+		a := t.cfg.Agents[j]
 		fs = append(fs, t.layout.Status(a), topic.PresenceTopic(t.cfg.Prefix, a))
+	}
+	return append(fs, t.multicastFilters()...)
+}
+
+// multicastFilters are the multicast topics the agent subscribes to (at
+// multicastQoS): every agent's, or its neighbours' with Config.Neighbours.
+func (t *transport) multicastFilters() []string {
+	if t.cfg.Neighbours == nil {
+		return []string{t.layout.MulticastFilter()}
+	}
+	var fs []string
+	for _, j := range t.cfg.Neighbours[t.cfg.Agent] {
+		fs = append(fs, t.layout.Multicast(t.cfg.Agents[j]))
 	}
 	return fs
 }
