@@ -62,7 +62,9 @@ type agent struct {
 	recv   *receiver
 	send   *sender
 
-	peers []peerState
+	// peers[j] is what the agent knows of agent j, for the agents it
+	// watches (nil for the others, see peer).
+	peers []*peerState
 	// peersDone counts the peers whose latest status says done, so that
 	// finished is cheap until the run may be over.
 	peersDone int
@@ -118,6 +120,15 @@ type agent struct {
 	wave   waveState
 }
 
+// peer is what the agent knows of agent j (nothing, for an agent it does
+// not watch); only onStatus, for a watched agent, changes it.
+func (a *agent) peer(j int) peerState {
+	if p := a.peers[j]; p != nil {
+		return *p
+	}
+	return peerState{}
+}
+
 type peerState struct {
 	seen bool
 	st   status
@@ -135,17 +146,22 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 	log := cfg.Logger.With("agent", name, "run", cfg.Run)
 	a := &agent{
 		cfg: cfg, me: cfg.Agent, n: len(cfg.Agents), name: name,
-		index:  map[string]int{},
+		index:  cfg.index,
 		layout: topic.Layout{Prefix: cfg.Prefix, Run: cfg.Run},
 		proto:  proto, log: log, ctr: &counters{},
 		recv:   newReceiver(len(cfg.Agents), cfg.Limits),
 		send:   newSender(len(cfg.Agents)),
-		peers:  make([]peerState, len(cfg.Agents)),
+		peers:  make([]*peerState, len(cfg.Agents)),
 		acks:   make([]ackState, len(cfg.Agents)),
 		nonce:  rand.Uint64(),
 		latest: map[string]struct{}{},
 	}
 	a.statusPrefix = a.layout.Prefix + "/" + a.layout.Run + "/" + topic.Status + "/"
+	defer func() {
+		for _, j := range a.watch {
+			a.peers[j] = &peerState{}
+		}
+	}()
 	if cfg.Neighbours != nil {
 		a.sparse = true
 		a.nbr = cfg.Neighbours[cfg.Agent]
@@ -158,9 +174,6 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 				a.watch = append(a.watch, j)
 			}
 		}
-	}
-	for i, s := range cfg.Agents {
-		a.index[s] = i
 	}
 	a.mbox = newMailbox(cfg.Limits.MailboxBytes, a.ctr, log)
 	a.tr = newTransport(cfg, a.mbox, a.ctr, log)
@@ -202,7 +215,7 @@ func (a *agent) totals() (sent, delivered uint64) {
 
 // waveOf is the latest wave report of agent j, if its status carried one.
 func (a *agent) waveOf(j int) (waveReport, bool) {
-	p := &a.peers[j]
+	p := a.peer(j)
 	return p.st.Wave, p.seen && p.st.HasWave
 }
 
@@ -800,7 +813,7 @@ func (a *agent) onTick(ctx context.Context, now time.Time) {
 		a.lastWaitLog = now
 		var missing []string
 		for _, j := range a.watch {
-			if !a.peers[j].seen {
+			if !a.peer(j).seen {
 				missing = append(missing, a.cfg.Agents[j])
 			}
 		}

@@ -86,7 +86,7 @@ func (a *agent) onStatus(tp string, p topic.Parsed, b []byte) error {
 		// business.
 		return nil
 	}
-	ps := &a.peers[j]
+	ps := a.peers[j]
 	newGen := !ps.seen || s.Gen > ps.st.Gen
 	switch {
 	case ps.seen && s.Nonce != ps.st.Nonce:
@@ -143,7 +143,7 @@ func (a *agent) onPresence(p topic.Parsed, b []byte) {
 // every watched agent, with Config.Neighbours).
 func (a *agent) allPresent() bool {
 	for _, j := range a.watch {
-		if !a.peers[j].seen {
+		if !a.peer(j).seen {
 			return false
 		}
 	}
@@ -335,7 +335,7 @@ func (a *agent) onAck(j int, b []byte) {
 		reason = DropSenderMismatch
 	case k.Receiver != a.name:
 		reason = DropWrongReceiver
-	case !a.peers[j].seen || k.Nonce != a.peers[j].st.Nonce:
+	case !a.peer(j).seen || k.Nonce != a.peer(j).st.Nonce:
 		// Another incarnation's: its counts are not this one's.
 		reason = DropStaleAck
 	}
@@ -398,7 +398,7 @@ func (a *agent) finished() bool {
 			a.quiet[j] = a.lastPub
 			continue
 		}
-		a.quiet[j] = a.peers[j].st
+		a.quiet[j] = a.peer(j).st
 	}
 	return quiescent(a.quiet)
 }

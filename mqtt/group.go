@@ -122,6 +122,11 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		}
 		cfg.tree = newSpanTree(cfg.Neighbours)
 	}
+	index, err := agentIndex(cfg.Agents)
+	if err != nil {
+		return GroupResult{}, err
+	}
+	cfg.index = index
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()

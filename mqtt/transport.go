@@ -66,16 +66,21 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 			t.listenTopics[tp] = true
 		}
 	}
-	signers := map[string]string{}
-	for i, a := range cfg.Agents {
-		signers[a] = cfg.signerOf(i)
+	var signers map[string]string // only a signed run needs them
+	if cfg.Keys != nil {
+		signers = make(map[string]string, len(cfg.Agents))
+		for i, a := range cfg.Agents {
+			signers[a] = cfg.signerOf(i)
+		}
 	}
 	t.signer = cfg.Keys.Signer(cfg.signerOf(cfg.Agent))
 	t.open = newOpener(cfg.Keys, cfg.Prefix, signers)
 	tm := cfg.Timing
 	keepAlive := tm.KeepAlive
 	if cfg.inMemory {
-		keepAlive = 0 // see AgentConfig.inMemory
+		// See AgentConfig.inMemory: in effect none (0 would be none,
+		// but mochi warns about every such client).
+		keepAlive = memoryKeepAlive
 	}
 	will := t.presence("offline")
 	o := paho.NewClientOptions().
@@ -114,6 +119,10 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 	t.client = paho.NewClient(o)
 	return t
 }
+
+// memoryKeepAlive is the keep-alive of an agent on a memory pipe: under
+// MQTT's 16-bit limit in seconds, and long enough never to fire.
+const memoryKeepAlive = 18 * time.Hour
 
 // connect starts the client and waits for the first connection (paho
 // keeps retrying until then) or for ctx.
