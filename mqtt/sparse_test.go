@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,11 +40,11 @@ func feederProblem(seed int64, feeders, size int) *mva.Problem {
 		}
 		off, voff := len(out.Agents), len(out.Variables)
 		for _, a := range p.Agents {
-			a.Name = a.Name + "f" + string(rune('a'+f))
+			a.Name = a.Name + "f" + strconv.Itoa(f)
 			out.Agents = append(out.Agents, a)
 		}
 		for _, v := range p.Variables {
-			v.Name = v.Name + "f" + string(rune('a'+f))
+			v.Name = v.Name + "f" + strconv.Itoa(f)
 			v.Agent += off
 			out.Variables = append(out.Variables, v)
 		}
@@ -252,4 +255,40 @@ func TestSparseFailurePropagates(t *testing.T) {
 			t.Fatal("an agent did not learn of the failure")
 		}
 	}
+}
+
+// TestScaleFeeders (HEARTH_SCALE=1; minutes, not in the default suite)
+// runs MGM between 1,000 agents in 50 feeders of 20 over the embedded
+// broker, every agent its own MQTT client, and checks the answer against
+// the simulated runtime's; it logs the wall time and the Go heap's peak
+// footprint (runtime.MemStats.Sys), which `/usr/bin/time -v go test`
+// complements with the process's peak RSS.
+func TestScaleFeeders(t *testing.T) {
+	if os.Getenv("HEARTH_SCALE") == "" {
+		t.Skip("set HEARTH_SCALE=1 to run the 1,000-agent feeder street")
+	}
+	p := feederProblem(1, 50, 20)
+	opts := sim.Options{Protocol: mgm.New, Solver: dfbnb, Seed: 1, Params: map[string]float64{"rounds": 20}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	want, err := sim.Solve(ctx, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got, gr, err := solveGroup(ctx, p, opts, GroupConfig{Config: Config{Protocol: "mgm", Logger: testLogger(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(start)
+	checkSameAnswer(t, got, gr, want)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var statuses, resyncs int64
+	for _, s := range gr.Stats {
+		statuses += s.StatusesIn
+		resyncs += s.Resyncs
+	}
+	t.Logf("%d agents: %v wall, %d messages, %d statuses read (%.1f per agent), %d resyncs, Go memory %d MiB",
+		len(p.Agents), wall.Round(time.Millisecond), gr.Metrics.Messages, statuses, float64(statuses)/float64(len(p.Agents)), resyncs, ms.Sys>>20)
 }
