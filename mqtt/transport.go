@@ -319,9 +319,12 @@ func (t *transport) filters() []string {
 }
 
 // multicastFilters are the multicast topics the agent subscribes to (at
-// multicastQoS): every agent's, or its neighbours' with Config.Neighbours.
+// multicastQoS): every agent's, or its neighbours' with Config.Neighbours
+// — unless they are most of the run (a complete graph), where one
+// wildcard costs the broker less than hundreds of topics, and the few
+// multicasts of other agents are skipped.
 func (t *transport) multicastFilters() []string {
-	if t.cfg.Neighbours == nil {
+	if nb := t.cfg.Neighbours; nb == nil || float64(len(nb[t.cfg.Agent])) >= multicastMin*float64(len(t.cfg.Agents)-1) {
 		return []string{t.layout.MulticastFilter()}
 	}
 	var fs []string
