@@ -56,7 +56,7 @@ func ackAgent(t *testing.T) (*agent, *pubRecorder) {
 	a.tr.client = rec
 	a.connected = true
 	for j, nonce := range map[int]uint64{0: 100, 2: 102} {
-		a.peers[j] = peerState{seen: true, st: status{V: statusVersion, Agent: cfg.Agents[j], Run: "r", Nonce: nonce, State: stateRunning, N: 3}}
+		a.peers[j] = &peerState{seen: true, st: status{V: statusVersion, Agent: cfg.Agents[j], Run: "r", Nonce: nonce, State: stateRunning, N: 3}}
 	}
 	if err := a.start(context.Background()); err != nil {
 		t.Fatal(err)

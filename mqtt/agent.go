@@ -62,7 +62,9 @@ type agent struct {
 	recv   *receiver
 	send   *sender
 
-	peers []peerState
+	// peers[j] is what the agent knows of agent j, for the agents it
+	// watches (nil for the others, see peer).
+	peers []*peerState
 	// peersDone counts the peers whose latest status says done, so that
 	// finished is cheap until the run may be over.
 	peersDone int
@@ -108,6 +110,23 @@ type agent struct {
 	lastResend time.Time
 
 	nccc int64
+	// admitting is true while the agent holds a slot of cfg.Admit.
+	admitting bool
+	// With Config.Neighbours (sparse): the agent's neighbours, the
+	// agents whose statuses it reads (watch), and its termination waves.
+	sparse bool
+	nbr    []int
+	watch  []int
+	wave   waveState
+}
+
+// peer is what the agent knows of agent j (nothing, for an agent it does
+// not watch); only onStatus, for a watched agent, changes it.
+func (a *agent) peer(j int) peerState {
+	if p := a.peers[j]; p != nil {
+		return *p
+	}
+	return peerState{}
 }
 
 type peerState struct {
@@ -127,23 +146,77 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 	log := cfg.Logger.With("agent", name, "run", cfg.Run)
 	a := &agent{
 		cfg: cfg, me: cfg.Agent, n: len(cfg.Agents), name: name,
-		index:  map[string]int{},
+		index:  cfg.index,
 		layout: topic.Layout{Prefix: cfg.Prefix, Run: cfg.Run},
 		proto:  proto, log: log, ctr: &counters{},
 		recv:   newReceiver(len(cfg.Agents), cfg.Limits),
 		send:   newSender(len(cfg.Agents)),
-		peers:  make([]peerState, len(cfg.Agents)),
+		peers:  make([]*peerState, len(cfg.Agents)),
 		acks:   make([]ackState, len(cfg.Agents)),
 		nonce:  rand.Uint64(),
 		latest: map[string]struct{}{},
 	}
 	a.statusPrefix = a.layout.Prefix + "/" + a.layout.Run + "/" + topic.Status + "/"
-	for i, s := range cfg.Agents {
-		a.index[s] = i
+	defer func() {
+		for _, j := range a.watch {
+			a.peers[j] = &peerState{}
+		}
+	}()
+	if cfg.Neighbours != nil {
+		a.sparse = true
+		a.nbr = cfg.Neighbours[cfg.Agent]
+		a.watch = cfg.watched(cfg.Agent)
+		a.wave = waveState{parent: cfg.tree.parent[cfg.Agent], children: cfg.tree.children[cfg.Agent]}
+	} else {
+		a.watch = make([]int, 0, len(cfg.Agents)-1)
+		for j := range cfg.Agents {
+			if j != cfg.Agent {
+				a.watch = append(a.watch, j)
+			}
+		}
 	}
 	a.mbox = newMailbox(cfg.Limits.MailboxBytes, a.ctr, log)
 	a.tr = newTransport(cfg, a.mbox, a.ctr, log)
 	return a
+}
+
+// enter takes a slot of the process's admission semaphore (AgentConfig.
+// Admit), waiting for one.
+func (a *agent) enter(ctx context.Context) error {
+	if a.cfg.Admit == nil {
+		return nil
+	}
+	select {
+	case a.cfg.Admit <- struct{}{}:
+		a.admitting = true
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mqtt: agent %s: waiting to connect: %w", a.name, ctx.Err())
+	}
+}
+
+// admitted gives the admission slot back, once.
+func (a *agent) admitted() {
+	if a.admitting {
+		a.admitting = false
+		<-a.cfg.Admit
+	}
+}
+
+// totals are the agent's counters for the termination waves: messages
+// sent and messages delivered to the protocol, over all its links.
+func (a *agent) totals() (sent, delivered uint64) {
+	for _, j := range a.active {
+		sent += a.send.out[j].next
+		delivered += a.recv.in[j].next
+	}
+	return sent, delivered
+}
+
+// waveOf is the latest wave report of agent j, if its status carried one.
+func (a *agent) waveOf(j int) (waveReport, bool) {
+	p := a.peer(j)
+	return p.st.Wave, p.seen && p.st.HasWave
 }
 
 // tickEvery paces timers (retransmission, rate-limited statuses) and the
@@ -151,6 +224,10 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 const tickEvery = 50 * time.Millisecond
 
 func (a *agent) run(ctx context.Context) (err error) {
+	if err := a.enter(ctx); err != nil {
+		return err
+	}
+	defer a.admitted()
 	if err := a.tr.connect(ctx); err != nil {
 		return err
 	}
@@ -205,6 +282,9 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
+	if a.connected && a.echoWant == 0 {
+		a.admitted()
+	}
 	// Its own status must have come back first: the broker delivers the
 	// retained one before it, so an earlier process's status of this
 	// run (a finished run, see onStatus) is known before the peers'
@@ -224,6 +304,10 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 		a.log.Warn("asking peers to retransmit after dropping messages")
 	}
 	a.sendAcks(now)
+	if a.sparse && a.started {
+		sent, delivered := a.totals()
+		a.wave.advance(a.proto.Done(), sent, delivered, a.waveOf)
+	}
 	a.publishStatus(now)
 	return a.finished(), nil
 }
@@ -495,6 +579,9 @@ func (a *agent) sendAll(msgs []mva.Message) error {
 		if m.From != a.me || m.To < 0 || m.To >= a.n || m.To == a.me {
 			return fmt.Errorf("mqtt: agent %s (%d) sent a message from %d to %d", a.name, a.me, m.From, m.To)
 		}
+		if _, ok := slices.BinarySearch(a.nbr, m.To); a.sparse && !ok {
+			return fmt.Errorf("mqtt: agent %s sent a %s message to %s, which is not its neighbour (Config.Neighbours): this protocol needs every agent's status", a.name, m.Kind, a.cfg.Agents[m.To])
+		}
 	}
 	groups := a.multicastGroups(msgs)
 	for i, m := range msgs {
@@ -547,7 +634,11 @@ type multicastGroup struct {
 // same VALUE; on a complete graph, a multicast turns n−1 publications into
 // one.
 func (a *agent) multicastGroups(msgs []mva.Message) []*multicastGroup {
-	least := max(2, int(math.Ceil(multicastMin*float64(a.n-1))))
+	peers := a.n - 1
+	if a.sparse {
+		peers = len(a.nbr) // only they subscribe to the multicasts
+	}
+	least := max(2, int(math.Ceil(multicastMin*float64(peers))))
 	if a.cfg.NoMulticast || len(msgs) < least {
 		return nil
 	}
@@ -721,8 +812,8 @@ func (a *agent) onTick(ctx context.Context, now time.Time) {
 	if !a.started && now.Sub(a.lastWaitLog) >= 5*time.Second {
 		a.lastWaitLog = now
 		var missing []string
-		for j, p := range a.peers {
-			if j != a.me && !p.seen {
+		for _, j := range a.watch {
+			if !a.peer(j).seen {
 				missing = append(missing, a.cfg.Agents[j])
 			}
 		}

@@ -80,7 +80,13 @@ func (a *agent) onStatus(tp string, p topic.Parsed, b []byte) error {
 		}
 		return nil
 	}
-	ps := &a.peers[j]
+	if _, watched := slices.BinarySearch(a.watch, j); !watched {
+		// With Config.Neighbours, an agent it does not watch (a
+		// persistent session's leftover subscription): not its
+		// business.
+		return nil
+	}
+	ps := a.peers[j]
 	newGen := !ps.seen || s.Gen > ps.st.Gen
 	switch {
 	case ps.seen && s.Nonce != ps.st.Nonce:
@@ -133,10 +139,11 @@ func (a *agent) onPresence(p topic.Parsed, b []byte) {
 	}
 }
 
-// allPresent reports whether a status of every other agent was seen.
+// allPresent reports whether a status of every other agent was seen (of
+// every watched agent, with Config.Neighbours).
 func (a *agent) allPresent() bool {
-	for j, p := range a.peers {
-		if j != a.me && !p.seen {
+	for _, j := range a.watch {
+		if !a.peer(j).seen {
 			return false
 		}
 	}
@@ -146,6 +153,12 @@ func (a *agent) allPresent() bool {
 // current is the status the agent would publish now.
 func (a *agent) current() status {
 	state := a.state()
+	if a.sparse {
+		return status{
+			V: statusVersion, Agent: a.name, Run: a.cfg.Run, Nonce: a.nonce, Gen: a.gen,
+			State: state, N: a.n, Wave: a.wave.me, HasWave: true,
+		}
+	}
 	links := make([]linkCount, len(a.active))
 	for k, j := range a.active {
 		links[k] = linkCount{Peer: j, Sent: a.send.out[j].next, Delivered: a.recv.in[j].next}
@@ -168,7 +181,8 @@ func (a *agent) state() string {
 }
 
 func sameStatus(x, y status) bool {
-	return x.Gen == y.Gen && x.State == y.State && x.Error == y.Error && slices.Equal(x.Links, y.Links)
+	return x.Gen == y.Gen && x.State == y.State && x.Error == y.Error && slices.Equal(x.Links, y.Links) &&
+		x.HasWave == y.HasWave && x.Wave == y.Wave
 }
 
 // worthTelling reports whether cur tells the other agents something the
@@ -179,7 +193,7 @@ func sameStatus(x, y status) bool {
 // acknowledgement would cost the run n² deliveries per status interval.
 func worthTelling(cur, last status) bool {
 	return cur.Gen != last.Gen || cur.State != last.State || cur.Error != last.Error ||
-		(cur.State == stateDone && !slices.Equal(cur.Links, last.Links))
+		(cur.State == stateDone && !slices.Equal(cur.Links, last.Links)) || cur.Wave != last.Wave
 }
 
 // doneCoalesce is how long a done agent whose counters changed since its
@@ -196,6 +210,10 @@ const doneCoalesce = 2 * tickEvery
 // traffic proportionate in a large run.
 func (a *agent) hold(cur status) time.Duration {
 	switch {
+	case cur.Wave != a.lastPub.Wave:
+		// A wave waits for this status; an agent changes its wave
+		// report at most twice per wave.
+		return 0
 	case cur.State != stateDone:
 		return a.cfg.Timing.StatusInterval
 	case a.lastPub.State == stateDone && a.lastPub.Gen == cur.Gen:
@@ -213,7 +231,7 @@ func (a *agent) publishStatus(now time.Time) {
 		return
 	}
 	if st := a.state(); !a.forcePub && st != stateDone && st == a.lastPub.State && a.gen == a.lastPub.Gen &&
-		a.lastPub.Error == "" && !tokenFailed(a.lastTok) {
+		a.lastPub.Error == "" && a.wave.me == a.lastPub.Wave && !tokenFailed(a.lastTok) {
 		// Nothing worth telling (worthTelling), without building the
 		// links' counters: this runs after every batch.
 		return
@@ -317,7 +335,7 @@ func (a *agent) onAck(j int, b []byte) {
 		reason = DropSenderMismatch
 	case k.Receiver != a.name:
 		reason = DropWrongReceiver
-	case !a.peers[j].seen || k.Nonce != a.peers[j].st.Nonce:
+	case !a.peer(j).seen || k.Nonce != a.peer(j).st.Nonce:
 		// Another incarnation's: its counts are not this one's.
 		reason = DropStaleAck
 	}
@@ -352,6 +370,17 @@ func (a *agent) finished() bool {
 	if !a.started || !a.proto.Done() || a.lastTok == nil {
 		return false
 	}
+	if a.sparse {
+		if !a.wave.me.Term || !a.lastPub.Wave.Term {
+			return false
+		}
+		select {
+		case <-a.lastTok.Done():
+			return a.lastTok.Error() == nil
+		default:
+			return false
+		}
+	}
 	if a.peersDone < a.n-1 || a.lastPub.State != stateDone || !sameStatus(a.current(), a.lastPub) {
 		return false
 	}
@@ -369,7 +398,7 @@ func (a *agent) finished() bool {
 			a.quiet[j] = a.lastPub
 			continue
 		}
-		a.quiet[j] = a.peers[j].st
+		a.quiet[j] = a.peer(j).st
 	}
 	return quiescent(a.quiet)
 }
@@ -384,12 +413,12 @@ func (a *agent) finished() bool {
 // earlier one's. A peer's failure is not echoed: the failed agent said
 // so itself.
 func (a *agent) fail(err error, wait time.Duration) {
-	if errors.Is(err, ErrPeerFailed) {
+	if errors.Is(err, ErrPeerFailed) && !a.sparse {
 		return
 	}
 	s := a.current()
 	s.State, s.Error = stateFailed, err.Error()
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrPeerAbandoned) {
 		// The agent gives the run up (its round timed out, its process
 		// stops): the peers must not start it again without it.
 		s.Error = abandoned + s.Error

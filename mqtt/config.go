@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hearth-dcop/hearth/mqtt/envelope"
@@ -212,6 +213,27 @@ type Config struct {
 	// Homes[Owner[i]] for agent i (a reformulation's pseudo-agents sign
 	// as their home). Without them each agent signs as itself.
 	Homes []string
+	// Neighbours, when set, lists for each agent (by index, in
+	// increasing order, symmetric) the agents it exchanges messages
+	// with: an agent then subscribes to the statuses, presence and
+	// multicasts of its neighbours and of its parent and children on a
+	// spanning tree of this graph, and no other; it starts once those
+	// are present, tells a failure to them (each passes it on), and
+	// learns that the run is over from termination waves along the tree
+	// (wave.go), so that what an agent reads and keeps grows with its
+	// degree, not with the run. Sending to an agent that is not a
+	// neighbour is an error. Nil: every agent reads every agent's status
+	// (the quiescent rule), which protocols that talk beyond the
+	// constraint graph (AFB) need. Group.Run sets it for the protocols
+	// that talk along the graph (alongEdges).
+	Neighbours [][]int
+	// tree is the spanning tree of Neighbours, built (and Neighbours
+	// checked) once per run by RunGroup, or by resolve.
+	tree *spanTree
+	// index gives each agent name its index in Agents, built (and the
+	// names checked) once per run by RunGroup, or by resolve: one map per
+	// agent was a tenth of a 1,000-agent run's memory.
+	index map[string]int
 }
 
 // Listener is a set of topics an agent's client subscribes to for
@@ -224,6 +246,37 @@ type Listener struct {
 }
 
 // signerOf returns the name of the key that signs agent i's messages.
+// agentIndex checks the run's agent names and maps each to its index.
+func agentIndex(agents []string) (map[string]int, error) {
+	index := make(map[string]int, len(agents))
+	for i, a := range agents {
+		if err := topic.CheckAgent(a); err != nil {
+			return nil, fmt.Errorf("mqtt: agent name: %w", err)
+		}
+		if _, dup := index[a]; dup {
+			return nil, fmt.Errorf("mqtt: agent %q listed twice", a)
+		}
+		index[a] = i
+	}
+	return index, nil
+}
+
+// watched are the agents whose statuses agent me reads with Neighbours
+// set: its neighbours and its tree parent and children, in increasing
+// order (nil without Neighbours: every agent).
+func (cfg *Config) watched(me int) []int {
+	if cfg.Neighbours == nil || cfg.tree == nil {
+		return nil
+	}
+	w := slices.Clone(cfg.Neighbours[me])
+	if p := cfg.tree.parent[me]; p >= 0 {
+		w = append(w, p)
+	}
+	w = append(w, cfg.tree.children[me]...)
+	slices.Sort(w)
+	return slices.Compact(w)
+}
+
 func (cfg *Config) signerOf(i int) string {
 	if cfg.Homes != nil && cfg.Owner != nil && cfg.Owner[i] >= 0 && cfg.Owner[i] < len(cfg.Homes) {
 		return cfg.Homes[cfg.Owner[i]]
@@ -253,6 +306,23 @@ type AgentConfig struct {
 	// local solves, and their tables are all live at once (dm_251_1_5:
 	// 2.7 GB of bucket tables in flight, 17 GB resident).
 	Compute chan struct{}
+	// Admit, when set, is a semaphore the agents of one process share
+	// while they join the run: an agent holds one of its slots from
+	// before it connects until its subscriptions are acknowledged and
+	// its first status has come back from the broker (or it stops).
+	// RunGroup makes one (admitSlots). Without it hundreds of agents
+	// connect and subscribe at once, each subscription makes the broker
+	// send the retained statuses it matches, and on 2 cores the clients
+	// then missed their keep-alives, reconnected into resumed sessions
+	// and had their subscriptions refused (packet id in use) again and
+	// again: a 474-home street spent minutes connecting (issue 22).
+	Admit chan struct{}
+	// inMemory says that the agent reaches the broker through a memory
+	// pipe of this process (RunGroup with the embedded broker), which
+	// cannot die silently: it runs without keep-alive pings (an 18-hour
+	// keep-alive), which a loaded process missed although the
+	// connection was fine.
+	inMemory bool
 }
 
 // resolve validates cfg and fills in the defaults.
@@ -272,15 +342,12 @@ func (cfg AgentConfig) resolve() (AgentConfig, error) {
 	if len(cfg.Agents) == 0 {
 		return cfg, errors.New("mqtt: no agents")
 	}
-	seen := map[string]bool{}
-	for _, a := range cfg.Agents {
-		if err := topic.CheckAgent(a); err != nil {
-			return cfg, fmt.Errorf("mqtt: agent name: %w", err)
+	if cfg.index == nil {
+		index, err := agentIndex(cfg.Agents)
+		if err != nil {
+			return cfg, err
 		}
-		if seen[a] {
-			return cfg, fmt.Errorf("mqtt: agent %q listed twice", a)
-		}
-		seen[a] = true
+		cfg.index = index
 	}
 	if cfg.Owner != nil && len(cfg.Owner) != len(cfg.Agents) {
 		return cfg, fmt.Errorf("mqtt: %d owners for %d agents", len(cfg.Owner), len(cfg.Agents))
@@ -297,6 +364,12 @@ func (cfg AgentConfig) resolve() (AgentConfig, error) {
 		if s := cfg.signerOf(cfg.Agent); cfg.Keys.Signer(s) == nil {
 			return cfg, fmt.Errorf("mqtt: no private key for %q, which agent %q signs as", s, cfg.Agents[cfg.Agent])
 		}
+	}
+	if cfg.Neighbours != nil && cfg.tree == nil {
+		if err := checkNeighbours(cfg.Neighbours, len(cfg.Agents)); err != nil {
+			return cfg, err
+		}
+		cfg.tree = newSpanTree(cfg.Neighbours)
 	}
 	if cfg.Broker.URL == "" {
 		return cfg, errors.New("mqtt: no broker URL")

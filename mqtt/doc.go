@@ -165,6 +165,15 @@
 // statuses including that one is quiescent, so the run waits for its next
 // done status.
 //
+// That rule needs every agent's status, so every agent reads every
+// status: n² deliveries. With Config.Neighbours (the protocols that talk
+// along the constraint graph) an agent reads only its neighbours' and its
+// spanning-tree links' statuses and learns termination from waves along
+// the tree that total the messages sent and delivered (Mattern's
+// four-counter method; wave.go proves it); it then returns once its own
+// status saying so was acknowledged by the broker, and passes a failed
+// status on, since its watchers may not watch the agent that failed.
+//
 // An agent that fails (its protocol's error, ctx ending, a refused
 // subscription, its own earlier incarnation's status found on the broker)
 // publishes a failed status, with its own nonce, even if it had not yet

@@ -93,6 +93,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		_, _ = rand.Read(b[:])
 		cfg.Run = "run-" + hex.EncodeToString(b[:])
 	}
+	memory := false
 	if cfg.Broker.URL == "" {
 		ec := cfg.Embedded
 		if ec.Prefix == "" {
@@ -112,8 +113,20 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		cfg.Broker.URL = b.URL()
 		if !cfg.EmbeddedTCP {
 			cfg.Broker.Dial = b.Dial
+			memory = true
 		}
 	}
+	if cfg.Neighbours != nil {
+		if err := checkNeighbours(cfg.Neighbours, len(cfg.Agents)); err != nil {
+			return GroupResult{}, err
+		}
+		cfg.tree = newSpanTree(cfg.Neighbours)
+	}
+	index, err := agentIndex(cfg.Agents)
+	if err != nil {
+		return GroupResult{}, err
+	}
+	cfg.index = index
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
@@ -133,8 +146,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 		slots = runtime.GOMAXPROCS(0)
 	}
 	compute := make(chan struct{}, slots)
+	admit := make(chan struct{}, admitSlots)
 	for k, p := range protos {
-		ac := AgentConfig{Config: cfg.Config, Agent: owned[k], Compute: compute}
+		ac := AgentConfig{Config: cfg.Config, Agent: owned[k], Compute: compute, Admit: admit, inMemory: memory}
 		if cfg.Credentials != nil {
 			ac.Broker.Username, ac.Broker.Password = cfg.Credentials(cfg.Agents[owned[k]])
 		}
@@ -170,6 +184,12 @@ func RunGroup(ctx context.Context, cfg GroupConfig, protos []mva.Protocol) (Grou
 	return out, nil
 }
 
+// admitSlots is how many agents of a RunGroup join the run at once
+// (AgentConfig.Admit): enough to keep the broker busy while one agent
+// waits for its acknowledgements, few enough that the retained statuses
+// their subscriptions bring never pile up.
+const admitSlots = 8
+
 // AgentNames returns p's agent names when they can all be agent names on
 // MQTT (topic.CheckAgent), otherwise "a0", "a1", …, so that any instance
 // file can run over MQTT.
@@ -200,6 +220,15 @@ type Group struct {
 	Last   GroupResult
 }
 
+// alongEdges are the protocols whose agents send only to the agents they
+// share a function with (the local searches' VALUEs, gains and offers):
+// Group.Run runs them with Config.Neighbours, so that an agent reads the
+// statuses of its neighbours only. AFB sends its partial assignments
+// along an ordering of every agent, and DPOP's DFS token crosses between
+// the components of the graph: they keep the statuses of all (the
+// quiescent rule).
+var alongEdges = map[string]bool{"mgm": true, "mgm2": true, "dgibbs": true}
+
 // Run runs r's agents with RunGroup.
 func (g *Group) Run(ctx context.Context, r pipeline.Run) (pipeline.Outcome, error) {
 	cfg := g.Config
@@ -208,6 +237,9 @@ func (g *Group) Run(ctx context.Context, r pipeline.Run) (pipeline.Outcome, erro
 	}
 	if len(cfg.Agents) != len(r.Problem.Agents) {
 		return pipeline.Outcome{}, fmt.Errorf("mqtt: %d agent names for %d agents", len(cfg.Agents), len(r.Problem.Agents))
+	}
+	if cfg.Neighbours == nil && alongEdges[cfg.Protocol] && len(r.Agents) > 0 && r.Agents[0].Node.Decomp != nil {
+		cfg.Neighbours = r.Agents[0].Node.Decomp.Neighbours()
 	}
 	cfg.Owner = r.Owner
 	cfg.Owned = nil

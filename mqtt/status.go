@@ -54,6 +54,12 @@ type status struct {
 	// direction, by increasing peer index; a link not listed has sent and
 	// delivered nothing.
 	Links []linkCount
+	// Wave is the agent's part in the termination waves, present
+	// (HasWave) in the runs with Config.Neighbours, whose statuses carry
+	// no Links: acknowledgements go on the inboxes, and termination
+	// needs no link counters.
+	Wave    waveReport
+	HasWave bool
 }
 
 // linkCount is one link's counters in a status: messages sent to Peer,
@@ -100,6 +106,7 @@ type wireStatus struct {
 	Peers     []int    `json:"peers"`
 	Sent      []uint64 `json:"sent"`
 	Delivered []uint64 `json:"delivered"`
+	Wave      []uint64 `json:"wave,omitempty"`
 }
 
 // maxStatusBytes bounds a status payload: a header, and a few numbers per
@@ -117,6 +124,9 @@ func (s status) encode() []byte {
 	}
 	for i, l := range s.Links {
 		w.Peers[i], w.Sent[i], w.Delivered[i] = l.Peer, l.Sent, l.Delivered
+	}
+	if s.HasWave {
+		w.Wave = s.Wave.encode()
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -166,6 +176,13 @@ func decodeStatus(b []byte, agent, run string, self, n int) (status, error) {
 	}
 	s := status{V: w.V, Agent: w.Agent, Run: w.Run, Nonce: w.Nonce, Gen: w.Gen, Ver: w.Ver,
 		State: w.State, Error: w.Error, N: w.N}
+	if len(w.Wave) > 0 {
+		wr, err := decodeWave(w.Wave)
+		if err != nil {
+			return status{}, err
+		}
+		s.Wave, s.HasWave = wr, true
+	}
 	if len(w.Peers) > 0 {
 		s.Links = make([]linkCount, len(w.Peers))
 	}
@@ -219,8 +236,11 @@ func parseCanonicalStatus(b []byte) (w wireStatus, ok bool) {
 	ok = ok && p.lit(`,"n":`) && p.uint(&n, math.MaxInt) &&
 		p.lit(`,"peers":`) && p.ints(&w.Peers) &&
 		p.lit(`,"sent":`) && p.uints(&w.Sent) &&
-		p.lit(`,"delivered":`) && p.uints(&w.Delivered) &&
-		p.lit(`}`) && len(p.b) == 0
+		p.lit(`,"delivered":`) && p.uints(&w.Delivered)
+	if ok && p.has(`,"wave":`) {
+		ok = p.lit(`,"wave":`) && p.uints(&w.Wave) && len(w.Wave) > 0
+	}
+	ok = ok && p.lit(`}`) && len(p.b) == 0
 	w.V, w.N = int(v), int(n)
 	return w, ok
 }

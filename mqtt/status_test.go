@@ -195,6 +195,9 @@ func FuzzDecodeStatus(f *testing.F) {
 	f.Add([]byte(`{"v":1,"agent":"a1","run":"r","state":"done","sent":[0,0,0],"delivered":[0,0,0]}`))
 	f.Add([]byte(`{"v":2,"agent":"a1","run":"r","nonce":7,"gen":1,"ver":3,"state":"failed","error":"x","n":3,"peers":[0,2],"sent":[1,0],"delivered":[0,4]}`))
 	f.Add([]byte(`{"v":2,"agent":"a1","run":"r","nonce":18446744073709551615,"gen":0,"ver":0,"state":"done","n":3,"peers":[],"sent":[],"delivered":[]}`))
+	f.Add(status{V: statusVersion, Agent: "a1", Run: "r", State: stateDone, N: 3, HasWave: true,
+		Wave: waveReport{Join: 4, Rep: 3, Sent: 17, Delivered: 17, Done: true}}.encode())
+	f.Add([]byte(`{"v":2,"agent":"a1","run":"r","nonce":0,"gen":0,"ver":0,"state":"done","n":3,"peers":[],"sent":[],"delivered":[],"wave":[2,3,0,0,1,0]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// The canonical parser accepts only what encoding/json reads
 		// the same.
@@ -305,6 +308,8 @@ func TestCanonicalStatus(t *testing.T) {
 		st(stateDone, []uint64{0, 1, 0}, []uint64{2, 0, 0}),
 		{V: statusVersion, Agent: "a1", Run: "r", State: stateFailed, Error: `the broker <refused> "x" & 'y'`, N: 3},
 		{V: statusVersion, Agent: "a1", Run: "r", State: stateWaiting, Error: "plain words", N: 3},
+		{V: statusVersion, Agent: "a1", Run: "r", State: stateDone, N: 3, HasWave: true,
+			Wave: waveReport{Join: 9, Rep: 9, Sent: math.MaxUint64, Delivered: 5, Done: true, Term: true}},
 		many,
 	} {
 		b := s.encode()

@@ -66,13 +66,22 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 			t.listenTopics[tp] = true
 		}
 	}
-	signers := map[string]string{}
-	for i, a := range cfg.Agents {
-		signers[a] = cfg.signerOf(i)
+	var signers map[string]string // only a signed run needs them
+	if cfg.Keys != nil {
+		signers = make(map[string]string, len(cfg.Agents))
+		for i, a := range cfg.Agents {
+			signers[a] = cfg.signerOf(i)
+		}
 	}
 	t.signer = cfg.Keys.Signer(cfg.signerOf(cfg.Agent))
 	t.open = newOpener(cfg.Keys, cfg.Prefix, signers)
 	tm := cfg.Timing
+	keepAlive := tm.KeepAlive
+	if cfg.inMemory {
+		// See AgentConfig.inMemory: in effect none (0 would be none,
+		// but mochi warns about every such client).
+		keepAlive = memoryKeepAlive
+	}
 	will := t.presence("offline")
 	o := paho.NewClientOptions().
 		AddBroker(cfg.Broker.URL).
@@ -89,7 +98,7 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 		SetConnectRetryInterval(min(time.Second, tm.ReconnectMax)).
 		SetMaxReconnectInterval(tm.ReconnectMax).
 		SetConnectTimeout(tm.ConnectTimeout).
-		SetKeepAlive(tm.KeepAlive).
+		SetKeepAlive(keepAlive).
 		SetPingTimeout(min(10*time.Second, tm.KeepAlive)).
 		SetOrderMatters(true).
 		SetStore(newCopyStore()).
@@ -110,6 +119,10 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 	t.client = paho.NewClient(o)
 	return t
 }
+
+// memoryKeepAlive is the keep-alive of an agent on a memory pipe: under
+// MQTT's 16-bit limit in seconds, and long enough never to fire.
+const memoryKeepAlive = 18 * time.Hour
 
 // connect starts the client and waits for the first connection (paho
 // keeps retrying until then) or for ctx.
@@ -192,7 +205,9 @@ func (t *transport) onConnect(c paho.Client) {
 	for _, f := range t.filters() {
 		subs[f] = 1
 	}
-	subs[t.layout.MulticastFilter()] = multicastQoS
+	for _, f := range t.multicastFilters() {
+		subs[f] = multicastQoS
+	}
 	if l := t.listener(); l != nil {
 		for _, f := range l.Topics {
 			subs[f] = 1
@@ -282,10 +297,39 @@ const multicastQoS = 0
 // wildcard subscription for retained messages, racing with a retained
 // publication to that topic; a topic without wildcards takes a locked
 // path.
+//
+// With Config.Neighbours the statuses and presence are those of the agents
+// it watches (itself, its neighbours, its tree parent and children) and
+// the multicasts those of its neighbours, each topic on its own.
 func (t *transport) filters() []string {
-	fs := []string{t.layout.InboxFilter(t.name), t.layout.MulticastFilter()}
-	for _, a := range t.cfg.Agents {
+	fs := []string{t.layout.InboxFilter(t.name)}
+	if t.cfg.Neighbours == nil {
+		fs = append(fs, t.layout.MulticastFilter())
+		for _, a := range t.cfg.Agents {
+			fs = append(fs, t.layout.Status(a), topic.PresenceTopic(t.cfg.Prefix, a))
+		}
+		return fs
+	}
+	fs = append(fs, t.layout.Status(t.name), topic.PresenceTopic(t.cfg.Prefix, t.name))
+	for _, j := range t.cfg.watched(t.cfg.Agent) {
+		a := t.cfg.Agents[j]
 		fs = append(fs, t.layout.Status(a), topic.PresenceTopic(t.cfg.Prefix, a))
+	}
+	return append(fs, t.multicastFilters()...)
+}
+
+// multicastFilters are the multicast topics the agent subscribes to (at
+// multicastQoS): every agent's, or its neighbours' with Config.Neighbours
+// — unless they are most of the run (a complete graph), where one
+// wildcard costs the broker less than hundreds of topics, and the few
+// multicasts of other agents are skipped.
+func (t *transport) multicastFilters() []string {
+	if nb := t.cfg.Neighbours; nb == nil || float64(len(nb[t.cfg.Agent])) >= multicastMin*float64(len(t.cfg.Agents)-1) {
+		return []string{t.layout.MulticastFilter()}
+	}
+	var fs []string
+	for _, j := range t.cfg.Neighbours[t.cfg.Agent] {
+		fs = append(fs, t.layout.Multicast(t.cfg.Agents[j]))
 	}
 	return fs
 }

@@ -18,10 +18,11 @@ const genStreetKind = "shds-street"
 const defaultSHDSDir = "../shared/data/shds"
 
 func runGenStreet(_ context.Context, e *env, args []string) int {
-	fs := newFlagSet(e, "gen "+genStreetKind, "--homes N [--seed S] [-o FILE.json] [--from DIR] [--match GLOB] [SOURCE.json ...]\n\n"+
+	fs := newFlagSet(e, "gen "+genStreetKind, "--homes N [--feeder K] [--seed S] [-o FILE.json] [--from DIR] [--match GLOB] [SOURCE.json ...]\n\n"+
 		"Samples homes of SHDS instance files (default: dm_*.json in --from) into one street of N homes,\n"+
-		"a complete graph as the published files are, written as an SHDS file that 'hearth sim --shds' reads.")
+		"a complete graph as the published files are (or, with --feeder K, feeders of K homes), written as an SHDS file that 'hearth sim --shds' reads.")
 	homes := fs.Int("homes", 0, "number of homes of the street")
+	feeder := fs.Int("feeder", 0, "homes per feeder: each home's neighbours are the other homes of its feeder (consecutive homes, the last feeder may be shorter); 0: one feeder, a complete graph")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed and sources give the same file")
 	out := fs.String("o", "", "output file (default: standard output)")
 	fromDefault := os.Getenv("HEARTH_SHDS_DATA")
@@ -48,7 +49,7 @@ func runGenStreet(_ context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "hearth gen %s: %v (give --from DIR or source files)\n", genStreetKind, err)
 		return exitUsage
 	}
-	b, err := street.Generate(srcs, *homes, *seed)
+	b, err := street.GenerateFeeders(srcs, *homes, *feeder, *seed)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth gen %s: %v\n", genStreetKind, err)
 		return exitUsage

@@ -96,8 +96,25 @@ func homeNumber(name string) (int, error) {
 // slot length and the prices. The same sources, homes and seed give the
 // same bytes.
 func Generate(sources []*Source, homes int, seed uint64) ([]byte, error) {
+	return GenerateFeeders(sources, homes, 0, seed)
+}
+
+// GenerateFeeders is Generate for a sparse street: with feeder > 0 the
+// homes are split, in order, into feeders of feeder homes (the last may
+// be shorter), and each home's neighbours are the other homes of its
+// feeder, so the peak term couples the homes of one feeder only — a
+// street whose per-home work does not grow with its length. feeder 0, or
+// at least homes, is Generate's complete graph. The homes sampled are
+// the same as Generate's for the same sources, homes and seed.
+func GenerateFeeders(sources []*Source, homes, feeder int, seed uint64) ([]byte, error) {
 	if homes < 1 {
 		return nil, fmt.Errorf("street: %d homes; want at least 1", homes)
+	}
+	if feeder < 0 {
+		return nil, fmt.Errorf("street: feeders of %d homes; want at least 1, or 0 for one feeder", feeder)
+	}
+	if feeder == 0 || feeder > homes {
+		feeder = homes
 	}
 	if len(sources) == 0 {
 		return nil, fmt.Errorf("street: no source files")
@@ -145,9 +162,11 @@ func Generate(sources []*Source, homes int, seed uint64) ([]byte, error) {
 		for k, v := range r.src.Homes[r.home] {
 			h[k] = v
 		}
-		nb := make([]string, 0, homes-1)
-		nb = append(nb, names[:i]...)
-		nb = append(nb, names[i+1:]...)
+		lo := i / feeder * feeder
+		hi := min(lo+feeder, homes)
+		nb := make([]string, 0, hi-lo-1)
+		nb = append(nb, names[lo:i]...)
+		nb = append(nb, names[i+1:hi]...)
 		var err error
 		if h["neighbors"], err = json.Marshal(nb); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -225,4 +226,61 @@ func FuzzDecodeSource(f *testing.F) {
 			t.Fatalf("the generated street does not re-read: %v", err)
 		}
 	})
+}
+
+// TestGenerateFeeders: with feeders, the homes are Generate's, and each
+// home's neighbours are exactly the other homes whose number falls in its
+// block of K consecutive numbers (computed here from the names, apart
+// from the generator's index arithmetic), and the SHDS importer reads it.
+func TestGenerateFeeders(t *testing.T) {
+	srcs := testSources(t)
+	for _, tc := range []struct{ homes, feeder int }{{45, 20}, {40, 20}, {7, 3}, {5, 1}, {10, 0}, {10, 50}} {
+		b, err := GenerateFeeders(srcs, tc.homes, tc.feeder, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dense, err := Generate(srcs, tc.homes, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f, g genFile
+		if json.Unmarshal(b, &f) != nil || json.Unmarshal(dense, &g) != nil {
+			t.Fatal("undecodable street")
+		}
+		k := tc.feeder
+		if k == 0 || k > tc.homes {
+			k = tc.homes
+		}
+		for name, raw := range f.Agents {
+			var h, d map[string]json.RawMessage
+			if json.Unmarshal(raw, &h) != nil || json.Unmarshal(g.Agents[name], &d) != nil {
+				t.Fatal("undecodable home")
+			}
+			if !jsonEqual(t, h["source"], d["source"]) {
+				t.Errorf("%d/%d: %s is %s, Generate's is %s", tc.homes, tc.feeder, name, h["source"], d["source"])
+			}
+			var nb []string
+			if err := json.Unmarshal(h["neighbors"], &nb); err != nil {
+				t.Fatal(err)
+			}
+			num, _ := homeNumber(name)
+			var want []string
+			for m := 1; m <= tc.homes; m++ {
+				if m != num && (m-1)/k == (num-1)/k {
+					want = append(want, "h"+strconv.Itoa(m))
+				}
+			}
+			slices.Sort(nb)
+			slices.Sort(want)
+			if !slices.Equal(nb, want) {
+				t.Errorf("%d/%d: %s neighbours %v, want %v", tc.homes, tc.feeder, name, nb, want)
+			}
+		}
+		if _, err := shds.Import(b, "street", shds.Options{}); err != nil {
+			t.Errorf("%d/%d: the importer refuses the street: %v", tc.homes, tc.feeder, err)
+		}
+	}
+	if _, err := GenerateFeeders(srcs, 10, -1, 1); err == nil {
+		t.Error("feeders of -1 homes accepted")
+	}
 }
