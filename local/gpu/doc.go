@@ -44,6 +44,14 @@
 // device memory; only the argmin tables (for decoding) and the tables the
 // CPU needs come back. The results are those of local.BE.
 //
+// # DPOP
+//
+// UtilChain is the same chain for one DPOP agent's UTIL phase
+// (mva/protocol/dpop's Chain): the tables that only feed the agent's next
+// join stay on the device, the UTIL table and the argmin tables come back
+// once, into the agent's memory. DPOP's messages are those of the CPU run,
+// byte for byte.
+//
 // # Building
 //
 // The kernels live in kernels.cu; go generate compiles them into
