@@ -149,7 +149,7 @@ func (c *chain) step(ctx context.Context, p *local.JoinProject, out *local.Facto
 	}
 	var argmin []int32
 	run := func(o *owner) error {
-		rq := jpRequest{p: p, pk: pk, out: out, keep: keep, host: host, arena: c.arena(o)}
+		rq := jpRequest{p: p, pk: pk, out: out, keep: keep, host: host, arena: c.arena(o), i32Rows: c.dev.kernels.i32Rows()}
 		switch mode {
 		case local.ArgminHost:
 			rq.argHost, rq.argmin = true, argDst
