@@ -425,6 +425,10 @@ func (o *owner) toI32(p *local.JoinProject, pk *packed, words []int64) (plan cu.
 		if errors.Is(err, local.ErrTooLarge) {
 			err = nil
 		}
+		// A conversion may still be writing its buffer.
+		if serr := o.syncStreams(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("gpu: %w", serr))
+		}
 		for _, b := range bufs {
 			o.pool.put(b)
 		}

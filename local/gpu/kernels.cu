@@ -262,10 +262,18 @@ extern "C" __global__ void jp_d2i_k(const double *src, int *dst, i64 n, unsigned
 		}
 		dst[i] = k;
 	}
-	if (bad)
-		atomicOr(&stat[0], 1ull);
-	if (mx)
-		atomicMax(&stat[1], mx);
+	// One atomic per warp, not per thread: a million threads updating one
+	// address would serialise for about a millisecond.
+	for (int d = 16; d > 0; d /= 2) {
+		bad |= __shfl_down_sync(0xffffffffu, bad, d);
+		mx = max(mx, __shfl_down_sync(0xffffffffu, mx, d));
+	}
+	if ((threadIdx.x & 31) == 0) {
+		if (bad)
+			atomicOr(&stat[0], 1ull);
+		if (mx)
+			atomicMax(&stat[1], mx);
+	}
 }
 
 // fdivmod divides *n by d through m = ceil(2^32/d) (0 for d = 1), exact

@@ -109,7 +109,7 @@ func (c kernelChoice) i32Rows() int64 {
 // when k has none (kernels.cu: jp_fast and jp_tile with the eliminated
 // variable in 1 to 4 inputs).
 func i32Name(k string) string {
-	if slices.Contains(jpFast[:], k) && k != "" || slices.Contains(jpTile[0][:], k) && k != "" || slices.Contains(jpTile[1][:], k) && k != "" {
+	if k != "" && (slices.Contains(jpFast[:], k) || slices.Contains(jpTile[0][:], k) || slices.Contains(jpTile[1][:], k)) {
 		return "i32_" + k
 	}
 	return ""
