@@ -1,8 +1,6 @@
 package solve
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hearth-dcop/hearth/local"
@@ -79,17 +77,9 @@ func gpuSolver(d *gpu.Device, name string, next mva.SolverFactory) mva.SolverFac
 	return next
 }
 
-// gpuKernel returns DPOP's UTIL kernel on d (GPU-DBE): joins large enough to
-// pay off run on the device, the rest, and any plan the device kernel does
-// not support, on the CPU.
-func gpuKernel(d *gpu.Device) dpop.Kernel {
-	return func(ctx context.Context, p *local.JoinProject, dst []float64, argmin []int32) error {
-		if gpu.Supported(p) && int64(p.Rows())*int64(p.ElimSize()) >= gpu.DefaultMinEntries {
-			err := d.JoinProject(ctx, p, dst, argmin)
-			if err == nil || !(errors.Is(err, gpu.ErrUnsupported) || errors.Is(err, local.ErrTooLarge)) {
-				return err
-			}
-		}
-		return p.Run(ctx, dst, argmin, 1)
-	}
+// gpuChains returns DPOP's UTIL chains on d (GPU-DBE): joins large enough
+// to pay off (gpu.DefaultMinEntries) run on the device, where the tables
+// that only feed the agent's later joins stay; the rest run on the CPU.
+func gpuChains(d *gpu.Device) func() dpop.Chain {
+	return func() dpop.Chain { return gpu.NewUtilChain(d, 0) }
 }

@@ -98,7 +98,7 @@ func Prepare(p *mva.Problem, o Options, dev *gpu.Device) (*Run, error) {
 	}
 	makeProto := proto.New
 	if dev != nil && o.Global == "dpop" {
-		makeProto = dpop.WithKernel(gpuKernel(dev))
+		makeProto = dpop.WithChains(gpuChains(dev))
 	}
 	if o.Reform == "" {
 		o.Reform = "mva"

@@ -86,6 +86,7 @@ type chain struct {
 	packs    map[*local.JoinProject]*packed
 
 	evictions, onCPU int // how often Step fell back, for tests
+	kept, fetched    int // outputs left on the device, and brought back by fetch
 }
 
 func newChain(d *Device, minEntries int64, workers int) *chain {
@@ -133,6 +134,12 @@ func (c *chain) arena(o *owner) *arena {
 // the kept tables back to the host and tries again, and as a last resort
 // runs p on the CPU: a bucket never fails for want of device memory.
 func (c *chain) Step(ctx context.Context, p *local.JoinProject, out *local.Factor, keep, host bool, mode local.ArgminMode) ([]int32, error) {
+	return c.step(ctx, p, out, keep, host, mode, nil)
+}
+
+// step is Step, with argDst (when not nil, and mode ArgminHost) the host
+// memory the argmin table goes to instead of the arena.
+func (c *chain) step(ctx context.Context, p *local.JoinProject, out *local.Factor, keep, host bool, mode local.ArgminMode, argDst []int32) ([]int32, error) {
 	pk, ok := c.packs[p]
 	if !ok {
 		var err error
@@ -142,10 +149,10 @@ func (c *chain) Step(ctx context.Context, p *local.JoinProject, out *local.Facto
 	}
 	var argmin []int32
 	run := func(o *owner) error {
-		rq := jpRequest{p: p, pk: pk, out: out, keep: keep, host: host, arena: c.arena(o)}
+		rq := jpRequest{p: p, pk: pk, out: out, keep: keep, host: host, arena: c.arena(o), i32Rows: c.dev.kernels.i32Rows()}
 		switch mode {
 		case local.ArgminHost:
-			rq.argHost = true
+			rq.argHost, rq.argmin = true, argDst
 		case local.ArgminAny:
 			rq.argDevice = true
 		}
@@ -159,6 +166,9 @@ func (c *chain) Step(ctx context.Context, p *local.JoinProject, out *local.Facto
 			c.hostArgs[p] = r.argmin
 		}
 		argmin = r.argmin
+		if _, ok := c.res[out]; ok {
+			c.kept++
+		}
 		return nil
 	}
 	err := c.dev.do(ctx, run)
@@ -188,7 +198,10 @@ func (c *chain) Step(ctx context.Context, p *local.JoinProject, out *local.Facto
 				return err
 			}
 		}
-		if mode != local.ArgminNone {
+		switch {
+		case mode == local.ArgminHost && argDst != nil:
+			argmin = argDst
+		case mode != local.ArgminNone:
 			argmin, err = a.int32s(p.Rows())
 		}
 		return err
@@ -239,6 +252,31 @@ func (c *chain) evict(o *owner) error {
 		delete(c.args, p)
 	}
 	return errors.Join(errs...)
+}
+
+// fetch brings the kept table of f to the host, into f.Costs (memory of
+// the arena), and frees its device buffer; a table already on the host is
+// left as it is. It runs on the device goroutine.
+func (c *chain) fetch(o *owner, f *local.Factor) error {
+	k, ok := c.res[f]
+	if !ok {
+		if len(f.Costs) != entries(f) {
+			return fmt.Errorf("gpu: a table with %d entries, its dims need %d, is neither on the host nor kept on the device", len(f.Costs), entries(f))
+		}
+		return nil
+	}
+	costs, err := c.arena(o).float64s(entries(f))
+	if err != nil {
+		return err
+	}
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&costs[0]), k.ptr, int64(len(costs))*8); err != nil {
+		return fmt.Errorf("gpu: copying a kept table back: %w", err)
+	}
+	f.Costs = costs
+	o.pool.put(k)
+	delete(c.res, f)
+	c.fetched++
+	return nil
 }
 
 // Argmin returns entry i of p's argmin table, from the host when it fell

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -113,7 +114,16 @@ func compareTable(t *testing.T, d *Device, tag string, lp *mva.LocalProblem) {
 // TestBEWholeRandom compares centralised solving on hundreds of seeded
 // random problems, large enough that buckets reach the GPU.
 func TestBEWholeRandom(t *testing.T) {
-	d := openDevice(t, Options{})
+	d32 := openI32(t, Options{})
+	for _, d := range []*Device{openDevice(t, Options{}), d32} {
+		beWholeRandom(t, d)
+	}
+	if i32Steps(t, d32) == 0 {
+		t.Fatal("no step on integer costs")
+	}
+}
+
+func beWholeRandom(t *testing.T, d *Device) {
 	for seed := range int64(300) {
 		o := randprob.Options{
 			Agents: 1, Vars: 4 + int(seed%12), MinDomain: 2, MaxDomain: 2 + int(seed%5),
@@ -128,7 +138,12 @@ func TestBEWholeRandom(t *testing.T) {
 // TestBETablesRandom compares every agent's eager MVA table on hundreds of
 // seeded random decomposed problems.
 func TestBETablesRandom(t *testing.T) {
-	d := openDevice(t, Options{})
+	for _, d := range []*Device{openDevice(t, Options{}), openI32(t, Options{})} {
+		beTablesRandom(t, d)
+	}
+}
+
+func beTablesRandom(t *testing.T, d *Device) {
 	checked := 0
 	for seed := range int64(200) {
 		o := randprob.Options{
@@ -152,7 +167,16 @@ func TestBETablesRandom(t *testing.T) {
 // TestBEChunked runs BE with a device budget so small that large buckets
 // are computed in chunks and cannot stay on the device.
 func TestBEChunked(t *testing.T) {
-	d := openDevice(t, Options{Budget: 1 << 20})
+	d32 := openI32(t, Options{Budget: 1 << 20})
+	for _, d := range []*Device{openDevice(t, Options{Budget: 1 << 20}), d32} {
+		beChunked(t, d)
+	}
+	if i32Steps(t, d32) == 0 {
+		t.Fatal("no step on integer costs")
+	}
+}
+
+func beChunked(t *testing.T, d *Device) {
 	for seed := range int64(20) {
 		p := randprob.New(1000+seed, randprob.Options{
 			Agents: 1, Vars: 16, MinDomain: 3, MaxDomain: 5, MaxArity: 3, Functions: 30,
@@ -166,7 +190,13 @@ func TestBEChunked(t *testing.T) {
 // agent's MVA table (three agents by mva.Partition) on the .wcsp files of
 // testdata/.
 func TestBETestdata(t *testing.T) {
-	d := openDevice(t, Options{})
+	for _, d := range []*Device{openDevice(t, Options{}), openI32(t, Options{})} {
+		beTestdata(t, d)
+		t.Logf("%d steps on integer costs", i32Steps(t, d))
+	}
+}
+
+func beTestdata(t *testing.T, d *Device) {
 	files, err := filepath.Glob("../../testdata/*.wcsp")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no .wcsp files in testdata: %v", err)
@@ -185,6 +215,37 @@ func TestBETestdata(t *testing.T) {
 		dec := mva.Decompose(pa)
 		for i := range dec.Subs {
 			compareTable(t, d, fmt.Sprintf("%s agent %d", name, i), mva.NewLocalProblem(pa, &dec.Subs[i]))
+		}
+	}
+}
+
+// TestBEPublicFiles compares the whole-problem optimum and assignment on
+// the .wcsp files of the folder HEARTH_GPU_WCSP (../shared/data/wcsp: the
+// public FABE and GpuBE instances, too large for the default suite) at
+// every threshold: on the default device, with integer costs at every
+// size, and with a 64 MiB budget that forces large buckets through chunks.
+func TestBEPublicFiles(t *testing.T) {
+	dir := os.Getenv("HEARTH_GPU_WCSP")
+	if dir == "" {
+		t.Skip("set HEARTH_GPU_WCSP to a folder of .wcsp files")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.wcsp"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .wcsp files in %s: %v", dir, err)
+	}
+	devs := map[string]*Device{
+		"default": openDevice(t, Options{}), "i32": openI32(t, Options{}),
+		"chunked": openDevice(t, Options{Budget: 64 << 20}), "chunked i32": openI32(t, Options{Budget: 64 << 20}),
+	}
+	for _, f := range files {
+		p, err := format.ReadFile(f, format.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for name, d := range devs {
+			before := i32Steps(t, d)
+			compareWhole(t, d, filepath.Base(f)+" "+name, mva.NewLocalProblem(p, mva.Whole(p)))
+			t.Logf("%s %s: %d steps on integer costs", filepath.Base(f), name, i32Steps(t, d)-before)
 		}
 	}
 }

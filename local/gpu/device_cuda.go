@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -144,6 +145,8 @@ type owner struct {
 	stage   [2]pinned // chunk staging for copies to and from Go memory
 	arenas  []*arena  // pinned host memory no chain holds now
 	sms     int
+	// i32Steps counts the steps that ran on integer costs (for tests).
+	i32Steps int
 }
 
 // own is the device goroutine: it sets the device up, reports to Open
@@ -204,7 +207,7 @@ func (d *Device) setup(opts Options) (*owner, error) {
 	if o.mod, err = cu.LoadData(fatbin); err != nil {
 		return o, fmt.Errorf("gpu: loading the kernels on %s (compute capability %d.%d): %w", d.name, maj, mnr, err)
 	}
-	for _, name := range kernelNames {
+	for _, name := range append(slices.Clone(kernelNames), i32Kernels()...) {
 		fn, err := o.mod.Function(name)
 		if err != nil {
 			return o, fmt.Errorf("gpu: kernel %s: %w", name, err)

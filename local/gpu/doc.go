@@ -34,6 +34,18 @@
 // computes 4 or 8 such rows and reads the shared entries once
 // (plan_cuda.go, chooseTile); the results are the same.
 //
+// Steps of 2^16 rows or more whose kernel is jp_fast or jp_tile try 32-bit
+// integer costs: a kernel on the device converts each input (uploaded or
+// kept from an earlier step) to int32, Hard as a sentinel, and checks that
+// every finite cost is a whole number and that the largest magnitude
+// times the inputs stays below 2^25, so that every sum is exact and a sum
+// holding Hard stays recognisable. When the check passes, the integer
+// instance of the kernel runs (half the bytes per load, integer adds and
+// compares) and writes the same doubles and argmins as the double kernel;
+// otherwise (fractions, -0, large costs: UAI files' log-probabilities,
+// for one) the double kernel runs. The decision is per step, made on the
+// device, so it also covers tables that never left it.
+//
 // # Bucket elimination
 //
 // BE is local.BE with its large buckets run on the device: a bucket goes to
@@ -43,6 +55,14 @@
 // the work. A bucket's output that only a later GPU bucket reads stays in
 // device memory; only the argmin tables (for decoding) and the tables the
 // CPU needs come back. The results are those of local.BE.
+//
+// # DPOP
+//
+// UtilChain is the same chain for one DPOP agent's UTIL phase
+// (mva/protocol/dpop's Chain): the tables that only feed the agent's next
+// join stay on the device, the UTIL table and the argmin tables come back
+// once, into the agent's memory. DPOP's messages are those of the CPU run,
+// byte for byte.
 //
 // # Building
 //

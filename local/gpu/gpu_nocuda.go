@@ -67,3 +67,26 @@ func (b *BE) Checks() int64 { return 0 }
 
 // Supported reports whether the GPU kernel handles p: never, in this build.
 func Supported(*local.JoinProject) bool { return false }
+
+// UtilChain runs DPOP's UTIL joins on a GPU; in this build none can be
+// made.
+type UtilChain struct{}
+
+// NewUtilChain returns a chain whose Offload is always false.
+func NewUtilChain(*Device, int64) *UtilChain { return &UtilChain{} }
+
+// Offload reports false: nothing runs on a GPU in this build.
+func (u *UtilChain) Offload(*local.JoinProject) bool { return false }
+
+// Step returns an error wrapping ErrNoCUDA.
+func (u *UtilChain) Step(context.Context, *local.JoinProject, *local.Factor, bool, []int32) error {
+	return fmt.Errorf("gpu: %w", ErrNoCUDA)
+}
+
+// Host returns an error wrapping ErrNoCUDA.
+func (u *UtilChain) Host(context.Context, *local.Factor) error {
+	return fmt.Errorf("gpu: %w", ErrNoCUDA)
+}
+
+// Close does nothing.
+func (u *UtilChain) Close() error { return nil }

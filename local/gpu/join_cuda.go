@@ -49,7 +49,7 @@ func (d *Device) JoinProject(ctx context.Context, p *local.JoinProject, dst []fl
 		return fmt.Errorf("gpu: argmin has %d entries, the output needs %d", len(argmin), p.Rows())
 	}
 	return d.do(ctx, func(o *owner) error {
-		_, err := o.joinProject(ctx, nil, jpRequest{p: p, pk: pk, out: p.Output(dst), host: true, argmin: argmin, argHost: argmin != nil})
+		_, err := o.joinProject(ctx, nil, jpRequest{p: p, pk: pk, out: p.Output(dst), host: true, argmin: argmin, argHost: argmin != nil, i32Rows: d.kernels.i32Rows()})
 		return err
 	})
 }
@@ -83,6 +83,9 @@ type jpRequest struct {
 	argHost, argDevice bool
 	argmin             []int32
 	arena              *arena // pinned host memory; nil: none (out.Costs and argmin given)
+	// i32Rows: the smallest output for which the step tries integer
+	// costs (kernelChoice.i32Rows; -1: never).
+	i32Rows int64
 }
 
 // jpResult is where a join-project left its argmin table.
@@ -198,6 +201,17 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 		return r, err
 	}
 	planPtr := in.ptr + cu.DevicePtr(planOff)
+	// Integer costs where the step's kernel has an integer instance and
+	// its inputs turn out exact on the device; doubles otherwise.
+	var i32Plan cu.DevicePtr
+	if rq.i32Rows >= 0 && rows >= rq.i32Rows && i32Name(pk.kernel) != "" {
+		var bufs []devBuf
+		i32Plan, bufs, err = o.toI32(p, pk, words)
+		temps = append(temps, bufs...)
+		if err != nil {
+			return r, err
+		}
+	}
 
 	// Output: the whole table in device memory when it is kept (and
 	// fits), else two chunk slots that alternate.
@@ -329,6 +343,11 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 		return nil
 	}
 	fn := o.fns[kernel]
+	if i32Plan != 0 {
+		kernel = i32Name(kernel)
+		fn, planPtr = o.fns[kernel], i32Plan
+		o.i32Steps++
+	}
 	shared := len(words) * 8
 	for i := range nch {
 		if i >= 2 {
@@ -385,6 +404,83 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 		}
 	}
 	return r, nil
+}
+
+// toI32 converts the step's inputs, at the device addresses in words (pk's
+// plan), to integer costs in new device buffers and returns the address
+// of a plan that reads them, with the buffers to free after the step. The
+// plan is 0 when an input holds a cost that is not a whole number within
+// range, when the sums could leave the range (the largest magnitude times
+// the inputs reaches i32Limit), or when the buffers do not fit: the step
+// then takes the double kernel. It waits for the conversion.
+func (o *owner) toI32(p *local.JoinProject, pk *packed, words []int64) (plan cu.DevicePtr, bufs []devBuf, err error) {
+	get := func(n int64) (devBuf, error) {
+		b, err := o.pool.get(n)
+		if err == nil {
+			bufs = append(bufs, b)
+		}
+		return b, err
+	}
+	fail := func(err error) (cu.DevicePtr, []devBuf, error) {
+		if errors.Is(err, local.ErrTooLarge) {
+			err = nil
+		}
+		// A conversion may still be writing its buffer.
+		if serr := o.syncStreams(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("gpu: %w", serr))
+		}
+		for _, b := range bufs {
+			o.pool.put(b)
+		}
+		return 0, nil, err
+	}
+	stat, err := get(16)
+	if err != nil {
+		return fail(err)
+	}
+	if err := cu.MemsetD8(stat.ptr, 0, 16); err != nil {
+		return fail(fmt.Errorf("gpu: clearing the conversion's check: %w", err))
+	}
+	iw := slices.Clone(words)
+	conv := make(map[int64]cu.DevicePtr, len(pk.slots))
+	inputs := p.Inputs()
+	for s, j := range pk.slots {
+		src := words[pHdr+s]
+		if a, ok := conv[src]; ok {
+			iw[pHdr+s] = int64(a)
+			continue
+		}
+		n := int64(entries(inputs[j]))
+		b, err := get(n * 4)
+		if err != nil {
+			return fail(err)
+		}
+		blocks := int(max(1, min((n+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM))))
+		sp, dp := cu.DevicePtr(src), b.ptr
+		args := []unsafe.Pointer{unsafe.Pointer(&sp), unsafe.Pointer(&dp), unsafe.Pointer(&n), unsafe.Pointer(&stat.ptr)}
+		if err := o.fns[kD2I].Launch(blocks, 1, 1, blockThreads, 1, 1, 0, o.streams[0], args); err != nil {
+			return fail(fmt.Errorf("gpu: launching %s: %w", kD2I, err))
+		}
+		conv[src] = b.ptr
+		iw[pHdr+s] = int64(b.ptr)
+	}
+	pb, err := get(int64(len(iw)) * 8)
+	if err != nil {
+		return fail(err)
+	}
+	// Synchronous copies on the legacy stream, which waits for the
+	// conversions on the (blocking) streams.
+	if err := cu.MemcpyHtoD(pb.ptr, unsafe.Pointer(&iw[0]), int64(len(iw))*8); err != nil {
+		return fail(fmt.Errorf("gpu: uploading the integer plan: %w", err))
+	}
+	var st [2]uint64
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&st[0]), stat.ptr, 16); err != nil {
+		return fail(fmt.Errorf("gpu: reading the conversion's check: %w", err))
+	}
+	if st[0] != 0 || st[1]*uint64(len(pk.slots)) >= i32Limit {
+		return fail(nil)
+	}
+	return pb.ptr, bufs, nil
 }
 
 // segment is host memory to upload at a byte offset of a device buffer.

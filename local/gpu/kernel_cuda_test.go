@@ -153,7 +153,7 @@ func checkSet(t *testing.T, d *Device, tag string, s factorSet) {
 func TestKernelMatchesCPU(t *testing.T) {
 	fast := openDevice(t, Options{}) // skips without a device
 	devs := []*Device{fast}
-	for _, c := range []kernelChoice{kernelsTileAlways, kernelsNoTile, kernelsNoFast} {
+	for _, c := range []kernelChoice{kernelsTileAlways, kernelsNoTile, kernelsNoFast, kernelsI32Always} {
 		d, err := openWith(Options{}, c)
 		if err != nil {
 			t.Fatal(err)
@@ -182,6 +182,10 @@ func TestKernelMatchesCPU(t *testing.T) {
 			nVars, nElim, nIn = 2+r.IntN(3), 1, 5+r.IntN(8)
 		}
 		s := randomSet(r, nVars, minDom, maxDom, nElim, nIn, []float64{0, 0.05, 0.4}[seed%3])
+		if seed%5 == 4 {
+			// A fraction: no integer costs for this set.
+			s.inputs[0].Costs[0] += 0.5
+		}
 		p, err := local.NewJoinProject(s.inputs, s.elim, s.out)
 		if err != nil {
 			t.Fatal(err)
@@ -198,6 +202,66 @@ func TestKernelMatchesCPU(t *testing.T) {
 	for _, k := range kernelNames {
 		if kinds[k] < 10 {
 			t.Errorf("kernel %s ran on %d sets only: %v", k, kinds[k], kinds)
+		}
+	}
+	if n := i32Steps(t, devs[len(devs)-1]); n < 500 {
+		t.Errorf("integer costs in %d steps only", n)
+	}
+}
+
+// i32Steps returns the steps d ran on integer costs.
+func i32Steps(t testing.TB, d *Device) int {
+	t.Helper()
+	var n int
+	if err := d.do(context.Background(), func(o *owner) error {
+		n = o.i32Steps
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// openI32 is openDevice with integer costs at every size.
+func openI32(t testing.TB, o Options) *Device {
+	t.Helper()
+	openDevice(t, o) // skips without a device
+	d, err := openWith(o, kernelsI32Always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return d
+}
+
+// TestI32Fallback checks which steps take integer costs: whole costs in
+// range do, a fraction, -0, or costs whose sums could leave the range
+// fall back to doubles; either way the results equal the CPU's.
+func TestI32Fallback(t *testing.T) {
+	d := openI32(t, Options{})
+	for _, c := range []struct {
+		name string
+		edit func(f []*local.Factor)
+		i32  bool
+	}{
+		{"whole", func([]*local.Factor) {}, true},
+		{"negative", func(f []*local.Factor) { f[0].Costs[1] = -7 }, true},
+		{"fraction", func(f []*local.Factor) { f[1].Costs[2] = 2.25 }, false},
+		{"minus zero", func(f []*local.Factor) { f[0].Costs[0] = math.Copysign(0, -1) }, false},
+		{"large", func(f []*local.Factor) { f[0].Costs[3] = 1 << 24 }, false},
+		{"too large", func(f []*local.Factor) { f[0].Costs[3] = 1 << 40 }, false},
+	} {
+		r := rand.New(rand.NewPCG(11, 11))
+		s := randomSet(r, 4, 3, 5, 1, 3, 0.1)
+		c.edit(s.inputs)
+		before := i32Steps(t, d)
+		checkSet(t, d, c.name, s)
+		if got := i32Steps(t, d) > before; got != c.i32 {
+			t.Errorf("%s: integer costs %v, want %v", c.name, got, c.i32)
 		}
 	}
 }
@@ -223,6 +287,7 @@ func TestChunked(t *testing.T) {
 	whole := openDevice(t, Options{})
 	const budget = 1 << 20
 	small := openDevice(t, Options{Budget: budget})
+	wholeI32, smallI32 := openI32(t, Options{}), openI32(t, Options{Budget: budget})
 	r := rand.New(rand.NewPCG(3, 3))
 	for i := range 6 {
 		// 4^10 rows, 12 times the budget: some 50 chunks.
@@ -239,7 +304,8 @@ func TestChunked(t *testing.T) {
 		if err := p.Run(ctx, want, wantArg, 0); err != nil {
 			t.Fatal(err)
 		}
-		for name, d := range map[string]*Device{"whole": whole, "chunked": small} {
+		devs := map[string]*Device{"whole": whole, "chunked": small, "whole i32": wholeI32, "chunked i32": smallI32}
+		for name, d := range devs {
 			got := make([]float64, p.Rows())
 			gotArg := make([]int32, p.Rows())
 			poison(got, gotArg)

@@ -84,7 +84,58 @@ const (
 	kernelsNoTile                  // no jp_tile
 	kernelsNoFast                  // neither jp_tile nor jp_fast
 	kernelsTileAlways              // jp_tile also below minTileRows
+	kernelsI32Always               // as kernelsTileAlways, and integer costs at every size
+	kernelsDouble                  // as kernelsAll, never integer costs
 )
+
+// minI32Rows is the smallest output for which a step tries the integer
+// kernels (i32Rows): below it, the conversion's launches and its check's
+// round trip to the host cost about what the kernel saves.
+const minI32Rows = 1 << 16
+
+// i32Rows returns the smallest output whose step tries the integer-cost
+// kernels, or -1 for none.
+func (c kernelChoice) i32Rows() int64 {
+	switch c {
+	case kernelsAll:
+		return minI32Rows
+	case kernelsI32Always:
+		return 0
+	}
+	return -1
+}
+
+// i32Name returns the integer-cost instance of the double kernel k, or ""
+// when k has none (kernels.cu: jp_fast and jp_tile with the eliminated
+// variable in 1 to 4 inputs).
+func i32Name(k string) string {
+	if k != "" && (slices.Contains(jpFast[:], k) || slices.Contains(jpTile[0][:], k) || slices.Contains(jpTile[1][:], k)) {
+		return "i32_" + k
+	}
+	return ""
+}
+
+// kD2I is the kernel that converts a table of doubles to integer costs and
+// checks that they are exact (kernels.cu, jp_d2i_k).
+const kD2I = "jp_d2i_k"
+
+// Integer costs (kernels.cu, cost<int>): Hard's value, and the bound on
+// the magnitude of every finite sum of a step.
+const (
+	i32Hard  = 1 << 26
+	i32Limit = 1 << 25
+)
+
+// i32Kernels lists the integer-cost kernels and the conversion.
+func i32Kernels() []string {
+	ks := []string{kD2I}
+	for _, k := range kernelNames {
+		if n := i32Name(k); n != "" {
+			ks = append(ks, n)
+		}
+	}
+	return ks
+}
 
 // minTileRows is the smallest output jp_tile computes: a tile's thread
 // does the work of T, so a smaller table leaves the device short of
@@ -204,7 +255,7 @@ func pack(p *local.JoinProject, choice kernelChoice) (*packed, error) {
 		}
 	}
 	pk := &packed{words: w, slots: slots, kernel: k}
-	tile := choice == kernelsTileAlways || choice == kernelsAll && p.Rows() >= minTileRows
+	tile := choice == kernelsTileAlways || choice == kernelsI32Always || (choice == kernelsAll || choice == kernelsDouble) && p.Rows() >= minTileRows
 	if tile && k != jpFastN && slices.Contains(jpFast[:], k) && n+3*len(out)+2 <= maxSharedBytes/8 {
 		st := make([][]int64, len(out))
 		for i, v := range out {

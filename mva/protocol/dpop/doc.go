@@ -32,6 +32,12 @@
 // planned, the joint elimination being always possible. The UTIL sent is
 // the same function as the joint elimination's: only its cost changes.
 //
+// A GPU build runs the steps through a Chain (WithChains; package
+// local/gpu's UtilChain), which keeps the tables that only feed the next
+// step in device memory; their Costs stay nil, a step the chain does not
+// take brings them back first (Chain.Host), and the UTIL table and the
+// argmin tables come back into Go memory. The messages are the same.
+//
 // The VALUE phase decodes B_i from the steps' argmin tables, last step
 // first (bucket elimination's back substitution): each step's output
 // variables are separator variables or variables of later steps, whose

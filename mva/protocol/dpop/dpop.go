@@ -34,7 +34,9 @@ var ErrProtocol = errors.New("unexpected message")
 
 // Agent is one agent's DPOP state machine.
 type Agent struct {
-	kernel    Kernel // nil: the CPU kernel, on one worker
+	kernel    Kernel       // nil: the CPU kernel, on one worker
+	chains    func() Chain // nil: no device; see WithChains
+	chain     Chain        // the UTIL phase's, while it runs
 	node      *mva.Node
 	prob      *mva.Problem
 	sub       *mva.Subproblem
@@ -105,6 +107,41 @@ func WithKernel(k Kernel) func(*mva.Node) (mva.Protocol, error) {
 			return nil, err
 		}
 		a.kernel = k
+		return a, nil
+	}
+}
+
+// Chain runs the join-projects of one agent's UTIL phase on a device
+// (GPU-DBE: package local/gpu's UtilChain) and keeps the tables that only
+// feed later steps there: such a table's Costs stay nil until a later Step
+// reads it (and frees it) or Host brings it to the host. The UTIL table the
+// agent sends and the argmin tables VALUE decodes from come back once,
+// into the agent's memory. Host memory the chain hands out is valid until
+// Close.
+type Chain interface {
+	// Offload reports whether p runs through Step; otherwise the agent
+	// runs it with its kernel, on the CPU. It depends only on p's shape.
+	Offload(p *join.JoinProject) bool
+	// Step computes p into out, and into argmin unless it is nil, as p.Run
+	// does. With keep, out may stay on the device (out.Costs nil);
+	// without, out.Costs holds p.Rows() entries and receives the output.
+	Step(ctx context.Context, p *join.JoinProject, out *join.Factor, keep bool, argmin []int32) error
+	// Host brings a table that a Step kept into f.Costs.
+	Host(ctx context.Context, f *join.Factor) error
+	// Close releases the device memory and host memory the chain holds.
+	Close() error
+}
+
+// WithChains returns a constructor like New whose agents run their UTIL
+// joins through a Chain that open returns, one per UTIL phase, closed when
+// the phase ends; the joins the chain does not offload run on the CPU.
+func WithChains(open func() Chain) func(*mva.Node) (mva.Protocol, error) {
+	return func(n *mva.Node) (mva.Protocol, error) {
+		a, err := NewAgent(n)
+		if err != nil {
+			return nil, err
+		}
+		a.chains = open
 		return a, nil
 	}
 }

@@ -124,7 +124,16 @@ type elimStep struct {
 // Every step runs through the agent's kernel, adds its join entries to the
 // checks and keeps its argmin table in a.steps; every table it builds is
 // bounded by max_util_entries.
-func (a *Agent) eliminate(ctx context.Context, inputs []*join.Factor, sep, sepDims []int) ([]float64, error) {
+func (a *Agent) eliminate(ctx context.Context, inputs []*join.Factor, sep, sepDims []int) (_ []float64, err error) {
+	if a.chains != nil {
+		a.chain = a.chains()
+		defer func() {
+			if cerr := a.chain.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("UTIL: %w", cerr)
+			}
+			a.chain = nil
+		}()
+	}
 	boundary := a.sub.Boundary
 	scopes := make([][]int, 0, len(inputs)-1)
 	for _, f := range inputs[1:] {
@@ -157,11 +166,11 @@ func (a *Agent) eliminate(ctx context.Context, inputs []*join.Factor, sep, sepDi
 			}
 		}
 		layout(out, pos, i+1 < ep.single)
-		costs, err := a.step(ctx, inputs, []int{v}, out, i, steps)
+		f, err := a.step(ctx, inputs, []int{v}, out, i, steps, true)
 		if err != nil {
 			return nil, err
 		}
-		pending = append(rest, &join.Factor{Vars: out, Dims: a.steps[i].outDims, Costs: costs})
+		pending = append(rest, f)
 	}
 	// The final step: the variables left, with every pending factor, onto
 	// the separator.
@@ -169,7 +178,11 @@ func (a *Agent) eliminate(ctx context.Context, inputs []*join.Factor, sep, sepDi
 	for _, k := range ep.order[ep.single:] {
 		elim = append(elim, boundary[k])
 	}
-	return a.step(ctx, pending, elim, sep, ep.single, steps)
+	f, err := a.step(ctx, pending, elim, sep, ep.single, steps, false)
+	if err != nil {
+		return nil, err
+	}
+	return f.Costs, nil
 }
 
 // layout orders the variables of an intermediate table: the separator
@@ -221,7 +234,7 @@ func (a *Agent) premerge(ctx context.Context, inputs []*join.Factor, elim []int)
 	}
 	big := -1
 	for j, f := range inputs {
-		if holds(f) && (big < 0 || len(f.Costs) > len(inputs[big].Costs)) {
+		if holds(f) && (big < 0 || tableSize(f) > tableSize(inputs[big])) {
 			big = j
 		}
 	}
@@ -266,47 +279,75 @@ func (a *Agent) premerge(ctx context.Context, inputs []*join.Factor, elim []int)
 		}
 		return x - y
 	})
-	plan, err := join.NewJoinProjectLimit(small, nil, u, a.maxUtil)
+	plan, err := join.NewJoinProjectLazy(small, nil, u, a.maxUtil)
 	if err != nil {
 		return nil, fmt.Errorf("UTIL inputs: %w", err)
 	}
-	costs := make([]float64, plan.Rows())
-	if err := a.run(ctx, plan, costs, nil); err != nil {
+	out := plan.Output(nil)
+	if err := a.run(ctx, plan, out, true, nil); err != nil {
 		return nil, fmt.Errorf("UTIL inputs: %w", err)
 	}
 	a.checks += int64(plan.Rows())
-	return append(keep, plan.Output(costs)), nil
+	return append(keep, out), nil
 }
 
-// run computes a join-project with the agent's kernel, or on the CPU with
-// one worker.
-func (a *Agent) run(ctx context.Context, p *join.JoinProject, dst []float64, argmin []int32) error {
-	if a.kernel != nil {
-		return a.kernel(ctx, p, dst, argmin)
+// tableSize returns the entries of f's table, which may be on the chain's
+// device (Costs nil).
+func tableSize(f *join.Factor) int {
+	n := 1
+	for _, d := range f.Dims {
+		n *= d
 	}
-	return p.Run(ctx, dst, argmin, 1)
+	return n
 }
 
-// step runs join-project i of n and records it in a.steps.
-func (a *Agent) step(ctx context.Context, inputs []*join.Factor, elim, out []int, i, n int) ([]float64, error) {
+// run computes a join-project into out: through the UTIL phase's chain
+// when it takes p (with keep, out may then stay on the device), else with
+// the agent's kernel or, without one, on the CPU with one worker, after
+// bringing the inputs the chain kept to the host.
+func (a *Agent) run(ctx context.Context, p *join.JoinProject, out *join.Factor, keep bool, argmin []int32) error {
+	if a.chain != nil && a.chain.Offload(p) {
+		if !keep {
+			out.Costs = make([]float64, p.Rows())
+		}
+		return a.chain.Step(ctx, p, out, keep, argmin)
+	}
+	for _, f := range p.Inputs() {
+		if f.Costs == nil && a.chain != nil {
+			if err := a.chain.Host(ctx, f); err != nil {
+				return err
+			}
+		}
+	}
+	out.Costs = make([]float64, p.Rows())
+	if a.kernel != nil {
+		return a.kernel(ctx, p, out.Costs, argmin)
+	}
+	return p.Run(ctx, out.Costs, argmin, 1)
+}
+
+// step runs join-project i of n and records it in a.steps. keep says that
+// its output only feeds later steps, so that a chain may keep it on the
+// device; otherwise (the UTIL table) it comes to the host.
+func (a *Agent) step(ctx context.Context, inputs []*join.Factor, elim, out []int, i, n int, keep bool) (*join.Factor, error) {
 	inputs, err := a.premerge(ctx, inputs, elim)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := join.NewJoinProjectLimit(inputs, elim, out, a.maxUtil)
+	plan, err := join.NewJoinProjectLazy(inputs, elim, out, a.maxUtil)
 	if err != nil {
 		return nil, fmt.Errorf("UTIL inputs: step %d of %d: %w", i+1, n, err)
 	}
-	costs := make([]float64, plan.Rows())
+	f := plan.Output(nil)
 	argmin := make([]int32, plan.Rows())
-	if err := a.run(ctx, plan, costs, argmin); err != nil {
+	if err := a.run(ctx, plan, f, keep, argmin); err != nil {
 		return nil, fmt.Errorf("UTIL inputs: step %d of %d: %w", i+1, n, err)
 	}
 	a.checks += int64(plan.Rows()) * int64(plan.ElimSize())
 	a.steps = append(a.steps, elimStep{
 		out: plan.Out(), outDims: plan.OutDims(), elim: plan.Elim(), elimDims: plan.ElimDims(), argmin: argmin,
 	})
-	return costs, nil
+	return f, nil
 }
 
 // joinInputs returns the factors of the UTIL join: the MVA table over the

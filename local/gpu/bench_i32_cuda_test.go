@@ -1,0 +1,197 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/hearth-dcop/hearth/local"
+)
+
+// i32Costs converts p's inputs, in pk's slot order, to the integer
+// kernels' costs (Hard as i32Hard), or reports why it cannot.
+func i32Costs(p *local.JoinProject, pk *packed) ([][]int32, error) {
+	inputs := p.Inputs()
+	keys := make([][]int32, len(pk.slots))
+	var bound int64
+	for s, j := range pk.slots {
+		k := make([]int32, len(inputs[j].Costs))
+		var mx int64
+		for i, v := range inputs[j].Costs {
+			switch {
+			case math.IsInf(v, 1):
+				k[i] = i32Hard
+				continue
+			case v != math.Trunc(v) || math.Abs(v) >= i32Limit || (v == 0 && math.Signbit(v)):
+				return nil, fmt.Errorf("input %d entry %d = %v", j, i, v)
+			}
+			k[i] = int32(v)
+			mx = max(mx, max(int64(v), -int64(v)))
+		}
+		bound = max(bound, mx)
+		keys[s] = k
+	}
+	if bound*int64(len(pk.slots)) >= i32Limit {
+		return nil, fmt.Errorf("costs up to %d: sums out of range", bound)
+	}
+	return keys, nil
+}
+
+// i32Time uploads keys and times the integer instance of pk's kernel over
+// the whole output, median of reps in ms, and returns its output.
+func i32Time(d *Device, p *local.JoinProject, pk *packed, keys [][]int32, reps int) (float64, []float64, []int32, error) {
+	rows := int64(p.Rows())
+	got := make([]float64, rows)
+	gotArg := make([]int32, rows)
+	var ms float64
+	err := d.do(context.Background(), func(o *owner) error {
+		fn, ok := o.fns[i32Name(pk.kernel)]
+		if !ok {
+			return fmt.Errorf("%s has no integer instance", pk.kernel)
+		}
+		var bufs []devBuf
+		defer func() {
+			for _, b := range bufs {
+				o.pool.put(b)
+			}
+		}()
+		get := func(n int64) (cu.DevicePtr, error) {
+			b, err := o.pool.get(n)
+			bufs = append(bufs, b)
+			return b.ptr, err
+		}
+		words := slices.Clone(pk.words)
+		for s, k := range keys {
+			ptr, err := get(int64(len(k)) * 4)
+			if err != nil {
+				return err
+			}
+			if err := cu.MemcpyHtoD(ptr, unsafe.Pointer(&k[0]), int64(len(k))*4); err != nil {
+				return err
+			}
+			words[pHdr+s] = int64(ptr)
+		}
+		plan, err := get(int64(len(words)) * 8)
+		if err != nil {
+			return err
+		}
+		if err := cu.MemcpyHtoD(plan, unsafe.Pointer(&words[0]), int64(len(words))*8); err != nil {
+			return err
+		}
+		dst, err := get(rows * 8)
+		if err != nil {
+			return err
+		}
+		arg, err := get(rows * 4)
+		if err != nil {
+			return err
+		}
+		start, _ := cu.MakeEvent(cu.DefaultEvent)
+		stop, _ := cu.MakeEvent(cu.DefaultEvent)
+		defer cu.DestroyEvent(&start)
+		defer cu.DestroyEvent(&stop)
+		var r0 int64
+		blocks := int(min((pk.units(rows)+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
+		args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dst), unsafe.Pointer(&arg), unsafe.Pointer(&r0), unsafe.Pointer(&rows)}
+		s := o.streams[0]
+		ts := make([]float64, reps+1)
+		for i := range ts {
+			start.Record(s)
+			if err := fn.Launch(blocks, 1, 1, blockThreads, 1, 1, len(words)*8, s, args); err != nil {
+				return err
+			}
+			stop.Record(s)
+			if err := stop.Synchronize(); err != nil {
+				return err
+			}
+			if ts[i], err = start.Elapsed(stop); err != nil {
+				return err
+			}
+		}
+		ts = ts[1:]
+		slices.Sort(ts)
+		ms = ts[reps/2]
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&got[0]), dst, rows*8); err != nil {
+			return err
+		}
+		return cu.MemcpyDtoH(unsafe.Pointer(&gotArg[0]), arg, rows*4)
+	})
+	return ms, got, gotArg, err
+}
+
+// TestI32Bench measures the integer-cost kernels against the double ones,
+// untiled and tiled, and the device's copy bandwidth, in one run, on
+// TestBenchCSV's kernel shapes; every result must equal the CPU kernel's
+// bit for bit. The integer kernel's share counts the bytes the double
+// kernel must move (minBytes), as the goal does, and its own.
+// Set HEARTH_GPU_I32=1 to run it.
+func TestI32Bench(t *testing.T) {
+	if os.Getenv("HEARTH_GPU_I32") == "" {
+		t.Skip("set HEARTH_GPU_I32=1")
+	}
+	ctx := context.Background()
+	d := openDevice(t, Options{})
+	bw, err := copyBandwidth(d, 1<<30, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: DtoD copy %.1f GB/s (read + write)", d.Name(), bw)
+	share := func(bytes int64, ms float64) string {
+		return fmt.Sprintf("%5.1f%%", 100*float64(bytes)/(ms*1e6)/bw)
+	}
+	for _, shape := range []string{"bucket", "wide"} {
+		for _, entries := range []int64{1e7, 1e8, 1e9} {
+			p, minBytes, err := benchSet(shape, entries, uint64(entries))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := p.Rows()
+			want := make([]float64, n)
+			wantArg := make([]int32, n)
+			if err := p.Run(ctx, want, wantArg, 0); err != nil {
+				t.Fatal(err)
+			}
+			var line []string
+			for _, c := range []struct {
+				name   string
+				choice kernelChoice
+			}{{"untiled", kernelsNoTile}, {"tiled", kernelsAll}} {
+				pk, err := pack(p, c.choice)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dbl, err := kernelTime(d, p, 5, c.choice)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys, err := i32Costs(p, pk)
+				if err != nil {
+					t.Fatalf("%s: %v", shape, err)
+				}
+				i32Bytes := int64(n) * 12
+				for _, k := range keys {
+					i32Bytes += int64(len(k)) * 4
+				}
+				ms, got, gotArg, err := i32Time(d, p, pk, keys, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sameBits(shape+" "+c.name, got, want, gotArg, wantArg); err != nil {
+					t.Fatal(err)
+				}
+				line = append(line, fmt.Sprintf("%s %s: double %.3f ms (%s), int %.3f ms (%s of the double bytes, %s of its own) %.2fx",
+					c.name, pk.kernel, dbl, share(minBytes, dbl), ms, share(minBytes, ms), share(i32Bytes, ms), dbl/ms))
+			}
+			t.Logf("%s 1e%d: %s", shape, int(math.Round(math.Log10(float64(entries)))), strings.Join(line, "; "))
+		}
+	}
+}
