@@ -100,6 +100,9 @@ type Inputs struct {
 	changes  chan Change
 	// route maps a topic to what it carries.
 	route map[string][]route
+	// props are the live values of properties other than stored
+	// energies (props.go).
+	props map[propKey]*reading
 }
 
 type expectation struct {
@@ -166,6 +169,7 @@ func (in *Inputs) routes() {
 	for _, what := range []string{"import", "export"} {
 		add(PriceTopic(in.prefix, what), route{k: key{"", "", what}, series: true})
 	}
+	in.propRoutes(add)
 }
 
 // Topics are the topics to subscribe to, sorted.
@@ -217,6 +221,10 @@ func (in *Inputs) Handle(t string, payload []byte) {
 					s.Time = now
 				}
 				st = &s
+			}
+			if r.k.what == whatProps {
+				in.setProps(r.k, *st)
+				continue
 			}
 			if r.k.what == "plugged" {
 				if st.Plugged != nil {
