@@ -709,8 +709,8 @@ command_grace = "1m"
 // instants, against boundaries worked by hand: a goal whose time has
 // passed is the next day's (here past the horizon, so left out), a
 // window that has begun keeps its boundaries still ahead from 1 (0 is
-// the state read now), and one that ends past the horizon keeps the part
-// inside it.
+// the state read now) up to its end or the horizon's, and one that has
+// not begun and ends past the horizon is left out.
 func TestRollingWindows(t *testing.T) {
 	hm := `name = "dogwood"
 background_kw = 0.3
@@ -755,9 +755,12 @@ initial = 19.0
 		{"1h", 14, 2 * 60, gone, gone, 5},
 		// At 07:00 the morning goal has passed (tomorrow's is beyond).
 		{"1h", 14, 7 * 60, win{11, 14}, gone, -1},
-		// From 06:00 the evening window starts at 18:00 and runs past
-		// the horizon's end (20:00): the part inside is kept.
-		{"1h", 14, 6 * 60, win{12, 14}, gone, 1},
+		// From 06:00 the evening window starts at 18:00 and ends past
+		// the horizon (20:00): a later round includes it whole.
+		{"1h", 14, 6 * 60, gone, gone, 1},
+		// A window that has begun and runs past the horizon keeps the
+		// part inside it: from 19:00 on a 1-slot horizon, 20:00.
+		{"1h", 1, 19 * 60, win{1, 1}, gone, -1},
 		// Half-hour slots at 19:30: 20:00, 20:30, 21:00 ahead.
 		{"30m", 28, 19*60 + 30, win{1, 3}, win{7, 13}, 23},
 	}

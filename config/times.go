@@ -99,9 +99,11 @@ func minutes(s string) (int, error) {
 // its time tokens (ParseRule's, in order). A goal whose time has passed
 // is the next day's (goalBoundary); a window that has begun and not yet
 // ended keeps the part still ahead, from boundary 1 (boundary 0 holds the
-// state read now, which no plan changes) to its end, and a window that
-// runs past the horizon keeps the part inside it. A goal or window that
-// starts past the horizon is errBeyond.
+// state read now, which no plan changes) to its end or the horizon's. A
+// goal past the horizon, or a window that has not begun and ends past it,
+// is errBeyond: a later round includes it whole (a window that began
+// only at the horizon's end would otherwise pull tomorrow's comfort into
+// tonight's plan).
 func (c clock) rollingTimes(r *devices.Rule, toks []string) error {
 	var err error
 	switch {
@@ -152,9 +154,9 @@ func (c clock) window(a, b string) (int, int, error) {
 	if d1 == 0 {
 		d1 = 1440
 	}
-	t1 := up(d1)
-	if t1 > c.slots {
+	t1, t2 := up(d1), up(d2)
+	if t2 > c.slots {
 		return 0, 0, errBeyond
 	}
-	return t1, min(up(d2), c.slots), nil
+	return t1, t2, nil
 }
