@@ -136,7 +136,45 @@ func (in *Inputs) applyProps(cfg *config.Config, h *devices.Home, now time.Time,
 		if pr.Max != nil {
 			v = math.Min(v, *pr.Max)
 		}
+		if step, ok := programmeStep(h, p); ok {
+			// A programme stopped part-way through a slot: the plan gives
+			// it the whole slots that finish it, which it could not
+			// (its last slot would pass 100 %); the device stops at
+			// its end, drawing less than planned.
+			v = math.Max(*pr.Max-math.Ceil((*pr.Max-v)/step-1e-9)*step, *pr.Min)
+		}
 		pr.Initial = v
 	}
 	return notes
+}
+
+// programmeStep returns the progress one slot of property p's programme
+// makes, and whether p is one: a property with a physical range and no
+// drift that every action moving it moves by the same amount up (a
+// dishwasher's, washer's or dryer's progress, 50 % an hour). The model
+// moves it in whole slots and never past its top, so only values a whole
+// number of slots below the top can finish.
+func programmeStep(h *devices.Home, p int) (float64, bool) {
+	pr := &h.Properties[p]
+	if pr.Min == nil || pr.Max == nil || pr.Drift != 0 {
+		return 0, false
+	}
+	step := 0.0
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		if !dev.Affects(pr.Location, pr.Name) {
+			continue
+		}
+		for _, a := range dev.Actions {
+			e, _ := a.Effect(pr.Name)
+			switch {
+			case e == 0:
+			case e < 0 || step != 0 && math.Abs(e-step) > 1e-9:
+				return 0, false
+			default:
+				step = e
+			}
+		}
+	}
+	return step, step > 0
 }

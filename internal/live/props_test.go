@@ -30,7 +30,10 @@ const liveStreet = "../../examples/live/street.toml"
 // lift the room from 18.0 to 19.5 by 20:00 against 0.5 °C/h of drift —
 // only "high" (+2 °C) does — and hold it at 21:00 — "low" (+1 °C) is the
 // cheapest that does; the dishwasher needs one more hour of its
-// programme, not two. The plan is then replayed by homecheck.
+// programme, not two; dogwood's dryer, stopped at 11.76 % a few minutes
+// into a slot, is planned from 0: finishing it takes two whole slots of
+// 50 %, and from 12 % the second would pass 100 %. The plan is then
+// replayed by homecheck.
 func TestLiveProperties(t *testing.T) {
 	now := time.Date(2026, 11, 26, 19, 10, 0, 0, time.Local)
 	cfg, err := config.Load(liveStreet)
@@ -47,7 +50,8 @@ func TestLiveProperties(t *testing.T) {
 		StateTopic("hearth", "cedar", "ev"):          fmt.Sprintf(`{"time":%q,"charge":30,"plugged":true}`, stamp),
 		StateTopic("hearth", "birch", "boiler"):      fmt.Sprintf(`{"time":%q,"water_temp":500}`, stamp), // out of range: ignored
 		StateTopic("hearth", "cedar", "nonexistent"): `{"progress":1}`,                                   // no such topic routed
-		StateTopic("hearth", "dogwood", "dryer"):     `not json`,                                         // logged, ignored
+		StateTopic("hearth", "dogwood", "dryer"):     fmt.Sprintf(`{"time":%q,"progress":11.76}`, stamp),
+		StateTopic("hearth", "birch", "washer"):      `not json`, // logged, ignored
 	} {
 		in.Handle(topic, []byte(payload))
 	}
@@ -68,7 +72,7 @@ func TestLiveProperties(t *testing.T) {
 		h    *devices.Home
 		prop string
 		want float64
-	}{{dog, "temperature", 18.0}, {alder, "progress", 50}, {birch, "water_temp", 48}, {dog, "soc", 8}} {
+	}{{dog, "temperature", 18.0}, {alder, "progress", 50}, {birch, "water_temp", 48}, {dog, "soc", 8}, {dog, "progress", 0}, {birch, "progress", 0}} {
 		if got := initial(c.h, c.prop); got != c.want {
 			t.Errorf("%s %s starts at %g, want %g", c.h.Name, c.prop, got, c.want)
 		}
@@ -106,5 +110,14 @@ func TestLiveProperties(t *testing.T) {
 	}
 	if runs != 1 {
 		t.Errorf("dishwasher half-way runs %d slots, want 1: %v", runs, plans["alder"].Actions["dishwasher"])
+	}
+	runs = 0
+	for _, a := range plans["dogwood"].Actions["dryer"] {
+		if a == "run" {
+			runs++
+		}
+	}
+	if runs != 2 {
+		t.Errorf("dryer at 11.76 %% runs %d slots, want 2: %v", runs, plans["dogwood"].Actions["dryer"])
 	}
 }
