@@ -53,6 +53,9 @@ func solveRun(t *testing.T, r *homesolve.Run) []int {
 // plan's to the cent (14.80 $): the rolling horizon, the live state and
 // the model's rounding of storage effects cost nothing here.
 func TestRollingDay(t *testing.T) {
+	if underRace {
+		t.Skip("fifteen exact rounds take about 40 s under the race detector; go test -run TestRollingDay ./internal/live (3 s)")
+	}
 	for _, tc := range []struct {
 		name, file string
 		// bill and objective are the margins above the perfect plan's.
