@@ -720,3 +720,103 @@ command_grace = "1m"
 		t.Errorf("start %d, prices %v, background %v", n.Horizon.Start, n.Prices, n.Homes[0].Background)
 	}
 }
+
+// TestRollingWindows reads goals on a rolling horizon from several
+// instants, against boundaries worked by hand: a goal whose time has
+// passed is the next day's (here past the horizon, so left out), a
+// window that has begun keeps its boundaries still ahead from 1 (0 is
+// the state read now) up to its end or the horizon's, and one that has
+// not begun and ends past the horizon is left out.
+func TestRollingWindows(t *testing.T) {
+	hm := `name = "dogwood"
+background_kw = 0.3
+rules = ["living temperature geq 19.5 within 18:00 21:00", "living temperature geq 18 within 23:00 02:00"]
+
+[[device]]
+name = "radiator"
+location = "living"
+actions = [{ name = "off", power_kw = 0.0 }, { name = "on", power_kw = 1.0, effects = { temperature = 1.0 } }]
+range = { temperature = [10, 30] }
+rules = ["living temperature geq 17 before 07:00"]
+
+[[sensor]]
+location = "living"
+property = "temperature"
+initial = 19.0
+`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "dogwood.toml"), []byte(hm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type win struct{ t1, t2 int }
+	gone := win{-1, -1}
+	tests := []struct {
+		slot    string
+		slots   int
+		start   int // minutes after midnight
+		evening win // within 18:00 21:00
+		night   win // within 23:00 02:00
+		morning int // before 07:00: T1, -1 left out
+	}{
+		// From 17:00 (the file's start) nothing has begun.
+		{"1h", 14, 17 * 60, win{1, 4}, win{6, 9}, 14},
+		// At 18:00 the evening window begins: 19:00, 20:00, 21:00 ahead.
+		{"1h", 14, 18 * 60, win{1, 3}, win{5, 8}, 13},
+		{"1h", 14, 19 * 60, win{1, 2}, win{4, 7}, 12},
+		{"1h", 14, 20 * 60, win{1, 1}, win{3, 6}, 11},
+		// At 21:00 it has ended: the next day's is past the horizon.
+		{"1h", 14, 21 * 60, gone, win{2, 5}, 10},
+		// Past midnight the night window is running.
+		{"1h", 14, 1 * 60, gone, win{1, 1}, 6},
+		{"1h", 14, 2 * 60, gone, gone, 5},
+		// At 07:00 the morning goal has passed (tomorrow's is beyond).
+		{"1h", 14, 7 * 60, win{11, 14}, gone, -1},
+		// From 06:00 the evening window starts at 18:00 and ends past
+		// the horizon (20:00): a later round includes it whole.
+		{"1h", 14, 6 * 60, gone, gone, 1},
+		// A window that has begun and runs past the horizon keeps the
+		// part inside it: from 19:00 on a 1-slot horizon, 20:00.
+		{"1h", 1, 19 * 60, win{1, 1}, gone, -1},
+		// Half-hour slots at 19:30: 20:00, 20:30, 21:00 ahead.
+		{"30m", 28, 19*60 + 30, win{1, 3}, win{7, 13}, 23},
+	}
+	for _, tc := range tests {
+		name := fmt.Sprintf("%s@%02d:%02d", tc.slot, tc.start/60, tc.start%60)
+		t.Run(name, func(t *testing.T) {
+			nb := fmt.Sprintf("homes = [\"dogwood.toml\"]\n[horizon]\nstart = \"17:00\"\nslots = %d\nslot = %q\n[live]\n", tc.slots, tc.slot)
+			p := filepath.Join(dir, name+".toml")
+			if err := os.WriteFile(p, []byte(nb), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.LoadWith(p, config.LoadOptions{Rolling: true, Start: tc.start})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]devices.Rule{}
+			for _, r := range cfg.Neighbourhood.Homes[0].Rules {
+				got[r.Text] = r
+			}
+			for text, want := range map[string]win{
+				"living temperature geq 19.5 within 18:00 21:00": tc.evening,
+				"living temperature geq 18 within 23:00 02:00":   tc.night,
+			} {
+				r, ok := got[text]
+				switch {
+				case want == gone && ok:
+					t.Errorf("%s: kept as within %d %d, want left out", text, r.T1, r.T2)
+				case want != gone && !ok:
+					t.Errorf("%s: left out, want within %d %d", text, want.t1, want.t2)
+				case ok && (r.Prefix != devices.Within || r.T1 != want.t1 || r.T2 != want.t2):
+					t.Errorf("%s: %s %d %d, want within %d %d", text, r.Prefix, r.T1, r.T2, want.t1, want.t2)
+				}
+			}
+			r, ok := got["living temperature geq 17 before 07:00"]
+			switch {
+			case tc.morning < 0 && ok:
+				t.Errorf("before 07:00 kept at %d, want left out", r.T1)
+			case tc.morning >= 0 && (!ok || r.T1 != tc.morning):
+				t.Errorf("before 07:00: %v %d, want %d", ok, r.T1, tc.morning)
+			}
+		})
+	}
+}

@@ -194,7 +194,17 @@ func (r *homeReader) rule(text, key, loc string, hard bool) {
 		}
 		parsed = strings.Join(f, " ")
 	}
-	rule, err := devices.ParseRule(parsed, devices.RuleSyntax{Location: loc, Time: r.ck.goalBoundary})
+	conv := r.ck.goalBoundary
+	var toks []string
+	if r.ck.rolling {
+		// On a rolling horizon a window's ends are read together
+		// (clock.rollingTimes).
+		conv = func(tok string) (int, error) { toks = append(toks, tok); return 0, nil }
+	}
+	rule, err := devices.ParseRule(parsed, devices.RuleSyntax{Location: loc, Time: conv})
+	if err == nil && r.ck.rolling {
+		err = r.ck.rollingTimes(&rule, toks)
+	}
 	if errors.Is(err, errBeyond) {
 		return
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hearth-dcop/hearth/devices"
 )
 
 // clock converts the times a configuration writes into slot boundaries.
@@ -91,4 +93,70 @@ func minutes(s string) (int, error) {
 		return 0, fmt.Errorf("%q is not a whole number of minutes between 1m and 24h (write e.g. \"1h\" or \"30m\")", s)
 	}
 	return int(d / time.Minute), nil
+}
+
+// rollingTimes sets the times of a rule read on a rolling horizon from
+// its time tokens (ParseRule's, in order). A goal whose time has passed
+// is the next day's (goalBoundary); a window that has begun and not yet
+// ended keeps the part still ahead, from boundary 1 (boundary 0 holds the
+// state read now, which no plan changes) to its end or the horizon's. A
+// goal past the horizon, or a window that has not begun and ends past it,
+// is errBeyond: a later round includes it whole (a window that began
+// only at the horizon's end would otherwise pull tomorrow's comfort into
+// tonight's plan).
+func (c clock) rollingTimes(r *devices.Rule, toks []string) error {
+	var err error
+	switch {
+	case r.Prefix == devices.Passive:
+	case r.Prefix == devices.Within && len(toks) == 2:
+		r.T1, r.T2, err = c.window(toks[0], toks[1])
+	case len(toks) >= 1:
+		r.T1, err = c.goalBoundary(toks[0])
+	}
+	if err != nil {
+		return fmt.Errorf("rule %q: %w", r.Text, err)
+	}
+	return nil
+}
+
+// window returns the boundaries of "within a b" on a rolling horizon
+// (rollingTimes). Slot numbers are read as on a fixed horizon.
+func (c clock) window(a, b string) (int, int, error) {
+	_, errA := strconv.Atoi(a)
+	_, errB := strconv.Atoi(b)
+	if errA == nil || errB == nil {
+		t1, err := c.goalBoundary(a)
+		if err != nil {
+			return 0, 0, err
+		}
+		t2, err := c.goalBoundary(b)
+		return t1, t2, err
+	}
+	m1, err := parseClock(a)
+	if err != nil {
+		return 0, 0, fmt.Errorf("time %q: write HH:MM or a slot number", a)
+	}
+	m2, err := parseClock(b)
+	if err != nil {
+		return 0, 0, fmt.Errorf("time %q: write HH:MM or a slot number", b)
+	}
+	d1 := ((m1-c.start)%1440 + 1440) % 1440
+	d2 := ((m2-c.start)%1440 + 1440) % 1440
+	if d2 == 0 {
+		// A window that ends at slot 0's start has ended.
+		d2 = 1440
+	}
+	up := func(d int) int { return (d + c.slot - 1) / c.slot }
+	if d1 == 0 && d2 < 1440 || d1 > d2 {
+		// Running: it began at or before slot 0's start.
+		return 1, min(up(d2), c.slots), nil
+	}
+	if d1 == 0 {
+		d1 = 1440
+	}
+	t1, t2 := up(d1), up(d2)
+	if t2 > c.slots {
+		return 0, 0, errBeyond
+	}
+	return t1, t2, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homesim"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/broker"
@@ -188,7 +189,7 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 	var refs []homesim.Reference
 	if compare {
 		sim := homesim.AsSimulated(n, homesim.Options{Noise: noise, Seed: seed}, cfg.PV)
-		if refs, err = dayReferences(ctx, file, sim); err != nil {
+		if refs, _, err = dayReferences(ctx, file, sim); err != nil {
 			fmt.Fprintf(e.stderr, "hearth home-sim: --compare: %v\n", err)
 			return exitFailed
 		}
@@ -229,22 +230,23 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 // base load the virtual homes will draw, homesim.AsSimulated) with
 // perfect information — the coordinated optimum, solved centrally by
 // bucket elimination — and with every home alone (the uncoordinated
-// baseline), for the day report to compare with.
-func dayReferences(ctx context.Context, file string, n *devices.Neighbourhood) ([]homesim.Reference, error) {
+// baseline), for the day report to compare with; and the result whose
+// schedules they are.
+func dayReferences(ctx context.Context, file string, n *devices.Neighbourhood) ([]homesim.Reference, *report.Homes, error) {
 	r, err := homesolve.New(file, n, homesolve.Overrides{Global: "none", Local: "be", Rounds: -1})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, assign, err := solve.Homes(ctx, r, solve.HomeOptions(r, solve.Defaults()), nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if assign == nil {
-		return nil, fmt.Errorf("%s: no plan keeps every rule", file)
+		return nil, nil, fmt.Errorf("%s: no plan keeps every rule", file)
 	}
 	h, err := r.Report(assign, res)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return homesim.References(h), nil
+	return homesim.References(h), h, nil
 }

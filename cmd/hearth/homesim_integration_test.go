@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homesim"
 	"github.com/hearth-dcop/hearth/devices/homesim/tracecheck"
 	"github.com/hearth-dcop/hearth/internal/mosquitto"
@@ -18,25 +22,29 @@ import (
 // liveStreet is the live example street (README.md, ./scripts/run).
 const liveStreet = "../../examples/live/street.toml"
 
-// liveBillMargin is how far above the bill of the plan made with perfect
-// information the street's realised bill may be: the live homes plan
-// from what they see (state, noise, a rolling horizon that moves its
-// coordination windows), not from the whole night at once. Below it is
-// no fault: the perfect plan also pays for a lower peak. Measured: before
-// soft goals and conservative storage rounding landed, 15.63 $ realised
-// against 16.12 $ planned; since, about 19 $ realised against plans of
-// 15.7 $ (this test's base-load draw) to 21.4 $ (./scripts/run's): the
-// perfect plan's bill moves with the draw, the realised one does not, and
-// why the realised bill rose is not found yet (issue 20). The margin
-// states that, and still fails a street that pays much more.
-const liveBillMargin = 0.25
+// liveBillMargin and liveObjectiveMargin are how far above the perfect
+// plan's (the whole night and the base load the homes drew known at
+// 17:00, solved centrally) the street's realised bill and objective may
+// be. The homes plan by the objective — bill, committed peak, goals —
+// and, re-planning every slot, find that the rest of a running
+// coordination window holds caps their neighbours no longer use: they
+// trade bill for a lower committed peak (internal/live's TestRollingDay
+// shows how, in process, without timing: bill +26.0 %, objective +2.7 %;
+// with no weight on the peak both +0.0 %). Measured here (and by hand,
+// the same processes without -race): bill 19.35 to 20.08 $ against
+// 15.65 $ (+23.6 % to +28.3 %), objective +2.7 % and +6.2 % where every
+// goal was kept. Below the perfect plan is no fault.
+const (
+	liveBillMargin      = 0.30
+	liveObjectiveMargin = 0.10
+)
 
-// liveGaps are the goals of the live street that `hearth run` does not
-// keep yet, with the reason; any other goal missed fails the test.
-var liveGaps = map[string]string{
-	"dogwood: living temperature geq 19.5 within 18:00 21:00": "on a rolling horizon a window that has begun is read as tomorrow's, beyond the horizon, " +
-		"and left out of the round (config's goalBoundary), and a room's temperature is not read live: from the 18:00 round on no plan keeps the room warm",
-}
+// liveLead is how much earlier than the night's start the homes'
+// agents start (wall time): their clock shows 16:40 at 240×, so that
+// their first round is the one at 17:00, as for agents that were running
+// before the night began, not one on the grid after they are up (17:20
+// or later: the first slot ran a third of it or more without commands).
+const liveLead = 5 * time.Second
 
 // TestLiveStreetDay is the issue's end-to-end check, processes as in
 // deployment: over Mosquitto, four `hearth run` homes with [live] and
@@ -44,9 +52,10 @@ var liveGaps = map[string]string{
 // live through the example's night (17:00 to 07:00) at 240 times the
 // wall clock. What the virtual homes actually did is replayed by
 // tracecheck, apart from both the simulator and the planner: no physical
-// bound broken, every goal kept; the realised bill is within
-// liveBillMargin above the perfect-information plan's, and the street's
-// realised peak below the peak of the homes planning alone.
+// bound broken, every goal kept; the realised bill and objective are
+// within liveBillMargin and liveObjectiveMargin above the
+// perfect-information plan's, and the street's realised peak below the
+// peak of the homes planning alone.
 func TestLiveStreetDay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a simulated night over Mosquitto (about 75 s)")
@@ -59,7 +68,7 @@ func TestLiveStreetDay(t *testing.T) {
 	// third as long.
 	speed := "240"
 	now := "2026-11-26T17:00:00Z"
-	epoch := time.Now().UTC().Format(time.RFC3339Nano)
+	epoch := time.Now().Add(liveLead).UTC().Format(time.RFC3339Nano)
 	for _, h := range []string{"alder", "birch", "cedar", "dogwood"} {
 		// Unsigned (--insecure): the fault matrix runs a signed street;
 		// this test is about the day the homes live.
@@ -67,11 +76,16 @@ func TestLiveStreetDay(t *testing.T) {
 			"--now", now, "--epoch", epoch, "--speed", speed, "--log-level", "info")
 	}
 	sim := startProc(t, "home-sim", "home-sim", "-c", liveStreet, "--all", "--broker", b.URL(),
-		"--now", now, "--epoch", epoch, "--speed", speed, "--noise", "0.05", "--seed", "7", "--json", "--log-level", "info")
+		"--now", now, "--epoch", epoch, "--speed", speed, "--noise", "0.05", "--seed", "7", "--json", "--log-level", "info",
+		// Steps of 15 s (62.5 ms of wall time): a command that reaches
+		// the home a few tens of milliseconds after its slot began runs
+		// from at most 15 simulated seconds late, not a minute (a
+		// one-slot programme's goal is kept to one minute).
+		"--step", "15s")
 	select {
 	case <-sim.done:
 	case <-time.After(8 * time.Minute):
-		t.Fatal("home-sim still running after 3 minutes")
+		t.Fatal("home-sim still running after 8 minutes")
 	}
 	if code := sim.cmd.ProcessState.ExitCode(); code != exitOK {
 		t.Fatalf("home-sim: exit %d", code)
@@ -98,20 +112,41 @@ func TestLiveStreetDay(t *testing.T) {
 			t.Errorf("%s: %s", hd.Home, v)
 		}
 		for _, m := range rep.Missed {
-			if why, ok := liveGaps[hd.Home+": "+m]; ok {
-				t.Logf("%s: goal missed, a known gap of hearth run: %s (%s)", hd.Home, m, why)
-				continue
-			}
 			t.Errorf("%s: goal missed: %s", hd.Home, m)
 		}
+		if len(rep.Missed) > 0 {
+			logTrace(t, hd.Trace)
+		}
+		t.Logf("%s: realised bill %.2f", hd.Home, rep.Bill)
 		bill += rep.Bill
 	}
 	drawn := homesim.AsSimulated(n, homesim.Options{Noise: 0.05, Seed: 7}, cfg.PV)
-	refs, err := dayReferences(context.Background(), liveStreet, drawn)
+	refs, ref, err := dayReferences(context.Background(), liveStreet, drawn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan, alone := refs[0], refs[1]
+	// The objective the homes plan by (bill, committed peak, goals), of
+	// the day as it happened and of the perfect plan, both priced on the
+	// base load the homes drew.
+	var done, planned devices.Schedule
+	for hi, hd := range d.Homes {
+		done.Homes = append(done.Homes, hd.Trace.Schedule(&n.Homes[hi]))
+		planned.Homes = append(planned.Homes, homesim.PlanSchedule(&n.Homes[hi], ref.Schedules[hi]))
+	}
+	evDone, err := drawn.Evaluate(&done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evPlan, err := drawn.Evaluate(&planned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("objective: realised %.2f (bill %.2f, peak %.2f, miss %.2f), perfect plan %.2f (bill %.2f, peak %.2f, miss %.2f)",
+		evDone.Cost, evDone.PriceCost, evDone.PeakCost, evDone.MissCost, evPlan.Cost, evPlan.PriceCost, evPlan.PeakCost, evPlan.MissCost)
+	if evDone.Cost > evPlan.Cost*(1+liveObjectiveMargin) {
+		t.Errorf("realised objective %.2f, more than %.0f%% above the perfect-information plan's %.2f", evDone.Cost, 100*liveObjectiveMargin, evPlan.Cost)
+	}
 	peak := 0.0
 	for _, l := range d.LoadKW {
 		peak = math.Max(peak, l)
@@ -124,6 +159,31 @@ func TestLiveStreetDay(t *testing.T) {
 	if peak >= alone.PeakKW {
 		t.Errorf("realised street peak %.2f kW, not below the homes-alone peak %.2f kW", peak, alone.PeakKW)
 	}
+}
+
+// logTrace logs what a home did, for a goal missed: its properties at
+// the slot boundaries and each device's actions, slot by slot.
+func logTrace(t *testing.T, tr *homesim.Trace) {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range tr.Properties {
+		fmt.Fprintf(&b, "\n  %s %s:", p.Location, p.Name)
+		for _, v := range p.Values {
+			fmt.Fprintf(&b, " %.2f", v)
+		}
+	}
+	for d := range tr.Slots[0].Devices {
+		fmt.Fprintf(&b, "\n  %s:", tr.Slots[0].Devices[d].Device)
+		for _, st := range tr.Slots {
+			var runs []string
+			for name, sec := range st.Devices[d].RunS {
+				runs = append(runs, fmt.Sprintf("%s %.0fm", name, sec/60))
+			}
+			slices.Sort(runs)
+			fmt.Fprintf(&b, " [%s]", strings.Join(runs, ", "))
+		}
+	}
+	t.Logf("%s, from %s:%s", tr.Home, tr.Start.Format("15:04"), b.String())
 }
 
 // startProc starts the test binary as `hearth ARGS` with TZ=UTC (the

@@ -127,6 +127,24 @@ func TestHomePhysics(t *testing.T) {
 	if math.Abs(rep.Bill-bill) > 1e-9 || math.Abs(rep.PeakKW-wantNet[0]) > 1e-9 {
 		t.Errorf("replay: bill %.6f peak %.6f", rep.Bill, rep.PeakKW)
 	}
+	// The day as a schedule of the model: the battery and the car by the
+	// action commanded (idle without one), the dishwasher by what it ran
+	// longest — nothing in slot 2, its programme done.
+	hs := tr.Schedule(&n.Homes[0])
+	for d, want := range [][]string{
+		{"charge", "discharge", "idle", "discharge"},
+		{"charge_32a", "charge_32a", "charge_32a", "off"},
+		{"run", "run", "off", "off"},
+	} {
+		dev := &n.Homes[0].Devices[d]
+		var got []string
+		for _, a := range hs.Actions[d] {
+			got = append(got, dev.Actions[a].Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s's schedule %v, want %v", dev.Name, got, want)
+		}
+	}
 }
 
 // TestIdleWithoutCommands: no command, an expired one, or one for a

@@ -151,9 +151,19 @@ func TestStreetOverMQTT(t *testing.T) {
 	}
 	ctrl.mu.Lock()
 	ev := ctrl.states["hearth/home/alder/state/ev"]
+	// Every property a device moves, which live homes plan from: the
+	// room the radiator heats, a programme's progress.
+	room := ctrl.states["hearth/home/dogwood/state/radiator"]
+	dw := ctrl.states["hearth/home/alder/state/dishwasher"]
 	ctrl.mu.Unlock()
 	if ev == nil || ev["plugged"] != true || ev["charge"] == nil || ev["time"] == nil {
 		t.Errorf("alder's EV state: %v", ev)
+	}
+	if v, ok := room["temperature"].(float64); !ok || v < 10 || v > 30 {
+		t.Errorf("dogwood's radiator state: %v, want the living room's temperature", room)
+	}
+	if v, ok := dw["progress"].(float64); !ok || v < 0 || v > 100 {
+		t.Errorf("alder's dishwasher state: %v, want its progress", dw)
 	}
 	if testing.Verbose() {
 		d.WriteText(os.Stdout)

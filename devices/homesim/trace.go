@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/report"
 )
 
 // Trace is what a simulated home actually did during its day, slot by
@@ -210,4 +211,53 @@ func (tr *Trace) Goals(hz devices.Horizon, h *devices.Home) []Goal {
 		out = append(out, g)
 	}
 	return out
+}
+
+// Schedule returns what home h did as a schedule of the model
+// (devices.HomeSchedule, levels left to the tightest): in every slot each
+// device's action that ran longest, its idle action where none ran. It
+// lets the planner's objective (devices.Neighbourhood.Evaluate) price the
+// day as it happened, committed peak included, against a plan's. A
+// storage device is read by the action it was commanded (its power a set
+// point).
+func (tr *Trace) Schedule(h *devices.Home) devices.HomeSchedule {
+	hs := devices.HomeSchedule{Actions: make([][]int, len(h.Devices))}
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		row := make([]int, len(tr.Slots))
+		for t := range row {
+			row[t] = IdleAction(dev)
+			if d >= len(tr.Slots[t].Devices) {
+				continue
+			}
+			best := 0.0
+			for name, sec := range tr.Slots[t].Devices[d].RunS {
+				a := actionIndex(dev, name)
+				if a >= 0 && (sec > best || sec == best && a < row[t]) {
+					row[t], best = a, sec
+				}
+			}
+		}
+		hs.Actions[d] = row
+	}
+	return hs
+}
+
+// PlanSchedule returns a home plan's actions (report.HomePlan) as a
+// schedule of home h, for the same comparison as Trace.Schedule; an
+// action the home does not have is read as its first.
+func PlanSchedule(h *devices.Home, p report.HomePlan) devices.HomeSchedule {
+	hs := devices.HomeSchedule{Actions: make([][]int, len(h.Devices))}
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		for _, dp := range p.Devices {
+			if dp.Device != dev.Name {
+				continue
+			}
+			for _, name := range dp.Actions {
+				hs.Actions[d] = append(hs.Actions[d], max(actionIndex(dev, name), 0))
+			}
+		}
+	}
+	return hs
 }

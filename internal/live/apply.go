@@ -281,6 +281,7 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 		for _, dl := range cfg.Devices[hi] {
 			notes = in.applyDevice(cfg, h, dl, hz, now, notes)
 		}
+		notes = in.applyProps(cfg, h, now, notes)
 	}
 	return notes
 }

@@ -108,6 +108,9 @@ type Inputs struct {
 	complete bool
 	// route maps a topic to what it carries.
 	route map[string][]route
+	// props are the live values of properties other than stored
+	// energies (props.go).
+	props map[propKey]*reading
 }
 
 type expectation struct {
@@ -179,6 +182,7 @@ func (in *Inputs) routes() {
 	for _, what := range []string{"import", "export"} {
 		add(PriceTopic(in.prefix, what), route{k: key{"", "", what}, series: true})
 	}
+	in.propRoutes(add)
 }
 
 // Topics are the topics to subscribe to, sorted.
@@ -232,6 +236,10 @@ func (in *Inputs) Handle(t string, payload []byte) {
 					s.Time = now
 				}
 				st = &s
+			}
+			if r.k.what == whatProps {
+				in.setProps(r.k, *st)
+				continue
 			}
 			if r.k.what == "plugged" {
 				if st.Plugged != nil {
