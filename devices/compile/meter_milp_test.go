@@ -2,12 +2,11 @@ package compile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/compile"
+	cbcsolve "github.com/hearth-dcop/hearth/internal/cbc"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -187,29 +187,12 @@ func milp(n *devices.Neighbourhood) string {
 // where CBC finds it infeasible.
 func cbc(t *testing.T, prog string) (float64, bool) {
 	t.Helper()
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "m.lp"), filepath.Join(dir, "sol.txt")
-	if err := os.WriteFile(in, []byte(prog), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command("cbc", in, "solve", "solu", out).CombinedOutput(); err != nil {
-		t.Fatalf("cbc: %v\n%s", err, b)
-	}
-	sol, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(sol), "\n")
-	if strings.Contains(first, "Infeasible") {
+	v, err := cbcsolve.Optimum(context.Background(), prog, t.TempDir())
+	if errors.Is(err, cbcsolve.ErrInfeasible) {
 		return 0, false
 	}
-	i := strings.Index(first, "objective value")
-	if !strings.HasPrefix(first, "Optimal") || i < 0 {
-		t.Fatalf("cbc: %s\n%s", first, prog)
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(first[i+len("objective value"):]), 64)
 	if err != nil {
-		t.Fatalf("cbc: %s: %v", first, err)
+		t.Fatalf("%v\n%s", err, prog)
 	}
 	return v, true
 }

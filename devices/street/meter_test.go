@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
 	"github.com/hearth-dcop/hearth/devices/street"
+	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
 // meterStorage is one storage of a meterHome, in the TOML's figures.
@@ -271,29 +270,12 @@ func (h *meterHome) milp() string {
 // optimum; ok is false where CBC proves it infeasible.
 func cbcOptimum(t *testing.T, prog string) (float64, bool) {
 	t.Helper()
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "m.lp"), filepath.Join(dir, "sol.txt")
-	if err := os.WriteFile(in, []byte(prog), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command("cbc", in, "ratio", "0", "solve", "solu", out).CombinedOutput(); err != nil {
-		t.Fatalf("cbc: %v\n%s", err, b)
-	}
-	sol, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(sol), "\n")
-	if strings.Contains(strings.ToLower(first), "infeasible") {
+	v, err := cbc.Optimum(context.Background(), prog, t.TempDir())
+	if errors.Is(err, cbc.ErrInfeasible) {
 		return 0, false
 	}
-	i := strings.Index(first, "objective value")
-	if !strings.HasPrefix(first, "Optimal") || i < 0 {
-		t.Fatalf("cbc: %s\n%s", first, prog)
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(first[i+len("objective value"):]), 64)
 	if err != nil {
-		t.Fatalf("cbc: %s: %v", first, err)
+		t.Fatalf("%v\n%s", err, prog)
 	}
 	return v, true
 }

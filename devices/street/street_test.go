@@ -1,22 +1,18 @@
 package street_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
 	"github.com/hearth-dcop/hearth/devices/street"
+	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
 // genStreet returns a seeded street of energy homes with hourly slots:
@@ -130,31 +126,9 @@ func lowerBound(t *testing.T, hs []*energy.Home, base []float64, pk street.Peak)
 		}
 	}
 	lp := "Minimize\n obj:" + obj.String() + "\nSubject To\n" + cons.String() + "Bounds\n" + bnds.String() + "End\n"
-	dir := t.TempDir()
-	file, sol := filepath.Join(dir, "street.lp"), filepath.Join(dir, "street.sol")
-	if err := os.WriteFile(file, []byte(lp), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("cbc", file, "solve", "solu", sol)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("cbc: %v: %s", err, out.String())
-	}
-	f, err := os.Open(sol)
+	v, err := cbc.Optimum(context.Background(), lp, t.TempDir())
 	if err != nil {
-		t.Fatalf("%v: %s\n%s", err, out.String(), lp[:min(len(lp), 2000)])
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Scan()
-	head := sc.Text()
-	if !strings.HasPrefix(head, "Optimal") {
-		t.Fatalf("cbc: %s", head)
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(head[strings.LastIndex(head, " ")+1:]), 64)
-	if err != nil {
-		t.Fatalf("cbc status %q: %v", head, err)
+		t.Fatalf("%v\n%s", err, lp[:min(len(lp), 2000)])
 	}
 	return v
 }
