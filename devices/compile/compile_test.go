@@ -252,40 +252,9 @@ func TestSoftExact(t *testing.T) {
 	for seed := range uint64(300) {
 		k := int(seed % 2)
 		n := testhomes.Random(5000+seed, testhomes.Options{Homes: 1 + k, Slots: 3, Devices: 2 - k, Actions: 3 - k, Mixed: true, Feeder: true, Soft: true})
-		want := bruteForce(n)
-		c, ok := compileOrInfeasible(t, n)
-		if !ok {
-			if !math.IsInf(want, 1) {
-				t.Fatalf("seed %d: compiler says infeasible, enumeration finds %v", seed, want)
-			}
+		ev := solveExact(t, seed, n)
+		if ev == nil {
 			continue
-		}
-		lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
-		s, err := local.New("be", lp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := make([]int, lp.NumInterior())
-		got, err := s.SolveRow(context.Background(), nil, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !same(got, want) {
-			t.Fatalf("seed %d: optimum %v, enumeration %v", seed, got, want)
-		}
-		if math.IsInf(got, 1) {
-			continue
-		}
-		assign := make([]int, len(c.Problem.Variables))
-		for k, v := range lp.Vars {
-			assign[v] = in[k]
-		}
-		_, ev, err := c.Report(assign)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ev.Feasible || !same(ev.Cost, got) {
-			t.Fatalf("seed %d: evaluation cost %v feasible %v (%v), solver %v", seed, ev.Cost, ev.Feasible, ev.Violations, got)
 		}
 		if len(ev.Misses) > 0 {
 			missed++
@@ -296,4 +265,49 @@ func TestSoftExact(t *testing.T) {
 		t.Fatalf("%d solved, %d with missed goals: the generator tests too little", solved, missed)
 	}
 	t.Logf("%d solved, %d miss a soft goal or limit", solved, missed)
+}
+
+// solveExact solves n's compiled problem with bucket elimination, checks
+// the optimum against enumeration's (want) and the evaluation of the
+// decoded plan against the solver's cost, and returns that evaluation:
+// nil where n has no feasible schedule (the compiler and enumeration
+// agreeing).
+func solveExact(t *testing.T, seed uint64, n *devices.Neighbourhood) *devices.Evaluation {
+	t.Helper()
+	want := bruteForce(n)
+	c, ok := compileOrInfeasible(t, n)
+	if !ok {
+		if !math.IsInf(want, 1) {
+			t.Fatalf("seed %d: compiler says infeasible, enumeration finds %v", seed, want)
+		}
+		return nil
+	}
+	lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
+	s, err := local.New("be", lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]int, lp.NumInterior())
+	got, err := s.SolveRow(context.Background(), nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same(got, want) {
+		t.Fatalf("seed %d: optimum %v, enumeration %v", seed, got, want)
+	}
+	if math.IsInf(got, 1) {
+		return nil
+	}
+	assign := make([]int, len(c.Problem.Variables))
+	for k, v := range lp.Vars {
+		assign[v] = in[k]
+	}
+	_, ev, err := c.Report(assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Feasible || !same(ev.Cost, got) {
+		t.Fatalf("seed %d: evaluation cost %v feasible %v (%v), solver %v", seed, ev.Cost, ev.Feasible, ev.Violations, got)
+	}
+	return ev
 }

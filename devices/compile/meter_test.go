@@ -1,7 +1,6 @@
 package compile_test
 
 import (
-	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -10,8 +9,6 @@ import (
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
-	"github.com/hearth-dcop/hearth/local"
-	"github.com/hearth-dcop/hearth/mva"
 )
 
 // meterHomes draws random neighbourhoods whose homes have meters: own
@@ -92,40 +89,8 @@ func TestMeterSingleHomeExact(t *testing.T) {
 	}
 	for seed := range uint64(seeds) {
 		n := meterHomes(2400+seed, 1, 3)
-		want := bruteForce(n)
-		c, ok := compileOrInfeasible(t, n)
-		if !ok {
-			if !math.IsInf(want, 1) {
-				t.Fatalf("seed %d: compiler says infeasible, enumeration finds %v", seed, want)
-			}
+		if solveExact(t, 2400+seed, n) == nil {
 			continue
-		}
-		lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
-		s, err := local.New("be", lp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := make([]int, lp.NumInterior())
-		got, err := s.SolveRow(context.Background(), nil, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !same(got, want) {
-			t.Fatalf("seed %d: optimum %v, enumeration %v", seed, got, want)
-		}
-		if math.IsInf(got, 1) {
-			continue
-		}
-		assign := make([]int, len(c.Problem.Variables))
-		for k, v := range lp.Vars {
-			assign[v] = in[k]
-		}
-		_, ev, err := c.Report(assign)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ev.Feasible || !same(ev.Cost, got) {
-			t.Fatalf("seed %d: solver cost %v, evaluation %v (%v)", seed, got, ev.Cost, ev.Violations)
 		}
 		solved++
 	}
