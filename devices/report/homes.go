@@ -494,8 +494,10 @@ func maxOf(v []float64) float64 {
 // SlotTimes returns the clock time each slot starts at, "HH:MM".
 func SlotTimes(hz devices.Horizon) []string {
 	out := make([]string, hz.Slots)
+	m := hz.Start
 	for t := range out {
-		out[t] = clock(hz.Start + t*hz.SlotMinutes)
+		out[t] = clock(m)
+		m += hz.Minutes(t)
 	}
 	return out
 }
