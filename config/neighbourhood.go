@@ -165,7 +165,7 @@ func (l *loader) segments(t *node, hz *devices.Horizon) {
 		c, okC := sg.integer("count")
 		sg.done("slot", "count")
 		if !okS || !okC {
-			sg.errorf("", "a segment needs slot = \"DURATION\" (e.g. \"15m\") and count = number of slots")
+			sg.src.errorf(sg.path, "a segment needs slot = \"DURATION\" (e.g. \"15m\") and count = number of slots")
 			return
 		}
 		m, err := minutes(s)
