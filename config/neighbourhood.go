@@ -104,6 +104,9 @@ func (l *loader) horizon(root *node, n *devices.Neighbourhood) clock {
 				hz.SlotMinutes = m
 			}
 		}
+		if t.has("segments") {
+			l.segments(t, &hz)
+		}
 		if s, ok := t.str("start"); ok {
 			if m, err := parseClock(s); err != nil {
 				t.errorf("start", "%v", err)
@@ -115,7 +118,7 @@ func (l *loader) horizon(root *node, n *devices.Neighbourhood) clock {
 		case "shds":
 			hz.Dynamics = devices.SHDS
 		}
-		t.done("slots", "slot", "start", "dynamics")
+		t.done("slots", "slot", "segments", "start", "dynamics")
 	}
 	l.fileStart = hz.Start
 	if !l.opts.Rolling && root.has("live") {
@@ -125,9 +128,60 @@ func (l *loader) horizon(root *node, n *devices.Neighbourhood) clock {
 	}
 	if l.opts.Rolling {
 		hz.Start = ((l.opts.Start % 1440) + 1440) % 1440
+		if hz.Lengths != nil {
+			t, _ := root.table("horizon")
+			t.errorf("segments", "a live or rolling horizon moves by whole slots of one length: give slot and slots, not segments")
+			hz.Lengths = nil
+		}
 	}
 	n.Horizon = hz
-	return clock{start: hz.Start, slot: hz.SlotMinutes, slots: hz.Slots, rolling: l.opts.Rolling}
+	ck := clock{start: hz.Start, slot: hz.SlotMinutes, slots: hz.Slots, rolling: l.opts.Rolling}
+	if hz.Lengths != nil {
+		ck.bounds = make([]int, hz.Slots+1)
+		for i, m := range hz.Lengths {
+			ck.bounds[i+1] = ck.bounds[i] + m
+		}
+	}
+	return ck
+}
+
+// segments reads [horizon] segments, a horizon of uneven slots: a list
+// of { slot = "15m", count = 16 } tables, in order, whose slots follow
+// one another. It replaces slot and slots; only energy homes plan on it
+// (homeReader.planner refuses the others).
+func (l *loader) segments(t *node, hz *devices.Horizon) {
+	if t.has("slot") || t.has("slots") {
+		t.errorf("segments", "give either segments or slot/slots, not both")
+		return
+	}
+	segs := t.tables("segments")
+	if len(segs) == 0 {
+		t.errorf("segments", "segments is a list of tables { slot = \"15m\", count = 16 }, at least one")
+		return
+	}
+	var lengths []int
+	for _, sg := range segs {
+		s, okS := sg.str("slot")
+		c, okC := sg.integer("count")
+		sg.done("slot", "count")
+		if !okS || !okC {
+			sg.src.errorf(sg.path, "a segment needs slot = \"DURATION\" (e.g. \"15m\") and count = number of slots")
+			return
+		}
+		m, err := minutes(s)
+		if err != nil {
+			sg.errorf("slot", "%v", err)
+			return
+		}
+		if c < 1 || c > 10000 || len(lengths)+int(c) > 10000 {
+			sg.errorf("count", "count = %d: a segment holds at least one slot, the horizon at most 10000", c)
+			return
+		}
+		for range c {
+			lengths = append(lengths, m)
+		}
+	}
+	hz.Slots, hz.SlotMinutes, hz.Lengths = len(lengths), lengths[0], lengths
 }
 
 // prices reads [prices]: per_slot, or default with periods.
@@ -311,6 +365,15 @@ func (l *loader) coordination(root *node, n *devices.Neighbourhood, ck clock) nb
 	case t.has("every"):
 		s, _ := t.str("every")
 		m, err := minutes(s)
+		if err == nil && ck.bounds != nil {
+			if err = everyUneven(n, ck, m); err != nil {
+				t.errorf("every", "%v", err)
+			}
+			for range n.Windows {
+				keys.windows = append(keys.windows, t.key("every"))
+			}
+			break
+		}
 		if err == nil && m%n.Horizon.SlotMinutes != 0 {
 			err = fmt.Errorf("%s is not a whole number of %d-minute slots", s, n.Horizon.SlotMinutes)
 		}
@@ -329,6 +392,25 @@ func (l *loader) coordination(root *node, n *devices.Neighbourhood, ck clock) nb
 	}
 	t.done("windows", "every", "levels")
 	return keys
+}
+
+// everyUneven cuts a horizon of uneven slots into windows of m minutes
+// each (the last may be shorter); every cut must fall on a slot boundary.
+func everyUneven(n *devices.Neighbourhood, ck clock, m int) error {
+	from := 0
+	for cut := m; from < ck.slots; cut += m {
+		b, ok := slices.BinarySearch(ck.bounds, cut)
+		if b > ck.slots {
+			b, ok = ck.slots, true
+		}
+		if !ok {
+			n.Windows = nil
+			return fmt.Errorf("every %d minutes cuts a slot: %s falls inside the slot %s–%s", m, fmtClock(ck.start+cut), fmtClock(ck.start+ck.bounds[b-1]), fmtClock(ck.start+ck.bounds[b]))
+		}
+		n.Windows = append(n.Windows, devices.Window{From: from, To: b})
+		from = b
+	}
+	return nil
 }
 
 // objective reads [objective].

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,10 @@ type clock struct {
 	start int // minutes after midnight of boundary 0
 	slot  int // minutes per slot
 	slots int
+	// bounds, for a horizon of uneven slots ([horizon] segments), holds
+	// each boundary's minutes after start (slots+1 of them); nil when
+	// every slot lasts slot minutes.
+	bounds []int
 	// rolling: a goal time past the horizon is errBeyond (LoadOptions).
 	rolling bool
 }
@@ -53,11 +58,14 @@ func (c clock) goalBoundary(tok string) (int, error) {
 		d = 1440
 	}
 	b := (d + c.slot - 1) / c.slot
+	if c.bounds != nil {
+		b, _ = slices.BinarySearch(c.bounds, d)
+	}
 	if b > c.slots && c.rolling {
 		return 0, errBeyond
 	}
 	if b > c.slots {
-		return 0, fmt.Errorf("time %s is outside the horizon %s–%s", tok, fmtClock(c.start), fmtClock(c.start+c.slots*c.slot))
+		return 0, fmt.Errorf("time %s is outside the horizon %s–%s", tok, fmtClock(c.start), fmtClock(c.start+c.span()))
 	}
 	return b, nil
 }
@@ -77,6 +85,16 @@ func (c clock) boundary(tok string) (int, error) {
 		return 0, fmt.Errorf("time %q: write HH:MM or a slot number", tok)
 	}
 	d := ((m-c.start)%1440 + 1440) % 1440
+	if c.bounds != nil {
+		b, ok := slices.BinarySearch(c.bounds, d)
+		switch {
+		case b > c.slots:
+			return 0, fmt.Errorf("time %s is outside the horizon %s–%s", tok, fmtClock(c.start), fmtClock(c.start+c.span()))
+		case !ok:
+			return 0, fmt.Errorf("time %s is not a slot boundary: the segments' slots around it run %s–%s", tok, fmtClock(c.start+c.bounds[b-1]), fmtClock(c.start+c.bounds[b]))
+		}
+		return b, nil
+	}
 	if d%c.slot != 0 {
 		return 0, fmt.Errorf("time %s is not a slot boundary: slots of %d min start at %s", tok, c.slot, fmtClock(c.start))
 	}
@@ -84,6 +102,14 @@ func (c clock) boundary(tok string) (int, error) {
 		return 0, fmt.Errorf("time %s is outside the horizon %s–%s", tok, fmtClock(c.start), fmtClock(c.start+c.slots*c.slot))
 	}
 	return d / c.slot, nil
+}
+
+// span returns the horizon's length in minutes.
+func (c clock) span() int {
+	if c.bounds != nil {
+		return c.bounds[c.slots]
+	}
+	return c.slots * c.slot
 }
 
 // minutes reads a duration ("1h", "30m", "1h30m") in whole minutes.

@@ -25,8 +25,15 @@ func (d Dynamics) String() string {
 
 // Horizon is the scheduling period.
 type Horizon struct {
-	Slots       int
+	Slots int
+	// SlotMinutes is every slot's length, or the first slot's where
+	// Lengths is set.
 	SlotMinutes int
+	// Lengths, when set, gives each slot its own length in minutes
+	// ([horizon] segments: fine slots first, coarse later, as the evcc
+	// optimizer's time_series.dt). Only energy homes honour it; the
+	// loader refuses compiled homes on such a horizon.
+	Lengths []int
 	// Start is the clock time of slot 0's beginning, in minutes after
 	// midnight; it only labels slots and converts "HH:MM" rule times.
 	Start    int
@@ -38,6 +45,17 @@ type Horizon struct {
 
 // Hours returns the slot length in hours (Δ).
 func (h Horizon) Hours() float64 { return float64(h.SlotMinutes) / 60 }
+
+// Minutes returns slot t's length in minutes.
+func (h Horizon) Minutes(t int) int {
+	if h.Lengths != nil {
+		return h.Lengths[t]
+	}
+	return h.SlotMinutes
+}
+
+// SlotHours returns slot t's length in hours.
+func (h Horizon) SlotHours(t int) float64 { return float64(h.Minutes(t)) / 60 }
 
 // Indices returns the length of a property trajectory: Slots+1 boundaries
 // under Full, Slots under SHDS.

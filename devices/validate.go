@@ -45,6 +45,17 @@ func (n *Neighbourhood) Validate() error {
 	if hz.SlotMinutes < 1 {
 		add(errorf("", PartHorizon, -1, "a slot must last at least one minute, got %d", hz.SlotMinutes))
 	}
+	if hz.Lengths != nil {
+		if len(hz.Lengths) != hz.Slots {
+			add(errorf("", PartHorizon, -1, "%d slot lengths for %d slots: give one per slot", len(hz.Lengths), hz.Slots))
+			return errors.Join(errs...)
+		}
+		for t, m := range hz.Lengths {
+			if m < 1 {
+				add(errorf("", PartHorizon, -1, "slot %d lasts %d minutes: a slot must last at least one minute", t, m))
+			}
+		}
+	}
 	if len(n.Prices) != hz.Slots {
 		add(errorf("", PartPrices, -1, "%d prices for %d slots: give one price per slot", len(n.Prices), hz.Slots))
 	}

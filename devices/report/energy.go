@@ -123,7 +123,7 @@ func shortKW(v float64) string {
 
 // energyOnlyText prints a street of energy homes only.
 func (h *Homes) energyOnlyText(b *strings.Builder) {
-	fmt.Fprintf(b, "%s: %d energy homes, %d slots of %d min, %s\n", h.Neighbourhood, len(h.EnergyHomes.Homes), len(h.Slots), h.SlotMinutes, h.span())
+	fmt.Fprintf(b, "%s: %d energy homes, %s, %s\n", h.Neighbourhood, len(h.EnergyHomes.Homes), h.slotsText(), h.span())
 	h.energyText(b)
 	for _, n := range h.Notes {
 		fmt.Fprintf(b, "note: %s\n", n)

@@ -16,11 +16,14 @@ import (
 // fields.
 type Homes struct {
 	mva.Result
-	Neighbourhood string   `json:"neighbourhood"`
-	HomeCount     int      `json:"homes"`
-	SlotMinutes   int      `json:"slot_minutes"`
-	Slots         []string `json:"slots"`
-	Currency      string   `json:"currency"`
+	Neighbourhood string `json:"neighbourhood"`
+	HomeCount     int    `json:"homes"`
+	SlotMinutes   int    `json:"slot_minutes"`
+	// SlotLengths, where the slots differ in length ([horizon]
+	// segments), is each slot's minutes; SlotMinutes is then the first's.
+	SlotLengths []int    `json:"slot_lengths,omitempty"`
+	Slots       []string `json:"slots"`
+	Currency    string   `json:"currency"`
 
 	EnergyCost     float64   `json:"energy_cost"`
 	EnergyKWh      float64   `json:"energy_kwh"`
@@ -494,8 +497,10 @@ func maxOf(v []float64) float64 {
 // SlotTimes returns the clock time each slot starts at, "HH:MM".
 func SlotTimes(hz devices.Horizon) []string {
 	out := make([]string, hz.Slots)
+	m := hz.Start
 	for t := range out {
-		out[t] = clock(hz.Start + t*hz.SlotMinutes)
+		out[t] = clock(m)
+		m += hz.Minutes(t)
 	}
 	return out
 }

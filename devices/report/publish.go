@@ -133,12 +133,17 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 	}
 	hz := n.Horizon
 	times := SlotTimes(hz)
+	// at[t] is slot t's start in minutes after o.Start (slots may
+	// differ in length: devices.Horizon.Lengths).
+	at := make([]int, hz.Slots+1)
+	for t := range hz.Slots {
+		at[t+1] = at[t] + hz.Minutes(t)
+	}
 	slot := func(t int) PlanSlot {
 		s := PlanSlot{Slot: t, Time: times[t]}
 		if !o.Start.IsZero() {
-			from := o.Start.Add(time.Duration(t*hz.SlotMinutes) * time.Minute)
-			s.Start = from.Format(time.RFC3339)
-			s.End = from.Add(time.Duration(hz.SlotMinutes) * time.Minute).Format(time.RFC3339)
+			s.Start = o.Start.Add(time.Duration(at[t]) * time.Minute).Format(time.RFC3339)
+			s.End = o.Start.Add(time.Duration(at[t+1]) * time.Minute).Format(time.RFC3339)
 		}
 		return s
 	}

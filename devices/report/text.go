@@ -78,7 +78,7 @@ func (h *Homes) header(b *strings.Builder) {
 	if h.EnergyHomes != nil {
 		homes += fmt.Sprintf(" and %d energy homes (below)", len(h.EnergyHomes.Homes))
 	}
-	fmt.Fprintf(b, "%s: %s, %d slots of %d min, %s\n", h.Neighbourhood, homes, len(h.Slots), h.SlotMinutes, h.span())
+	fmt.Fprintf(b, "%s: %s, %s, %s\n", h.Neighbourhood, homes, h.slotsText(), h.span())
 	kept := "—"
 	if h.Feasible {
 		kept = thousands(float64(h.RulesSatisfied))
@@ -400,7 +400,29 @@ func (h *Homes) span() string {
 	if _, err := fmt.Sscanf(h.Slots[len(h.Slots)-1], "%d:%d", &hh, &mm); err != nil {
 		return h.Slots[0]
 	}
-	return h.Slots[0] + "–" + clock(hh*60+mm+h.SlotMinutes)
+	last := h.SlotMinutes
+	if n := len(h.SlotLengths); n > 0 {
+		last = h.SlotLengths[n-1]
+	}
+	return h.Slots[0] + "–" + clock(hh*60+mm+last)
+}
+
+// slotsText says how many slots there are and how long: "24 slots of
+// 60 min", or by runs where they differ: "20 slots (8×15 min, 12×60 min)".
+func (h *Homes) slotsText() string {
+	if len(h.SlotLengths) == 0 {
+		return fmt.Sprintf("%d slots of %d min", len(h.Slots), h.SlotMinutes)
+	}
+	var runs []string
+	for i := 0; i < len(h.SlotLengths); {
+		j := i
+		for j < len(h.SlotLengths) && h.SlotLengths[j] == h.SlotLengths[i] {
+			j++
+		}
+		runs = append(runs, fmt.Sprintf("%d×%d min", j-i, h.SlotLengths[i]))
+		i = j
+	}
+	return fmt.Sprintf("%d slots (%s)", len(h.Slots), strings.Join(runs, ", "))
 }
 
 // pad right-pads s with spaces to width runes.

@@ -55,13 +55,12 @@ var storageKinds = []string{"home_battery", "ev_wallbox_7kw", "ev_wallbox_11kw"}
 func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64, sizes map[string]devices.Sizing) (*energy.Home, error) {
 	hz := n.Horizon
 	T := hz.Slots
-	dt := hz.Hours()
 	if hz.Dynamics != devices.Full {
 		return nil, fmt.Errorf("home %s: energy homes need full dynamics (TOML neighbourhoods): %w", h.Name, ErrNotEnergy)
 	}
 	eh := &energy.Home{Name: h.Name, Dt: make([]float64, T), Load: make([]float64, T), Wear: -1}
 	for t := range T {
-		eh.Dt[t] = dt
+		eh.Dt[t] = hz.SlotHours(t)
 		eh.Load[t] = h.Background[t] * n.Units.PowerScale
 		if pv != nil {
 			eh.Load[t] += pv[t]

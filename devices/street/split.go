@@ -182,6 +182,7 @@ func Report(ctx context.Context, cfg *config.Config, o Options) (*report.Homes, 
 	h := &report.Homes{
 		Neighbourhood: full.Name,
 		SlotMinutes:   full.Horizon.SlotMinutes,
+		SlotLengths:   full.Horizon.Lengths,
 		Slots:         report.SlotTimes(full.Horizon),
 		Currency:      full.Units.Currency,
 		EnergyHomes:   es,
