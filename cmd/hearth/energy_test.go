@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -38,14 +37,7 @@ func TestEnergyStreet(t *testing.T) {
 	// SH-MGM-style baseline is skipped (seconds under -race, and not
 	// what this test is about).
 	for _, cmd := range []string{"sim"} {
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), []string{cmd, energyStreetTOML, "--json", "--shmgm-rounds", "-1"}, &out, &errb); code != exitOK {
-			t.Fatalf("%s: exit %d: %s", cmd, code, errb.String())
-		}
-		var h report.Homes
-		if err := json.Unmarshal(out.Bytes(), &h); err != nil {
-			t.Fatalf("%s: %v", cmd, err)
-		}
+		h := homesJSON(t, cmd, energyStreetTOML, "--json", "--shmgm-rounds", "-1")
 		e := h.EnergyHomes
 		if e == nil || len(e.Homes) != 2 || len(h.Schedules) != 2 {
 			t.Fatalf("%s: energy homes %+v, %d compiled schedules", cmd, e, len(h.Schedules))
@@ -126,14 +118,7 @@ func TestEnergyOnlyStreet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"solve", nb, "--json"}, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	var h report.Homes
-	if err := json.Unmarshal(out.Bytes(), &h); err != nil {
-		t.Fatal(err)
-	}
+	h := homesJSON(t, "solve", nb, "--json")
 	if h.EnergyHomes == nil || len(h.EnergyHomes.Homes) != 2 || h.Objective == nil || *h.Objective > h.EnergyHomes.AloneObjective+1e-9 {
 		t.Fatalf("result %+v", h)
 	}
@@ -162,14 +147,7 @@ func TestEnergyHomeMissesSoftGoal(t *testing.T) {
 	if err := os.WriteFile(nb, []byte("homes = [\"fir.toml\"]\n[horizon]\nstart = \"17:00\"\nslots = 24\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"solve", nb, "--json"}, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	var h report.Homes
-	if err := json.Unmarshal(out.Bytes(), &h); err != nil {
-		t.Fatal(err)
-	}
+	h := homesJSON(t, "solve", nb, "--json")
 	if len(h.GoalsMissed) != 1 || math.Abs(h.GoalsMissed[0].Missed-19.42) > 0.01 {
 		t.Fatalf("goals missed %+v, want the EV's by 19.42 kWh", h.GoalsMissed)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -23,14 +22,7 @@ func TestSolveNeighbourhood(t *testing.T) {
 		if global != "" {
 			args = append(args, "--global", global)
 		}
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, &out, &errb); code != exitOK {
-			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
-		}
-		var h report.Homes
-		if err := json.Unmarshal(out.Bytes(), &h); err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out.String())
-		}
+		h := homesJSON(t, args...)
 		wantGlobal := global
 		if global == "" {
 			wantGlobal = "none"

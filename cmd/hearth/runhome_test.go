@@ -77,16 +77,24 @@ func edit(t *testing.T, dir, file, old, new string) {
 // every home's schedule.
 func simHomes(t *testing.T, path string) report.Homes {
 	t.Helper()
+	h := homesJSON(t, "sim", path, "--json", "--run-id", "want")
+	if h.Objective == nil || len(h.Schedules) != len(exampleHomes) {
+		t.Fatalf("sim: objective %v, %d schedules", h.Objective, len(h.Schedules))
+	}
+	return h
+}
+
+// homesJSON runs hearth with args (a command that prints a
+// neighbourhood's result with --json), wants exit 0 and returns the result.
+func homesJSON(t *testing.T, args ...string) report.Homes {
+	t.Helper()
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"sim", path, "--json", "--run-id", "want"}, &out, &errb); code != exitOK {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	if code := run(context.Background(), args, &out, &errb); code != exitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 	}
 	var h report.Homes
 	if err := json.Unmarshal(out.Bytes(), &h); err != nil {
-		t.Fatalf("sim: %v\n%s", err, out.String())
-	}
-	if h.Objective == nil || len(h.Schedules) != len(exampleHomes) {
-		t.Fatalf("sim: objective %v, %d schedules", h.Objective, len(h.Schedules))
+		t.Fatalf("%v: %v\n%s", args, err, out.String())
 	}
 	return h
 }
