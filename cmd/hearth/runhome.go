@@ -27,6 +27,15 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	flags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { flags[f.Name] = true })
 	hopts := homeOptionsFrom(fs, &o.solve)
+	if !shds {
+		// A street of energy homes has no compiled problem to load;
+		// a file that does not load is reported by homesolve.Load.
+		if c, err := config.Load(path); err == nil {
+			if en, _ := daemon.EnergyStreet(c); en {
+				return runEnergyHome(ctx, e, fs, o, log, path, c)
+			}
+		}
+	}
 	r, err := homesolve.Load(path, shds, hopts)
 	if err != nil {
 		return loadExit(e.stderr, "run", err)
