@@ -17,21 +17,16 @@ import (
 	liveclock "github.com/hearth-dcop/hearth/internal/live"
 )
 
-// runEnergyHome is `hearth run --once -c street.toml --home NAME` for a
-// street of energy homes (planner = "energy") with [live]: the home
-// plans alone from its live state with devices/energy, and publishes the
-// checked plan and the current slot's commands (internal/daemon,
-// EnergyHome). A street that mixes energy and compiled homes, a
-// long-running home and a file without [live] are refused, saying why.
+// runEnergyHome is `hearth run -c street.toml --home NAME` (and
+// --once) for a street of energy homes (planner = "energy") with [live]:
+// the home plans alone from its live state with devices/energy, and
+// publishes the checked plan and the current slot's commands
+// (internal/daemon, EnergyHome), once or at every slot boundary and
+// input change. A street that mixes energy and compiled homes and a file
+// without [live] are refused, saying why.
 func runEnergyHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *slog.Logger, path string, c *config.Config) int {
 	if _, err := daemon.EnergyStreet(c); err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
-		return exitUsage
-	}
-	if !o.once {
-		fmt.Fprintf(e.stderr, "hearth run: %s: a street of energy homes (planner = \"energy\") runs with --once: one round from the live state, "+
-			"its checked plan and the current slot's commands published; the long-running home is not built for energy homes yet "+
-			"(run --once at every slot boundary, from a systemd timer or cron)\n", path)
 		return exitUsage
 	}
 	flags := map[string]bool{}
@@ -64,6 +59,9 @@ func runEnergyHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions,
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
 		return daemonExit(err)
+	}
+	if !o.once {
+		return serveExit(eh.Run(ctx))
 	}
 	res, err := eh.Once(ctx, o.runID)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/hearth-dcop/hearth/mqtt"
 )
 
-// This file is `hearth run --once` for an energy home (planner =
+// This file is `hearth run` (and `--once`) for an energy home (planner =
 // "energy") with [live]: no protocol and no compiled problem. The home
 // reads its devices' live state as a compiled live home does (the same
 // topics and units, internal/live), maps its file onto devices/energy's
@@ -60,7 +60,8 @@ func EnergyStreet(cfg *config.Config) (bool, error) {
 	return true, nil
 }
 
-// EnergyHome is an energy home run by `hearth run --once` with [live].
+// EnergyHome is an energy home run by `hearth run` with [live]: one
+// round (Once) or a home that runs until stopped (Run).
 type EnergyHome struct {
 	cfg    HomeConfig
 	log    *slog.Logger
@@ -127,20 +128,8 @@ func (e *EnergyHome) Once(ctx context.Context, round string) (EnergyRound, error
 		return EnergyRound{}, err
 	}
 	defer e.client.Close()
-	wait := time.NewTimer(OnceWait)
-	defer wait.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-wait:
-	for e.in.Unread() > 0 {
-		select {
-		case <-ctx.Done():
-			return EnergyRound{}, ctx.Err()
-		case <-wait.C:
-			e.log.Warn("live state incomplete; planning the rest from the files", "waited", OnceWait.String(), "unread", e.in.Unread())
-			break wait
-		case <-tick.C:
-		}
+	if err := e.awaitState(ctx); err != nil {
+		return EnergyRound{}, err
 	}
 	at := e.clock.Now()
 	if t, ok := liveTime(round); ok {
@@ -161,6 +150,111 @@ wait:
 	}
 	e.log.Info("plan published", "round", round, "messages", len(res.Plans)+len(res.Commands), "start", res.Horizon.Start.Format(time.RFC3339))
 	return res, nil
+}
+
+// awaitState waits up to OnceWait for the retained device state; what
+// has not come by then is planned from the files' values, logged. It
+// returns ctx's error when ctx ends first.
+func (e *EnergyHome) awaitState(ctx context.Context) error {
+	wait := time.NewTimer(OnceWait)
+	defer wait.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for e.in.Unread() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wait.C:
+			e.log.Warn("live state incomplete; planning the rest from the files", "waited", OnceWait.String(), "unread", e.in.Unread())
+			return nil
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// Run is the long-running energy home: it plans at once (after up to
+// OnceWait for the retained state), then at every slot boundary of its
+// clock and whenever its live inputs move (a car plugged in or away, a
+// stored energy off the plan by more than [live] off_plan_kwh, a new
+// price or forecast series), and publishes each checked plan with the
+// current slot's commands. A round whose plan fails (the checker rejects
+// it, the inputs do not load) is logged and publishes nothing: at a slot
+// boundary the last good plan's command for the new slot stands in. It
+// returns nil when ctx ends.
+func (e *EnergyHome) Run(ctx context.Context) error {
+	if err := e.client.Connect(ctx); err != nil {
+		return err
+	}
+	defer e.client.Close()
+	if e.awaitState(ctx) != nil {
+		return nil
+	}
+	var last *EnergyRound
+	round := func(at time.Time, id, why string) {
+		res, err := e.plan(ctx, id, at)
+		if err != nil {
+			e.log.Error("round failed; nothing published", "round", id, "why", why, "err", err)
+			if last != nil {
+				e.republish(ctx, last)
+			}
+			return
+		}
+		for s, st := range res.Home.Storage {
+			e.in.Expect(st.Name, res.Horizon.Start, res.Horizon.Slot, res.Plan.Energy[s])
+		}
+		pctx, cancel := context.WithTimeout(ctx, publishWait)
+		defer cancel()
+		if err := e.client.Publish(pctx, append(slices.Clone(res.Plans), res.Commands...)); err != nil {
+			e.log.Warn("plan not published", "round", id, "err", err)
+			return
+		}
+		last = &res
+		e.log.Info("plan published", "round", id, "why", why, "messages", len(res.Plans)+len(res.Commands), "start", res.Horizon.Start.Format(time.RFC3339))
+	}
+	now := e.clock.Now()
+	round(now, liveID(live.SlotStart(now, e.slot)), "start")
+	for {
+		now := e.clock.Now()
+		next := live.SlotStart(now, e.slot).Add(e.slot)
+		t := time.NewTimer(max(e.clock.Wall(next.Sub(now)), 0))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case c := <-e.in.Changes():
+			t.Stop()
+			if c.Online {
+				continue // energy homes plan alone: nobody to wait for
+			}
+			at := e.clock.Now()
+			round(at, askID(at), c.Why)
+		case <-t.C:
+			// The timer may fire a hair before the boundary on the
+			// home's clock: wait it out.
+			for e.clock.Now().Before(next) {
+				time.Sleep(time.Millisecond)
+			}
+			round(next, liveID(next), "slot")
+		}
+	}
+}
+
+// republish publishes the commands of the slot that holds now from the
+// last good plan, when a round failed.
+func (e *EnergyHome) republish(ctx context.Context, last *EnergyRound) {
+	p := live.Plan{Round: last.Round, Created: e.clock.Now(), Horizon: last.Horizon, Plan: EnergyHomePlan(last.Home, last.Plan)}
+	pubs, err := p.Commands(e.prefix, last.Home.Name, e.clock.Now(), e.grace)
+	if err != nil || len(pubs) == 0 {
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, publishWait)
+	defer cancel()
+	if err := e.client.Publish(pctx, pubs); err != nil {
+		e.log.Warn("commands not published", "err", err)
+		return
+	}
+	e.log.Info("commands of the last good plan published", "round", last.Round)
 }
 
 // plan plans round from instant at and builds its publications.

@@ -162,6 +162,95 @@ func TestEnergyHomeOnce(t *testing.T) {
 	}
 }
 
+// TestEnergyHomeRun runs a long-running energy home on a clock 60
+// times the wall clock's speed from 20:58:30: it plans at once (round of
+// the 20:00 slot), again within moments of its battery's state moving
+// off the plan (35 % → 80 %), and at the 21:00 boundary, whose command
+// it publishes for the new slot.
+func TestEnergyHomeRun(t *testing.T) {
+	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := filepath.Join("testdata", "energy", "street.toml")
+	clock, err := live.NewClock(time.Date(2026, 11, 26, 20, 58, 30, 0, time.Local), time.Time{}, 60, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-energy-run"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer c.Disconnect(0)
+	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	pub := func(tp, payload string) {
+		t.Helper()
+		if tok := c.Publish(tp, 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	pub("meter/battery/soc", "35")
+	pub(live.StateTopic("hearth", "rowan", "ev"), fmt.Sprintf(`{"time":%q,"charge":22,"plugged":true}`, clock.Now().Format(time.RFC3339)))
+	conf, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := &logBuf{}
+	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
+	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock}, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eh.Run(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the home did not stop")
+		}
+		if t.Failed() {
+			t.Logf("log:\n%s", lb.String())
+		}
+	}()
+	command := func(from int, round string) live.Command {
+		t.Helper()
+		m := rec.await(t, from, "the command of round "+round, 10*time.Second, func(m paho.Message) bool {
+			cmd, err := live.ParseCommand(m.Payload())
+			return m.Topic() == live.CommandTopic("hearth", "rowan", "battery") && err == nil && cmd.Round == round
+		})
+		cmd, _ := live.ParseCommand(m.Payload())
+		return cmd
+	}
+	command(0, "2026-11-26T2000")
+	mark := rec.mark()
+	pub("meter/battery/soc", "80")
+	rec.await(t, mark, "a plan after the battery moved off the plan", 10*time.Second, func(m paho.Message) bool {
+		if m.Topic() != "hearth/home/rowan/plan/battery" {
+			return false
+		}
+		p := parsePlan(t, m)
+		return len(p.Round) == len("2006-01-02T150405") && strings.HasPrefix(p.Round, "2026-11-26T")
+	})
+	if !strings.Contains(lb.String(), "battery off the plan") {
+		t.Errorf("the log does not say why the home planned again:\n%s", lb.String())
+	}
+	cmd := command(mark, "2026-11-26T2100")
+	if want := time.Date(2026, 11, 26, 21, 0, 0, 0, time.Local); !mustTime(t, cmd.SlotStart).Equal(want) {
+		t.Errorf("21:00's command is for the slot from %s", cmd.SlotStart)
+	}
+}
+
 // TestEnergyStreetMixed: hearth run refuses a street that mixes energy
 // homes with compiled homes, naming both and why.
 func TestEnergyStreetMixed(t *testing.T) {
