@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,23 +31,18 @@ import (
 // kW with the catalogue's figures, keeps the battery in its range and
 // charges the car to its goal by 07:00; the commands are the current
 // slot's, the same as the plan's slot 0.
-func TestEnergyHomeOnce(t *testing.T) {
+// energyOnce runs `hearth run --once` for rowan (testdata/energy) over
+// an embedded broker at 20:10, its battery's state of charge soc % and
+// its car's state ev (JSON fields) retained; it returns the round, what
+// the test's client received under hearth/home/rowan, and the log.
+func energyOnce(t *testing.T, soc, ev string) (daemon.EnergyRound, *msgs, *logBuf) {
+	t.Helper()
 	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	dir := t.TempDir()
-	for _, f := range []string{"street.toml", "rowan.toml"} {
-		src, err := os.ReadFile(filepath.Join("testdata", "energy", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, "street.toml")
+	t.Cleanup(func() { b.Close() })
+	path := filepath.Join("testdata", "energy", "street.toml")
 	now0 := time.Date(2026, 11, 26, 20, 10, 0, 0, time.Local)
 	clock, err := live.NewClock(now0, time.Time{}, 1, nil)
 	if err != nil {
@@ -59,7 +53,7 @@ func TestEnergyHomeOnce(t *testing.T) {
 	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())
 	}
-	defer c.Disconnect(0)
+	t.Cleanup(func() { c.Disconnect(0) })
 	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())
 	}
@@ -69,15 +63,14 @@ func TestEnergyHomeOnce(t *testing.T) {
 			t.Fatal(tok.Error())
 		}
 	}
-	pub("meter/battery/soc", "35")
-	pub(live.StateTopic("hearth", "rowan", "ev"), fmt.Sprintf(`{"time":%q,"charge":22,"plugged":true}`, clock.Now().Format(time.RFC3339)))
-
+	pub("meter/battery/soc", soc)
+	pub(live.StateTopic("hearth", "rowan", "ev"), fmt.Sprintf(`{"time":%q,%s}`, clock.Now().Format(time.RFC3339), ev))
 	conf, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lb := &logBuf{}
-	log := slog.New(slog.NewTextHandler(io.MultiWriter(lb), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
 	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock}, conf)
 	if err != nil {
@@ -89,6 +82,11 @@ func TestEnergyHomeOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, lb.String())
 	}
+	return res, rec, lb
+}
+
+func TestEnergyHomeOnce(t *testing.T) {
+	res, rec, lb := energyOnce(t, "35", `"charge":22,"plugged":true`)
 	if want := time.Date(2026, 11, 26, 20, 0, 0, 0, time.Local); !res.Horizon.Start.Equal(want) {
 		t.Errorf("slot 0 starts %v, want %v (the slot that holds 20:10)", res.Horizon.Start, want)
 	}
@@ -159,6 +157,28 @@ func TestEnergyHomeOnce(t *testing.T) {
 		if mustTime(t, cmd.Expires).Sub(mustTime(t, cmd.SlotEnd)) != 5*time.Minute {
 			t.Errorf("%s: expires %s for a slot ending %s, want command_grace's 5m after", dev, cmd.Expires, cmd.SlotEnd)
 		}
+	}
+}
+
+// TestEnergyHomeAway: a car that is away (plugged false) neither
+// charges nor discharges in any slot, and its goal does not apply; its
+// command is idle at 0 kW.
+func TestEnergyHomeAway(t *testing.T) {
+	res, rec, lb := energyOnce(t, "35", `"charge":22,"plugged":false`)
+	ev := res.Home.Storage[1]
+	if len(ev.Goals) != 0 || len(ev.Available) != res.Home.Slots() || slices.Contains(ev.Available, true) {
+		t.Errorf("away car: goals %v, available %v; want none and never", ev.Goals, ev.Available)
+	}
+	for k := range res.Plan.Charge[1] {
+		if res.Plan.Charge[1][k] > 1e-9 || res.Plan.Discharge[1][k] > 1e-9 {
+			t.Errorf("away car charges %g / discharges %g kW in slot %d", res.Plan.Charge[1][k], res.Plan.Discharge[1][k], k)
+		}
+	}
+	m := rec.await(t, 0, "the car's command", 10*time.Second, func(m paho.Message) bool {
+		return m.Topic() == live.CommandTopic("hearth", "rowan", "ev")
+	})
+	if cmd, err := live.ParseCommand(m.Payload()); err != nil || cmd.Action != "idle" || cmd.PowerKW != 0 {
+		t.Errorf("away car's command %s (%v), want idle at 0 kW\n%s", m.Payload(), err, lb.String())
 	}
 }
 
