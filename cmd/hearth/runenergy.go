@@ -25,8 +25,8 @@ import (
 // input change. A street that mixes energy and compiled homes and a file
 // without [live] are refused, saying why.
 func runEnergyHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *slog.Logger, path string, c *config.Config) int {
-	if _, err := daemon.EnergyStreet(c); err != nil {
-		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
+	if err := daemon.CheckEnergyHome(c, path, o.home); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
 		return exitUsage
 	}
 	flags := map[string]bool{}

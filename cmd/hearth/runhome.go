@@ -41,7 +41,8 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 		return loadExit(e.stderr, "run", err)
 	}
 	if n := r.EnergyHomes(); n > 0 {
-		fmt.Fprintf(e.stderr, "hearth run: %s: %d homes say planner = \"energy\"; hearth sim and hearth solve plan energy homes, hearth run does not yet\n", path, n)
+		// Reached only where the file changed between the two loads.
+		fmt.Fprintf(e.stderr, "hearth run: %s: %d homes say planner = \"energy\" beside compiled homes; hearth run plans energy homes only in a street of energy homes\n", path, n)
 		return exitUsage
 	}
 	for _, n := range r.Notes() {

@@ -60,6 +60,26 @@ func EnergyStreet(cfg *config.Config) (bool, error) {
 	return true, nil
 }
 
+// CheckEnergyHome returns what keeps home of conf (read from path) from
+// running as an energy home, wrapping ErrConfig: a street that mixes
+// energy and compiled homes, no such home, no [live] table.
+func CheckEnergyHome(conf *config.Config, path, home string) error {
+	if _, err := EnergyStreet(conf); err != nil {
+		return err
+	}
+	if slices.IndexFunc(conf.Neighbourhood.Homes, func(h devices.Home) bool { return h.Name == home }) < 0 {
+		names := make([]string, len(conf.Neighbourhood.Homes))
+		for i, h := range conf.Neighbourhood.Homes {
+			names[i] = h.Name
+		}
+		return fmt.Errorf("%w: %s: no home %q (homes: %s)", ErrConfig, path, home, strings.Join(names, ", "))
+	}
+	if !conf.Live.On {
+		return fmt.Errorf("%w: %s: hearth run plans an energy home from its live state: the file needs a [live] table (docs/toml.md); hearth sim and hearth solve plan it from the files", ErrConfig, path)
+	}
+	return nil
+}
+
 // EnergyHome is an energy home run by `hearth run` with [live]: one
 // round (Once) or a home that runs until stopped (Run).
 type EnergyHome struct {
@@ -89,14 +109,8 @@ type EnergyRound struct {
 // Errors wrap ErrConfig: a street that mixes energy and compiled homes,
 // a home that is not an energy home, a file without [live].
 func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
-	if _, err := EnergyStreet(conf); err != nil {
+	if err := CheckEnergyHome(conf, cfg.Path, cfg.Home); err != nil {
 		return nil, err
-	}
-	if slices.IndexFunc(conf.Neighbourhood.Homes, func(h devices.Home) bool { return h.Name == cfg.Home }) < 0 {
-		return nil, fmt.Errorf("%w: %s: no home %q", ErrConfig, cfg.Path, cfg.Home)
-	}
-	if !conf.Live.On {
-		return nil, fmt.Errorf("%w: %s: hearth run plans an energy home from its live state: the file needs a [live] table (docs/toml.md); hearth sim and hearth solve plan it from the files", ErrConfig, cfg.Path)
 	}
 	log := cfg.Log
 	if log == nil {

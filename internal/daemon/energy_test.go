@@ -262,10 +262,11 @@ func TestEnergyHomeRun(t *testing.T) {
 		p := parsePlan(t, m)
 		return len(p.Round) == len("2006-01-02T150405") && strings.HasPrefix(p.Round, "2026-11-26T")
 	})
+	cmd := command(mark, "2026-11-26T2100")
+	// Logged after the plan was published, so by now.
 	if !strings.Contains(lb.String(), "battery off the plan") {
 		t.Errorf("the log does not say why the home planned again:\n%s", lb.String())
 	}
-	cmd := command(mark, "2026-11-26T2100")
 	if want := time.Date(2026, 11, 26, 21, 0, 0, 0, time.Local); !mustTime(t, cmd.SlotStart).Equal(want) {
 		t.Errorf("21:00's command is for the slot from %s", cmd.SlotStart)
 	}
