@@ -50,6 +50,9 @@ func runEnergyHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions,
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
 		return exitUsage
 	}
+	if ha := c.Publish.HomeAssistant; ha && !flags["home-assistant"] || flags["home-assistant"] && o.homeAssistant {
+		log.Warn("Home Assistant discovery is not published for energy homes yet: the plans and commands are, on their usual topics")
+	}
 	hc := daemon.HomeConfig{Path: path, Home: o.home, MQTT: cfg, Log: log}
 	if hc.Clock, err = o.clock(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
