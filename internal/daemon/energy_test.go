@@ -37,12 +37,23 @@ import (
 // the test's client received under hearth/home/rowan, and the log.
 func energyOnce(t *testing.T, soc, ev string) (daemon.EnergyRound, *msgs, *logBuf) {
 	t.Helper()
+	res, rec, lb, err := energyOnceIn(t, "street.toml", soc, ev)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb.String())
+	}
+	return res, rec, lb
+}
+
+// energyOnceIn is energyOnce for street file (testdata/energy), with the
+// round's error.
+func energyOnceIn(t *testing.T, file, soc, ev string) (daemon.EnergyRound, *msgs, *logBuf, error) {
+	t.Helper()
 	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	path := filepath.Join("testdata", "energy", "street.toml")
+	path := filepath.Join("testdata", "energy", file)
 	now0 := time.Date(2026, 11, 26, 20, 10, 0, 0, time.Local)
 	clock, err := live.NewClock(now0, time.Time{}, 1, nil)
 	if err != nil {
@@ -79,10 +90,7 @@ func energyOnce(t *testing.T, soc, ev string) (daemon.EnergyRound, *msgs, *logBu
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := eh.Once(ctx, "")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, lb.String())
-	}
-	return res, rec, lb
+	return res, rec, lb, err
 }
 
 func TestEnergyHomeOnce(t *testing.T) {
@@ -156,6 +164,26 @@ func TestEnergyHomeOnce(t *testing.T) {
 		}
 		if mustTime(t, cmd.Expires).Sub(mustTime(t, cmd.SlotEnd)) != 5*time.Minute {
 			t.Errorf("%s: expires %s for a slot ending %s, want command_grace's 5m after", dev, cmd.Expires, cmd.SlotEnd)
+		}
+	}
+}
+
+// TestEnergyHomeFails: a round with no plan to publish (a hard goal no
+// plan can meet) fails and publishes neither plan nor command.
+func TestEnergyHomeFails(t *testing.T) {
+	_, rec, lb, err := energyOnceIn(t, "hard.toml", "35", `"charge":22,"plugged":true`)
+	if err == nil || !strings.Contains(err.Error(), `hard goal "charge geq 60 before 21:00"`) {
+		t.Fatalf("err = %v, want the hard goal out of reach named\n%s", err, lb.String())
+	}
+	// The test's client saw its own retained state only; a plan or
+	// command would have come before Once returned (QoS 1, published
+	// and acknowledged), so a short settle suffices.
+	time.Sleep(200 * time.Millisecond)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, m := range rec.all {
+		if strings.Contains(m.Topic(), "/plan/") || strings.Contains(m.Topic(), "/command/") {
+			t.Errorf("a failed round published %s", m.Topic())
 		}
 	}
 }
