@@ -27,12 +27,22 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	flags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { flags[f.Name] = true })
 	hopts := homeOptionsFrom(fs, &o.solve)
+	if !shds {
+		// A street of energy homes has no compiled problem to load;
+		// a file that does not load is reported by homesolve.Load.
+		if c, err := config.Load(path); err == nil {
+			if en, _ := daemon.EnergyStreet(c); en {
+				return runEnergyHome(ctx, e, fs, o, log, path, c)
+			}
+		}
+	}
 	r, err := homesolve.Load(path, shds, hopts)
 	if err != nil {
 		return loadExit(e.stderr, "run", err)
 	}
 	if n := r.EnergyHomes(); n > 0 {
-		fmt.Fprintf(e.stderr, "hearth run: %s: %d homes say planner = \"energy\"; hearth sim and hearth solve plan energy homes, hearth run does not yet\n", path, n)
+		// Reached only where the file changed between the two loads.
+		fmt.Fprintf(e.stderr, "hearth run: %s: %d homes say planner = \"energy\" beside compiled homes; hearth run plans energy homes only in a street of energy homes\n", path, n)
 		return exitUsage
 	}
 	for _, n := range r.Notes() {

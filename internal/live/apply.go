@@ -47,6 +47,31 @@ type Note struct {
 // departure) are left out, the same in every home's process, so that the
 // plan goes ahead; the notes say which.
 func (in *Inputs) Load(path string, o homesolve.Overrides, at time.Time) (*homesolve.Run, Horizon, []Note, error) {
+	cfg, hz, notes, err := in.LoadConfig(path, at)
+	if err != nil {
+		return nil, hz, notes, err
+	}
+	for range 8 {
+		r, err := homesolve.FromConfig(path, cfg, o)
+		if err == nil {
+			return r, hz, notes, nil
+		}
+		dropped := dropInfeasible(cfg.Neighbourhood, err)
+		if len(dropped) == 0 {
+			return nil, hz, notes, err
+		}
+		for _, d := range dropped {
+			notes = append(notes, Note{Msg: "goal out of reach from the live state; " + d[2], Args: []any{"home", d[0], "rule", d[1]}})
+		}
+	}
+	return nil, hz, notes, errors.New("goals out of reach could not be left out")
+}
+
+// LoadConfig is Load without the compiling: the files read on the rolling
+// horizon from the slot that holds at, with every home's live inputs put
+// in. Energy homes (planner = "energy") are planned from it, not
+// compiled; an EV that is away carries the rule AwayRule marks.
+func (in *Inputs) LoadConfig(path string, at time.Time) (*config.Config, Horizon, []Note, error) {
 	// Clock times in the files are local, whatever zone the request's
 	// "at" was written in.
 	at = at.Local()
@@ -67,21 +92,12 @@ func (in *Inputs) Load(path string, o homesolve.Overrides, at time.Time) (*homes
 	hz := Horizon{Start: start, Slot: slot, Slots: cfg.Neighbourhood.Horizon.Slots}
 	notes := in.readFiles(cfg)
 	notes = append(notes, in.apply(cfg, hz, in.clock.Now())...)
-	for range 8 {
-		r, err := homesolve.FromConfig(path, cfg, o)
-		if err == nil {
-			return r, hz, notes, nil
-		}
-		dropped := dropInfeasible(cfg.Neighbourhood, err)
-		if len(dropped) == 0 {
-			return nil, hz, notes, err
-		}
-		for _, d := range dropped {
-			notes = append(notes, Note{Msg: "goal out of reach from the live state; " + d[2], Args: []any{"home", d[0], "rule", d[1]}})
-		}
-	}
-	return nil, hz, notes, errors.New("goals out of reach could not be left out")
+	return cfg, hz, notes, nil
 }
+
+// AwayRule ends the text of the rule that keeps an away EV's charge where
+// it is (no goal on it applies while it is away).
+const AwayRule = " (away: no charging)"
 
 // dropInfeasible relaxes or removes the rules err names as infeasible
 // and returns them as (home, rule text, what became of it). A goal to
@@ -267,6 +283,8 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 			for t := range newPV {
 				newPV[t] = math.Max(newPV[t], 0)
 			}
+			// Energy homes read the forecast itself (street.FromHome).
+			cfg.PV[hi] = newPV
 		}
 		if changed {
 			for t := range base {
@@ -338,7 +356,7 @@ func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.Dev
 	}
 	stay, err := devices.ParseRule(fmt.Sprintf("%s %s leq %s", loc, dl.Property, fmtNum(p.Initial)), devices.RuleSyntax{})
 	if err == nil {
-		stay.Text += " (away: no charging)"
+		stay.Text += AwayRule
 		keep = append(keep, stay)
 	}
 	h.Rules = keep

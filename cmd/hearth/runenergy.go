@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/internal/daemon"
+	liveclock "github.com/hearth-dcop/hearth/internal/live"
+)
+
+// runEnergyHome is `hearth run -c street.toml --home NAME` (and
+// --once) for a street of energy homes (planner = "energy") with [live]:
+// the home plans alone from its live state with devices/energy, and
+// publishes the checked plan and the current slot's commands
+// (internal/daemon, EnergyHome), once or at every slot boundary and
+// input change. A street that mixes energy and compiled homes and a file
+// without [live] are refused, saying why.
+func runEnergyHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *slog.Logger, path string, c *config.Config) int {
+	if err := daemon.CheckEnergyHome(c, path, o.home); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
+	}
+	flags := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { flags[f.Name] = true })
+	b := homeBroker(flags, o.broker, c)
+	if b.url == "" {
+		fmt.Fprintf(e.stderr, "hearth run: %s: no broker: set url in the file's [broker] or give --broker URL\n", path)
+		return exitUsage
+	}
+	cfg, err := b.config("", "")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
+	}
+	cfg.Logger = log
+	if cfg.Keys, err = o.sec.secure(c.Keys, o.home); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
+		return exitUsage
+	}
+	if err := o.sec.require(cfg.Broker, cfg.Keys); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
+		return exitUsage
+	}
+	if ha := c.Publish.HomeAssistant; ha && !flags["home-assistant"] || flags["home-assistant"] && o.homeAssistant {
+		log.Warn("Home Assistant discovery is not published for energy homes yet: the plans and commands are, on their usual topics")
+	}
+	hc := daemon.HomeConfig{Path: path, Home: o.home, MQTT: cfg, Log: log}
+	if hc.Clock, err = o.clock(); err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return exitUsage
+	}
+	eh, err := daemon.NewEnergyHome(hc, c)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+		return daemonExit(err)
+	}
+	if !o.once {
+		return serveExit(eh.Run(ctx))
+	}
+	res, err := eh.Once(ctx, o.runID)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth run: round %s: %v\n", o.runID, err)
+		return daemonExit(err)
+	}
+	return printEnergyRound(e, res, o.solve.json)
+}
+
+// energyRoundJSON is what `hearth run --once --json` prints for an
+// energy home.
+type energyRoundJSON struct {
+	Round string          `json:"round"`
+	Slot0 string          `json:"slot0"`
+	Home  string          `json:"home"`
+	Bill  float64         `json:"bill"`
+	Plan  report.HomePlan `json:"plan"`
+	// Commands are the current slot's, by device.
+	Commands map[string]liveclock.Command `json:"commands"`
+	Notes    []string                     `json:"notes"`
+}
+
+func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
+	out := energyRoundJSON{Round: res.Round, Slot0: res.Horizon.Start.Format(time.RFC3339), Home: res.Home.Name,
+		Bill:     res.Plan.ImportCost - res.Plan.ExportRevenue + res.Plan.DemandCost,
+		Plan:     daemon.EnergyHomePlan(res.Home, res.Plan),
+		Commands: map[string]liveclock.Command{},
+		Notes:    []string{"planned alone: energy homes do not coordinate over MQTT yet; the neighbours' load is taken as zero"}}
+	for _, p := range res.Commands {
+		c, err := liveclock.ParseCommand(p.Payload)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+			return exitFailed
+		}
+		out.Commands[p.Topic[strings.LastIndex(p.Topic, "/")+1:]] = c
+	}
+	if asJSON {
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
+			return exitFailed
+		}
+		e.stdout.Write(append(b, '\n'))
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "round %s: energy home %s, slot 0 at %s, bill %.2f over the horizon (%s)\n", out.Round, out.Home, out.Slot0, out.Bill, out.Notes[0])
+	if len(out.Commands) == 0 {
+		fmt.Fprintln(e.stdout, "  no commands: the clock's now lies outside the plan's horizon (a round named for another time)")
+	}
+	for _, d := range slices.Sorted(maps.Keys(out.Commands)) {
+		c := out.Commands[d]
+		fmt.Fprintf(e.stdout, "  %s: %s %.3f kW until %s\n", d, c.Action, c.PowerKW, c.SlotEnd)
+	}
+	return exitOK
+}
