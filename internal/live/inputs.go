@@ -436,15 +436,17 @@ func (in *Inputs) missingLocked() []string {
 }
 
 // Unread counts the device states (a stored energy, whether a car is
-// plugged in) of every home that no message has given yet: a process
-// that plans once waits a bounded time for the retained ones.
+// plugged in) and the [[sensor]] topics of every home that no message
+// has given yet: a process that plans once waits a bounded time for the
+// retained ones. The other properties a device moves are not waited
+// for: many appliances publish no state.
 func (in *Inputs) Unread() int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	n := 0
 	for _, routes := range in.route {
 		for _, r := range routes {
-			if r.series || r.target || r.avail {
+			if r.series || r.target || r.avail || r.k.what == whatProps {
 				continue
 			}
 			if r.prop != nil {

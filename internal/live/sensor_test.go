@@ -122,3 +122,38 @@ func TestSensorTopic(t *testing.T) {
 		})
 	}
 }
+
+// TestUnread counts what a process that plans once waits for: every
+// stored energy, every car's plugged state and every [[sensor]] topic of
+// the street, and not the other properties devices move (a dishwasher's
+// progress, a room under its radiator), which many appliances never
+// publish.
+func TestUnread(t *testing.T) {
+	path := sensorStreet(t, "")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 26, 17, 10, 0, 0, time.Local)
+	in := NewInputs(cfg, "hearth", "dogwood", fixedClock(t, now), nil)
+	// alder's and cedar's cars (charge, plugged), dogwood's battery, the
+	// living room's thermostat.
+	if got := in.Unread(); got != 6 {
+		t.Errorf("%d unread before any message, want 6", got)
+	}
+	stamp := now.Format(time.RFC3339)
+	for topic, payload := range map[string]string{
+		StateTopic("hearth", "alder", "ev"):        `{"time":"` + stamp + `","charge":20,"plugged":true}`,
+		StateTopic("hearth", "cedar", "ev"):        `{"time":"` + stamp + `","charge":30,"plugged":false}`,
+		StateTopic("hearth", "dogwood", "battery"): `{"time":"` + stamp + `","soc":8}`,
+	} {
+		in.Handle(topic, []byte(payload))
+	}
+	if got := in.Unread(); got != 1 {
+		t.Errorf("%d unread with only the thermostat silent, want 1", got)
+	}
+	in.Handle("homeassistant/sensor/living_temp/state", []byte("19.6"))
+	if got := in.Unread(); got != 0 {
+		t.Errorf("%d unread with every device state and sensor read, want 0", got)
+	}
+}
