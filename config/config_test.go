@@ -364,6 +364,7 @@ func FuzzLoad(f *testing.F) {
 		"homes = [\"alder.toml\"]\n[horizon]\nslots = 3\ndynamics = \"shds\"\n[prices]\nperiods = [{from=\"01:00\", to=\"02:00\", price=2}]\n",
 		"[objective]\nmiss = 5\n[feeder]\nlimit_kw = 3\nhard = true\n[[home]]\nname = \"a\"\nrules = [\"x t geq 1 before 3\", { rule = \"x t leq 4\", hard = true }]\n[[home.device]]\nname = \"x\"\ncycle_cost = 0.1\nactions = [{name=\"on\", power_kw=1, effects={t=1}}]\nrange = { t = [0, 5] }\n[[home.sensor]]\nlocation = \"x\"\nproperty = \"t\"\nmin = 0\nmax = 6\n",
 		neighbourhood("[live]\nstale = \"10m\"\nforget = \"1h\"\noff_plan_kwh = 0.5\n[prices]\nperiods = [{from=\"23:00\", to=\"06:00\", price=0.1}]\n"),
+		"[live]\n[[home]]\nname = \"a\"\n[[home.sensor]]\nlocation = \"living\"\nproperty = \"temperature\"\ntopic = \"ha/sensor/t/state\"\nfield = \"a.b\"\nunit = \"°C\"\n",
 	} {
 		f.Add([]byte(s), []byte(home))
 	}
