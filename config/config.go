@@ -47,6 +47,9 @@ type Config struct {
 	Live    Live
 	Devices [][]DeviceLive
 	PV      [][]float64
+	// Sensors[h] are home h's [[sensor]] tables that name a topic their
+	// live value comes from.
+	Sensors [][]SensorLive
 	// SeriesFiles are the CSV files of series ([prices] import_file and
 	// export_file, a home's pv_file and background_file), absolute.
 	SeriesFiles map[SeriesKey]string

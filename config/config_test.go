@@ -262,6 +262,9 @@ func TestErrors(t *testing.T) {
 		{name: "custom range shape", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = 2, effects = { t = 1 } }]\nrange = { t = [5] }\n", file: "/x/alder.toml", line: 4, key: "device[0].range.t", msg: "want [MIN, MAX]"},
 		{name: "custom range property", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = 2, effects = { t = 1 } }]\nrange = { t = [0, 5], u = [0, 1] }\n", file: "/x/alder.toml", line: 4, key: "device[0].range.u", msg: "stores no property \"u\""},
 		{name: "custom initial outside range", nb: neighbourhood(""), home: "[[device]]\nname = \"heater\"\nactions = [{ name = \"on\", power_kw = 2, effects = { t = 1 } }]\nrange = { t = [10, 20] }\n", file: "/x/alder.toml", line: 4, key: "device[0].range.t", msg: "cannot hold from the initial value 0.0", infeasible: true},
+		{name: "sensor topic", nb: neighbourhood(""), home: home + "\n[[sensor]]\nlocation = \"living\"\nproperty = \"temperature\"\ntopic = \"ha/#\"\n", file: "/x/alder.toml", line: 13, key: "sensor[0].topic", msg: "without wildcards"},
+		{name: "sensor field without topic", nb: neighbourhood(""), home: home + "\n[[sensor]]\nlocation = \"living\"\nproperty = \"temperature\"\nfield = \"t\"\n", file: "/x/alder.toml", line: 13, key: "sensor[0].field", msg: "give topic"},
+		{name: "sensor field", nb: neighbourhood(""), home: home + "\n[[sensor]]\nlocation = \"living\"\nproperty = \"temperature\"\ntopic = \"a/b\"\nfield = \"a.\"\n", file: "/x/alder.toml", line: 14, key: "sensor[0].field", msg: "JSON field path"},
 		{name: "sensor half range", nb: neighbourhood(""), home: home + "\n[[sensor]]\nlocation = \"ev\"\nproperty = \"charge\"\nmin = 1\n", file: "/x/alder.toml", line: 13, key: "sensor[0].min", msg: "give both min and max"},
 		{name: "rule table", nb: neighbourhood(""), home: strings.Replace(home, `["charge geq 40 before 07:00"]`, `[{ hard = true }]`, 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0]", msg: "needs rule ="},
 		{name: "rule hard type", nb: neighbourhood(""), home: strings.Replace(home, `["charge geq 40 before 07:00"]`, `[{ rule = "charge geq 40 before 07:00", hard = "yes" }]`, 1), file: "/x/alder.toml", line: 8, key: "device[0].rules[0].hard", msg: "want true or false"},
@@ -361,6 +364,7 @@ func FuzzLoad(f *testing.F) {
 		"homes = [\"alder.toml\"]\n[horizon]\nslots = 3\ndynamics = \"shds\"\n[prices]\nperiods = [{from=\"01:00\", to=\"02:00\", price=2}]\n",
 		"[objective]\nmiss = 5\n[feeder]\nlimit_kw = 3\nhard = true\n[[home]]\nname = \"a\"\nrules = [\"x t geq 1 before 3\", { rule = \"x t leq 4\", hard = true }]\n[[home.device]]\nname = \"x\"\ncycle_cost = 0.1\nactions = [{name=\"on\", power_kw=1, effects={t=1}}]\nrange = { t = [0, 5] }\n[[home.sensor]]\nlocation = \"x\"\nproperty = \"t\"\nmin = 0\nmax = 6\n",
 		neighbourhood("[live]\nstale = \"10m\"\nforget = \"1h\"\noff_plan_kwh = 0.5\n[prices]\nperiods = [{from=\"23:00\", to=\"06:00\", price=0.1}]\n"),
+		"[live]\n[[home]]\nname = \"a\"\n[[home.sensor]]\nlocation = \"living\"\nproperty = \"temperature\"\ntopic = \"ha/sensor/t/state\"\nfield = \"a.b\"\nunit = \"°C\"\n",
 	} {
 		f.Add([]byte(s), []byte(home))
 	}
@@ -688,6 +692,9 @@ command_grace = "1m"
 		d[0].Plugged == nil || d[0].Plugged.Topic != "evcc/loadpoints/1/connected" ||
 		d[1].Property != "soc" || d[1].Full != 13.5 || d[1].EV || d[1].SoC != nil {
 		t.Errorf("devices %+v", cfg.Devices)
+	}
+	if len(cfg.Sensors) != 1 || len(cfg.Sensors[0]) != 0 {
+		t.Errorf("sensors %+v, want none with a topic", cfg.Sensors)
 	}
 	n := cfg.Neighbourhood
 	// 19:00–18:00 wraps: every slot but 18:00–19:00 (slot 1).

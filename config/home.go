@@ -15,6 +15,7 @@ type homeSrc struct {
 	src     *source
 	path    string // key prefix of the home: "" for a home file, "home[i]" inline
 	live    []DeviceLive
+	sensors []SensorLive
 	pv      []float64
 	devices []string // per device
 	props   []string // per property
@@ -537,7 +538,7 @@ func (r *homeReader) sensor(n *node) {
 	prop, _ := n.str("property")
 	if loc == "" || prop == "" {
 		n.errorf("", "a sensor needs location = \"…\" and property = \"…\"")
-		n.done("location", "property", "initial", "drift", "resolution", "unit", "min", "max")
+		n.done(sensorKeys...)
 		return
 	}
 	k := [2]string{loc, prop}
@@ -582,8 +583,12 @@ func (r *homeReader) sensor(n *node) {
 			r.bounds[k] = bounds{label: "range of sensor " + loc + " " + prop, key: n.key("min")}
 		}
 	}
-	n.done("location", "property", "initial", "drift", "resolution", "unit", "min", "max")
+	r.sensorLive(n, loc, prop)
+	n.done(sensorKeys...)
 }
+
+// sensorKeys are the keys of a [[sensor]].
+var sensorKeys = []string{"location", "property", "initial", "drift", "resolution", "unit", "min", "max", "topic", "field"}
 
 // addBounds adds the physical range of every property that has one — a
 // catalogue device's, a custom device's range, a sensor's min and max —

@@ -68,6 +68,38 @@ type DeviceLive struct {
 	Plugged *Source
 }
 
+// SensorLive is a [[sensor]] that names where its live value comes
+// from: a thermostat or a tank probe that is not a device of the plan.
+// The value is in the property's unit; a round plans from it in place of
+// the sensor's initial value.
+type SensorLive struct {
+	Location, Property string
+	// Source's Unit is unused: the value is in the property's unit.
+	Source Source
+}
+
+// sensorLive reads a sensor's topic and field keys.
+func (r *homeReader) sensorLive(n *node, loc, prop string) {
+	topic, ok := n.str("topic")
+	if !ok {
+		if n.has("field") {
+			n.errorf("field", "field reads a JSON field of the sensor's topic: give topic = \"…\" too")
+		}
+		return
+	}
+	s := SensorLive{Location: loc, Property: prop, Source: Source{Topic: topic}}
+	if err := checkSubscription(topic); err != nil {
+		n.errorf("topic", "%v", err)
+	}
+	if v, ok := n.str("field"); ok {
+		if v == "" || slices.Contains(strings.Split(v, "."), "") {
+			n.errorf("field", "%q: write a JSON field path such as \"temperature\" or \"data.temp\"", v)
+		}
+		s.Source.Field = v
+	}
+	r.hs.sensors = append(r.hs.sensors, s)
+}
+
 // SeriesKey names a series a live home reads: a home's "pv" or
 // "background" forecast, or the neighbourhood's "import" or "export"
 // prices (Home "").

@@ -61,6 +61,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 			srcs = append(srcs, hs)
 			cfg.HomeFiles = append(cfg.HomeFiles, p)
 			cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
+			cfg.Sensors = append(cfg.Sensors, hs.sensors)
 			cfg.Planners, cfg.Sizes = append(cfg.Planners, hs.planner), append(cfg.Sizes, hs.sizes)
 		}
 	}
@@ -70,6 +71,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 		srcs = append(srcs, hs)
 		cfg.HomeFiles = append(cfg.HomeFiles, path)
 		cfg.Devices, cfg.PV = append(cfg.Devices, hs.live), append(cfg.PV, hs.pv)
+		cfg.Sensors = append(cfg.Sensors, hs.sensors)
 		cfg.Planners, cfg.Sizes = append(cfg.Planners, hs.planner), append(cfg.Sizes, hs.sizes)
 	}
 	if !root.has("homes") && !root.has("home") {

@@ -116,6 +116,9 @@ func (s *server) loop(ctx context.Context, first string) error {
 			}
 		}
 		req, ok, wait := s.c.Next(time.Now())
+		if ok && s.liveStale(req) {
+			continue
+		}
 		if ok {
 			err = s.runRound(ctx, req)
 			idle = true

@@ -409,6 +409,41 @@ func (s *server) liveRound(ctx context.Context, req *mqtt.Request) {
 	s.h.log.Info("live round inputs", "round", req.ID, "slot0", hz.Start.Format(time.RFC3339), "model", digestOf(r).all[:12])
 }
 
+// liveStale reports whether queued round req of a live home plans from
+// a slot that has passed (a round queued behind a slow one, a
+// controller's round named by an earlier time), and then drops it: its
+// plan would give no commands (livePlan), and running it would hold up
+// the rounds behind it. It is logged once and marked run, so that the
+// same round queued again is not run either. Every home drops it alike:
+// they read the same queue on the same clock. A home that has not
+// planned yet drops nothing (no slot length is known before a round).
+func (s *server) liveStale(req mqtt.Request) bool {
+	if s.home == nil || s.home.live == nil || s.done.has(req.ID) {
+		return false
+	}
+	lh := s.home.live
+	at := req.At
+	if at.IsZero() {
+		t, ok := liveTime(req.ID)
+		if !ok {
+			return false // a round named by no time plans from now
+		}
+		at = t
+	}
+	slot := lh.slot()
+	if slot <= 0 {
+		return false
+	}
+	now := lh.clock.Now()
+	if !live.SlotStart(at, slot).Before(live.SlotStart(now, slot)) {
+		return false
+	}
+	s.done.add(req.ID)
+	s.h.log.Warn("round's first slot has passed; dropped unrun", "round", req.ID, "from", req.From,
+		"slot0", live.SlotStart(at, slot).Format(time.RFC3339), "now", now.Format(time.RFC3339))
+	return true
+}
+
 // livePlan keeps a round's plan, tells the inputs what it expects of the
 // stored energies, and publishes the current slot's commands.
 func (s *server) livePlan(ctx context.Context, req mqtt.Request, rep RoundResult) {

@@ -125,8 +125,10 @@ type route struct {
 	target bool
 	avail  bool
 	src    *config.Source // nil: the device's own state topic
-	unit   string
-	full   float64
+	// prop is set for a [[sensor]]'s own topic: the property it reads.
+	prop *propKey
+	unit string
+	full float64
 }
 
 // NewInputs returns the inputs of home of cfg, on topics under prefix.
@@ -211,6 +213,13 @@ func (in *Inputs) Handle(t string, payload []byte) {
 			in.handleTarget(r.k, payload, now)
 		case r.series:
 			in.handleSeries(t, r, payload, now)
+		case r.prop != nil:
+			v, err := ParseNumber(payload, r.src.Field)
+			if err != nil {
+				in.log.Warn("live state ignored", "topic", t, "err", err)
+				continue
+			}
+			in.setSensor(r, v, now)
 		case r.src != nil && r.k.what == "plugged":
 			v, err := ParseBool(payload, r.src.Field)
 			if err != nil {
@@ -427,18 +436,24 @@ func (in *Inputs) missingLocked() []string {
 }
 
 // Unread counts the device states (a stored energy, whether a car is
-// plugged in) of every home that no message has given yet: a process
-// that plans once waits a bounded time for the retained ones.
+// plugged in) and the [[sensor]] topics of every home that no message
+// has given yet: a process that plans once waits a bounded time for the
+// retained ones. The other properties a device moves are not waited
+// for: many appliances publish no state.
 func (in *Inputs) Unread() int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	n := 0
 	for _, routes := range in.route {
 		for _, r := range routes {
-			if r.series || r.target || r.avail {
+			if r.series || r.target || r.avail || r.k.what == whatProps {
 				continue
 			}
-			if _, ok := in.readings[r.k]; !ok {
+			if r.prop != nil {
+				if _, ok := in.props[*r.prop]; !ok {
+					n++
+				}
+			} else if _, ok := in.readings[r.k]; !ok {
 				n++
 			}
 		}

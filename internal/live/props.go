@@ -2,6 +2,7 @@ package live
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/hearth-dcop/hearth/config"
@@ -57,7 +58,48 @@ func (in *Inputs) propRoutes(add func(string, route)) {
 				add(StateTopic(in.prefix, h.Name, name), route{k: key{h.Name, name, whatProps}})
 			}
 		}
+		if hi < len(in.cfg.Sensors) {
+			for _, s := range in.cfg.Sensors[hi] {
+				pk := propKey{h.Name, s.Location, s.Property}
+				add(s.Source.Topic, route{k: sensorKey(pk), src: &s.Source, prop: &pk})
+			}
+		}
 	}
+}
+
+// sensorKey names a [[sensor]]'s live value among the inputs' keys
+// (for the once-only "no live state yet" report).
+func sensorKey(pk propKey) key {
+	return key{pk.home, "", "sensor " + pk.location + " " + pk.name}
+}
+
+// setSensor takes the value v of a [[sensor]]'s own topic, received at
+// at, under the range check setProps applies.
+func (in *Inputs) setSensor(r route, v float64, at time.Time) {
+	pk := *r.prop
+	for hi := range in.cfg.Neighbourhood.Homes {
+		h := &in.cfg.Neighbourhood.Homes[hi]
+		if h.Name != pk.home {
+			continue
+		}
+		if p := h.Property(pk.location, pk.name); p >= 0 {
+			pr := &h.Properties[p]
+			if pr.Min != nil && pr.Max != nil {
+				slack := 0.05 * (*pr.Max - *pr.Min)
+				if v < *pr.Min-slack || v > *pr.Max+slack {
+					in.log.Warn("live state out of the property's range; ignored", "home", pk.home, "sensor", pk.location+" "+pk.name, "value", v, "min", *pr.Min, "max", *pr.Max)
+					return
+				}
+			}
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.props == nil {
+		in.props = map[propKey]*reading{}
+	}
+	in.props[pk] = &reading{v: v, at: at}
+	delete(in.missing, r.k)
 }
 
 // setProps takes the values of st for the properties device k.device of
@@ -109,8 +151,24 @@ func (in *Inputs) setProps(k key, st State) {
 // kept inside their physical range. A reading older than stale is used
 // and reported once; past forget the file's value stands, reported once.
 // A property no device reports keeps the file's value silently: many
-// appliances publish no state.
+// appliances publish no state; a [[sensor]] that names its topic and has
+// not reported is reported once, as a device's missing state is.
 func (in *Inputs) applyProps(cfg *config.Config, h *devices.Home, now time.Time, notes []Note) []Note {
+	if hi := slices.IndexFunc(cfg.Neighbourhood.Homes, func(x devices.Home) bool { return x.Name == h.Name }); hi >= 0 && hi < len(cfg.Sensors) {
+		for _, s := range cfg.Sensors[hi] {
+			pk := propKey{h.Name, s.Location, s.Property}
+			k := sensorKey(pk)
+			if _, ok := in.props[pk]; ok || in.missing[k] {
+				continue
+			}
+			in.missing[k] = true
+			file := 0.0
+			if p := h.Property(s.Location, s.Property); p >= 0 {
+				file = h.Properties[p].Initial
+			}
+			notes = append(notes, Note{Msg: "no live state yet; planning from the file's value", Args: []any{"home", h.Name, "property", s.Location + " " + s.Property, "topic", s.Source.Topic, "file", file}})
+		}
+	}
 	for p := range h.Properties {
 		pr := &h.Properties[p]
 		r, ok := in.props[propKey{h.Name, pr.Location, pr.Name}]
