@@ -131,7 +131,7 @@ func i32Time(d *Device, p *local.JoinProject, pk *packed, keys [][]int32, reps i
 // TestI32Bench measures the integer-cost kernels against the double ones,
 // untiled and tiled, and the device's copy bandwidth, in one run, on
 // TestBenchCSV's kernel shapes and on the public SPOT5 files' bucket shape
-// (many, jp_generic: no tile); every result must equal the CPU kernel's
+// (many: jp_fastn16, no tile, and jp_generic as before); every result must equal the CPU kernel's
 // bit for bit. The integer kernel's share counts the bytes the double
 // kernel must move (minBytes), as the goal does, and its own.
 // Set HEARTH_GPU_I32=1 to run it.
@@ -162,10 +162,16 @@ func TestI32Bench(t *testing.T) {
 				t.Fatal(err)
 			}
 			var line []string
-			for _, c := range []struct {
+			type variant struct {
 				name   string
 				choice kernelChoice
-			}{{"untiled", kernelsNoTile}, {"tiled", kernelsAll}} {
+			}
+			choices := []variant{{"untiled", kernelsNoTile}, {"tiled", kernelsAll}}
+			if shape == "many" {
+				// What served these buckets before jp_fastn16.
+				choices = append(choices, variant{"without jp_fast", kernelsNoFast})
+			}
+			for _, c := range choices {
 				pk, err := pack(p, c.choice)
 				if err != nil {
 					t.Fatal(err)
