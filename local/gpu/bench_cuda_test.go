@@ -237,6 +237,17 @@ func benchSet(shape string, entries int64, seed uint64) (*local.JoinProject, int
 		}
 	case "wide":
 		in = []*local.Factor{fill(append(slices.Clone(out[1:]), e)), fill([]int{out[0], e})}
+	case "many":
+		// The public SPOT5 files' large buckets: a dozen small inputs,
+		// each over one or two output variables and the eliminated one
+		// (jp_generic).
+		for j := range 12 {
+			vars := []int{out[j%nOut], e}
+			if j%2 == 1 && nOut > 1 {
+				vars = []int{out[j%nOut], out[(j+1)%nOut], e}
+			}
+			in = append(in, fill(vars))
+		}
 	}
 	p, err := local.NewJoinProjectLimit(in, []int{e}, out, 1<<31)
 	if err != nil {

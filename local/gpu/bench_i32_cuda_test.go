@@ -130,7 +130,8 @@ func i32Time(d *Device, p *local.JoinProject, pk *packed, keys [][]int32, reps i
 
 // TestI32Bench measures the integer-cost kernels against the double ones,
 // untiled and tiled, and the device's copy bandwidth, in one run, on
-// TestBenchCSV's kernel shapes; every result must equal the CPU kernel's
+// TestBenchCSV's kernel shapes and on the public SPOT5 files' bucket shape
+// (many: jp_fastn16, no tile, and jp_generic as before); every result must equal the CPU kernel's
 // bit for bit. The integer kernel's share counts the bytes the double
 // kernel must move (minBytes), as the goal does, and its own.
 // Set HEARTH_GPU_I32=1 to run it.
@@ -148,7 +149,7 @@ func TestI32Bench(t *testing.T) {
 	share := func(bytes int64, ms float64) string {
 		return fmt.Sprintf("%5.1f%%", 100*float64(bytes)/(ms*1e6)/bw)
 	}
-	for _, shape := range []string{"bucket", "wide"} {
+	for _, shape := range []string{"bucket", "wide", "many"} {
 		for _, entries := range []int64{1e7, 1e8, 1e9} {
 			p, minBytes, err := benchSet(shape, entries, uint64(entries))
 			if err != nil {
@@ -161,13 +162,22 @@ func TestI32Bench(t *testing.T) {
 				t.Fatal(err)
 			}
 			var line []string
-			for _, c := range []struct {
+			type variant struct {
 				name   string
 				choice kernelChoice
-			}{{"untiled", kernelsNoTile}, {"tiled", kernelsAll}} {
+			}
+			choices := []variant{{"untiled", kernelsNoTile}, {"tiled", kernelsAll}}
+			if shape == "many" {
+				// What served these buckets before jp_fastn16.
+				choices = append(choices, variant{"without jp_fast", kernelsNoFast})
+			}
+			for _, c := range choices {
 				pk, err := pack(p, c.choice)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if c.choice == kernelsAll && pk.block == 0 {
+					continue // no tile for this shape
 				}
 				dbl, err := kernelTime(d, p, 5, c.choice)
 				if err != nil {

@@ -34,8 +34,8 @@
 // computes 4 or 8 such rows and reads the shared entries once
 // (plan_cuda.go, chooseTile); the results are the same.
 //
-// Steps of 2^16 rows or more whose kernel is jp_fast or jp_tile try 32-bit
-// integer costs: a kernel on the device converts each input (uploaded or
+// Steps of 2^16 rows or more (and at most 31 inputs, so that a sum of Hard
+// entries fits 32 bits) try 32-bit integer costs, whatever their kernel: a kernel on the device converts each input (uploaded or
 // kept from an earlier step) to int32, Hard as a sentinel, and checks that
 // every finite cost is a whole number and that the largest magnitude
 // times the inputs stays below 2^25, so that every sum is exact and a sum

@@ -204,7 +204,7 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 	// Integer costs where the step's kernel has an integer instance and
 	// its inputs turn out exact on the device; doubles otherwise.
 	var i32Plan cu.DevicePtr
-	if rq.i32Rows >= 0 && rows >= rq.i32Rows && i32Name(pk.kernel) != "" {
+	if rq.i32Rows >= 0 && rows >= rq.i32Rows && i32Name(pk.kernel) != "" && len(pk.slots) <= maxI32Inputs {
 		var bufs []devBuf
 		i32Plan, bufs, err = o.toI32(p, pk, words)
 		temps = append(temps, bufs...)

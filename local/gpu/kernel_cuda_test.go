@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -89,6 +90,48 @@ func randomSet(r *rand.Rand, nVars, minDom, maxDom, nElim, nIn int, hard float64
 	return s
 }
 
+// manySet draws a bucket of n inputs that all hold the eliminated variable
+// 0 (domain 2 to 4) and up to two of four output variables 1..4 (domains
+// 1 to 3), plus up to two inputs without it, with costs as randomSet's.
+func manySet(r *rand.Rand, n int, hard float64) factorSet {
+	dims := []int{2 + r.IntN(3), 1 + r.IntN(3), 1 + r.IntN(3), 1 + r.IntN(3), 1 + r.IntN(3)}
+	s := factorSet{elim: []int{0}, out: []int{1, 2, 3, 4}}
+	r.Shuffle(len(s.out), func(i, j int) { s.out[i], s.out[j] = s.out[j], s.out[i] })
+	add := func(vars []int) {
+		r.Shuffle(len(vars), func(i, j int) { vars[i], vars[j] = vars[j], vars[i] })
+		fd := make([]int, len(vars))
+		for i, v := range vars {
+			fd[i] = dims[v]
+		}
+		f, err := local.NewFactor(vars, fd)
+		if err != nil {
+			panic(err)
+		}
+		for i := range f.Costs {
+			if r.Float64() < hard {
+				f.Costs[i] = mva.Hard
+			} else {
+				f.Costs[i] = float64(r.IntN(10))
+			}
+		}
+		s.inputs = append(s.inputs, f)
+	}
+	for j := range n {
+		vars := []int{0}
+		for _, v := range r.Perm(4)[:r.IntN(3)] {
+			vars = append(vars, 1+v)
+		}
+		if j < 4 {
+			vars = append(vars, 1+j) // every output variable in some input
+		}
+		add(slices.Compact(slices.Sorted(slices.Values(vars))))
+	}
+	for range r.IntN(3) {
+		add([]int{1 + r.IntN(4)})
+	}
+	return s
+}
+
 // poison fills dst and argmin with values no kernel writes, so that an
 // unwritten entry shows.
 func poison(dst []float64, argmin []int32) {
@@ -147,13 +190,13 @@ func checkSet(t *testing.T, d *Device, tag string, s factorSet) {
 
 // TestKernelMatchesCPU compares the GPU kernel with the CPU kernel on
 // hundreds of random factor sets covering every kernel variant: no
-// eliminated variable, one held by 1 to 6 inputs, several (the generic
+// eliminated variable, one held by 1 to 6 or 9 to 30 inputs, several (the generic
 // odometer), scalar outputs, inputs without eliminated variables, Hard
-// rows and ties.
+// rows and ties, each on double and on integer costs.
 func TestKernelMatchesCPU(t *testing.T) {
 	fast := openDevice(t, Options{}) // skips without a device
 	devs := []*Device{fast}
-	for _, c := range []kernelChoice{kernelsTileAlways, kernelsNoTile, kernelsNoFast, kernelsI32Always} {
+	for _, c := range []kernelChoice{kernelsTileAlways, kernelsNoTile, kernelsNoFast, kernelsI32Always, kernelsI32NoFast} {
 		d, err := openWith(Options{}, c)
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +209,7 @@ func TestKernelMatchesCPU(t *testing.T) {
 		devs = append(devs, d)
 	}
 	kinds := map[string]int{}
-	for seed := range uint64(1600) {
+	for seed := range uint64(1800) {
 		r := rand.New(rand.NewPCG(seed, 42))
 		nVars := 1 + r.IntN(8)
 		nElim, nIn := r.IntN(4), 1+r.IntN(7)
@@ -181,7 +224,16 @@ func TestKernelMatchesCPU(t *testing.T) {
 			// One eliminated variable in many inputs (jp_fastn_k).
 			nVars, nElim, nIn = 2+r.IntN(3), 1, 5+r.IntN(8)
 		}
-		s := randomSet(r, nVars, minDom, maxDom, nElim, nIn, []float64{0, 0.05, 0.4}[seed%3])
+		var s factorSet
+		if seed >= 1600 {
+			// One eliminated variable in 9 to 30 inputs (the
+			// jp_fastn16 and jp_fastn32 kernels; jp_generic without
+			// jp_fast).
+			nVars, nElim, nIn = 5, 1, 9+r.IntN(22)
+			s = manySet(r, nIn, []float64{0, 0.05, 0.4}[seed%3])
+		} else {
+			s = randomSet(r, nVars, minDom, maxDom, nElim, nIn, []float64{0, 0.05, 0.4}[seed%3])
+		}
 		if seed%5 == 4 {
 			// A fraction: no integer costs for this set.
 			s.inputs[0].Costs[0] += 0.5
@@ -196,17 +248,74 @@ func TestKernelMatchesCPU(t *testing.T) {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
 			kinds[pk.kernel]++
+			before := i32Steps(t, d)
 			checkSet(t, d, fmt.Sprintf("seed %d (%d vars, elim %v, %d inputs, %s)", seed, nVars, s.elim, len(s.inputs), pk.kernel), s)
+			if i32Steps(t, d) > before {
+				kinds[i32Name(pk.kernel)]++
+			}
 		}
 	}
-	for _, k := range kernelNames {
+	for _, k := range append(slices.Clone(kernelNames), i32Kernels()[1:]...) {
 		if kinds[k] < 10 {
 			t.Errorf("kernel %s ran on %d sets only: %v", k, kinds[k], kinds)
 		}
 	}
-	if n := i32Steps(t, devs[len(devs)-1]); n < 500 {
-		t.Errorf("integer costs in %d steps only", n)
+	for _, d := range devs[len(devs)-2:] {
+		if n := i32Steps(t, d); n < 500 {
+			t.Errorf("integer costs in %d steps only", n)
+		}
 	}
+}
+
+// TestI32ManyInputs checks the integer kernels' bound on inputs: a row
+// where each of n inputs is Hard sums to n*i32Hard, which fits an int32
+// for n = maxI32Inputs (integer costs, +Inf as on the CPU) and not for
+// one more (doubles).
+func TestI32ManyInputs(t *testing.T) {
+	for _, d := range []*Device{openI32(t, Options{}), openWithT(t, kernelsI32NoFast)} {
+		for _, n := range []int{maxI32Inputs, maxI32Inputs + 1} {
+			// Inputs over (output variable j%5, the eliminated variable
+			// 5), Hard wherever their output variable is 0: the output
+			// rows with variables 0..4 all 0 sum n Hard entries.
+			r := rand.New(rand.NewPCG(uint64(n), 5))
+			s := factorSet{elim: []int{5}, out: []int{0, 1, 2, 3, 4}}
+			for j := range n {
+				f, err := local.NewFactor([]int{j % 5, 5}, []int{2, 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range f.Costs {
+					f.Costs[i] = float64(r.IntN(20) - 5)
+					if i < 3 {
+						f.Costs[i] = mva.Hard
+					}
+				}
+				s.inputs = append(s.inputs, f)
+			}
+			before := i32Steps(t, d)
+			checkSet(t, d, fmt.Sprintf("%d inputs", n), s)
+			if got, want := i32Steps(t, d) > before, n <= maxI32Inputs; got != want {
+				t.Errorf("%d inputs: integer costs %v, want %v", n, got, want)
+			}
+		}
+	}
+}
+
+// openWithT opens a device with kernel choice c for a test (which
+// openDevice skips without a device) and closes it at cleanup.
+func openWithT(t testing.TB, c kernelChoice) *Device {
+	t.Helper()
+	openDevice(t, Options{}) // skips without a device
+	d, err := openWith(Options{}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return d
 }
 
 // i32Steps returns the steps d ran on integer costs.

@@ -85,14 +85,57 @@ __device__ __forceinline__ i64 divmod(i64 *q, i64 d)
 	return r;
 }
 
+// Cost types. Every kernel also runs over 32-bit integer costs (issue
+// 19): where every finite cost of a step's inputs is a whole number
+// and the sums stay far inside 32 bits, the host converts the inputs on the
+// device (jp_d2i_k) to int with Hard as I32_HARD, and the kernel adds and
+// compares ints: half the bytes per load and integer instead of double
+// arithmetic. A sum holding a Hard entry is at least I32_HARD - S, where S
+// (< I32_LIMIT, checked by the host) bounds the magnitude of every finite
+// sum, so a sum at or above I32_LIMIT is +Inf and every other is exact;
+// a sum of n inputs stays below n * I32_HARD + I32_LIMIT, inside 32 bits
+// for n up to I32_MAXIN (the host takes doubles for more inputs); the output is written as doubles, +Inf with argmin 0 for Hard, exactly
+// what the double kernel writes.
+#define I32_HARD (1 << 26)
+#define I32_LIMIT (1 << 25)
+#define I32_MAXIN 31
+
+template <typename C> struct cost;
+template <> struct cost<double> {
+	__device__ static __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000ll); }
+	template <typename I>
+	__device__ static __forceinline__ void put(double best, unsigned int arg, double *dst, int *argmin, I r)
+	{
+		dst[r] = best;
+		if (argmin)
+			argmin[r] = (int)arg;
+	}
+};
+template <> struct cost<int> {
+	__device__ static __forceinline__ int inf() { return 0x7fffffff; }
+	template <typename I>
+	__device__ static __forceinline__ void put(int best, unsigned int arg, double *dst, int *argmin, I r)
+	{
+		if (best >= I32_LIMIT) {
+			dst[r] = __longlong_as_double(0x7ff0000000000000ll);
+			arg = 0;
+		} else {
+			dst[r] = (double)best;
+		}
+		if (argmin)
+			argmin[r] = (int)arg;
+	}
+};
+
 // jp_generic handles any number of inputs (up to MAXIN) and eliminated
 // variables (up to MAXELIM, an odometer around the loop).
+template <typename C>
 __device__ void jp_generic(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nrows)
 {
 	const int nIn = (int)sp[P_NIN], NE = (int)sp[P_NE];
 	const int nOut = (int)sp[P_NOUT], nElim = (int)sp[P_NELIM];
 	const i64 esize = sp[P_ESIZE];
-	const double *const *addr = (const double *const *)(sp + P_HDR);
+	const C *const *addr = (const C *const *)(sp + P_HDR);
 	const i64 *outDim = sp + P_HDR + nIn;
 	const i64 *elimDim = outDim + nOut;
 	const i64 *ost = elimDim + nElim;
@@ -109,16 +152,16 @@ __device__ void jp_generic(const i64 *sp, double *dst, int *argmin, i64 row0, i6
 			for (int j = 0; j < nIn; j++)
 				off[j] += d * s[j];
 		}
-		double c0 = 0.0;
+		C c0 = 0;
 		for (int j = NE; j < nIn; j++)
 			c0 += addr[j][off[j]];
 		int edig[MAXELIM];
 		for (int k = 0; k < nElim; k++)
 			edig[k] = 0;
-		double best = __longlong_as_double(0x7ff0000000000000ll); // +Inf
+		C best = cost<C>::inf();
 		i64 arg = 0;
 		for (i64 e = 0; e < esize; e++) {
-			double s = c0;
+			C s = c0;
 			for (int j = 0; j < NE; j++)
 				s += addr[j][off[j]];
 			if (s < best) {
@@ -137,25 +180,23 @@ __device__ void jp_generic(const i64 *sp, double *dst, int *argmin, i64 row0, i6
 					off[j] -= st[j] * (elimDim[k] - 1);
 			}
 		}
-		dst[t] = best;
-		if (argmin)
-			argmin[t] = (int)arg;
+		cost<C>::put(best, (unsigned int)arg, dst, argmin, t);
 	}
 }
 
 // jp_one is the common bucket-elimination shape: one eliminated variable
 // held by NE inputs, NE known at compile time so that their offsets and
 // strides stay in registers.
-template <int NE>
+template <typename C, int NE>
 __device__ void jp_one(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nrows)
 {
 	const int nIn = (int)sp[P_NIN], nOut = (int)sp[P_NOUT];
-	const double *const *addr = (const double *const *)(sp + P_HDR);
+	const C *const *addr = (const C *const *)(sp + P_HDR);
 	const i64 *outDim = sp + P_HDR + nIn;
 	const i64 D = outDim[nOut]; // elimDim[0]
 	const i64 *ost = outDim + nOut + 1;
 	const i64 *est = ost + (i64)nOut * nIn;
-	const double *a[NE];
+	const C *a[NE];
 	i64 ls[NE];
 #pragma unroll
 	for (int j = 0; j < NE; j++) {
@@ -181,13 +222,13 @@ __device__ void jp_one(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nr
 			for (int j = NE; j < nIn; j++)
 				ro[j - NE] += d * s[j];
 		}
-		double c0 = 0.0;
+		C c0 = 0;
 		for (int j = NE; j < nIn; j++)
 			c0 += addr[j][ro[j - NE]];
-		double best = __longlong_as_double(0x7ff0000000000000ll); // +Inf
+		C best = cost<C>::inf();
 		i64 arg = 0;
 		for (i64 d = 0; d < D; d++) {
-			double s = c0;
+			C s = c0;
 #pragma unroll
 			for (int j = 0; j < NE; j++)
 				s += a[j][o[j] + d * ls[j]];
@@ -196,49 +237,9 @@ __device__ void jp_one(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nr
 				arg = d;
 			}
 		}
-		dst[t] = best;
-		if (argmin)
-			argmin[t] = (int)arg;
+		cost<C>::put(best, (unsigned int)arg, dst, argmin, t);
 	}
 }
-
-// Cost types. jp_fast and jp_tile also run over 32-bit integer costs
-// (issue 19): where every finite cost of a step's inputs is a whole number
-// and the sums stay far inside 32 bits, the host converts the inputs on the
-// device (jp_d2i_k) to int with Hard as I32_HARD, and the kernel adds and
-// compares ints: half the bytes per load and integer instead of double
-// arithmetic. A sum holding a Hard entry is at least I32_HARD - S, where S
-// (< I32_LIMIT, checked by the host) bounds the magnitude of every finite
-// sum, so a sum at or above I32_LIMIT is +Inf and every other is exact;
-// the output is written as doubles, +Inf with argmin 0 for Hard, exactly
-// what the double kernel writes.
-#define I32_HARD (1 << 26)
-#define I32_LIMIT (1 << 25)
-
-template <typename C> struct cost;
-template <> struct cost<double> {
-	__device__ static __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000ll); }
-	__device__ static __forceinline__ void put(double best, unsigned int arg, double *dst, int *argmin, unsigned int r)
-	{
-		dst[r] = best;
-		if (argmin)
-			argmin[r] = (int)arg;
-	}
-};
-template <> struct cost<int> {
-	__device__ static __forceinline__ int inf() { return 0x7fffffff; }
-	__device__ static __forceinline__ void put(int best, unsigned int arg, double *dst, int *argmin, unsigned int r)
-	{
-		if (best >= I32_LIMIT) {
-			dst[r] = __longlong_as_double(0x7ff0000000000000ll);
-			arg = 0;
-		} else {
-			dst[r] = (double)best;
-		}
-		if (argmin)
-			argmin[r] = (int)arg;
-	}
-};
 
 // jp_d2i_k converts n doubles at src to jp_fast's integer costs at dst and
 // records in stat[0] whether any is not exact (a fraction, -0, NaN, -Inf,
@@ -526,7 +527,7 @@ extern "C" __global__ void jp_generic_k(const i64 *plan, double *dst, int *argmi
 {
 	extern __shared__ i64 sp[];
 	load_plan(plan, sp);
-	jp_generic(sp, dst, argmin, row0, nrows);
+	jp_generic<double>(sp, dst, argmin, row0, nrows);
 }
 
 #define JP_ONE(N)                                                                                       \
@@ -534,7 +535,7 @@ extern "C" __global__ void jp_generic_k(const i64 *plan, double *dst, int *argmi
 	{                                                                                               \
 		extern __shared__ i64 sp[];                                                                 \
 		load_plan(plan, sp);                                                                        \
-		jp_one<N>(sp, dst, argmin, row0, nrows);                                                    \
+		jp_one<double, N>(sp, dst, argmin, row0, nrows);                                                    \
 	}
 
 JP_ONE(1)
@@ -563,6 +564,21 @@ extern "C" __global__ void jp_fastn_k(const i64 *plan, double *dst, int *argmin,
 	load_plan(plan, sp);
 	jp_fast<double, MAXE_N, false>(sp, dst, argmin, row0, nrows);
 }
+
+// jp_fastn16_k and jp_fastn32_k serve 9 to 16 and 17 to 32 inputs holding
+// the eliminated variable: the large buckets of the public SPOT5 files
+// (10 to 23 inputs), which jp_generic served with its offsets in local
+// memory and 64-bit index arithmetic.
+#define JP_FASTN(M)                                                                                       \
+	extern "C" __global__ void jp_fastn##M##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
+	{                                                                                                \
+		extern __shared__ i64 sp[];                                                                  \
+		load_plan(plan, sp);                                                                         \
+		jp_fast<double, M, false>(sp, dst, argmin, row0, nrows);                                     \
+	}
+
+JP_FASTN(16)
+JP_FASTN(32)
 
 #define JP_TILE(N, T)                                                                                       \
 	extern "C" __global__ void __launch_bounds__(256, T == 8 ? 2 : 4) jp_tile##N##_##T##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
@@ -615,3 +631,44 @@ I32_TILE(1, 8)
 I32_TILE(2, 8)
 I32_TILE(3, 8)
 I32_TILE(4, 8)
+
+// The integer-cost instances of the kernels with any number of inputs:
+// jp_generic, jp_one and the jp_fastn kernels (the large buckets of the public WCSP
+// files join 10 to 23 inputs), for steps of at most I32_MAXIN inputs.
+extern "C" __global__ void i32_jp_generic_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	extern __shared__ i64 sp[];
+	load_plan(plan, sp);
+	jp_generic<int>(sp, dst, argmin, row0, nrows);
+}
+
+#define I32_ONE(N)                                                                                       \
+	extern "C" __global__ void i32_jp_one##N##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
+	{                                                                                               \
+		extern __shared__ i64 sp[];                                                                 \
+		load_plan(plan, sp);                                                                        \
+		jp_one<int, N>(sp, dst, argmin, row0, nrows);                                               \
+	}
+
+I32_ONE(1)
+I32_ONE(2)
+I32_ONE(3)
+I32_ONE(4)
+
+extern "C" __global__ void i32_jp_fastn_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	extern __shared__ i64 sp[];
+	load_plan(plan, sp);
+	jp_fast<int, MAXE_N, false>(sp, dst, argmin, row0, nrows);
+}
+
+#define I32_FASTN(M)                                                                                       \
+	extern "C" __global__ void i32_jp_fastn##M##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
+	{                                                                                                \
+		extern __shared__ i64 sp[];                                                                  \
+		load_plan(plan, sp);                                                                         \
+		jp_fast<int, M, false>(sp, dst, argmin, row0, nrows);                                        \
+	}
+
+I32_FASTN(16)
+I32_FASTN(32)

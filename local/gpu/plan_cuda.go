@@ -42,6 +42,14 @@ const (
 	maxFastN = 8
 )
 
+// jpFastWide are jp_fast for more inputs holding the eliminated variable:
+// jpFastWide[i].name serves up to jpFastWide[i].max of them (kernels.cu,
+// JP_FASTN), the public SPOT5 files' large buckets among them.
+var jpFastWide = [...]struct {
+	max  int
+	name string
+}{{16, "jp_fastn16_k"}, {32, "jp_fastn32_k"}}
+
 // maxRowIn is MAXR in kernels.cu.
 const maxRowIn = 4
 
@@ -72,7 +80,7 @@ func tileSide(dim int) int {
 const minTileGain = 1.5
 
 // kernelNames lists every kernel of the module.
-var kernelNames = []string{kGeneric, jpOne[1], jpOne[2], jpOne[3], jpOne[4], jpFast[1], jpFast[2], jpFast[3], jpFast[4], jpFastN,
+var kernelNames = []string{kGeneric, jpOne[1], jpOne[2], jpOne[3], jpOne[4], jpFast[1], jpFast[2], jpFast[3], jpFast[4], jpFastN, jpFastWide[0].name, jpFastWide[1].name,
 	jpTile[0][1], jpTile[0][2], jpTile[0][3], jpTile[0][4], jpTile[1][1], jpTile[1][2], jpTile[1][3], jpTile[1][4]}
 
 // kernelChoice narrows the kernels pack may choose, so that tests reach
@@ -86,6 +94,7 @@ const (
 	kernelsTileAlways              // jp_tile also below minTileRows
 	kernelsI32Always               // as kernelsTileAlways, and integer costs at every size
 	kernelsDouble                  // as kernelsAll, never integer costs
+	kernelsI32NoFast               // as kernelsNoFast, and integer costs at every size
 )
 
 // minI32Rows is the smallest output for which a step tries the integer
@@ -99,17 +108,17 @@ func (c kernelChoice) i32Rows() int64 {
 	switch c {
 	case kernelsAll:
 		return minI32Rows
-	case kernelsI32Always:
+	case kernelsI32Always, kernelsI32NoFast:
 		return 0
 	}
 	return -1
 }
 
 // i32Name returns the integer-cost instance of the double kernel k, or ""
-// when k has none (kernels.cu: jp_fast and jp_tile with the eliminated
-// variable in 1 to 4 inputs).
+// when k has none. Every join-project kernel has one (kernels.cu, i32_
+// in front of the name), for steps of at most maxI32Inputs inputs.
 func i32Name(k string) string {
-	if k != "" && (slices.Contains(jpFast[:], k) || slices.Contains(jpTile[0][:], k) || slices.Contains(jpTile[1][:], k)) {
+	if k != "" && (k == kGeneric || k == jpFastN || k == jpFastWide[0].name || k == jpFastWide[1].name || slices.Contains(jpOne[:], k) || slices.Contains(jpFast[:], k) || slices.Contains(jpTile[0][:], k) || slices.Contains(jpTile[1][:], k)) {
 		return "i32_" + k
 	}
 	return ""
@@ -124,6 +133,10 @@ const kD2I = "jp_d2i_k"
 const (
 	i32Hard  = 1 << 26
 	i32Limit = 1 << 25
+	// maxI32Inputs bounds the inputs of an integer-cost step (I32_MAXIN):
+	// a sum of n inputs stays below n*i32Hard + i32Limit, which must fit
+	// an int32.
+	maxI32Inputs = 31
 )
 
 // i32Kernels lists the integer-cost kernels and the conversion.
@@ -185,7 +198,7 @@ func (pk *packed) units(n int64) int64 {
 // ErrUnsupported; choice narrows the kernels it picks from (for tests of
 // the others).
 func pack(p *local.JoinProject, choice kernelChoice) (*packed, error) {
-	fast := choice != kernelsNoFast
+	fast := choice != kernelsNoFast && choice != kernelsI32NoFast
 	inputs := p.Inputs()
 	out, elim := p.Out(), p.Elim()
 	if len(inputs) > MaxInputs {
@@ -248,10 +261,19 @@ func pack(p *local.JoinProject, choice kernelChoice) (*packed, error) {
 	if len(elim) == 1 && ne >= 1 && ne < len(jpOne) {
 		k = jpOne[ne]
 	}
-	if fast && len(elim) == 1 && ne >= 1 && ne <= maxFastN && nIn-ne <= maxRowIn && fast32(p) {
-		k = jpFastN
-		if ne < len(jpFast) {
+	if fast && len(elim) == 1 && ne >= 1 && nIn-ne <= maxRowIn && fast32(p) {
+		switch {
+		case ne < len(jpFast):
 			k = jpFast[ne]
+		case ne <= maxFastN:
+			k = jpFastN
+		default:
+			for _, w := range jpFastWide {
+				if ne <= w.max {
+					k = w.name
+					break
+				}
+			}
 		}
 	}
 	pk := &packed{words: w, slots: slots, kernel: k}
