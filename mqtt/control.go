@@ -281,6 +281,10 @@ func (c *Control) options() *paho.ClientOptions {
 		SetConnectTimeout(10 * time.Second).
 		SetKeepAlive(t.KeepAlive).
 		SetOrderMatters(true).
+		// A persistent session resumes stored publishes on reconnect;
+		// the copying store keeps paho from setting DUP on a packet its
+		// writer is still sending (see store.go).
+		SetStore(newCopyStore()).
 		SetDefaultPublishHandler(c.onMessage).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
