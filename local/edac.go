@@ -143,6 +143,7 @@ type EDAC struct {
 
 	// Scratch for full supports.
 	pbuf, ebuf []float64
+	posbuf     []int32
 
 	// Search.
 	full   []int // boundary then interior values, for exact evaluation
@@ -356,6 +357,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	s.inNC = make([]bool, s.n)
 	s.pbuf = make([]float64, maxD)
 	s.ebuf = make([]float64, maxD)
+	s.posbuf = make([]int32, 0, maxD)
 	s.full = make([]int, len(lp.Vars))
 	s.best = make([]int, s.n)
 	return s

@@ -191,12 +191,29 @@ func (sd *side) minCost(a int) (float64, int) {
 	if r := int(sd.res[a]); sd.aot[r] != 0 && sd.cost(a, r) <= 0 {
 		return 0, r
 	}
+	// The loops below run once per value and neighbour at every node:
+	// the slices are taken once, cut to the other variable's domain so
+	// that the compiler drops the bounds checks.
+	n := sd.dot
+	aot, pot := sd.aot[:n], sd.pot[:n]
+	pa := sd.pon[a]
 	m, at := math.Inf(1), 0
-	base, pa := a*sd.son, sd.pon[a]
-	for c := range sd.dot {
-		if sd.aot[c] != 0 {
-			if v := sd.tab[base+c*sd.sot] - pa - sd.pot[c]; v < m {
-				m, at = v, c
+	if sd.sot == 1 {
+		row := sd.tab[a*sd.son : a*sd.son+n]
+		for c, t := range row {
+			if aot[c] != 0 {
+				if v := t - pa - pot[c]; v < m {
+					m, at = v, c
+				}
+			}
+		}
+	} else {
+		tab, st := sd.tab[a:], sd.sot
+		for c := range n {
+			if aot[c] != 0 {
+				if v := tab[c*st] - pa - pot[c]; v < m {
+					m, at = v, c
+				}
 			}
 		}
 	}
@@ -210,17 +227,52 @@ func (sd *side) minFull(a int) float64 {
 	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
 		return 0
 	}
+	n := sd.dot
+	aot, pot, uot := sd.aot[:n], sd.pot[:n], sd.uot[:n]
+	pa := sd.pon[a]
 	m, at := math.Inf(1), 0
-	base, pa := a*sd.son, sd.pon[a]
-	for c := range sd.dot {
-		if sd.aot[c] != 0 {
-			if v := sd.tab[base+c*sd.sot] - pa - sd.pot[c] + sd.uot[c]; v < m {
-				m, at = v, c
+	if sd.sot == 1 {
+		row := sd.tab[a*sd.son : a*sd.son+n]
+		for c, t := range row {
+			if aot[c] != 0 {
+				if v := t - pa - pot[c] + uot[c]; v < m {
+					m, at = v, c
+				}
+			}
+		}
+	} else {
+		tab, st := sd.tab[a:], sd.sot
+		for c := range n {
+			if aot[c] != 0 {
+				if v := tab[c*st] - pa - pot[c] + uot[c]; v < m {
+					m, at = v, c
+				}
 			}
 		}
 	}
 	sd.fres[a] = int32(at)
 	return m
+}
+
+// hasFull reports whether on = a has a full support, c(a, c) + u(c) ≤ 0
+// for a live c: minFull's answer to "is it zero", which may stop at the
+// first support it meets (EAC asks only that).
+func (sd *side) hasFull(a int) bool {
+	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
+		return true
+	}
+	n := sd.dot
+	aot, pot, uot := sd.aot[:n], sd.pot[:n], sd.uot[:n]
+	pa := sd.pon[a]
+	base, st := a*sd.son, sd.sot
+	tab := sd.tab
+	for c := range n {
+		if aot[c] != 0 && tab[base+c*st]-pa-pot[c]+uot[c] <= 0 {
+			sd.fres[a] = int32(c)
+			return true
+		}
+	}
+	return false
 }
 
 // findSupport projects binary function k onto variable on (AC*): each
@@ -277,14 +329,28 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 	if !positive {
 		return false, true
 	}
+	// E[c]: the least extension of u(c) into k that lets every value's
+	// P move, over the values with a finite positive P only (listed
+	// once; most values keep their full support).
+	pos := s.posbuf[:0]
+	for a := range sd.don {
+		if sd.aon[a] != 0 && P[a] > 0 && !mva.IsHard(P[a]) {
+			pos = append(pos, int32(a))
+		}
+	}
+	s.posbuf = pos
 	for c := range sd.dot {
 		E[c] = 0
-		if sd.aot[c] == 0 {
-			continue
-		}
-		for a := range sd.don {
-			if sd.aon[a] != 0 && P[a] > 0 && !mva.IsHard(P[a]) {
-				E[c] = max(E[c], P[a]-sd.cost(a, c))
+	}
+	for _, a32 := range pos {
+		a := int(a32)
+		pa, p := sd.pon[a], P[a]
+		base := a * sd.son
+		for c := range sd.dot {
+			if sd.aot[c] != 0 {
+				if e := p - (sd.tab[base+c*sd.sot] - pa - sd.pot[c]); e > E[c] {
+					E[c] = e
+				}
 			}
 		}
 	}
@@ -548,7 +614,7 @@ func (s *EDAC) eacSupported(x, a int) bool {
 		}
 		sd := s.side(k, x)
 		s.checks += int64(sd.dot)
-		if sd.minFull(a) > 0 {
+		if !sd.hasFull(a) {
 			return false
 		}
 	}
