@@ -193,7 +193,9 @@ func (sd *side) minCost(a int) (float64, int) {
 	}
 	// The loops below run once per value and neighbour at every node:
 	// the slices are taken once, cut to the other variable's domain so
-	// that the compiler drops the bounds checks.
+	// that the compiler drops the bounds checks. Costs are never
+	// negative, so a zero is the least and ends the scan (on whole
+	// costs the same value the full scan would pick: the first least).
 	n := sd.dot
 	aot, pot := sd.aot[:n], sd.pot[:n]
 	pa := sd.pon[a]
@@ -203,6 +205,10 @@ func (sd *side) minCost(a int) (float64, int) {
 		for c, t := range row {
 			if aot[c] != 0 {
 				if v := t - pa - pot[c]; v < m {
+					if v <= 0 {
+						sd.res[a] = int32(c)
+						return v, c
+					}
 					m, at = v, c
 				}
 			}
@@ -212,6 +218,10 @@ func (sd *side) minCost(a int) (float64, int) {
 		for c := range n {
 			if aot[c] != 0 {
 				if v := tab[c*st] - pa - pot[c]; v < m {
+					if v <= 0 {
+						sd.res[a] = int32(c)
+						return v, c
+					}
 					m, at = v, c
 				}
 			}
@@ -236,6 +246,10 @@ func (sd *side) minFull(a int) float64 {
 		for c, t := range row {
 			if aot[c] != 0 {
 				if v := t - pa - pot[c] + uot[c]; v < m {
+					if v <= 0 {
+						sd.fres[a] = int32(c)
+						return v
+					}
 					m, at = v, c
 				}
 			}
@@ -245,6 +259,10 @@ func (sd *side) minFull(a int) float64 {
 		for c := range n {
 			if aot[c] != 0 {
 				if v := tab[c*st] - pa - pot[c] + uot[c]; v < m {
+					if v <= 0 {
+						sd.fres[a] = int32(c)
+						return v
+					}
 					m, at = v, c
 				}
 			}
