@@ -90,6 +90,9 @@ func (s *EDAC) addUnary(x, a int, c float64) bool {
 	i := s.uoff[x] + a
 	old := s.fs[i]
 	s.setF(i, old+c)
+	if m := s.umaxOff + x; old+c > s.fs[m] {
+		s.setF(m, old+c)
+	}
 	if !s.inNC[x] {
 		s.inNC[x] = true
 		s.ncQ = append(s.ncQ, x)
@@ -678,16 +681,8 @@ func (s *EDAC) pruneAll() bool {
 	s.ncAll = false
 	thr := s.threshold() - s.fs[0]
 	for x := range s.n {
-		if s.size(x) == 1 || s.deleted(x) {
-			continue
-		}
-		o := s.uoff[x]
-		for a := range s.dom[x] {
-			if s.alive(x, a) && s.fs[o+a] >= thr {
-				if !s.remove(x, a) {
-					return false
-				}
-			}
+		if !s.pruneBelow(x, thr) {
+			return false
 		}
 	}
 	return true
@@ -696,17 +691,35 @@ func (s *EDAC) pruneAll() bool {
 // pruneVar removes x's values whose unary cost reaches the upper bound
 // with c∅ (NC*).
 func (s *EDAC) pruneVar(x int) bool {
-	if s.size(x) == 1 || s.deleted(x) {
+	return s.pruneBelow(x, s.threshold()-s.fs[0])
+}
+
+// pruneBelow removes x's values of unary cost thr or more. Unary costs
+// rise only through addUnary, which keeps fs[umaxOff+x] at or above every
+// live one, so a variable whose bound is below thr is skipped unread
+// (c∅ rises at most nodes, and most variables have nothing to lose); a
+// scan tightens the bound.
+func (s *EDAC) pruneBelow(x int, thr float64) bool {
+	if s.fs[s.umaxOff+x] < thr || s.size(x) == 1 || s.deleted(x) {
 		return true
 	}
-	thr := s.threshold() - s.fs[0]
-	o := s.uoff[x]
-	for a := range s.dom[x] {
-		if s.alive(x, a) && s.fs[o+a] >= thr {
+	o, al := s.uoff[x], s.aoff[x]
+	u, alive := s.fs[o:o+s.dom[x]], s.is[al:al+s.dom[x]]
+	hi := math.Inf(-1)
+	for a, c := range u {
+		if alive[a] == 0 {
+			continue
+		}
+		if c >= thr {
 			if !s.remove(x, a) {
 				return false
 			}
+			continue
 		}
+		hi = max(hi, c)
+	}
+	if m := s.umaxOff + x; hi < s.fs[m] {
+		s.setF(m, hi)
 	}
 	return true
 }
