@@ -146,6 +146,7 @@ type EDAC struct {
 	// Scratch for full supports.
 	pbuf, ebuf []float64
 	posbuf     []int32
+	live       []int32 // the other variable's live values (liveOf)
 
 	// Search.
 	full   []int // boundary then interior values, for exact evaluation
@@ -362,6 +363,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	s.pbuf = make([]float64, maxD)
 	s.ebuf = make([]float64, maxD)
 	s.posbuf = make([]int32, 0, maxD)
+	s.live = make([]int32, 0, maxD)
 	s.full = make([]int, len(lp.Vars))
 	s.best = make([]int, s.n)
 	return s

@@ -187,47 +187,49 @@ func (sd *side) cost(a, c int) float64 {
 	return sd.tab[a*sd.son+c*sd.sot] - sd.pon[a] - sd.pot[c]
 }
 
-// minCost returns the least current cost of on = a over the other
-// variable's live values and where it is, trying the residual support
-// first.
-func (sd *side) minCost(a int) (float64, int) {
-	if r := int(sd.res[a]); sd.aot[r] != 0 && sd.cost(a, r) <= 0 {
-		return 0, r
-	}
-	// The loops below run once per value and neighbour at every node:
-	// the slices are taken once, cut to the other variable's domain so
-	// that the compiler drops the bounds checks. Costs are never
-	// negative, so a zero is the least and ends the scan (on whole
-	// costs the same value the full scan would pick: the first least).
-	n := sd.dot
-	aot, pot := sd.aot[:n], sd.pot[:n]
-	pa := sd.pon[a]
-	m, at := math.Inf(1), 0
-	if sd.sot == 1 {
-		row := sd.tab[a*sd.son : a*sd.son+n]
-		for c, t := range row {
-			if aot[c] != 0 {
-				if v := t - pa - pot[c]; v < m {
-					if v <= 0 {
-						sd.res[a] = int32(c)
-						return v, c
-					}
-					m, at = v, c
-				}
-			}
+// liveOf lists the live values of the other variable of sd into s.live,
+// once per projection: its values' scans then skip the dead ones (after
+// an assignment, all but one), in the same increasing order.
+func (s *EDAC) liveOf(sd *side) []int32 {
+	l := s.live[:0]
+	for c, al := range sd.aot[:sd.dot] {
+		if al != 0 {
+			l = append(l, int32(c))
 		}
-	} else {
-		tab, st := sd.tab[a:], sd.sot
-		for c := range n {
-			if aot[c] != 0 {
-				if v := tab[c*st] - pa - pot[c]; v < m {
-					if v <= 0 {
-						sd.res[a] = int32(c)
-						return v, c
-					}
-					m, at = v, c
-				}
+	}
+	s.live = l
+	return l
+}
+
+// resOK reports whether on = a's residual support still costs nothing.
+func (sd *side) resOK(a int) bool {
+	r := int(sd.res[a])
+	return sd.aot[r] != 0 && sd.cost(a, r) <= 0
+}
+
+// fresOK reports whether on = a's residual full support is still one.
+func (sd *side) fresOK(a int) bool {
+	r := int(sd.fres[a])
+	return sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0
+}
+
+// minCost returns the least current cost of on = a over the other
+// variable's live values (listed in live) and where it is; callers try
+// the residual support first (resOK). Costs are never negative, so a zero is the
+// least and ends the scan (on whole costs the value the full scan would
+// pick too: the first least).
+func (sd *side) minCost(a int, live []int32) (float64, int) {
+	pa, pot := sd.pon[a], sd.pot
+	tab, st := sd.tab[a*sd.son:], sd.sot
+	m, at := math.Inf(1), 0
+	for _, c32 := range live {
+		c := int(c32)
+		if v := tab[c*st] - pa - pot[c]; v < m {
+			if v <= 0 {
+				sd.res[a] = c32
+				return v, c
 			}
+			m, at = v, c
 		}
 	}
 	sd.res[a] = int32(at)
@@ -235,40 +237,20 @@ func (sd *side) minCost(a int) (float64, int) {
 }
 
 // minFull returns the least c(a, c) + u(c) of on = a over the other
-// variable's live values, trying the residual full support first.
-func (sd *side) minFull(a int) float64 {
-	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
-		return 0
-	}
-	n := sd.dot
-	aot, pot, uot := sd.aot[:n], sd.pot[:n], sd.uot[:n]
-	pa := sd.pon[a]
+// variable's live values (listed in live); callers try the residual full
+// support first (fresOK); a zero ends the scan, as in minCost.
+func (sd *side) minFull(a int, live []int32) float64 {
+	pa, pot, uot := sd.pon[a], sd.pot, sd.uot
+	tab, st := sd.tab[a*sd.son:], sd.sot
 	m, at := math.Inf(1), 0
-	if sd.sot == 1 {
-		row := sd.tab[a*sd.son : a*sd.son+n]
-		for c, t := range row {
-			if aot[c] != 0 {
-				if v := t - pa - pot[c] + uot[c]; v < m {
-					if v <= 0 {
-						sd.fres[a] = int32(c)
-						return v
-					}
-					m, at = v, c
-				}
+	for _, c32 := range live {
+		c := int(c32)
+		if v := tab[c*st] - pa - pot[c] + uot[c]; v < m {
+			if v <= 0 {
+				sd.fres[a] = c32
+				return v
 			}
-		}
-	} else {
-		tab, st := sd.tab[a:], sd.sot
-		for c := range n {
-			if aot[c] != 0 {
-				if v := tab[c*st] - pa - pot[c] + uot[c]; v < m {
-					if v <= 0 {
-						sd.fres[a] = int32(c)
-						return v
-					}
-					m, at = v, c
-				}
-			}
+			m, at = v, c
 		}
 	}
 	sd.fres[a] = int32(at)
@@ -302,13 +284,20 @@ func (sd *side) hasFull(a int) bool {
 // unary cost rose and false on a wipe-out.
 func (s *EDAC) findSupport(k, on int) (bool, bool) {
 	sd := s.side(k, on)
+	var live []int32 // listed at the first residual that fails
 	raisedAny := false
 	for a := range sd.don {
 		if sd.aon[a] == 0 {
 			continue
 		}
-		m, _ := sd.minCost(a)
 		s.checks += int64(sd.dot)
+		if sd.resOK(a) {
+			continue
+		}
+		if live == nil {
+			live = s.liveOf(sd)
+		}
+		m, _ := sd.minCost(a, live)
 		if mva.IsHard(m) {
 			s.lastFn = k
 			if !s.remove(on, a) {
@@ -334,14 +323,21 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 	sd := s.side(k, on)
 	P, E := s.pbuf[:sd.don], s.ebuf[:sd.dot]
 	ut := s.uoff[sd.ot]
+	var live []int32 // listed at the first residual that fails
 	positive := false
 	for a := range sd.don {
 		P[a] = 0
 		if sd.aon[a] == 0 {
 			continue
 		}
-		m := sd.minFull(a)
 		s.checks += int64(sd.dot)
+		if sd.fresOK(a) {
+			continue
+		}
+		if live == nil {
+			live = s.liveOf(sd)
+		}
+		m := sd.minFull(a, live)
 		P[a] = m
 		if m > 0 {
 			positive = true
@@ -367,11 +363,10 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 		a := int(a32)
 		pa, p := sd.pon[a], P[a]
 		base := a * sd.son
-		for c := range sd.dot {
-			if sd.aot[c] != 0 {
-				if e := p - (sd.tab[base+c*sd.sot] - pa - sd.pot[c]); e > E[c] {
-					E[c] = e
-				}
+		for _, c32 := range live {
+			c := int(c32)
+			if e := p - (sd.tab[base+c*sd.sot] - pa - sd.pot[c]); e > E[c] {
+				E[c] = e
 			}
 		}
 	}
