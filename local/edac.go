@@ -99,11 +99,13 @@ type EDAC struct {
 	gone     []bool     // per variable / per binary function: eliminated
 	goneBin  []bool
 
-	// Trailed state: fs holds c∅ (fs[0]), unary costs and the binary and
-	// n-ary deltas; is holds alive flags, domain sizes, assignment marks,
+	// Trailed state: fs holds c∅ (fs[0]), unary costs, the binary and
+	// n-ary deltas and, per variable, a bound on its live unary costs
+	// (NC* skips a variable whose bound is below the pruning threshold); is holds alive flags, domain sizes, assignment marks,
 	// binary live flags and n-ary counts of unassigned variables.
 	fs       []float64
 	is       []int32
+	umaxOff  int // fs index of per-variable bounds on the live unary costs
 	sizeOff  int // is index of the domain sizes
 	asgOff   int // is index of the "assignment processed" marks
 	delOff   int // is index of the "eliminated during search" marks
@@ -143,6 +145,8 @@ type EDAC struct {
 
 	// Scratch for full supports.
 	pbuf, ebuf []float64
+	posbuf     []int32
+	live       []int32 // the other variable's live values (liveOf)
 
 	// Search.
 	full   []int // boundary then interior values, for exact evaluation
@@ -322,6 +326,8 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		s.narys[j].delta = nf
 		nf++
 	}
+	s.umaxOff = nf
+	nf += s.n
 	s.fs = make([]float64, nf)
 	ni := 0
 	s.aoff = make([]int, s.n)
@@ -356,6 +362,8 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	s.inNC = make([]bool, s.n)
 	s.pbuf = make([]float64, maxD)
 	s.ebuf = make([]float64, maxD)
+	s.posbuf = make([]int32, 0, maxD)
+	s.live = make([]int32, 0, maxD)
 	s.full = make([]int, len(lp.Vars))
 	s.best = make([]int, s.n)
 	return s
@@ -516,6 +524,9 @@ func (s *EDAC) reset() {
 	clear(s.fs)
 	s.fs[0] = s.c0
 	copy(s.fs[1:], s.u0[1:])
+	for x := range s.n {
+		s.fs[s.umaxOff+x] = math.Inf(1) // unknown: the first scan sets it
+	}
 	for k := range s.bins {
 		copy(s.bins[k].cur, s.bins[k].tab)
 	}

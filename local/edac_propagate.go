@@ -90,6 +90,9 @@ func (s *EDAC) addUnary(x, a int, c float64) bool {
 	i := s.uoff[x] + a
 	old := s.fs[i]
 	s.setF(i, old+c)
+	if m := s.umaxOff + x; old+c > s.fs[m] {
+		s.setF(m, old+c)
+	}
 	if !s.inNC[x] {
 		s.inNC[x] = true
 		s.ncQ = append(s.ncQ, x)
@@ -184,20 +187,49 @@ func (sd *side) cost(a, c int) float64 {
 	return sd.tab[a*sd.son+c*sd.sot] - sd.pon[a] - sd.pot[c]
 }
 
-// minCost returns the least current cost of on = a over the other
-// variable's live values and where it is, trying the residual support
-// first.
-func (sd *side) minCost(a int) (float64, int) {
-	if r := int(sd.res[a]); sd.aot[r] != 0 && sd.cost(a, r) <= 0 {
-		return 0, r
+// liveOf lists the live values of the other variable of sd into s.live,
+// once per projection: its values' scans then skip the dead ones (after
+// an assignment, all but one), in the same increasing order.
+func (s *EDAC) liveOf(sd *side) []int32 {
+	l := s.live[:0]
+	for c, al := range sd.aot[:sd.dot] {
+		if al != 0 {
+			l = append(l, int32(c))
+		}
 	}
+	s.live = l
+	return l
+}
+
+// resOK reports whether on = a's residual support still costs nothing.
+func (sd *side) resOK(a int) bool {
+	r := int(sd.res[a])
+	return sd.aot[r] != 0 && sd.cost(a, r) <= 0
+}
+
+// fresOK reports whether on = a's residual full support is still one.
+func (sd *side) fresOK(a int) bool {
+	r := int(sd.fres[a])
+	return sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0
+}
+
+// minCost returns the least current cost of on = a over the other
+// variable's live values (listed in live) and where it is; callers try
+// the residual support first (resOK). Costs are never negative, so a zero is the
+// least and ends the scan (on whole costs the value the full scan would
+// pick too: the first least).
+func (sd *side) minCost(a int, live []int32) (float64, int) {
+	pa, pot := sd.pon[a], sd.pot
+	tab, st := sd.tab[a*sd.son:], sd.sot
 	m, at := math.Inf(1), 0
-	base, pa := a*sd.son, sd.pon[a]
-	for c := range sd.dot {
-		if sd.aot[c] != 0 {
-			if v := sd.tab[base+c*sd.sot] - pa - sd.pot[c]; v < m {
-				m, at = v, c
+	for _, c32 := range live {
+		c := int(c32)
+		if v := tab[c*st] - pa - pot[c]; v < m {
+			if v <= 0 {
+				sd.res[a] = c32
+				return v, c
 			}
+			m, at = v, c
 		}
 	}
 	sd.res[a] = int32(at)
@@ -205,22 +237,45 @@ func (sd *side) minCost(a int) (float64, int) {
 }
 
 // minFull returns the least c(a, c) + u(c) of on = a over the other
-// variable's live values, trying the residual full support first.
-func (sd *side) minFull(a int) float64 {
-	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
-		return 0
-	}
+// variable's live values (listed in live); callers try the residual full
+// support first (fresOK); a zero ends the scan, as in minCost.
+func (sd *side) minFull(a int, live []int32) float64 {
+	pa, pot, uot := sd.pon[a], sd.pot, sd.uot
+	tab, st := sd.tab[a*sd.son:], sd.sot
 	m, at := math.Inf(1), 0
-	base, pa := a*sd.son, sd.pon[a]
-	for c := range sd.dot {
-		if sd.aot[c] != 0 {
-			if v := sd.tab[base+c*sd.sot] - pa - sd.pot[c] + sd.uot[c]; v < m {
-				m, at = v, c
+	for _, c32 := range live {
+		c := int(c32)
+		if v := tab[c*st] - pa - pot[c] + uot[c]; v < m {
+			if v <= 0 {
+				sd.fres[a] = c32
+				return v
 			}
+			m, at = v, c
 		}
 	}
 	sd.fres[a] = int32(at)
 	return m
+}
+
+// hasFull reports whether on = a has a full support, c(a, c) + u(c) ≤ 0
+// for a live c: minFull's answer to "is it zero", which may stop at the
+// first support it meets (EAC asks only that).
+func (sd *side) hasFull(a int) bool {
+	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
+		return true
+	}
+	n := sd.dot
+	aot, pot, uot := sd.aot[:n], sd.pot[:n], sd.uot[:n]
+	pa := sd.pon[a]
+	base, st := a*sd.son, sd.sot
+	tab := sd.tab
+	for c := range n {
+		if aot[c] != 0 && tab[base+c*st]-pa-pot[c]+uot[c] <= 0 {
+			sd.fres[a] = int32(c)
+			return true
+		}
+	}
+	return false
 }
 
 // findSupport projects binary function k onto variable on (AC*): each
@@ -229,13 +284,20 @@ func (sd *side) minFull(a int) float64 {
 // unary cost rose and false on a wipe-out.
 func (s *EDAC) findSupport(k, on int) (bool, bool) {
 	sd := s.side(k, on)
+	var live []int32 // listed at the first residual that fails
 	raisedAny := false
 	for a := range sd.don {
 		if sd.aon[a] == 0 {
 			continue
 		}
-		m, _ := sd.minCost(a)
 		s.checks += int64(sd.dot)
+		if sd.resOK(a) {
+			continue
+		}
+		if live == nil {
+			live = s.liveOf(sd)
+		}
+		m, _ := sd.minCost(a, live)
 		if mva.IsHard(m) {
 			s.lastFn = k
 			if !s.remove(on, a) {
@@ -261,14 +323,21 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 	sd := s.side(k, on)
 	P, E := s.pbuf[:sd.don], s.ebuf[:sd.dot]
 	ut := s.uoff[sd.ot]
+	var live []int32 // listed at the first residual that fails
 	positive := false
 	for a := range sd.don {
 		P[a] = 0
 		if sd.aon[a] == 0 {
 			continue
 		}
-		m := sd.minFull(a)
 		s.checks += int64(sd.dot)
+		if sd.fresOK(a) {
+			continue
+		}
+		if live == nil {
+			live = s.liveOf(sd)
+		}
+		m := sd.minFull(a, live)
 		P[a] = m
 		if m > 0 {
 			positive = true
@@ -277,14 +346,27 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 	if !positive {
 		return false, true
 	}
+	// E[c]: the least extension of u(c) into k that lets every value's
+	// P move, over the values with a finite positive P only (listed
+	// once; most values keep their full support).
+	pos := s.posbuf[:0]
+	for a := range sd.don {
+		if sd.aon[a] != 0 && P[a] > 0 && !mva.IsHard(P[a]) {
+			pos = append(pos, int32(a))
+		}
+	}
+	s.posbuf = pos
 	for c := range sd.dot {
 		E[c] = 0
-		if sd.aot[c] == 0 {
-			continue
-		}
-		for a := range sd.don {
-			if sd.aon[a] != 0 && P[a] > 0 && !mva.IsHard(P[a]) {
-				E[c] = max(E[c], P[a]-sd.cost(a, c))
+	}
+	for _, a32 := range pos {
+		a := int(a32)
+		pa, p := sd.pon[a], P[a]
+		base := a * sd.son
+		for _, c32 := range live {
+			c := int(c32)
+			if e := p - (sd.tab[base+c*sd.sot] - pa - sd.pot[c]); e > E[c] {
+				E[c] = e
 			}
 		}
 	}
@@ -548,7 +630,7 @@ func (s *EDAC) eacSupported(x, a int) bool {
 		}
 		sd := s.side(k, x)
 		s.checks += int64(sd.dot)
-		if sd.minFull(a) > 0 {
+		if !sd.hasFull(a) {
 			return false
 		}
 	}
@@ -594,16 +676,8 @@ func (s *EDAC) pruneAll() bool {
 	s.ncAll = false
 	thr := s.threshold() - s.fs[0]
 	for x := range s.n {
-		if s.size(x) == 1 || s.deleted(x) {
-			continue
-		}
-		o := s.uoff[x]
-		for a := range s.dom[x] {
-			if s.alive(x, a) && s.fs[o+a] >= thr {
-				if !s.remove(x, a) {
-					return false
-				}
-			}
+		if !s.pruneBelow(x, thr) {
+			return false
 		}
 	}
 	return true
@@ -612,17 +686,35 @@ func (s *EDAC) pruneAll() bool {
 // pruneVar removes x's values whose unary cost reaches the upper bound
 // with c∅ (NC*).
 func (s *EDAC) pruneVar(x int) bool {
-	if s.size(x) == 1 || s.deleted(x) {
+	return s.pruneBelow(x, s.threshold()-s.fs[0])
+}
+
+// pruneBelow removes x's values of unary cost thr or more. Unary costs
+// rise only through addUnary, which keeps fs[umaxOff+x] at or above every
+// live one, so a variable whose bound is below thr is skipped unread
+// (c∅ rises at most nodes, and most variables have nothing to lose); a
+// scan tightens the bound.
+func (s *EDAC) pruneBelow(x int, thr float64) bool {
+	if s.fs[s.umaxOff+x] < thr || s.size(x) == 1 || s.deleted(x) {
 		return true
 	}
-	thr := s.threshold() - s.fs[0]
-	o := s.uoff[x]
-	for a := range s.dom[x] {
-		if s.alive(x, a) && s.fs[o+a] >= thr {
+	o, al := s.uoff[x], s.aoff[x]
+	u, alive := s.fs[o:o+s.dom[x]], s.is[al:al+s.dom[x]]
+	hi := math.Inf(-1)
+	for a, c := range u {
+		if alive[a] == 0 {
+			continue
+		}
+		if c >= thr {
 			if !s.remove(x, a) {
 				return false
 			}
+			continue
 		}
+		hi = max(hi, c)
+	}
+	if m := s.umaxOff + x; hi < s.fs[m] {
+		s.setF(m, hi)
 	}
 	return true
 }
