@@ -144,8 +144,17 @@ func TestLiveStreetDay(t *testing.T) {
 	}
 	t.Logf("objective: realised %.2f (bill %.2f, peak %.2f, miss %.2f), perfect plan %.2f (bill %.2f, peak %.2f, miss %.2f)",
 		evDone.Cost, evDone.PriceCost, evDone.PeakCost, evDone.MissCost, evPlan.Cost, evPlan.PriceCost, evPlan.PeakCost, evPlan.MissCost)
-	if evDone.Cost > evPlan.Cost*(1+liveObjectiveMargin) {
-		t.Errorf("realised objective %.2f, more than %.0f%% above the perfect-information plan's %.2f", evDone.Cost, 100*liveObjectiveMargin, evPlan.Cost)
+	// Goals are judged above by tracecheck on what the devices did, to
+	// the second. The model's replay (Trace.Schedule) reads each slot as
+	// the action that ran longest in it, so a programme a late command
+	// split across two slots can read as never finished and be charged
+	// as a missed goal the home kept (CI on a loaded machine: miss
+	// 280.00 with every goal kept and two commands clamped). So the
+	// realised objective compared here is the bill and the committed
+	// peak, with the goals tracecheck found kept.
+	realised := evDone.PriceCost + evDone.PeakCost
+	if realised > evPlan.Cost*(1+liveObjectiveMargin) {
+		t.Errorf("realised objective %.2f (bill and peak; goals kept), more than %.0f%% above the perfect-information plan's %.2f", realised, 100*liveObjectiveMargin, evPlan.Cost)
 	}
 	peak := 0.0
 	for _, l := range d.LoadKW {
