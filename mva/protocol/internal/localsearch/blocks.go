@@ -54,6 +54,9 @@ type blockSearch struct {
 	blocks []*blockProblem
 	x      []int // the descent's assignment of the agent's variables
 	solves int64
+	// offered is set when the last descent's offer changed the local
+	// view (Responder.BestMove replays an answer only when it did not).
+	offered bool
 }
 
 // blockProblem is one block's problem and its solver. Its inputs are the
@@ -269,6 +272,7 @@ func improves(c, d Cost) bool {
 // and returns the candidate row.
 func (s *blockSearch) descend(ctx context.Context, cur int, vals []int) (int, error) {
 	lp := s.nb.lp
+	s.offered = false
 	c, interior, err := s.view.RowIndex(ctx, cur)
 	if err != nil {
 		return 0, err
@@ -315,6 +319,6 @@ func (s *blockSearch) descend(ctx context.Context, cur int, vals []int) (int, er
 		}
 	}
 	row := lp.EncodeRow(x[:lp.NB])
-	s.view.Offer(row, lp.Eval(x), x[lp.NB:])
+	s.offered = s.view.Offer(row, lp.Eval(x), x[lp.NB:])
 	return row, nil
 }

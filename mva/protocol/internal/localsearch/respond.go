@@ -114,7 +114,24 @@ type Responder struct {
 	// (errNoPenalty): such responses enumerate.
 	noPenalty bool
 
+	// last is the previous BestMove's question and answer, replayed when
+	// the same question comes again (see BestMove).
+	last lastMove
+	// offered is set when a response offered a completion that the
+	// local view took (it changed a row's cost).
+	offered bool
+
 	solves int64
+}
+
+// lastMove is a BestMove's question (cur, vals) and its answer (row,
+// gain); ok says it may be replayed.
+type lastMove struct {
+	ok   bool
+	cur  int
+	vals []int
+	row  int
+	gain Cost
 }
 
 // responseProblem is a built response problem and its solver.
@@ -211,7 +228,30 @@ func (r *Responder) Checks() int64 {
 
 // BestMove returns the best row with the neighbours at vals and the gain
 // of moving there from cur, under the rule of Responder.
+//
+// The answer is a function of cur, vals and the local view's costs of
+// the rows it reads. A response that changed none of those costs (no
+// completion offered and taken) leaves the next call with the same cur
+// and vals nothing new to find: that call returns the same answer without
+// solving. This is MGM's common case once an agent's neighbourhood is at
+// rest (no neighbour moved, the agent did not move), round after round
+// until the last: MGM runs a fixed number of rounds. The local cost must
+// be a function of the view (RowCost), as MGM's and MGM-2's are.
 func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cost, error) {
+	if l := &r.last; l.ok && l.cur == cur && slices.Equal(l.vals, vals) {
+		return l.row, l.gain, nil
+	}
+	r.last.ok, r.offered = false, false
+	row, gain, err := r.bestMove(ctx, cur, vals)
+	if err != nil {
+		return 0, Cost{}, err
+	}
+	r.last = lastMove{ok: !r.offered && !(r.blocks != nil && r.blocks.offered), cur: cur, vals: append(r.last.vals[:0], vals...), row: row, gain: gain}
+	return row, gain, nil
+}
+
+// bestMove is BestMove without the replay of the last answer.
+func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cost, error) {
 	if !r.solve {
 		return r.nb.BestMove(ctx, r.local, cur, vals)
 	}
@@ -335,7 +375,9 @@ func (r *Responder) offer(ctx context.Context, full []int) error {
 		return fmt.Errorf("best response: %w", err)
 	}
 	if mva.IsHard(known) || c < known-1e-9*max(1, math.Abs(known)) {
-		r.view.Offer(row, c, x[lp.NB:])
+		if r.view.Offer(row, c, x[lp.NB:]) {
+			r.offered = true
+		}
 	}
 	return nil
 }

@@ -534,3 +534,107 @@ func TestResponderOffersCompletions(t *testing.T) {
 		t.Fatalf("only %d responses checked", cases)
 	}
 }
+
+// TestResponderRepeats: a responder asked the same question again (MGM's
+// agents at rest, round after round) answers as a fresh responder asked
+// the same questions in the same order on a twin of the problem, where
+// every answer is solved. Where the first answer offered a completion the
+// view took (blind views: every row reads infeasible until offered), the
+// repeat's answer differs from the first and must be solved again, not
+// replayed; where the view is exact, the repeat is replayed without a
+// solve.
+func TestResponderRepeats(t *testing.T) {
+	ctx := context.Background()
+	var replayed, changed, cases int
+	for seed := int64(1); seed <= 40; seed++ {
+		p := responseInstance(seed)
+		for _, blindView := range []bool{false, true} {
+			solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) }
+			if blindView {
+				solver = func(*mva.LocalProblem) (mva.LocalSolver, error) { return blindSolver{}, nil }
+			}
+			var twins [2][]*mva.Node
+			for i := range twins {
+				nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), solver, false, 1, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exactNodes(nodes)
+				twins[i] = nodes
+			}
+			rng := rand.New(rand.NewPCG(uint64(seed), 4))
+			for a, n := range twins[0] {
+				tn := twins[1][a]
+				nb, err := localsearch.New(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tnb, err := localsearch.New(tn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rowCost := func(view *mva.LocalView) localsearch.LocalCost {
+					return func(ctx context.Context, row int) (localsearch.Cost, error) {
+						return localsearch.RowCost(ctx, view, row)
+					}
+				}
+				n.Params = map[string]float64{"response": float64(localsearch.ResponseSolve)}
+				tn.Params = n.Params
+				r, err := localsearch.NewResponder(n, nb, rowCost(n.Local), responseConfig(t, n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Two questions, asked in a seeded order with repeats.
+				type question struct {
+					cur  int
+					vals []int
+				}
+				var qs [2]question
+				for i := range qs {
+					qs[i].cur = rng.IntN(nb.Rows())
+					qs[i].vals = make([]int, len(nb.Ctx))
+					for s, v := range nb.SlotVars() {
+						qs[i].vals[s] = rng.IntN(p.DomainSize(v))
+					}
+				}
+				prevQ, prevRow, prevGain := -1, 0, localsearch.Cost{}
+				for range 6 {
+					q := rng.IntN(2)
+					copy(nb.Ctx, qs[q].vals)
+					solves := r.Solves()
+					row, gain, err := r.BestMove(ctx, qs[q].cur, nb.Ctx)
+					if err != nil {
+						t.Fatalf("seed %d agent %d: %v", seed, n.ID, err)
+					}
+					fresh, err := localsearch.NewResponder(tn, tnb, rowCost(tn.Local), responseConfig(t, tn))
+					if err != nil {
+						t.Fatal(err)
+					}
+					copy(tnb.Ctx, qs[q].vals)
+					wantRow, wantGain, err := fresh.BestMove(ctx, qs[q].cur, tnb.Ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if row != wantRow || gain != wantGain {
+						t.Errorf("seed %d blind %v agent %d question %d: row %d gain %v, a fresh responder says row %d gain %v",
+							seed, blindView, n.ID, q, row, gain, wantRow, wantGain)
+					}
+					if q == prevQ {
+						if r.Solves() == solves {
+							replayed++
+						}
+						if row != prevRow || gain != prevGain {
+							changed++
+						}
+					}
+					prevQ, prevRow, prevGain = q, row, gain
+					cases++
+				}
+			}
+		}
+	}
+	t.Logf("%d answers, %d replayed, %d repeats answered differently after an offer", cases, replayed, changed)
+	if replayed < cases/10 || changed < 5 {
+		t.Errorf("too few cases exercised: %d replayed, %d changed by an offer, of %d", replayed, changed, cases)
+	}
+}
