@@ -170,17 +170,7 @@ func milp(n *devices.Neighbourhood) string {
 			obj = append(obj, term(-p.EndValue*p.Scale, fmt.Sprintf("v%d_%d", pi, T)))
 		}
 	}
-	var b strings.Builder
-	b.WriteString("Minimize\n obj: " + strings.Join(obj, " ") + "\nSubject To\n")
-	for i, r := range rows {
-		fmt.Fprintf(&b, " r%d: %s\n", i, r)
-	}
-	b.WriteString("Bounds\n")
-	for _, s := range bounds {
-		b.WriteString(" " + s + "\n")
-	}
-	b.WriteString("Binaries\n " + strings.Join(bins, " ") + "\nEnd\n")
-	return b.String()
+	return cbcsolve.Program{Objective: obj, Rows: rows, Bounds: bounds, Binaries: bins}.String()
 }
 
 // cbc solves an LP-format programme and returns its optimum; ok is false

@@ -288,17 +288,7 @@ func (h *meterHome) milp() string {
 			}
 		}
 	}
-	var b strings.Builder
-	b.WriteString("Minimize\n obj: " + strings.Join(obj, " ") + "\nSubject To\n")
-	for i, r := range rows {
-		fmt.Fprintf(&b, " r%d: %s\n", i, r)
-	}
-	b.WriteString("Bounds\n")
-	for _, s := range bounds {
-		b.WriteString(" " + s + "\n")
-	}
-	b.WriteString("Binaries\n " + strings.Join(bins, " ") + "\nEnd\n")
-	return b.String()
+	return cbc.Program{Objective: obj, Rows: rows, Bounds: bounds, Binaries: bins}.String()
 }
 
 // cbcOptimum solves an LP-format programme with CBC and returns its

@@ -77,3 +77,28 @@ func parseStatus(head string) (float64, error) {
 	}
 	return v, nil
 }
+
+// Program is a programme in CPLEX LP text, built from its parts: terms
+// of the objective ("2.5 x"), constraint rows ("x + y >= 3"), bounds
+// ("0 <= x <= 4") and the names of binary variables.
+type Program struct {
+	Objective, Rows, Bounds, Binaries []string
+}
+
+// String writes the programme, minimising the objective.
+func (p Program) String() string {
+	var b strings.Builder
+	b.WriteString("Minimize\n obj: " + strings.Join(p.Objective, " ") + "\nSubject To\n")
+	for i, r := range p.Rows {
+		fmt.Fprintf(&b, " r%d: %s\n", i, r)
+	}
+	b.WriteString("Bounds\n")
+	for _, s := range p.Bounds {
+		b.WriteString(" " + s + "\n")
+	}
+	if len(p.Binaries) > 0 {
+		b.WriteString("Binaries\n " + strings.Join(p.Binaries, " ") + "\n")
+	}
+	b.WriteString("End\n")
+	return b.String()
+}

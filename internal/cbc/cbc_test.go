@@ -55,3 +55,21 @@ func TestParseStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestProgram: a programme built from parts is the text written by hand,
+// and solves to the same optimum (min x + 3y, x + y ≥ 3, x ≤ 2, y
+// binary: x 2, y 1, cost 5).
+func TestProgram(t *testing.T) {
+	p := Program{Objective: []string{"1 x", "+ 3 y"}, Rows: []string{"x + y >= 3"}, Bounds: []string{"x <= 2"}, Binaries: []string{"y"}}
+	want := "Minimize\n obj: 1 x + 3 y\nSubject To\n r0: x + y >= 3\nBounds\n x <= 2\nBinaries\n y\nEnd\n"
+	if got := p.String(); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if !Installed() {
+		t.Skip(ErrNotInstalled)
+	}
+	v, err := Optimum(context.Background(), p.String(), t.TempDir())
+	if err != nil || math.Abs(v-5) > 1e-9 {
+		t.Fatalf("optimum %g, %v; want 5", v, err)
+	}
+}
