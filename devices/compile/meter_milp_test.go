@@ -2,7 +2,6 @@ package compile_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -173,20 +172,6 @@ func milp(n *devices.Neighbourhood) string {
 	return cbcsolve.Program{Objective: obj, Rows: rows, Bounds: bounds, Binaries: bins}.String()
 }
 
-// cbc solves an LP-format programme and returns its optimum; ok is false
-// where CBC finds it infeasible.
-func cbc(t *testing.T, prog string) (float64, bool) {
-	t.Helper()
-	v, err := cbcsolve.Optimum(context.Background(), prog, t.TempDir())
-	if errors.Is(err, cbcsolve.ErrInfeasible) {
-		return 0, false
-	}
-	if err != nil {
-		t.Fatalf("%v\n%s", err, prog)
-	}
-	return v, true
-}
-
 // TestMeterAgainstMILP: random TOML homes with their own tariff, PV,
 // limits, batteries with grid permissions and end values, planned
 // exactly by hearth (bucket elimination on the compiled tables), cost
@@ -210,7 +195,7 @@ func TestMeterAgainstMILP(t *testing.T) {
 			t.Fatalf("seed %d: %v\n%s", seed, err, text)
 		}
 		n := cfg.Neighbourhood
-		want, feasible := cbc(t, milp(n))
+		want, feasible := cbcsolve.Solve(t, milp(n))
 		c, err := compile.Compile(n, compile.Options{})
 		if err != nil {
 			if feasible {

@@ -291,20 +291,6 @@ func (h *meterHome) milp() string {
 	return cbc.Program{Objective: obj, Rows: rows, Bounds: bounds, Binaries: bins}.String()
 }
 
-// cbcOptimum solves an LP-format programme with CBC and returns its
-// optimum; ok is false where CBC proves it infeasible.
-func cbcOptimum(t *testing.T, prog string) (float64, bool) {
-	t.Helper()
-	v, err := cbc.Optimum(context.Background(), prog, t.TempDir())
-	if errors.Is(err, cbc.ErrInfeasible) {
-		return 0, false
-	}
-	if err != nil {
-		t.Fatalf("%v\n%s", err, prog)
-	}
-	return v, true
-}
-
 // TestMeterAgainstMILP: seeded TOML energy homes with a meter of their
 // own (tariff, PV curtailable or not, soft or hard limits, demand
 // charge, grid permissions, end values, an EV's soft or hard goal) are
@@ -354,7 +340,7 @@ func meterAgainstMILP(t *testing.T, seed uint64, h *meterHome) bool {
 			t.Fatalf("seed %d: slot %d lasts %g h in the model, %g h in the TOML\n%s", seed, tt, d, h.dt(tt), text)
 		}
 	}
-	want, feasible := cbcOptimum(t, h.milp())
+	want, feasible := cbc.Solve(t, h.milp())
 	err = street.PlanAlone(context.Background(), ms, street.Options{})
 	if !feasible {
 		if !errors.Is(err, energy.ErrInfeasible) {
