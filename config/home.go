@@ -284,6 +284,7 @@ func (r *homeReader) device(n *node) {
 			return
 		}
 		if sz, key, ok := sizing(n); ok {
+			sz.SlotHours = float64(r.hz.SlotMinutes) / 60
 			sized, err := e.Sized(sz)
 			if err != nil {
 				n.errorf(key, "%v", err)
@@ -347,6 +348,16 @@ func sizing(n *node) (sz devices.Sizing, key string, ok bool) {
 			key, ok = k, true
 		}
 		if k == "power_steps" {
+			if raw, _ := n.get(k); raw != nil {
+				if _, isStr := raw.(string); isStr {
+					v, _ := n.str(k)
+					if v != "auto" {
+						n.errorf(k, "power_steps = %q: want \"auto\" or a number of levels from 1 to 16", v)
+					}
+					sz.Auto = true
+					continue
+				}
+			}
 			if v, good := n.integer(k); good {
 				sz.Steps = int(v)
 				if v < 1 || v > 16 {

@@ -20,12 +20,22 @@ type Sizing struct {
 	DischargeEff   float64 // share of the stored energy that reaches the home, in (0, 1]
 	// Steps is the number of charging (and discharging) power levels,
 	// evenly spaced from MinChargeKW (or max/Steps) to the maximum;
-	// every level is an action, so more steps mean larger tables.
+	// every level is an action, so more steps mean larger tables. 0
+	// keeps the entry's default.
 	Steps int
+	// Auto chooses the levels from the device's physics instead
+	// (AutoLevels; power_steps = "auto"); Steps must then be 0.
+	Auto bool
+	// SlotHours is the slot length automatic levels are chosen for
+	// (hours); 0 means one hour. On slots of another length the levels
+	// still hold, their stored energy rounded in the plan's disfavour.
+	SlotHours float64
 }
 
 // sizable are the entries Sizing applies to, with their defaults: the
-// figures of catalogue_builtin.go.
+// figures of catalogue_builtin.go. MinChargeKW is the least level of
+// evenly spaced steps and an energy home's least EV charging power;
+// automatic levels start at the wallbox's least current (6 A) instead.
 var sizable = map[string]Sizing{
 	"home_battery":    {CapacityKWh: 13.5, MaxChargeKW: 5, MaxDischargeKW: 5, ChargeEff: 0.95, DischargeEff: 0.95, Steps: 1},
 	"ev_wallbox_7kw":  {CapacityKWh: 60, MaxChargeKW: 7.4, MinChargeKW: 3.7, ChargeEff: 0.89, Steps: 2},
@@ -63,11 +73,15 @@ func (e Entry) Sized(sz Sizing) (Entry, error) {
 		ChargeEff: pick(sz.ChargeEff, def.ChargeEff), DischargeEff: pick(sz.DischargeEff, def.DischargeEff), Steps: sz.Steps,
 	}
 	s.MinChargeKW = sz.MinChargeKW
-	if s.MinChargeKW == 0 && sz.MaxChargeKW == 0 {
+	if s.MinChargeKW == 0 && sz.MaxChargeKW == 0 && !sz.Auto {
 		s.MinChargeKW = def.MinChargeKW
 	}
-	if s.Steps == 0 {
+	if s.Steps == 0 && !sz.Auto {
 		s.Steps = def.Steps
+	}
+	s.SlotHours = sz.SlotHours
+	if s.SlotHours == 0 {
+		s.SlotHours = 1
 	}
 	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 	switch {
@@ -85,8 +99,15 @@ func (e Entry) Sized(sz Sizing) (Entry, error) {
 		return e, fmt.Errorf("charge_efficiency = %g: want a share in (0, 1]", s.ChargeEff)
 	case battery && (bad(s.DischargeEff) || s.DischargeEff <= 0 || s.DischargeEff > 1):
 		return e, fmt.Errorf("discharge_efficiency = %g: want a share in (0, 1]", s.DischargeEff)
-	case s.Steps < 1 || s.Steps > 16:
-		return e, fmt.Errorf("power_steps = %d: want 1 to 16 levels (each level is an action; tables grow with them)", s.Steps)
+	case sz.Auto && s.Steps != 0:
+		return e, fmt.Errorf("power_steps = %d and automatic levels: give one or the other", s.Steps)
+	case !sz.Auto && (s.Steps < 1 || s.Steps > 16):
+		return e, fmt.Errorf("power_steps = %d: want 1 to 16 levels (each level is an action; tables grow with them), or \"auto\"", s.Steps)
+	case bad(s.SlotHours) || s.SlotHours <= 0 || s.SlotHours > 24:
+		return e, fmt.Errorf("slot of %g h: want a positive slot length up to 24 h", s.SlotHours)
+	}
+	if sz.Auto {
+		return e.autoSized(s, e.Properties[0].Scale)
 	}
 	prop := e.Properties[0].Name
 	levels := func(lo, hi float64) []float64 {

@@ -1,0 +1,213 @@
+package devices
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Automatic power levels (power_steps = "auto" on a sizable device).
+//
+// A compiled home tracks a storage's energy as whole steps of its
+// resolution, and the transition of its state from slot to slot is one
+// table over (state before, action, state after): S·A·S entries for S
+// states and A actions. Fine power steps make every stored value
+// reachable, so S is the whole range over the resolution (601 states for
+// a 60 kWh car at 0.1 kWh) and a wallbox's 27 current steps would need
+// tables of ten million entries. AutoLevels therefore chooses the levels
+// together with the quantum Q of stored energy they move per slot:
+//
+//   - every charging (discharging) level stores (takes) a whole number
+//     of quanta per slot, k·Q, so the reachable states are the initial
+//     value plus whole quanta: S = range/Q + 1;
+//   - Q is the least multiple of the resolution for which S²·A ≤
+//     AutoTableBudget and each direction has at most MaxAutoLevels
+//     levels: the finest the table budget allows;
+//   - a wallbox's levels are its real currents: 1 A steps from 6 A (IEC
+//     61851's least) at 230 V on its phases (ev_wallbox_7kw one phase up
+//     to 32 A, ev_wallbox_11kw three phases up to 16 A, and also one
+//     phase from 6 A where min_charge_kw is below the three-phase
+//     least), capped at max_charge_kw and not below min_charge_kw. Each
+//     current stores its energy per slot rounded down to whole quanta;
+//     of the currents that store the same, only the least is a level
+//     (the others draw more for nothing);
+//   - a battery's inverter is continuous: its k-th level is the power
+//     that stores exactly k·Q per slot (charging, k·Q ÷ efficiency) or
+//     delivers what k·Q gives (discharging, k·Q × efficiency), up to
+//     its power limits.
+//
+// A goal is then met to within one quantum of stored energy (the
+// continuous optimum buys at most Q ÷ efficiency kWh less), and a
+// wallbox's current steps lose less than one step's energy per slot to
+// the rounding. For a 60 kWh car on hourly slots Q is 0.6 kWh (7.4 kW
+// wallbox: 9 levels, 6–30 A; 11 kW: 11 levels); for the 13.5 kWh
+// battery 0.3 kWh (15 charging, 17 discharging levels): S²·A stays
+// under 2^17 entries, and the compiled table, which also tracks the
+// goals held (at most twice the states), under the compiler's 2^20.
+
+// AutoTableBudget bounds S²·A, the transition table of a storage with
+// automatic levels before goal bits (which at most double S).
+const AutoTableBudget = 1 << 17
+
+// MaxAutoLevels bounds the automatic levels in each direction.
+const MaxAutoLevels = 24
+
+// Wallbox figures (IEC 61851-1 mode 3): the least current a car accepts
+// and the phase voltage.
+const (
+	wallboxMinAmps = 6
+	gridVolts      = 230
+)
+
+// wallbox is a catalogue wallbox's physics: its phases and the greatest
+// current per phase.
+type wallbox struct{ phases, maxAmps int }
+
+var wallboxes = map[string]wallbox{
+	"ev_wallbox_7kw":  {phases: 1, maxAmps: 32},
+	"ev_wallbox_11kw": {phases: 3, maxAmps: 16},
+}
+
+// Level is one automatic power level: the power at the wall (kW,
+// negative when discharging into the home), the stored energy it moves
+// per slot (kWh, negative when discharging) and its action name.
+type Level struct {
+	Name   string
+	Power  float64
+	Stored float64
+}
+
+// AutoLevels returns the automatic levels of a sizable kind with the
+// figures s (defaults applied, SlotHours set) and a stored property of
+// resolution scale: discharging levels (batteries) and charging levels,
+// each by ascending magnitude, and the quantum Q they move.
+func AutoLevels(kind string, s Sizing, scale float64) (discharge, charge []Level, q float64) {
+	if scale <= 0 {
+		scale = 0.1
+	}
+	span := s.CapacityKWh - s.ReserveKWh
+	for m := 1; ; m++ {
+		q = math.Round(float64(m)*scale*1e9) / 1e9
+		discharge, charge = levelsFor(kind, s, q)
+		states := math.Floor(span/q+1e-9) + 1
+		acts := float64(1 + len(discharge) + len(charge))
+		if states*states*acts <= AutoTableBudget && len(discharge) <= MaxAutoLevels && len(charge) <= MaxAutoLevels || q >= span {
+			break
+		}
+	}
+	if len(charge) == 0 {
+		// The greatest power stores less than one quantum per slot:
+		// one level at it, its energy rounded down to the resolution.
+		st := math.Floor(s.MaxChargeKW*s.ChargeEff*s.SlotHours/scale+1e-9) * scale
+		charge = []Level{{Name: "charge_" + kw(s.MaxChargeKW), Power: s.MaxChargeKW, Stored: st}}
+	}
+	return discharge, charge, q
+}
+
+// levelsFor returns the levels of quantum q.
+func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
+	dt := s.SlotHours
+	quanta := func(e float64) float64 { return math.Floor(e/q+1e-9) * q }
+	if wb, ok := wallboxes[kind]; ok {
+		least := s.MinChargeKW
+		if least == 0 {
+			least = float64(wallboxMinAmps*gridVolts*wb.phases) / 1000
+		}
+		seen := map[int64]bool{}
+		var cand []Level
+		for _, ph := range []int{1, 3} {
+			if ph > wb.phases {
+				continue
+			}
+			for amps := wallboxMinAmps; amps <= wb.maxAmps; amps++ {
+				p := math.Min(float64(amps*gridVolts*ph)/1000, s.MaxChargeKW)
+				if p < least-1e-9 {
+					continue
+				}
+				name := "charge_" + strconv.Itoa(amps) + "a"
+				if ph == 1 && wb.phases == 3 {
+					name = "charge_1p" + strconv.Itoa(amps) + "a"
+				}
+				cand = append(cand, Level{Name: name, Power: p, Stored: quanta(p * s.ChargeEff * dt)})
+			}
+		}
+		slices.SortStableFunc(cand, func(a, b Level) int {
+			switch {
+			case a.Power < b.Power:
+				return -1
+			case a.Power > b.Power:
+				return 1
+			}
+			return 0
+		})
+		for _, c := range cand {
+			k := int64(math.Round(c.Stored / q))
+			if k == 0 || seen[k] {
+				continue
+			}
+			seen[k] = true
+			c.Stored = math.Round(float64(k)*q*1e9) / 1e9
+			charge = append(charge, c)
+		}
+		return nil, charge
+	}
+	for k := 1; ; k++ {
+		st := math.Round(float64(k)*q*1e9) / 1e9
+		// The power that stores st: rounded up, so that the plan never
+		// counts on more than the wall gives.
+		p := math.Ceil(st/(s.ChargeEff*dt)*1000-1e-6) / 1000
+		if p > s.MaxChargeKW+1e-9 {
+			break
+		}
+		if p < s.MinChargeKW-1e-9 {
+			continue
+		}
+		charge = append(charge, Level{Name: "charge_" + kw(p), Power: p, Stored: st})
+	}
+	if s.MaxDischargeKW > 0 {
+		for k := 1; ; k++ {
+			st := math.Round(float64(k)*q*1e9) / 1e9
+			// The power st delivers: rounded down.
+			p := math.Floor(st*s.DischargeEff/dt*1000+1e-6) / 1000
+			if p > s.MaxDischargeKW+1e-9 {
+				break
+			}
+			discharge = append(discharge, Level{Name: "discharge_" + kw(p), Power: -p, Stored: -st})
+		}
+	}
+	return discharge, charge
+}
+
+// autoSized is Sized with automatic levels.
+func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
+	discharge, charge, q := AutoLevels(e.Kind, s, scale)
+	prop := e.Properties[0].Name
+	// Effects are per hour; Instantiate multiplies them by the slot's
+	// length and rounds them to the resolution in the plan's disfavour,
+	// which leaves whole quanta as they are.
+	out := e
+	out.Actions = []Action{{Name: "off"}}
+	if s.MaxDischargeKW > 0 {
+		out.Actions[0].Name = "idle"
+	}
+	names := map[string]bool{}
+	for _, l := range slices.Concat(discharge, charge) {
+		if names[l.Name] {
+			return e, fmt.Errorf("automatic levels: two levels are called %s", l.Name)
+		}
+		names[l.Name] = true
+		out.Actions = append(out.Actions, Action{Name: l.Name, Power: l.Power, Effects: []Effect{{prop, l.Stored / s.SlotHours}}})
+	}
+	SortActions(out.Actions)
+	out.Properties = slices.Clone(e.Properties)
+	out.Properties[0].Min, out.Properties[0].Max = bound(s.ReserveKWh), bound(s.CapacityKWh)
+	out.Properties[0].Initial = math.Min(math.Max(out.Properties[0].Initial, s.ReserveKWh), s.CapacityKWh)
+	top := charge[len(charge)-1]
+	out.Description = fmt.Sprintf("%s; %d charging levels %g–%g kW", e.Description, len(charge), charge[0].Power, top.Power)
+	if len(discharge) > 0 {
+		out.Description += fmt.Sprintf(", %d discharging up to %g kW", len(discharge), -discharge[len(discharge)-1].Power)
+	}
+	out.Description += fmt.Sprintf(", stored in steps of %s kWh per %s h slot (automatic)", strconv.FormatFloat(q, 'f', -1, 64), strconv.FormatFloat(s.SlotHours, 'g', -1, 64))
+	return out, nil
+}

@@ -1,0 +1,169 @@
+package devices
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestAutoLevels checks the automatic levels of every sizable kind on
+// hourly and quarter-hour slots against the physics written out here: a
+// wallbox's levels are whole currents from 6 A at 230 V on its phases,
+// every level moves whole quanta no more than the wall gives, the
+// quantum is a multiple of the resolution and the least within the
+// table budget, and each kind gets more levels than the catalogue's two.
+func TestAutoLevels(t *testing.T) {
+	for _, tc := range []struct {
+		kind      string
+		sz        Sizing
+		volts     float64 // per level: power = amps × volts / 1000
+		phases    []int   // the phase counts a level may use
+		minLevels int     // at least this many charging levels
+	}{
+		{kind: "ev_wallbox_7kw", sz: Sizing{SlotHours: 1}, phases: []int{1}, minLevels: 4},
+		{kind: "ev_wallbox_7kw", sz: Sizing{SlotHours: 0.5}, phases: []int{1}, minLevels: 3},
+		{kind: "ev_wallbox_11kw", sz: Sizing{SlotHours: 1}, phases: []int{3}, minLevels: 4},
+		// min_charge_kw below the three-phase least: one phase too.
+		{kind: "ev_wallbox_11kw", sz: Sizing{SlotHours: 1, MinChargeKW: 1.4, CapacityKWh: 30}, phases: []int{1, 3}, minLevels: 6},
+		{kind: "ev_wallbox_7kw", sz: Sizing{SlotHours: 1, MaxChargeKW: 5, CapacityKWh: 20}, phases: []int{1}, minLevels: 6},
+		{kind: "home_battery", sz: Sizing{SlotHours: 1}, minLevels: 4},
+		{kind: "home_battery", sz: Sizing{SlotHours: 0.25, CapacityKWh: 5, MaxChargeKW: 3, MaxDischargeKW: 2}, minLevels: 3},
+	} {
+		name := tc.kind + "/" + strconv.FormatFloat(tc.sz.SlotHours, 'g', -1, 64) + "h"
+		t.Run(name, func(t *testing.T) {
+			e, err := Lookup(tc.kind, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sz := tc.sz
+			sz.Auto = true
+			out, err := e.Sized(sz)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The figures Sized fills in, written out apart.
+			def := sizable[tc.kind]
+			pick := func(v, d float64) float64 {
+				if v == 0 {
+					return d
+				}
+				return v
+			}
+			capacity := pick(sz.CapacityKWh, def.CapacityKWh)
+			maxC, eff := pick(sz.MaxChargeKW, def.MaxChargeKW), def.ChargeEff
+			maxD, effD := pick(sz.MaxDischargeKW, def.MaxDischargeKW), def.DischargeEff
+			dt := sz.SlotHours
+			const scale = 0.1
+			var charge, discharge []Action
+			for _, a := range out.Actions {
+				switch {
+				case a.Power > 0:
+					charge = append(charge, a)
+				case a.Power < 0:
+					discharge = append(discharge, a)
+				}
+			}
+			if len(charge) < tc.minLevels || len(charge) > MaxAutoLevels || len(discharge) > MaxAutoLevels {
+				t.Fatalf("%d charging and %d discharging levels, want %d to %d", len(charge), len(discharge), tc.minLevels, MaxAutoLevels)
+			}
+			// The quantum: the greatest multiple of the resolution that
+			// divides every level's stored energy.
+			stored := func(a Action) float64 { v, _ := a.Effect(e.Properties[0].Name); return v * dt }
+			q := gcdQuanta(append(charge, discharge...), stored, scale)
+			states := math.Floor(capacity/q+1e-9) + 1
+			if k := q / scale; math.Abs(k-math.Round(k)) > 1e-6 {
+				t.Fatalf("quantum %g is not a multiple of the resolution %g", q, scale)
+			}
+			if acts := float64(len(out.Actions)); states*states*acts > AutoTableBudget {
+				t.Fatalf("S²·A = %g·%g·%g over the budget %d", states, states, acts, AutoTableBudget)
+			}
+			prevP, prevS := 0.0, 0.0
+			for _, a := range charge {
+				s := stored(a)
+				if a.Power > maxC+1e-9 || s > a.Power*eff*dt+1e-9 {
+					t.Errorf("%s: %g kW storing %g kWh: over the limit %g kW or the physics %g kWh", a.Name, a.Power, s, maxC, a.Power*eff*dt)
+				}
+				if a.Power <= prevP || s <= prevS {
+					t.Errorf("%s: levels not ascending in power and stored energy", a.Name)
+				}
+				prevP, prevS = a.Power, s
+				if tc.kind == "home_battery" {
+					// Exact: the power that stores s, rounded up to 1 W.
+					if a.Power-s/(eff*dt) > 0.001+1e-9 {
+						t.Errorf("%s: %g kW for %g kWh, want %g", a.Name, a.Power, s, s/(eff*dt))
+					}
+					continue
+				}
+				amps, ok := strings.CutSuffix(strings.TrimPrefix(strings.TrimPrefix(a.Name, "charge_"), "1p"), "a")
+				n, err := strconv.Atoi(amps)
+				if !ok || err != nil || n < 6 {
+					t.Fatalf("%s: want charge_<amps>a from 6 A", a.Name)
+				}
+				ph := tc.phases[len(tc.phases)-1]
+				if strings.HasPrefix(a.Name, "charge_1p") || tc.phases[0] == 1 && len(tc.phases) == 1 {
+					ph = 1
+				}
+				if want := math.Min(float64(n*230*ph)/1000, maxC); math.Abs(a.Power-want) > 1e-9 {
+					t.Errorf("%s: %g kW, want %d A × 230 V × %d = %g kW", a.Name, a.Power, n, ph, want)
+				}
+				// The rounding loses less than one current step a slot,
+				// except at the top (capped, or past the last quantum).
+				if a.Power*eff*dt-s > q+1e-9 {
+					t.Errorf("%s loses %g kWh a slot, more than a quantum", a.Name, a.Power*eff*dt-s)
+				}
+			}
+			for _, a := range discharge {
+				s := -stored(a)
+				if -a.Power > maxD+1e-9 || -a.Power*dt > s*effD+1e-9 || s*effD-(-a.Power*dt) > 0.001*dt+1e-9 {
+					t.Errorf("%s: delivers %g kW taking %g kWh (efficiency %g, limit %g kW)", a.Name, -a.Power, s, effD, maxD)
+				}
+			}
+			if len(discharge) > 0 && (discharge[0].Power != out.Actions[0].Power || out.Actions[len(discharge)].Name != "idle") {
+				t.Errorf("actions not sorted by power around idle: %v", out.Actions)
+			}
+		})
+	}
+}
+
+// gcdQuanta is the greatest multiple of the resolution that divides
+// every level's stored energy.
+func gcdQuanta(acts []Action, stored func(Action) float64, scale float64) float64 {
+	g := int64(0)
+	for _, a := range acts {
+		k := int64(math.Abs(math.Round(stored(a) / scale)))
+		for k != 0 {
+			g, k = k, g%k
+		}
+	}
+	return float64(g) * scale
+}
+
+// TestAutoLevelsWallboxSteps pins the 7.4 kW wallbox on hourly slots,
+// worked out by hand: 1 A at 230 V stores 0.2047 kWh an hour at 89 %,
+// so quanta of 0.1·m kWh group the currents 6–32 A; the least m with
+// (60/Q + 1)²·(1 + levels) ≤ 2^17 is the quantum.
+func TestAutoLevelsWallboxSteps(t *testing.T) {
+	e, _ := Lookup("ev_wallbox_7kw", "")
+	_, charge, q := AutoLevels(e.Kind, Sizing{CapacityKWh: 60, MaxChargeKW: 7.4, ChargeEff: 0.89, SlotHours: 1, Auto: true}, 0.1)
+	// By hand: Q = 0.6: S = 101, the currents 6..32 A store 1.23..6.55
+	// kWh, i.e. 2..10 quanta: 10 actions, 101²·10 = 102,010 ≤ 131,072.
+	// Q = 0.5: S = 121, 2..13 quanta: 13 actions, 121²·13 = 190,333.
+	if math.Abs(q-0.6) > 1e-9 {
+		t.Fatalf("quantum %g, want 0.6", q)
+	}
+	// The least current storing k quanta: k·0.6 / 0.89 / 0.23 A, rounded
+	// up, and at least 6 A.
+	var want []string
+	for k := 2; k <= 10; k++ {
+		amps := max(6, int(math.Ceil(float64(k)*0.6/0.89/0.23-1e-9)))
+		want = append(want, "charge_"+strconv.Itoa(amps)+"a")
+	}
+	var got []string
+	for _, l := range charge {
+		got = append(got, l.Name)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("levels %v, want %v", got, want)
+	}
+}
