@@ -34,7 +34,7 @@ func WriteCatalogue(w io.Writer) error {
 			if sz.MaxDischargeKW > 0 {
 				fmt.Fprintf(tw, ", max_discharge_kw = %g, discharge_efficiency = %g, reserve_kwh = 0", sz.MaxDischargeKW, sz.DischargeEff)
 			}
-			fmt.Fprintf(tw, ", power_steps = %d, cycle_cost = %g (defaults)\n", sz.Steps, e.CycleCost)
+			fmt.Fprintf(tw, ", power_steps = %d (or \"auto\": levels from the device), cycle_cost = %g (defaults)\n", sz.Steps, e.CycleCost)
 			fmt.Fprintf(tw, "  storage\tend_value = 0 (currency per kWh left at the end), charge_from_grid = true")
 			if sz.MaxDischargeKW > 0 {
 				fmt.Fprintf(tw, ", discharge_to_grid = true")
