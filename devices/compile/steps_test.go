@@ -213,3 +213,39 @@ func TestAutoBatteryStepsAgainstLP(t *testing.T) {
 		t.Fatalf("automatic levels' mean gap %.4f is not below one level's %.4f", gapAuto, gapFixed)
 	}
 }
+
+// BenchmarkPowerSteps compiles and solves the seeded EV and battery homes
+// of the tests above with the catalogue's fixed levels and with
+// automatic ones: the ratio is what the finer levels cost one home.
+func BenchmarkPowerSteps(b *testing.B) {
+	for _, v := range []struct{ name, steps string }{{"fixed", ""}, {"auto", `power_steps = "auto"`}} {
+		var texts []string
+		for seed := range uint64(4) {
+			ev, _, _, _, _, _ := stepsHome(seed, v.steps)
+			bat, _, _ := batteryHome(seed, v.steps)
+			texts = append(texts, ev, bat)
+		}
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, text := range texts {
+					cfg, err := config.Parse("bench.toml", []byte(text), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					c, err := compile.Compile(cfg.Neighbourhood, compile.Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
+					s, err := local.New("be", lp)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.SolveRow(context.Background(), nil, make([]int, lp.NumInterior())); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
