@@ -27,8 +27,9 @@ import (
 //   - a wallbox's levels are its real currents: 1 A steps from 6 A (IEC
 //     61851's least) at 230 V on its phases (ev_wallbox_7kw one phase up
 //     to 32 A, ev_wallbox_11kw three phases up to 16 A, and also one
-//     phase from 6 A where min_charge_kw is below the three-phase
-//     least), capped at max_charge_kw and not below min_charge_kw. Each
+//     phase from 6 A where min_charge_kw or max_charge_kw is below the
+//     three-phase least), capped at max_charge_kw and not below
+//     min_charge_kw. Each
 //     current stores its energy per slot rounded down to whole quanta;
 //     of the currents that store the same, only the least is a level
 //     (the others draw more for nothing);
@@ -113,6 +114,10 @@ func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 		least := s.MinChargeKW
 		if least == 0 {
 			least = float64(wallboxMinAmps*gridVolts*wb.phases) / 1000
+			if least > s.MaxChargeKW {
+				// Capped below its phases' least: one phase.
+				least = float64(wallboxMinAmps*gridVolts) / 1000
+			}
 		}
 		seen := map[int64]bool{}
 		var cand []Level
@@ -163,7 +168,7 @@ func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 		if p < s.MinChargeKW-1e-9 {
 			continue
 		}
-		charge = append(charge, Level{Name: "charge_" + kw(p), Power: p, Stored: st})
+		charge = append(charge, Level{Name: "charge_" + kw3(p), Power: p, Stored: st})
 	}
 	if s.MaxDischargeKW > 0 {
 		for k := 1; ; k++ {
@@ -173,7 +178,7 @@ func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 			if p > s.MaxDischargeKW+1e-9 {
 				break
 			}
-			discharge = append(discharge, Level{Name: "discharge_" + kw(p), Power: -p, Stored: -st})
+			discharge = append(discharge, Level{Name: "discharge_" + kw3(p), Power: -p, Stored: -st})
 		}
 	}
 	return discharge, charge
@@ -211,3 +216,7 @@ func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	out.Description += fmt.Sprintf(", stored in steps of %s kWh per %s h slot (automatic)", strconv.FormatFloat(q, 'f', -1, 64), strconv.FormatFloat(s.SlotHours, 'g', -1, 64))
 	return out, nil
 }
+
+// kw3 names a battery's level to the watt, its power's precision, so
+// that distinct levels never share a name: "charge_0.316kw".
+func kw3(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) + "kw" }

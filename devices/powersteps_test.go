@@ -29,6 +29,11 @@ func TestAutoLevels(t *testing.T) {
 		{kind: "ev_wallbox_7kw", sz: Sizing{SlotHours: 1, MaxChargeKW: 5, CapacityKWh: 20}, phases: []int{1}, minLevels: 6},
 		{kind: "home_battery", sz: Sizing{SlotHours: 1}, minLevels: 4},
 		{kind: "home_battery", sz: Sizing{SlotHours: 0.25, CapacityKWh: 5, MaxChargeKW: 3, MaxDischargeKW: 2}, minLevels: 3},
+		// A small battery on long slots: levels a few watts apart.
+		{kind: "home_battery", sz: Sizing{SlotHours: 24, CapacityKWh: 3, MaxChargeKW: 0.1, MaxDischargeKW: 0.1}, minLevels: 10},
+		// A three-phase wallbox capped below its three-phase least
+		// charges on one phase.
+		{kind: "ev_wallbox_11kw", sz: Sizing{SlotHours: 1, MaxChargeKW: 3}, phases: []int{1, 3}, minLevels: 4},
 	} {
 		name := tc.kind + "/" + strconv.FormatFloat(tc.sz.SlotHours, 'g', -1, 64) + "h"
 		t.Run(name, func(t *testing.T) {
