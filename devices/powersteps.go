@@ -29,10 +29,9 @@ import (
 //     to 32 A, ev_wallbox_11kw three phases up to 16 A, and also one
 //     phase from 6 A where min_charge_kw or max_charge_kw is below the
 //     three-phase least), capped at max_charge_kw and not below
-//     min_charge_kw. Each
-//     current stores its energy per slot rounded down to whole quanta;
-//     of the currents that store the same, only the least is a level
-//     (the others draw more for nothing);
+//     min_charge_kw. Each current stores its energy per slot rounded
+//     down to whole quanta; of the currents that store the same, only
+//     the least is a level (the others draw more for nothing);
 //   - a battery's inverter is continuous: its k-th level is the power
 //     that stores exactly k·Q per slot (charging, k·Q ÷ efficiency) or
 //     delivers what k·Q gives (discharging, k·Q × efficiency), up to
@@ -40,12 +39,14 @@ import (
 //
 // A goal is then met to within one quantum of stored energy (the
 // continuous optimum buys at most Q ÷ efficiency kWh less), and a
-// wallbox's current steps lose less than one step's energy per slot to
-// the rounding. For a 60 kWh car on hourly slots Q is 0.6 kWh (7.4 kW
-// wallbox: 9 levels, 6–30 A; 11 kW: 11 levels); for the 13.5 kWh
-// battery 0.3 kWh (15 charging, 17 discharging levels): S²·A stays
+// wallbox's level loses less than one current step's energy per slot to
+// the rounding (up to a quantum at the least current and the cap). For
+// a 60 kWh car on hourly slots Q is 0.6 kWh (7.4 kW wallbox: 9 levels,
+// 6–30 A; 11 kW: 11 levels); for the 13.5 kWh battery 0.3 kWh (15
+// charging, 17 discharging levels): S²·A stays
 // under 2^17 entries, and the compiled table, which also tracks the
-// goals held (at most twice the states), under the compiler's 2^20.
+// goals held (one before/after goal at most doubles the states), under
+// the compiler's 2^20.
 
 // AutoTableBudget bounds S²·A, the transition table of a storage with
 // automatic levels before goal bits (which at most double S).
