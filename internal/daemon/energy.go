@@ -15,8 +15,10 @@ import (
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/street"
+	"github.com/hearth-dcop/hearth/internal/energyround"
 	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
 // This file is `hearth run` (and `--once`) for an energy home (planner =
@@ -26,11 +28,15 @@ import (
 // continuous model (street.FromHome) on the rolling horizon from the
 // slot that holds now, plans it, and publishes the plan and the current
 // slot's commands only when devices/plancheck accepts it
-// (street.PlanAlone checks every plan).
+// (street.PlanAlone checks every plan, street.Coordinate every answer).
 //
-// The home plans alone: its neighbours' load is taken as zero. In
-// process (`hearth sim`, `hearth solve`) energy homes answer each
-// other's load (devices/street); over MQTT they do not yet.
+// The energy homes of a street coordinate over MQTT (internal/energyround):
+// in a round they all take part in (every slot round, and `--once` on the
+// same slot), each publishes its planned load per slot, signed, and
+// answers its neighbours' in turn, as devices/street does in process,
+// until nothing moves or the sweeps' bound, within the round's time-out.
+// A round that one home runs alone (its inputs moved) answers the
+// neighbours' loads of the last street round, without messages.
 
 // ErrMixedStreet is wrapped when a street mixes energy homes with
 // compiled homes: `hearth run` runs an energy home only in a street of
@@ -91,6 +97,24 @@ type EnergyHome struct {
 	prefix string
 	grace  time.Duration
 	slot   time.Duration
+	// timeout bounds a street round ([solver] timeout, else half a
+	// slot of the clock, at least minLiveTimeout of wall time).
+	timeout time.Duration
+	publish config.Publish
+	exch    *energyround.Exchange
+	// once: `--once`, whose round takes every energy home of the
+	// street in (the processes start apart: availability says little).
+	once bool
+	// last is what the last street round left: the other homes' load
+	// and cost, for a round this home runs alone.
+	last *streetView
+}
+
+// streetView is the rest of the street as a round left it.
+type streetView struct {
+	slot0  time.Time
+	others []float64
+	cost   float64
 }
 
 // EnergyRound is what an energy home's round did.
@@ -103,6 +127,12 @@ type EnergyRound struct {
 	// Commands and Plans are the publications of the current slot's
 	// commands and of the plan.
 	Commands, Plans []report.Publication
+	// Street is the coordination over MQTT; Homes the energy homes of
+	// the round, Alone whether this home answered nobody (a round of its
+	// own, or a street whose peak term is off).
+	Street energyround.Result
+	Homes  []string
+	Alone  bool
 }
 
 // NewEnergyHome builds energy home cfg.Home of conf (the file as loaded).
@@ -127,9 +157,34 @@ func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
 	if prefix == "" {
 		prefix = mqtt.DefaultPrefix
 	}
+	pub := conf.Publish
+	if v := cfg.HomeAssistant; v != nil {
+		pub.HomeAssistant = *v
+	}
+	if v := cfg.DiscoveryPrefix; v != nil {
+		if err := topic.CheckPrefix(*v); err != nil {
+			return nil, fmt.Errorf("%w: --discovery-prefix: %w", ErrConfig, err)
+		}
+		pub.DiscoveryPrefix = *v
+	}
+	if pub.DiscoveryPrefix == "" {
+		pub.DiscoveryPrefix = config.DefaultDiscoveryPrefix
+	}
+	if pub.HomeAssistant && strings.Contains(cfg.Home, ".") {
+		return nil, fmt.Errorf("%w: home %q: Home Assistant discovery allows letters, digits, '_' and '-' in a home's name", ErrConfig, cfg.Home)
+	}
 	in := live.NewInputs(conf, prefix, cfg.Home, clock, log)
-	return &EnergyHome{cfg: cfg, log: log, in: in, client: live.NewClient(cfg.MQTT, prefix, cfg.Home, in, log), clock: clock,
-		prefix: prefix, grace: conf.Live.CommandGrace, slot: time.Duration(conf.Neighbourhood.Horizon.SlotMinutes) * time.Minute}, nil
+	slot := time.Duration(conf.Neighbourhood.Horizon.SlotMinutes) * time.Minute
+	e := &EnergyHome{cfg: cfg, log: log, in: in, client: live.NewClient(cfg.MQTT, prefix, cfg.Home, in, log), clock: clock,
+		prefix: prefix, grace: conf.Live.CommandGrace, slot: slot, publish: pub,
+		timeout: conf.Solver.Timeout, exch: energyround.NewExchange(prefix, cfg.MQTT.Keys, log)}
+	if e.timeout <= 0 {
+		e.timeout = max(clock.Wall(slot/2), minLiveTimeout)
+	}
+	e.client.HandleMessages(energyround.Filter(prefix), func(t string, retained bool, payload []byte) {
+		e.exch.Receive(t, retained, payload) // a drop is logged and counted there
+	})
+	return e, nil
 }
 
 // Once gathers the live state (waiting up to OnceWait for the retained
@@ -138,6 +193,7 @@ func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
 // current slot's commands. A plan the checker rejects is an error
 // wrapping plancheck.ErrRejected, and nothing is published.
 func (e *EnergyHome) Once(ctx context.Context, round string) (EnergyRound, error) {
+	e.once = true
 	if err := e.client.Connect(ctx); err != nil {
 		return EnergyRound{}, err
 	}
@@ -153,7 +209,7 @@ func (e *EnergyHome) Once(ctx context.Context, round string) (EnergyRound, error
 		// As a live round of the slot: its start names it.
 		round = liveID(live.SlotStart(at, e.slot))
 	}
-	res, err := e.plan(ctx, round, at)
+	res, err := e.plan(ctx, round, at, true)
 	if err != nil {
 		return res, err
 	}
@@ -205,8 +261,8 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 		return nil
 	}
 	var last *EnergyRound
-	round := func(at time.Time, id, why string) {
-		res, err := e.plan(ctx, id, at)
+	round := func(at time.Time, id, why string, street bool) {
+		res, err := e.plan(ctx, id, at, street)
 		if err != nil {
 			e.log.Error("round failed; nothing published", "round", id, "why", why, "err", err)
 			if last != nil {
@@ -226,8 +282,11 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 		last = &res
 		e.log.Info("plan published", "round", id, "why", why, "messages", len(res.Plans)+len(res.Commands), "start", res.Horizon.Start.Format(time.RFC3339))
 	}
+	// The first round is the home's own: the others are in the middle
+	// of their slot. When every home is online (at once where they
+	// all are), a street round brings it in.
 	now := e.clock.Now()
-	round(now, liveID(live.SlotStart(now, e.slot)), "start")
+	round(now, liveID(live.SlotStart(now, e.slot)), "start", false)
 	for {
 		now := e.clock.Now()
 		next := live.SlotStart(now, e.slot).Add(e.slot)
@@ -238,18 +297,21 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 			return nil
 		case c := <-e.in.Changes():
 			t.Stop()
-			if c.Online {
-				continue // energy homes plan alone: nobody to wait for
-			}
 			at := e.clock.Now()
-			round(at, askID(at), c.Why)
+			if c.Online {
+				// Every home saw the set complete: one street round,
+				// named after the slot, in every process.
+				round(at, liveID(live.SlotStart(at, e.slot))+"-all", c.Why, true)
+				continue
+			}
+			round(at, askID(at), c.Why, false)
 		case <-t.C:
 			// The timer may fire a hair before the boundary on the
 			// home's clock: wait it out.
 			for e.clock.Now().Before(next) {
 				time.Sleep(time.Millisecond)
 			}
-			round(next, liveID(next), "slot")
+			round(next, liveID(next), "slot", true)
 		}
 	}
 }
@@ -271,8 +333,11 @@ func (e *EnergyHome) republish(ctx context.Context, last *EnergyRound) {
 	e.log.Info("commands of the last good plan published", "round", last.Round)
 }
 
-// plan plans round from instant at and builds its publications.
-func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (EnergyRound, error) {
+// plan plans round from instant at and builds its publications. With
+// withStreet the round is the street's: the home coordinates with the
+// other energy homes over MQTT (energyround.Run); else it answers their
+// loads of the last street round on the same horizon, if any.
+func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, withStreet bool) (EnergyRound, error) {
 	res := EnergyRound{Round: round}
 	cfg, hz, notes, err := e.in.LoadConfig(e.cfg.Path, at)
 	for _, n := range notes {
@@ -291,11 +356,12 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (Ener
 	}
 	res.Home = eh
 	m := &street.Member{Home: eh}
-	e.log.Info("energy home planning alone: its neighbours' load is taken as zero (energy homes do not yet coordinate over MQTT)",
-		"round", round, "slot0", hz.Start.Format(time.RFC3339))
 	if err := street.PlanAlone(ctx, []*street.Member{m}, street.Options{}); err != nil {
 		// A plan the checker rejects (plancheck.ErrRejected) is never
 		// published.
+		return res, err
+	}
+	if err := e.coordinate(ctx, &res, cfg, m, withStreet); err != nil {
 		return res, err
 	}
 	res.Plan = m.Plan
@@ -306,7 +372,8 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (Ener
 	now := e.clock.Now()
 	end := hz.Start.Add(time.Duration(hz.Slots) * hz.Slot)
 	meta := report.PlanMeta{Round: round, Created: now.Format(time.RFC3339), ValidUntil: end.Format(time.RFC3339)}
-	if res.Plans, err = report.Publications(cfg.Neighbourhood, []report.HomePlan{hp}, report.PublishOptions{Prefix: e.prefix, Start: hz.Start, Meta: meta}); err != nil {
+	if res.Plans, err = report.Publications(cfg.Neighbourhood, []report.HomePlan{hp}, report.PublishOptions{Prefix: e.prefix, Start: hz.Start, Meta: meta,
+		HomeAssistant: e.publish.HomeAssistant, DiscoveryPrefix: e.publish.DiscoveryPrefix, Availability: live.AvailabilityTopic(e.prefix, eh.Name)}); err != nil {
 		return res, err
 	}
 	p := live.Plan{Round: round, Created: now, Horizon: hz, Plan: hp}
@@ -314,6 +381,59 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (Ener
 		return res, err
 	}
 	return res, nil
+}
+
+// coordinate answers the street: in a street round, over MQTT with the
+// energy homes of cfg that are online (every home, for --once, which
+// does not wait for availability); in a round of this home alone,
+// against the last street round's loads on the same horizon. m holds
+// its alone plan and ends with the plan to publish.
+func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *config.Config, m *street.Member, withStreet bool) error {
+	hz := res.Horizon
+	pk := street.PeakOf(cfg.Neighbourhood)
+	if pk.Weight <= 0 || len(pk.Slots) == 0 {
+		res.Alone = true
+		e.log.Info("energy home planned alone: the street's peak term is off ([objective] peak, [coordination] windows)", "round", res.Round)
+		return nil
+	}
+	if !withStreet {
+		res.Alone = true
+		if v := e.last; v != nil && v.slot0.Equal(hz.Start) && len(v.others) == len(m.Plan.Import) {
+			moved, err := energyround.Answer(ctx, m, v.others, v.cost, pk, street.Options{})
+			if err != nil {
+				return err
+			}
+			e.log.Info("energy home answered the street's loads of its last round", "round", res.Round, "moved", moved)
+		} else {
+			e.log.Info("energy home planned alone: no street round on this horizon yet", "round", res.Round)
+		}
+		return nil
+	}
+	offline := e.in.Offline()
+	for _, h := range cfg.Neighbourhood.Homes {
+		if h.Name == e.cfg.Home || !slices.Contains(offline, h.Name) || e.once {
+			res.Homes = append(res.Homes, h.Name)
+		}
+	}
+	x := energyround.Config{Prefix: e.prefix, Round: res.Round, Home: e.cfg.Home, Homes: res.Homes, Slot0: hz.Start, Peak: pk,
+		Deadline: time.Now().Add(e.timeout), Keys: e.cfg.MQTT.Keys, Log: e.log,
+		Publish: func(ctx context.Context, t string, b []byte) error {
+			return e.client.Publish(ctx, []report.Publication{{Topic: t, Payload: b}})
+		}}
+	r, err := energyround.Run(ctx, e.exch, m, x)
+	if err != nil {
+		return err
+	}
+	res.Street = r
+	if len(r.Missing) == 0 && r.Others != nil {
+		e.last = &streetView{slot0: hz.Start, others: r.Others, cost: r.OthersCost}
+	}
+	if r.Dropped > 0 {
+		e.log.Warn("energy round: messages dropped (see the warnings above)", "round", res.Round, "dropped", r.Dropped)
+	}
+	e.log.Info("energy home coordinated with the street", "round", res.Round, "homes", len(res.Homes), "sweeps", r.Sweeps,
+		"moves", r.Moves, "objective", r.Objective, "missing", strings.Join(r.Missing, ","))
+	return nil
 }
 
 // EnergyModel maps home name of cfg (the files with the live inputs put
