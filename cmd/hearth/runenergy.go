@@ -114,7 +114,7 @@ func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
 			Missing: res.Street.Missing, Dropped: res.Street.Dropped}}
 	switch st := out.Street; {
 	case res.Alone:
-		out.Notes = append(out.Notes, "planned alone: the street's peak term is off")
+		out.Notes = append(out.Notes, "planned alone: no other energy home to coordinate with (or the street's peak term is off); the neighbours' load is taken as zero")
 	case len(st.Missing) > 0:
 		out.Notes = append(out.Notes, fmt.Sprintf("the round ended at its time-out without the loads of %s: this home's plan as it stood then", strings.Join(st.Missing, ", ")))
 	default:

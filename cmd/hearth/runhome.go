@@ -27,8 +27,10 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	flags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { flags[f.Name] = true })
 	hopts := homeOptionsFrom(fs, &o.solve)
-	// The file is read once: a TOML street of energy homes goes to
-	// runEnergyHome, any other is compiled from the same load.
+	// The file is read once: an energy home (or any home of a street of
+	// energy homes, which has no compiled problem) goes to
+	// runEnergyHome; a compiled home is compiled from the same load,
+	// without the street's energy homes.
 	var r *homesolve.Run
 	if shds {
 		var err error
@@ -40,7 +42,7 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 		if err != nil {
 			return loadExit(e.stderr, "run", err)
 		}
-		if en, _ := daemon.EnergyStreet(c); en {
+		if en, comp := daemon.EnergyHomes(c); daemon.IsEnergyHome(c, o.home) || len(en) > 0 && len(comp) == 0 {
 			return runEnergyHome(ctx, e, fs, o, log, path, c)
 		}
 		if r, err = homesolve.FromConfig(path, c, hopts); err != nil {

@@ -38,47 +38,42 @@ import (
 // A round that one home runs alone (its inputs moved) answers the
 // neighbours' loads of the last street round, without messages.
 
-// ErrMixedStreet is wrapped when a street mixes energy homes with
-// compiled homes: `hearth run` runs an energy home only in a street of
-// energy homes (or alone).
-var ErrMixedStreet = errors.New("a street of energy homes and compiled homes")
+// ErrNotEnergyHome is wrapped when `hearth run` is asked to run a
+// compiled home as an energy home.
+var ErrNotEnergyHome = errors.New("not an energy home")
 
-// EnergyStreet checks that cfg's homes are all energy homes, and returns
-// whether there is any. A street that mixes them is an error naming
-// the compiled homes and the energy homes, wrapping ErrMixedStreet and
-// ErrConfig.
-func EnergyStreet(cfg *config.Config) (bool, error) {
-	var en, comp []string
+// EnergyHomes returns the names of cfg's energy homes (planner =
+// "energy") and of its compiled homes, in the file's order.
+func EnergyHomes(cfg *config.Config) (energyHomes, compiled []string) {
 	for i, h := range cfg.Neighbourhood.Homes {
 		if i < len(cfg.Planners) && cfg.Planners[i] == config.PlannerEnergy {
-			en = append(en, h.Name)
+			energyHomes = append(energyHomes, h.Name)
 		} else {
-			comp = append(comp, h.Name)
+			compiled = append(compiled, h.Name)
 		}
 	}
-	if len(en) == 0 {
-		return false, nil
-	}
-	if len(comp) > 0 {
-		return true, fmt.Errorf("%w: %w: homes %s say planner = \"energy\" and homes %s are compiled; hearth run plans energy homes only in a street of energy homes, since their coordination with compiled homes runs in process (hearth sim, hearth solve), not over MQTT",
-			ErrConfig, ErrMixedStreet, strings.Join(en, ", "), strings.Join(comp, ", "))
-	}
-	return true, nil
+	return energyHomes, compiled
+}
+
+// IsEnergyHome reports whether home of cfg says planner = "energy".
+func IsEnergyHome(cfg *config.Config, home string) bool {
+	en, _ := EnergyHomes(cfg)
+	return slices.Contains(en, home)
 }
 
 // CheckEnergyHome returns what keeps home of conf (read from path) from
-// running as an energy home, wrapping ErrConfig: a street that mixes
-// energy and compiled homes, no such home, no [live] table.
+// running as an energy home, wrapping ErrConfig: no such home, a
+// compiled home (ErrNotEnergyHome), no [live] table.
 func CheckEnergyHome(conf *config.Config, path, home string) error {
-	if _, err := EnergyStreet(conf); err != nil {
-		return err
-	}
 	if slices.IndexFunc(conf.Neighbourhood.Homes, func(h devices.Home) bool { return h.Name == home }) < 0 {
 		names := make([]string, len(conf.Neighbourhood.Homes))
 		for i, h := range conf.Neighbourhood.Homes {
 			names[i] = h.Name
 		}
 		return fmt.Errorf("%w: %s: no home %q (homes: %s)", ErrConfig, path, home, strings.Join(names, ", "))
+	}
+	if !IsEnergyHome(conf, home) {
+		return fmt.Errorf("%w: %w: %s: home %s is compiled (no planner = \"energy\"): it runs as a protocol agent", ErrConfig, ErrNotEnergyHome, path, home)
 	}
 	if !conf.Live.On {
 		return fmt.Errorf("%w: %s: hearth run plans an energy home from its live state: the file needs a [live] table (docs/toml.md); hearth sim and hearth solve plan it from the files", ErrConfig, path)
@@ -102,6 +97,9 @@ type EnergyHome struct {
 	timeout time.Duration
 	publish config.Publish
 	exch    *energyround.Exchange
+	// compiled holds the compiled homes' published loads (a mixed
+	// street).
+	compiled *energyround.Compiled
 	// once: `--once`, whose round takes every energy home of the
 	// street in (the processes start apart: availability says little).
 	once bool
@@ -133,6 +131,10 @@ type EnergyRound struct {
 	Street energyround.Result
 	Homes  []string
 	Alone  bool
+	// Compiled are the street's compiled homes, whose loads of the
+	// round were the background; CompiledMissing those whose did not
+	// come by the time-out.
+	Compiled, CompiledMissing []string
 }
 
 // NewEnergyHome builds energy home cfg.Home of conf (the file as loaded).
@@ -177,13 +179,19 @@ func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
 	slot := time.Duration(conf.Neighbourhood.Horizon.SlotMinutes) * time.Minute
 	e := &EnergyHome{cfg: cfg, log: log, in: in, client: live.NewClient(cfg.MQTT, prefix, cfg.Home, in, log), clock: clock,
 		prefix: prefix, grace: conf.Live.CommandGrace, slot: slot, publish: pub,
-		timeout: conf.Solver.Timeout, exch: energyround.NewExchange(prefix, cfg.MQTT.Keys, log)}
+		timeout: conf.Solver.Timeout, exch: energyround.NewExchange(prefix, cfg.MQTT.Keys, log),
+		compiled: energyround.NewCompiled(prefix, cfg.MQTT.Keys, log)}
 	if e.timeout <= 0 {
 		e.timeout = max(clock.Wall(slot/2), minLiveTimeout)
 	}
 	e.client.HandleMessages(energyround.Filter(prefix), func(t string, retained bool, payload []byte) {
 		e.exch.Receive(t, retained, payload) // a drop is logged and counted there
 	})
+	if _, comp := EnergyHomes(conf); len(comp) > 0 {
+		e.client.HandleMessages(energyround.LoadFilter(prefix), func(t string, _ bool, payload []byte) {
+			e.compiled.Receive(t, payload) // retained: the plans are; a drop is logged there
+		})
+	}
 	return e, nil
 }
 
@@ -347,8 +355,8 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, withS
 		return res, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	res.Horizon = hz
-	if _, err := EnergyStreet(cfg); err != nil {
-		return res, err
+	if !IsEnergyHome(cfg, e.cfg.Home) {
+		return res, fmt.Errorf("%w: %w: %s: home %s", ErrConfig, ErrNotEnergyHome, e.cfg.Path, e.cfg.Home)
 	}
 	eh, err := EnergyModel(cfg, e.cfg.Home)
 	if err != nil {
@@ -409,14 +417,38 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		}
 		return nil
 	}
+	deadline := time.Now().Add(e.timeout)
 	offline := e.in.Offline()
-	for _, h := range cfg.Neighbourhood.Homes {
-		if h.Name == e.cfg.Home || !slices.Contains(offline, h.Name) || e.once {
-			res.Homes = append(res.Homes, h.Name)
+	energyHomes, compiled := EnergyHomes(cfg)
+	for _, h := range energyHomes {
+		if h == e.cfg.Home || !slices.Contains(offline, h) || e.once {
+			res.Homes = append(res.Homes, h)
 		}
 	}
-	x := energyround.Config{Prefix: e.prefix, Round: res.Round, Home: e.cfg.Home, Homes: res.Homes, Slot0: hz.Start, Peak: pk,
-		Deadline: time.Now().Add(e.timeout), Keys: e.cfg.MQTT.Keys, Log: e.log,
+	var base []float64
+	if len(compiled) > 0 {
+		// A mixed street: the compiled homes' plans of this round are
+		// the fixed background every energy home answers.
+		var missing []string
+		var err error
+		if base, missing, err = e.compiled.Base(ctx, compiled, res.Round, hz.Start, len(m.Plan.Import), deadline); err != nil {
+			return err
+		}
+		res.Compiled = compiled
+		if len(missing) > 0 {
+			e.log.Warn("compiled homes' loads of the round did not come by the round's time-out; answering the others",
+				"round", res.Round, "missing", strings.Join(missing, ","))
+			res.CompiledMissing = missing
+		}
+	}
+	if len(res.Homes) < 2 && base == nil {
+		res.Alone = true
+		e.log.Info("energy home planned alone: no other energy home of the street is online; the neighbours' load is taken as zero",
+			"round", res.Round, "offline", strings.Join(offline, ","))
+		return nil
+	}
+	x := energyround.Config{Prefix: e.prefix, Round: res.Round, Home: e.cfg.Home, Homes: res.Homes, Slot0: hz.Start, Peak: pk, Base: base,
+		Deadline: deadline, Keys: e.cfg.MQTT.Keys, Log: e.log,
 		Publish: func(ctx context.Context, t string, b []byte) error {
 			return e.client.Publish(ctx, []report.Publication{{Topic: t, Payload: b}})
 		}}

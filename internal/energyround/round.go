@@ -175,12 +175,26 @@ var errTimedOut = errors.New("round deadline")
 // who did not answer).
 func Run(ctx context.Context, x *Exchange, me *street.Member, c Config) (Result, error) {
 	var res Result
-	if c.Peak.Weight <= 0 || len(c.Peak.Slots) == 0 || len(c.Homes) < 2 {
+	if c.Peak.Weight <= 0 || len(c.Peak.Slots) == 0 {
 		return res, nil
 	}
 	idx := slices.Index(c.Homes, c.Home)
 	if idx < 0 {
 		return res, fmt.Errorf("energy round %s: home %s is not among %v", c.Round, c.Home, c.Homes)
+	}
+	if len(c.Homes) == 1 {
+		// The only energy home answers the rest of the street (Base)
+		// as street.Coordinate does in process: no message to send.
+		if c.Base == nil {
+			return res, nil
+		}
+		cr, err := street.Coordinate(ctx, []*street.Member{me}, c.Base, c.Peak, c.Options)
+		if err != nil {
+			return res, err
+		}
+		res.Sweeps, res.Moves, res.Objective = cr.Rounds, cr.Moves, cr.Final
+		res.Others = slices.Clone(c.Base)
+		return res, nil
 	}
 	if c.Publish == nil {
 		return res, fmt.Errorf("energy round %s: no way to publish", c.Round)
