@@ -108,6 +108,22 @@ type EnergyHome struct {
 	last *streetView
 }
 
+// roundKind says who takes part in an energy home's round.
+type roundKind int
+
+const (
+	// ownRound: this home alone (its inputs moved), answering the
+	// street's loads of its last street round.
+	ownRound roundKind = iota
+	// streetRound: every energy home online, over MQTT, with the
+	// compiled homes' loads of the same round (a slot round, --once).
+	streetRound
+	// onlineRound: a street round when every home has come online; the
+	// compiled homes' latest loads on the same horizon stand in, since
+	// their round has another name.
+	onlineRound
+)
+
 // streetView is the rest of the street as a round left it.
 type streetView struct {
 	slot0  time.Time
@@ -217,7 +233,7 @@ func (e *EnergyHome) Once(ctx context.Context, round string) (EnergyRound, error
 		// As a live round of the slot: its start names it.
 		round = liveID(live.SlotStart(at, e.slot))
 	}
-	res, err := e.plan(ctx, round, at, true)
+	res, err := e.plan(ctx, round, at, streetRound)
 	if err != nil {
 		return res, err
 	}
@@ -256,7 +272,11 @@ func (e *EnergyHome) awaitState(ctx context.Context) error {
 // clock and whenever its live inputs move (a car plugged in or away, a
 // stored energy off the plan by more than [live] off_plan_kwh, a new
 // price or forecast series), and publishes each checked plan with the
-// current slot's commands. A round whose plan fails (the checker rejects
+// current slot's commands. Slot rounds, and one round when every home of
+// the street has come online, are the street's (over MQTT with the other
+// energy homes online, on the compiled homes' loads); the first round
+// and those of moved inputs are the home's own, answering the loads of
+// its last street round. A round whose plan fails (the checker rejects
 // it, the inputs do not load) is logged and publishes nothing: at a slot
 // boundary the last good plan's command for the new slot stands in. It
 // returns nil when ctx ends.
@@ -269,8 +289,8 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 		return nil
 	}
 	var last *EnergyRound
-	round := func(at time.Time, id, why string, street bool) {
-		res, err := e.plan(ctx, id, at, street)
+	round := func(at time.Time, id, why string, kind roundKind) {
+		res, err := e.plan(ctx, id, at, kind)
 		if err != nil {
 			e.log.Error("round failed; nothing published", "round", id, "why", why, "err", err)
 			if last != nil {
@@ -294,7 +314,7 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 	// of their slot. When every home is online (at once where they
 	// all are), a street round brings it in.
 	now := e.clock.Now()
-	round(now, liveID(live.SlotStart(now, e.slot)), "start", false)
+	round(now, liveID(live.SlotStart(now, e.slot)), "start", ownRound)
 	for {
 		now := e.clock.Now()
 		next := live.SlotStart(now, e.slot).Add(e.slot)
@@ -309,17 +329,17 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 			if c.Online {
 				// Every home saw the set complete: one street round,
 				// named after the slot, in every process.
-				round(at, liveID(live.SlotStart(at, e.slot))+"-all", c.Why, true)
+				round(at, liveID(live.SlotStart(at, e.slot))+"-all", c.Why, onlineRound)
 				continue
 			}
-			round(at, askID(at), c.Why, false)
+			round(at, askID(at), c.Why, ownRound)
 		case <-t.C:
 			// The timer may fire a hair before the boundary on the
 			// home's clock: wait it out.
 			for e.clock.Now().Before(next) {
 				time.Sleep(time.Millisecond)
 			}
-			round(next, liveID(next), "slot", true)
+			round(next, liveID(next), "slot", streetRound)
 		}
 	}
 }
@@ -341,11 +361,11 @@ func (e *EnergyHome) republish(ctx context.Context, last *EnergyRound) {
 	e.log.Info("commands of the last good plan published", "round", last.Round)
 }
 
-// plan plans round from instant at and builds its publications. With
-// withStreet the round is the street's: the home coordinates with the
-// other energy homes over MQTT (energyround.Run); else it answers their
-// loads of the last street round on the same horizon, if any.
-func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, withStreet bool) (EnergyRound, error) {
+// plan plans round (of kind) from instant at and builds its
+// publications: in a street round the home coordinates with the other
+// energy homes over MQTT (energyround.Run); in its own round it answers
+// their loads of the last street round on the same horizon, if any.
+func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, kind roundKind) (EnergyRound, error) {
 	res := EnergyRound{Round: round}
 	cfg, hz, notes, err := e.in.LoadConfig(e.cfg.Path, at)
 	for _, n := range notes {
@@ -369,7 +389,7 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, withS
 		// published.
 		return res, err
 	}
-	if err := e.coordinate(ctx, &res, cfg, m, withStreet); err != nil {
+	if err := e.coordinate(ctx, &res, cfg, m, kind); err != nil {
 		return res, err
 	}
 	res.Plan = m.Plan
@@ -396,7 +416,7 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, withS
 // does not wait for availability); in a round of this home alone,
 // against the last street round's loads on the same horizon. m holds
 // its alone plan and ends with the plan to publish.
-func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *config.Config, m *street.Member, withStreet bool) error {
+func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *config.Config, m *street.Member, kind roundKind) error {
 	hz := res.Horizon
 	pk := street.PeakOf(cfg.Neighbourhood)
 	if pk.Weight <= 0 || len(pk.Slots) == 0 {
@@ -404,7 +424,7 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		e.log.Info("energy home planned alone: the street's peak term is off ([objective] peak, [coordination] windows)", "round", res.Round)
 		return nil
 	}
-	if !withStreet {
+	if kind == ownRound {
 		res.Alone = true
 		if v := e.last; v != nil && v.slot0.Equal(hz.Start) && len(v.others) == len(m.Plan.Import) {
 			moved, err := energyround.Answer(ctx, m, v.others, v.cost, pk, street.Options{})
@@ -431,7 +451,11 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		// the fixed background every energy home answers.
 		var missing []string
 		var err error
-		if base, missing, err = e.compiled.Base(ctx, compiled, res.Round, hz.Start, len(m.Plan.Import), deadline); err != nil {
+		of := res.Round
+		if kind == onlineRound {
+			of = ""
+		}
+		if base, missing, err = e.compiled.Base(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline); err != nil {
 			return err
 		}
 		res.Compiled = compiled

@@ -108,7 +108,8 @@ func (c *Compiled) decode(t, home string, payload []byte) (compiledLoad, error) 
 }
 
 // Base waits until every home of homes has published its load of round
-// on the horizon from slot0 with slots slots, or until deadline, and
+// (of any round, for ""; the latest) on the horizon from slot0 with
+// slots slots, or until deadline, and
 // returns their load that flows per slot (kW: each home's positive
 // draw, as the peak term counts it), summed in homes' order, and the
 // homes whose load did not come (left out of the sum).
@@ -121,7 +122,7 @@ func (c *Compiled) Base(ctx context.Context, homes []string, round string, slot0
 		c.mu.Lock()
 		for _, h := range homes {
 			l, ok := c.latest[h]
-			if !ok || l.round != round || !l.start.Equal(slot0) || len(l.kw) != slots {
+			if !ok || round != "" && l.round != round || !l.start.Equal(slot0) || len(l.kw) != slots {
 				missing = append(missing, h)
 				continue
 			}
