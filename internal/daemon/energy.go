@@ -315,9 +315,12 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 	// all are), a street round brings it in.
 	now := e.clock.Now()
 	round(now, liveID(live.SlotStart(now, e.slot)), "start", ownRound)
+	// next is the boundary whose slot round is due; a round that ran
+	// past it (a street round at a fast clock) does not skip it: the
+	// timer fires at once, for the latest boundary passed.
+	next := live.SlotStart(now, e.slot).Add(e.slot)
 	for {
 		now := e.clock.Now()
-		next := live.SlotStart(now, e.slot).Add(e.slot)
 		t := time.NewTimer(max(e.clock.Wall(next.Sub(now)), 0))
 		select {
 		case <-ctx.Done():
@@ -339,7 +342,9 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 			for e.clock.Now().Before(next) {
 				time.Sleep(time.Millisecond)
 			}
-			round(next, liveID(next), "slot", streetRound)
+			b := live.SlotStart(e.clock.Now(), e.slot)
+			round(b, liveID(b), "slot", streetRound)
+			next = b.Add(e.slot)
 		}
 	}
 }

@@ -321,3 +321,91 @@ func TestEnergyStreetMixed(t *testing.T) {
 		}
 	}
 }
+
+// TestEnergyStreetRun runs the two energy homes of testdata/energy's
+// pair.toml as long-running homes on clocks 60 times the wall clock's
+// from 20:58:30: each plans its first round alone, and the slot round at
+// 21:00 is the street's — both homes take part, every load comes (no
+// home missing), and both publish their commands for the 21:00 slot,
+// also where the round when both came online ran past the boundary.
+func TestEnergyStreetRun(t *testing.T) {
+	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := filepath.Join("testdata", "energy", "pair.toml")
+	now0 := time.Date(2026, 11, 26, 20, 58, 30, 0, time.Local)
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-energy-street-run"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer c.Disconnect(0)
+	if tok := c.Subscribe("hearth/home/+/command/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	for _, s := range [][3]string{{"hazel", "battery", `"soc":3`}, {"ivy", "ev", `"charge":10,"plugged":true`}} {
+		payload := fmt.Sprintf(`{"time":%q,%s}`, now0.Format(time.RFC3339), s[2])
+		if tok := c.Publish(live.StateTopic("hearth", s[0], s[1]), 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	conf, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	homes := []string{"hazel", "ivy"}
+	logs := make([]*logBuf, len(homes))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, len(homes))
+	for i, h := range homes {
+		clock, err := live.NewClock(now0, time.Time{}, 60, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[i] = &logBuf{}
+		log := slog.New(slog.NewTextHandler(logs[i], &slog.HandlerOptions{Level: slog.LevelInfo}))
+		cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
+		eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: h, MQTT: cfg, Log: log, Clock: clock}, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- eh.Run(ctx) }()
+	}
+	defer func() {
+		cancel()
+		for range homes {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("a home did not stop")
+			}
+		}
+		if t.Failed() {
+			for i, h := range homes {
+				t.Logf("%s:\n%s", h, logs[i].String())
+			}
+		}
+	}()
+	for _, h := range homes {
+		rec.await(t, 0, h+"'s command of the 21:00 slot round", 20*time.Second, func(m paho.Message) bool {
+			cmd, err := live.ParseCommand(m.Payload())
+			return strings.HasPrefix(m.Topic(), "hearth/home/"+h+"/command/") && err == nil && cmd.Round == "2026-11-26T2100"
+		})
+	}
+	for i, h := range homes {
+		var line string
+		for _, l := range strings.Split(logs[i].String(), "\n") {
+			if strings.Contains(l, "energy home coordinated with the street") && strings.Contains(l, "round=2026-11-26T2100") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "homes=2") || !strings.Contains(line, `missing=""`) || strings.Contains(line, "sweeps=0") {
+			t.Errorf("%s: the 21:00 round: %q, want 2 homes, sweeps, none missing", h, line)
+		}
+	}
+}
