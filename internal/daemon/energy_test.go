@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +49,14 @@ func energyOnce(t *testing.T, soc, ev string) (daemon.EnergyRound, *msgs, *logBu
 // round's error.
 func energyOnceIn(t *testing.T, file, soc, ev string) (daemon.EnergyRound, *msgs, *logBuf, error) {
 	t.Helper()
+	return energyOnceHA(t, file, soc, ev, false)
+}
+
+// energyOnceHA is energyOnceIn with Home Assistant discovery on or off;
+// the messages are those under hearth/home/rowan and, with discovery,
+// homeassistant/.
+func energyOnceHA(t *testing.T, file, soc, ev string, ha bool) (daemon.EnergyRound, *msgs, *logBuf, error) {
+	t.Helper()
 	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +77,11 @@ func energyOnceIn(t *testing.T, file, soc, ev string) (daemon.EnergyRound, *msgs
 	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())
 	}
+	if ha {
+		if tok := c.Subscribe("homeassistant/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
 	pub := func(tp, payload string) {
 		t.Helper()
 		if tok := c.Publish(tp, 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
@@ -83,7 +97,7 @@ func energyOnceIn(t *testing.T, file, soc, ev string) (daemon.EnergyRound, *msgs
 	lb := &logBuf{}
 	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
-	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock}, conf)
+	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock, HomeAssistant: &ha}, conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,6 +420,54 @@ func TestEnergyStreetRun(t *testing.T) {
 		}
 		if !strings.Contains(line, "homes=2") || !strings.Contains(line, `missing=""`) || strings.Contains(line, "sweeps=0") {
 			t.Errorf("%s: the 21:00 round: %q, want 2 homes, sweeps, none missing", h, line)
+		}
+	}
+}
+
+// TestEnergyHomeDiscovery: with Home Assistant discovery on, an energy
+// home publishes, retained, a sensor configuration for each device and
+// for its load, as compiled homes do: the plan's state topic, a
+// default_entity_id (not the object_id Home Assistant 2026.4 drops) and
+// the home's availability topic, which says online while it runs.
+func TestEnergyHomeDiscovery(t *testing.T) {
+	res, rec, lb, err := energyOnceHA(t, "street.toml", "35", `"charge":22,"plugged":true`, true)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb.String())
+	}
+	for _, p := range res.Plans {
+		if strings.HasPrefix(p.Topic, "homeassistant/") && !p.Retained {
+			t.Errorf("%s is not retained", p.Topic)
+		}
+	}
+	configs := map[string]map[string]any{}
+	rec.await(t, 0, "the discovery configurations", 10*time.Second, func(m paho.Message) bool {
+		if strings.HasPrefix(m.Topic(), "homeassistant/sensor/rowan/") {
+			var c map[string]any
+			if err := json.Unmarshal(m.Payload(), &c); err != nil {
+				t.Fatalf("%s: %v", m.Topic(), err)
+			}
+			configs[m.Topic()] = c
+		}
+		return len(configs) == 3
+	})
+	states := map[string]bool{}
+	for tp, c := range configs {
+		if _, ok := c["object_id"]; ok {
+			t.Errorf("%s carries object_id", tp)
+		}
+		if id, _ := c["default_entity_id"].(string); !strings.HasPrefix(id, "sensor.") {
+			t.Errorf("%s: default_entity_id %v", tp, c["default_entity_id"])
+		}
+		av, _ := c["availability"].([]any)
+		if len(av) != 1 || av[0].(map[string]any)["topic"] != live.AvailabilityTopic("hearth", "rowan") {
+			t.Errorf("%s: availability %v", tp, c["availability"])
+		}
+		st, _ := c["state_topic"].(string)
+		states[st] = true
+	}
+	for _, want := range []string{"hearth/home/rowan/plan/battery", "hearth/home/rowan/plan/ev", "hearth/home/rowan/load"} {
+		if !states[want] {
+			t.Errorf("no sensor on %s: %v", want, states)
 		}
 	}
 }
