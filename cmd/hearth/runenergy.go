@@ -97,12 +97,17 @@ type energyRoundJSON struct {
 // energyStreetJSON is an energy home's round of best responses over
 // MQTT.
 type energyStreetJSON struct {
-	Homes     []string `json:"homes"`
-	Sweeps    int      `json:"sweeps"`
-	Moves     int      `json:"moves"`
-	Objective float64  `json:"objective"`
-	Missing   []string `json:"missing"`
-	Dropped   int      `json:"dropped"`
+	// Homes are the energy homes of the round; Compiled the street's
+	// compiled homes, whose published loads of the round were the
+	// background, CompiledMissing those whose did not come.
+	Homes           []string `json:"homes"`
+	Compiled        []string `json:"compiled,omitempty"`
+	CompiledMissing []string `json:"compiled_missing,omitempty"`
+	Sweeps          int      `json:"sweeps"`
+	Moves           int      `json:"moves"`
+	Objective       float64  `json:"objective"`
+	Missing         []string `json:"missing"`
+	Dropped         int      `json:"dropped"`
 }
 
 func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
@@ -110,7 +115,7 @@ func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
 		Bill:     res.Plan.ImportCost - res.Plan.ExportRevenue + res.Plan.DemandCost,
 		Plan:     daemon.EnergyHomePlan(res.Home, res.Plan),
 		Commands: map[string]liveclock.Command{},
-		Street: energyStreetJSON{Homes: res.Homes, Sweeps: res.Street.Sweeps, Moves: res.Street.Moves, Objective: res.Street.Objective,
+		Street: energyStreetJSON{Homes: res.Homes, Compiled: res.Compiled, CompiledMissing: res.CompiledMissing, Sweeps: res.Street.Sweeps, Moves: res.Street.Moves, Objective: res.Street.Objective,
 			Missing: res.Street.Missing, Dropped: res.Street.Dropped}}
 	switch st := out.Street; {
 	case res.Alone:
@@ -125,6 +130,11 @@ func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
 	}
 	if out.Street.Missing == nil {
 		out.Street.Missing = []string{}
+	}
+	if len(res.CompiledMissing) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("the loads of compiled homes %s did not come by the time-out: answered without them", strings.Join(res.CompiledMissing, ", ")))
+	} else if len(res.Compiled) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("answered the compiled homes' plans of the round (%s)", strings.Join(res.Compiled, ", ")))
 	}
 	if out.Street.Dropped > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d load messages dropped (unsigned, forged or malformed; see the log)", out.Street.Dropped))
