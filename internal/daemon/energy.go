@@ -343,6 +343,13 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 				time.Sleep(time.Millisecond)
 			}
 			b := live.SlotStart(e.clock.Now(), e.slot)
+			if last != nil {
+				// The street round may wait for its neighbours (up to
+				// its time-out): the new slot's command of the last
+				// plan goes out first, as a compiled home's commander
+				// does at every boundary.
+				e.republish(ctx, last)
+			}
 			round(b, liveID(b), "slot", streetRound)
 			next = b.Add(e.slot)
 		}
@@ -363,7 +370,7 @@ func (e *EnergyHome) republish(ctx context.Context, last *EnergyRound) {
 		e.log.Warn("commands not published", "err", err)
 		return
 	}
-	e.log.Info("commands of the last good plan published", "round", last.Round)
+	e.log.Info("commands of the last plan published for the slot", "round", last.Round)
 }
 
 // plan plans round (of kind) from instant at and builds its
