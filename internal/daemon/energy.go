@@ -357,7 +357,8 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 }
 
 // republish publishes the commands of the slot that holds now from the
-// last good plan, when a round failed.
+// last good plan: at a slot boundary before the street round, and when
+// a round failed.
 func (e *EnergyHome) republish(ctx context.Context, last *EnergyRound) {
 	p := live.Plan{Round: last.Round, Created: e.clock.Now(), Horizon: last.Horizon, Plan: EnergyHomePlan(last.Home, last.Plan)}
 	pubs, err := p.Commands(e.prefix, last.Home.Name, e.clock.Now(), e.grace)
