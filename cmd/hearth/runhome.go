@@ -42,8 +42,14 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 		if err != nil {
 			return loadExit(e.stderr, "run", err)
 		}
-		if en, comp := daemon.EnergyHomes(c); daemon.IsEnergyHome(c, o.home) || len(en) > 0 && len(comp) == 0 {
+		en, comp := daemon.EnergyHomes(c)
+		if daemon.IsEnergyHome(c, o.home) || len(en) > 0 && len(comp) == 0 {
 			return runEnergyHome(ctx, e, fs, o, log, path, c)
+		}
+		if len(en) > 0 && !c.Live.On {
+			fmt.Fprintf(e.stderr, "hearth run: %s: homes %s say planner = \"energy\", and hearth run plans energy homes only with [live] (docs/toml.md): "+
+				"without it home %s would plan as if they were not there; add [live], or plan the street with hearth sim\n", path, strings.Join(en, ", "), o.home)
+			return exitUsage
 		}
 		if r, err = homesolve.FromConfig(path, c, hopts); err != nil {
 			return loadExit(e.stderr, "run", err)
