@@ -19,11 +19,13 @@ import (
 
 // runEnergyHome is `hearth run -c street.toml --home NAME` (and
 // --once) for a street of energy homes (planner = "energy") with [live]:
-// the home plans alone from its live state with devices/energy, and
-// publishes the checked plan and the current slot's commands
-// (internal/daemon, EnergyHome), once or at every slot boundary and
-// input change. A street that mixes energy and compiled homes and a file
-// without [live] are refused, saying why.
+// the home plans from its live state with devices/energy, coordinates
+// with the street's other energy homes over MQTT (internal/energyround),
+// and publishes the checked plan, the current slot's commands and, with
+// [publish] home_assistant, Home Assistant discovery (internal/daemon,
+// EnergyHome), once or at every slot boundary and input change. A street
+// that mixes energy and compiled homes and a file without [live] are
+// refused, saying why.
 func runEnergyHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *slog.Logger, path string, c *config.Config) int {
 	if err := daemon.CheckEnergyHome(c, path, o.home); err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
@@ -50,10 +52,13 @@ func runEnergyHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions,
 		fmt.Fprintf(e.stderr, "hearth run: %s: %v\n", path, err)
 		return exitUsage
 	}
-	if ha := c.Publish.HomeAssistant; ha && !flags["home-assistant"] || flags["home-assistant"] && o.homeAssistant {
-		log.Warn("Home Assistant discovery is not published for energy homes yet: the plans and commands are, on their usual topics")
-	}
 	hc := daemon.HomeConfig{Path: path, Home: o.home, MQTT: cfg, Log: log}
+	if flags["home-assistant"] {
+		hc.HomeAssistant = &o.homeAssistant
+	}
+	if flags["discovery-prefix"] {
+		hc.DiscoveryPrefix = &o.discovery
+	}
 	if hc.Clock, err = o.clock(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
 		return exitUsage
@@ -84,7 +89,25 @@ type energyRoundJSON struct {
 	Plan  report.HomePlan `json:"plan"`
 	// Commands are the current slot's, by device.
 	Commands map[string]liveclock.Command `json:"commands"`
-	Notes    []string                     `json:"notes"`
+	// Street is the coordination with the other energy homes.
+	Street energyStreetJSON `json:"street"`
+	Notes  []string         `json:"notes"`
+}
+
+// energyStreetJSON is an energy home's round of best responses over
+// MQTT.
+type energyStreetJSON struct {
+	// Homes are the energy homes of the round; Compiled the street's
+	// compiled homes, whose published loads of the round were the
+	// background, CompiledMissing those whose did not come.
+	Homes           []string `json:"homes"`
+	Compiled        []string `json:"compiled,omitempty"`
+	CompiledMissing []string `json:"compiled_missing,omitempty"`
+	Sweeps          int      `json:"sweeps"`
+	Moves           int      `json:"moves"`
+	Objective       float64  `json:"objective"`
+	Missing         []string `json:"missing"`
+	Dropped         int      `json:"dropped"`
 }
 
 func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
@@ -92,7 +115,30 @@ func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
 		Bill:     res.Plan.ImportCost - res.Plan.ExportRevenue + res.Plan.DemandCost,
 		Plan:     daemon.EnergyHomePlan(res.Home, res.Plan),
 		Commands: map[string]liveclock.Command{},
-		Notes:    []string{"planned alone: energy homes do not coordinate over MQTT yet; the neighbours' load is taken as zero"}}
+		Street: energyStreetJSON{Homes: res.Homes, Compiled: res.Compiled, CompiledMissing: res.CompiledMissing, Sweeps: res.Street.Sweeps, Moves: res.Street.Moves, Objective: res.Street.Objective,
+			Missing: res.Street.Missing, Dropped: res.Street.Dropped}}
+	switch st := out.Street; {
+	case res.Alone:
+		out.Notes = append(out.Notes, "planned alone: no other energy home to coordinate with (or the street's peak term is off); the neighbours' load is taken as zero")
+	case len(st.Missing) > 0:
+		out.Notes = append(out.Notes, fmt.Sprintf("the round ended at its time-out without the loads of %s: this home's plan as it stood then", strings.Join(st.Missing, ", ")))
+	default:
+		out.Notes = append(out.Notes, fmt.Sprintf("coordinated with %d energy homes over MQTT: %d sweeps, %d moves, street objective %.4f", len(st.Homes), st.Sweeps, st.Moves, st.Objective))
+	}
+	if out.Street.Homes == nil {
+		out.Street.Homes = []string{}
+	}
+	if out.Street.Missing == nil {
+		out.Street.Missing = []string{}
+	}
+	if len(res.CompiledMissing) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("the loads of compiled homes %s did not come by the time-out: answered without them", strings.Join(res.CompiledMissing, ", ")))
+	} else if len(res.Compiled) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("answered the compiled homes' plans of the round (%s)", strings.Join(res.Compiled, ", ")))
+	}
+	if out.Street.Dropped > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d load messages dropped (unsigned, forged or malformed; see the log)", out.Street.Dropped))
+	}
 	for _, p := range res.Commands {
 		c, err := liveclock.ParseCommand(p.Payload)
 		if err != nil {
@@ -110,7 +156,7 @@ func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
 		e.stdout.Write(append(b, '\n'))
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "round %s: energy home %s, slot 0 at %s, bill %.2f over the horizon (%s)\n", out.Round, out.Home, out.Slot0, out.Bill, out.Notes[0])
+	fmt.Fprintf(e.stdout, "round %s: energy home %s, slot 0 at %s, bill %.2f over the horizon (%s)\n", out.Round, out.Home, out.Slot0, out.Bill, strings.Join(out.Notes, "; "))
 	if len(out.Commands) == 0 {
 		fmt.Fprintln(e.stdout, "  no commands: the clock's now lies outside the plan's horizon (a round named for another time)")
 	}

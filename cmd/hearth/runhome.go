@@ -27,23 +27,33 @@ func runHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *
 	flags := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { flags[f.Name] = true })
 	hopts := homeOptionsFrom(fs, &o.solve)
-	if !shds {
-		// A street of energy homes has no compiled problem to load;
-		// a file that does not load is reported by homesolve.Load.
-		if c, err := config.Load(path); err == nil {
-			if en, _ := daemon.EnergyStreet(c); en {
-				return runEnergyHome(ctx, e, fs, o, log, path, c)
-			}
+	// The file is read once: an energy home (or any home of a street of
+	// energy homes, which has no compiled problem) goes to
+	// runEnergyHome; a compiled home is compiled from the same load,
+	// without the street's energy homes.
+	var r *homesolve.Run
+	if shds {
+		var err error
+		if r, err = homesolve.Load(path, true, hopts); err != nil {
+			return loadExit(e.stderr, "run", err)
 		}
-	}
-	r, err := homesolve.Load(path, shds, hopts)
-	if err != nil {
-		return loadExit(e.stderr, "run", err)
-	}
-	if n := r.EnergyHomes(); n > 0 {
-		// Reached only where the file changed between the two loads.
-		fmt.Fprintf(e.stderr, "hearth run: %s: %d homes say planner = \"energy\" beside compiled homes; hearth run plans energy homes only in a street of energy homes\n", path, n)
-		return exitUsage
+	} else {
+		c, err := config.Load(path)
+		if err != nil {
+			return loadExit(e.stderr, "run", err)
+		}
+		en, comp := daemon.EnergyHomes(c)
+		if daemon.IsEnergyHome(c, o.home) || len(en) > 0 && len(comp) == 0 {
+			return runEnergyHome(ctx, e, fs, o, log, path, c)
+		}
+		if len(en) > 0 && !c.Live.On {
+			fmt.Fprintf(e.stderr, "hearth run: %s: homes %s say planner = \"energy\", and hearth run plans energy homes only with [live] (docs/toml.md): "+
+				"without it home %s would plan as if they were not there; add [live], or plan the street with hearth sim\n", path, strings.Join(en, ", "), o.home)
+			return exitUsage
+		}
+		if r, err = homesolve.FromConfig(path, c, hopts); err != nil {
+			return loadExit(e.stderr, "run", err)
+		}
 	}
 	for _, n := range r.Notes() {
 		log.Warn(n)

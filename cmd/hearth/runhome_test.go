@@ -584,8 +584,10 @@ func TestRunHomeUsage(t *testing.T) {
 		{"once", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--once"}, exitUsage, "--run-id"},
 		{"now", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--now", "06:00"}, exitUsage, "--now \"06:00\": want an RFC 3339 time"},
 		{"epoch", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--epoch", "soon"}, exitUsage, "--epoch \"soon\""},
-		{"mixed street", []string{"-c", "../../examples/energy-street/street.toml", "--home", "fir", "--broker", noop}, exitUsage,
-			`homes fir, hazel say planner = "energy" and homes alder, oak are compiled`},
+		{"mixed street's compiled home without live", []string{"-c", "../../examples/energy-street/street.toml", "--home", "alder", "--broker", noop}, exitUsage,
+			`homes fir, hazel say planner = "energy", and hearth run plans energy homes only with [live]`},
+		{"mixed street's energy home without live", []string{"-c", "../../examples/energy-street/street.toml", "--home", "fir", "--broker", noop}, exitUsage,
+			"energy-street/street.toml: hearth run plans an energy home from its live state: the file needs a [live] table"},
 		{"energy home without live", []string{"-c", filepath.Join("testdata", "energy-nolive.toml"), "--home", "fir", "--broker", noop}, exitUsage, "needs a [live] table"},
 		{"speed", []string{"-c", exampleTOML, "--home", "alder", "--broker", noop, "--now", "2026-11-26T06:00:00Z", "--speed", "0"}, exitUsage, "--speed: speed 0"},
 	}

@@ -260,13 +260,20 @@ func (r *Run) startSoft() {
 // series into it), named path in messages.
 func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 	r := &Run{path: path, opts: o, cfg: cfg}
-	if slices.Contains(cfg.Planners, config.PlannerEnergy) {
-		return nil, fmt.Errorf("%s: energy homes (planner = \"energy\") are planned by hearth sim and hearth solve; hearth run does not plan them yet", path)
+	// Energy homes (planner = "energy") are split off as Load does:
+	// `hearth run` plans them in their own processes.
+	n, en, err := street.Split(cfg)
+	if err != nil {
+		return nil, err
 	}
+	if len(n.Homes) == 0 && len(en) > 0 {
+		return nil, fmt.Errorf("%s: every home is an energy home (planner = \"energy\"): there is no compiled problem", path)
+	}
+	r.energy = en
 	s := cfg.Solver
 	r.global, r.local, r.table, r.gpu, r.seed = s.Global, s.Local, s.Table, s.GPU, s.Seed
 	r.params, r.timeout = maps.Clone(s.Params), s.Timeout
-	if err := r.compile(cfg.Neighbourhood); err != nil {
+	if err := r.compile(n); err != nil {
 		return nil, err
 	}
 	r.override(o)

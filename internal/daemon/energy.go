@@ -15,8 +15,10 @@ import (
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/street"
+	"github.com/hearth-dcop/hearth/internal/energyround"
 	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
 
 // This file is `hearth run` (and `--once`) for an energy home (planner =
@@ -26,53 +28,52 @@ import (
 // continuous model (street.FromHome) on the rolling horizon from the
 // slot that holds now, plans it, and publishes the plan and the current
 // slot's commands only when devices/plancheck accepts it
-// (street.PlanAlone checks every plan).
+// (street.PlanAlone checks every plan, street.Coordinate every answer).
 //
-// The home plans alone: its neighbours' load is taken as zero. In
-// process (`hearth sim`, `hearth solve`) energy homes answer each
-// other's load (devices/street); over MQTT they do not yet.
+// The energy homes of a street coordinate over MQTT (internal/energyround):
+// in a round they all take part in (every slot round, and `--once` on the
+// same slot), each publishes its planned load per slot, signed, and
+// answers its neighbours' in turn, as devices/street does in process,
+// until nothing moves or the sweeps' bound, within the round's time-out.
+// A round that one home runs alone (its inputs moved) answers the
+// neighbours' loads of the last street round, without messages.
 
-// ErrMixedStreet is wrapped when a street mixes energy homes with
-// compiled homes: `hearth run` runs an energy home only in a street of
-// energy homes (or alone).
-var ErrMixedStreet = errors.New("a street of energy homes and compiled homes")
+// ErrNotEnergyHome is wrapped when `hearth run` is asked to run a
+// compiled home as an energy home.
+var ErrNotEnergyHome = errors.New("not an energy home")
 
-// EnergyStreet checks that cfg's homes are all energy homes, and returns
-// whether there is any. A street that mixes them is an error naming
-// the compiled homes and the energy homes, wrapping ErrMixedStreet and
-// ErrConfig.
-func EnergyStreet(cfg *config.Config) (bool, error) {
-	var en, comp []string
+// EnergyHomes returns the names of cfg's energy homes (planner =
+// "energy") and of its compiled homes, in the file's order.
+func EnergyHomes(cfg *config.Config) (energyHomes, compiled []string) {
 	for i, h := range cfg.Neighbourhood.Homes {
 		if i < len(cfg.Planners) && cfg.Planners[i] == config.PlannerEnergy {
-			en = append(en, h.Name)
+			energyHomes = append(energyHomes, h.Name)
 		} else {
-			comp = append(comp, h.Name)
+			compiled = append(compiled, h.Name)
 		}
 	}
-	if len(en) == 0 {
-		return false, nil
-	}
-	if len(comp) > 0 {
-		return true, fmt.Errorf("%w: %w: homes %s say planner = \"energy\" and homes %s are compiled; hearth run plans energy homes only in a street of energy homes, since their coordination with compiled homes runs in process (hearth sim, hearth solve), not over MQTT",
-			ErrConfig, ErrMixedStreet, strings.Join(en, ", "), strings.Join(comp, ", "))
-	}
-	return true, nil
+	return energyHomes, compiled
+}
+
+// IsEnergyHome reports whether home of cfg says planner = "energy".
+func IsEnergyHome(cfg *config.Config, home string) bool {
+	en, _ := EnergyHomes(cfg)
+	return slices.Contains(en, home)
 }
 
 // CheckEnergyHome returns what keeps home of conf (read from path) from
-// running as an energy home, wrapping ErrConfig: a street that mixes
-// energy and compiled homes, no such home, no [live] table.
+// running as an energy home, wrapping ErrConfig: no such home, a
+// compiled home (ErrNotEnergyHome), no [live] table.
 func CheckEnergyHome(conf *config.Config, path, home string) error {
-	if _, err := EnergyStreet(conf); err != nil {
-		return err
-	}
 	if slices.IndexFunc(conf.Neighbourhood.Homes, func(h devices.Home) bool { return h.Name == home }) < 0 {
 		names := make([]string, len(conf.Neighbourhood.Homes))
 		for i, h := range conf.Neighbourhood.Homes {
 			names[i] = h.Name
 		}
 		return fmt.Errorf("%w: %s: no home %q (homes: %s)", ErrConfig, path, home, strings.Join(names, ", "))
+	}
+	if !IsEnergyHome(conf, home) {
+		return fmt.Errorf("%w: %w: %s: home %s is compiled (no planner = \"energy\"): it runs as a protocol agent", ErrConfig, ErrNotEnergyHome, path, home)
 	}
 	if !conf.Live.On {
 		return fmt.Errorf("%w: %s: hearth run plans an energy home from its live state: the file needs a [live] table (docs/toml.md); hearth sim and hearth solve plan it from the files", ErrConfig, path)
@@ -91,6 +92,43 @@ type EnergyHome struct {
 	prefix string
 	grace  time.Duration
 	slot   time.Duration
+	// timeout bounds a street round ([solver] timeout, else half a
+	// slot of the clock, at least minLiveTimeout of wall time).
+	timeout time.Duration
+	publish config.Publish
+	exch    *energyround.Exchange
+	// compiled holds the compiled homes' published loads (a mixed
+	// street).
+	compiled *energyround.Compiled
+	// once: `--once`, whose round takes every energy home of the
+	// street in (the processes start apart: availability says little).
+	once bool
+	// last is what the last street round left: the other homes' load
+	// and cost, for a round this home runs alone.
+	last *streetView
+}
+
+// roundKind says who takes part in an energy home's round.
+type roundKind int
+
+const (
+	// ownRound: this home alone (its inputs moved), answering the
+	// street's loads of its last street round.
+	ownRound roundKind = iota
+	// streetRound: every energy home online, over MQTT, with the
+	// compiled homes' loads of the same round (a slot round, --once).
+	streetRound
+	// onlineRound: a street round when every home has come online; the
+	// compiled homes' latest loads on the same horizon stand in, since
+	// their round has another name.
+	onlineRound
+)
+
+// streetView is the rest of the street as a round left it.
+type streetView struct {
+	slot0  time.Time
+	others []float64
+	cost   float64
 }
 
 // EnergyRound is what an energy home's round did.
@@ -103,6 +141,16 @@ type EnergyRound struct {
 	// Commands and Plans are the publications of the current slot's
 	// commands and of the plan.
 	Commands, Plans []report.Publication
+	// Street is the coordination over MQTT; Homes the energy homes of
+	// the round, Alone whether this home answered nobody (a round of its
+	// own, or a street whose peak term is off).
+	Street energyround.Result
+	Homes  []string
+	Alone  bool
+	// Compiled are the street's compiled homes, whose loads of the
+	// round were the background; CompiledMissing those whose did not
+	// come by the time-out.
+	Compiled, CompiledMissing []string
 }
 
 // NewEnergyHome builds energy home cfg.Home of conf (the file as loaded).
@@ -127,9 +175,40 @@ func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
 	if prefix == "" {
 		prefix = mqtt.DefaultPrefix
 	}
+	pub := conf.Publish
+	if v := cfg.HomeAssistant; v != nil {
+		pub.HomeAssistant = *v
+	}
+	if v := cfg.DiscoveryPrefix; v != nil {
+		if err := topic.CheckPrefix(*v); err != nil {
+			return nil, fmt.Errorf("%w: --discovery-prefix: %w", ErrConfig, err)
+		}
+		pub.DiscoveryPrefix = *v
+	}
+	if pub.DiscoveryPrefix == "" {
+		pub.DiscoveryPrefix = config.DefaultDiscoveryPrefix
+	}
+	if pub.HomeAssistant && strings.Contains(cfg.Home, ".") {
+		return nil, fmt.Errorf("%w: home %q: Home Assistant discovery allows letters, digits, '_' and '-' in a home's name", ErrConfig, cfg.Home)
+	}
 	in := live.NewInputs(conf, prefix, cfg.Home, clock, log)
-	return &EnergyHome{cfg: cfg, log: log, in: in, client: live.NewClient(cfg.MQTT, prefix, cfg.Home, in, log), clock: clock,
-		prefix: prefix, grace: conf.Live.CommandGrace, slot: time.Duration(conf.Neighbourhood.Horizon.SlotMinutes) * time.Minute}, nil
+	slot := time.Duration(conf.Neighbourhood.Horizon.SlotMinutes) * time.Minute
+	e := &EnergyHome{cfg: cfg, log: log, in: in, client: live.NewClient(cfg.MQTT, prefix, cfg.Home, in, log), clock: clock,
+		prefix: prefix, grace: conf.Live.CommandGrace, slot: slot, publish: pub,
+		timeout: conf.Solver.Timeout, exch: energyround.NewExchange(prefix, cfg.MQTT.Keys, log),
+		compiled: energyround.NewCompiled(prefix, cfg.MQTT.Keys, log)}
+	if e.timeout <= 0 {
+		e.timeout = max(clock.Wall(slot/2), minLiveTimeout)
+	}
+	e.client.HandleMessages(energyround.Filter(prefix), func(t string, retained bool, payload []byte) {
+		e.exch.Receive(t, retained, payload) // a drop is logged and counted there
+	})
+	if _, comp := EnergyHomes(conf); len(comp) > 0 {
+		e.client.HandleMessages(energyround.LoadFilter(prefix), func(t string, _ bool, payload []byte) {
+			e.compiled.Receive(t, payload) // retained: the plans are; a drop is logged there
+		})
+	}
+	return e, nil
 }
 
 // Once gathers the live state (waiting up to OnceWait for the retained
@@ -138,6 +217,7 @@ func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
 // current slot's commands. A plan the checker rejects is an error
 // wrapping plancheck.ErrRejected, and nothing is published.
 func (e *EnergyHome) Once(ctx context.Context, round string) (EnergyRound, error) {
+	e.once = true
 	if err := e.client.Connect(ctx); err != nil {
 		return EnergyRound{}, err
 	}
@@ -153,7 +233,7 @@ func (e *EnergyHome) Once(ctx context.Context, round string) (EnergyRound, error
 		// As a live round of the slot: its start names it.
 		round = liveID(live.SlotStart(at, e.slot))
 	}
-	res, err := e.plan(ctx, round, at)
+	res, err := e.plan(ctx, round, at, streetRound)
 	if err != nil {
 		return res, err
 	}
@@ -192,7 +272,11 @@ func (e *EnergyHome) awaitState(ctx context.Context) error {
 // clock and whenever its live inputs move (a car plugged in or away, a
 // stored energy off the plan by more than [live] off_plan_kwh, a new
 // price or forecast series), and publishes each checked plan with the
-// current slot's commands. A round whose plan fails (the checker rejects
+// current slot's commands. Slot rounds, and one round when every home of
+// the street has come online, are the street's (over MQTT with the other
+// energy homes online, on the compiled homes' loads); the first round
+// and those of moved inputs are the home's own, answering the loads of
+// its last street round. A round whose plan fails (the checker rejects
 // it, the inputs do not load) is logged and publishes nothing: at a slot
 // boundary the last good plan's command for the new slot stands in. It
 // returns nil when ctx ends.
@@ -205,8 +289,8 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 		return nil
 	}
 	var last *EnergyRound
-	round := func(at time.Time, id, why string) {
-		res, err := e.plan(ctx, id, at)
+	round := func(at time.Time, id, why string, kind roundKind) {
+		res, err := e.plan(ctx, id, at, kind)
 		if err != nil {
 			e.log.Error("round failed; nothing published", "round", id, "why", why, "err", err)
 			if last != nil {
@@ -226,11 +310,17 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 		last = &res
 		e.log.Info("plan published", "round", id, "why", why, "messages", len(res.Plans)+len(res.Commands), "start", res.Horizon.Start.Format(time.RFC3339))
 	}
+	// The first round is the home's own: the others are in the middle
+	// of their slot. When every home is online (at once where they
+	// all are), a street round brings it in.
 	now := e.clock.Now()
-	round(now, liveID(live.SlotStart(now, e.slot)), "start")
+	round(now, liveID(live.SlotStart(now, e.slot)), "start", ownRound)
+	// next is the boundary whose slot round is due; a round that ran
+	// past it (a street round at a fast clock) does not skip it: the
+	// timer fires at once, for the latest boundary passed.
+	next := live.SlotStart(now, e.slot).Add(e.slot)
 	for {
 		now := e.clock.Now()
-		next := live.SlotStart(now, e.slot).Add(e.slot)
 		t := time.NewTimer(max(e.clock.Wall(next.Sub(now)), 0))
 		select {
 		case <-ctx.Done():
@@ -238,24 +328,37 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 			return nil
 		case c := <-e.in.Changes():
 			t.Stop()
-			if c.Online {
-				continue // energy homes plan alone: nobody to wait for
-			}
 			at := e.clock.Now()
-			round(at, askID(at), c.Why)
+			if c.Online {
+				// Every home saw the set complete: one street round,
+				// named after the slot, in every process.
+				round(at, liveID(live.SlotStart(at, e.slot))+"-all", c.Why, onlineRound)
+				continue
+			}
+			round(at, askID(at), c.Why, ownRound)
 		case <-t.C:
 			// The timer may fire a hair before the boundary on the
 			// home's clock: wait it out.
 			for e.clock.Now().Before(next) {
 				time.Sleep(time.Millisecond)
 			}
-			round(next, liveID(next), "slot")
+			b := live.SlotStart(e.clock.Now(), e.slot)
+			if last != nil {
+				// The street round may wait for its neighbours (up to
+				// its time-out): the new slot's command of the last
+				// plan goes out first, as a compiled home's commander
+				// does at every boundary.
+				e.republish(ctx, last)
+			}
+			round(b, liveID(b), "slot", streetRound)
+			next = b.Add(e.slot)
 		}
 	}
 }
 
 // republish publishes the commands of the slot that holds now from the
-// last good plan, when a round failed.
+// last good plan: at a slot boundary before the street round, and when
+// a round failed.
 func (e *EnergyHome) republish(ctx context.Context, last *EnergyRound) {
 	p := live.Plan{Round: last.Round, Created: e.clock.Now(), Horizon: last.Horizon, Plan: EnergyHomePlan(last.Home, last.Plan)}
 	pubs, err := p.Commands(e.prefix, last.Home.Name, e.clock.Now(), e.grace)
@@ -268,11 +371,14 @@ func (e *EnergyHome) republish(ctx context.Context, last *EnergyRound) {
 		e.log.Warn("commands not published", "err", err)
 		return
 	}
-	e.log.Info("commands of the last good plan published", "round", last.Round)
+	e.log.Info("commands of the last plan published for the slot", "round", last.Round)
 }
 
-// plan plans round from instant at and builds its publications.
-func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (EnergyRound, error) {
+// plan plans round (of kind) from instant at and builds its
+// publications: in a street round the home coordinates with the other
+// energy homes over MQTT (energyround.Run); in its own round it answers
+// their loads of the last street round on the same horizon, if any.
+func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, kind roundKind) (EnergyRound, error) {
 	res := EnergyRound{Round: round}
 	cfg, hz, notes, err := e.in.LoadConfig(e.cfg.Path, at)
 	for _, n := range notes {
@@ -282,8 +388,8 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (Ener
 		return res, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	res.Horizon = hz
-	if _, err := EnergyStreet(cfg); err != nil {
-		return res, err
+	if !IsEnergyHome(cfg, e.cfg.Home) {
+		return res, fmt.Errorf("%w: %w: %s: home %s", ErrConfig, ErrNotEnergyHome, e.cfg.Path, e.cfg.Home)
 	}
 	eh, err := EnergyModel(cfg, e.cfg.Home)
 	if err != nil {
@@ -291,11 +397,12 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (Ener
 	}
 	res.Home = eh
 	m := &street.Member{Home: eh}
-	e.log.Info("energy home planning alone: its neighbours' load is taken as zero (energy homes do not yet coordinate over MQTT)",
-		"round", round, "slot0", hz.Start.Format(time.RFC3339))
 	if err := street.PlanAlone(ctx, []*street.Member{m}, street.Options{}); err != nil {
 		// A plan the checker rejects (plancheck.ErrRejected) is never
 		// published.
+		return res, err
+	}
+	if err := e.coordinate(ctx, &res, cfg, m, kind); err != nil {
 		return res, err
 	}
 	res.Plan = m.Plan
@@ -306,7 +413,8 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (Ener
 	now := e.clock.Now()
 	end := hz.Start.Add(time.Duration(hz.Slots) * hz.Slot)
 	meta := report.PlanMeta{Round: round, Created: now.Format(time.RFC3339), ValidUntil: end.Format(time.RFC3339)}
-	if res.Plans, err = report.Publications(cfg.Neighbourhood, []report.HomePlan{hp}, report.PublishOptions{Prefix: e.prefix, Start: hz.Start, Meta: meta}); err != nil {
+	if res.Plans, err = report.Publications(cfg.Neighbourhood, []report.HomePlan{hp}, report.PublishOptions{Prefix: e.prefix, Start: hz.Start, Meta: meta,
+		HomeAssistant: e.publish.HomeAssistant, DiscoveryPrefix: e.publish.DiscoveryPrefix, Availability: live.AvailabilityTopic(e.prefix, eh.Name)}); err != nil {
 		return res, err
 	}
 	p := live.Plan{Round: round, Created: now, Horizon: hz, Plan: hp}
@@ -314,6 +422,87 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time) (Ener
 		return res, err
 	}
 	return res, nil
+}
+
+// coordinate answers the street: in a street round, over MQTT with the
+// energy homes of cfg that are online (every home, for --once, which
+// does not wait for availability); in a round of this home alone,
+// against the last street round's loads on the same horizon. m holds
+// its alone plan and ends with the plan to publish.
+func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *config.Config, m *street.Member, kind roundKind) error {
+	hz := res.Horizon
+	pk := street.PeakOf(cfg.Neighbourhood)
+	if pk.Weight <= 0 || len(pk.Slots) == 0 {
+		res.Alone = true
+		e.log.Info("energy home planned alone: the street's peak term is off ([objective] peak, [coordination] windows)", "round", res.Round)
+		return nil
+	}
+	if kind == ownRound {
+		res.Alone = true
+		if v := e.last; v != nil && v.slot0.Equal(hz.Start) && len(v.others) == len(m.Plan.Import) {
+			moved, err := energyround.Answer(ctx, m, v.others, v.cost, pk, street.Options{})
+			if err != nil {
+				return err
+			}
+			e.log.Info("energy home answered the street's loads of its last round", "round", res.Round, "moved", moved)
+		} else {
+			e.log.Info("energy home planned alone: no street round on this horizon yet", "round", res.Round)
+		}
+		return nil
+	}
+	deadline := time.Now().Add(e.timeout)
+	offline := e.in.Offline()
+	energyHomes, compiled := EnergyHomes(cfg)
+	for _, h := range energyHomes {
+		if h == e.cfg.Home || !slices.Contains(offline, h) || e.once {
+			res.Homes = append(res.Homes, h)
+		}
+	}
+	var base []float64
+	if len(compiled) > 0 {
+		// A mixed street: the compiled homes' plans of this round are
+		// the fixed background every energy home answers.
+		var missing []string
+		var err error
+		of := res.Round
+		if kind == onlineRound {
+			of = ""
+		}
+		if base, missing, err = e.compiled.Base(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline); err != nil {
+			return err
+		}
+		res.Compiled = compiled
+		if len(missing) > 0 {
+			e.log.Warn("compiled homes' loads of the round did not come by the round's time-out; answering the others",
+				"round", res.Round, "missing", strings.Join(missing, ","))
+			res.CompiledMissing = missing
+		}
+	}
+	if len(res.Homes) < 2 && base == nil {
+		res.Alone = true
+		e.log.Info("energy home planned alone: no other energy home of the street is online; the neighbours' load is taken as zero",
+			"round", res.Round, "offline", strings.Join(offline, ","))
+		return nil
+	}
+	x := energyround.Config{Prefix: e.prefix, Round: res.Round, Home: e.cfg.Home, Homes: res.Homes, Slot0: hz.Start, Peak: pk, Base: base,
+		Deadline: deadline, Keys: e.cfg.MQTT.Keys, Log: e.log,
+		Publish: func(ctx context.Context, t string, b []byte) error {
+			return e.client.Publish(ctx, []report.Publication{{Topic: t, Payload: b}})
+		}}
+	r, err := energyround.Run(ctx, e.exch, m, x)
+	if err != nil {
+		return err
+	}
+	res.Street = r
+	if len(r.Missing) == 0 && r.Others != nil {
+		e.last = &streetView{slot0: hz.Start, others: r.Others, cost: r.OthersCost}
+	}
+	if r.Dropped > 0 {
+		e.log.Warn("energy round: messages dropped (see the warnings above)", "round", res.Round, "dropped", r.Dropped)
+	}
+	e.log.Info("energy home coordinated with the street", "round", res.Round, "homes", len(res.Homes), "sweeps", r.Sweeps,
+		"moves", r.Moves, "objective", r.Objective, "missing", strings.Join(r.Missing, ","))
+	return nil
 }
 
 // EnergyModel maps home name of cfg (the files with the live inputs put

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +49,14 @@ func energyOnce(t *testing.T, soc, ev string) (daemon.EnergyRound, *msgs, *logBu
 // round's error.
 func energyOnceIn(t *testing.T, file, soc, ev string) (daemon.EnergyRound, *msgs, *logBuf, error) {
 	t.Helper()
+	return energyOnceHA(t, file, soc, ev, false)
+}
+
+// energyOnceHA is energyOnceIn with Home Assistant discovery on or off;
+// the messages are those under hearth/home/rowan and, with discovery,
+// homeassistant/.
+func energyOnceHA(t *testing.T, file, soc, ev string, ha bool) (daemon.EnergyRound, *msgs, *logBuf, error) {
+	t.Helper()
 	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +77,11 @@ func energyOnceIn(t *testing.T, file, soc, ev string) (daemon.EnergyRound, *msgs
 	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())
 	}
+	if ha {
+		if tok := c.Subscribe("homeassistant/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
 	pub := func(tp, payload string) {
 		t.Helper()
 		if tok := c.Publish(tp, 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
@@ -83,7 +97,7 @@ func energyOnceIn(t *testing.T, file, soc, ev string) (daemon.EnergyRound, *msgs
 	lb := &logBuf{}
 	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
-	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock}, conf)
+	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock, HomeAssistant: &ha}, conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,20 +314,160 @@ func TestEnergyHomeRun(t *testing.T) {
 	}
 }
 
-// TestEnergyStreetMixed: hearth run refuses a street that mixes energy
-// homes with compiled homes, naming both and why.
+// TestEnergyStreetMixed: in a street that mixes energy homes with
+// compiled homes, hearth run runs the energy home and refuses to run a
+// compiled home as one, naming it.
 func TestEnergyStreetMixed(t *testing.T) {
 	conf, err := config.Load(filepath.Join("testdata", "energy", "mixed.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = daemon.NewEnergyHome(daemon.HomeConfig{Path: "mixed.toml", Home: "rowan"}, conf)
-	if !errors.Is(err, daemon.ErrMixedStreet) || !errors.Is(err, daemon.ErrConfig) {
-		t.Fatalf("err = %v, want ErrMixedStreet and ErrConfig", err)
+	if _, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: "mixed.toml", Home: "rowan"}, conf); err != nil {
+		t.Errorf("energy home of a mixed street: %v", err)
 	}
-	for _, want := range []string{"rowan", "alder", "compiled", "over MQTT"} {
+	_, err = daemon.NewEnergyHome(daemon.HomeConfig{Path: "mixed.toml", Home: "alder"}, conf)
+	if !errors.Is(err, daemon.ErrNotEnergyHome) || !errors.Is(err, daemon.ErrConfig) {
+		t.Fatalf("err = %v, want ErrNotEnergyHome and ErrConfig", err)
+	}
+	for _, want := range []string{"alder", "compiled"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+}
+
+// TestEnergyStreetRun runs the two energy homes of testdata/energy's
+// pair.toml as long-running homes on clocks 60 times the wall clock's
+// from 20:58:30: each plans its first round alone, and the slot round at
+// 21:00 is the street's — both homes take part, every load comes (no
+// home missing), and both publish their commands for the 21:00 slot,
+// also where the round when both came online ran past the boundary.
+func TestEnergyStreetRun(t *testing.T) {
+	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := filepath.Join("testdata", "energy", "pair.toml")
+	now0 := time.Date(2026, 11, 26, 20, 58, 30, 0, time.Local)
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-energy-street-run"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer c.Disconnect(0)
+	if tok := c.Subscribe("hearth/home/+/command/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	for _, s := range [][3]string{{"hazel", "battery", `"soc":3`}, {"ivy", "ev", `"charge":10,"plugged":true`}} {
+		payload := fmt.Sprintf(`{"time":%q,%s}`, now0.Format(time.RFC3339), s[2])
+		if tok := c.Publish(live.StateTopic("hearth", s[0], s[1]), 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	conf, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	homes := []string{"hazel", "ivy"}
+	logs := make([]*logBuf, len(homes))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, len(homes))
+	for i, h := range homes {
+		clock, err := live.NewClock(now0, time.Time{}, 60, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[i] = &logBuf{}
+		log := slog.New(slog.NewTextHandler(logs[i], &slog.HandlerOptions{Level: slog.LevelInfo}))
+		cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
+		eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: h, MQTT: cfg, Log: log, Clock: clock}, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- eh.Run(ctx) }()
+	}
+	defer func() {
+		cancel()
+		for range homes {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("a home did not stop")
+			}
+		}
+		if t.Failed() {
+			for i, h := range homes {
+				t.Logf("%s:\n%s", h, logs[i].String())
+			}
+		}
+	}()
+	for _, h := range homes {
+		rec.await(t, 0, h+"'s command of the 21:00 slot round", 20*time.Second, func(m paho.Message) bool {
+			cmd, err := live.ParseCommand(m.Payload())
+			return strings.HasPrefix(m.Topic(), "hearth/home/"+h+"/command/") && err == nil && cmd.Round == "2026-11-26T2100"
+		})
+	}
+	for i, h := range homes {
+		var line string
+		for _, l := range strings.Split(logs[i].String(), "\n") {
+			if strings.Contains(l, "energy home coordinated with the street") && strings.Contains(l, "round=2026-11-26T2100") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "homes=2") || !strings.Contains(line, `missing=""`) || strings.Contains(line, "sweeps=0") {
+			t.Errorf("%s: the 21:00 round: %q, want 2 homes, sweeps, none missing", h, line)
+		}
+	}
+}
+
+// TestEnergyHomeDiscovery: with Home Assistant discovery on, an energy
+// home publishes, retained, a sensor configuration for each device and
+// for its load, as compiled homes do: the plan's state topic, a
+// default_entity_id (not the object_id Home Assistant 2026.4 drops) and
+// the home's availability topic, which says online while it runs.
+func TestEnergyHomeDiscovery(t *testing.T) {
+	res, rec, lb, err := energyOnceHA(t, "street.toml", "35", `"charge":22,"plugged":true`, true)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb.String())
+	}
+	for _, p := range res.Plans {
+		if strings.HasPrefix(p.Topic, "homeassistant/") && !p.Retained {
+			t.Errorf("%s is not retained", p.Topic)
+		}
+	}
+	configs := map[string]map[string]any{}
+	rec.await(t, 0, "the discovery configurations", 10*time.Second, func(m paho.Message) bool {
+		if strings.HasPrefix(m.Topic(), "homeassistant/sensor/rowan/") {
+			var c map[string]any
+			if err := json.Unmarshal(m.Payload(), &c); err != nil {
+				t.Fatalf("%s: %v", m.Topic(), err)
+			}
+			configs[m.Topic()] = c
+		}
+		return len(configs) == 3
+	})
+	states := map[string]bool{}
+	for tp, c := range configs {
+		if _, ok := c["object_id"]; ok {
+			t.Errorf("%s carries object_id", tp)
+		}
+		if id, _ := c["default_entity_id"].(string); !strings.HasPrefix(id, "sensor.") {
+			t.Errorf("%s: default_entity_id %v", tp, c["default_entity_id"])
+		}
+		av, _ := c["availability"].([]any)
+		if len(av) != 1 || av[0].(map[string]any)["topic"] != live.AvailabilityTopic("hearth", "rowan") {
+			t.Errorf("%s: availability %v", tp, c["availability"])
+		}
+		st, _ := c["state_topic"].(string)
+		states[st] = true
+	}
+	for _, want := range []string{"hearth/home/rowan/plan/battery", "hearth/home/rowan/plan/ev", "hearth/home/rowan/load"} {
+		if !states[want] {
+			t.Errorf("no sensor on %s: %v", want, states)
 		}
 	}
 }

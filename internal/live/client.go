@@ -28,8 +28,11 @@ type Client struct {
 	home   string
 	in     *Inputs
 	log    *slog.Logger
-	// extra are further subscriptions (user targets), topic → handler.
-	extra map[string]func([]byte)
+	// extra are further subscriptions (user targets), topic → handler;
+	// messages those that need the topic and the retained flag (an
+	// energy home's round loads), filter → handler.
+	extra    map[string]func([]byte)
+	messages map[string]func(topic string, retained bool, payload []byte)
 
 	mu     sync.Mutex
 	client paho.Client
@@ -40,11 +43,19 @@ func NewClient(cfg mqtt.Config, prefix, home string, in *Inputs, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{cfg: cfg, prefix: prefix, home: home, in: in, log: log, extra: map[string]func([]byte){}}
+	return &Client{cfg: cfg, prefix: prefix, home: home, in: in, log: log, extra: map[string]func([]byte){},
+		messages: map[string]func(string, bool, []byte){}}
 }
 
 // Handle adds a subscription (before Connect).
 func (c *Client) Handle(t string, f func([]byte)) { c.extra[t] = f }
+
+// HandleMessages adds a subscription to filter (before Connect) whose
+// handler is given each message's topic and retained flag besides its
+// payload.
+func (c *Client) HandleMessages(filter string, f func(topic string, retained bool, payload []byte)) {
+	c.messages[filter] = f
+}
 
 // Connect connects and subscribes, and publishes online.
 func (c *Client) Connect(ctx context.Context) error {
@@ -71,8 +82,11 @@ func (c *Client) Connect(ctx context.Context) error {
 			for s, f := range c.extra {
 				c.subscribe(cl, s, func(_ paho.Client, m paho.Message) { f(m.Payload()) })
 			}
+			for s, f := range c.messages {
+				c.subscribe(cl, s, func(_ paho.Client, m paho.Message) { f(m.Topic(), m.Retained(), m.Payload()) })
+			}
 			cl.Publish(avail, 1, true, "online")
-			c.log.Info("live inputs subscribed", "topics", len(c.in.Topics())+len(c.extra))
+			c.log.Info("live inputs subscribed", "topics", len(c.in.Topics())+len(c.extra)+len(c.messages))
 		})
 	if t.KeepAlive > 0 {
 		o.SetKeepAlive(t.KeepAlive)

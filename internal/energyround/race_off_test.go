@@ -1,0 +1,5 @@
+//go:build !race
+
+package energyround
+
+const raceEnabled = false
