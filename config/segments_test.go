@@ -115,8 +115,6 @@ func TestSegmentsErrors(t *testing.T) {
 		{"no count", "[horizon]\nsegments = [{ slot = \"15m\" }]\n" + energyHome, 2, "horizon.segments[0]", "count"},
 		{"empty", "[horizon]\nsegments = []\n" + energyHome, 2, "horizon.segments", "at least one"},
 		{"unknown key", "[horizon]\nsegments = [{ slot = \"15m\", cuont = 4 }]\n" + energyHome, 2, "horizon.segments[0].cuont", `did you mean "count"`},
-		{"compiled home", "[horizon]\n" + seg + "\n[[home]]\nname = \"c\"\nplanner = \"compiled\"\n", 5, "home[0].planner", "only energy homes"},
-		{"default planner", "[horizon]\n" + seg + "\n[[home]]\nname = \"c\"\n", 0, "home[0].planner", "only energy homes"},
 		{"period off boundary", "[horizon]\nstart = \"06:00\"\n" + seg + "\n[prices]\nperiods = [{ from = \"07:30\", to = \"09:00\", price = 1 }]\n" + energyHome, 5, "prices.periods[0].from", "07:00–08:00"},
 		{"window off boundary", "[horizon]\nstart = \"06:00\"\n" + seg + "\n[coordination]\nwindows = [[\"06:00\", \"06:40\"]]\n" + energyHome, 5, "coordination.windows[0]", "not a slot boundary"},
 		{"every cuts", "[horizon]\nstart = \"06:00\"\n" + seg + "\n[coordination]\nevery = \"45m\"\n" + energyHome, 5, "coordination.every", "cuts a slot"},
