@@ -658,7 +658,7 @@ func (r *homeReader) addBounds() {
 // first length's rounded figure scaled up.
 func byLength(dev *devices.Device, e devices.Entry, name, loc string, hz devices.Horizon) {
 	for _, m := range hz.Lengths {
-		if m == hz.SlotMinutes || dev.Actions[0].ByLength[m] != nil {
+		if _, done := dev.Actions[0].ByLength[m]; done || m == hz.SlotMinutes {
 			continue
 		}
 		other, _ := e.Instantiate(name, loc, m)
