@@ -2,8 +2,8 @@ package config_test
 
 import (
 	"errors"
-	"math"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
