@@ -107,7 +107,7 @@ func (r *homeReader) background() {
 		r.n.errorf("background_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(bg), H)
 		return
 	}
-	copy(r.h.Background, r.l.rotate(bg, r.ck))
+	copy(r.h.Background, r.l.rotate(bg, r.ck, r.n, "background_kw"))
 }
 
 // pv reads pv_kw, the rooftop PV forecast (kW per slot, or one number
@@ -135,7 +135,7 @@ func (r *homeReader) pv() {
 			r.n.errorf("pv_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(vals), H)
 			return
 		}
-		copy(pv, r.l.rotate(vals, r.ck))
+		copy(pv, r.l.rotate(vals, r.ck, r.n, "pv_kw"))
 	}
 	r.hs.pv = pv
 	for t, p := range pv {

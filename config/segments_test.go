@@ -120,7 +120,7 @@ func TestSegmentsErrors(t *testing.T) {
 		{"window off boundary", "[horizon]\nstart = \"06:00\"\n" + seg + "\n[coordination]\nwindows = [[\"06:00\", \"06:40\"]]\n" + energyHome, 5, "coordination.windows[0]", "not a slot boundary"},
 		{"every cuts", "[horizon]\nstart = \"06:00\"\n" + seg + "\n[coordination]\nevery = \"45m\"\n" + energyHome, 5, "coordination.every", "cuts a slot"},
 		{"per slot", "[horizon]\n" + seg + "\n[prices]\nper_slot = [1, 2, 3]\n" + energyHome, 4, "prices.per_slot", "3 prices for 7 slots"},
-		{"live", "[horizon]\n" + seg + "\n[live]\n" + energyHome, 2, "horizon.segments", "rolling"},
+		{"live per-slot array", "[horizon]\n" + seg + "\n[live]\n[[home]]\nname = \"c\"\nbackground_kw = [1, 1, 1, 1, 1, 1, 1]\n", 6, "home[0].background_kw", "per-slot array"},
 	}
 	for _, tc := range tests {
 		_, err := config.Parse("/x/n.toml", []byte(tc.nb), nil)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -98,13 +97,5 @@ func TestSimUnevenCompiled(t *testing.T) {
 	}
 	if math.Abs(*got[0].Objective-*got[1].Objective) > 1e-6 {
 		t.Errorf("sim's objective %v, solve's %v", *got[0].Objective, *got[1].Objective)
-	}
-	var out, errb bytes.Buffer
-	live := filepath.Join(t.TempDir(), "live.toml")
-	if err := os.WriteFile(live, []byte(unevenStreet+"[live]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if code := run(context.Background(), []string{"run", "-c", live, "--home", "a"}, &out, &errb); code == exitOK || !strings.Contains(errb.String(), "segments") {
-		t.Errorf("run with [live] on uneven slots: exit %d: %s", code, errb.String())
 	}
 }
