@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +98,10 @@ func TestSimUnevenCompiled(t *testing.T) {
 	}
 	if math.Abs(*got[0].Objective-*got[1].Objective) > 1e-6 {
 		t.Errorf("sim's objective %v, solve's %v", *got[0].Objective, *got[1].Objective)
+	}
+	// home-sim steps through slots of one length: refused, by name.
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"home-sim", "-c", file, "--all"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "segments") {
+		t.Errorf("home-sim on uneven slots: exit %d: %s", code, errb.String())
 	}
 }
