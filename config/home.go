@@ -107,7 +107,7 @@ func (r *homeReader) background() {
 		r.n.errorf("background_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(bg), H)
 		return
 	}
-	copy(r.h.Background, r.l.rotate(bg, r.ck))
+	copy(r.h.Background, r.l.rotate(bg, r.ck, r.n, "background_kw"))
 }
 
 // pv reads pv_kw, the rooftop PV forecast (kW per slot, or one number
@@ -135,7 +135,7 @@ func (r *homeReader) pv() {
 			r.n.errorf("pv_kw", "%d values for %d slots: give one value per slot, or a single number for all", len(vals), H)
 			return
 		}
-		copy(pv, r.l.rotate(vals, r.ck))
+		copy(pv, r.l.rotate(vals, r.ck, r.n, "pv_kw"))
 	}
 	r.hs.pv = pv
 	for t, p := range pv {
@@ -294,6 +294,7 @@ func (r *homeReader) device(n *node) {
 			}
 		}
 		dev, props = e.Instantiate(name, loc, r.hz.SlotMinutes)
+		byLength(&dev, e, name, loc, r.hz)
 		entry = &e
 		for _, p := range props {
 			if p.Min != nil || p.Max != nil {
@@ -657,6 +658,26 @@ func (r *homeReader) addBounds() {
 			rule.Text += " (" + b.label + ")"
 			r.h.Rules = append(r.h.Rules, rule)
 			r.hs.rules = append(r.hs.rules, b.key)
+		}
+	}
+}
+
+// byLength gives a catalogue device on a horizon of uneven slots its
+// effects for every slot length but the first (devices.Action.ByLength),
+// each instantiated for its own length: a storage's charge per slot is
+// rounded down to whole steps per slot, so a coarse slot's is not the
+// first length's rounded figure scaled up.
+func byLength(dev *devices.Device, e devices.Entry, name, loc string, hz devices.Horizon) {
+	for _, m := range hz.Lengths {
+		if _, done := dev.Actions[0].ByLength[m]; done || m == hz.SlotMinutes {
+			continue
+		}
+		other, _ := e.Instantiate(name, loc, m)
+		for k := range dev.Actions {
+			if dev.Actions[k].ByLength == nil {
+				dev.Actions[k].ByLength = map[int][]devices.Effect{}
+			}
+			dev.Actions[k].ByLength[m] = other.Actions[k].Effects
 		}
 	}
 }

@@ -149,9 +149,15 @@ func LoadWith(path string, o LoadOptions) (*Config, error) {
 var errBeyond = errors.New("beyond the horizon")
 
 // rotate turns a per-slot profile that starts at the file's start into
-// one that starts at the rolling start.
-func (l *loader) rotate(v []float64, ck clock) []float64 {
+// one that starts at the rolling start. On a rolling horizon of uneven
+// slots a per-slot profile has no meaning (slot t covers other hours
+// every round), so the array at t's key is refused.
+func (l *loader) rotate(v []float64, ck clock, t *node, key string) []float64 {
 	if !l.opts.Rolling || len(v) == 0 || ck.slot <= 0 {
+		return v
+	}
+	if ck.bounds != nil {
+		t.errorf(key, "a live horizon of uneven slots ([horizon] segments) lays its slots from the clock every round, so a per-slot array would move with it: give one number for every slot, price periods, or a CSV file with timestamps")
 		return v
 	}
 	shift := ((l.fileStart-ck.start)%1440 + 1440) % 1440

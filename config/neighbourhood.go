@@ -129,12 +129,9 @@ func (l *loader) horizon(root *node, n *devices.Neighbourhood) clock {
 		l.opts = LoadOptions{Rolling: true, Start: hz.Start}
 	}
 	if l.opts.Rolling {
+		// A rolling horizon of uneven slots lays the segments' pattern
+		// from slot 0 each round: the fine slots always come first.
 		hz.Start = ((l.opts.Start % 1440) + 1440) % 1440
-		if hz.Lengths != nil {
-			t, _ := root.table("horizon")
-			t.errorf("segments", "a live or rolling horizon moves by whole slots of one length: give slot and slots, not segments")
-			hz.Lengths = nil
-		}
 	}
 	n.Horizon = hz
 	ck := clock{start: hz.Start, slot: hz.SlotMinutes, slots: hz.Slots, rolling: l.opts.Rolling}
@@ -218,7 +215,7 @@ func (l *loader) tariff(t *node, prices []float64, ck clock) []float64 {
 		if len(ps) != H {
 			t.errorf("per_slot", "%d prices for %d slots: give one price per slot", len(ps), H)
 		} else {
-			copy(prices, l.rotate(ps, ck))
+			copy(prices, l.rotate(ps, ck, t, "per_slot"))
 		}
 	}
 	if d, ok := t.num("default"); ok {
@@ -274,7 +271,7 @@ func (l *loader) exportPrices(t *node, prices []float64, ck clock) []float64 {
 			t.errorf("export_per_slot", "%d export prices for %d slots: give one per slot", len(ps), H)
 			return nil
 		}
-		out = l.rotate(ps, ck)
+		out = l.rotate(ps, ck, t, "export_per_slot")
 	}
 	if d, ok := t.num("export_default"); ok {
 		out = make([]float64, H)
@@ -685,7 +682,7 @@ func (l *loader) rollingPeriod(p *node, prices []float64, ck clock, from, to str
 	}
 	a, b = a%1440, b%1440
 	for s := range prices {
-		m := (ck.start + s*ck.slot) % 1440
+		m := (ck.start + ck.slotStart(s)) % 1440
 		if a < b && m >= a && m < b || a > b && (m >= a || m < b) || a == b {
 			prices[s] = price
 		}
@@ -734,7 +731,7 @@ func (l *loader) rollingWindows(t *node, n *devices.Neighbourhood, ck clock, key
 	for slot := 0; slot <= n.Horizon.Slots; slot++ {
 		w := -1
 		if slot < n.Horizon.Slots {
-			c := (ck.start + slot*ck.slot) % 1440
+			c := (ck.start + ck.slotStart(slot)) % 1440
 			for i, s := range spans {
 				if in(s, c) {
 					w = i

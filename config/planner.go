@@ -24,14 +24,6 @@ const (
 func (r *homeReader) planner() {
 	r.hs.planner = PlannerCompiled
 	s, ok := r.n.str("planner")
-	defer func() {
-		if r.hz.Lengths != nil && r.hs.planner != PlannerEnergy {
-			// A compiled home's effects are per slot of one length
-			// (devices.Entry.Instantiate, devices.Evaluate): uneven slots
-			// would need per-slot tables, which it does not have.
-			r.n.errorf("planner", "the horizon's slots differ in length ([horizon] segments), which only energy homes honour: give this home planner = %q, or the horizon one slot length", PlannerEnergy)
-		}
-	}()
 	if !ok {
 		return
 	}

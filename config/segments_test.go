@@ -3,6 +3,7 @@ package config_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -115,13 +116,11 @@ func TestSegmentsErrors(t *testing.T) {
 		{"no count", "[horizon]\nsegments = [{ slot = \"15m\" }]\n" + energyHome, 2, "horizon.segments[0]", "count"},
 		{"empty", "[horizon]\nsegments = []\n" + energyHome, 2, "horizon.segments", "at least one"},
 		{"unknown key", "[horizon]\nsegments = [{ slot = \"15m\", cuont = 4 }]\n" + energyHome, 2, "horizon.segments[0].cuont", `did you mean "count"`},
-		{"compiled home", "[horizon]\n" + seg + "\n[[home]]\nname = \"c\"\nplanner = \"compiled\"\n", 5, "home[0].planner", "only energy homes"},
-		{"default planner", "[horizon]\n" + seg + "\n[[home]]\nname = \"c\"\n", 0, "home[0].planner", "only energy homes"},
 		{"period off boundary", "[horizon]\nstart = \"06:00\"\n" + seg + "\n[prices]\nperiods = [{ from = \"07:30\", to = \"09:00\", price = 1 }]\n" + energyHome, 5, "prices.periods[0].from", "07:00–08:00"},
 		{"window off boundary", "[horizon]\nstart = \"06:00\"\n" + seg + "\n[coordination]\nwindows = [[\"06:00\", \"06:40\"]]\n" + energyHome, 5, "coordination.windows[0]", "not a slot boundary"},
 		{"every cuts", "[horizon]\nstart = \"06:00\"\n" + seg + "\n[coordination]\nevery = \"45m\"\n" + energyHome, 5, "coordination.every", "cuts a slot"},
 		{"per slot", "[horizon]\n" + seg + "\n[prices]\nper_slot = [1, 2, 3]\n" + energyHome, 4, "prices.per_slot", "3 prices for 7 slots"},
-		{"live", "[horizon]\n" + seg + "\n[live]\n" + energyHome, 2, "horizon.segments", "rolling"},
+		{"live per-slot array", "[horizon]\n" + seg + "\n[live]\n[[home]]\nname = \"c\"\nbackground_kw = [1, 1, 1, 1, 1, 1, 1]\n", 6, "home[0].background_kw", "per-slot array"},
 	}
 	for _, tc := range tests {
 		_, err := config.Parse("/x/n.toml", []byte(tc.nb), nil)
@@ -184,5 +183,87 @@ func FuzzSegments(f *testing.F) {
 		if _, _, err := street.Split(cfg); err != nil && !errors.Is(err, street.ErrNotEnergy) {
 			t.Fatalf("split: %v", err)
 		}
+		// The same home compiled: each slot length gets the battery's
+		// own effects, and the model stays valid.
+		cfg, err = config.Parse("n.toml", []byte(strings.Replace(text, "planner = \"energy\"\n", "", 1)), nil)
+		if err != nil {
+			return
+		}
+		if err := cfg.Neighbourhood.Validate(); err != nil {
+			t.Fatalf("accepted an invalid compiled model: %v", err)
+		}
 	})
+}
+
+// TestSegmentsCompiled works a compiled battery's effects on uneven
+// slots by hand: 5 kW at 95% stores 5·0.95·0.25 = 1.1875 kWh in a
+// quarter hour and 4.75 kWh in an hour, rounded down to the 0.1 kWh
+// resolution per slot length: 1.1 and 4.7 (not 4·1.1 = 4.4); 5 kW out
+// takes 5/0.95·0.25 = 1.316 and 5.263 kWh, rounded up: 1.4 and 5.3. A
+// custom heater's effect per hour and a drift scale with each slot's
+// hours, and a goal at 06:30 inside the hour 06:00–07:00 is checked at
+// its end.
+func TestSegmentsCompiled(t *testing.T) {
+	const text = `[horizon]
+start = "05:30"
+segments = [{ slot = "15m", count = 2 }, { slot = "1h", count = 2 }]
+[[home]]
+name = "c"
+[[home.device]]
+name = "bat"
+kind = "home_battery"
+max_charge_kw = 5
+max_discharge_kw = 5
+charge_efficiency = 0.95
+discharge_efficiency = 0.95
+[[home.device]]
+name = "heater"
+actions = [{ name = "off", power_kw = 0 }, { name = "on", power_kw = 2, effects = { heat = 4 } }]
+drift = { heat = -1 }
+range = { heat = [0, 20] }
+rules = ["heat geq 1 before 06:30"]
+`
+	cfg, err := config.Parse("c.toml", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	hz := n.Horizon
+	h := &n.Homes[0]
+	bat := &h.Devices[h.Device("bat")]
+	effect := func(d *devices.Device, power float64, p string, slot int) float64 {
+		t.Helper()
+		for k := range d.Actions {
+			if d.Actions[k].Power == power {
+				v, _ := d.Actions[k].EffectIn(p, hz, slot)
+				return math.Round(v*1e9) / 1e9
+			}
+		}
+		t.Fatalf("device %s has no action of %g kW: %+v", d.Name, power, d.Actions)
+		return 0
+	}
+	for _, tc := range []struct {
+		power float64
+		slot  int
+		want  float64
+	}{{5, 0, 1.1}, {5, 1, 1.1}, {5, 2, 4.7}, {5, 3, 4.7}, {-5, 0, -1.4}, {-5, 3, -5.3}} {
+		if got := effect(bat, tc.power, "soc", tc.slot); got != tc.want {
+			t.Errorf("battery at %g kW in slot %d stores %g kWh, want %g", tc.power, tc.slot, got, tc.want)
+		}
+	}
+	heater := &h.Devices[h.Device("heater")]
+	heat := &h.Properties[h.Property("heater", "heat")]
+	for slot, want := range []float64{1, 1, 4, 4} {
+		if got := effect(heater, 2, "heat", slot); got != want {
+			t.Errorf("heater in slot %d: %g, want %g", slot, got, want)
+		}
+		if got := heat.DriftIn(hz, slot); math.Abs(got-(-want/4)) > 1e-12 {
+			t.Errorf("drift in slot %d: %g, want %g", slot, got, -want/4)
+		}
+	}
+	for _, r := range h.Rules {
+		if r.Property == "heat" && r.Prefix == devices.Before && r.T1 != 3 {
+			t.Errorf("goal before 06:30 at boundary %d, want 3 (07:00)", r.T1)
+		}
+	}
 }

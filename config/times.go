@@ -104,6 +104,14 @@ func (c clock) boundary(tok string) (int, error) {
 	return d / c.slot, nil
 }
 
+// slotStart returns slot s's start in minutes after boundary 0.
+func (c clock) slotStart(s int) int {
+	if c.bounds != nil {
+		return c.bounds[s]
+	}
+	return s * c.slot
+}
+
 // span returns the horizon's length in minutes.
 func (c clock) span() int {
 	if c.bounds != nil {
@@ -173,6 +181,13 @@ func (c clock) window(a, b string) (int, int, error) {
 		d2 = 1440
 	}
 	up := func(d int) int { return (d + c.slot - 1) / c.slot }
+	if c.bounds != nil {
+		// The first boundary at or after d; past the horizon, slots+1.
+		up = func(d int) int {
+			b, _ := slices.BinarySearch(c.bounds, d)
+			return b
+		}
+	}
 	if d1 == 0 && d2 < 1440 || d1 > d2 {
 		// Running: it began at or before slot 0's start.
 		return 1, min(up(d2), c.slots), nil

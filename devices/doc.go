@@ -8,9 +8,13 @@
 //
 // # Time
 //
-// A horizon has Slots slots of SlotMinutes minutes. Every actuator picks one
-// action per slot; an action draws Power (kW, the average over the slot) and
-// changes properties by its Effects (natural units per slot).
+// A horizon has Slots slots of SlotMinutes minutes, or slots of their own
+// lengths (Horizon.Lengths, fine first and coarse later). Every actuator
+// picks one action per slot; an action draws Power (kW, the average over
+// the slot) and changes properties by its Effects (natural units per slot
+// of SlotMinutes; a slot of another length scales them, and the drift, by
+// Horizon.Ratio, unless Action.ByLength gives the action's own effects for
+// that length).
 //
 // A property's trajectory is a sequence of integer steps of the property's
 // Scale (0.1 °C, 0.1 kWh, …): values, effects, drifts and goals are rounded
@@ -53,7 +57,9 @@
 //	  + Weights.Miss · (what the soft rules and a soft feeder limit miss by)
 //	  + Weights.Peak · Σ_w Σ_{t∈w} Δ² · [ Σ_h (cap_h,w + outside_h(t))² + Σ_{(h,g) linked} 2·cap_h,w·cap_g,w ]
 //
-// with Δ the slot length in hours and bill(t, x) = price(t)·x, or
+// with Δ the slot length in hours (on uneven slots each slot's own Δ_t in
+// the bill and cycling, and Δ_t·Δ_0 for Δ² in the peak term:
+// Horizon.PeakHours) and bill(t, x) = price(t)·x, or
 // ExportPrices(t)·x where the home feeds back (x < 0). cap_h,w is the level the home commits to
 // in coordination window w: level k of a window means "in every slot of the
 // window the home draws at most cap_k" (see LevelCaps). On a complete

@@ -53,7 +53,9 @@ type Evaluation struct {
 	Load      []float64
 	Committed []float64
 	// LoadSquares is Σ_t (Load(t)·Δ)², the actual (not committed) peak
-	// measure of SHDS (shds-model.md §4.4); PeakLoad is max_t Load(t).
+	// measure of SHDS (shds-model.md §4.4), Σ_t Load(t)²·Δ_t·Δ_0 on a
+	// horizon of uneven slots (Horizon.PeakHours); PeakLoad is
+	// max_t Load(t).
 	LoadSquares, PeakLoad float64
 }
 
@@ -101,7 +103,6 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 		return nil, fmt.Errorf("schedule has %d homes, the neighbourhood %d", len(s.Homes), len(n.Homes))
 	}
 	hz := n.Horizon
-	dt := hz.Hours()
 	ev := &Evaluation{Feasible: true, Load: make([]float64, hz.Slots), Committed: make([]float64, len(n.Windows))}
 	ev.Homes = make([]HomeEvaluation, len(n.Homes))
 	for hi := range n.Homes {
@@ -114,6 +115,7 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 		he.Load = make([]float64, hz.Slots)
 		he.Peak = math.Inf(-1)
 		for t := range hz.Slots {
+			dt := hz.SlotHours(t)
 			for d := range h.Devices {
 				dev := &h.Devices[d]
 				ev.CycleCost += n.Weights.Price * dev.CycleCost * math.Abs(dev.Actions[hs.Actions[d][t]].Power) * dt
@@ -180,8 +182,8 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 	}
 	ev.PeakCost = n.Weights.Peak * n.peakTerm(ev)
 	ev.PeakLoad = math.Inf(-1)
-	for _, l := range ev.Load {
-		ev.LoadSquares += l * dt * l * dt
+	for t, l := range ev.Load {
+		ev.LoadSquares += l * hz.SlotHours(t) * l * hz.Hours()
 		ev.PeakLoad = math.Max(ev.PeakLoad, l)
 	}
 	ev.FeederExcess = make([]float64, len(n.Windows))
@@ -190,7 +192,7 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 		case n.FeederLimit <= 0 || Fits(c, n.FeederLimit):
 		case n.FeederSoft:
 			ev.FeederExcess[w] = c - n.FeederLimit
-			ev.MissCost += n.Weights.Miss * ev.FeederExcess[w] * float64(n.Windows[w].Len()) * dt
+			ev.MissCost += n.Weights.Miss * ev.FeederExcess[w] * n.WindowHours(w)
 			ev.Misses = append(ev.Misses, fmt.Sprintf("window %d: committed caps add up to %g, %g above the feeder limit %g", w, c, c-n.FeederLimit, n.FeederLimit))
 		default:
 			ev.violate("window %d: committed caps add up to %g, above the feeder limit %g", w, c, n.FeederLimit)
@@ -203,9 +205,9 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 	return ev, nil
 }
 
-// peakTerm returns Σ_w Σ_{t∈w} Δ²·[Σ_h (cap_h + outside_h(t))² + Σ_links 2·cap_h·cap_g].
+// peakTerm returns Σ_w Σ_{t∈w} Δ_t·Δ_0·[Σ_h (cap_h + outside_h(t))² + Σ_links 2·cap_h·cap_g]
+// (Horizon.PeakHours: Δ² on a horizon of one slot length).
 func (n *Neighbourhood) peakTerm(ev *Evaluation) float64 {
-	dt := n.Horizon.Hours()
 	total := 0.0
 	for w, win := range n.Windows {
 		for t := win.From; t < win.To; t++ {
@@ -220,7 +222,7 @@ func (n *Neighbourhood) peakTerm(ev *Evaluation) float64 {
 			for _, l := range n.Linked() {
 				sum += 2 * ev.Homes[l[0]].Caps[w] * ev.Homes[l[1]].Caps[w]
 			}
-			total += dt * dt * sum
+			total += n.Horizon.PeakHours(t) * sum
 		}
 	}
 	return total
@@ -318,16 +320,15 @@ func (h *Home) trajectory(hz Horizon, pi int, hs *HomeSchedule) []int64 {
 	p := &h.Properties[pi]
 	out := make([]int64, hz.Indices())
 	out[0] = Steps(p.Initial, p.Scale)
-	drift := Steps(p.Drift, p.Scale)
 	for i := 1; i < len(out); i++ {
 		t := hz.Mover(i)
-		v := out[i-1] + drift
+		v := out[i-1] + Steps(p.DriftIn(hz, t), p.Scale)
 		for d := range h.Devices {
 			dev := &h.Devices[d]
 			if !dev.Affects(p.Location, p.Name) {
 				continue
 			}
-			delta, _ := dev.Actions[hs.Actions[d][t]].Effect(p.Name)
+			delta, _ := dev.Actions[hs.Actions[d][t]].EffectIn(p.Name, hz, t)
 			v += Steps(delta, p.Scale)
 		}
 		out[i] = v

@@ -120,7 +120,7 @@ func (h *Home) Restricted(t int, action func(d int) int) (noImport, noExport boo
 func (n *Neighbourhood) Meter(hi, t int, x float64, noImport, noExport bool) Metered {
 	m := n.Homes[hi].Meter
 	imp, exp := n.Tariff(hi)
-	dt := n.Horizon.Hours()
+	dt := n.Horizon.SlotHours(t)
 	eval := func(c float64) Metered {
 		out := Metered{Draw: x + c, Curtail: c}
 		y := out.Draw

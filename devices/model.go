@@ -31,8 +31,10 @@ type Horizon struct {
 	SlotMinutes int
 	// Lengths, when set, gives each slot its own length in minutes
 	// ([horizon] segments: fine slots first, coarse later, as the evcc
-	// optimizer's time_series.dt). Only energy homes honour it; the
-	// loader refuses compiled homes on such a horizon.
+	// optimizer's time_series.dt). A slot's energy is its power × its
+	// own hours; its effects and drift are the model's per-slot figures
+	// (given for a slot of SlotMinutes) scaled to its length, or an
+	// action's own effects for that length (Action.ByLength).
 	Lengths []int
 	// Start is the clock time of slot 0's beginning, in minutes after
 	// midnight; it only labels slots and converts "HH:MM" rule times.
@@ -56,6 +58,27 @@ func (h Horizon) Minutes(t int) int {
 
 // SlotHours returns slot t's length in hours.
 func (h Horizon) SlotHours(t int) float64 { return float64(h.Minutes(t)) / 60 }
+
+// Ratio returns slot t's length over SlotMinutes, the factor that scales
+// the model's per-slot drift and effects to slot t (1 on a horizon of
+// one slot length).
+func (h Horizon) Ratio(t int) float64 {
+	if h.Lengths == nil {
+		return 1
+	}
+	return float64(h.Lengths[t]) / float64(h.SlotMinutes)
+}
+
+// PeakHours returns the weight of slot t's squared power in the peak
+// term, in hours²: Δ_t · Δ_0, slot t's hours times SlotMinutes' hours
+// (Δ² on a horizon of one slot length). The squared power is weighed by
+// the time it lasts, so a load costs the same whether the horizon cuts
+// it into one coarse slot or several fine ones (docs/DESIGN.md, "Uneven
+// slots").
+func (h Horizon) PeakHours(t int) float64 { return h.SlotHours(t) * h.Hours() }
+
+// Uneven reports whether the slots differ in length.
+func (h Horizon) Uneven() bool { return h.Lengths != nil }
 
 // Indices returns the length of a property trajectory: Slots+1 boundaries
 // under Full, Slots under SHDS.
@@ -189,8 +212,15 @@ type Action struct {
 	// Power is the average draw over the slot (power units; negative for
 	// a battery feeding the home).
 	Power float64
-	// Effects change properties by Delta natural units per slot.
+	// Effects change properties by Delta natural units per slot (of
+	// Horizon.SlotMinutes).
 	Effects []Effect
+	// ByLength, on a horizon of uneven slots, holds the effects of a
+	// slot of so many minutes where they are not Effects scaled to its
+	// length (a storage's charge rounded down to whole steps per slot,
+	// Entry.Instantiate); nil otherwise. Each list names the properties
+	// Effects names.
+	ByLength map[int][]Effect
 }
 
 // Effect is an action's change of a property per slot.
@@ -235,6 +265,28 @@ func (a *Action) Effect(p string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// EffectIn returns the delta of property p under the action in slot t of
+// horizon h: ByLength's for the slot's length if given, else Effects'
+// scaled by h.Ratio(t).
+func (a *Action) EffectIn(p string, h Horizon, t int) (float64, bool) {
+	if h.Lengths != nil {
+		if effs, ok := a.ByLength[h.Lengths[t]]; ok {
+			for _, e := range effs {
+				if e.Property == p {
+					return e.Delta, true
+				}
+			}
+			return 0, false
+		}
+	}
+	v, ok := a.Effect(p)
+	return v * h.Ratio(t), ok
+}
+
+// DriftIn returns the property's drift over slot t of horizon h: Drift
+// scaled by h.Ratio(t).
+func (p *Property) DriftIn(h Horizon, t int) float64 { return p.Drift * h.Ratio(t) }
 
 // Affects reports whether device d changes property p at location loc: it
 // has an action with an effect entry for p and sits at loc or is named loc
@@ -294,6 +346,18 @@ func (n *Neighbourhood) Linked() [][2]int {
 		}
 	}
 	return out
+}
+
+// WindowHours returns the length of coordination window w in hours.
+func (n *Neighbourhood) WindowHours(w int) float64 {
+	if !n.Horizon.Uneven() {
+		return float64(n.Windows[w].Len()) * n.Horizon.Hours()
+	}
+	h := 0.0
+	for t := n.Windows[w].From; t < n.Windows[w].To; t++ {
+		h += n.Horizon.SlotHours(t)
+	}
+	return h
 }
 
 // WindowOf returns the window holding slot t, or −1.

@@ -43,9 +43,12 @@ type Space struct {
 	// bit records whether it has held, without excluding any state.
 	AnyRules []int
 
-	hz    Horizon
-	drift int64
-	delta [][]int64 // [actuator position][action] steps
+	hz Horizon
+	// Slots of one length share a class: class[t] indexes drift and
+	// delta for slot t (a single class on a horizon of one length).
+	class []int
+	drift []int64     // [class] steps
+	delta [][][]int64 // [class][actuator position][action] steps
 	init  int64
 	// Per index: the ALL checks, the ANY checks (with their bit) and the
 	// bits that must be set by then.
@@ -76,15 +79,31 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 		limit = DefaultStateLimit
 	}
 	p := &h.Properties[m.Property]
-	s := &Space{Model: m, hz: hz, drift: Steps(p.Drift, p.Scale), init: Steps(p.Initial, p.Scale)}
-	for _, di := range m.Actuators {
-		d := &h.Devices[di]
-		row := make([]int64, len(d.Actions))
-		for k := range d.Actions {
-			v, _ := d.Actions[k].Effect(p.Name)
-			row[k] = Steps(v, p.Scale)
+	s := &Space{Model: m, hz: hz, init: Steps(p.Initial, p.Scale), class: make([]int, hz.Slots)}
+	seen := map[int]int{}
+	for t := range hz.Slots {
+		c, ok := seen[hz.Minutes(t)]
+		if !ok {
+			// The first slot of each length stands for its class.
+			c = len(s.drift)
+			seen[hz.Minutes(t)] = c
+			s.drift = append(s.drift, Steps(p.DriftIn(hz, t), p.Scale))
+			var rows [][]int64
+			for _, di := range m.Actuators {
+				d := &h.Devices[di]
+				row := make([]int64, len(d.Actions))
+				for k := range d.Actions {
+					v, _ := d.Actions[k].EffectIn(p.Name, hz, t)
+					row[k] = Steps(v, p.Scale)
+				}
+				rows = append(rows, row)
+			}
+			s.delta = append(s.delta, rows)
 		}
-		s.delta = append(s.delta, row)
+		s.class[t] = c
+	}
+	if len(s.drift) == 0 {
+		s.drift, s.delta = []int64{0}, [][][]int64{make([][]int64, len(m.Actuators))}
 	}
 	n := hz.Indices()
 	s.all, s.anys, s.must = make([][]check, n), make([][]check, n), make([]uint64, n)
@@ -167,13 +186,14 @@ func (s *Space) apply(i int, v int64, flags uint64) (State, bool) {
 	return State{Value: v, Flags: flags}, true
 }
 
-// Delta returns the steps the model's actuators add when they run the
-// given actions (one per actuator, in Model.Actuators order), drift
-// included.
-func (s *Space) Delta(actions []int) int64 {
-	d := s.drift
+// Delta returns the steps the model's actuators add in slot t when they
+// run the given actions (one per actuator, in Model.Actuators order),
+// drift included.
+func (s *Space) Delta(t int, actions []int) int64 {
+	c := s.class[t]
+	d := s.drift[c]
 	for j, k := range actions {
-		d += s.delta[j][k]
+		d += s.delta[c][j][k]
 	}
 	return d
 }
@@ -182,10 +202,10 @@ func (s *Space) Delta(actions []int) int64 {
 // the model's actuators run actions in slot hz.Mover(i), and whether it is
 // a state of the space.
 func (s *Space) Step(i int, st State, actions []int) (State, bool) {
-	if i < 1 || i > s.Last || len(actions) != len(s.delta) {
+	if i < 1 || i > s.Last || len(actions) != len(s.Model.Actuators) {
 		return State{}, false
 	}
-	next, ok := s.apply(i, st.Value+s.Delta(actions), st.Flags)
+	next, ok := s.apply(i, st.Value+s.Delta(s.hz.Mover(i), actions), st.Flags)
 	if !ok {
 		return State{}, false
 	}
@@ -225,11 +245,14 @@ func (s *Space) explore(h *Home, limit int) error {
 		return nil
 	}
 	s.States[0] = []State{init}
-	deltas := s.distinctDeltas()
+	deltas := make([][]int64, len(s.drift))
+	for c := range deltas {
+		deltas[c] = s.distinctDeltas(c)
+	}
 	for i := 1; i <= s.Last; i++ {
 		seen := map[State]bool{}
 		for _, st := range s.States[i-1] {
-			for _, d := range deltas {
+			for _, d := range deltas[s.class[s.hz.Mover(i)]] {
 				if next, ok := s.apply(i, st.Value+d, st.Flags); ok && !seen[next] {
 					seen[next] = true
 					s.States[i] = append(s.States[i], next)
@@ -253,7 +276,7 @@ func (s *Space) explore(h *Home, limit int) error {
 		}
 		keep := s.States[i][:0]
 		for _, st := range s.States[i] {
-			for _, d := range deltas {
+			for _, d := range deltas[s.class[s.hz.Mover(i+1)]] {
 				if n, ok := s.apply(i+1, st.Value+d, st.Flags); ok && next[n] {
 					keep = append(keep, st)
 					break
@@ -283,10 +306,11 @@ func (s *Space) buildIndex() {
 	}
 }
 
-// distinctDeltas returns the distinct total changes one slot can make.
-func (s *Space) distinctDeltas() []int64 {
-	sums := map[int64]bool{s.drift: true}
-	for _, row := range s.delta {
+// distinctDeltas returns the distinct total changes one slot of class c
+// can make.
+func (s *Space) distinctDeltas(c int) []int64 {
+	sums := map[int64]bool{s.drift[c]: true}
+	for _, row := range s.delta[c] {
 		next := map[int64]bool{}
 		for v := range sums {
 			for _, d := range row {

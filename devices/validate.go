@@ -180,6 +180,13 @@ func (h *Home) validate(hz Horizon) []error {
 					add(PartDevice, di, "device %s action %s: effect %q %v is not a property and a number", d.Name, a.Name, e.Property, e.Delta)
 				}
 			}
+			for m, effs := range a.ByLength {
+				for _, e := range effs {
+					if _, ok := a.Effect(e.Property); !ok || !finite(e.Delta) {
+						add(PartDevice, di, "device %s action %s: its effect %q %v for %d-minute slots is not a number on a property its effects name", d.Name, a.Name, e.Property, e.Delta, m)
+					}
+				}
+			}
 		}
 	}
 	props := map[[2]string]bool{}
@@ -220,6 +227,15 @@ func (h *Home) validate(hz Horizon) []error {
 			for _, a := range d.Actions {
 				if v, _ := a.Effect(p.Name); math.Abs(v/p.Scale) > maxSteps {
 					add(PartProperty, pi, "property %s at %s: device %s changes it by %v, too much for resolution %v", p.Name, p.Location, d.Name, v, p.Scale)
+				}
+				for t := range hz.Slots {
+					if !hz.Uneven() {
+						break
+					}
+					if v, _ := a.EffectIn(p.Name, hz, t); math.Abs(v/p.Scale) > maxSteps {
+						add(PartProperty, pi, "property %s at %s: device %s changes it by %v in slot %d, too much for resolution %v", p.Name, p.Location, d.Name, v, t, p.Scale)
+						break
+					}
 				}
 			}
 		}

@@ -101,6 +101,11 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 		return loadExit(e.stderr, "home-sim", err)
 	}
 	n := cfg.Neighbourhood
+	if n.Horizon.Uneven() {
+		// The virtual homes' traces and checks step through slots of
+		// one length (devices/homesim).
+		return usage("%s: [horizon] segments (slots of different lengths) is planned by hearth sim, solve and run; home-sim simulates slots of one length: give [horizon] slot and slots", file)
+	}
 	var homes []int
 	for i := range n.Homes {
 		if all || n.Homes[i].Name == home {

@@ -141,7 +141,7 @@ func Descend(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 			out.Approximate++
 		}
 		a, err := flowbr.New(flowbr.Config{ID: i, Neighbours: nbrs[i], Load: loadOf(&n.Homes[i], &start.Homes[i], T),
-			Slots: slots, PeakW: n.Weights.Peak * dt * dt, Rounds: rounds, Diameter: diam[i], Fits: fits, Homes: H}, homes[k])
+			Slots: slots, PeakW: n.Weights.Peak * dt * dt, Ratio: ratios(n.Horizon), Rounds: rounds, Diameter: diam[i], Fits: fits, Homes: H}, homes[k])
 		if err != nil {
 			return fail(err)
 		}

@@ -32,9 +32,23 @@ func FlowObjective(n *devices.Neighbourhood, ev *devices.Evaluation) float64 {
 		for _, l := range links {
 			sum += 2 * drawOf(ev, l[0], t) * drawOf(ev, l[1], t)
 		}
-		peak += dt * dt * sum
+		peak += dt * dt * n.Horizon.Ratio(t) * sum
 	}
 	return ev.PriceCost + n.Weights.Peak*peak
+}
+
+// ratios returns each slot's Horizon.Ratio, the factor of its squared
+// load in the peak term against Δ², or nil on a horizon of one slot
+// length.
+func ratios(hz devices.Horizon) []float64 {
+	if !hz.Uneven() {
+		return nil
+	}
+	out := make([]float64, hz.Slots)
+	for t := range out {
+		out[t] = hz.Ratio(t)
+	}
+	return out
 }
 
 func drawOf(ev *devices.Evaluation, hi, t int) float64 {

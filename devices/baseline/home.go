@@ -172,7 +172,7 @@ func (s *homeSolver) setOutside(N []float64) {
 		costs := s.c.Problem.Functions[fi].Costs
 		for k, cp := range caps[w] {
 			base := cp + o
-			costs[k] = s.peakW * (2*base*N[t] + N[t]*N[t])
+			costs[k] = s.peakW * s.c.Model.Horizon.Ratio(t) * (2*base*N[t] + N[t]*N[t])
 		}
 	}
 }

@@ -257,7 +257,7 @@ func (s *improver) interaction(i, j int) float64 {
 	for _, t := range s.slots {
 		di := math.Max(s.candLoad[i][t], 0) - math.Max(s.loads[i][t], 0)
 		dj := math.Max(s.candLoad[j][t], 0) - math.Max(s.loads[j][t], 0)
-		sum += di * dj
+		sum += s.n.Horizon.Ratio(t) * di * dj
 	}
 	return 2 * s.peakW * sum
 }

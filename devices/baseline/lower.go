@@ -57,6 +57,10 @@ func LowerBound(ctx context.Context, n *devices.Neighbourhood, o Options) (float
 			}
 		}
 	}
+	if n.Horizon.Uneven() {
+		// The water filling spreads energy over slots of one length.
+		return 0, ErrNoBound
+	}
 	dt := n.Horizon.Hours()
 	a := n.Weights.Peak * dt * dt
 	b := make([]float64, T)

@@ -266,7 +266,7 @@ func (b *blockHome) cost(hs *devices.HomeSchedule, N []float64) float64 {
 		if h.OutsideLoad != nil {
 			v += h.OutsideLoad[t]
 		}
-		peak += v * v
+		peak += n.Horizon.Ratio(t) * v * v
 	}
 	return n.Weights.Price*price + n.Weights.Miss*over + n.Weights.Peak*dt*dt*peak
 }

@@ -21,10 +21,10 @@ import (
 // where a hard limit or a permission breaks.
 func (k *compiler) prices(hi int) error {
 	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
-	dt := n.Horizon.Hours()
 	imp, _ := n.Tariff(hi)
 	k.meter[hi] = make([]bool, n.Horizon.Slots)
 	for t := range n.Horizon.Slots {
+		dt := n.Horizon.SlotHours(t)
 		if k.meterSlot(hi, t) {
 			k.meter[hi][t] = true
 			scope := make([]int, len(h.Devices))
@@ -45,7 +45,7 @@ func (k *compiler) prices(hi int) error {
 				} else {
 					costs[idx] = n.Weights.Price*m.Bill + n.Weights.Miss*m.Over
 					for d := range h.Devices {
-						costs[idx] += k.cycle(&h.Devices[d], acts[d])
+						costs[idx] += k.cycle(&h.Devices[d], acts[d], t)
 					}
 				}
 				next(acts, func(d int) int { return len(h.Devices[d].Actions) })
@@ -58,7 +58,7 @@ func (k *compiler) prices(hi int) error {
 			costs := make([]float64, len(dev.Actions))
 			zero := true
 			for a := range dev.Actions {
-				costs[a] = n.Weights.Price*imp[t]*dev.Actions[a].Power*dt + k.cycle(dev, a)
+				costs[a] = n.Weights.Price*imp[t]*dev.Actions[a].Power*dt + k.cycle(dev, a, t)
 				zero = zero && costs[a] == 0
 			}
 			if !zero {
@@ -101,13 +101,13 @@ func (k *compiler) endValues(hi int) error {
 	return nil
 }
 
-// cycle is the weighted cycling cost of device dev running action a for a
-// slot: Weights.Price·CycleCost·|power|·Δ (Device.CycleCost).
-func (k *compiler) cycle(dev *devices.Device, a int) float64 {
+// cycle is the weighted cycling cost of device dev running action a for
+// slot t: Weights.Price·CycleCost·|power|·Δ_t (Device.CycleCost).
+func (k *compiler) cycle(dev *devices.Device, a, t int) float64 {
 	if dev.CycleCost == 0 {
 		return 0
 	}
-	return k.n.Weights.Price * dev.CycleCost * math.Abs(dev.Actions[a].Power) * k.n.Horizon.Hours()
+	return k.n.Weights.Price * dev.CycleCost * math.Abs(dev.Actions[a].Power) * k.n.Horizon.SlotHours(t)
 }
 
 // misses adds the penalties of model m's soft rules (devices.Rule.Soft):
@@ -239,15 +239,16 @@ func next(digits []int, radix func(i int) int) bool {
 	return false
 }
 
-// ownPeak adds each level's own part of the peak term.
+// ownPeak adds each level's own part of the peak term, each slot's
+// squared power weighed by Horizon.PeakHours.
 func (k *compiler) ownPeak(hi int) {
 	n, h, hc := k.n, &k.n.Homes[hi], &k.c.Homes[hi]
 	if n.Weights.Peak == 0 {
 		return
 	}
-	dt := n.Horizon.Hours()
 	for w, win := range n.Windows {
 		costs := make([]float64, len(hc.Caps[w]))
+		dt := n.Horizon.Hours()
 		for c, cp := range hc.Caps[w] {
 			sum := 0.0
 			for t := win.From; t < win.To; t++ {
@@ -255,7 +256,9 @@ func (k *compiler) ownPeak(hi int) {
 				if h.OutsideLoad != nil {
 					v += h.OutsideLoad[t]
 				}
-				sum += v * v
+				// Ratio(t)·Δ² is Horizon.PeakHours(t), exactly Δ² on
+				// a horizon of one slot length.
+				sum += n.Horizon.Ratio(t) * v * v
 			}
 			costs[c] = n.Weights.Peak * dt * dt * sum
 		}
@@ -305,10 +308,14 @@ func (k *compiler) transitions(hi int, m *Model) error {
 // between adds the cross part of the peak term and the feeder limits.
 func (k *compiler) between() error {
 	n, c := k.n, k.c
-	dt := n.Horizon.Hours()
 	for w, win := range n.Windows {
 		if n.Weights.Peak != 0 {
-			coef := n.Weights.Peak * dt * dt * float64(win.Len()) * 2
+			// Σ_t Ratio(t)·Δ² is Σ_t Horizon.PeakHours(t).
+			dt, ratios := n.Horizon.Hours(), 0.0
+			for t := win.From; t < win.To; t++ {
+				ratios += n.Horizon.Ratio(t)
+			}
+			coef := n.Weights.Peak * dt * dt * ratios * 2
 			for _, l := range n.Linked() {
 				a, b := &c.Homes[l[0]], &c.Homes[l[1]]
 				ca, cb := a.Caps[w], b.Caps[w]
@@ -371,7 +378,7 @@ func (k *compiler) feeder(w int) error {
 		switch {
 		case devices.Fits(sum, n.FeederLimit):
 		case n.FeederSoft:
-			costs[idx] = n.Weights.Miss * (sum - n.FeederLimit) * float64(n.Windows[w].Len()) * n.Horizon.Hours()
+			costs[idx] = n.Weights.Miss * (sum - n.FeederLimit) * n.WindowHours(w)
 		default:
 			costs[idx] = mva.Hard
 		}
@@ -411,7 +418,7 @@ func (k *compiler) feederBudgets(w int, lo, hi float64) {
 			switch {
 			case devices.Fits(cp, b):
 			case n.FeederSoft:
-				costs[l] = n.Weights.Miss * (cp - b) * float64(n.Windows[w].Len()) * n.Horizon.Hours()
+				costs[l] = n.Weights.Miss * (cp - b) * n.WindowHours(w)
 			default:
 				costs[l] = mva.Hard
 			}
@@ -424,7 +431,6 @@ func (k *compiler) feederBudgets(w int, lo, hi float64) {
 // load) to its first function, or to Problem.Offset when it has none.
 func (k *compiler) foldBase() error {
 	n := k.n
-	dt := n.Horizon.Hours()
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
 		imp, _ := n.Tariff(hi)
@@ -444,7 +450,7 @@ func (k *compiler) foldBase() error {
 				// The draw is never negative here, nor above a limit,
 				// so the bill is linear and the background's part is
 				// its own.
-				base += n.Weights.Price * imp[t] * h.Background[t] * dt
+				base += n.Weights.Price * imp[t] * h.Background[t] * n.Horizon.SlotHours(t)
 			}
 		}
 		if base == 0 {

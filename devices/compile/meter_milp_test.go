@@ -74,10 +74,25 @@ func milpHome(seed uint64) string {
 // cost and the demand charge on the highest import, less the end value
 // of what is stored.
 func milp(n *devices.Neighbourhood) string {
+	lengths := make([]int, n.Horizon.Slots)
+	for t := range lengths {
+		lengths[t] = n.Horizon.SlotMinutes
+	}
+	return milpOf(n, lengths, nil)
+}
+
+// milpOf is milp with each slot's length in minutes given apart from the
+// model (lengths) and soft goals: goals maps the index of a soft rule
+// "geq … before" on a property that never falls (an EV's charge) to the
+// boundary it is checked at, where the shortfall costs Weights.Miss per
+// unit. A slot's effects are an action's own for its length
+// (devices.Action.ByLength) or its per-slot effects scaled to the
+// length, as is the drift.
+func milpOf(n *devices.Neighbourhood, lengths []int, goals map[int]int) string {
 	h := &n.Homes[0]
 	m := h.Meter
 	T := n.Horizon.Slots
-	dt := n.Horizon.Hours()
+	first := lengths[0]
 	imp, exp := m.Prices, m.ExportPrices
 	var obj, rows, bounds, bins []string
 	term := func(c float64, v string) string {
@@ -88,6 +103,7 @@ func milp(n *devices.Neighbourhood) string {
 	}
 	z := func(d, t, a int) string { return fmt.Sprintf("z_%d_%d_%d", d, t, a) }
 	for t := range T {
+		dt := float64(lengths[t]) / 60
 		obj = append(obj, term(imp[t]*dt, fmt.Sprintf("imp%d", t)), term(-exp[t]*dt, fmt.Sprintf("exp%d", t)))
 		meter := []string{fmt.Sprintf("imp%d - exp%d", t, t)}
 		if m.Curtail != nil {
@@ -145,8 +161,9 @@ func milp(n *devices.Neighbourhood) string {
 	for pi, p := range h.Properties {
 		init := devices.Steps(p.Initial, p.Scale)
 		for i := 1; i <= T; i++ {
+			f := float64(lengths[i-1]) / float64(first)
 			row := []string{fmt.Sprintf("v%d_%d", pi, i)}
-			rhs := float64(devices.Steps(p.Drift, p.Scale))
+			rhs := float64(devices.Steps(p.Drift*f, p.Scale))
 			if i == 1 {
 				rhs += float64(init)
 			} else {
@@ -157,7 +174,17 @@ func milp(n *devices.Neighbourhood) string {
 					continue
 				}
 				for a, act := range h.Devices[d].Actions {
-					if delta, ok := act.Effect(p.Name); ok && delta != 0 {
+					delta, ok := act.Effect(p.Name)
+					delta *= f
+					if own, has := act.ByLength[lengths[i-1]]; has && lengths[i-1] != first {
+						ok = false
+						for _, e := range own {
+							if e.Property == p.Name {
+								delta, ok = e.Delta, true
+							}
+						}
+					}
+					if ok && delta != 0 {
 						row = append(row, term(-float64(devices.Steps(delta, p.Scale)), z(d, i-1, a)))
 					}
 				}
@@ -168,6 +195,14 @@ func milp(n *devices.Neighbourhood) string {
 		if p.EndValue != 0 {
 			obj = append(obj, term(-p.EndValue*p.Scale, fmt.Sprintf("v%d_%d", pi, T)))
 		}
+	}
+	for ri, b := range goals {
+		r := &h.Rules[ri]
+		pi := h.Property(r.Location, r.Property)
+		p := &h.Properties[pi]
+		// s ≥ goal − v_b, s ≥ 0 (steps).
+		rows = append(rows, fmt.Sprintf("s%d + v%d_%d >= %d", ri, pi, b, devices.Steps(r.Goal, p.Scale)))
+		obj = append(obj, term(n.Weights.Miss*p.Scale, fmt.Sprintf("s%d", ri)))
 	}
 	return cbcsolve.Program{Objective: obj, Rows: rows, Bounds: bounds, Binaries: bins}.String()
 }

@@ -160,7 +160,7 @@ func near(a, b float64) bool {
 type checker struct {
 	n   *devices.Neighbourhood
 	r   *Report
-	dt  float64 // slot length in hours
+	dt  float64 // slot length in hours (the first slot's where they differ)
 	kw  float64 // kW per model power unit (loads, peaks, caps)
 	kwh float64 // natural energy per model power unit·hour
 	cur float64 // currency per model price unit
@@ -267,6 +267,16 @@ func shape(n *devices.Neighbourhood) error {
 	H := n.Horizon.Slots
 	if H < 1 || n.Horizon.SlotMinutes < 1 || len(n.Prices) != H || n.ExportPrices != nil && len(n.ExportPrices) != H {
 		return fmt.Errorf("the neighbourhood's horizon and prices do not match (%d slots, %d prices)", H, len(n.Prices))
+	}
+	if n.Horizon.Lengths != nil {
+		if len(n.Horizon.Lengths) != H {
+			return fmt.Errorf("the horizon has %d slot lengths for %d slots", len(n.Horizon.Lengths), H)
+		}
+		for t, m := range n.Horizon.Lengths {
+			if m < 1 {
+				return fmt.Errorf("slot %d lasts %d minutes", t, m)
+			}
+		}
 	}
 	for hi := range n.Homes {
 		h := &n.Homes[hi]
@@ -379,12 +389,13 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 			v += cut
 		}
 		res.load[t] = v
-		energy += v * c.dt
+		dt := slotHours(n.Horizon, t)
+		energy += v * dt
 		price := imp[t]
 		if v < 0 && exp != nil {
 			price = exp[t] // what a unit fed back earns
 		}
-		res.cost += price * v * c.dt * c.kwh * c.cur
+		res.cost += price * v * dt * c.kwh * c.cur
 		peak = math.Max(peak, v)
 		if charging && v > 0 && !near(v, 0) {
 			r.violate("home %s: slot %d charges a storage that may not charge from the grid while importing %g kW", h.Name, t, v*c.kw)
@@ -407,7 +418,7 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 				continue
 			}
 			r.Over = append(r.Over, Over{Home: h.Name, Slot: t, What: lim.what, KW: (lim.at - lim.limit) * c.kw})
-			over += (lim.at - lim.limit) * c.dt * c.kwh
+			over += (lim.at - lim.limit) * dt * c.kwh
 		}
 	}
 	if m != nil && m.DemandCharge > 0 {
@@ -539,24 +550,49 @@ func trajectory(hz devices.Horizon, h *devices.Home, p *devices.Property, acts [
 	n, mover := indices(hz)
 	out := make([]int64, n)
 	out[0] = steps(p.Initial, p.Scale)
-	drift := steps(p.Drift, p.Scale)
 	for i := 1; i < n; i++ {
 		t := mover(i)
-		v := out[i-1] + drift
+		// A slot of another length than the first scales the per-slot
+		// drift and effects by its length, unless an action gives its
+		// own effects for that length.
+		f, own := 1.0, false
+		var m int
+		if hz.Lengths != nil {
+			m = hz.Lengths[t]
+			f = float64(m) / float64(hz.SlotMinutes)
+		}
+		v := out[i-1] + steps(p.Drift*f, p.Scale)
 		for d := range h.Devices {
 			dev := &h.Devices[d]
 			if dev.Location != p.Location && dev.Name != p.Location {
 				continue // the device acts elsewhere
 			}
-			for _, e := range dev.Actions[acts[d][t]].Effects {
+			a := &dev.Actions[acts[d][t]]
+			effs, scale := a.Effects, f
+			if hz.Lengths != nil {
+				if effs, own = a.ByLength[m]; own {
+					scale = 1
+				} else {
+					effs = a.Effects
+				}
+			}
+			for _, e := range effs {
 				if e.Property == p.Name {
-					v += steps(e.Delta, p.Scale)
+					v += steps(e.Delta*scale, p.Scale)
 				}
 			}
 		}
 		out[i] = v
 	}
 	return out
+}
+
+// slotHours returns slot t's length in hours.
+func slotHours(hz devices.Horizon, t int) float64 {
+	if hz.Lengths != nil {
+		return float64(hz.Lengths[t]) / 60
+	}
+	return float64(hz.SlotMinutes) / 60
 }
 
 // value writes a value in steps in natural units.

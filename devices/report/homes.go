@@ -226,6 +226,7 @@ func Build(in Input) (*Homes, error) {
 		Result:         in.Result,
 		Neighbourhood:  n.Name,
 		SlotMinutes:    n.Horizon.SlotMinutes,
+		SlotLengths:    n.Horizon.Lengths,
 		Slots:          SlotTimes(n.Horizon),
 		Currency:       n.Units.Currency,
 		HomeCount:      len(n.Homes),

@@ -22,7 +22,9 @@ type Member struct {
 
 // Peak is the street's peak term on the load that flows, as the
 // compiled homes' (baseline.FlowObjective): Weight × Σ over Slots of
-// (Δ·L(t))², L being the street's import (kW; power fed back does not
+// Δ_t·Δ_0·L(t)² ((Δ·L(t))² where the slots are even; on uneven slots
+// each squared power weighs by its hours times the first slot's,
+// devices.Horizon.PeakHours), L being the street's import (kW; power fed back does not
 // offset a neighbour's peak), in the same currency as the bills (the
 // [objective] peak weight over the price weight).
 type Peak struct {
@@ -103,9 +105,10 @@ func Objective(ms []*Member, base []float64, pk Peak) float64 {
 		total += m.Plan.Cost() - m.Plan.Coordination
 	}
 	load := streetLoad(ms, base, -1)
+	d0 := ms[0].Home.Dt[0]
 	for _, t := range pk.Slots {
 		dt := ms[0].Home.Dt[t]
-		total += pk.Weight * dt * dt * load[t] * load[t]
+		total += pk.Weight * dt * d0 * load[t] * load[t]
 	}
 	return total
 }
@@ -133,8 +136,8 @@ func streetLoad(ms []*Member, base []float64, skip int) []float64 {
 // (PlanAlone first) by best responses: in each round every member in
 // turn is planned again with the peak term around the rest of the
 // street's load N(t) as import steps — on a band [a, b] of its own
-// import the price per kWh Weight·Δ·(2N + a + b), the exact change of
-// Weight·Δ²·(N + x)² across the band — and adopts the new plan when it
+// import the price per kWh Weight·Δ_0·(2N + a + b), the exact change of
+// Weight·Δ_t·Δ_0·(N + x)² across the band (Peak) — and adopts the new plan when it
 // lowers the street's objective (evaluated exactly, with the squares)
 // by more than rounding. The objective is a potential: each adopted plan
 // lowers it, so the rounds end; they stop when no member moves or after
@@ -222,11 +225,13 @@ func steps(h *energy.Home, N, cur []float64, pk Peak, bands int) [][]energy.Step
 			}
 			cuts = append(cuts, x)
 		}
-		dt := h.Dt[t]
+		// Per kWh of the band (its width times Δ_t), the change of
+		// Weight·Δ_t·Δ_0·(N + x)² across it.
+		d0 := h.Dt[0]
 		row := make([]energy.Step, len(cuts))
 		a := 0.0
 		for k, b := range cuts {
-			row[k] = energy.Step{Upto: b, Price: pk.Weight * dt * (2*N[t] + a + b)}
+			row[k] = energy.Step{Upto: b, Price: pk.Weight * d0 * (2*N[t] + a + b)}
 			a = b
 		}
 		out[t] = row

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
 )
@@ -98,9 +99,25 @@ func TestRunHomeSlotTimes(t *testing.T) {
 		{day(19, 59), day(20, 0)},
 		{day(20, 0), time.Time{}},
 	} {
-		got, ok := nextBoundary(start, time.Hour, 3, tc.now)
+		got, ok := nextBoundary(start, boundaries(devices.Horizon{Slots: 3, SlotMinutes: 60}), tc.now)
 		if ok != !tc.want.IsZero() || ok && !got.Equal(tc.want) {
 			t.Errorf("nextBoundary at %v = %v %v, want %v", tc.now, got, ok, tc.want)
+		}
+	}
+	// Uneven slots (30, 60 and 60 minutes): boundaries 17:30, 18:30, 19:30.
+	uneven := boundaries(devices.Horizon{Slots: 3, SlotMinutes: 30, Lengths: []int{30, 60, 60}})
+	for _, tc := range []struct {
+		now  time.Time
+		want time.Time // zero: none
+	}{
+		{day(17, 0), day(17, 30)},
+		{day(17, 45), day(18, 30)},
+		{day(19, 0), day(19, 30)},
+		{day(19, 30), time.Time{}},
+	} {
+		got, ok := nextBoundary(start, uneven, tc.now)
+		if ok != !tc.want.IsZero() || ok && !got.Equal(tc.want) {
+			t.Errorf("uneven: nextBoundary at %v = %v %v, want %v", tc.now, got, ok, tc.want)
 		}
 	}
 }

@@ -411,7 +411,7 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, kind 
 	}
 	hp := EnergyHomePlan(eh, m.Plan)
 	now := e.clock.Now()
-	end := hz.Start.Add(time.Duration(hz.Slots) * hz.Slot)
+	end := hz.End()
 	meta := report.PlanMeta{Round: round, Created: now.Format(time.RFC3339), ValidUntil: end.Format(time.RFC3339)}
 	if res.Plans, err = report.Publications(cfg.Neighbourhood, []report.HomePlan{hp}, report.PublishOptions{Prefix: e.prefix, Start: hz.Start, Meta: meta,
 		HomeAssistant: e.publish.HomeAssistant, DiscoveryPrefix: e.publish.DiscoveryPrefix, Availability: live.AvailabilityTopic(e.prefix, eh.Name)}); err != nil {

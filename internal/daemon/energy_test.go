@@ -17,6 +17,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
+	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/daemon"
 	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
@@ -468,6 +469,80 @@ func TestEnergyHomeDiscovery(t *testing.T) {
 	for _, want := range []string{"hearth/home/rowan/plan/battery", "hearth/home/rowan/plan/ev", "hearth/home/rowan/load"} {
 		if !states[want] {
 			t.Errorf("no sensor on %s: %v", want, states)
+		}
+	}
+}
+
+// TestEnergyHomeOnceUneven is TestEnergyHomeOnce on a horizon of 8
+// quarter hours and then 22 hours (testdata/energy/uneven.toml): the
+// round lays the pattern from the quarter hour that holds 20:10, each
+// slot planned with its own hours; the published plans, replayed here
+// with each slot's hours from its start and end, keep the battery in
+// its range and charge the car to its goal by 07:00, and the commands
+// cover slot 0's quarter hour.
+func TestEnergyHomeOnceUneven(t *testing.T) {
+	res, rec, lb, err := energyOnceIn(t, "uneven.toml", "35", `"charge":22,"plugged":true`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb.String())
+	}
+	start := time.Date(2026, 11, 26, 20, 0, 0, 0, time.Local)
+	if !res.Horizon.Start.Equal(start) || res.Horizon.Slots != 30 || !res.Horizon.End().Equal(start.Add(24*time.Hour)) {
+		t.Errorf("horizon %+v, want 30 slots from %v over 24 h", res.Horizon, start)
+	}
+	want := append(slices.Repeat([]float64{0.25}, 8), slices.Repeat([]float64{1}, 22)...)
+	if !slices.Equal(res.Home.Dt, want) {
+		t.Errorf("slot hours %v, want %v", res.Home.Dt, want)
+	}
+	if err := plancheck.Check(res.Home, res.Plan).Err(); err != nil {
+		t.Errorf("published plan fails the checker: %v", err)
+	}
+	plans := map[string]paho.Message{}
+	cmds := map[string]live.Command{}
+	rec.await(t, 0, "the plans and commands", 10*time.Second, func(m paho.Message) bool {
+		dev := m.Topic()[strings.LastIndex(m.Topic(), "/")+1:]
+		switch {
+		case strings.HasPrefix(m.Topic(), "hearth/home/rowan/plan/"):
+			plans[dev] = m
+		case strings.HasPrefix(m.Topic(), "hearth/home/rowan/command/"):
+			cmd, err := live.ParseCommand(m.Payload())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmds[dev] = cmd
+		}
+		return len(plans) == 2 && len(cmds) == 2
+	})
+	const capKWh, eta, evEta, tol = 13.5, 0.95, 0.89, 0.02
+	hours := func(s report.PlanSlot) float64 {
+		return mustTime(t, s.End).Sub(mustTime(t, s.Start)).Hours()
+	}
+	soc := 0.35 * capKWh
+	for k, s := range parsePlan(t, plans["battery"]).Slots {
+		if h := hours(s); h != want[k] {
+			t.Fatalf("battery slot %d lasts %g h, want %g", k, h, want[k])
+		}
+		if s.KW > 0 {
+			soc += s.KW * eta * hours(s)
+		} else {
+			soc += s.KW / eta * hours(s)
+		}
+		if soc < -tol || soc > capKWh+tol {
+			t.Errorf("battery slot %d: %g kW leaves %g kWh, outside [0, %g]", k, s.KW, soc, capKWh)
+		}
+	}
+	evKWh := 22.0
+	for _, s := range parsePlan(t, plans["ev"]).Slots {
+		if !mustTime(t, s.Start).Before(start.Add(11 * time.Hour)) {
+			break // 07:00 is the boundary 11 h after 20:00
+		}
+		evKWh += s.KW * evEta * hours(s)
+	}
+	if evKWh < 40-tol {
+		t.Errorf("the car holds %g kWh at 07:00, want 40", evKWh)
+	}
+	for dev, cmd := range cmds {
+		if !mustTime(t, cmd.SlotStart).Equal(start) || !mustTime(t, cmd.SlotEnd).Equal(start.Add(15*time.Minute)) {
+			t.Errorf("%s: command for %s–%s, want slot 0's quarter hour", dev, cmd.SlotStart, cmd.SlotEnd)
 		}
 	}
 }

@@ -483,7 +483,7 @@ func (s *server) publishPlan(ctx context.Context, req mqtt.Request, rep RoundRes
 		}
 	}
 	hz := s.home.r.Model().Horizon
-	s.home.plan.set(states, start, time.Duration(hz.SlotMinutes)*time.Minute, hz.Slots, time.Now())
+	s.home.plan.set(states, start, boundaries(hz), time.Now())
 	if s.home.live != nil {
 		s.livePlan(ctx, req, rep)
 	}
@@ -498,7 +498,7 @@ func (s *server) republish(ctx context.Context) {
 	if err := s.c.Publish(ctx, publications(p.states)); err != nil {
 		s.h.log.Warn("plan not published again", "err", err)
 	}
-	p.set(p.states, p.start, p.slot, p.slots, time.Now())
+	p.set(p.states, p.start, p.bounds, time.Now())
 }
 
 // publications returns the home's plan after a round that planned from
@@ -624,8 +624,8 @@ func roundIDAt(t time.Time, run config.Run) string {
 type planTimer struct {
 	states []report.Publication
 	start  time.Time
-	slot   time.Duration
-	slots  int
+	// bounds are the plan's slot boundaries after start (boundaries).
+	bounds []time.Duration
 	timer  *time.Timer
 }
 
@@ -644,31 +644,37 @@ func (p *planTimer) stop() {
 }
 
 // set arms the timer for the first slot boundary of the plan after now.
-func (p *planTimer) set(states []report.Publication, start time.Time, slot time.Duration, slots int, now time.Time) {
+func (p *planTimer) set(states []report.Publication, start time.Time, bounds []time.Duration, now time.Time) {
 	p.stop()
-	p.states, p.start, p.slot, p.slots = states, start, slot, slots
+	p.states, p.start, p.bounds = states, start, bounds
 	if len(states) == 0 {
 		return
 	}
-	if next, ok := nextBoundary(start, slot, slots, now); ok {
+	if next, ok := nextBoundary(start, bounds, now); ok {
 		p.timer = time.NewTimer(next.Sub(now))
 	}
 }
 
-// nextBoundary returns the first of the plan's slot boundaries (the start
-// of slots 0 to slots-1, and the end of the last) after now.
-func nextBoundary(start time.Time, slot time.Duration, slots int, now time.Time) (time.Time, bool) {
-	if slot <= 0 {
-		return time.Time{}, false
+// boundaries returns the slot boundaries of horizon hz as offsets from
+// slot 0's start: the start of slots 0 to Slots−1 and the end of the
+// last, each slot its own length ([horizon] segments).
+func boundaries(hz devices.Horizon) []time.Duration {
+	out := make([]time.Duration, hz.Slots+1)
+	for t := range hz.Slots {
+		out[t+1] = out[t] + time.Duration(hz.Minutes(t))*time.Minute
 	}
-	k := 0
-	if now.After(start) || now.Equal(start) {
-		k = int(now.Sub(start)/slot) + 1
+	return out
+}
+
+// nextBoundary returns the first of the plan's slot boundaries (offsets
+// from start, boundaries) after now.
+func nextBoundary(start time.Time, bounds []time.Duration, now time.Time) (time.Time, bool) {
+	for _, b := range bounds {
+		if at := start.Add(b); at.After(now) {
+			return at, true
+		}
 	}
-	if k > slots {
-		return time.Time{}, false
-	}
-	return start.Add(time.Duration(k) * slot), true
+	return time.Time{}, false
 }
 
 // inputs watches the files a home was loaded from: a look compares their

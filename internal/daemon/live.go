@@ -606,6 +606,6 @@ func (lh *liveHome) planTimes(round string) (report.PlanMeta, time.Time, bool) {
 		return report.PlanMeta{}, time.Time{}, false
 	}
 	created := lh.clock.Now()
-	end := lh.hz.Start.Add(time.Duration(lh.hz.Slots) * lh.hz.Slot)
+	end := lh.hz.End()
 	return report.PlanMeta{Round: round, Created: created.Format(time.RFC3339), ValidUntil: end.Format(time.RFC3339)}, lh.hz.Start, true
 }

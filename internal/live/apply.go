@@ -18,15 +18,59 @@ import (
 // start of the slot that holds the round's instant.
 type Horizon struct {
 	Start time.Time
+	// Slot is slot 0's length, by which rounds move; every slot's where
+	// Bounds is nil.
 	Slot  time.Duration
 	Slots int
+	// Bounds, for slots of different lengths ([horizon] segments, laid
+	// from slot 0 every round), holds each boundary's offset from Start
+	// (Slots+1 of them); nil when every slot lasts Slot.
+	Bounds []time.Duration
 }
+
+// NewHorizon returns the rolling horizon of hz whose slot 0 starts at
+// start.
+func NewHorizon(start time.Time, hz devices.Horizon) Horizon {
+	h := Horizon{Start: start, Slot: time.Duration(hz.SlotMinutes) * time.Minute, Slots: hz.Slots}
+	if hz.Uneven() {
+		h.Bounds = make([]time.Duration, hz.Slots+1)
+		for t := range hz.Slots {
+			h.Bounds[t+1] = h.Bounds[t] + time.Duration(hz.Minutes(t))*time.Minute
+		}
+	}
+	return h
+}
+
+// offset returns boundary b's offset from Start.
+func (h Horizon) offset(b int) time.Duration {
+	if h.Bounds != nil {
+		return h.Bounds[b]
+	}
+	return time.Duration(b) * h.Slot
+}
+
+// Times returns slot t's start and end.
+func (h Horizon) Times(t int) (time.Time, time.Time) {
+	return h.Start.Add(h.offset(t)), h.Start.Add(h.offset(t + 1))
+}
+
+// End returns the end of the horizon's last slot.
+func (h Horizon) End() time.Time { return h.Start.Add(h.offset(h.Slots)) }
 
 // SlotOf returns the index of the slot that holds t, and false outside
 // the horizon.
 func (h Horizon) SlotOf(t time.Time) (int, bool) {
 	if t.Before(h.Start) || h.Slot <= 0 {
 		return 0, false
+	}
+	if h.Bounds != nil {
+		d := t.Sub(h.Start)
+		for k := range h.Slots {
+			if d < h.Bounds[k+1] {
+				return k, true
+			}
+		}
+		return h.Slots, false
 	}
 	k := int(t.Sub(h.Start) / h.Slot)
 	return k, k < h.Slots
@@ -89,7 +133,7 @@ func (in *Inputs) LoadConfig(path string, at time.Time) (*config.Config, Horizon
 		}
 		start = s
 	}
-	hz := Horizon{Start: start, Slot: slot, Slots: cfg.Neighbourhood.Horizon.Slots}
+	hz := NewHorizon(start, cfg.Neighbourhood.Horizon)
 	notes := in.readFiles(cfg)
 	notes = append(notes, in.apply(cfg, hz, in.clock.Now())...)
 	return cfg, hz, notes, nil
@@ -139,7 +183,7 @@ func dropInfeasible(n *devices.Neighbourhood, err error) [][3]string {
 				keep = append(keep, r)
 				continue
 			}
-			if g, ok := reachable(h, r); ok {
+			if g, ok := reachable(n.Horizon, h, r); ok {
 				text, _, _ := strings.Cut(r.Text, " "+relaxedMark)
 				r.Goal = g
 				r.Text = fmt.Sprintf("%s %s%s: out of reach)", text, relaxedMark, fmtNum(g))
@@ -164,7 +208,7 @@ const relaxedMark = "(relaxed to "
 // cannot land on it without passing the property's bound) is lowered by
 // one slot's greatest effect more. ok is false for other goals and when
 // nothing above the initial value is reachable.
-func reachable(h *devices.Home, r devices.Rule) (float64, bool) {
+func reachable(hz devices.Horizon, h *devices.Home, r devices.Rule) (float64, bool) {
 	if r.Rel != devices.Geq && r.Rel != devices.Gt {
 		return 0, false
 	}
@@ -173,25 +217,34 @@ func reachable(h *devices.Home, r devices.Rule) (float64, bool) {
 		return 0, false
 	}
 	p := h.Properties[pi]
-	per := p.Drift
-	for d := range h.Devices {
-		dev := &h.Devices[d]
-		if !dev.Affects(r.Location, r.Property) {
-			continue
-		}
-		best := 0.0
-		for _, a := range dev.Actions {
-			for _, e := range a.Effects {
-				if e.Property == r.Property {
-					best = math.Max(best, e.Delta)
+	// per(t) is the most the property can rise in slot t (its length's
+	// drift and effects on a horizon of uneven slots).
+	per := func(t int) float64 {
+		v := p.DriftIn(hz, t)
+		for d := range h.Devices {
+			dev := &h.Devices[d]
+			if !dev.Affects(r.Location, r.Property) {
+				continue
+			}
+			best := 0.0
+			for _, a := range dev.Actions {
+				if e, ok := a.EffectIn(r.Property, hz, t); ok {
+					best = math.Max(best, e)
 				}
 			}
+			v += best
 		}
-		per += best
+		return v
 	}
-	v := p.Initial + per*float64(r.T1)
+	v := p.Initial + per(0)*float64(r.T1)
+	if hz.Uneven() {
+		v = p.Initial
+		for t := range min(r.T1, hz.Slots) {
+			v += per(t)
+		}
+	}
 	if strings.Contains(r.Text, relaxedMark) {
-		v = r.Goal - math.Max(per, 0)
+		v = r.Goal - math.Max(per(0), 0)
 	}
 	for _, b := range h.Rules {
 		if isBound(b) && b.Location == r.Location && b.Property == r.Property && (b.Rel == devices.Leq || b.Rel == devices.Lt) {
@@ -224,10 +277,7 @@ func (in *Inputs) apply(cfg *config.Config, hz Horizon, now time.Time) []Note {
 	defer in.mu.Unlock()
 	var notes []Note
 	n := cfg.Neighbourhood
-	slotTimes := func(t int) (time.Time, time.Time) {
-		a := hz.Start.Add(time.Duration(t) * hz.Slot)
-		return a, a.Add(hz.Slot)
-	}
+	slotTimes := hz.Times
 	// A published series, else the file's.
 	get := func(topic string, k config.SeriesKey) (Series, bool) {
 		if s, ok := in.series[topic]; ok {

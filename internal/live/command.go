@@ -54,13 +54,11 @@ func NewPlan(round string, created time.Time, hz Horizon, n *devices.Neighbourho
 			}
 			vals := []float64{prop.Initial}
 			v := prop.Initial
-			for _, name := range dp.Actions {
-				v += prop.Drift
+			for t, name := range dp.Actions {
+				v += prop.DriftIn(n.Horizon, t)
 				if ai := slices.IndexFunc(dev.Actions, func(a devices.Action) bool { return a.Name == name }); ai >= 0 {
-					for _, e := range dev.Actions[ai].Effects {
-						if e.Property == prop.Name {
-							v += e.Delta
-						}
+					if e, ok := dev.Actions[ai].EffectIn(prop.Name, n.Horizon, t); ok {
+						v += e
 					}
 				}
 				vals = append(vals, v)
@@ -79,8 +77,7 @@ func (p Plan) Commands(prefix, home string, now time.Time, grace time.Duration) 
 	if !ok {
 		return nil, nil
 	}
-	from := p.Horizon.Start.Add(time.Duration(k) * p.Horizon.Slot)
-	to := from.Add(p.Horizon.Slot)
+	from, to := p.Horizon.Times(k)
 	var out []report.Publication
 	for _, d := range p.Plan.Devices {
 		if k >= len(d.Actions) || k >= len(d.KW) {

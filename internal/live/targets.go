@@ -105,7 +105,7 @@ func (in *Inputs) applyTargets(h *devices.Home, dl config.DeviceLive, loc string
 			if r.Location == loc && r.Property == dl.Property && !isBound(r) {
 				if r.Rel == devices.Geq && r.Prefix == devices.Before && dl.Full > 0 {
 					pct = r.Goal / dl.Full * 100
-					m := hz.Start.Hour()*60 + hz.Start.Minute() + r.T1*int(hz.Slot/time.Minute)
+					m := hz.Start.Hour()*60 + hz.Start.Minute() + int(hz.offset(r.T1)/time.Minute)
 					dept = fmt.Sprintf("%02d:%02d", m%1440/60, m%60)
 				}
 				continue
@@ -163,6 +163,15 @@ func boundaryOf(s string, hz Horizon) (int, bool) {
 	d := ((hh*60+mm-(hz.Start.Hour()*60+hz.Start.Minute()))%1440 + 1440) % 1440
 	if d == 0 {
 		d = 1440
+	}
+	if hz.Bounds != nil {
+		// The first boundary at or after d.
+		for b, o := range hz.Bounds {
+			if o >= time.Duration(d)*time.Minute {
+				return b, true
+			}
+		}
+		return 0, false
 	}
 	b := (d + slot - 1) / slot
 	return b, b <= hz.Slots

@@ -27,6 +27,12 @@ type Options struct {
 	// feeder limit. Its draws come from a stream of their own, so the
 	// neighbourhood is otherwise the one drawn without it.
 	Soft bool
+	// Uneven gives full-dynamics neighbourhoods slots of different
+	// lengths (devices.Horizon.Lengths: the first slot's length, twice
+	// it or half it) and some actions effects of their own for a length
+	// (devices.Action.ByLength). Its draws come from a stream of their
+	// own, as Soft's.
+	Uneven bool
 }
 
 // Random returns a valid neighbourhood drawn from seed.
@@ -67,10 +73,40 @@ func Random(seed uint64, o Options) *devices.Neighbourhood {
 	if o.Soft {
 		soften(rand.New(rand.NewPCG(seed, 0x50f7)), n)
 	}
+	if o.Uneven && n.Horizon.Dynamics == devices.Full {
+		uneven(rand.New(rand.NewPCG(seed, 0x0e7e)), n)
+	}
 	if err := n.Validate(); err != nil {
 		panic(fmt.Sprintf("testhomes: seed %d: %v", seed, err))
 	}
 	return n
+}
+
+// uneven draws the Uneven option's slot lengths and per-length effects.
+func uneven(rng *rand.Rand, n *devices.Neighbourhood) {
+	hz := &n.Horizon
+	m := hz.SlotMinutes
+	hz.Lengths = []int{m}
+	for range hz.Slots - 1 {
+		hz.Lengths = append(hz.Lengths, []int{m, 2 * m, m / 2}[rng.IntN(3)])
+	}
+	for hi := range n.Homes {
+		for d := range n.Homes[hi].Devices {
+			for a := range n.Homes[hi].Devices[d].Actions {
+				act := &n.Homes[hi].Devices[d].Actions[a]
+				if len(act.Effects) == 0 || rng.IntN(3) != 0 {
+					continue
+				}
+				// Its own effects for slots of twice the length, as a
+				// storage's rounding gives (Entry.Instantiate).
+				var own []devices.Effect
+				for _, e := range act.Effects {
+					own = append(own, devices.Effect{Property: e.Property, Delta: 2*e.Delta - float64(rng.IntN(2))})
+				}
+				act.ByLength = map[int][]devices.Effect{2 * m: own}
+			}
+		}
+	}
 }
 
 // soften draws the Soft options' extras.

@@ -87,6 +87,10 @@ type Config struct {
 	// the weight of a squared load there (peak weight · Δ²).
 	Slots []int
 	PeakW float64
+	// Ratio, when not nil, scales slot t's weight to PeakW·Ratio[t] (a
+	// horizon of uneven slots: devices.Horizon.Ratio); nil weighs every
+	// slot alike.
+	Ratio []float64
 	// Rounds bounds the rounds (> 0).
 	Rounds int
 	// Diameter is at least the diameter of the home's component of the
@@ -402,6 +406,9 @@ func (a *Agent) interaction(jLoad, jCand []float64) float64 {
 	for _, t := range a.cfg.Slots {
 		di := math.Max(a.cand[t], 0) - math.Max(a.load[t], 0)
 		dj := math.Max(jCand[t], 0) - math.Max(jLoad[t], 0)
+		if a.cfg.Ratio != nil {
+			di *= a.cfg.Ratio[t]
+		}
 		sum += di * dj
 	}
 	return 2 * a.cfg.PeakW * sum
