@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -162,7 +163,75 @@ func shortKW(v float64) string {
 func (h *Homes) energyOnlyText(b *strings.Builder) {
 	fmt.Fprintf(b, "%s: %d energy homes, %s, %s\n", h.Neighbourhood, len(h.EnergyHomes.Homes), h.slotsText(), h.span())
 	h.energyText(b)
+	h.chartList(b)
 	for _, n := range h.Notes {
 		fmt.Fprintf(b, "note: %s\n", n)
 	}
+}
+
+// slotHours is slot t's length in hours.
+func (h *Homes) slotHours(t int) float64 {
+	if t < len(h.SlotLengths) {
+		return float64(h.SlotLengths[t]) / 60
+	}
+	return float64(h.SlotMinutes) / 60
+}
+
+// energyRows adds the energy homes' rows to the schedule and homes
+// tables of WriteCSV.
+func (h *Homes) energyRows(sched, homes [][]string) ([][]string, [][]string) {
+	e := h.EnergyHomes
+	if e == nil {
+		return sched, homes
+	}
+	for _, p := range e.Homes {
+		for _, s := range p.Storage {
+			for t, v := range s.PowerKW {
+				act := "idle"
+				switch {
+				case v > 0:
+					act = "charge"
+				case v < 0:
+					act = "discharge"
+				}
+				sched = append(sched, []string{p.Home, s.Name, strconv.Itoa(t), act, num(v)})
+			}
+		}
+		kwh := 0.0
+		for t := range p.ImportKW {
+			kwh += (p.ImportKW[t] - p.ExportKW[t]) * h.slotHours(t)
+		}
+		homes = append(homes, []string{p.Home, num(kwh), num(p.Bill), num(p.PeakKW), strconv.Itoa(p.GoalsTotal - len(p.GoalsMissed)), strconv.Itoa(p.GoalsTotal)})
+	}
+	return sched, homes
+}
+
+// energySeries is NAME-energy.csv's rows (EnergyHeader).
+func (h *Homes) energySeries() [][]string {
+	e := h.EnergyHomes
+	var rows [][]string
+	for t, v := range e.LoadKW {
+		rows = append(rows, []string{"street", "load", strconv.Itoa(t), num(v), ""})
+	}
+	for _, p := range e.Homes {
+		for t := range p.ImportKW {
+			rows = append(rows, []string{p.Home, "meter", strconv.Itoa(t), num(p.ImportKW[t] - p.ExportKW[t]), ""})
+		}
+		for _, s := range p.Storage {
+			for t, v := range s.PowerKW {
+				rows = append(rows, []string{p.Home, s.Name, strconv.Itoa(t), num(v), num(s.EnergyKWh[t+1])})
+			}
+		}
+	}
+	return rows
+}
+
+// NetKW returns home p's meter per slot: import − export (kW, negative
+// where it feeds back).
+func (p *EnergyHome) NetKW() []float64 {
+	out := make([]float64, len(p.ImportKW))
+	for t := range out {
+		out[t] = p.ImportKW[t] - p.ExportKW[t]
+	}
+	return out
 }

@@ -431,7 +431,7 @@ func CoordinateStreet(ctx context.Context, ms []*Member, s *Street, o Options) (
 	if s.Feeder.Hard {
 		for w, x := range res.FeederExcess {
 			if x > plancheck.Tolerance {
-				return nil, fmt.Errorf("window %d: the committed caps exceed the hard feeder limit %g kW by %.3g kW after %d rounds of best responses: %w", w, s.Feeder.Limit, x, res.Rounds, energy.ErrInfeasible)
+				return nil, fmt.Errorf("window %d: the committed caps exceed the hard feeder limit %g kW by %.3g kW after %d rounds of best responses, the energy homes answering the compiled homes' committed levels; raise the limit or make it soft: %w", w, s.Feeder.Limit, x, res.Rounds, energy.ErrInfeasible)
 			}
 		}
 	}
