@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/baseline"
+	"github.com/hearth-dcop/hearth/devices/energy"
+	"github.com/hearth-dcop/hearth/devices/plancheck"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/street"
 	"github.com/hearth-dcop/hearth/mva"
@@ -220,4 +223,33 @@ func energyCommitted(ms []*street.Member, windows []devices.Window) float64 {
 		top = math.Max(top, v)
 	}
 	return top
+}
+
+// checkFeeder checks the street's feeder limit over what the result
+// prints, apart from devices/street: the compiled homes' committed caps
+// as devices/homecheck read them from their levels (compiled, kW per
+// window) and the energy homes' highest import per window from their
+// printed meters (plancheck.CheckFeeder). A hard limit broken is an
+// error wrapping plancheck.ErrRejected, as is committed caps that differ
+// from the ones the result prints.
+func (r *Run) checkFeeder(e *report.EnergyStreet, compiled []float64) error {
+	full := r.cfg.Neighbourhood
+	if e == nil || full.FeederLimit <= 0 {
+		return nil
+	}
+	plans := make([]*energy.Plan, len(e.Homes))
+	for i, eh := range e.Homes {
+		plans[i] = &energy.Plan{Import: eh.ImportKW}
+	}
+	scale := full.Units.PowerScale
+	fr := plancheck.CheckFeeder(full.FeederLimit*scale, !full.FeederSoft, full.Windows, compiled, plans)
+	if len(fr.Violations) > 0 {
+		return fmt.Errorf("%w: %s", plancheck.ErrRejected, strings.Join(fr.Violations, "; "))
+	}
+	for w, c := range fr.CommittedKW {
+		if w >= len(e.CommittedKW) || math.Abs(c-e.CommittedKW[w]) > 1e-6*math.Max(1, c) {
+			return fmt.Errorf("%w: window %d: the committed caps add up to %g kW, the result says %v", plancheck.ErrRejected, w, c, e.CommittedKW)
+		}
+	}
+	return nil
 }
