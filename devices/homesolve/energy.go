@@ -67,7 +67,7 @@ func (r *Run) energyHomes(assign []int, ev *devices.Evaluation) (*report.EnergyS
 	if a := r.answered; a != nil && slices.Equal(a.assign, assign) {
 		return a.part, nil
 	}
-	return street.Plan(context.Background(), r.energy, r.streetOf(ev), street.Options{})
+	return street.PlanStreet(context.Background(), r.energy, r.streetOf(ev), street.Options{})
 }
 
 // Answer coordinates a street's compiled homes and energy homes after the

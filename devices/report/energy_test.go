@@ -115,3 +115,41 @@ func TestEnergyChart(t *testing.T) {
 		}
 	}
 }
+
+// TestEnergyFeederText: the text says the feeder limit, whether the
+// street's committed caps keep it in every window or by how much they
+// exceed it where, and what each energy home commits to.
+func TestEnergyFeederText(t *testing.T) {
+	cases := []struct {
+		name   string
+		excess []float64
+		want   []string
+	}{
+		{"kept", nil, []string{"feeder limit 5.00 kW on the committed caps, energy homes included: kept in every window (kW per window: 3.50)", "commits (highest import per window) 2.50 kW"}},
+		{"exceeded", []float64{0.75}, []string{"EXCEEDED in window 0 by 0.75 kW"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := energyStreet(false)
+			h.EnergyHomes.FeederExcessKW = c.excess
+			var b bytes.Buffer
+			if err := h.WriteText(&b, TextOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !bytes.Contains(b.Bytes(), []byte(w)) {
+					t.Errorf("no %q in:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+	h := energyStreet(false)
+	h.EnergyHomes.FeederLimitKW, h.EnergyHomes.CommittedKW, h.EnergyHomes.Homes[0].CommittedKW = 0, nil, nil
+	var b bytes.Buffer
+	if err := h.WriteText(&b, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte("feeder")) || bytes.Contains(b.Bytes(), []byte("commits")) {
+		t.Errorf("a street without a feeder limit mentions one:\n%s", b.String())
+	}
+}

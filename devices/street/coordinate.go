@@ -333,12 +333,6 @@ func baseStreet(base []float64, pk Peak) *Street {
 	return s
 }
 
-// streetLoad returns base plus the members' import per slot, member
-// skip left out.
-func streetLoad(ms []*Member, base []float64, skip int) []float64 {
-	return baseStreet(base, Peak{}).others(ms, skip)
-}
-
 // Coordinate is CoordinateStreet on a street of the members and base
 // (the rest of the street's import per slot, kW; nil for none) under
 // peak term pk, every pair linked and without a feeder limit.

@@ -182,9 +182,17 @@ func PeakOf(n *devices.Neighbourhood) Peak {
 	return pk
 }
 
-// Plan plans the members alone, coordinates them with street s (StreetOf)
-// and returns the result's part about them.
-func Plan(ctx context.Context, ms []*Member, s *Street, o Options) (*report.EnergyStreet, error) {
+// Plan plans the members alone, coordinates them with the rest of the
+// street (base: its import per slot in kW, nil for none) under n's peak
+// term, every pair linked and without a feeder limit, and returns the
+// result's part about them; PlanStreet takes the whole street.
+func Plan(ctx context.Context, n *devices.Neighbourhood, ms []*Member, base []float64, o Options) (*report.EnergyStreet, error) {
+	return PlanStreet(ctx, ms, baseStreet(base, PeakOf(n)), o)
+}
+
+// PlanStreet plans the members alone, coordinates them with street s
+// (StreetOf) and returns the result's part about them.
+func PlanStreet(ctx context.Context, ms []*Member, s *Street, o Options) (*report.EnergyStreet, error) {
 	if err := PlanAlone(ctx, ms, o); err != nil {
 		return nil, err
 	}
@@ -288,7 +296,7 @@ func Report(ctx context.Context, cfg *config.Config, o Options) (*report.Homes, 
 	if len(n.Homes) > 0 {
 		return nil, fmt.Errorf("%s: %d homes are compiled: the street's report comes from the protocol", cfg.File, len(n.Homes))
 	}
-	es, err := Plan(ctx, ms, StreetOf(cfg.Neighbourhood, ms, nil, nil), o)
+	es, err := PlanStreet(ctx, ms, StreetOf(cfg.Neighbourhood, ms, nil, nil), o)
 	if err != nil {
 		return nil, err
 	}
