@@ -21,7 +21,8 @@ import (
 // StreetOf, the others renumbered. A feeder limit is lowered for the
 // compiled homes by what the energy homes import in every plan
 // (reserve), so that the protocol leaves them that room; a hard limit
-// below it is refused (an error wrapping energy.ErrInfeasible). The
+// below it is refused (an error wrapping energy.ErrInfeasible and
+// devices.ErrInfeasible). The
 // returned neighbourhood is cfg's where there is no energy home.
 func Split(cfg *config.Config) (*devices.Neighbourhood, []*Member, error) {
 	n := cfg.Neighbourhood
@@ -84,7 +85,7 @@ func Split(cfg *config.Config) (*devices.Neighbourhood, []*Member, error) {
 		lim := n.FeederLimit*scale - need
 		if lim <= plancheck.Tolerance {
 			if !n.FeederSoft {
-				return nil, nil, fmt.Errorf("%s: the energy homes import %.3g kW together in some window whatever they plan, at or above the hard feeder limit %g kW: %w", cfg.File, need, n.FeederLimit*scale, energy.ErrInfeasible)
+				return nil, nil, fmt.Errorf("%s: the energy homes import %.3g kW together in some window whatever they plan, at or above the hard feeder limit %g kW: %w (%w)", cfg.File, need, n.FeederLimit*scale, energy.ErrInfeasible, devices.ErrInfeasible)
 			}
 			// No room left: every compiled kW is over.
 			lim = plancheck.Tolerance
