@@ -233,10 +233,10 @@ func energyCommitted(ms []*street.Member, windows []devices.Window) float64 {
 // error wrapping plancheck.ErrRejected, as is committed caps that differ
 // from the ones the result prints.
 func (r *Run) checkFeeder(e *report.EnergyStreet, compiled []float64) error {
-	full := r.cfg.Neighbourhood
-	if e == nil || full.FeederLimit <= 0 {
+	if e == nil || r.cfg == nil || r.cfg.Neighbourhood.FeederLimit <= 0 {
 		return nil
 	}
+	full := r.cfg.Neighbourhood
 	plans := make([]*energy.Plan, len(e.Homes))
 	for i, eh := range e.Homes {
 		plans[i] = &energy.Plan{Import: eh.ImportKW}

@@ -197,9 +197,10 @@ func (s *Street) committed(ms []*Member, skip int) []float64 {
 }
 
 // excess returns by how many kW the street's committed caps exceed the
-// feeder limit per window (nil without a limit).
+// feeder limit per window (nil without a limit or members: the compiled
+// homes' own excess is their result's).
 func (s *Street) excess(ms []*Member) []float64 {
-	if !s.feederOn() {
+	if !s.feederOn() || len(ms) == 0 {
 		return nil
 	}
 	out := s.committed(ms, -1)
