@@ -15,28 +15,25 @@ import (
 
 // energyOnly runs `hearth solve` or `hearth sim` on a neighbourhood whose
 // homes are all energy homes (planner = "energy"): there is no protocol
-// to run, so the street is planned and coordinated by devices/street and
-// printed. handled is false for every other file (and for a file that
+// to run, so the street is planned and coordinated by devices/street
+// (its peak term, [coordination] neighbours and [feeder] limit) and
+// printed, with --out and --csv as for compiled homes. handled is false for every other file (and for a file that
 // does not load: the homes' loader reports it).
 func energyOnly(ctx context.Context, stdout, stderr io.Writer, cmd, path string, hf *homeFlags, asJSON bool) (code int, handled bool) {
 	cfg, err := config.Load(path)
 	if err != nil || len(cfg.Planners) == 0 || slices.ContainsFunc(cfg.Planners, func(p string) bool { return p != config.PlannerEnergy }) {
 		return 0, false
 	}
-	if hf.outDir != "" || hf.csv {
-		fmt.Fprintf(stderr, "hearth %s: %s: the charts and CSV files (--out, --csv) do not cover energy homes yet; --json carries their plans\n", cmd, path)
-		return exitUsage, true
-	}
 	h, err := street.Report(ctx, cfg, street.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "hearth %s: %v\n", cmd, err)
 		return energyExit(err), true
 	}
-	format := "text"
+	o := homesolve.Output{Format: "text", Dir: hf.outDir, CSVBeside: hf.csv}
 	if asJSON {
-		format = "json"
+		o.Format = "json"
 	}
-	if err := homesolve.Write(stdout, h, homesolve.Output{Format: format}); err != nil {
+	if err := homesolve.Write(stdout, h, o); err != nil {
 		fmt.Fprintf(stderr, "hearth %s: %v\n", cmd, err)
 		return exitFailed, true
 	}

@@ -2,6 +2,7 @@ package energy_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -160,4 +161,99 @@ func TestHardTermsAgainstMILP(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d homes infeasible", refused, n)
+}
+
+// TestCapWindowsAgainstMILP: homes whose highest import per window is
+// priced above a budget (a street's soft feeder limit, Grid.Windows),
+// with budgets that the home can keep, that it cannot, and negative ones,
+// and prices from below the tariff's to far above it, are planned within
+// milp.GapBound of CBC's optimum of the same description, every plan
+// passing the checker.
+func TestCapWindowsAgainstMILP(t *testing.T) {
+	if _, err := exec.LookPath("cbc"); err != nil {
+		t.Skip(milp.ErrNoSolver)
+	}
+	cases := []struct {
+		name  string
+		seed  uint64
+		shape homegen.Shape
+		price float64
+		// over: the rest of the street is already over the limit
+		// (negative budgets).
+		over bool
+	}{
+		{"cheap", 2001, homegen.Hourly, 0.05, false},
+		{"miss", 2002, homegen.Hourly, 100, false},
+		{"mixed slots", 2003, homegen.Mixed, 5, false},
+		{"quarter hours", 2004, homegen.Quarter, 20, false},
+		{"street over", 2005, homegen.Hourly, 3, true},
+	}
+	for i, c := range cases {
+		if raceEnabled && i%2 == 0 {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			h := homegen.Home(c.seed, c.shape)
+			r := rand.New(rand.NewPCG(c.seed, 5))
+			T := len(h.Dt)
+			cut := T/3 + r.IntN(T/3)
+			for _, w := range [][2]int{{0, cut}, {cut, T}} {
+				b := -1 + 7*r.Float64()
+				if c.over {
+					b = -1 - r.Float64()
+				}
+				h.Grid.Windows = append(h.Grid.Windows, energy.CapWindow{From: w[0], To: w[1], Budget: b, Price: c.price})
+			}
+			p, err := energy.Solve(context.Background(), h, energy.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := plancheck.Check(h, p).Err(); err != nil {
+				t.Fatal(err)
+			}
+			opt, err := milp.Solve(context.Background(), h, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := gap(p.Cost(), opt.Cost)
+			t.Logf("windows %+v: hearth %.4f (windows %.4f), cbc %.4f, gap %.3f%%", h.Grid.Windows, p.Cost(), energy.WindowCost(h.Grid.Windows, p.Import), opt.Cost, 100*g)
+			if g > milp.GapBound || g < -1e-5 {
+				t.Errorf("gap %.3f%% outside [0, %.0f%%]", 100*g, 100*milp.GapBound)
+			}
+		})
+	}
+}
+
+// TestBudgetAtForcedLoad: a street's feeder budget within rounding of a
+// load the home cannot avoid (hazel of examples/energy-street under a
+// 9 kW soft limit: its battery is empty when its 1.6 kW load comes, and
+// the budget is 1.59999997 kW) is a degenerate optimum, where the
+// interior-point method's primal residual stalls just above its
+// tolerance; the plan must still come, at CBC's optimum.
+func TestBudgetAtForcedLoad(t *testing.T) {
+	b, err := os.ReadFile("testdata/feeder-budget-at-load.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h energy.Home
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatal(err)
+	}
+	p, err := energy.Solve(context.Background(), &h, energy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plancheck.Check(&h, p).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("cbc"); err != nil {
+		t.Skip(milp.ErrNoSolver)
+	}
+	opt, err := milp.Solve(context.Background(), &h, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := gap(p.Cost(), opt.Cost); g > milp.GapBound || g < -1e-5 {
+		t.Errorf("hearth %.5f, cbc %.5f: gap %.3f%%", p.Cost(), opt.Cost, 100*g)
+	}
 }

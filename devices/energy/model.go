@@ -87,6 +87,36 @@ type Grid struct {
 	// (devices/street) — which keeps the home's plan an LP. It is not
 	// part of the bill: a plan reports it as Coordination.
 	ImportSteps [][]Step
+	// Windows, when not nil, prices the home's highest import in each
+	// of them above a budget: a street's soft feeder limit on the
+	// committed caps, as one home's share of it (devices/street). The
+	// windows are disjoint and sorted. Like ImportSteps it is part of
+	// Coordination, not of the bill.
+	Windows []CapWindow
+}
+
+// CapWindow is a soft cap on the home's highest import over slots
+// [From, To): each kW by which that highest import exceeds Budget costs
+// Price (currency per kW). Budget may be negative (the rest of the
+// street is already over the limit); the cost is then Price·(highest
+// import − Budget) however little the home imports.
+type CapWindow struct {
+	From, To      int
+	Budget, Price float64
+}
+
+// WindowCost returns the Windows cost of import imp (kW per slot)
+// under ws.
+func WindowCost(ws []CapWindow, imp []float64) float64 {
+	cost := 0.0
+	for _, w := range ws {
+		top := 0.0
+		for t := w.From; t < w.To; t++ {
+			top = math.Max(top, imp[t])
+		}
+		cost += w.Price * math.Max(0, top-w.Budget)
+	}
+	return cost
 }
 
 // Step is one band of a slot's ImportSteps: Price (currency per kWh,
@@ -252,6 +282,11 @@ func (h *Home) Validate() error {
 	if err := validSteps(h.Name, g.ImportSteps, T); err != nil {
 		return err
 	}
+	for k, w := range g.Windows {
+		if w.From < 0 || w.To <= w.From || w.To > T || k > 0 && w.From < g.Windows[k-1].To || !fin(w.Budget) || !fin(w.Price) || w.Price < 0 {
+			return fmt.Errorf("home %s: cap window %d (slots %d–%d, budget %g kW at %g per kW): windows must be disjoint, sorted, within the horizon, with a finite budget and a price ≥ 0", h.Name, k, w.From, w.To, w.Budget, w.Price)
+		}
+	}
 	if !fin(h.Wear) {
 		return fmt.Errorf("home %s: wear %g", h.Name, h.Wear)
 	}
@@ -340,7 +375,7 @@ type Plan struct {
 	ImportCost, ExportRevenue, StoredValue float64
 	DemandCost                             float64
 	// Penalties are the soft terms paid: goals missed, limits exceeded,
-	// wear. Coordination is the ImportSteps cost. Cost = Objective +
+	// wear. Coordination is the ImportSteps and Windows cost. Cost = Objective +
 	// Penalties + Coordination is what the planner minimised.
 	Penalties, Wear float64
 	Coordination    float64

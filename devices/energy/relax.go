@@ -75,6 +75,9 @@ func build(h *Home) *model {
 		}
 	}
 	maxPrice = math.Max(maxPrice, pen+g.DemandCharge)
+	for _, w := range g.Windows {
+		maxPrice = math.Max(maxPrice, w.Price)
+	}
 	hardPen := 1000 * maxPrice
 
 	// Row numbers.
@@ -103,6 +106,19 @@ func build(h *Home) *model {
 	// excl[s][t] is the row of the hull of "charge or discharge, not
 	// both", c/C + d/D ≤ 1 (−1 where the storage cannot do both).
 	excl := make([][]int, S)
+	// The cap windows' rows, as the demand charge's but per window
+	// (−1 outside every window): wr[t] import ≤ top[t], wchain[t]
+	// top[t−1] ≤ top[t] after the window's first slot, and wfin[t] at
+	// its last slot top − over ≤ Budget; winAt[t] is slot t's window.
+	wr, wchain, wfin, winAt := make([]int, T), make([]int, T), make([]int, T), make([]int, T)
+	for t := range T {
+		wr[t], wchain[t], wfin[t], winAt[t] = -1, -1, -1, -1
+	}
+	for k, w := range g.Windows {
+		for t := w.From; t < w.To; t++ {
+			winAt[t] = k
+		}
+	}
 	maxImp, maxExp := make([]float64, T), make([]float64, T)
 	for t := range T {
 		i, e := h.Load[t]-m.pvFix[t], m.pvFix[t]+m.pvCur[t]-h.Load[t]
@@ -130,6 +146,18 @@ func build(h *Home) *model {
 			rows++
 			if t > 0 {
 				chain[t] = rows
+				rows++
+			}
+		}
+		if k := winAt[t]; k >= 0 {
+			wr[t] = rows
+			rows++
+			if t > g.Windows[k].From {
+				wchain[t] = rows
+				rows++
+			}
+			if t == g.Windows[k].To-1 {
+				wfin[t] = rows
 				rows++
 			}
 		}
@@ -197,6 +225,9 @@ func build(h *Home) *model {
 			e := []float64{float64(bal[t]), 1}
 			if demand {
 				e = append(e, float64(dm[t]), 1)
+			}
+			if wr[t] >= 0 {
+				e = append(e, float64(wr[t]), 1)
 			}
 			for s := range S {
 				if r := permC[s][t]; r >= 0 {
@@ -290,6 +321,30 @@ func build(h *Home) *model {
 			col(0, 0, big, float64(dm[t]), 1)
 			if t > 0 {
 				col(0, 0, big, float64(chain[t]), 1)
+			}
+		}
+		if k := winAt[t]; k >= 0 {
+			// top[t] ≥ import[t] and ≥ top[t−1]; at the window's end
+			// over ≥ top − Budget, at Price per kW.
+			w := g.Windows[k]
+			e := []float64{float64(wr[t]), -1}
+			if t+1 < w.To {
+				e = append(e, float64(wchain[t+1]), 1)
+			} else {
+				e = append(e, float64(wfin[t]), 1)
+			}
+			if t > w.From {
+				e = append(e, float64(wchain[t]), -1)
+			}
+			col(0, 0, big, e...)
+			col(0, 0, big, float64(wr[t]), 1)
+			if t > w.From {
+				col(0, 0, big, float64(wchain[t]), 1)
+			}
+			if t == w.To-1 {
+				p.B[wfin[t]] = w.Budget
+				col(w.Price, 0, big+math.Abs(w.Budget), float64(wfin[t]), -1)
+				col(0, 0, math.Max(w.Budget, 0)+big, float64(wfin[t]), 1)
 			}
 		}
 	}

@@ -119,6 +119,7 @@ func (m *model) assemble(x []float64) *Plan {
 		}
 		p.PVUsed = append(p.PVUsed, row)
 	}
+	p.Coordination += WindowCost(g.Windows, p.Import)
 	if g.DemandCharge > 0 {
 		p.DemandCost = g.DemandCharge * math.Max(0, peak-g.DemandThreshold)
 	}

@@ -111,6 +111,10 @@ type Report struct {
 	// Over are the slots where a home draws or feeds beyond a soft
 	// limit, as the checker measured them.
 	Over []Over
+	// CommittedKW is the homes' committed caps per coordination window,
+	// as the checker read them from the levels (kW): what a street's
+	// energy homes add theirs to (plancheck.CheckFeeder).
+	CommittedKW []float64
 }
 
 // Over is a slot where a home's meter exceeds a soft limit.
@@ -233,6 +237,10 @@ func Check(n *devices.Neighbourhood, s Street) *Report {
 		c.r.violate("the street's bill is %g, the result says %g", c.r.EnergyCost, s.EnergyCost)
 	}
 	c.feeder(caps, s.FeederExcessKW)
+	c.r.CommittedKW = make([]float64, len(caps))
+	for w, v := range caps {
+		c.r.CommittedKW[w] = v * c.kw
+	}
 	if len(c.r.Misses) != s.GoalsMissed {
 		c.r.violate("the plans miss %d soft goals, the result lists %d", len(c.r.Misses), s.GoalsMissed)
 	}

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/baseline"
+	"github.com/hearth-dcop/hearth/devices/energy"
+	"github.com/hearth-dcop/hearth/devices/plancheck"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/street"
 	"github.com/hearth-dcop/hearth/mva"
@@ -25,16 +28,32 @@ type answered struct {
 // streets settle in two or three.
 const maxAnswers = 6
 
-// flowLoad is the compiled homes' load that flows per slot (kW): their
-// positive draws, as the peak term counts them.
-func flowLoad(n *devices.Neighbourhood, ev *devices.Evaluation) []float64 {
-	base := make([]float64, n.Horizon.Slots)
-	for _, he := range ev.Homes {
+// flowLoads is each compiled home's load that flows per slot (kW): its
+// positive draw, as the peak term counts it.
+func flowLoads(n *devices.Neighbourhood, ev *devices.Evaluation) [][]float64 {
+	out := make([][]float64, len(ev.Homes))
+	for i, he := range ev.Homes {
+		out[i] = make([]float64, n.Horizon.Slots)
 		for t, v := range he.Load {
-			base[t] += math.Max(v, 0) * n.Units.PowerScale
+			out[i][t] = math.Max(v, 0) * n.Units.PowerScale
 		}
 	}
-	return base
+	return out
+}
+
+// committedKW is the compiled homes' committed caps per window (kW).
+func committedKW(n *devices.Neighbourhood, ev *devices.Evaluation) []float64 {
+	out := slices.Clone(ev.Committed)
+	for w := range out {
+		out[w] *= n.Units.PowerScale
+	}
+	return out
+}
+
+// streetOf is the street the energy homes answer with the compiled
+// homes' evaluated plan ev.
+func (r *Run) streetOf(ev *devices.Evaluation) *street.Street {
+	return street.StreetOf(r.cfg.Neighbourhood, r.energy, flowLoads(r.Model(), ev), committedKW(r.Model(), ev))
 }
 
 // energyHomes returns the energy homes' part of the result for the
@@ -48,7 +67,7 @@ func (r *Run) energyHomes(assign []int, ev *devices.Evaluation) (*report.EnergyS
 	if a := r.answered; a != nil && slices.Equal(a.assign, assign) {
 		return a.part, nil
 	}
-	return street.Plan(context.Background(), r.Model(), r.energy, flowLoad(r.Model(), ev), street.Options{})
+	return street.PlanStreet(context.Background(), r.energy, r.streetOf(ev), street.Options{})
 }
 
 // Answer coordinates a street's compiled homes and energy homes after the
@@ -56,16 +75,16 @@ func (r *Run) energyHomes(assign []int, ev *devices.Evaluation) (*report.EnergyS
 // and answer the compiled homes' load that flows (devices/street); then,
 // in turn, the compiled homes answer the energy homes — best responses
 // on the load that flows (baseline.Improve, plain descent) with the
-// energy homes' import as every compiled home's outside load, which
-// gives each compiled home the street's whole load in its peak term —
-// and the energy homes answer again, until neither side moves (at most
-// maxAnswers times). Every step lowers the street's objective (the
-// bills plus the peak term on the street's squared load). The compiled
-// homes answer only where every pair of them shares the peak (no
-// neighbours key); otherwise the energy homes answer the protocol's plan
-// alone. It returns the compiled homes' assignment and result (res
-// itself where they did not move); without energy homes it does
-// nothing.
+// energy homes' import as every compiled home's outside load (its
+// energy neighbours' import where the street has a neighbours key),
+// which gives each compiled home the load it shares in its peak term,
+// and the feeder limit less the energy homes' highest committed caps
+// of any window — and the energy homes answer again, until neither side
+// moves (at most maxAnswers times). Every step lowers the street's
+// objective (the bills plus the peak term on the street's squared load
+// and the feeder's excess). It returns the compiled homes' assignment
+// and result (res itself where they did not move); without energy homes
+// it does nothing.
 func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, mva.Result, error) {
 	if len(r.energy) == 0 || !res.Feasible {
 		return assign, res, nil
@@ -85,22 +104,39 @@ func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, 
 	if err := street.PlanAlone(ctx, r.energy, o); err != nil {
 		return nil, res, err
 	}
-	pk := street.PeakOf(n)
-	aloneBase := flowLoad(n, ev)
-	base := aloneBase
-	cr, err := street.Coordinate(ctx, r.energy, base, pk, o)
+	full := r.cfg.Neighbourhood
+	st := r.streetOf(ev)
+	alone := *st
+	cr, err := street.CoordinateStreet(ctx, r.energy, st, o)
 	if err != nil {
 		return nil, res, err
 	}
 	rounds, moves, compiledMoves, startFlow := cr.Rounds, cr.Moves, 0, math.NaN()
 	var endFlow float64
-	if n.Links == nil && n.Weights.Peak > 0 {
+	blocked := false
+	if n.Weights.Peak > 0 {
 		for range maxAnswers {
-			outside := streetImport(r.energy, n.Horizon.Slots, n.Units.PowerScale)
 			m2 := *n
 			m2.Homes = slices.Clone(n.Homes)
 			for i := range m2.Homes {
-				m2.Homes[i].OutsideLoad = outside
+				m2.Homes[i].OutsideLoad = outsideLoad(st, r.energy, i, n.Horizon.Slots, n.Units.PowerScale)
+			}
+			if full.FeederLimit > 0 {
+				// The feeder less the energy homes' caps in the
+				// window where they commit to most: a compiled move
+				// within it keeps the street's limit in every window.
+				room := full.FeederLimit - energyCommitted(r.energy, full.Windows)/n.Units.PowerScale
+				if room <= 0 {
+					blocked = true
+					break
+				}
+				m2.FeederLimit = room
+				if ev2, err := m2.Evaluate(sched); err != nil || !ev2.Feasible {
+					// Their caps already fill that room: no
+					// compiled move can keep the street's limit.
+					blocked = true
+					break
+				}
 			}
 			imp, err := baseline.Improve(ctx, &m2, sched, baseline.ImproveOptions{Kicks: -1, Seed: r.seed, Options: baseline.Options{ExactEntries: improveEntries}})
 			if err != nil {
@@ -118,8 +154,8 @@ func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, 
 			if ev, err = n.Evaluate(sched); err != nil {
 				return nil, res, err
 			}
-			base = flowLoad(n, ev)
-			cr, err := street.Coordinate(ctx, r.energy, base, pk, o)
+			st.Compiled, st.Feeder.Committed = flowLoads(n, ev), committedKW(n, ev)
+			cr, err := street.CoordinateStreet(ctx, r.energy, st, o)
 			if err != nil {
 				return nil, res, err
 			}
@@ -130,6 +166,9 @@ func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, 
 		}
 	}
 	out := res
+	if blocked {
+		out.Notes = append(slices.Clone(res.Notes), "the compiled homes did not answer the energy homes: their committed caps fill the feeder limit beside the energy homes' in some window")
+	}
 	if compiledMoves > 0 {
 		if assign, err = r.compiled.Encode(sched); err != nil {
 			return nil, res, err
@@ -145,15 +184,19 @@ func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, 
 		out.Notes = append(slices.Clone(res.Notes), fmt.Sprintf(
 			"the compiled homes answered the energy homes on the load that flows after %s, %d home moves: their objective with the energy homes' import as outside load %.2f → %.2f", res.Algorithm.Global, compiledMoves, startFlow, endFlow))
 	}
-	r.answered = &answered{assign: slices.Clone(assign), part: street.Summary(r.energy, base, aloneBase, pk, rounds, moves)}
+	r.answered = &answered{assign: slices.Clone(assign), part: street.StreetSummary(r.energy, st, &alone, rounds, moves)}
 	return assign, out, nil
 }
 
-// streetImport is the energy homes' import per slot, in model power
-// units.
-func streetImport(ms []*street.Member, slots int, scale float64) []float64 {
+// outsideLoad is compiled home i's outside load in street st: the
+// energy homes' import per slot where every pair is linked, else its
+// energy neighbours', in model power units.
+func outsideLoad(st *street.Street, ms []*street.Member, i, slots int, scale float64) []float64 {
 	out := make([]float64, slots)
-	for _, m := range ms {
+	for k, m := range ms {
+		if st.Links != nil && !slices.Contains(st.Links, [2]int{i, len(st.Compiled) + k}) && !slices.Contains(st.Links, [2]int{len(st.Compiled) + k, i}) {
+			continue
+		}
 		for t, v := range m.Plan.Import {
 			out[t] += v
 		}
@@ -164,4 +207,49 @@ func streetImport(ms []*street.Member, slots int, scale float64) []float64 {
 		}
 	}
 	return out
+}
+
+// energyCommitted is the most the energy homes commit to together in
+// any of windows (kW).
+func energyCommitted(ms []*street.Member, windows []devices.Window) float64 {
+	sums := make([]float64, len(windows))
+	for _, m := range ms {
+		for w, c := range street.Commitments(m.Plan, windows) {
+			sums[w] += c
+		}
+	}
+	top := 0.0
+	for _, v := range sums {
+		top = math.Max(top, v)
+	}
+	return top
+}
+
+// checkFeeder checks the street's feeder limit over what the result
+// prints, apart from devices/street: the compiled homes' committed caps
+// as devices/homecheck read them from their levels (compiled, kW per
+// window) and the energy homes' highest import per window from their
+// printed meters (plancheck.CheckFeeder). A hard limit broken is an
+// error wrapping plancheck.ErrRejected, as is committed caps that differ
+// from the ones the result prints.
+func (r *Run) checkFeeder(e *report.EnergyStreet, compiled []float64) error {
+	if e == nil || r.cfg == nil || r.cfg.Neighbourhood.FeederLimit <= 0 {
+		return nil
+	}
+	full := r.cfg.Neighbourhood
+	plans := make([]*energy.Plan, len(e.Homes))
+	for i, eh := range e.Homes {
+		plans[i] = &energy.Plan{Import: eh.ImportKW}
+	}
+	scale := full.Units.PowerScale
+	fr := plancheck.CheckFeeder(full.FeederLimit*scale, !full.FeederSoft, full.Windows, compiled, plans)
+	if len(fr.Violations) > 0 {
+		return fmt.Errorf("%w: %s", plancheck.ErrRejected, strings.Join(fr.Violations, "; "))
+	}
+	for w, c := range fr.CommittedKW {
+		if w >= len(e.CommittedKW) || math.Abs(c-e.CommittedKW[w]) > 1e-6*math.Max(1, c) {
+			return fmt.Errorf("%w: window %d: the committed caps add up to %g kW, the result says %v", plancheck.ErrRejected, w, c, e.CommittedKW)
+		}
+	}
+	return nil
 }

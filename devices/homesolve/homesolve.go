@@ -602,10 +602,14 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 		return nil, err
 	}
 	if in.Schedule != nil {
-		if err := homecheck.Check(r.Model(), Street(h)).Err(); err != nil {
+		chk := homecheck.Check(r.Model(), Street(h))
+		if err := chk.Err(); err != nil {
 			return nil, err
 		}
 		if h.EnergyHomes, err = r.energyHomes(assign, in.Eval); err != nil {
+			return nil, err
+		}
+		if err := r.checkFeeder(h.EnergyHomes, chk.CommittedKW); err != nil {
 			return nil, err
 		}
 		if h.EnergyHomes != nil {

@@ -30,10 +30,16 @@ var (
 	coordinatedStyle   = draw.LineStyle{Color: color.RGBA{R: 0x1f, G: 0x4e, B: 0x9c, A: 0xff}, Width: vg.Points(2)}
 	uncoordinatedStyle = draw.LineStyle{Color: color.RGBA{R: 0x70, G: 0x70, B: 0x70, A: 0xff}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
 	shmgmStyle         = draw.LineStyle{Color: color.RGBA{R: 0xe0, G: 0x7b, B: 0x00, A: 0xff}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+	// With energy homes: solid green for the whole street's load, and a
+	// thin line per energy home's meter (negative where it feeds back).
+	streetStyle  = draw.LineStyle{Color: color.RGBA{R: 0x2e, G: 0x8b, B: 0x57, A: 0xff}, Width: vg.Points(2)}
+	energyColors = []color.RGBA{{R: 0x8e, G: 0x44, B: 0xad, A: 0xff}, {R: 0xc0, G: 0x39, B: 0x2b, A: 0xff}, {R: 0x16, G: 0xa0, B: 0x85, A: 0xff}, {R: 0x7f, G: 0x8c, B: 0x8d, A: 0xff}, {R: 0xd3, G: 0x54, B: 0x00, A: 0xff}}
 )
 
 // WriteCharts draws the neighbourhood load profile — coordinated, every
-// home alone, and SH-MGM-style, whichever are known — as NAME-load.png and
+// home alone, and SH-MGM-style, whichever are known; with energy homes
+// the whole street's load and each energy home's meter, drawn below zero
+// where it feeds back — as NAME-load.png and
 // NAME-load.svg in dir, and returns the paths. The load is constant over a
 // slot, so each series is a step line from the slot's start to its end.
 func (h *Homes) WriteCharts(dir string) ([]string, error) {
@@ -81,6 +87,19 @@ func (h *Homes) loadPlot() (*plot.Plot, error) {
 	if b := h.Baselines.SHMGM; b != nil && len(b.LoadKW) > 0 {
 		ss = append(ss, series{"SH-MGM-style", b.LoadKW, shmgmStyle})
 	}
+	if e := h.EnergyHomes; e != nil {
+		if len(ss) > 0 {
+			// The series above are the compiled homes'.
+			for i := range ss {
+				ss[i].name = "compiled homes " + ss[i].name
+			}
+		}
+		ss = append(ss, series{"street with energy homes", e.LoadKW, streetStyle})
+		for i := range e.Homes {
+			st := draw.LineStyle{Color: energyColors[i%len(energyColors)], Width: vg.Points(1)}
+			ss = append(ss, series{e.Homes[i].Home + " (energy home, meter)", e.Homes[i].NetKW(), st})
+		}
+	}
 	peaks := make([]float64, len(ss))
 	for i, s := range ss {
 		peaks[i] = maxOf(s.load)
@@ -88,6 +107,12 @@ func (h *Homes) loadPlot() (*plot.Plot, error) {
 	// A series that dwarfs the others is drawn clipped at the scale
 	// (chartScale), and its legend says where it peaks.
 	top, clipped := chartScale(peaks)
+	low := 0.0
+	for _, s := range ss {
+		for _, v := range s.load {
+			low = math.Min(low, v)
+		}
+	}
 	for i, s := range ss {
 		xys := make(plotter.XYs, len(s.load)+1)
 		for t, v := range s.load {
@@ -111,11 +136,14 @@ func (h *Homes) loadPlot() (*plot.Plot, error) {
 		}
 		p.Legend.Add(label, l)
 	}
-	// Head-room for the legend, above the scale.
-	p.Y.Max = 1.35 * top
+	// Head-room for the legend, above the scale: more for the energy
+	// homes' lines.
+	p.Y.Max = math.Max(1.35, 1.1+0.08*float64(len(ss))) * top
 	if p.Y.Max <= 0 {
 		p.Y.Max = 1
 	}
+	// Power fed back draws below zero.
+	p.Y.Min = 1.1 * low
 	p.X.Min, p.X.Max = 0, float64(max(len(h.Slots), 1))
 	p.X.Tick.Marker = slotTicks(h.Slots, h.span())
 	return p, nil

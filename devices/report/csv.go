@@ -14,12 +14,22 @@ var (
 	ScheduleHeader = []string{"home", "device", "slot", "action", "kw"}
 	LoadHeader     = []string{"slot", "coordinated_kw", "uncoordinated_kw", "shmgm_kw"}
 	HomesHeader    = []string{"home", "energy_kwh", "energy_cost", "peak_kw", "rules_satisfied", "rules_total"}
+	// EnergyHeader is NAME-energy.csv's, written where the street has
+	// energy homes: a row per slot of the street's load ("street",
+	// "load"), of each energy home's meter ("meter": import − export,
+	// negative where it feeds back) and of each of its storages (kW at
+	// the bus, negative discharging, and the energy at the slot's end).
+	EnergyHeader = []string{"home", "series", "slot", "kw", "kwh"}
 )
 
 // WriteCSV writes one file per table into dir, named after the
 // neighbourhood: NAME-schedule.csv (a row per home, device and slot),
 // NAME-load.csv (a row per slot; an empty cell where a baseline was not
-// computed) and NAME-homes.csv (a row per home). It returns the paths.
+// computed) and NAME-homes.csv (a row per home). A street's energy homes
+// have rows in the schedule (a storage's action charge, discharge or
+// idle and its signed kW) and in the homes table (goals as rules), and
+// NAME-energy.csv has their meters, storages and the street's load
+// (EnergyHeader). It returns the paths.
 func (h *Homes) WriteCSV(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -34,6 +44,7 @@ func (h *Homes) WriteCSV(dir string) ([]string, error) {
 		}
 		homes = append(homes, []string{p.Home, num(p.EnergyKWh), num(p.EnergyCost), num(p.PeakKW), strconv.Itoa(p.RulesSatisfied), strconv.Itoa(p.RulesTotal)})
 	}
+	sched, homes = h.energyRows(sched, homes)
 	var load [][]string
 	cell := func(v []float64, t int) string {
 		if t < len(v) {
@@ -59,6 +70,13 @@ func (h *Homes) WriteCSV(dir string) ([]string, error) {
 		{base + "-schedule.csv", ScheduleHeader, sched},
 		{base + "-load.csv", LoadHeader, load},
 		{base + "-homes.csv", HomesHeader, homes},
+	}
+	if h.EnergyHomes != nil {
+		files = append(files, struct {
+			name   string
+			header []string
+			rows   [][]string
+		}{base + "-energy.csv", EnergyHeader, h.energySeries()})
 	}
 	var out []string
 	for _, f := range files {

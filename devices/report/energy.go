@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -26,6 +27,15 @@ type EnergyStreet struct {
 	// street's import, after coordination; AloneObjective before it.
 	Objective      float64 `json:"objective"`
 	AloneObjective float64 `json:"alone_objective"`
+	// FeederLimitKW is the [feeder] limit (0: none); CommittedKW the
+	// whole street's committed caps per coordination window — the
+	// compiled homes' levels and each energy home's highest import there
+	// — and FeederExcessKW by how much they exceed the limit per window
+	// (omitted where they keep it), as devices/plancheck.CheckFeeder
+	// measured them.
+	FeederLimitKW  float64   `json:"feeder_limit_kw,omitempty"`
+	CommittedKW    []float64 `json:"committed_kw,omitempty"`
+	FeederExcessKW []float64 `json:"feeder_excess_kw,omitempty"`
 }
 
 // EnergyHome is one energy home's plan.
@@ -52,6 +62,9 @@ type EnergyHome struct {
 	// OverLimitsKWh is the energy beyond the home's soft import and
 	// export limits ([grid]), as a compiled home's.
 	OverLimitsKWh float64 `json:"over_limits_kwh,omitempty"`
+	// CommittedKW is what the home commits to per coordination window
+	// under a feeder limit: its highest import there (kW).
+	CommittedKW []float64 `json:"committed_kw,omitempty"`
 }
 
 // Storage is a battery's or EV's plan: power at the bus per slot
@@ -73,6 +86,19 @@ func (h *Homes) energyText(b *strings.Builder) {
 	fmt.Fprintf(b, "\nenergy homes (continuous power, devices/energy; every plan checked by devices/plancheck)\n")
 	fmt.Fprintf(b, "street peak with them %.2f kW (%.2f kW with the energy homes planned alone); %d rounds of best responses, %d moves\n", e.PeakKW, e.AlonePeakKW, e.Rounds, e.Moves)
 	fmt.Fprintf(b, "street load (kW) %s\n", Sparkline(e.LoadKW, e.PeakKW))
+	if e.FeederLimitKW > 0 {
+		state := "kept in every window"
+		if e.FeederExcessKW != nil {
+			var over []string
+			for w, x := range e.FeederExcessKW {
+				if x > 0 {
+					over = append(over, fmt.Sprintf("window %d by %.2f kW", w, x))
+				}
+			}
+			state = "EXCEEDED in " + strings.Join(over, ", ")
+		}
+		fmt.Fprintf(b, "feeder limit %.2f kW on the committed caps, energy homes included: %s (kW per window: %s)\n", e.FeederLimitKW, state, kwList(e.CommittedKW))
+	}
 	labels, cw := columnLabels(h.Slots)
 	name := 6
 	for _, p := range e.Homes {
@@ -106,10 +132,22 @@ func (h *Homes) energyText(b *strings.Builder) {
 		for _, g := range p.GoalsMissed {
 			fmt.Fprintf(b, "  MISSED: %s, by %s\n", g.Rule, amount(g.Missed, g.Unit))
 		}
+		if p.CommittedKW != nil {
+			fmt.Fprintf(b, "  commits (highest import per window) %s kW\n", kwList(p.CommittedKW))
+		}
 		if p.OverLimitsKWh > 0 {
 			fmt.Fprintf(b, "  OVER LIMITS: %.2f kWh beyond the home's import or export limit\n", p.OverLimitsKWh)
 		}
 	}
+}
+
+// kwList prints powers as "1.20, 3.40".
+func kwList(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(s, ", ")
 }
 
 // shortKW is short for continuous powers: what rounds to 0.0 prints as
@@ -125,7 +163,75 @@ func shortKW(v float64) string {
 func (h *Homes) energyOnlyText(b *strings.Builder) {
 	fmt.Fprintf(b, "%s: %d energy homes, %s, %s\n", h.Neighbourhood, len(h.EnergyHomes.Homes), h.slotsText(), h.span())
 	h.energyText(b)
+	h.chartList(b)
 	for _, n := range h.Notes {
 		fmt.Fprintf(b, "note: %s\n", n)
 	}
+}
+
+// slotHours is slot t's length in hours.
+func (h *Homes) slotHours(t int) float64 {
+	if t < len(h.SlotLengths) {
+		return float64(h.SlotLengths[t]) / 60
+	}
+	return float64(h.SlotMinutes) / 60
+}
+
+// energyRows adds the energy homes' rows to the schedule and homes
+// tables of WriteCSV.
+func (h *Homes) energyRows(sched, homes [][]string) ([][]string, [][]string) {
+	e := h.EnergyHomes
+	if e == nil {
+		return sched, homes
+	}
+	for _, p := range e.Homes {
+		for _, s := range p.Storage {
+			for t, v := range s.PowerKW {
+				act := "idle"
+				switch {
+				case v > 0:
+					act = "charge"
+				case v < 0:
+					act = "discharge"
+				}
+				sched = append(sched, []string{p.Home, s.Name, strconv.Itoa(t), act, num(v)})
+			}
+		}
+		kwh := 0.0
+		for t := range p.ImportKW {
+			kwh += (p.ImportKW[t] - p.ExportKW[t]) * h.slotHours(t)
+		}
+		homes = append(homes, []string{p.Home, num(kwh), num(p.Bill), num(p.PeakKW), strconv.Itoa(p.GoalsTotal - len(p.GoalsMissed)), strconv.Itoa(p.GoalsTotal)})
+	}
+	return sched, homes
+}
+
+// energySeries is NAME-energy.csv's rows (EnergyHeader).
+func (h *Homes) energySeries() [][]string {
+	e := h.EnergyHomes
+	var rows [][]string
+	for t, v := range e.LoadKW {
+		rows = append(rows, []string{"street", "load", strconv.Itoa(t), num(v), ""})
+	}
+	for _, p := range e.Homes {
+		for t := range p.ImportKW {
+			rows = append(rows, []string{p.Home, "meter", strconv.Itoa(t), num(p.ImportKW[t] - p.ExportKW[t]), ""})
+		}
+		for _, s := range p.Storage {
+			for t, v := range s.PowerKW {
+				rows = append(rows, []string{p.Home, s.Name, strconv.Itoa(t), num(v), num(s.EnergyKWh[t+1])})
+			}
+		}
+	}
+	return rows
+}
+
+// NetKW returns home p's meter per slot: import − export (kW, negative
+// where it feeds back).
+func (p *EnergyHome) NetKW() []float64 {
+	out := make([]float64, len(p.ImportKW))
+	for t := range out {
+		out[t] = p.ImportKW[t] - p.ExportKW[t]
+	}
+	return out
 }

@@ -49,12 +49,7 @@ func (h *Homes) WriteText(w io.Writer, o TextOptions) error {
 	h.profile(&b, o)
 	h.tables(&b, o)
 	h.energyText(&b)
-	if len(h.Charts) > 0 {
-		fmt.Fprintln(&b, "\ncharts")
-		for _, c := range h.Charts {
-			fmt.Fprintf(&b, "  %s\n", c)
-		}
-	}
+	h.chartList(&b)
 	for _, n := range h.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
@@ -696,4 +691,14 @@ func homeLine(p HomePlan, cur string) string {
 		s += fmt.Sprintf(" (%d missed)", missed)
 	}
 	return s
+}
+
+// chartList lists the charts written (--out).
+func (h *Homes) chartList(b *strings.Builder) {
+	if len(h.Charts) > 0 {
+		fmt.Fprintln(b, "\ncharts")
+		for _, c := range h.Charts {
+			fmt.Fprintf(b, "  %s\n", c)
+		}
+	}
 }

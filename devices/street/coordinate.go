@@ -2,10 +2,12 @@ package street
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
 )
@@ -18,6 +20,9 @@ type Member struct {
 	// independent checker's report of Plan.
 	Alone, Plan *energy.Plan
 	Check       *plancheck.Report
+	// Index is the home's place in the neighbourhood it came from
+	// (Split), which its links name.
+	Index int
 }
 
 // Peak is the street's peak term on the load that flows, as the
@@ -76,6 +81,9 @@ type Result struct {
 	// Load is the street's import per slot after coordination, Base
 	// included (kW); AloneLoad with the energy homes' alone plans.
 	Load, AloneLoad []float64
+	// FeederExcess is by how many kW the street's committed caps exceed
+	// the feeder limit per window after coordination (nil without one).
+	FeederExcess []float64
 }
 
 // PlanAlone plans every member alone and checks the plans: a plan the
@@ -95,54 +103,264 @@ func PlanAlone(ctx context.Context, ms []*Member, o Options) error {
 	return nil
 }
 
-// Objective is the street's objective of the members' plans with base
-// (the rest of the street's import per slot, kW; nil for none): the
-// members' costs (bill, penalties and wear, energy.Plan.Cost less its
-// Coordination) plus the peak term on the street's import.
-func Objective(ms []*Member, base []float64, pk Peak) float64 {
+// Street is what the members coordinate around: the rest of the street
+// and the terms they share with it. A nil Compiled, nil Links and a zero
+// Feeder are a street of the members alone, every pair sharing the peak,
+// without a feeder limit.
+type Street struct {
+	Peak Peak
+	// Compiled is each compiled home's load that flows (kW per slot,
+	// its positive draw), numbered 0..len(Compiled)−1; member i is
+	// numbered len(Compiled)+i.
+	Compiled [][]float64
+	// Links are the pairs of homes, in that numbering, whose cross
+	// terms enter the peak term ([coordination] neighbours); nil means
+	// every pair. A member then answers only its neighbours' load.
+	Links  [][2]int
+	Feeder Feeder
+}
+
+// Feeder is the street's [feeder] limit on committed caps. In every
+// window a member commits to its highest import there: its power is
+// continuous, so that is the least cap its plan fits, where a compiled
+// home picks one of a few levels (devices.LevelCaps). In every window
+// the compiled homes' caps (Committed) and the members' add up to at
+// most Limit: a soft limit costs Miss per kW over per hour of the window,
+// as for compiled homes; a Hard one is refused where the best responses
+// end above it (an error wrapping energy.ErrInfeasible).
+type Feeder struct {
+	// Limit is in kW; 0 means none.
+	Limit float64
+	Hard  bool
+	// Miss is the soft limit's price (currency per kW over per hour of
+	// the window; 0 means devices.DefaultMissPenalty).
+	Miss    float64
+	Windows []devices.Window
+	// Committed is the compiled homes' committed caps per window (kW;
+	// nil for none).
+	Committed []float64
+}
+
+// hardFeederFactor prices a hard feeder limit's excess while the best
+// responses bring the street within it: a hundred times the soft price,
+// far above anything a member's bill can gain by exceeding it.
+const hardFeederFactor = 100
+
+func (s *Street) peakOn() bool { return s.Peak.Weight > 0 && len(s.Peak.Slots) > 0 }
+
+func (s *Street) feederOn() bool { return s.Feeder.Limit > 0 && len(s.Feeder.Windows) > 0 }
+
+// price is the cost of a kW over the feeder limit in window w.
+func (s *Street) price(ms []*Member, w int) float64 {
+	f := &s.Feeder
+	miss := f.Miss
+	if miss <= 0 {
+		miss = devices.DefaultMissPenalty
+	}
+	if f.Hard {
+		miss *= hardFeederFactor
+	}
+	hours := 0.0
+	for t := f.Windows[w].From; t < f.Windows[w].To; t++ {
+		hours += ms[0].Home.Dt[t]
+	}
+	return miss * hours
+}
+
+// Commitments returns the caps plan p commits to in windows ws: its
+// highest import in each (kW, ≥ 0).
+func Commitments(p *energy.Plan, ws []devices.Window) []float64 {
+	out := make([]float64, len(ws))
+	for w, win := range ws {
+		for t := win.From; t < win.To; t++ {
+			out[w] = math.Max(out[w], p.Import[t])
+		}
+	}
+	return out
+}
+
+// committed returns the street's committed caps per window: the
+// compiled homes' and the members' but member skip's.
+func (s *Street) committed(ms []*Member, skip int) []float64 {
+	f := &s.Feeder
+	out := make([]float64, len(f.Windows))
+	if f.Committed != nil {
+		copy(out, f.Committed)
+	}
+	for i, m := range ms {
+		if i == skip {
+			continue
+		}
+		for w, c := range Commitments(m.Plan, f.Windows) {
+			out[w] += c
+		}
+	}
+	return out
+}
+
+// excess returns by how many kW the street's committed caps exceed the
+// feeder limit per window (nil without a limit or members: the compiled
+// homes' own excess is their result's).
+func (s *Street) excess(ms []*Member) []float64 {
+	if !s.feederOn() || len(ms) == 0 {
+		return nil
+	}
+	out := s.committed(ms, -1)
+	for w, c := range out {
+		out[w] = math.Max(0, c-s.Feeder.Limit)
+	}
+	return out
+}
+
+// Objective is the street's objective of the members' plans: their costs
+// (bill, penalties and wear, energy.Plan.Cost less its Coordination),
+// the peak term on the load that flows, and what the street's committed
+// caps exceed the feeder limit by, at its price.
+func (s *Street) Objective(ms []*Member) float64 {
 	total := 0.0
 	for _, m := range ms {
 		total += m.Plan.Cost() - m.Plan.Coordination
 	}
-	load := streetLoad(ms, base, -1)
-	d0 := ms[0].Home.Dt[0]
-	for _, t := range pk.Slots {
-		dt := ms[0].Home.Dt[t]
-		total += pk.Weight * dt * d0 * load[t] * load[t]
+	total += s.peakTerm(ms)
+	for w, x := range s.excess(ms) {
+		total += s.price(ms, w) * x
 	}
 	return total
 }
 
-// streetLoad returns base plus the members' import per slot, member
-// skip left out.
-func streetLoad(ms []*Member, base []float64, skip int) []float64 {
+// peakTerm is Weight × Σ over the peak's slots of Δ_t·Δ_0·[Σ_h d_h² +
+// Σ_{linked h,g} 2·d_h·d_g], d being the load that flows: (Δ·L)² on a
+// street of even slots where every pair is linked (Peak).
+func (s *Street) peakTerm(ms []*Member) float64 {
+	pk := s.Peak
+	if len(ms) == 0 || pk.Weight == 0 {
+		return 0
+	}
+	dt := ms[0].Home.Dt
+	d0 := dt[0]
+	total := 0.0
+	if s.Links == nil {
+		load := s.load(ms)
+		for _, t := range pk.Slots {
+			total += dt[t] * d0 * load[t] * load[t]
+		}
+		return pk.Weight * total
+	}
+	loads := s.loads(ms)
+	for _, t := range pk.Slots {
+		sum := 0.0
+		for _, l := range loads {
+			sum += l[t] * l[t]
+		}
+		for _, k := range s.Links {
+			sum += 2 * loads[k[0]][t] * loads[k[1]][t]
+		}
+		total += dt[t] * d0 * sum
+	}
+	return pk.Weight * total
+}
+
+// loads returns every home's load that flows, in the street's
+// numbering.
+func (s *Street) loads(ms []*Member) [][]float64 {
+	out := slices.Clone(s.Compiled)
+	for _, m := range ms {
+		out = append(out, m.Plan.Import)
+	}
+	return out
+}
+
+// load returns the street's load that flows per slot.
+func (s *Street) load(ms []*Member) []float64 {
+	return s.others(ms, -1)
+}
+
+// others returns the street's load that flows without member skip.
+func (s *Street) others(ms []*Member, skip int) []float64 {
 	T := len(ms[0].Home.Dt)
-	load := make([]float64, T)
-	if base != nil {
-		copy(load, base)
+	out := make([]float64, T)
+	for _, l := range s.Compiled {
+		for t, v := range l {
+			out[t] += v
+		}
 	}
 	for i, m := range ms {
 		if i == skip {
 			continue
 		}
 		for t, v := range m.Plan.Import {
-			load[t] += v
+			out[t] += v
 		}
 	}
-	return load
+	return out
 }
 
-// Coordinate lowers the street's Objective from the members' alone plans
-// (PlanAlone first) by best responses: in each round every member in
-// turn is planned again with the peak term around the rest of the
-// street's load N(t) as import steps — on a band [a, b] of its own
-// import the price per kWh Weight·Δ_0·(2N + a + b), the exact change of
-// Weight·Δ_t·Δ_0·(N + x)² across the band (Peak) — and adopts the new plan when it
-// lowers the street's objective (evaluated exactly, with the squares)
-// by more than rounding. The objective is a potential: each adopted plan
-// lowers it, so the rounds end; they stop when no member moves or after
-// Rounds. Every adopted plan has passed the checker.
+// seen returns the load member i answers: the rest of the street's, or
+// where not every pair is linked its neighbours'.
+func (s *Street) seen(ms []*Member, i int) []float64 {
+	if s.Links == nil {
+		return s.others(ms, i)
+	}
+	me := len(s.Compiled) + i
+	loads := s.loads(ms)
+	out := make([]float64, len(ms[0].Home.Dt))
+	for _, k := range s.Links {
+		o := -1
+		switch me {
+		case k[0]:
+			o = k[1]
+		case k[1]:
+			o = k[0]
+		}
+		if o < 0 {
+			continue
+		}
+		for t, v := range loads[o] {
+			out[t] += v
+		}
+	}
+	return out
+}
+
+// Objective is the objective of a street of the members, base (the rest
+// of the street's import per slot, kW; nil for none) and peak term pk,
+// every pair linked and no feeder limit (Street.Objective).
+func Objective(ms []*Member, base []float64, pk Peak) float64 {
+	return baseStreet(base, pk).Objective(ms)
+}
+
+func baseStreet(base []float64, pk Peak) *Street {
+	s := &Street{Peak: pk}
+	if base != nil {
+		s.Compiled = [][]float64{base}
+	}
+	return s
+}
+
+// Coordinate is CoordinateStreet on a street of the members and base
+// (the rest of the street's import per slot, kW; nil for none) under
+// peak term pk, every pair linked and without a feeder limit.
 func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Options) (*Result, error) {
+	return CoordinateStreet(ctx, ms, baseStreet(base, pk), o)
+}
+
+// CoordinateStreet lowers the street's Objective from the members' alone
+// plans (PlanAlone first) by best responses: in each round every member
+// in turn is planned again with the peak term around the load it sees
+// N(t) (the rest of the street's, or its neighbours') as import steps —
+// on a band [a, b] of its own import the price per kWh
+// Weight·Δ_0·(2N + a + b), the exact change of
+// Weight·Δ_t·Δ_0·((N + x)² − N²) across the band (Peak) — and with its share of the feeder limit: in each
+// window the limit less the others' committed caps, as a hard cap
+// (energy.Grid.Cap) where the limit is hard and the street keeps it, else
+// priced per kW of its highest import above it (energy.Grid.Windows).
+// It adopts the new plan when it lowers the street's objective
+// (evaluated exactly, with the squares) by more than rounding. The
+// objective is a potential: each adopted plan lowers it, so the rounds
+// end; they stop when no member moves or after Rounds. Every adopted plan
+// has passed the checker. A hard feeder limit the street still exceeds
+// at the end is an error wrapping energy.ErrInfeasible.
+func CoordinateStreet(ctx context.Context, ms []*Member, s *Street, o Options) (*Result, error) {
 	if len(ms) == 0 {
 		return &Result{}, nil
 	}
@@ -155,10 +373,10 @@ func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Op
 	if o.Gain <= 0 {
 		o.Gain = DefaultGain
 	}
-	res := &Result{AloneLoad: streetLoad(ms, base, -1)}
-	res.Start = Objective(ms, base, pk)
+	res := &Result{AloneLoad: s.load(ms)}
+	res.Start = s.Objective(ms)
 	cur := res.Start
-	if pk.Weight > 0 && len(pk.Slots) > 0 {
+	if s.peakOn() || s.feederOn() {
 		for res.Rounds < o.Rounds {
 			res.Rounds++
 			moved := false
@@ -167,23 +385,33 @@ func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Op
 					return nil, err
 				}
 				h := *m.Home
-				at := m.Plan.Import
-				if o.EvenBands {
-					at = nil
+				if s.peakOn() {
+					at := m.Plan.Import
+					if o.EvenBands {
+						at = nil
+					}
+					h.Grid.ImportSteps = steps(&h, s.seen(ms, i), at, s.Peak, o.Bands)
 				}
-				h.Grid.ImportSteps = steps(&h, streetLoad(ms, base, i), at, pk, o.Bands)
+				capped := s.share(&h, ms, i)
 				p, err := energy.Solve(ctx, &h, o.Energy)
+				if capped && errors.Is(err, energy.ErrInfeasible) {
+					// Its share of a hard limit, within the
+					// planner's margin of its current plan's
+					// highest import: it keeps that plan.
+					continue
+				}
 				if err != nil {
 					return nil, fmt.Errorf("energy home %s: coordinating: %w", h.Name, err)
 				}
 				old := m.Plan
 				m.Plan = p
-				next := Objective(ms, base, pk)
+				next := s.Objective(ms)
 				if next >= cur-o.Gain*math.Max(1, math.Abs(cur)) {
 					m.Plan = old
 					continue
 				}
-				rep := plancheck.Check(m.Home, p)
+				// Checked with its share of a hard feeder limit.
+				rep := plancheck.Check(&h, p)
 				if err := rep.Err(); err != nil {
 					return nil, fmt.Errorf("energy home %s: %w", h.Name, err)
 				}
@@ -196,8 +424,80 @@ func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Op
 		}
 	}
 	res.Final = cur
-	res.Load = streetLoad(ms, base, -1)
+	res.Load = s.load(ms)
+	res.FeederExcess = s.excess(ms)
+	if s.Feeder.Hard {
+		for w, x := range res.FeederExcess {
+			if x > plancheck.Tolerance {
+				return nil, fmt.Errorf("window %d: the committed caps exceed the hard feeder limit %g kW by %.3g kW after %d rounds of best responses, the energy homes answering the compiled homes' committed levels; raise the limit or make it soft: %w", w, s.Feeder.Limit, x, res.Rounds, energy.ErrInfeasible)
+			}
+		}
+	}
 	return res, nil
+}
+
+// share gives member i's model h its share of the feeder limit: in each
+// window where it may bind, the limit less the rest of the street's
+// committed caps — a hard cap where the limit is hard and the street
+// keeps it in that window, else a priced window. It reports whether it
+// set a hard cap.
+func (s *Street) share(h *energy.Home, ms []*Member, i int) bool {
+	if !s.feederOn() {
+		return false
+	}
+	f := &s.Feeder
+	rest := s.committed(ms, i)
+	mine := Commitments(ms[i].Plan, f.Windows)
+	h.Grid.Windows = slices.Clone(h.Grid.Windows)
+	capped := false
+	for w, win := range f.Windows {
+		budget := f.Limit - rest[w]
+		top := 0.0
+		for t := win.From; t < win.To; t++ {
+			top = math.Max(top, maxImport(h, t))
+		}
+		if budget >= top {
+			continue // no plan of the home reaches it
+		}
+		if f.Hard && mine[w] <= budget+plancheck.Tolerance {
+			if !capped {
+				h.Grid.Cap = capsOf(h)
+				capped = true
+			}
+			for t := win.From; t < win.To; t++ {
+				b := math.Max(budget, 0)
+				if math.IsNaN(h.Grid.Cap[t]) || b < h.Grid.Cap[t] {
+					h.Grid.Cap[t] = b
+				}
+			}
+			continue
+		}
+		h.Grid.Windows = append(h.Grid.Windows, energy.CapWindow{From: win.From, To: win.To, Budget: budget, Price: s.price(ms, w)})
+	}
+	return capped
+}
+
+// capsOf returns a copy of h's committed caps, NaN (none) where it has
+// none.
+func capsOf(h *energy.Home) []float64 {
+	if h.Grid.Cap != nil {
+		return slices.Clone(h.Grid.Cap)
+	}
+	out := make([]float64, h.Slots())
+	for t := range out {
+		out[t] = math.NaN()
+	}
+	return out
+}
+
+// maxImport is the most home h can import in slot t: its load and every
+// storage charging at full power.
+func maxImport(h *energy.Home, t int) float64 {
+	top := math.Max(h.Load[t], 0)
+	for _, s := range h.Storage {
+		top += s.MaxCharge
+	}
+	return top
 }
 
 // steps returns the import steps of home h around the others' load N.
@@ -209,10 +509,7 @@ func Coordinate(ctx context.Context, ms []*Member, base []float64, pk Peak, o Op
 func steps(h *energy.Home, N, cur []float64, pk Peak, bands int) [][]energy.Step {
 	out := make([][]energy.Step, h.Slots())
 	for _, t := range pk.Slots {
-		top := math.Max(h.Load[t], 0)
-		for _, s := range h.Storage {
-			top += s.MaxCharge
-		}
+		top := maxImport(h, t)
 		if top <= 0 {
 			continue
 		}

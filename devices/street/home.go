@@ -3,8 +3,12 @@
 // (continuous battery and EV power, PV, a two-way meter), planned alone
 // by devices/energy, and then coordinated with the street on the load
 // that flows — each energy home in turn answers the rest of the street's
-// per-slot load with the peak term as a convex piecewise-linear price of
-// its import (energy.Grid.ImportSteps), which keeps its plan an LP.
+// per-slot load (its neighbours' where the street has a neighbours key)
+// with the peak term as a convex piecewise-linear price of its import
+// (energy.Grid.ImportSteps), which keeps its plan an LP — and on the
+// feeder limit: per coordination window it commits to its highest
+// import, and takes the limit less the rest of the street's committed
+// caps as a cap or a priced window (energy.Grid.Cap, Grid.Windows).
 // Every plan passes devices/plancheck before it is returned.
 package street
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
 	"github.com/hearth-dcop/hearth/devices/street"
 )
@@ -110,3 +111,51 @@ var (
 	splitOf      = street.Split
 	errNotEnergy = street.ErrNotEnergy
 )
+
+// TestSplitFeederReserve: Split lowers a feeder limit for the compiled
+// homes by what the energy homes import whatever they plan — hazel's
+// load raised to 9 kW, less its battery's 4 kW — and refuses a hard
+// limit at or below it.
+func TestSplitFeederReserve(t *testing.T) {
+	cases := []struct {
+		name  string
+		limit float64
+		hard  bool
+		want  float64 // the compiled homes' limit; < 0: refused
+	}{
+		{"room left", 12, false, 7},
+		{"hard, room left", 12, true, 7},
+		{"soft, no room", 4, false, plancheck.Tolerance},
+		{"hard, no room", 4, true, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Load("../../examples/energy-street/street.toml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := cfg.Neighbourhood
+			n.FeederLimit, n.FeederSoft = c.limit, !c.hard
+			for i := range n.Homes {
+				if n.Homes[i].Name == "hazel" {
+					for t := range n.Homes[i].Background {
+						n.Homes[i].Background[t] = 9
+					}
+				}
+			}
+			rest, _, err := street.Split(cfg)
+			if c.want < 0 {
+				if !errors.Is(err, devices.ErrInfeasible) {
+					t.Fatalf("a hard %g kW limit below the energy homes' 5 kW: %v", c.limit, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(rest.FeederLimit-c.want) > 1e-9 || n.FeederLimit != c.limit {
+				t.Errorf("compiled homes' limit %g (the street's now %g), want %g", rest.FeederLimit, n.FeederLimit, c.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package street_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -51,13 +52,27 @@ func genStreet(seed uint64, homes, T int) []*energy.Home {
 }
 
 // lowerBound writes the street as one linear programme — every home's
-// storage physics, meter and soft goals, and the peak term's squares
-// under-estimated by tangents every 0.05 kW — and solves it with CBC.
+// storage physics, meter and soft goals, the peak term's squares
+// under-estimated by tangents every 0.05 kW, and with f (nil for none)
+// the feeder limit: per window each home's cap above its imports there,
+// the caps and the compiled homes' committed ones within the limit
+// (hard) or the excess paid per kW at the window's hours × miss (soft) —
+// and solves it with CBC.
 // Its optimum is below the street's true joint optimum (the tangents
 // lie under the squares), so it bounds every plan's objective from
 // below. Written from the energy package's documentation, not its code.
-func lowerBound(t *testing.T, hs []*energy.Home, base []float64, pk street.Peak) float64 {
+func lowerBound(t *testing.T, hs []*energy.Home, base []float64, pk street.Peak, f *street.Feeder) float64 {
 	t.Helper()
+	v, err := lowerBoundErr(t, hs, base, pk, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// lowerBoundErr is lowerBound returning CBC's error (cbc.ErrInfeasible
+// where a hard feeder limit cannot be kept).
+func lowerBoundErr(t *testing.T, hs []*energy.Home, base []float64, pk street.Peak, f *street.Feeder) (float64, error) {
 	var obj, cons, bnds strings.Builder
 	T := len(hs[0].Dt)
 	add := func(b *strings.Builder, c float64, v string) {
@@ -125,12 +140,34 @@ func lowerBound(t *testing.T, hs []*energy.Home, base []float64, pk street.Peak)
 			fmt.Fprintf(&cons, " >= %.12g\n", 2*a*b-a*a)
 		}
 	}
+	if f != nil {
+		for w, win := range f.Windows {
+			hours := 0.0
+			for t := win.From; t < win.To; t++ {
+				hours += hs[0].Dt[t]
+			}
+			fmt.Fprintf(&cons, " feeder%d:", w)
+			for i := range hs {
+				fmt.Fprintf(&cons, " + cap%d_%d", i, w)
+			}
+			if !f.Hard {
+				fmt.Fprintf(&cons, " - exc%d", w)
+				add(&obj, f.Miss*hours, fmt.Sprintf("exc%d", w))
+			}
+			fmt.Fprintf(&cons, " <= %.12g\n", f.Limit-f.Committed[w])
+			for i := range hs {
+				for t := win.From; t < win.To; t++ {
+					fmt.Fprintf(&cons, " c%d_%d_%d: cap%d_%d - imp%d_%d >= 0\n", i, w, t, i, w, i, t)
+				}
+			}
+		}
+	}
 	lp := "Minimize\n obj:" + obj.String() + "\nSubject To\n" + cons.String() + "Bounds\n" + bnds.String() + "End\n"
 	v, err := cbc.Optimum(context.Background(), lp, t.TempDir())
-	if err != nil {
-		t.Fatalf("%v\n%s", err, lp[:min(len(lp), 2000)])
+	if err != nil && !errors.Is(err, cbc.ErrInfeasible) {
+		return 0, fmt.Errorf("%w\n%s", err, lp[:min(len(lp), 2000)])
 	}
-	return v
+	return v, err
 }
 
 // TestCoordinateAgainstCBC: on seeded streets of three energy homes, the
@@ -177,7 +214,7 @@ func TestCoordinateAgainstCBC(t *testing.T) {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
 		}
-		lb := lowerBound(t, hs, base, pk)
+		lb := lowerBound(t, hs, base, pk, nil)
 		gap := (res.Final - lb) / math.Max(math.Abs(lb), 1)
 		t.Logf("seed %d: alone %.4f, coordinated %.4f (%d rounds, %d moves), CBC lower bound %.4f, gap %.3f%%; peak %.2f → %.2f kW", seed, res.Start, res.Final, res.Rounds, res.Moves, lb, 100*gap, peakOf(res.AloneLoad), peakOf(res.Load))
 		if res.Final > res.Start+1e-9 {

@@ -323,6 +323,13 @@ func (s *solver) run() (*Result, error) {
 		if pinf < 1e-9 && dinf < 1e-4 && rgap < 1e-13 {
 			return s.result(x, it), nil
 		}
+		// The primal residual stuck just above the tolerance at a
+		// degenerate optimum (a street's feeder budget equal to a load
+		// the home cannot avoid: devices/street), dual feasible and the
+		// gap closed to rounding: further steps only lose it.
+		if pinf < 1e-8 && dinf < 1e-9 && rgap < 1e-15 {
+			return s.result(x, it), nil
+		}
 		// Infeasible: complementarity gone while the rows stay broken,
 		// or the rows' residual no longer falling.
 		if it >= 10 && pinf > 1e-6 && rgap < 1e-8 {

@@ -181,6 +181,16 @@ func Write(h *energy.Home) string {
 			term(&obj, p, sh)
 		}
 	}
+	// Cap windows: over_k ≥ top_k − Budget, top_k ≥ every import of
+	// the window, at Price per kW over.
+	for k, w := range h.Grid.Windows {
+		for t := w.From; t < w.To; t++ {
+			con(fmt.Sprintf(" imp_%d - wtop_%d", t, k), "<=", 0)
+		}
+		con(fmt.Sprintf(" wover_%d - wtop_%d", k, k), ">=", -w.Budget)
+		fmt.Fprintf(&bnds, " wtop_%d >= 0\n wover_%d >= 0\n", k, k)
+		term(&obj, w.Price, fmt.Sprintf("wover_%d", k))
+	}
 	if g := h.Grid; g.DemandCharge > 0 {
 		con(" over - peak", ">=", -g.DemandThreshold)
 		fmt.Fprintf(&bnds, " peak >= 0\n over >= 0\n")
