@@ -283,9 +283,10 @@ func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 // ending at the first round without a gain where the homes form a
 // complete graph (all the published instances do). Where some home's
 // exact best response is too wide for bucket elimination (homes with many
-// rules), those homes answer by block descent (-p response=3) from their
-// own schedules (-p init=3), and the importer's 4 levels per slot stay:
-// such a run never samples a row.
+// rules), those homes answer by AND/OR search within a budget of checks
+// and, past it, by block descent (-p response=3, response_checks) from
+// their own schedules (-p init=3), and the importer's 4 levels per slot
+// stay: such a run never samples a row.
 //
 // D-Gibbs (the command line's choice) reads MVA rows. Where they are too
 // wide for fast bucket elimination, --local auto samples those homes'
@@ -316,7 +317,7 @@ func (r *Run) fitSHDS(o Overrides) error {
 			r.paramDefault("response", mgm.ResponseBlocks)
 			r.paramDefault("response_entries", responseEntries)
 			r.paramDefault("init", mgm.InitStart)
-			r.notes = append(r.notes, fmt.Sprintf("homes too wide for an exact best response answer by block descent (-p response=%v) from their own schedules (-p init=%v)", r.params["response"], r.params["init"]))
+			r.notes = append(r.notes, fmt.Sprintf("homes too wide for bucket elimination answer by AND/OR search within %.3g checks, else by block descent (-p response=%v, response_checks), from their own schedules (-p init=%v)", r.paramOr("response_checks", mgm.DefaultResponseChecks), r.params["response"], r.params["init"]))
 		}
 		return nil
 	}
@@ -351,6 +352,14 @@ func (r *Run) complete() bool {
 
 // paramDefault sets protocol parameter k to v unless the TOML or the
 // command line set it.
+// paramOr returns parameter k, or v where it is not set.
+func (r *Run) paramOr(k string, v float64) float64 {
+	if x, ok := r.params[k]; ok {
+		return x
+	}
+	return v
+}
+
 func (r *Run) paramDefault(k string, v float64) {
 	if _, set := r.params[k]; !set {
 		r.params[k] = v
