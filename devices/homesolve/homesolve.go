@@ -283,10 +283,10 @@ func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 // ending at the first round without a gain where the homes form a
 // complete graph (all the published instances do). Where some home's
 // exact best response is too wide for bucket elimination (homes with many
-// rules), those homes answer by AND/OR search within a budget of checks
-// and, past it, by block descent (-p response=3, response_checks) from
-// their own schedules (-p init=3), and the importer's 4 levels per slot
-// stay: such a run never samples a row.
+// rules), those homes answer by block descent (-p response=3; with -p
+// response_checks=N, by AND/OR search within N checks first) from their
+// own schedules (-p init=3), and the importer's 4 levels per slot stay:
+// such a run never samples a row.
 //
 // D-Gibbs (the command line's choice) reads MVA rows. Where they are too
 // wide for fast bucket elimination, --local auto samples those homes'
@@ -317,7 +317,11 @@ func (r *Run) fitSHDS(o Overrides) error {
 			r.paramDefault("response", mgm.ResponseBlocks)
 			r.paramDefault("response_entries", responseEntries)
 			r.paramDefault("init", mgm.InitStart)
-			r.notes = append(r.notes, fmt.Sprintf("homes too wide for bucket elimination answer by AND/OR search within %.3g checks, else by block descent (-p response=%v, response_checks), from their own schedules (-p init=%v)", r.paramOr("response_checks", mgm.DefaultResponseChecks), r.params["response"], r.params["init"]))
+			how := "by block descent"
+			if c := r.paramOr("response_checks", mgm.DefaultResponseChecks); c > 0 {
+				how = fmt.Sprintf("by AND/OR search within %.3g checks, past them by block descent", c)
+			}
+			r.notes = append(r.notes, fmt.Sprintf("homes too wide for an exact best response by bucket elimination answer %s (-p response=%v) from their own schedules (-p init=%v)", how, r.params["response"], r.params["init"]))
 		}
 		return nil
 	}
