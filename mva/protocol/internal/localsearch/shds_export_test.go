@@ -128,13 +128,13 @@ func scaled(q *mva.Problem, k float64) *mva.Problem {
 	return &s
 }
 
-// autoExact is local.Exact, its solves logged.
+// autoExact is local.Exact, its AND/OR solves logged.
 func autoExact(lp *mva.LocalProblem, entries int) (mva.LocalSolver, error) {
-	s, err := local.Exact(lp, entries)
-	if err != nil || entries > 0 {
-		return s, err
+	if entries > 0 {
+		return local.Exact(lp, entries)
 	}
-	return timedSolver{s.(*local.AOBB)}, nil
+	// HEARTH_NO_SHIFT=1: without AOBBOptions.ShiftRows, for comparison.
+	return timedSolver{local.NewAOBB(lp, local.AOBBOptions{ShiftRows: os.Getenv("HEARTH_NO_SHIFT") == ""})}, nil
 }
 
 type timedSolver struct{ *local.AOBB }
