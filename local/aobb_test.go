@@ -43,6 +43,9 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 	}
 	solvers := make([]*AOBB, len(aobbConfigs))
 	for k, c := range aobbConfigs {
+		if c.opts.ShiftRows && lp.NB == 0 {
+			continue // one row is always reparameterised: the default
+		}
 		solvers[k] = NewAOBB(lp, c.opts)
 		if c.escalate {
 			solvers[k].searchFloor, solvers[k].searchShare = 1, 0
@@ -67,6 +70,9 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 			t.Fatal(err)
 		}
 		for k, s := range solvers {
+			if s == nil {
+				continue
+			}
 			got, err := s.SolveRow(ctx, b, in)
 			if err != nil {
 				t.Fatalf("%s row %d %v: aobb %s: %v", tag, n, b, aobbConfigs[k].name, err)
@@ -83,7 +89,9 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 		}
 	}
 	for _, s := range solvers {
-		escalations += s.escalations
+		if s != nil {
+			escalations += s.escalations
+		}
 	}
 	return escalations
 }

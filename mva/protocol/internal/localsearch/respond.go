@@ -26,10 +26,13 @@ const (
 	// functions conditioned on the neighbours' values.
 	ResponseSolve
 	// ResponseBlocks is ResponseAuto where bucket elimination solves the
-	// response within response_entries, and block coordinate descent
-	// (blockSearch) where it would not, instead of DFBnB: an approximate
-	// response that never makes ℓ_i worse, for agents too wide to solve
-	// exactly in time. It needs a feasible start (init = 3).
+	// response within response_entries, and where it would not, the
+	// memory-bounded exact solve within response_checks checks (0: not
+	// tried) and block coordinate descent (blockSearch) past them: an
+	// approximate response that never makes ℓ_i worse, for agents too
+	// wide to solve exactly in time. An agent whose exact solve passed
+	// the budget once answers by block descent from then on. It needs a
+	// feasible start (init = 3).
 	ResponseBlocks
 )
 
@@ -309,7 +312,13 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 	}
 	if r.budget && (!done || mva.IsHard(opt)) {
 		// Past the budget, or no feasible row: block descent answers,
-		// from the current row.
+		// from the current row. An agent whose solve passed the budget
+		// once answers by block descent from then on: its later
+		// questions differ only in the current row and the neighbours'
+		// values, and each try would likely spend the whole budget again.
+		if !done {
+			r.soft = nil
+		}
 		r.blockMoves++
 		return r.blockMove(ctx, cur, curCost, vals)
 	}
