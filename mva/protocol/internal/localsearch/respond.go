@@ -50,7 +50,8 @@ const EnumerateRows = 4096
 // DefaultResponseEntries bounds the intermediate tables of the bucket
 // elimination that solves a response (parameter "response_entries",
 // 128 MiB of float64); past it, or with response_entries = 0, the
-// response is solved by DFBnB, whose memory is linear.
+// response is solved by AND/OR branch and bound (local.Exact), within
+// its memory budget.
 const DefaultResponseEntries = 1 << 24
 
 // Responder computes an agent's unilateral best response, MGM's step 2:
@@ -149,7 +150,7 @@ type lastMove struct {
 type responseProblem struct {
 	solver mva.LocalSolver
 	// bounded is set when the solver is the memory-bounded fallback
-	// (DFBnB), the tables of bucket elimination being too large.
+	// (AOBB), the tables of bucket elimination being too large.
 	bounded bool
 	slots   int   // context slots, the first entries of in
 	doms    []int // own boundary domains
@@ -162,7 +163,7 @@ type ResponseConfig struct {
 	// Mode is ResponseAuto, ResponseEnumerate, ResponseSolve or
 	// ResponseBlocks (parameter "response").
 	Mode Response
-	// Entries bounds bucket elimination's tables; 0 means DFBnB, or with
+	// Entries bounds bucket elimination's tables; 0 means AOBB, or with
 	// blocks, block descent for every agent past EnumerateRows rows
 	// (parameter "response_entries", 0..math.MaxInt32).
 	Entries int
@@ -689,7 +690,7 @@ func (nb *Neighbourhood) externalFuncs(base int) []mva.LocalFunction {
 }
 
 // solverFor returns, from exact, bucket elimination for lp when its
-// tables fit entries (0: never), else the memory-bounded solver (DFBnB,
+// tables fit entries (0: never), else the memory-bounded solver (AOBB,
 // bounded true) with fallback, or nil without.
 func solverFor(exact mva.ExactFactory, lp *mva.LocalProblem, entries int, fallback bool) (s mva.LocalSolver, bounded bool, err error) {
 	if exact == nil {
