@@ -18,12 +18,19 @@ import (
 )
 
 // TestExportSHDSResponses writes, for every home of the SHDS file
-// $HEARTH_SHDS_FILE whose exact best response is too wide for bucket
-// elimination within 2^20-entry tables, the response problem with the
-// other homes at their own (uncoordinated) schedules, the first question
-// MGM with init=3 asks, as a .wcsp in $HEARTH_EXPORT_RESPONSES, for
-// comparing solvers (hearth solve, toulbar2) on it. Skipped unless both
-// are set.
+// $HEARTH_SHDS_FILE whose response has a min-fill induced width of 15
+// or more (the wide homes), the response problem with the other homes
+// at their own (uncoordinated) schedules, the first question MGM with
+// init=3 asks, as a .wcsp in $HEARTH_EXPORT_RESPONSES, for
+// comparing solvers (hearth solve, toulbar2) on it, costs ×100 rounded
+// (the format's integers). Skipped unless both are set.
+//
+// With HEARTH_RESPONSE_TIME=2 it also answers that question with a
+// response=3 responder whose exact solve has $HEARTH_RESPONSE_CHECKS
+// checks (0: block descent at once), and prints every AND/OR solve's
+// bound, time and checks and the response's; HEARTH_NO_SHIFT=1 turns
+// AOBBOptions.ShiftRows off for comparison. Its local view is AOBB, so
+// that the ℓ_i rows it reads are exact.
 func TestExportSHDSResponses(t *testing.T) {
 	file, dir := os.Getenv("HEARTH_SHDS_FILE"), os.Getenv("HEARTH_EXPORT_RESPONSES")
 	if file == "" || dir == "" {
