@@ -32,6 +32,12 @@ type AOBBOptions struct {
 	// Workers is the parallelism of the mini-bucket joins; 0 means
 	// runtime.GOMAXPROCS(0).
 	Workers int
+	// ShiftRows reparameterises the conditioned functions at every row
+	// whose boundary values changed (see shift), as a problem without a
+	// boundary always is: tighter bounds, for a full recomputation of
+	// the heuristic and no cached value kept from the row before. For
+	// callers that ask few rows, each a hard search (best responses).
+	ShiftRows bool
 }
 
 // AOBB is depth-first AND/OR branch and bound with context caching
@@ -119,6 +125,14 @@ type AOBB struct {
 	heurBytes              int64
 	cacheUsed, cacheBudget int64
 	cachedVars             int
+
+	// below is the bound of SolveRowBelow (+Inf for SolveRow), missed
+	// that its last search found nothing under it.
+	below  float64
+	missed bool
+	// budget is SolveRowWithin's checks (0: none), spent at checks
+	// past budgetEnd.
+	budget, budgetEnd int64
 
 	ctx    context.Context
 	stop   bool
@@ -208,7 +222,7 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 	if opts.HeuristicEntries <= 0 {
 		opts.HeuristicEntries = DefaultHeuristicEntries
 	}
-	s := &AOBB{lp: lp, opts: opts, searchFloor: 1 << 22, searchShare: 4}
+	s := &AOBB{lp: lp, opts: opts, searchFloor: 1 << 22, searchShare: 4, below: math.Inf(1)}
 	for k, d := range lp.Domains {
 		if d < 1 {
 			s.bad = fmt.Errorf("aobb: variable %s has an empty domain", lp.Problem.Variables[lp.Vars[k]].Name)
@@ -247,7 +261,7 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 			continue
 		}
 		c.static = len(c.bvars) == 0
-		if c.static && lp.NB > 0 {
+		if c.static && lp.NB > 0 && !opts.ShiftRows {
 			c.f.Costs = f.Costs
 		} else { // conditioned, or shifted (see shift): a copy
 			n := 1
@@ -531,8 +545,8 @@ func (s *AOBB) Describe() string {
 	for _, v := range s.pre {
 		depth = max(depth, s.pt.depth[v]+1)
 	}
-	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d, mini-bucket i-bound %d (%.1f MiB), %d variables cached (%.1f MiB held), budget %d MiB",
-		s.pt.width, depth, s.IBound(), float64(s.heurBytes)/(1<<20), s.cachedVars, float64(s.cacheUsed)/(1<<20), s.opts.Memory>>20)
+	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d, search space %.3g, mini-bucket i-bound %d (%.1f MiB), %d variables cached (%.1f MiB held), budget %d MiB",
+		s.pt.width, depth, s.pt.space(s.lp.Domains), s.IBound(), float64(s.heurBytes)/(1<<20), s.cachedVars, float64(s.cacheUsed)/(1<<20), s.opts.Memory>>20)
 }
 
 // fill refills a conditioned function from its entries at offset idx.
@@ -559,10 +573,46 @@ func (s *AOBB) edited(i int) bool {
 	return false
 }
 
+// shifts reports whether rows reparameterise their functions (shift).
+func (s *AOBB) shifts() bool { return s.lp.NB == 0 || s.opts.ShiftRows }
+
+// SolveRowWithin is SolveRow for a caller that needs the optimum only if
+// it is below ub, and within a budget of checks (0: none).
+//
+// The search starts with ub as its incumbent's cost, so it prunes every
+// branch whose bound reaches ub and ends early when none is left: found
+// true with the optimum and its assignment when the optimum is below ub,
+// else found false (the optimum is at least ub, up to the rounding of the
+// bounds) and the interior zeros. A best response's restricted solves ask
+// this — "is a row with a smaller value here as cheap as the optimum?" —
+// and proving a restricted optimum worse then costs a search bounded by
+// the optimum instead of a search for the worse value.
+//
+// done false says the search spent the budget (counted from the call, the
+// mini-bucket heuristic included) before it ended; the interior is then
+// zeros. The budget counts checks, not time, so whether a row is answered
+// does not depend on the machine's load.
+func (s *AOBB) SolveRowWithin(ctx context.Context, boundary, interior []int, ub float64, checks int64) (c float64, found, done bool, err error) {
+	s.below, s.budget = ub, max(checks, 0)
+	defer func() { s.below, s.budget = math.Inf(1), 0 }()
+	c, err = s.SolveRow(ctx, boundary, interior)
+	switch {
+	case errors.Is(err, errBudget):
+		clear(interior)
+		return 0, false, false, nil
+	case err != nil:
+		return 0, false, false, err
+	case s.missed || !(c < ub):
+		return c, false, true, nil
+	}
+	return c, true, true, nil
+}
+
 // SolveRow finds the cheapest interior assignment for the boundary values.
 // It returns Hard, with interior set to zeros, when none is feasible.
 func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
 	lp := s.lp
+	s.missed, s.budgetEnd = false, s.checks+s.budget
 	if s.bad != nil {
 		return 0, s.bad
 	}
@@ -594,14 +644,14 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		edit = edit || (ed && s.rowsSeen)
 		key := condKeyOf(c, boundary)
 		ch := ed || !s.rowsSeen || (!c.static && key != s.condKey[i])
-		if ch && (!c.static || lp.NB == 0) {
+		if ch && (!c.static || s.shifts()) {
 			s.fill(c, key)
 		}
 		s.condKey[i] = key
 		s.changed[i] = ch
 	}
-	if lp.NB == 0 && slices.Contains(s.changed[:len(s.cond)], true) {
-		// One row: shift costs between the functions (from their
+	if s.shifts() && slices.Contains(s.changed[:len(s.cond)], true) {
+		// One row (or ShiftRows): shift costs between the functions (from their
 		// tables again: the last shifts were of the old ones), and every
 		// function and cached value changes with them.
 		for i := range s.cond {
@@ -636,7 +686,7 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	copy(s.lastB, boundary)
 	s.rowsSeen = true
 	var r float64
-	var exact bool
+	var exact, bounded bool
 	var ub float64
 	for {
 		changed := s.changed
@@ -652,6 +702,9 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		if s.mbFresh {
 			s.mbReads, s.mbFresh = reads, false
 		}
+		if s.budget > 0 && s.checks > s.budgetEnd {
+			return 0, errBudget // spent on the heuristic
+		}
 
 		// Incumbent: greedy descent plus local search, or the last row's
 		// answer if it is better here.
@@ -662,6 +715,12 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 				ub = c
 				copy(s.inc, s.prev)
 			}
+		}
+		// SolveRowBelow's bound, when it is the tighter: the incumbent
+		// is then no assignment.
+		bounded = s.below <= ub
+		if bounded {
+			ub = s.below
 		}
 
 		// Search; with a heuristic that can still grow, only as long as
@@ -690,6 +749,9 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	if exact && r < ub {
 		best = r
 		copy(s.inc, s.val)
+	} else if bounded {
+		s.missed = true // nothing below SolveRowBelow's bound
+		return mva.Hard, nil
 	}
 	if mva.IsHard(best) {
 		s.hasPrev = false
@@ -1072,6 +1134,10 @@ func (s *AOBB) solveOR(c int, ub float64) (float64, bool) {
 			s.stop, s.err = true, err
 			return math.Inf(1), false
 		}
+	}
+	if s.budget > 0 && s.checks > s.budgetEnd {
+		s.stop, s.err = true, errBudget
+		return math.Inf(1), false
 	}
 	if s.checks > s.limit {
 		s.stop, s.err = true, errEscalate

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -13,8 +14,8 @@ import (
 
 // aobbConfigs are the budgets AOBB is checked under: the default, small
 // i-bounds (weak heuristics, real search), a budget too small for any
-// cache or heuristic (plain AND/OR branch and bound), and one that fits
-// some caches but not all.
+// cache or heuristic (plain AND/OR branch and bound), one that fits
+// some caches but not all, and every row reparameterised (ShiftRows).
 var aobbConfigs = []struct {
 	name     string
 	opts     AOBBOptions
@@ -26,6 +27,7 @@ var aobbConfigs = []struct {
 	{"no-memory", AOBBOptions{Memory: 1}, false},
 	{"tight", AOBBOptions{Memory: 600, IBound: 2}, false},
 	{"escalate", AOBBOptions{}, true},
+	{"shift-rows", AOBBOptions{ShiftRows: true}, false},
 }
 
 // checkAOBBRows solves the rows of lp in seq order with one AOBB per
@@ -41,6 +43,9 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 	}
 	solvers := make([]*AOBB, len(aobbConfigs))
 	for k, c := range aobbConfigs {
+		if c.opts.ShiftRows && lp.NB == 0 {
+			continue // one row is always reparameterised: the default
+		}
 		solvers[k] = NewAOBB(lp, c.opts)
 		if c.escalate {
 			solvers[k].searchFloor, solvers[k].searchShare = 1, 0
@@ -65,6 +70,9 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 			t.Fatal(err)
 		}
 		for k, s := range solvers {
+			if s == nil {
+				continue
+			}
 			got, err := s.SolveRow(ctx, b, in)
 			if err != nil {
 				t.Fatalf("%s row %d %v: aobb %s: %v", tag, n, b, aobbConfigs[k].name, err)
@@ -81,7 +89,9 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 		}
 	}
 	for _, s := range solvers {
-		escalations += s.escalations
+		if s != nil {
+			escalations += s.escalations
+		}
 	}
 	return escalations
 }
@@ -277,5 +287,88 @@ func TestDenseCache(t *testing.T) {
 		if got := denseCache(tc.n, tc.sub); got != tc.want {
 			t.Errorf("denseCache(%d, %d) = %v, want %v", tc.n, tc.sub, got, tc.want)
 		}
+	}
+}
+
+// TestAOBBSolveRowWithin: on seeded MVA subproblems with integer costs,
+// every row asked below bounds around its brute-force optimum finds it
+// exactly when it is below the bound, with an assignment of that cost;
+// rows asked within a budget of a few checks either stop (done false)
+// or answer right, and the solver answers the next rows right after a
+// stopped one (its caches and incumbent are not left stale).
+func TestAOBBSolveRowWithin(t *testing.T) {
+	ctx := context.Background()
+	var rows, found, missed, stopped int
+	for seed := range int64(120) {
+		o := randprob.Options{
+			Agents: 2, Vars: 6 + int(seed%8), MinDomain: 2, MaxDomain: 2 + int(seed%3),
+			MaxArity: 1 + int(seed%4), Functions: 5 + int(seed%12),
+			HardProb: []float64{0, 0.1, 0.25}[seed%3], IntCosts: true, MaxCost: 9, Locality: 0.7,
+		}
+		p := randprob.New(seed, o)
+		if space(p) > 1<<15 {
+			continue
+		}
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			n, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := NewBruteForce(lp)
+			in := make([]int, lp.NumInterior())
+			rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
+			for _, opts := range []AOBBOptions{{}, {ShiftRows: true}} {
+				s := NewAOBB(lp, opts)
+				for range 2 * n {
+					b := make([]int, lp.NB)
+					lp.DecodeRow(rng.IntN(n), b)
+					want, err := ref.SolveRow(ctx, b, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tag := fmt.Sprintf("seed %d agent %d row %v shift %v", seed, i, b, opts.ShiftRows)
+					var checks int64
+					if rng.IntN(3) == 0 {
+						checks = 1 + int64(rng.IntN(40))
+					}
+					ub := math.Inf(1)
+					if !mva.IsHard(want) {
+						ub = want + float64(rng.IntN(3)-1) // below, at or above the optimum
+					}
+					got, ok, done, err := s.SolveRowWithin(ctx, b, in, ub, checks)
+					if err != nil {
+						t.Fatalf("%s: %v", tag, err)
+					}
+					rows++
+					if !done {
+						if checks == 0 {
+							t.Fatalf("%s: stopped without a budget", tag)
+						}
+						stopped++
+						continue
+					}
+					if ok != (want < ub) {
+						t.Fatalf("%s: below %v: found %v (%v), the optimum is %v", tag, ub, ok, got, want)
+					}
+					if !ok {
+						missed++
+						continue
+					}
+					found++
+					a := make([]int, len(lp.Vars))
+					copy(a, b)
+					copy(a[lp.NB:], in)
+					if got != want || lp.Eval(a) != want {
+						t.Fatalf("%s: %v, its assignment costs %v; the optimum is %v", tag, got, lp.Eval(a), want)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d rows: %d found below the bound, %d not, %d stopped by the budget", rows, found, missed, stopped)
+	if found < 200 || missed < 100 || stopped < 50 {
+		t.Errorf("too few cases: %d found, %d missed, %d stopped of %d", found, missed, stopped, rows)
 	}
 }

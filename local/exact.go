@@ -10,10 +10,14 @@ import (
 // Exact is the mva.ExactFactory protocols receive through their node
 // (mva.Node.Exact): bucket elimination within maxEntries table entries —
 // past it an error wrapping mva.ErrTooLarge — or, with maxEntries 0,
-// depth-first branch and bound, whose memory the problem bounds.
+// AND/OR branch and bound within the default memory budget, which
+// reparameterises every row (AOBBOptions.ShiftRows): the protocols ask it
+// for best responses, a few hard rows per question. It was DFBnB, whose
+// bound (a sum of per-function minima) left an SHDS home's response
+// unanswered after minutes where AOBB answers in about a second.
 func Exact(lp *mva.LocalProblem, maxEntries int) (mva.LocalSolver, error) {
 	if maxEntries <= 0 {
-		return NewDFBnB(lp), nil
+		return NewAOBB(lp, AOBBOptions{ShiftRows: true}), nil
 	}
 	be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries})
 	if errors.Is(err, ErrTooLarge) {

@@ -93,6 +93,13 @@ func TestSolveMatchesToulbar2(t *testing.T) {
 		{"gpube_rep_0_x_10.wcsp", "edac", 0},
 		{"fabe_spot5_29.wcsp", "edac", 0},
 		{"fabe_misc_simple2.uai", "edac", 0},
+		// Best responses of SHDS homes too wide for bucket elimination
+		// (dm_7_1_5, the other homes at their own schedules; costs ×100
+		// rounded: TestExportSHDSResponses in localsearch writes them).
+		{"shds_dm_7_1_5_home1.wcsp", "aobb", 0},
+		{"shds_dm_7_1_5_home1.wcsp", "auto", 0},
+		{"shds_dm_7_1_5_home5.wcsp", "aobb", 0},
+		{"shds_dm_7_1_5_home5.wcsp", "edac", 0},
 		// A 1 MiB budget: bucket elimination is refused where its tables
 		// pass it, and auto's search still proves toulbar2's optimum.
 		{"fabe_test_0.wcsp", "auto", 1},

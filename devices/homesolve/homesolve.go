@@ -290,7 +290,8 @@ func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 // ending at the first round without a gain where the homes form a
 // complete graph (all the published instances do). Where some home's
 // exact best response is too wide for bucket elimination (homes with many
-// rules), those homes answer by block descent (-p response=3) from their
+// rules), those homes answer by block descent (-p response=3; with -p
+// response_checks=N, by AND/OR search within N checks first) from their
 // own schedules (-p init=3), and the importer's 4 levels per slot stay:
 // such a run never samples a row.
 //
@@ -323,7 +324,11 @@ func (r *Run) fitSHDS(o Overrides) error {
 			r.paramDefault("response", mgm.ResponseBlocks)
 			r.paramDefault("response_entries", responseEntries)
 			r.paramDefault("init", mgm.InitStart)
-			r.notes = append(r.notes, fmt.Sprintf("homes too wide for an exact best response answer by block descent (-p response=%v) from their own schedules (-p init=%v)", r.params["response"], r.params["init"]))
+			how := "by block descent"
+			if c := r.paramOr("response_checks", mgm.DefaultResponseChecks); c > 0 {
+				how = fmt.Sprintf("by AND/OR search within %.3g checks, past them by block descent", c)
+			}
+			r.notes = append(r.notes, fmt.Sprintf("homes too wide for an exact best response by bucket elimination answer %s (-p response=%v) from their own schedules (-p init=%v)", how, r.params["response"], r.params["init"]))
 		}
 		return nil
 	}
@@ -358,6 +363,14 @@ func (r *Run) complete() bool {
 
 // paramDefault sets protocol parameter k to v unless the TOML or the
 // command line set it.
+// paramOr returns parameter k, or v where it is not set.
+func (r *Run) paramOr(k string, v float64) float64 {
+	if x, ok := r.params[k]; ok {
+		return x
+	}
+	return v
+}
+
 func (r *Run) paramDefault(k string, v float64) {
 	if _, set := r.params[k]; !set {
 		r.params[k] = v

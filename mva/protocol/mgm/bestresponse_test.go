@@ -77,7 +77,7 @@ func TestSolvedResponses(t *testing.T) {
 				for i, mode := range []localsearch.Response{localsearch.ResponseSolve, localsearch.ResponseEnumerate} {
 					params := map[string]float64{"rounds": 30, "response": float64(mode)}
 					if seed%3 == 0 {
-						params["response_entries"] = 0 // DFBnB
+						params["response_entries"] = 0 // the memory-bounded solver (AOBB)
 					}
 					trs[i], _ = runTrace(ctx, t, p, cfg, uint64(seed), params)
 				}

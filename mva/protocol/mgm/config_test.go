@@ -11,7 +11,7 @@ import (
 // error naming the parameter and its range for each bad value.
 func TestParseConfig(t *testing.T) {
 	def := Config{Rounds: 50, Init: localsearch.InitRandom,
-		Response: localsearch.ResponseConfig{Mode: localsearch.ResponseAuto, Entries: localsearch.DefaultResponseEntries, BlockEntries: localsearch.BlockEntries}}
+		Response: localsearch.ResponseConfig{Mode: localsearch.ResponseAuto, Entries: localsearch.DefaultResponseEntries, BlockEntries: localsearch.BlockEntries, Checks: localsearch.DefaultResponseChecks}}
 	blocks := def
 	blocks.Rounds, blocks.Init, blocks.Joint, blocks.Quiet, blocks.Response.Mode = 0, localsearch.InitStart, true, true, localsearch.ResponseBlocks
 	for _, tc := range []struct {

@@ -43,9 +43,12 @@
 //     be enumerated). Both follow the tie rule above, so the run does not
 //     depend on the path. Parameter response = 1 forces enumeration,
 //     response = 2 the solve; response_entries bounds the solve's bucket
-//     elimination tables (past it, or at 0, DFBnB solves).
-//   - response = 3 answers by block coordinate descent where the solve
-//     would exceed response_entries (homes with many rules): blocks of
+//     elimination tables (past it, or at 0, AND/OR branch and bound
+//     solves).
+//   - response = 3 answers, where the solve would exceed
+//     response_entries (homes with many rules), by the AND/OR solve
+//     within response_checks checks (deterministic, unlike a time limit)
+//     and past them by block coordinate descent: blocks of
 //     the agent's interior, each with the whole boundary, re-optimised
 //     exactly in turn from the current row and its completion, the
 //     candidate's completion offered to the agent's MVA table. The gain
@@ -69,7 +72,8 @@
 //
 // Parameters: rounds (default 50, ≥ 0), init (default 1), response
 // (default 0, auto), response_entries (default
-// localsearch.DefaultResponseEntries), block_entries (default
+// localsearch.DefaultResponseEntries), response_checks (default
+// localsearch.DefaultResponseChecks), block_entries (default
 // localsearch.BlockEntries), joint (default 0), quiet (default 0).
 package mgm
 

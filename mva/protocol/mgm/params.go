@@ -9,7 +9,10 @@ const (
 	// InitStart ("init") starts every agent at the row its local solver
 	// suggests (mva.Starter); D-Gibbs and MGM-2 read the same value.
 	InitStart = float64(localsearch.InitStart)
-	// ResponseBlocks ("response") answers by block descent where an
-	// exact best response exceeds "response_entries".
+	// ResponseBlocks ("response") answers, where an exact best response
+	// exceeds "response_entries", by AND/OR search within
+	// "response_checks" and past it by block descent.
 	ResponseBlocks = float64(localsearch.ResponseBlocks)
+	// DefaultResponseChecks is the default of "response_checks".
+	DefaultResponseChecks = float64(localsearch.DefaultResponseChecks)
 )

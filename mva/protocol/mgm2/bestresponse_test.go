@@ -44,7 +44,7 @@ func TestSolvedUnilateralMoves(t *testing.T) {
 		for i, mode := range []localsearch.Response{localsearch.ResponseSolve, localsearch.ResponseEnumerate} {
 			params := map[string]float64{"rounds": 30, "response": float64(mode)}
 			if seed%3 == 0 {
-				params["response_entries"] = 0 // DFBnB
+				params["response_entries"] = 0 // the memory-bounded solver (AOBB)
 			}
 			if seed%8 == 0 {
 				params["offer_prob"] = 0 // unilateral moves only

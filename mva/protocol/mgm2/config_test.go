@@ -11,7 +11,7 @@ import (
 // the parameter and its range for each bad value.
 func TestParseConfig(t *testing.T) {
 	def := Config{Rounds: 50, OfferProb: 0.5, Init: localsearch.InitRandom,
-		Response: localsearch.ResponseConfig{Mode: localsearch.ResponseAuto, Entries: localsearch.DefaultResponseEntries, BlockEntries: localsearch.BlockEntries}}
+		Response: localsearch.ResponseConfig{Mode: localsearch.ResponseAuto, Entries: localsearch.DefaultResponseEntries, BlockEntries: localsearch.BlockEntries, Checks: localsearch.DefaultResponseChecks}}
 	set := def
 	set.Rounds, set.OfferProb, set.PositiveOffers, set.MaxOffers, set.AcceptOverUnilateral, set.Init = 3, 1, true, 4, true, localsearch.InitBestRow
 	for _, tc := range []struct {

@@ -73,7 +73,7 @@ type blockProblem struct {
 
 // newBlockSearch splits the agent's interior into blocks and builds their
 // solvers: components merge while a block's tables fit merge entries, and
-// a single component's tables may reach entries (past it, DFBnB; 0 means
+// a single component's tables may reach entries (past it, AOBB; 0 means
 // DefaultResponseEntries).
 func newBlockSearch(nb *Neighbourhood, view *mva.LocalView, exact mva.ExactFactory, merge, entries int) (*blockSearch, error) {
 	lp := nb.lp
@@ -166,7 +166,7 @@ func components(lp *mva.LocalProblem) [][]int {
 
 // build makes the problem of the block over interior variables vars
 // (sorted local indices). With fallback its solver is bucket elimination
-// within entries or DFBnB; without, it returns nil when bucket
+// within entries or AOBB; without, it returns nil when bucket
 // elimination would exceed entries.
 func (s *blockSearch) build(vars []int, entries int, fallback bool) (*blockProblem, error) {
 	nb := s.nb

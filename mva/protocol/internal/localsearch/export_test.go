@@ -37,3 +37,64 @@ func (r *Responder) NumBlocks() int {
 	}
 	return len(r.blocks.blocks)
 }
+
+// ResponseProblem returns the agent's (unweighted) response problem with
+// the context slots at vals and every mask free, as a problem of its own:
+// the agent's boundary and interior variables, each function conditioned
+// on the context, constants in Offset. It is what one exact response
+// solves, for writing to a file that other solvers read.
+func (r *Responder) ResponseProblem(vals []int) (*mva.Problem, error) {
+	rlp, _, err := r.buildLP(false)
+	if err != nil {
+		return nil, err
+	}
+	in := make([]int, rlp.NB)
+	copy(in, vals)
+	src := rlp.Problem
+	q := &mva.Problem{Name: "best response of " + src.Agents[0].Name, Agents: []mva.Agent{{Name: src.Agents[0].Name}}}
+	for v := rlp.NB; v < len(rlp.Vars); v++ {
+		q.Variables = append(q.Variables, mva.Variable{Name: src.Variables[v].Name, Domain: src.Variables[v].Domain})
+	}
+	for _, f := range rlp.Funcs {
+		var free []int
+		for _, v := range f.Scope {
+			if v >= rlp.NB {
+				free = append(free, v)
+			}
+		}
+		size := 1
+		for _, v := range free {
+			size *= rlp.Domains[v]
+		}
+		costs := make([]float64, size)
+		x := make([]int, len(rlp.Vars))
+		copy(x, in)
+		for e := range costs {
+			rest := e
+			for i := len(free) - 1; i >= 0; i-- {
+				d := rlp.Domains[free[i]]
+				x[free[i]] = rest % d
+				rest /= d
+			}
+			idx := 0
+			for _, v := range f.Scope {
+				idx = idx*rlp.Domains[v] + x[v]
+			}
+			costs[e] = f.Costs[idx]
+		}
+		if len(free) == 0 {
+			q.Offset += costs[0]
+			continue
+		}
+		sc := make([]int, len(free))
+		for i, v := range free {
+			sc[i] = v - rlp.NB
+		}
+		q.Functions = append(q.Functions, mva.Function{Scope: sc, Costs: costs})
+	}
+	return q, nil
+}
+
+// Moves returns the responses answered exactly and by block descent under
+// ResponseBlocks with a budget of checks.
+func (r *Responder) Moves() (exact, blocks int64) { return r.exactMoves, r.blockMoves }

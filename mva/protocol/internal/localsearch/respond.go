@@ -26,10 +26,13 @@ const (
 	// functions conditioned on the neighbours' values.
 	ResponseSolve
 	// ResponseBlocks is ResponseAuto where bucket elimination solves the
-	// response within response_entries, and block coordinate descent
-	// (blockSearch) where it would not, instead of DFBnB: an approximate
-	// response that never makes ℓ_i worse, for agents too wide to solve
-	// exactly in time. It needs a feasible start (init = 3).
+	// response within response_entries, and where it would not, the
+	// memory-bounded exact solve within response_checks checks (0: not
+	// tried) and block coordinate descent (blockSearch) past them: an
+	// approximate response that never makes ℓ_i worse, for agents too
+	// wide to solve exactly in time. An agent whose exact solve passed
+	// the budget once answers by block descent from then on. It needs a
+	// feasible start (init = 3).
 	ResponseBlocks
 )
 
@@ -47,7 +50,8 @@ const EnumerateRows = 4096
 // DefaultResponseEntries bounds the intermediate tables of the bucket
 // elimination that solves a response (parameter "response_entries",
 // 128 MiB of float64); past it, or with response_entries = 0, the
-// response is solved by DFBnB, whose memory is linear.
+// response is solved by AND/OR branch and bound (local.Exact), within
+// its memory budget.
 const DefaultResponseEntries = 1 << 24
 
 // Responder computes an agent's unilateral best response, MGM's step 2:
@@ -103,6 +107,14 @@ type Responder struct {
 	mode    Response
 	entries int
 	merge   int // block_entries
+	// checks is the budget of an exact solve before block descent
+	// answers instead (ResponseBlocks); budget is set while a solve runs
+	// within it.
+	checks int64
+	budget bool
+	// exactMoves and blockMoves count the responses of each kind under
+	// ResponseBlocks.
+	exactMoves, blockMoves int64
 
 	// blocks is set when the response is by block descent
 	// (ResponseBlocks on an agent too wide for bucket elimination).
@@ -138,7 +150,7 @@ type lastMove struct {
 type responseProblem struct {
 	solver mva.LocalSolver
 	// bounded is set when the solver is the memory-bounded fallback
-	// (DFBnB), the tables of bucket elimination being too large.
+	// (AOBB), the tables of bucket elimination being too large.
 	bounded bool
 	slots   int   // context slots, the first entries of in
 	doms    []int // own boundary domains
@@ -151,14 +163,27 @@ type ResponseConfig struct {
 	// Mode is ResponseAuto, ResponseEnumerate, ResponseSolve or
 	// ResponseBlocks (parameter "response").
 	Mode Response
-	// Entries bounds bucket elimination's tables; 0 means DFBnB, or with
+	// Entries bounds bucket elimination's tables; 0 means AOBB, or with
 	// blocks, block descent for every agent past EnumerateRows rows
 	// (parameter "response_entries", 0..math.MaxInt32).
 	Entries int
 	// BlockEntries bounds a block of block descent (parameter
 	// "block_entries", 1..math.MaxInt32).
 	BlockEntries int
+	// Checks is, with ResponseBlocks, the budget of checks of each exact
+	// solve of a response past bucket elimination's tables (parameter
+	// "response_checks"; 0: block descent without trying).
+	Checks int64
 }
+
+// DefaultResponseChecks is the default budget of one exact solve of a
+// ResponseBlocks response (parameter "response_checks"): none, block
+// descent answers at once. Measured on the SHDS homes of width 17–21
+// (dm_7_1_3, _5, _6; README.md), exact responses within 2^27 checks
+// (about a second of one core each) moved the objective on the load that
+// flows by −0.01% to +0.04% after the improvement phase, for 4–40 times
+// the protocol's time.
+const DefaultResponseChecks = 0
 
 // ParseResponse reads parameters "response" (0 auto, 1 enumerate, 2
 // solve, 3 blocks; default auto), "response_entries" and "block_entries"
@@ -176,14 +201,18 @@ func ParseResponse(params map[string]float64) (ResponseConfig, error) {
 	if err != nil {
 		return ResponseConfig{}, err
 	}
-	return ResponseConfig{Mode: Response(mode), Entries: entries, BlockEntries: merge}, nil
+	checks, err := Int(params, "response_checks", DefaultResponseChecks, 0, math.MaxInt)
+	if err != nil {
+		return ResponseConfig{}, err
+	}
+	return ResponseConfig{Mode: Response(mode), Entries: entries, BlockEntries: merge, Checks: int64(checks)}, nil
 }
 
 // NewResponder returns the responder of the agent with neighbourhood nb
 // and local cost local (normally RowCost on n's view), answering as c
 // says.
 func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseConfig) (*Responder, error) {
-	if c.Mode < ResponseAuto || c.Mode > ResponseBlocks || c.Entries < 0 || c.BlockEntries < 1 {
+	if c.Mode < ResponseAuto || c.Mode > ResponseBlocks || c.Entries < 0 || c.BlockEntries < 1 || c.Checks < 0 {
 		return nil, fmt.Errorf("response configuration %+v out of range", c)
 	}
 	m := c.Mode
@@ -191,7 +220,7 @@ func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseCon
 	if solve && n.Exact == nil {
 		return nil, errors.New("best responses need an exact solver factory (mva.Node.Exact), and the run gives none")
 	}
-	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries}, nil
+	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks}, nil
 }
 
 // Solving reports whether BestMove solves (true) or enumerates.
@@ -264,19 +293,38 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 			return 0, Cost{}, err
 		}
 		if r.soft.bounded && r.mode == ResponseBlocks {
-			r.soft = nil
+			if _, ok := r.soft.solver.(withinSolver); !ok || r.checks == 0 {
+				r.soft = nil
+			}
 			if r.blocks, err = newBlockSearch(r.nb, r.view, r.exact, r.merge, r.entries); err != nil {
 				return 0, Cost{}, err
 			}
 		}
 	}
-	if r.blocks != nil {
+	if r.blocks != nil && r.soft == nil {
 		return r.blockMove(ctx, cur, curCost, vals)
 	}
 	rp := r.soft
-	opt, err := r.run(ctx, rp, vals)
+	r.budget = r.blocks != nil
+	defer func() { r.budget = false }()
+	opt, done, err := r.runWithin(ctx, rp, vals)
 	if err != nil {
 		return 0, Cost{}, err
+	}
+	if r.budget && (!done || mva.IsHard(opt)) {
+		// Past the budget, or no feasible row: block descent answers,
+		// from the current row. An agent whose solve passed the budget
+		// once answers by block descent from then on: its later
+		// questions differ only in the current row and the neighbours'
+		// values, and each try would likely spend the whole budget again.
+		if !done {
+			r.soft = nil
+		}
+		r.blockMoves++
+		return r.blockMove(ctx, cur, curCost, vals)
+	}
+	if r.budget {
+		r.exactMoves++
 	}
 	if mva.IsHard(opt) {
 		if r.weighted == nil && !r.noPenalty {
@@ -353,6 +401,57 @@ func (r *Responder) run(ctx context.Context, rp *responseProblem, vals []int) (f
 	return c, nil
 }
 
+// withinSolver is a solver that can search for a row's optimum only below
+// a bound and within a budget of checks (local.AOBB): pruned by the bound
+// from the start, a search that finds nothing ends early; done false says
+// the budget ran out first.
+type withinSolver interface {
+	SolveRowWithin(ctx context.Context, boundary, interior []int, ub float64, checks int64) (c float64, found, done bool, err error)
+}
+
+// runWithin is run, within the budget while r.budget is set: done false
+// says the budget ran out.
+func (r *Responder) runWithin(ctx context.Context, rp *responseProblem, vals []int) (c float64, done bool, err error) {
+	ws, ok := rp.solver.(withinSolver)
+	if !ok || !r.budget {
+		c, err := r.run(ctx, rp, vals)
+		return c, err == nil, err
+	}
+	copy(rp.in[:rp.slots], vals)
+	r.solves++
+	c, _, done, err = ws.SolveRowWithin(ctx, rp.in, rp.out, math.Inf(1), r.checks)
+	if err != nil {
+		return 0, false, fmt.Errorf("best response: %w", err)
+	}
+	return c, done, nil
+}
+
+// runBelow is run for lexMin's restricted solves, which only ask whether
+// the restricted optimum is still opt: found false says it is above opt,
+// done false that the budget ran out (r.budget) before the answer. A
+// solver that can bound its search (withinSolver) searches below opt plus
+// a margin of rounding, so that an assignment costing opt is found
+// whatever order the bounds summed in, and c > opt still decides; others
+// solve in full.
+func (r *Responder) runBelow(ctx context.Context, rp *responseProblem, vals []int, opt float64) (c float64, found, done bool, err error) {
+	ws, ok := rp.solver.(withinSolver)
+	if !ok || mva.IsHard(opt) {
+		c, err := r.run(ctx, rp, vals)
+		return c, err == nil, err == nil, err
+	}
+	copy(rp.in[:rp.slots], vals)
+	r.solves++
+	var checks int64
+	if r.budget {
+		checks = r.checks
+	}
+	c, found, done, err = ws.SolveRowWithin(ctx, rp.in, rp.out, opt+1e-9*max(1, math.Abs(opt)), checks)
+	if err != nil {
+		return 0, false, false, fmt.Errorf("best response: %w", err)
+	}
+	return c, found, done, nil
+}
+
 // offer records a solve's completion full (the agent's boundary and
 // interior values) in the local view's MVA table, as block descent does,
 // when it is cheaper than what the view knows of its row beyond rounding:
@@ -397,11 +496,16 @@ func (r *Responder) lexMin(ctx context.Context, rp *responseProblem, vals []int,
 	for k, d := range rp.doms {
 		for x[k] > 0 {
 			masks[k] = maskBelow(d, x[k])
-			c, err := r.run(ctx, rp, vals)
+			c, found, done, err := r.runBelow(ctx, rp, vals, opt)
 			if err != nil {
 				return nil, nil, err
 			}
-			if c > opt || mva.IsHard(c) {
+			if !done {
+				// The budget ran out: x is a minimiser, not
+				// necessarily the lowest-index one.
+				return x, full, nil
+			}
+			if !found || c > opt || mva.IsHard(c) {
 				break
 			}
 			copy(x, rp.out[:len(x)])
@@ -419,6 +523,25 @@ var errNoPenalty = errors.New("costs too large for a finite hard-violation penal
 // build makes the response problem (weighted: Hard entries become
 // penalties, see Responder) and its solver.
 func (r *Responder) build(weighted bool) (*responseProblem, error) {
+	rlp, doms, err := r.buildLP(weighted)
+	if err != nil {
+		return nil, err
+	}
+	s, bounded, err := solverFor(r.exact, rlp, r.entries, true)
+	if err != nil {
+		return nil, fmt.Errorf("best response: %w", err)
+	}
+	slots, n := len(r.nb.SlotDomains), len(rlp.Vars)
+	return &responseProblem{
+		solver: s, bounded: bounded, slots: slots, doms: doms,
+		in: make([]int, rlp.NB), out: make([]int, n-rlp.NB),
+	}, nil
+}
+
+// buildLP makes the response problem of build, without its solver: the
+// context slots and mask selectors are its boundary, and doms are the
+// agent's own boundary domains.
+func (r *Responder) buildLP(weighted bool) (*mva.LocalProblem, []int, error) {
 	nb := r.nb
 	lp := nb.lp
 	p := lp.Problem
@@ -430,7 +553,7 @@ func (r *Responder) build(weighted bool) (*responseProblem, error) {
 	if weighted {
 		var err error
 		if penalty, useZ, err = r.penalty(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if useZ {
 			n++
@@ -502,14 +625,7 @@ func (r *Responder) build(weighted bool) (*responseProblem, error) {
 		}
 		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: []int{slots + k, base + k}, Costs: costs})
 	}
-	s, bounded, err := solverFor(r.exact, rlp, r.entries, true)
-	if err != nil {
-		return nil, fmt.Errorf("best response: %w", err)
-	}
-	return &responseProblem{
-		solver: s, bounded: bounded, slots: slots, doms: doms,
-		in: make([]int, base), out: make([]int, n-base),
-	}, nil
+	return rlp, doms, nil
 }
 
 // penalty returns the weighted problem's cost of a hard violation, a
@@ -574,7 +690,7 @@ func (nb *Neighbourhood) externalFuncs(base int) []mva.LocalFunction {
 }
 
 // solverFor returns, from exact, bucket elimination for lp when its
-// tables fit entries (0: never), else the memory-bounded solver (DFBnB,
+// tables fit entries (0: never), else the memory-bounded solver (AOBB,
 // bounded true) with fallback, or nil without.
 func solverFor(exact mva.ExactFactory, lp *mva.LocalProblem, entries int, fallback bool) (s mva.LocalSolver, bounded bool, err error) {
 	if exact == nil {

@@ -74,7 +74,7 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 	if testing.Short() {
 		seeds = 120
 	}
-	var cases, moved, hardBest, weighted, dfbnb int
+	var cases, moved, hardBest, weighted, bounded int
 	for seed := int64(1); seed <= seeds; seed++ {
 		p := responseInstance(seed)
 		solverName := []string{"dfbnb", "be"}[seed%2]
@@ -101,7 +101,7 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 			}
 			entries := float64(localsearch.DefaultResponseEntries)
 			if seed%4 == 1 {
-				entries = 0 // DFBnB
+				entries = 0 // AOBB, restricted solves bounded by the optimum
 			}
 			n.Params = map[string]float64{"response": float64(localsearch.ResponseSolve), "response_entries": entries}
 			solve, err := localsearch.NewResponder(n, nb, rowCost, responseConfig(t, n))
@@ -163,16 +163,16 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 			if solve.UsedWeighted() {
 				weighted++
 			}
-			if _, ok := solve.SolveSolver().(*local.DFBnB); ok {
-				dfbnb++
+			if _, ok := solve.SolveSolver().(*local.AOBB); ok {
+				bounded++
 			}
 		}
 	}
-	t.Logf("%d responses: %d moves, %d with every row violating a hard entry; %d agents used the weighted problem, %d solved by DFBnB",
-		cases, moved, hardBest, weighted, dfbnb)
+	t.Logf("%d responses: %d moves, %d with every row violating a hard entry; %d agents used the weighted problem, %d solved by AOBB (bounded restricted solves)",
+		cases, moved, hardBest, weighted, bounded)
 	// The test must exercise every branch it claims to check.
-	if moved < cases/4 || hardBest < 20 || weighted < 10 || dfbnb < 20 {
-		t.Errorf("too few cases exercised: %d moves, %d hard optima, %d weighted, %d dfbnb of %d", moved, hardBest, weighted, dfbnb, cases)
+	if moved < cases/4 || hardBest < 20 || weighted < 10 || bounded < 20 {
+		t.Errorf("too few cases exercised: %d moves, %d hard optima, %d weighted, %d aobb of %d", moved, hardBest, weighted, bounded, cases)
 	}
 }
 
@@ -299,15 +299,26 @@ func (h *chainHome) ell(x, c []int) localsearch.Cost {
 
 // TestResponderLargeBoundary checks that a response over 4^12 rows is
 // solved, quickly, to the optimum and lowest-index minimiser that dynamic
-// programming finds, with bucket elimination and with DFBnB.
+// programming finds, with bucket elimination and with AOBB (the solver
+// past bucket elimination's tables).
 func TestResponderLargeBoundary(t *testing.T) {
 	ctx := context.Background()
 	var moves int
 	for seed := uint64(1); seed <= 6; seed++ {
 		h := newChainHome(seed)
 		solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) }
-		for _, entries := range []float64{localsearch.DefaultResponseEntries, 0} {
-			nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(h.p), solver, false, 1, map[string]float64{"response_entries": entries})
+		blocks := float64(localsearch.ResponseBlocks)
+		for _, params := range []map[string]float64{
+			{"response_entries": localsearch.DefaultResponseEntries},
+			{"response_entries": 0},
+			// Exact within a budget no response reaches: the same answers.
+			{"response": blocks, "response_entries": 0, "response_checks": 1 << 40},
+			// A budget every response passes: block descent answers.
+			{"response": blocks, "response_entries": 0, "response_checks": 1},
+		} {
+			entries := params["response_entries"]
+			fallback := params["response_checks"] == 1
+			nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(h.p), solver, false, 1, params)
 			exactNodes(nodes)
 			if err != nil {
 				t.Fatal(err)
@@ -359,6 +370,16 @@ func TestResponderLargeBoundary(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if fallback {
+					// Block descent: never worse than staying, its gain
+					// the exact difference, at most the best response's.
+					x := make([]int, chainLen)
+					nb.Decode(row, x)
+					if got := curCost.Sub(h.ell(x, c)); gain != got || wantGain.Less(gain) || gain.Less(localsearch.Cost{}) {
+						t.Errorf("seed %d %v draw %d: block response row %d gain %v, its ℓ difference %v, the best gain %v", seed, params, draw, row, gain, got, wantGain)
+					}
+					continue
+				}
 				if row != want || gain != wantGain {
 					t.Errorf("seed %d entries %v draw %d: row %d gain %v, want %d gain %v", seed, entries, draw, row, gain, want, wantGain)
 				}
@@ -367,7 +388,11 @@ func TestResponderLargeBoundary(t *testing.T) {
 				}
 			}
 			el := time.Since(start)
-			t.Logf("seed %d entries %v: 5 responses in %v, %d solves, %d checks", seed, entries, el, r.Solves(), r.Checks())
+			exact, byBlocks := r.Moves()
+			t.Logf("seed %d %v: 5 responses in %v, %d solves, %d checks, %d exact and %d block responses within the budget", seed, params, el, r.Solves(), r.Checks(), exact, byBlocks)
+			if params["response"] == blocks && (fallback && (byBlocks == 0 || exact > 0) || !fallback && (exact == 0 || byBlocks > 0)) {
+				t.Errorf("seed %d %v: %d exact and %d block responses", seed, params, exact, byBlocks)
+			}
 			if el > 30*time.Second {
 				t.Errorf("seed %d: 5 responses over 4^12 rows took %v", seed, el)
 			}
