@@ -243,9 +243,9 @@ func TestBEPublicFiles(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		for name, d := range devs {
-			before := i32Steps(t, d)
+			before, prodBefore := i32Steps(t, d), prodSteps(t, d)
 			compareWhole(t, d, filepath.Base(f)+" "+name, mva.NewLocalProblem(p, mva.Whole(p)))
-			t.Logf("%s %s: %d steps on integer costs", filepath.Base(f), name, i32Steps(t, d)-before)
+			t.Logf("%s %s: %d steps on integer costs, %d of them products (jp_prod)", filepath.Base(f), name, i32Steps(t, d)-before, prodSteps(t, d)-prodBefore)
 		}
 	}
 }

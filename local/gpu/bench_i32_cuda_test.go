@@ -54,7 +54,8 @@ func i32Time(d *Device, p *local.JoinProject, pk *packed, keys [][]int32, reps i
 	gotArg := make([]int32, rows)
 	var ms float64
 	err := d.do(context.Background(), func(o *owner) error {
-		fn, ok := o.fns[i32Name(pk.kernel)]
+		name, shared, units := pk.kernelFor(pk.kernel, true, pk.prodRows > 0, rows)
+		fn, ok := o.fns[name]
 		if !ok {
 			return fmt.Errorf("%s has no integer instance", pk.kernel)
 		}
@@ -100,13 +101,13 @@ func i32Time(d *Device, p *local.JoinProject, pk *packed, keys [][]int32, reps i
 		defer cu.DestroyEvent(&start)
 		defer cu.DestroyEvent(&stop)
 		var r0 int64
-		blocks := int(min((pk.units(rows)+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
+		blocks := int(min((units+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
 		args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dst), unsafe.Pointer(&arg), unsafe.Pointer(&r0), unsafe.Pointer(&rows)}
 		s := o.streams[0]
 		ts := make([]float64, reps+1)
 		for i := range ts {
 			start.Record(s)
-			if err := fn.Launch(blocks, 1, 1, blockThreads, 1, 1, len(words)*8, s, args); err != nil {
+			if err := fn.Launch(blocks, 1, 1, blockThreads, 1, 1, shared, s, args); err != nil {
 				return err
 			}
 			stop.Record(s)
@@ -129,7 +130,8 @@ func i32Time(d *Device, p *local.JoinProject, pk *packed, keys [][]int32, reps i
 }
 
 // TestI32Bench measures the integer-cost kernels against the double ones,
-// untiled and tiled, and the device's copy bandwidth, in one run, on
+// untiled, tiled and, where the shape is a product, jp_prod (whose double
+// column is the tiled kernel's), and the device's copy bandwidth, in one run, on
 // TestBenchCSV's kernel shapes and on the public SPOT5 files' bucket shape
 // (many: jp_fastn16, no tile, and jp_generic as before); every result must equal the CPU kernel's
 // bit for bit. The integer kernel's share counts the bytes the double
@@ -166,7 +168,7 @@ func TestI32Bench(t *testing.T) {
 				name   string
 				choice kernelChoice
 			}
-			choices := []variant{{"untiled", kernelsNoTile}, {"tiled", kernelsAll}}
+			choices := []variant{{"untiled", kernelsNoTile}, {"tiled", kernelsNoProd}, {"product", kernelsAll}}
 			if shape == "many" {
 				// What served these buckets before jp_fastn16.
 				choices = append(choices, variant{"without jp_fast", kernelsNoFast})
@@ -176,8 +178,8 @@ func TestI32Bench(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if c.choice == kernelsAll && pk.block == 0 {
-					continue // no tile for this shape
+				if c.choice == kernelsNoProd && pk.block == 0 || c.choice == kernelsAll && pk.prodRows == 0 {
+					continue // no tile, or no product, for this shape
 				}
 				dbl, err := kernelTime(d, p, 5, c.choice)
 				if err != nil {
@@ -198,8 +200,9 @@ func TestI32Bench(t *testing.T) {
 				if err := sameBits(shape+" "+c.name, got, want, gotArg, wantArg); err != nil {
 					t.Fatal(err)
 				}
+				name, _, _ := pk.kernelFor(pk.kernel, true, pk.prodRows > 0, int64(n))
 				line = append(line, fmt.Sprintf("%s %s: double %.3f ms (%s), int %.3f ms (%s of the double bytes, %s of its own) %.2fx",
-					c.name, pk.kernel, dbl, share(minBytes, dbl), ms, share(minBytes, ms), share(i32Bytes, ms), dbl/ms))
+					c.name, name, dbl, share(minBytes, dbl), ms, share(minBytes, ms), share(i32Bytes, ms), dbl/ms))
 			}
 			t.Logf("%s 1e%d: %s", shape, int(math.Round(math.Log10(float64(entries)))), strings.Join(line, "; "))
 		}

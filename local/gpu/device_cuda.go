@@ -147,6 +147,8 @@ type owner struct {
 	sms     int
 	// i32Steps counts the steps that ran on integer costs (for tests).
 	i32Steps int
+	// prodSteps counts those that ran jp_prod (for tests).
+	prodSteps int
 }
 
 // own is the device goroutine: it sets the device up, reports to Open
@@ -207,7 +209,7 @@ func (d *Device) setup(opts Options) (*owner, error) {
 	if o.mod, err = cu.LoadData(fatbin); err != nil {
 		return o, fmt.Errorf("gpu: loading the kernels on %s (compute capability %d.%d): %w", d.name, maj, mnr, err)
 	}
-	for _, name := range append(slices.Clone(kernelNames), i32Kernels()...) {
+	for _, name := range append(append(slices.Clone(kernelNames), i32Kernels()...), kProd) {
 		fn, err := o.mod.Function(name)
 		if err != nil {
 			return o, fmt.Errorf("gpu: kernel %s: %w", name, err)

@@ -284,12 +284,15 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 	}
 	// jp_tile's launches cover whole blocks of rows; a chunk too small
 	// for one takes the untiled kernel.
-	kernel := pk.kernel
-	if pk.block > 0 {
-		if c := chunk / pk.block * pk.block; c > 0 {
+	chunkKernel := pk.kernel
+	prod := i32Plan != 0 && pk.prodRows > 0
+	if unit := pk.chunkUnit(prod); unit > 0 {
+		if c := chunk / unit * unit; c > 0 {
 			chunk = c
+		} else if prod && pk.block > 0 && chunk >= pk.block {
+			chunk, prod = chunk/pk.block*pk.block, false
 		} else {
-			kernel = pk.plain
+			chunkKernel, prod = pk.plainKernel(), false
 		}
 	}
 	var slotDst, slotArg [2]devBuf
@@ -342,13 +345,15 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 		}
 		return nil
 	}
+	kernel, shared, _ := pk.kernelFor(chunkKernel, i32Plan != 0, prod, chunk)
 	fn := o.fns[kernel]
 	if i32Plan != 0 {
-		kernel = i32Name(kernel)
-		fn, planPtr = o.fns[kernel], i32Plan
+		planPtr = i32Plan
 		o.i32Steps++
+		if kernel == kProd {
+			o.prodSteps++
+		}
 	}
-	shared := len(words) * 8
 	for i := range nch {
 		if i >= 2 {
 			if err := finish(i - 2); err != nil {
@@ -370,10 +375,7 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 			aptr = r.argDev.ptr + cu.DevicePtr(r0*4)
 		}
 		plan := planPtr
-		units := n
-		if kernel == pk.kernel {
-			units = pk.units(n)
-		}
+		_, _, units := pk.kernelFor(chunkKernel, i32Plan != 0, prod, n)
 		blocks := int(min((units+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
 		args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dptr), unsafe.Pointer(&aptr), unsafe.Pointer(&r0), unsafe.Pointer(&n)}
 		if err := fn.Launch(blocks, 1, 1, blockThreads, 1, 1, shared, o.streams[s], args); err != nil {

@@ -36,7 +36,7 @@ typedef long long i64;
 //   [4] esize  joint size of the eliminated variables
 //   [5] words  length of the whole plan
 //   [6]        k2, jp_tile's tiled output variable (others: 0)
-//   [7]        reserved
+//   [7]        the word where jp_prod's words start (others: 0)
 //   then: addr[nIn]           device address of each input table
 //         outDim[nOut]
 //         elimDim[nElim]
@@ -44,6 +44,7 @@ typedef long long i64;
 //         estride[nElim*NE]   slot t's stride for eliminated variable k at k*NE+t
 //         magic[nOut]         ceil(2^32/outDim[k]), 0 for a dim of 1 (jp_fast)
 //         jp_tile only: tdim[nOut], tmagic[nOut], ostr[nOut], TB, B (see jp_tile)
+//         jp_prod only: split, S, side[nIn] (see jp_prod)
 #define P_NIN 0
 #define P_NE 1
 #define P_NOUT 2
@@ -520,6 +521,146 @@ __device__ void jp_tile(const i64 *sp, double *dst, int *argmin, i64 row0, i64 n
 				const u32 r = base + (u32)k * ostr2;
 				cost<C>::put(best[k], arg[k], dst, argmin, r);
 			}
+	}
+}
+
+// jp_prod is the integer kernel of a (min,+) product: the output
+// variables split at `split` into a prefix P and a suffix S (the plan's
+// jp_prod words: split, S = the rows per assignment of P, side[nIn]),
+// and every input holds variables of one side only (side 1: P, 2: S, 0:
+// neither, counted with P). A row (p, s) is then
+//
+//   min over e of  A[p][e] + B[s][e],  A = the sum of the P inputs (and
+//   those of neither side) at (p, e), B = the sum of the S inputs at (s, e)
+//
+// and both are small tables: CUBE's layout (Bistaffa et al.), where a
+// thread finds its inputs from its own indices, with the inputs staged in
+// shared memory. A block computes a tile of PROD_NP assignments of P by
+// PROD_NS of S: it first stages A and B for the tile, the eliminated
+// value outermost (As[e][p], Bs[e][s]: a warp reads one word of As for
+// all its lanes and consecutive words of Bs), then each thread keeps
+// PROD_TP × PROD_TS rows in registers (rows p = its warp's PROD_TP, s =
+// its lane + 32k), and writes them so that a warp's stores cover
+// consecutive rows. Integer costs only (cost<int>): sums are exact, so the
+// order in which jp_prod adds the inputs gives the other kernels' sums.
+// The argmin costs no compare: a staged entry holds the partial sum times
+// 16 and, in As, the value e in the low four bits (so the eliminated
+// variable has at most PROD_MAXD values), and min over the packed sums is
+// the least sum with the smallest e, the CPU's tie rule. Ranges: every
+// finite partial sum has a magnitude below I32_LIMIT (the host's check),
+// a partial sum is clamped to I32_HARD (it then holds a Hard entry and
+// every row summing it is at least I32_LIMIT, as in cost<int>), and As
+// adds I32_LIMIT, so (A + B + I32_LIMIT)·16 + e lies in [0, 2^32). The
+// host cuts chunks into whole assignments of P (multiples of S rows), so
+// a launch covers whole assignments of P.
+#define PROD_TP 8
+#define PROD_TS 4
+#define PROD_NP (8 * PROD_TP)
+#define PROD_NS (32 * PROD_TS)
+#define PROD_MAXD 16
+#define PROD_MAXIN 8
+
+extern "C" __global__ void __launch_bounds__(256, 2) i32_jp_prod_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	typedef unsigned int u32;
+	extern __shared__ i64 sp[];
+	load_plan(plan, sp);
+	if (nrows <= 0)
+		return;
+	const int nIn = (int)sp[P_NIN], ne = (int)sp[P_NE], nOut = (int)sp[P_NOUT];
+	const int *const *addr = (const int *const *)(sp + P_HDR);
+	const i64 *outDim = sp + P_HDR + nIn;
+	const u32 D = (u32)outDim[nOut]; // elimDim[0]
+	const i64 *ost = outDim + nOut + 1;
+	const i64 *est = ost + (i64)nOut * nIn;
+	const i64 *magic = est + ne;
+	const i64 *pw = sp + sp[7];
+	const int split = (int)pw[0];
+	const u32 S = (u32)pw[1];
+	const i64 *side = pw + 2;
+	u32 *As = (u32 *)(sp + ((sp[P_WORDS] + 1) & ~1ll));
+	u32 *Bs = As + PROD_NP * D;
+	const u32 p0 = (u32)(row0 / S), p1 = (u32)((row0 + nrows) / S);
+	const u32 nst = (S + PROD_NS - 1) / PROD_NS;
+	const u32 ntiles = (p1 - p0 + PROD_NP - 1) / PROD_NP * nst;
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	for (u32 t = blockIdx.x; t < ntiles; t += gridDim.x) {
+		const u32 pt = t / nst, st = t - pt * nst;
+		const u32 pb = p0 + pt * PROD_NP, sb = st * PROD_NS;
+		__syncthreads(); // the previous tile's reads of As and Bs are done
+		if (threadIdx.x < PROD_NP + PROD_NS) {
+			// Stage A for p = pb + threadIdx.x or B for s = sb +
+			// threadIdx.x - PROD_NP (clamped: a partial tile's
+			// missing rows read a valid one and are not written).
+			const bool isP = threadIdx.x < PROD_NP;
+			u32 q = isP ? min(pb + threadIdx.x, p1 - 1) : min(sb + threadIdx.x - PROD_NP, S - 1);
+			const int k0 = isP ? 0 : split, k1 = isP ? split : nOut;
+			u32 off[PROD_MAXIN];
+			bool use[PROD_MAXIN];
+#pragma unroll
+			for (int j = 0; j < PROD_MAXIN; j++) {
+				off[j] = 0;
+				use[j] = j < nIn && (isP ? side[j] != 2 : side[j] == 2);
+			}
+			for (int k = k1 - 1; k >= k0; k--) {
+				u32 d = fdivmod(&q, (u32)outDim[k], (u32)magic[k]);
+#pragma unroll
+				for (int j = 0; j < PROD_MAXIN; j++)
+					if (j < nIn)
+						off[j] += d * (u32)ost[k * nIn + j];
+			}
+			int c = 0;
+#pragma unroll
+			for (int j = 0; j < PROD_MAXIN; j++)
+				if (j >= ne && use[j])
+					c += addr[j][off[j]];
+			u32 *to = isP ? As + threadIdx.x : Bs + (threadIdx.x - PROD_NP);
+			const u32 step = isP ? PROD_NP : PROD_NS;
+			for (u32 e = 0; e < D; e++) {
+				int v = c;
+#pragma unroll
+				for (int j = 0; j < PROD_MAXIN; j++)
+					if (j < ne && use[j])
+						v += addr[j][off[j] + e * (u32)est[j]];
+				v = min(v, I32_HARD);
+				to[e * step] = isP ? (((u32)(v + I32_LIMIT)) << 4) | e : ((u32)v) << 4;
+			}
+		}
+		__syncthreads();
+		u32 key[PROD_TP][PROD_TS];
+#pragma unroll
+		for (int i = 0; i < PROD_TP; i++)
+#pragma unroll
+			for (int k = 0; k < PROD_TS; k++)
+				key[i][k] = 0xffffffffu;
+		const u32 *ap = As + warp * PROD_TP, *bp = Bs + lane;
+#pragma unroll 2
+		for (u32 e = 0; e < D; e++) {
+			const uint4 a0 = *(const uint4 *)(ap + e * PROD_NP), a1 = *(const uint4 *)(ap + e * PROD_NP + 4);
+			const u32 a[PROD_TP] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+			u32 b[PROD_TS];
+#pragma unroll
+			for (int k = 0; k < PROD_TS; k++)
+				b[k] = bp[e * PROD_NS + 32 * k];
+#pragma unroll
+			for (int i = 0; i < PROD_TP; i++)
+#pragma unroll
+				for (int k = 0; k < PROD_TS; k++)
+					key[i][k] = min(key[i][k], a[i] + b[k]);
+		}
+#pragma unroll
+		for (int i = 0; i < PROD_TP; i++) {
+			const u32 p = pb + warp * PROD_TP + i;
+			if (p < p1) {
+				const u32 base = p * S - (u32)row0;
+#pragma unroll
+				for (int k = 0; k < PROD_TS; k++) {
+					const u32 s = sb + lane + 32 * k;
+					if (s < S)
+						cost<int>::put((int)(key[i][k] >> 4) - I32_LIMIT, key[i][k] & 15u, dst, argmin, base + s);
+				}
+			}
+		}
 	}
 }
 

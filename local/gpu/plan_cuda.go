@@ -95,6 +95,7 @@ const (
 	kernelsI32Always               // as kernelsTileAlways, and integer costs at every size
 	kernelsDouble                  // as kernelsAll, never integer costs
 	kernelsI32NoFast               // as kernelsNoFast, and integer costs at every size
+	kernelsNoProd                  // as kernelsAll, never jp_prod (its baseline in benchmarks)
 )
 
 // minI32Rows is the smallest output for which a step tries the integer
@@ -106,7 +107,7 @@ const minI32Rows = 1 << 16
 // kernels, or -1 for none.
 func (c kernelChoice) i32Rows() int64 {
 	switch c {
-	case kernelsAll:
+	case kernelsAll, kernelsNoProd:
 		return minI32Rows
 	case kernelsI32Always, kernelsI32NoFast:
 		return 0
@@ -184,6 +185,9 @@ type packed struct {
 	// (threads); plain is the kernel for a chunk smaller than a block.
 	block, tiles int64
 	plain        string
+	// With jp_prod (integer steps of a tiled plan): the rows per
+	// assignment of the output variables before the split (S); 0 without.
+	prodRows int64
 }
 
 // units returns the threads a launch of pk.kernel over n rows needs.
@@ -277,7 +281,7 @@ func pack(p *local.JoinProject, choice kernelChoice) (*packed, error) {
 		}
 	}
 	pk := &packed{words: w, slots: slots, kernel: k}
-	tile := choice == kernelsTileAlways || choice == kernelsI32Always || (choice == kernelsAll || choice == kernelsDouble) && p.Rows() >= minTileRows
+	tile := choice == kernelsTileAlways || choice == kernelsI32Always || (choice == kernelsAll || choice == kernelsDouble || choice == kernelsNoProd) && p.Rows() >= minTileRows
 	if tile && k != jpFastN && slices.Contains(jpFast[:], k) && n+3*len(out)+2 <= maxSharedBytes/8 {
 		st := make([][]int64, len(out))
 		for i, v := range out {
@@ -290,7 +294,146 @@ func pack(p *local.JoinProject, choice kernelChoice) (*packed, error) {
 			pk.tile(p.OutDims(), k2, ne)
 		}
 	}
+	if slices.Contains(jpFast[:], pk.plainKernel()) && (choice == kernelsAll || choice == kernelsI32Always) {
+		minS, minP := int64(prodNS), int64(prodNP)
+		if choice == kernelsI32Always {
+			minS, minP = 1, 1 // every product shape, partial tiles too (tests)
+		}
+		side := make([][]int, len(out))
+		for k, v := range out {
+			side[k] = make([]int, nIn)
+			for s, j := range slots {
+				if stride[j][v] != 0 {
+					side[k][s] = 1
+				}
+			}
+		}
+		staged := (len(pk.words)+3+nIn)/2*16 + (prodNP+prodNS)*p.ElimSize()*4
+		if split, ok := chooseSplit(p.OutDims(), side, p.ElimSize(), minS, minP); ok && staged <= maxSharedBytes {
+			pk.product(p.OutDims(), split, side)
+		}
+	}
 	return pk, nil
+}
+
+// jp_prod's tile (kernels.cu, PROD_NP, PROD_NS, PROD_MAXD, PROD_MAXIN).
+const (
+	prodNP    = 64
+	prodNS    = 128
+	prodMaxD  = 16
+	prodMaxIn = 8
+	kProd     = "i32_jp_prod_k"
+)
+
+// chooseSplit picks where jp_prod splits the output variables of a
+// jp_fast plan (esize eliminated values) into a prefix P and a suffix S:
+// every input must hold variables of one side only (holds[k][s]: input
+// slot s holds output variable k), the eliminated variable must fit
+// jp_prod's packed argmin, and the tile must be filled: at least minS
+// assignments of S and minP of P. Among the splits that qualify it takes
+// the one whose tiles waste the fewest rows.
+func chooseSplit(dims []int, holds [][]int, esize int, minS, minP int64) (int, bool) {
+	n := len(dims)
+	if n < 2 || esize > prodMaxD || len(holds[0]) > prodMaxIn {
+		return 0, false
+	}
+	best, bestUse := 0, 0.0
+	for split := 1; split < n; split++ {
+		ok := true
+		for s := range holds[0] {
+			inP, inS := false, false
+			for k := range n {
+				if holds[k][s] != 0 {
+					inP, inS = inP || k < split, inS || k >= split
+				}
+			}
+			ok = ok && !(inP && inS)
+		}
+		sRows, pRows := int64(1), int64(1)
+		for k, d := range dims {
+			if k < split {
+				pRows *= int64(d)
+			} else {
+				sRows *= int64(d)
+			}
+		}
+		if !ok || sRows < minS || pRows < minP {
+			continue
+		}
+		use := float64(sRows) / float64((sRows+prodNS-1)/prodNS*prodNS) * float64(pRows) / float64((pRows+prodNP-1)/prodNP*prodNP)
+		if use > bestUse {
+			best, bestUse = split, use
+		}
+	}
+	return best, bestUse > 0
+}
+
+// product appends jp_prod's words (kernels.cu) to a tiled plan: the split,
+// the rows per assignment of P, and each input's side (0: no output
+// variable, 1: P, 2: S).
+func (pk *packed) product(dims []int, split int, holds [][]int) {
+	sRows := int64(1)
+	for _, d := range dims[split:] {
+		sRows *= int64(d)
+	}
+	w := pk.words
+	w[7] = int64(len(w))
+	w = append(w, int64(split), sRows)
+	for s := range holds[0] {
+		side := int64(0)
+		for k := range dims {
+			if holds[k][s] != 0 {
+				side = 1
+				if k >= split {
+					side = 2
+				}
+			}
+		}
+		w = append(w, side)
+	}
+	w[pWords] = int64(len(w))
+	pk.words, pk.prodRows = w, sRows
+}
+
+// plainKernel returns the kernel of a chunk too small for pk's blocks:
+// jp_tile's untiled kernel, or pk's own kernel when it has no tile.
+func (pk *packed) plainKernel() string {
+	if pk.plain != "" {
+		return pk.plain
+	}
+	return pk.kernel
+}
+
+// chunkUnit returns the rows a launch of pk's kernel must cover whole
+// (chunks are cut to multiples of it; 0: any), with jp_prod when prod:
+// jp_tile's blocks, jp_prod's assignments of P (S rows each). Both are
+// products of the last output dims, so the larger is a multiple of the
+// other.
+func (pk *packed) chunkUnit(prod bool) int64 {
+	if prod {
+		return max(pk.block, pk.prodRows)
+	}
+	return pk.block
+}
+
+// kernelFor returns the kernel a launch of n rows runs, its shared memory
+// and its threads (units), given the kernel chosen for the chunk
+// (pk.kernel or pk.plainKernel()), whether the step runs on integer costs,
+// and whether it takes jp_prod (integer costs, whole assignments of P).
+func (pk *packed) kernelFor(kernel string, i32, prod bool, n int64) (string, int, int64) {
+	shared := len(pk.words) * 8
+	switch {
+	case prod:
+		esize := pk.words[pHdr+pk.words[pNIn]+pk.words[pNOut]]
+		shared = (len(pk.words)+1)/2*16 + int((prodNP+prodNS)*esize*4)
+		tiles := (n/pk.prodRows + prodNP - 1) / prodNP * ((pk.prodRows + prodNS - 1) / prodNS)
+		return kProd, shared, tiles * blockThreads
+	case i32:
+		return i32Name(kernel), shared, n
+	case kernel == pk.kernel:
+		return kernel, shared, pk.units(n)
+	}
+	return kernel, shared, n
 }
 
 // chooseTile picks jp_tile's variable k2 by the loads per output row it

@@ -84,13 +84,20 @@
 //
 // # Building
 //
-// The kernels live in samplers.cu; go generate turns them into
-// samplers.ptx for the compute_53 virtual architecture, with -fmad=false,
-// and the PTX is committed and embedded. scripts/cuda-setup builds the test
-// binary (.gpu/sampler_gpu.test) and checks that the committed PTX is
-// current.
+// The kernels live in samplers.cu; go generate compiles them, with
+// -fmad=false, into samplers.fatbin, a compressed fat binary with machine
+// code (SASS) for the same GPUs as local/gpu's kernels (every Jetson since
+// the Nano, sm_53, 62, 72 and 87, and sm_70, 75, 80, 86, 89 and 90) plus
+// PTX for compute_53 and compute_90, which the driver compiles for any
+// other GPU; it is committed and embedded, so those GPUs start without
+// JIT. Until CUDA 11.8's ptxas compiled the kernels right (see rng_reset
+// in samplers.cu: the Rng's cache was left undefined, and ptxas -O1 and
+// above made sm_90 chains leave the CPU's), the package shipped PTX only.
+// scripts/cuda-setup builds the test binary (.gpu/sampler_gpu.test) and
+// checks that the committed fat binary is current.
 package gpu
 
-// As for local/gpu, setarch -R makes nvcc's output reproducible, so that
+// As for local/gpu: scripts/nvcc-fixed compiles in one fixed folder without
+// address randomisation, so that nvcc's output is reproducible and
 // scripts/cuda-setup --check-ptx can compare it byte for byte.
-//go:generate setarch -R nvcc -ptx -arch=compute_53 -fmad=false -o samplers.ptx samplers.cu
+//go:generate ../../scripts/nvcc-fixed samplers.fatbin samplers.cu -fatbin -Xfatbin=-compress-all -fmad=false -gencode=arch=compute_53,code=[sm_53,compute_53] -gencode=arch=compute_62,code=sm_62 -gencode=arch=compute_72,code=sm_72 -gencode=arch=compute_87,code=sm_87 -gencode=arch=compute_70,code=sm_70 -gencode=arch=compute_75,code=sm_75 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_89,code=sm_89 -gencode=arch=compute_90,code=[sm_90,compute_90]

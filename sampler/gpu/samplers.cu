@@ -23,7 +23,8 @@
 // multiply-add the CPU rounds twice; go_exp asks for the fused ones it
 // needs explicitly.
 //
-// Build: go generate (nvcc -ptx -arch=compute_53 -fmad=false); the PTX is
+// Build: go generate (nvcc -fatbin -fmad=false: SASS for the common GPUs
+// and PTX, as local/gpu's kernels; see doc.go); the fat binary is
 // committed. Kernel parameters are device pointers or 8-byte scalars only.
 
 typedef long long i64;
@@ -117,6 +118,14 @@ __device__ __forceinline__ void rng_reset(Rng &s, u32 k0, u32 k1, u32 c0, u32 c1
 	s.c1 = c1;
 	s.c2 = c2;
 	s.valid = false;
+	// The cache too, although rng_u32 reads it only once valid: left
+	// undefined, CUDA 11.8's ptxas (-O1 and above, sm_90) compiled
+	// normal_trial's per-lane draws (rng_u32(own, i), i = lane, lane+G, …)
+	// so that chains left the CPU's (TestAgreesWithCPU, MH with the normal
+	// proposal); initialised, its machine code runs the CPU's chains, as
+	// the driver's JIT and CUDA 13's ptxas did either way.
+	s.blk = 0;
+	s.buf = make_uint4(0, 0, 0, 0);
 }
 
 // rng_u32 is draw j: word j mod 4 of Block({c0, c1, c2, j/4}, key).
