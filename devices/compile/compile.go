@@ -130,6 +130,11 @@ type Options struct {
 	// (compiler.feederBudgets) even where one table over every home's
 	// level fits MaxTable; past it they are split anyway.
 	FeederBudgets bool
+
+	// actionsOnly makes every slot function read action variables
+	// (slotScope), the encoding before storages were read from their
+	// states: the baseline of BenchmarkReadStates.
+	actionsOnly bool
 }
 
 // Compiled is a neighbourhood compiled to a problem, with the maps from

@@ -86,7 +86,7 @@ func (k *compiler) slotScope(hi, t int) *slotActs {
 	from := map[int]bool{}
 	for _, d := range byActions {
 		na := len(h.Devices[d].Actions)
-		if na < substMinActions {
+		if na < substMinActions || k.opts.actionsOnly {
 			break
 		}
 		_, vars, ok := k.storageSource(hi, d, t, 0)
