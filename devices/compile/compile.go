@@ -62,6 +62,13 @@
 //     and h/demand that is Hard where the import exceeds the peak. The
 //     cost grows with the peak, so the optimum takes the tightest: the
 //     horizon's highest import, exactly (Π|A|·|peaks| entries per slot);
+//   - storages read from their states: in the meter, level link and
+//     demand link of a slot, a storage of many actions (automatic power
+//     levels) whose actions each move its state by a different amount
+//     is read from its states before and after the slot instead of its
+//     action variable (slotScope in slot.go): the same costs wherever the
+//     transitions hold, and the action variable is left to its transition
+//     and price, where bucket elimination removes it first;
 //   - peak, own part: for each level variable, Weights.Peak·Δ²·Σ_{t∈w}
 //     (cap + outside(t))².
 //
@@ -123,6 +130,11 @@ type Options struct {
 	// (compiler.feederBudgets) even where one table over every home's
 	// level fits MaxTable; past it they are split anyway.
 	FeederBudgets bool
+
+	// actionsOnly makes every slot function read action variables
+	// (slotScope), the encoding before storages were read from their
+	// states: the baseline of BenchmarkReadStates.
+	actionsOnly bool
 }
 
 // Compiled is a neighbourhood compiled to a problem, with the maps from
@@ -168,6 +180,9 @@ type compiler struct {
 	first []int // per home: its first function, −1 while none
 	// meter[h][t]: slot t of home h is priced by a meter function.
 	meter [][]bool
+	// slots[h][t] is what the functions of home h's actions in slot t
+	// read (slotScope), computed on first use.
+	slots [][]*slotActs
 	// extra[h] is home h's constant cost besides its background's: the
 	// penalties of soft rules missed by the initial state.
 	extra []float64
@@ -185,7 +200,7 @@ func Compile(n *devices.Neighbourhood, opts Options) (*Compiled, error) {
 		opts.MaxTable = DefaultMaxTable
 	}
 	p := &mva.Problem{Name: n.Name, Sense: mva.Minimize}
-	k := &compiler{n: n, opts: opts, p: p, c: &Compiled{Problem: p, Model: n, Homes: make([]Home, len(n.Homes))}, first: make([]int, len(n.Homes)), meter: make([][]bool, len(n.Homes)), extra: make([]float64, len(n.Homes))}
+	k := &compiler{n: n, opts: opts, p: p, c: &Compiled{Problem: p, Model: n, Homes: make([]Home, len(n.Homes))}, first: make([]int, len(n.Homes)), meter: make([][]bool, len(n.Homes)), slots: make([][]*slotActs, len(n.Homes)), extra: make([]float64, len(n.Homes))}
 	for hi := range n.Homes {
 		p.Agents = append(p.Agents, mva.Agent{Name: n.Homes[hi].Name})
 		k.first[hi] = -1

@@ -27,17 +27,21 @@ func (k *compiler) prices(hi int) error {
 		dt := n.Horizon.SlotHours(t)
 		if k.meterSlot(hi, t) {
 			k.meter[hi][t] = true
-			scope := make([]int, len(h.Devices))
-			for d := range h.Devices {
-				scope[d] = hc.Actions[d][t]
-			}
+			sa := k.slotScope(hi, t)
+			scope := sa.scope
 			costs, err := k.table(fmt.Sprintf("home %s: the meter of slot %d", h.Name, t), scope, 0)
 			if err != nil {
 				return err
 			}
+			digits := make([]int, len(scope))
 			acts := make([]int, len(h.Devices))
 			act := func(d int) int { return acts[d] }
 			for idx := range costs {
+				if !sa.actions(digits, acts) {
+					costs[idx] = mva.Hard
+					next(digits, func(j int) int { return k.p.DomainSize(scope[j]) })
+					continue
+				}
 				noImport, noExport := h.Restricted(t, act)
 				m := n.Meter(hi, t, h.Draw(t, act), noImport, noExport)
 				if m.Broken != "" {
@@ -48,7 +52,7 @@ func (k *compiler) prices(hi int) error {
 						costs[idx] += k.cycle(&h.Devices[d], acts[d], t)
 					}
 				}
-				next(acts, func(d int) int { return len(h.Devices[d].Actions) })
+				next(digits, func(j int) int { return k.p.DomainSize(scope[j]) })
 			}
 			k.add(hi, fmt.Sprintf("%s/meter@%d", h.Name, t), scope, costs)
 			continue
@@ -197,26 +201,25 @@ func (k *compiler) links(hi int) error {
 			if devices.Fits(draws[len(draws)-1], caps[0]) {
 				continue // every level fits every draw of the slot
 			}
-			scope := make([]int, 0, len(h.Devices)+1)
-			for d := range h.Devices {
-				scope = append(scope, hc.Actions[d][t])
-			}
-			scope = append(scope, hc.Levels[w])
+			sa := k.slotScope(hi, t)
+			scope := append(sa.scope[:len(sa.scope):len(sa.scope)], hc.Levels[w])
 			costs, err := k.table(fmt.Sprintf("home %s: the level link of slot %d", h.Name, t), scope, 0)
 			if err != nil {
 				return err
 			}
+			digits := make([]int, len(sa.scope))
 			acts := make([]int, len(h.Devices))
 			idx := 0
 			for {
+				ok := sa.actions(digits, acts)
 				draw := h.Draw(t, func(d int) int { return acts[d] })
 				for c := range caps {
-					if !devices.Fits(draw, caps[c]) {
+					if !ok || !devices.Fits(draw, caps[c]) {
 						costs[idx] = mva.Hard
 					}
 					idx++
 				}
-				if !next(acts, func(d int) int { return len(h.Devices[d].Actions) }) {
+				if !next(digits, func(j int) int { return k.p.DomainSize(sa.scope[j]) }) {
 					break
 				}
 			}
@@ -511,28 +514,27 @@ func (k *compiler) demand(hi int) error {
 		if devices.Fits(draws[len(draws)-1], levels[0]) {
 			continue // the slot never imports above the threshold
 		}
-		scope := make([]int, 0, len(h.Devices)+1)
-		for d := range h.Devices {
-			scope = append(scope, hc.Actions[d][t])
-		}
-		scope = append(scope, hc.Demand)
+		sa := k.slotScope(hi, t)
+		scope := append(sa.scope[:len(sa.scope):len(sa.scope)], hc.Demand)
 		costs, err := k.table(fmt.Sprintf("home %s: the demand link of slot %d", h.Name, t), scope, 0)
 		if err != nil {
 			return err
 		}
+		digits := make([]int, len(sa.scope))
 		acts := make([]int, len(h.Devices))
 		idx := 0
 		for {
+			ok := sa.actions(digits, acts)
 			// Curtailment never raises a draw above 0, so the import
 			// is the draw before it.
 			imp := math.Max(h.Draw(t, func(d int) int { return acts[d] }), 0)
 			for _, l := range levels {
-				if !devices.Fits(imp, l) {
+				if !ok || !devices.Fits(imp, l) {
 					costs[idx] = mva.Hard
 				}
 				idx++
 			}
-			if !next(acts, func(d int) int { return len(h.Devices[d].Actions) }) {
+			if !next(digits, func(j int) int { return k.p.DomainSize(sa.scope[j]) }) {
 				break
 			}
 		}
