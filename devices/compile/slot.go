@@ -140,7 +140,7 @@ func (k *compiler) storageSource(hi, d, t, base int) (actSrc, []int, bool) {
 		}
 		deltas := map[int64]bool{}
 		for a := range h.Devices[d].Actions {
-			deltas[s.Delta([]int{a})] = true
+			deltas[s.Delta(t, []int{a})] = true
 		}
 		if len(deltas) != len(h.Devices[d].Actions) {
 			continue // two actions move the state alike
