@@ -89,9 +89,11 @@ type agent struct {
 	started      bool
 	pending      []delivery // delivered before Start
 	scratch      []delivery
-	// statusPrefix is "<prefix>/<run>/status/"; latest and superseded
-	// are step's scratch space for coalescing statuses.
+	// statusPrefix is "<prefix>/<run>/status/" and ownStatus this
+	// agent's status topic; latest and superseded are step's scratch
+	// space for coalescing statuses.
 	statusPrefix string
+	ownStatus    string
 	latest       map[string]struct{}
 	superseded   []bool
 	quiet        []status // finished's scratch space
@@ -157,6 +159,7 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 		latest: map[string]struct{}{},
 	}
 	a.statusPrefix = a.layout.Prefix + "/" + a.layout.Run + "/" + topic.Status + "/"
+	a.ownStatus = a.layout.Status(name)
 	defer func() {
 		for _, j := range a.watch {
 			a.peers[j] = &peerState{}
@@ -285,11 +288,12 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 	if a.connected && a.echoWant == 0 {
 		a.admitted()
 	}
-	// Its own status must have come back first: the broker delivers the
-	// retained one before it, so an earlier process's status of this
-	// run (a finished run, see onStatus) is known before the peers'
-	// statuses, which may be that finished run's, are taken for
-	// presence.
+	// Its own status must have come back first (echoWant 0: a time-out
+	// waiting for it is no echo, see onTick): the broker delivers the
+	// retained one before it, and coalesce lets every own status
+	// through, so an earlier process's status of this run (a finished
+	// run, see onStatus) is known before the peers' statuses, which may
+	// be that finished run's, are taken for presence.
 	if !a.started && a.connected && a.echoWant == 0 && a.allPresent() {
 		if err := a.start(ctx); err != nil {
 			return false, err
@@ -318,6 +322,12 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 // onStatus). Under load, when statuses queue up faster than the agent
 // drains them, this keeps the cost of reading them proportional to the
 // agents that changed, not to the changes.
+//
+// The agent's own statuses are never coalesced: the broker's retained one
+// from an earlier process (a finished run, see onStatus) can reach the
+// mailbox after the connection item, in the batch that also brings back
+// this process's first status; superseded, it would go unread, and the
+// echo would start a run that is already over.
 func (a *agent) coalesce(items []item) []bool {
 	a.superseded = slices.Grow(a.superseded[:0], len(items))[:len(items)]
 	clear(a.superseded)
@@ -328,6 +338,9 @@ func (a *agent) coalesce(items []item) []bool {
 			continue
 		}
 		a.ctr.statusesIn.Add(1)
+		if it.topic == a.ownStatus {
+			continue
+		}
 		if _, later := a.latest[it.topic]; later {
 			a.superseded[i] = true
 			a.ctr.statusesCoalesced.Add(1)
@@ -796,7 +809,14 @@ func (a *agent) onTick(ctx context.Context, now time.Time) {
 		// its ACL lets us subscribe to topics it will not deliver.
 		a.log.Warn("the broker delivers nothing on this connection (own status not echoed); reconnecting",
 			"waited", a.cfg.Timing.ConnectTimeout)
-		a.echoWant = 0
+		// Not an echo: the agent must not start before its own status
+		// has come back (see step), so echoWant stays set until the
+		// next connection's item sets it, and its deadline, again. The
+		// admission slot goes back as after an echo, so that a broker
+		// that never delivers does not hold up the process's other
+		// agents.
+		a.echoDeadline = now.Add(farFuture)
+		a.admitted()
 		a.replaceConnection(ctx)
 	}
 	if a.started && now.Sub(a.lastResend) >= a.cfg.Timing.RetransmitAfter/16 {

@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -241,5 +242,88 @@ func TestFailBeforeAnnounced(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no status retained")
+	}
+}
+
+// TestFinishedRunFoundLate: an agent whose earlier process finished the
+// run (its done status is the broker's retained one) stops with
+// ErrRunFinished and never starts the protocol, however late that status
+// reaches its mailbox: with the connection, after the connection item in
+// the batch that also brings back the agent's own first status (the
+// broker sends a subscription's retained messages after its
+// acknowledgement, which lets the connection item go first; the echo once
+// superseded the earlier status, unread), or after the deadline for the
+// echo has passed (which once counted as an echo). The peers' retained
+// statuses are those of the finished run, so an agent that starts waits
+// for peers that have left.
+func TestFinishedRunFoundLate(t *testing.T) {
+	l := topic.Layout{Prefix: "hearth", Run: "r"}
+	earlier := func(name string, nonce uint64) item {
+		s := status{V: statusVersion, Agent: name, Run: "r", Nonce: nonce, Gen: 1, Ver: 7, State: stateDone, N: 2}
+		return item{kind: itemMessage, topic: l.Status(name), payload: s.encode(), control: true}
+	}
+	own, peer := earlier("a0", 41), earlier("a1", 42)
+	connected := item{kind: itemConnected}
+	// batch is what one drain of the mailbox finds.
+	type batch struct {
+		// late: a tick past the deadline for the echo comes first.
+		late  bool
+		items []item
+		// echo: then the agent's latest status, as the broker sends
+		// it back.
+		echo bool
+	}
+	cases := []struct {
+		name    string
+		batches []batch
+	}{
+		{"with the connection", []batch{{items: []item{connected, own, peer}}}},
+		{"with the echo", []batch{{items: []item{connected, peer}}, {items: []item{own}, echo: true}}},
+		{"after the echo's deadline", []batch{{items: []item{connected, peer}}, {late: true}, {items: []item{own}}}},
+	}
+	for _, tc := range cases {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			// No broker: the mailbox is filled by hand, in the order
+			// under test.
+			cfg, err := AgentConfig{Config: Config{
+				Broker: Broker{URL: "tcp://127.0.0.1:1"}, Run: "r", Protocol: "p", Agents: []string{"a0", "a1"},
+				Timing: fastTiming, Logger: testLogger(t),
+			}, Agent: 0}.resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := newAgent(cfg, &recorder{})
+			t.Cleanup(func() { a.tr.close(time.Second) })
+			// The late tick's reconnection gives up at once.
+			gone, cancel := context.WithCancel(context.Background())
+			cancel()
+			for k, b := range tc.batches {
+				if b.late {
+					a.onTick(gone, a.echoDeadline.Add(tickEvery))
+				}
+				for _, it := range b.items {
+					a.mbox.push(it)
+				}
+				if b.echo {
+					a.mbox.push(item{kind: itemMessage, topic: l.Status("a0"), payload: a.lastPub.encode(), control: true})
+				}
+				_, err = a.step(context.Background())
+				if a.started {
+					t.Fatalf("batch %d: the protocol started on the finished run's statuses", k)
+				}
+				if err != nil {
+					if k != len(tc.batches)-1 {
+						t.Fatalf("batch %d: %v", k, err)
+					}
+					break
+				}
+			}
+			if !errors.Is(err, ErrRunFinished) {
+				t.Fatalf("got %v, want ErrRunFinished", err)
+			}
+			if !bytes.Equal(a.finishedStatus, own.payload) {
+				t.Errorf("kept %s as the finished run's status, want %s", a.finishedStatus, own.payload)
+			}
+		})
 	}
 }
