@@ -85,10 +85,13 @@ type agent struct {
 	// or the connection is not delivering and is replaced.
 	echoWant     uint64
 	echoDeadline time.Time
-	connected    bool
-	started      bool
-	pending      []delivery // delivered before Start
-	scratch      []delivery
+	// arrived is the transport's count of messages received when the
+	// echo's deadline was last set.
+	arrived   int64
+	connected bool
+	started   bool
+	pending   []delivery // delivered before Start
+	scratch   []delivery
 	// statusPrefix is "<prefix>/<run>/status/" and ownStatus this
 	// agent's status topic; latest and superseded are step's scratch
 	// space for coalescing statuses.
@@ -366,6 +369,7 @@ func (a *agent) handle(ctx context.Context, it item) error {
 		a.gen++
 		a.forcePub = true
 		a.echoWant, a.echoDeadline = math.MaxUint64, time.Now().Add(a.cfg.Timing.ConnectTimeout)
+		a.arrived = a.tr.arrived.Load()
 		return nil
 	}
 	p := topic.Parse(a.cfg.Prefix, it.topic)
@@ -803,21 +807,30 @@ func (a *agent) replaceConnection(ctx context.Context) {
 
 func (a *agent) onTick(ctx context.Context, now time.Time) {
 	if a.echoWant != 0 && now.After(a.echoDeadline) {
-		// Subscribed, yet our own status never came back: the broker
-		// lost track of this client (mochi v2.7.9 can, when a client id
-		// reconnects while its previous clean session is torn down) or
-		// its ACL lets us subscribe to topics it will not deliver.
-		a.log.Warn("the broker delivers nothing on this connection (own status not echoed); reconnecting",
-			"waited", a.cfg.Timing.ConnectTimeout)
 		// Not an echo: the agent must not start before its own status
-		// has come back (see step), so echoWant stays set until the
-		// next connection's item sets it, and its deadline, again. The
-		// admission slot goes back as after an echo, so that a broker
-		// that never delivers does not hold up the process's other
-		// agents.
-		a.echoDeadline = now.Add(farFuture)
+		// has come back (see step), so echoWant stays set. The
+		// admission slot goes back as after an echo, so that a slow or
+		// silent broker does not hold up the process's other agents.
 		a.admitted()
-		a.replaceConnection(ctx)
+		if arrived := a.tr.arrived.Load(); arrived > a.arrived {
+			// The connection delivers, slowly (large payloads ahead
+			// of the echo, a loaded machine): a new one would be sent
+			// the retained messages again, ahead of the echo again.
+			a.log.Warn("own status not echoed yet, but the connection delivers; waiting on",
+				"waited", a.cfg.Timing.ConnectTimeout, "received", arrived-a.arrived)
+			a.echoDeadline, a.arrived = now.Add(a.cfg.Timing.ConnectTimeout), arrived
+		} else {
+			// Subscribed, yet nothing came: the broker lost track of
+			// this client (mochi v2.7.9 can, when a client id
+			// reconnects while its previous clean session is torn
+			// down) or its ACL lets us subscribe to topics it will
+			// not deliver. The next connection's item sets the
+			// deadline again.
+			a.log.Warn("the broker delivers nothing on this connection (own status not echoed); reconnecting",
+				"waited", a.cfg.Timing.ConnectTimeout)
+			a.echoDeadline = now.Add(farFuture)
+			a.replaceConnection(ctx)
+		}
 	}
 	if a.started && now.Sub(a.lastResend) >= a.cfg.Timing.RetransmitAfter/16 {
 		// Only links this agent has sent on hold messages to resend. A

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -266,9 +267,10 @@ func TestFinishedRunFoundLate(t *testing.T) {
 	connected := item{kind: itemConnected}
 	// batch is what one drain of the mailbox finds.
 	type batch struct {
-		// late: a tick past the deadline for the echo comes first.
-		late  bool
-		items []item
+		// late: a tick past the deadline for the echo comes first;
+		// delivering: the connection received something meanwhile.
+		late, delivering bool
+		items            []item
 		// echo: then the agent's latest status, as the broker sends
 		// it back.
 		echo bool
@@ -276,18 +278,26 @@ func TestFinishedRunFoundLate(t *testing.T) {
 	cases := []struct {
 		name    string
 		batches []batch
+		// log is what the agent must log on the way.
+		log string
 	}{
-		{"with the connection", []batch{{items: []item{connected, own, peer}}}},
-		{"with the echo", []batch{{items: []item{connected, peer}}, {items: []item{own}, echo: true}}},
-		{"after the echo's deadline", []batch{{items: []item{connected, peer}}, {late: true}, {items: []item{own}}}},
+		{"with the connection", []batch{{items: []item{connected, own, peer}}}, ""},
+		{"with the echo", []batch{{items: []item{connected, peer}}, {items: []item{own}, echo: true}}, ""},
+		{"after the echo's deadline, nothing received", []batch{{items: []item{connected, peer}}, {late: true}, {items: []item{own}}},
+			"the broker delivers nothing on this connection"},
+		// A slow connection is kept: a new one would be sent the
+		// retained messages again, ahead of the echo again.
+		{"after the echo's deadline, the connection delivering", []batch{{items: []item{connected, peer}}, {late: true, delivering: true}, {items: []item{own}}},
+			"own status not echoed yet, but the connection delivers; waiting on"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			// No broker: the mailbox is filled by hand, in the order
 			// under test.
+			var logs logSink
 			cfg, err := AgentConfig{Config: Config{
 				Broker: Broker{URL: "tcp://127.0.0.1:1"}, Run: "r", Protocol: "p", Agents: []string{"a0", "a1"},
-				Timing: fastTiming, Logger: testLogger(t),
+				Timing: fastTiming, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 			}, Agent: 0}.resolve()
 			if err != nil {
 				t.Fatal(err)
@@ -298,6 +308,9 @@ func TestFinishedRunFoundLate(t *testing.T) {
 			gone, cancel := context.WithCancel(context.Background())
 			cancel()
 			for k, b := range tc.batches {
+				if b.delivering {
+					a.tr.arrived.Add(1)
+				}
 				if b.late {
 					a.onTick(gone, a.echoDeadline.Add(tickEvery))
 				}
@@ -323,6 +336,15 @@ func TestFinishedRunFoundLate(t *testing.T) {
 			}
 			if !bytes.Equal(a.finishedStatus, own.payload) {
 				t.Errorf("kept %s as the finished run's status, want %s", a.finishedStatus, own.payload)
+			}
+			logs.mu.Lock()
+			log := logs.buf.String()
+			logs.mu.Unlock()
+			if tc.log != "" && !strings.Contains(log, tc.log) {
+				t.Errorf("the agent never logged %q:\n%s", tc.log, log)
+			}
+			if strings.Contains(log, "reconnecting") != strings.Contains(tc.log, "delivers nothing") {
+				t.Errorf("the agent replaced its connection, or kept it, wrongly:\n%s", log)
 			}
 		})
 	}
