@@ -85,13 +85,18 @@ type agent struct {
 	// or the connection is not delivering and is replaced.
 	echoWant     uint64
 	echoDeadline time.Time
-	connected    bool
-	started      bool
-	pending      []delivery // delivered before Start
-	scratch      []delivery
-	// statusPrefix is "<prefix>/<run>/status/"; latest and superseded
-	// are step's scratch space for coalescing statuses.
+	// arrived is the transport's count of messages received when the
+	// echo's deadline was last set.
+	arrived   int64
+	connected bool
+	started   bool
+	pending   []delivery // delivered before Start
+	scratch   []delivery
+	// statusPrefix is "<prefix>/<run>/status/" and ownStatus this
+	// agent's status topic; latest and superseded are step's scratch
+	// space for coalescing statuses.
 	statusPrefix string
+	ownStatus    string
 	latest       map[string]struct{}
 	superseded   []bool
 	quiet        []status // finished's scratch space
@@ -157,6 +162,7 @@ func newAgent(cfg AgentConfig, proto mva.Protocol) *agent {
 		latest: map[string]struct{}{},
 	}
 	a.statusPrefix = a.layout.Prefix + "/" + a.layout.Run + "/" + topic.Status + "/"
+	a.ownStatus = a.layout.Status(name)
 	defer func() {
 		for _, j := range a.watch {
 			a.peers[j] = &peerState{}
@@ -285,11 +291,12 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 	if a.connected && a.echoWant == 0 {
 		a.admitted()
 	}
-	// Its own status must have come back first: the broker delivers the
-	// retained one before it, so an earlier process's status of this
-	// run (a finished run, see onStatus) is known before the peers'
-	// statuses, which may be that finished run's, are taken for
-	// presence.
+	// Its own status must have come back first (echoWant 0: a time-out
+	// waiting for it is no echo, see onTick): the broker delivers the
+	// retained one before it, and coalesce lets every own status
+	// through, so an earlier process's status of this run (a finished
+	// run, see onStatus) is known before the peers' statuses, which may
+	// be that finished run's, are taken for presence.
 	if !a.started && a.connected && a.echoWant == 0 && a.allPresent() {
 		if err := a.start(ctx); err != nil {
 			return false, err
@@ -318,6 +325,12 @@ func (a *agent) step(ctx context.Context) (bool, error) {
 // onStatus). Under load, when statuses queue up faster than the agent
 // drains them, this keeps the cost of reading them proportional to the
 // agents that changed, not to the changes.
+//
+// The agent's own statuses are never coalesced: the broker's retained one
+// from an earlier process (a finished run, see onStatus) can reach the
+// mailbox after the connection item, in the batch that also brings back
+// this process's first status; superseded, it would go unread, and the
+// echo would start a run that is already over.
 func (a *agent) coalesce(items []item) []bool {
 	a.superseded = slices.Grow(a.superseded[:0], len(items))[:len(items)]
 	clear(a.superseded)
@@ -328,6 +341,9 @@ func (a *agent) coalesce(items []item) []bool {
 			continue
 		}
 		a.ctr.statusesIn.Add(1)
+		if it.topic == a.ownStatus {
+			continue
+		}
 		if _, later := a.latest[it.topic]; later {
 			a.superseded[i] = true
 			a.ctr.statusesCoalesced.Add(1)
@@ -353,6 +369,7 @@ func (a *agent) handle(ctx context.Context, it item) error {
 		a.gen++
 		a.forcePub = true
 		a.echoWant, a.echoDeadline = math.MaxUint64, time.Now().Add(a.cfg.Timing.ConnectTimeout)
+		a.arrived = a.tr.arrived.Load()
 		return nil
 	}
 	p := topic.Parse(a.cfg.Prefix, it.topic)
@@ -790,14 +807,30 @@ func (a *agent) replaceConnection(ctx context.Context) {
 
 func (a *agent) onTick(ctx context.Context, now time.Time) {
 	if a.echoWant != 0 && now.After(a.echoDeadline) {
-		// Subscribed, yet our own status never came back: the broker
-		// lost track of this client (mochi v2.7.9 can, when a client id
-		// reconnects while its previous clean session is torn down) or
-		// its ACL lets us subscribe to topics it will not deliver.
-		a.log.Warn("the broker delivers nothing on this connection (own status not echoed); reconnecting",
-			"waited", a.cfg.Timing.ConnectTimeout)
-		a.echoWant = 0
-		a.replaceConnection(ctx)
+		// Not an echo: the agent must not start before its own status
+		// has come back (see step), so echoWant stays set. The
+		// admission slot goes back as after an echo, so that a slow or
+		// silent broker does not hold up the process's other agents.
+		a.admitted()
+		if arrived := a.tr.arrived.Load(); arrived > a.arrived {
+			// The connection delivers, slowly (large payloads ahead
+			// of the echo, a loaded machine): a new one would be sent
+			// the retained messages again, ahead of the echo again.
+			a.log.Warn("own status not echoed yet, but the connection delivers; waiting on",
+				"waited", a.cfg.Timing.ConnectTimeout, "received", arrived-a.arrived)
+			a.echoDeadline, a.arrived = now.Add(a.cfg.Timing.ConnectTimeout), arrived
+		} else {
+			// Subscribed, yet nothing came: the broker lost track of
+			// this client (mochi v2.7.9 can, when a client id
+			// reconnects while its previous clean session is torn
+			// down) or its ACL lets us subscribe to topics it will
+			// not deliver. The next connection's item sets the
+			// deadline again.
+			a.log.Warn("the broker delivers nothing on this connection (own status not echoed); reconnecting",
+				"waited", a.cfg.Timing.ConnectTimeout)
+			a.echoDeadline = now.Add(farFuture)
+			a.replaceConnection(ctx)
+		}
 	}
 	if a.started && now.Sub(a.lastResend) >= a.cfg.Timing.RetransmitAfter/16 {
 		// Only links this agent has sent on hold messages to resend. A

@@ -44,8 +44,12 @@
 // GroupConfig.EmbeddedTCP keeps TCP; outside clients (mosquitto_sub, a
 // `hearth run` process) reach the same broker on its TCP address.
 //
-// When an agent replaces its connection (its own status was not echoed,
-// see Starting), it retries with a back-off until it is connected again;
+// When an agent replaces its connection (its own status was not echoed
+// within Timing.ConnectTimeout and nothing else came on it either: a
+// connection that delivers, slowly, is kept and given another
+// ConnectTimeout, since a new one would be sent the retained messages
+// ahead of the echo again), it retries with a back-off until it is
+// connected again;
 // a broker that then refuses its credentials ends the run with that error
 // rather than leaving the agent waiting on no connection.
 //

@@ -1,8 +1,10 @@
 package mqtt
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -241,5 +243,109 @@ func TestFailBeforeAnnounced(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no status retained")
+	}
+}
+
+// TestFinishedRunFoundLate: an agent whose earlier process finished the
+// run (its done status is the broker's retained one) stops with
+// ErrRunFinished and never starts the protocol, however late that status
+// reaches its mailbox: with the connection, after the connection item in
+// the batch that also brings back the agent's own first status (the
+// broker sends a subscription's retained messages after its
+// acknowledgement, which lets the connection item go first; the echo once
+// superseded the earlier status, unread), or after the deadline for the
+// echo has passed (which once counted as an echo). The peers' retained
+// statuses are those of the finished run, so an agent that starts waits
+// for peers that have left.
+func TestFinishedRunFoundLate(t *testing.T) {
+	l := topic.Layout{Prefix: "hearth", Run: "r"}
+	earlier := func(name string, nonce uint64) item {
+		s := status{V: statusVersion, Agent: name, Run: "r", Nonce: nonce, Gen: 1, Ver: 7, State: stateDone, N: 2}
+		return item{kind: itemMessage, topic: l.Status(name), payload: s.encode(), control: true}
+	}
+	own, peer := earlier("a0", 41), earlier("a1", 42)
+	connected := item{kind: itemConnected}
+	// batch is what one drain of the mailbox finds.
+	type batch struct {
+		// late: a tick past the deadline for the echo comes first;
+		// delivering: the connection received something meanwhile.
+		late, delivering bool
+		items            []item
+		// echo: then the agent's latest status, as the broker sends
+		// it back.
+		echo bool
+	}
+	cases := []struct {
+		name    string
+		batches []batch
+		// log is what the agent must log on the way.
+		log string
+	}{
+		{"with the connection", []batch{{items: []item{connected, own, peer}}}, ""},
+		{"with the echo", []batch{{items: []item{connected, peer}}, {items: []item{own}, echo: true}}, ""},
+		{"after the echo's deadline, nothing received", []batch{{items: []item{connected, peer}}, {late: true}, {items: []item{own}}},
+			"the broker delivers nothing on this connection"},
+		// A slow connection is kept: a new one would be sent the
+		// retained messages again, ahead of the echo again.
+		{"after the echo's deadline, the connection delivering", []batch{{items: []item{connected, peer}}, {late: true, delivering: true}, {items: []item{own}}},
+			"own status not echoed yet, but the connection delivers; waiting on"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			// No broker: the mailbox is filled by hand, in the order
+			// under test.
+			var logs logSink
+			cfg, err := AgentConfig{Config: Config{
+				Broker: Broker{URL: "tcp://127.0.0.1:1"}, Run: "r", Protocol: "p", Agents: []string{"a0", "a1"},
+				Timing: fastTiming, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			}, Agent: 0}.resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := newAgent(cfg, &recorder{})
+			t.Cleanup(func() { a.tr.close(time.Second) })
+			// The late tick's reconnection gives up at once.
+			gone, cancel := context.WithCancel(context.Background())
+			cancel()
+			for k, b := range tc.batches {
+				if b.delivering {
+					a.tr.arrived.Add(1)
+				}
+				if b.late {
+					a.onTick(gone, a.echoDeadline.Add(tickEvery))
+				}
+				for _, it := range b.items {
+					a.mbox.push(it)
+				}
+				if b.echo {
+					a.mbox.push(item{kind: itemMessage, topic: l.Status("a0"), payload: a.lastPub.encode(), control: true})
+				}
+				_, err = a.step(context.Background())
+				if a.started {
+					t.Fatalf("batch %d: the protocol started on the finished run's statuses", k)
+				}
+				if err != nil {
+					if k != len(tc.batches)-1 {
+						t.Fatalf("batch %d: %v", k, err)
+					}
+					break
+				}
+			}
+			if !errors.Is(err, ErrRunFinished) {
+				t.Fatalf("got %v, want ErrRunFinished", err)
+			}
+			if !bytes.Equal(a.finishedStatus, own.payload) {
+				t.Errorf("kept %s as the finished run's status, want %s", a.finishedStatus, own.payload)
+			}
+			logs.mu.Lock()
+			log := logs.buf.String()
+			logs.mu.Unlock()
+			if tc.log != "" && !strings.Contains(log, tc.log) {
+				t.Errorf("the agent never logged %q:\n%s", tc.log, log)
+			}
+			if strings.Contains(log, "reconnecting") != strings.Contains(tc.log, "delivers nothing") {
+				t.Errorf("the agent replaced its connection, or kept it, wrongly:\n%s", log)
+			}
+		})
 	}
 }

@@ -100,7 +100,8 @@ type Stats struct {
 	Statuses int64 `json:"statuses"`
 	// StatusesIn counts the statuses received (every agent's, its own
 	// included); StatusesCoalesced those of them skipped because a newer
-	// one of the same agent arrived in the same batch.
+	// one of the same peer arrived in the same batch (its own are all
+	// read, see agent.coalesce).
 	StatusesIn        int64 `json:"statuses_in"`
 	StatusesCoalesced int64 `json:"statuses_coalesced"`
 	// Acks counts the acknowledgements published to single peers;

@@ -39,6 +39,10 @@ type transport struct {
 	// (credentials, client id): retrying cannot help, so connect fails.
 	refused  chan error
 	failures atomic.Int64
+	// arrived counts every message the client received, on any topic
+	// (the agent's deadline for its own status's echo tells a slow
+	// connection from one that delivers nothing by it).
+	arrived atomic.Int64
 
 	// stop is closed by close, to end a reconnection in progress.
 	stop     chan struct{}
@@ -168,6 +172,7 @@ func (t *transport) onNotification(_ paho.Client, n paho.ConnectionNotification)
 // only queues: with OrderMatters paho calls it on its own goroutine, and
 // the PUBACK goes out when it returns, so the message is then the agent's.
 func (t *transport) onMessage(_ paho.Client, m paho.Message) {
+	t.arrived.Add(1)
 	if t.listenTopics != nil && t.listenTopics[m.Topic()] {
 		// The listener (Control) checks the signatures of what it takes.
 		t.cfg.Listen.Handle(m.Topic(), m.Payload(), m.Retained())

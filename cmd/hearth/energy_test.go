@@ -25,14 +25,7 @@ var energyStreetTOML = filepath.Join("..", "..", "examples", "energy-street", "s
 // coordination lowers the street's objective and peak against the
 // energy homes planned alone.
 func TestEnergyStreet(t *testing.T) {
-	cfg, err := config.Load(energyStreetTOML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ms, err := street.Split(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms := energyMembers(t, energyStreetTOML)
 	// sim prints JSON and solve text: the same report either way. The
 	// SH-MGM-style baseline is skipped (seconds under -race, and not
 	// what this test is about).
@@ -67,6 +60,21 @@ func TestEnergyStreet(t *testing.T) {
 	if code := run(context.Background(), []string{"solve", energyStreetTOML, "--shmgm-rounds", "-1"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "energy homes (continuous power") || !strings.Contains(out.String(), "\nfir  pays ") {
 		t.Errorf("text: exit %d\n%s%s", code, out.String(), errb.String())
 	}
+}
+
+// energyMembers loads the street file at path and returns its energy
+// homes as the planners split them off.
+func energyMembers(t *testing.T, path string) []*street.Member {
+	t.Helper()
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ms, err := street.Split(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }
 
 // planOf rebuilds an energy plan from what the result prints.
@@ -110,14 +118,7 @@ func TestEnergyOnlyStreet(t *testing.T) {
 	if err := os.WriteFile(nb, []byte("homes = [\"fir.toml\", \"hazel.toml\"]\n[horizon]\nstart = \"17:00\"\nslots = 24\n[prices]\ndefault = 0.2\nexport_default = 0.08\n[coordination]\nwindows = [[\"17:00\", \"07:00\"]]\n[objective]\npeak = 0.02\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(nb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ms, err := street.Split(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms := energyMembers(t, nb)
 	// The charts and CSV files cover energy homes: their storages in
 	// the schedule, their meters in NAME-energy.csv.
 	out := filepath.Join(dir, "out")

@@ -41,6 +41,31 @@ func compileOrInfeasible(t *testing.T, n *devices.Neighbourhood) (*compile.Compi
 	return c, true
 }
 
+// randomEval draws a random schedule of n, evaluates it with the model
+// (ev) and, encoded (assign), with c's problem (got). encoded is false,
+// with assign and got unset, when Encode says the schedule breaks a rule
+// (compile.ErrBreaksRules); any other error fails the test.
+func randomEval(t *testing.T, rng *rand.Rand, n *devices.Neighbourhood, c *compile.Compiled) (ev *devices.Evaluation, assign []int, got float64, encoded bool) {
+	t.Helper()
+	s := testhomes.RandomSchedule(rng, n)
+	ev, err := n.Evaluate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assign, err = c.Encode(s)
+	if errors.Is(err, compile.ErrBreaksRules) {
+		return ev, nil, 0, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = c.Problem.Eval(assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, assign, got, true
+}
+
 // TestEvalMatchesEvaluate compares the compiled problem's cost of random
 // schedules with the model's own evaluation, on seeded random homes of
 // both dynamics, with random (also too low) levels.
@@ -54,13 +79,8 @@ func TestEvalMatchesEvaluate(t *testing.T) {
 			continue
 		}
 		for range 40 {
-			s := testhomes.RandomSchedule(rng, n)
-			ev, err := n.Evaluate(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			assign, err := c.Encode(s)
-			if errors.Is(err, compile.ErrBreaksRules) {
+			ev, assign, got, ok := randomEval(t, rng, n, c)
+			if !ok {
 				for hi := range ev.Homes {
 					for _, ok := range ev.Homes[hi].Rules {
 						if !ok {
@@ -72,14 +92,7 @@ func TestEvalMatchesEvaluate(t *testing.T) {
 			broken:
 				continue
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
 			encoded++
-			got, err := c.Problem.Eval(assign)
-			if err != nil {
-				t.Fatal(err)
-			}
 			if !same(got, ev.Cost) {
 				t.Fatalf("seed %d: Problem.Eval = %v, Evaluate = %v (%v)", seed, got, ev.Cost, ev.Violations)
 			}

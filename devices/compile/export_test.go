@@ -2,13 +2,11 @@ package compile_test
 
 import (
 	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices"
-	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
@@ -43,21 +41,9 @@ func TestExportEvalMatchesEvaluate(t *testing.T) {
 			continue
 		}
 		for range 30 {
-			s := testhomes.RandomSchedule(rng, n)
-			ev, err := n.Evaluate(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			assign, err := c.Encode(s)
-			if errors.Is(err, compile.ErrBreaksRules) {
+			ev, _, got, ok := randomEval(t, rng, n, c)
+			if !ok {
 				continue
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := c.Problem.Eval(assign)
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !same(got, ev.Cost) {
 				t.Fatalf("seed %d: Problem.Eval = %v, Evaluate = %v", seed, got, ev.Cost)

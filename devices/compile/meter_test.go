@@ -1,13 +1,11 @@
 package compile_test
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices"
-	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
 )
 
@@ -33,21 +31,9 @@ func TestMeterEvalMatchesEvaluate(t *testing.T) {
 			continue
 		}
 		for range 30 {
-			s := testhomes.RandomSchedule(rng, n)
-			ev, err := n.Evaluate(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			assign, err := c.Encode(s)
-			if errors.Is(err, compile.ErrBreaksRules) {
+			ev, _, got, ok := randomEval(t, rng, n, c)
+			if !ok {
 				continue
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := c.Problem.Eval(assign)
-			if err != nil {
-				t.Fatal(err)
 			}
 			if math.IsInf(ev.Cost, 1) {
 				if !math.IsInf(got, 1) {
