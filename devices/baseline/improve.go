@@ -22,6 +22,39 @@ type ImproveOptions struct {
 	Rounds int
 	// Seed draws the kicked homes and their perturbations.
 	Seed uint64
+	// FeederLimits, when not nil, is the feeder limit per coordination
+	// window (one per n.Windows, in model power units; +Inf for none)
+	// that the moves keep in place of n's one FeederLimit: a street whose
+	// other homes (energy homes, outside n) commit unevenly across the
+	// windows leaves n's homes a different room in each. n.FeederLimit
+	// still decides what n.Evaluate calls feasible, so each window's
+	// limit should not exceed it where it is hard. Nil keeps n's
+	// FeederLimit in every window.
+	FeederLimits []float64
+}
+
+// limits returns the feeder limit of every window of n that the moves
+// keep, nil for none.
+func (o *ImproveOptions) limits(n *devices.Neighbourhood) ([]float64, error) {
+	if o.FeederLimits != nil {
+		if len(o.FeederLimits) != len(n.Windows) {
+			return nil, fmt.Errorf("%d feeder limits for %d coordination windows", len(o.FeederLimits), len(n.Windows))
+		}
+		for w, l := range o.FeederLimits {
+			if math.IsNaN(l) {
+				return nil, fmt.Errorf("window %d: the feeder limit is not a number", w)
+			}
+		}
+		return o.FeederLimits, nil
+	}
+	if n.FeederLimit <= 0 {
+		return nil, nil
+	}
+	out := make([]float64, len(n.Windows))
+	for w := range out {
+		out[w] = n.FeederLimit
+	}
+	return out, nil
 }
 
 // DefaultKicks is Improve's default number of escapes. Each costs a
@@ -74,7 +107,8 @@ type Improvement struct {
 // workers. When ctx ends it returns the best schedule found so far with
 // Stopped set, not an error. The start must keep every rule and, where n
 // has a feeder limit, fit it; Improve keeps the limit by refusing a
-// round's moves that break it.
+// round's moves that break it. With o.FeederLimits it keeps each
+// window's own limit instead, and a start above one is an error.
 func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Schedule, o ImproveOptions) (*Improvement, error) {
 	began := time.Now()
 	fail := func(err error) (*Improvement, error) { return nil, fmt.Errorf("improve: %w", err) }
@@ -88,6 +122,17 @@ func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 	if !ev.Feasible {
 		return fail(fmt.Errorf("the start is not feasible: %v", ev.Violations))
 	}
+	limits, err := o.limits(n)
+	if err != nil {
+		return fail(err)
+	}
+	if o.FeederLimits != nil {
+		if w := streetOver(n, limits, func(i int) []float64 {
+			return loadOf(&n.Homes[i], &start.Homes[i], n.Horizon.Slots)
+		}); w >= 0 {
+			return fail(fmt.Errorf("the start's committed caps exceed window %d's feeder limit %g", w, limits[w]))
+		}
+	}
 	H := len(n.Homes)
 	imp := &Improvement{Schedule: cloneSchedule(start), Eval: ev}
 	imp.Start = FlowObjective(n, ev)
@@ -96,7 +141,7 @@ func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 		imp.Wall = time.Since(began)
 		return imp, nil
 	}
-	s := &improver{n: n, o: &o, H: H, homes: make([]responder, H), loads: make([][]float64, H), gain: make([]float64, H)}
+	s := &improver{n: n, o: &o, limits: limits, H: H, homes: make([]responder, H), loads: make([][]float64, H), gain: make([]float64, H)}
 	s.nbrs = neighbourLists(n)
 	s.linked = make([]map[int]bool, H)
 	for i := range s.linked {
@@ -189,6 +234,7 @@ func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 type improver struct {
 	n      *devices.Neighbourhood
 	o      *ImproveOptions
+	limits []float64 // per window; nil for none
 	H      int
 	homes  []responder
 	loads  [][]float64
@@ -307,7 +353,7 @@ func (s *improver) descend(ctx context.Context, imp *Improvement) (stopped bool,
 				movers = append(movers, i)
 			}
 		}
-		if s.n.FeederLimit > 0 && !s.fits(movers) {
+		if s.limits != nil && !s.fits(movers) {
 			movers = movers[:1]
 			if !s.fits(movers) {
 				return false, nil
@@ -323,8 +369,9 @@ func (s *improver) descend(ctx context.Context, imp *Improvement) (stopped bool,
 }
 
 // fits reports whether the street, with movers at their candidates,
-// keeps the feeder limit: in every window the homes' tightest committed
-// caps (devices.Tightest of their top draw there) add up to at most it.
+// keeps the feeder limits: in every window the homes' tightest committed
+// caps (devices.Tightest of their top draw there) add up to at most the
+// window's.
 func (s *improver) fits(movers []int) bool {
 	moving := map[int]bool{}
 	for _, i := range movers {
@@ -339,12 +386,24 @@ func (s *improver) fits(movers []int) bool {
 }
 
 func (s *improver) fitsLoads(load func(i int) []float64) bool {
-	return streetFits(s.n, load)
+	return streetOver(s.n, s.limits, load) < 0
 }
 
 // streetFits reports whether the street, home i drawing load(i), keeps
 // n's feeder limit on the committed caps that fit the draws tightest.
 func streetFits(n *devices.Neighbourhood, load func(i int) []float64) bool {
+	limits := make([]float64, len(n.Windows))
+	for w := range limits {
+		limits[w] = n.FeederLimit
+	}
+	return streetOver(n, limits, load) < 0
+}
+
+// streetOver returns the first window in which the street, home i
+// drawing load(i), exceeds its limit (limits[w]) on the committed caps
+// that fit the draws tightest, or a draw fits no cap; −1 where it keeps
+// them all.
+func streetOver(n *devices.Neighbourhood, limits []float64, load func(i int) []float64) int {
 	for w, win := range n.Windows {
 		sum := 0.0
 		for i := range n.Homes {
@@ -356,15 +415,15 @@ func streetFits(n *devices.Neighbourhood, load func(i int) []float64) bool {
 			caps := n.LevelCaps(i, w)
 			k := devices.Tightest(caps, top)
 			if k < 0 {
-				return false
+				return w
 			}
 			sum += caps[k]
 		}
-		if !devices.Fits(sum, n.FeederLimit) {
-			return false
+		if !devices.Fits(sum, limits[w]) {
+			return w
 		}
 	}
-	return true
+	return -1
 }
 
 // kick moves a few seeded homes to their best response to a raised
@@ -429,7 +488,7 @@ func (s *improver) kick(ctx context.Context, rng *rand.Rand, k int) error {
 		}
 		hs := s.homes[i].candidate()
 		l := loadOf(&s.n.Homes[i], &hs, T)
-		if s.n.FeederLimit > 0 && !s.fitsLoads(func(j int) []float64 {
+		if s.limits != nil && !s.fitsLoads(func(j int) []float64 {
 			if j == i {
 				return l
 			}

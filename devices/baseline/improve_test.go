@@ -206,3 +206,85 @@ func TestLowerBoundBruteForce(t *testing.T) {
 	}
 	t.Logf("%d neighbourhoods checked", checked)
 }
+
+// TestImproveFeederPerWindow: FeederLimits equal to n's one limit in
+// every window give the very schedule the one limit gives; uneven
+// limits (the start's committed caps in even windows, none in odd ones)
+// are each kept, read from the evaluation's committed caps, while the
+// objective does not rise; a start above a window's limit is refused,
+// as are limits that do not match the windows.
+func TestImproveFeederPerWindow(t *testing.T) {
+	cfg, err := config.Load(filepath.Join("..", "..", "examples", "neighbourhood", "neighbourhood.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	ctx := context.Background()
+	sh, err := SHMGM(ctx, n, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sh.Eval.Feasible {
+		t.Skipf("the SH-MGM-style schedule breaks the limit: %v", sh.Eval.Violations)
+	}
+	o := ImproveOptions{Seed: 3, Kicks: 1}
+	one, err := Improve(ctx, n, sh.Schedule, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Moves == 0 || one.Flow >= one.Start {
+		t.Fatalf("no home moved under the one limit (%v → %v): the comparison tests nothing", one.Start, one.Flow)
+	}
+	same := o
+	same.FeederLimits = make([]float64, len(n.Windows))
+	for w := range same.FeederLimits {
+		same.FeederLimits[w] = n.FeederLimit
+	}
+	got, err := Improve(ctx, n, sh.Schedule, same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Flow != one.Flow || !slices.EqualFunc(got.Schedule.Homes, one.Schedule.Homes, sameActions) {
+		t.Errorf("one limit per window: %v, the one limit: %v", got.Flow, one.Flow)
+	}
+
+	free := *n
+	free.FeederLimit = 0
+	uneven := o
+	uneven.FeederLimits = make([]float64, len(n.Windows))
+	for w := range uneven.FeederLimits {
+		uneven.FeederLimits[w] = math.Inf(1)
+		if w%2 == 0 {
+			uneven.FeederLimits[w] = sh.Eval.Committed[w]
+		}
+	}
+	imp, err := Improve(ctx, &free, sh.Schedule, uneven)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := free.Evaluate(imp.Schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Feasible || imp.Flow > imp.Start {
+		t.Errorf("improved %v from %v, feasible %v %v", imp.Flow, imp.Start, ev.Feasible, ev.Violations)
+	}
+	for w, c := range ev.Committed {
+		if !devices.Fits(c, uneven.FeederLimits[w]) {
+			t.Errorf("window %d: caps add up to %v, its limit %v", w, c, uneven.FeederLimits[w])
+		}
+	}
+	t.Logf("uneven limits %v: flow objective %.3f → %.3f (one limit %.3f), committed %v", uneven.FeederLimits, imp.Start, imp.Flow, one.Flow, ev.Committed)
+
+	over := o
+	over.FeederLimits = slices.Clone(uneven.FeederLimits)
+	over.FeederLimits[0] = sh.Eval.Committed[0] / 2
+	if _, err := Improve(ctx, &free, sh.Schedule, over); err == nil {
+		t.Error("a start above window 0's limit was not refused")
+	}
+	short := o
+	short.FeederLimits = []float64{1}
+	if _, err := Improve(ctx, &free, sh.Schedule, short); err == nil {
+		t.Errorf("%d limits for %d windows were not refused", len(short.FeederLimits), len(n.Windows))
+	}
+}

@@ -78,8 +78,8 @@ func (r *Run) energyHomes(assign []int, ev *devices.Evaluation) (*report.EnergyS
 // energy homes' import as every compiled home's outside load (its
 // energy neighbours' import where the street has a neighbours key),
 // which gives each compiled home the load it shares in its peak term,
-// and the feeder limit less the energy homes' highest committed caps
-// of any window — and the energy homes answer again, until neither side
+// and in each window the feeder limit less the energy homes' committed
+// caps there (feederRoom) — and the energy homes answer again, until neither side
 // moves (at most maxAnswers times). Every step lowers the street's
 // objective (the bills plus the peak term on the street's squared load
 // and the feeder's excess). It returns the compiled homes' assignment
@@ -113,7 +113,7 @@ func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, 
 	}
 	rounds, moves, compiledMoves, startFlow := cr.Rounds, cr.Moves, 0, math.NaN()
 	var endFlow float64
-	blocked := false
+	blockedIn := -1
 	if n.Weights.Peak > 0 {
 		for range maxAnswers {
 			m2 := *n
@@ -121,24 +121,26 @@ func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, 
 			for i := range m2.Homes {
 				m2.Homes[i].OutsideLoad = outsideLoad(st, r.energy, i, n.Horizon.Slots, n.Units.PowerScale)
 			}
+			var limits []float64
 			if full.FeederLimit > 0 {
-				// The feeder less the energy homes' caps in the
-				// window where they commit to most: a compiled move
-				// within it keeps the street's limit in every window.
-				room := full.FeederLimit - energyCommitted(r.energy, full.Windows)/n.Units.PowerScale
-				if room <= 0 {
-					blocked = true
+				// Per window, the feeder less the energy homes'
+				// committed caps there: a compiled move within each
+				// keeps the street's limit in that window. The
+				// protocol's own limit (Split's) still bounds them,
+				// as the problem the result is evaluated on does.
+				var w int
+				if limits, w = feederRoom(n, full.FeederLimit, r.energy); w >= 0 {
+					blockedIn = w
 					break
 				}
-				m2.FeederLimit = room
-				if ev2, err := m2.Evaluate(sched); err != nil || !ev2.Feasible {
-					// Their caps already fill that room: no
-					// compiled move can keep the street's limit.
-					blocked = true
+				if w = overRoom(ev.Committed, limits); w >= 0 {
+					// A soft limit the street exceeds: no compiled
+					// move can keep it there.
+					blockedIn = w
 					break
 				}
 			}
-			imp, err := baseline.Improve(ctx, &m2, sched, baseline.ImproveOptions{Kicks: -1, Seed: r.seed, Options: baseline.Options{ExactEntries: improveEntries}})
+			imp, err := baseline.Improve(ctx, &m2, sched, baseline.ImproveOptions{Kicks: -1, Seed: r.seed, FeederLimits: limits, Options: baseline.Options{ExactEntries: improveEntries}})
 			if err != nil {
 				return nil, res, fmt.Errorf("compiled homes answering the energy homes: %w", err)
 			}
@@ -166,8 +168,8 @@ func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, 
 		}
 	}
 	out := res
-	if blocked {
-		out.Notes = append(slices.Clone(res.Notes), "the compiled homes did not answer the energy homes: their committed caps fill the feeder limit beside the energy homes' in some window")
+	if blockedIn >= 0 {
+		out.Notes = append(slices.Clone(res.Notes), fmt.Sprintf("the compiled homes did not answer the energy homes: in window %d their committed caps and the energy homes' exceed the feeder limit", blockedIn))
 	}
 	if compiledMoves > 0 {
 		if assign, err = r.compiled.Encode(sched); err != nil {
@@ -209,20 +211,47 @@ func outsideLoad(st *street.Street, ms []*street.Member, i, slots int, scale flo
 	return out
 }
 
-// energyCommitted is the most the energy homes commit to together in
-// any of windows (kW).
-func energyCommitted(ms []*street.Member, windows []devices.Window) float64 {
-	sums := make([]float64, len(windows))
+// feederRoom returns the feeder limit the compiled homes of n keep in
+// each window when they answer the energy homes ms: full (the street's
+// limit, model units) less the energy homes' committed caps in that
+// window, and at most n's own limit (the protocol's, which Split lowered
+// by what the energy homes import whatever they plan). A window with no
+// room left is returned as the second value, −1 where every window has
+// some.
+func feederRoom(n *devices.Neighbourhood, full float64, ms []*street.Member) ([]float64, int) {
+	scale := n.Units.PowerScale
+	if scale <= 0 {
+		scale = 1
+	}
+	out := make([]float64, len(n.Windows))
+	for w := range out {
+		out[w] = full
+	}
 	for _, m := range ms {
-		for w, c := range street.Commitments(m.Plan, windows) {
-			sums[w] += c
+		for w, c := range street.Commitments(m.Plan, n.Windows) {
+			out[w] -= c / scale
 		}
 	}
-	top := 0.0
-	for _, v := range sums {
-		top = math.Max(top, v)
+	for w, v := range out {
+		if n.FeederLimit > 0 {
+			out[w] = math.Min(v, n.FeederLimit)
+		}
+		if out[w] <= 0 {
+			return nil, w
+		}
 	}
-	return top
+	return out, -1
+}
+
+// overRoom returns the first window whose committed caps exceed its
+// limit, −1 for none.
+func overRoom(committed, limits []float64) int {
+	for w, c := range committed {
+		if !devices.Fits(c, limits[w]) {
+			return w
+		}
+	}
+	return -1
 }
 
 // checkFeeder checks the street's feeder limit over what the result

@@ -9,17 +9,19 @@ import (
 	"strings"
 )
 
-// CSV table headers.
+// CSV table headers. A table with a row per slot ends with the slot's
+// start as a clock time ("start", HH:MM, Homes.Slots) beside its number,
+// so that slots of different lengths ([horizon] segments) read right.
 var (
-	ScheduleHeader = []string{"home", "device", "slot", "action", "kw"}
-	LoadHeader     = []string{"slot", "coordinated_kw", "uncoordinated_kw", "shmgm_kw"}
+	ScheduleHeader = []string{"home", "device", "slot", "action", "kw", "start"}
+	LoadHeader     = []string{"slot", "coordinated_kw", "uncoordinated_kw", "shmgm_kw", "start"}
 	HomesHeader    = []string{"home", "energy_kwh", "energy_cost", "peak_kw", "rules_satisfied", "rules_total"}
 	// EnergyHeader is NAME-energy.csv's, written where the street has
 	// energy homes: a row per slot of the street's load ("street",
 	// "load"), of each energy home's meter ("meter": import − export,
 	// negative where it feeds back) and of each of its storages (kW at
 	// the bus, negative discharging, and the energy at the slot's end).
-	EnergyHeader = []string{"home", "series", "slot", "kw", "kwh"}
+	EnergyHeader = []string{"home", "series", "slot", "kw", "kwh", "start"}
 )
 
 // WriteCSV writes one file per table into dir, named after the
@@ -39,7 +41,7 @@ func (h *Homes) WriteCSV(dir string) ([]string, error) {
 	for _, p := range h.Schedules {
 		for _, d := range p.Devices {
 			for t, a := range d.Actions {
-				sched = append(sched, []string{p.Home, d.Device, strconv.Itoa(t), a, num(d.KW[t])})
+				sched = append(sched, []string{p.Home, d.Device, strconv.Itoa(t), a, num(d.KW[t]), h.slotStart(t)})
 			}
 		}
 		homes = append(homes, []string{p.Home, num(p.EnergyKWh), num(p.EnergyCost), num(p.PeakKW), strconv.Itoa(p.RulesSatisfied), strconv.Itoa(p.RulesTotal)})
@@ -60,7 +62,7 @@ func (h *Homes) WriteCSV(dir string) ([]string, error) {
 		sh = b.LoadKW
 	}
 	for t := range h.Slots {
-		load = append(load, []string{strconv.Itoa(t), cell(h.LoadKW, t), cell(unc, t), cell(sh, t)})
+		load = append(load, []string{strconv.Itoa(t), cell(h.LoadKW, t), cell(unc, t), cell(sh, t), h.slotStart(t)})
 	}
 	files := []struct {
 		name   string
@@ -101,6 +103,15 @@ func writeCSV(name string, header []string, rows [][]string) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return f.Close()
+}
+
+// slotStart is slot t's start as a clock time (Slots; empty where the
+// result has none).
+func (h *Homes) slotStart(t int) string {
+	if t < len(h.Slots) {
+		return h.Slots[t]
+	}
+	return ""
 }
 
 // num formats a value with the shortest exact representation.

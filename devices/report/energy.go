@@ -194,7 +194,7 @@ func (h *Homes) energyRows(sched, homes [][]string) ([][]string, [][]string) {
 				case v < 0:
 					act = "discharge"
 				}
-				sched = append(sched, []string{p.Home, s.Name, strconv.Itoa(t), act, num(v)})
+				sched = append(sched, []string{p.Home, s.Name, strconv.Itoa(t), act, num(v), h.slotStart(t)})
 			}
 		}
 		kwh := 0.0
@@ -211,15 +211,15 @@ func (h *Homes) energySeries() [][]string {
 	e := h.EnergyHomes
 	var rows [][]string
 	for t, v := range e.LoadKW {
-		rows = append(rows, []string{"street", "load", strconv.Itoa(t), num(v), ""})
+		rows = append(rows, []string{"street", "load", strconv.Itoa(t), num(v), "", h.slotStart(t)})
 	}
 	for _, p := range e.Homes {
 		for t := range p.ImportKW {
-			rows = append(rows, []string{p.Home, "meter", strconv.Itoa(t), num(p.ImportKW[t] - p.ExportKW[t]), ""})
+			rows = append(rows, []string{p.Home, "meter", strconv.Itoa(t), num(p.ImportKW[t] - p.ExportKW[t]), "", h.slotStart(t)})
 		}
 		for _, s := range p.Storage {
 			for t, v := range s.PowerKW {
-				rows = append(rows, []string{p.Home, s.Name, strconv.Itoa(t), num(v), num(s.EnergyKWh[t+1])})
+				rows = append(rows, []string{p.Home, s.Name, strconv.Itoa(t), num(v), num(s.EnergyKWh[t+1]), h.slotStart(t)})
 			}
 		}
 	}

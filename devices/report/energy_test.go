@@ -59,12 +59,12 @@ func TestEnergyCSV(t *testing.T) {
 				return recs
 			}
 			want := map[string][][]string{
-				"rowan-schedule.csv": {ScheduleHeader, {"ash", "battery", "0", "charge", "2"}, {"ash", "battery", "1", "discharge", "-2"}},
+				"rowan-schedule.csv": {ScheduleHeader, {"ash", "battery", "0", "charge", "2", "10:00"}, {"ash", "battery", "1", "discharge", "-2", "10:30"}},
 				// 2.5 kW for half an hour, then 1.5 kW fed back.
 				"rowan-homes.csv": {HomesHeader, {"ash", "0.5", "0.4", "2.5", "1", "1"}},
-				"rowan-energy.csv": {EnergyHeader, {"street", "load", "0", "3.5", ""}, {"street", "load", "1", "1", ""},
-					{"ash", "meter", "0", "2.5", ""}, {"ash", "meter", "1", "-1.5", ""},
-					{"ash", "battery", "0", "2", "1.95"}, {"ash", "battery", "1", "-2", "0.9"}},
+				"rowan-energy.csv": {EnergyHeader, {"street", "load", "0", "3.5", "", "10:00"}, {"street", "load", "1", "1", "", "10:30"},
+					{"ash", "meter", "0", "2.5", "", "10:00"}, {"ash", "meter", "1", "-1.5", "", "10:30"},
+					{"ash", "battery", "0", "2", "1.95", "10:00"}, {"ash", "battery", "1", "-2", "0.9", "10:30"}},
 			}
 			for name, rows := range want {
 				got := read(name)
