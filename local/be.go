@@ -47,7 +47,10 @@ type BEOptions struct {
 // the functions' costs in place between rows (the SH-MGM baseline moves
 // its peak terms with the neighbours' load): SolveRow compares every
 // function with a copy of its costs at the last row and reruns what an
-// edit reaches.
+// edit reaches. A caller that solves rows in bursts and edits nothing
+// (MGM's best responses) brackets each burst with Hold and Release
+// (mva.HoldingSolver): the tables, transient ones too, live for the
+// burst alone, and no copy of the costs is kept.
 //
 // Checks counts the function and intermediate entries read, the kernel's
 // Reads plus the entries gathered when conditioning on a row: the work
@@ -77,6 +80,9 @@ type BE struct {
 	condKey []int
 	changed []bool
 	snap    [][]float64
+	// held: between Hold and Release the tables are kept whatever their
+	// size and the costs are not watched for edits (no snap is taken).
+	held bool
 
 	// The symbolic plan of SolveTable, or why it cannot run; computed on
 	// first use, since a lazy table never needs it.
@@ -428,6 +434,26 @@ func (b *BE) runChanged(ctx context.Context, p *bePlan) error {
 		b.checks += jp.Reads()
 	}
 	return nil
+}
+
+// Hold keeps the row plan's bucket tables between rows, transient ones
+// too, until Release (mva.HoldingSolver): a burst of similar rows (a best
+// response and its restricted solves) reruns only the buckets each row
+// reaches. Until Release the caller must not edit the functions' costs
+// in place; BE keeps no copy of them to compare. The first row after Hold
+// is solved from scratch, since an edit may have come before it.
+func (b *BE) Hold() {
+	if !b.held {
+		b.held, b.valid = true, false
+	}
+}
+
+// Release drops the bucket tables, kept or held, and the copies of the
+// costs: the next row is solved from scratch.
+func (b *BE) Release() {
+	b.held, b.valid = false, false
+	b.row.release()
+	clear(b.snap)
 }
 
 // edited reports whether cond[i]'s costs differ, bit for bit, from their

@@ -135,7 +135,10 @@ func (b *BE) SolveRowWith(ctx context.Context, boundary, interior []int, r Bucke
 	// its table and argmin are still there (memo, below).
 	// Only the CPU's kept tables serve the next row: the GPU runner may
 	// leave tables on the device, and transient tables are dropped.
-	keep := r == nil && !b.transient
+	// Held tables are kept whatever their size, and their costs are
+	// promised unedited until Release.
+	keep := r == nil && (!b.transient || b.held)
+	watch := keep && !b.held
 	memo := b.valid && keep
 	b.valid = false
 	if b.condKey == nil {
@@ -145,7 +148,7 @@ func (b *BE) SolveRowWith(ctx context.Context, boundary, interior []int, r Bucke
 	}
 	for i := range b.cond {
 		c := &b.cond[i]
-		edited := keep && b.edited(i)
+		edited := watch && b.edited(i)
 		b.changed[i] = edited
 		if c.static {
 			continue
@@ -155,7 +158,7 @@ func (b *BE) SolveRowWith(ctx context.Context, boundary, interior []int, r Bucke
 			b.condKey[i], b.changed[i] = k, true
 		}
 	}
-	if b.transient {
+	if !keep && b.transient {
 		defer b.row.release()
 	}
 	restore := func() {}

@@ -37,3 +37,22 @@ type ConditionalSampler interface {
 // SamplerFactory makes the conditional sampler of lp at temperature tau
 // with random numbers keyed by seed (sampler.NewConditionalSampler).
 type SamplerFactory func(lp *LocalProblem, tau float64, seed uint64) (ConditionalSampler, error)
+
+// A HoldingSolver is a LocalSolver that can keep its working memory
+// between rows on request. Bucket elimination keeps its bucket tables
+// between rows so that a row close to the last one reruns only the buckets
+// it reaches — but hundreds of agents' solvers keeping theirs between
+// their best responses held most of a large street's heap. A caller that
+// solves rows in bursts (a best response: its first solve, its restricted
+// solves) calls Hold before the burst and Release after it, so that the
+// tables live for the burst alone.
+type HoldingSolver interface {
+	LocalSolver
+	// Hold keeps the working memory between rows, whatever its size,
+	// until Release. Until then the caller promises not to edit the
+	// functions' costs in place, so the solver need not watch them.
+	Hold()
+	// Release drops the working memory Hold kept and ends the promise;
+	// the next row is solved from scratch.
+	Release()
+}

@@ -297,6 +297,7 @@ func (s *blockSearch) descend(ctx context.Context, cur int, vals []int) (int, er
 				bp.in[bp.slots+j] = x[k]
 			}
 			s.solves++
+			hold(bp.solver)
 			bc, err := bp.solver.SolveRow(ctx, bp.in, bp.out)
 			if err != nil {
 				return 0, fmt.Errorf("best response block: %w", err)

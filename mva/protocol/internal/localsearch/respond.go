@@ -271,12 +271,46 @@ func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cos
 		return l.row, l.gain, nil
 	}
 	r.last.ok, r.offered = false, false
+	defer r.release()
 	row, gain, err := r.bestMove(ctx, cur, vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}
 	r.last = lastMove{ok: !r.offered && !(r.blocks != nil && r.blocks.offered), cur: cur, vals: append(r.last.vals[:0], vals...), row: row, gain: gain}
 	return row, gain, nil
+}
+
+// release drops the working memory the response's solvers held for the
+// last BestMove (see hold): between responses an agent keeps no tables,
+// so that a street's agents do not keep one each.
+func (r *Responder) release() {
+	for _, rp := range []*responseProblem{r.soft, r.weighted} {
+		if rp != nil {
+			release(rp.solver)
+		}
+	}
+	if r.blocks != nil {
+		for _, bp := range r.blocks.blocks {
+			release(bp.solver)
+		}
+	}
+}
+
+// hold asks s, when it can, to keep its working memory between the rows
+// of one response (the first solve, the restricted ones, block descent's
+// passes), which are solved faster from the last row's tables; the
+// response never edits its functions' costs in place.
+func hold(s mva.LocalSolver) {
+	if h, ok := s.(mva.HoldingSolver); ok {
+		h.Hold()
+	}
+}
+
+// release drops what hold kept.
+func release(s mva.LocalSolver) {
+	if h, ok := s.(mva.HoldingSolver); ok {
+		h.Release()
+	}
 }
 
 // bestMove is BestMove without the replay of the last answer.
@@ -394,6 +428,7 @@ func (r *Responder) blockMove(ctx context.Context, cur int, curCost Cost, vals [
 func (r *Responder) run(ctx context.Context, rp *responseProblem, vals []int) (float64, error) {
 	copy(rp.in[:rp.slots], vals)
 	r.solves++
+	hold(rp.solver)
 	c, err := rp.solver.SolveRow(ctx, rp.in, rp.out)
 	if err != nil {
 		return 0, fmt.Errorf("best response: %w", err)
