@@ -643,6 +643,15 @@ func TestEnergyHomeTargets(t *testing.T) {
 	if got := free.Plan.Energy[1][10]; got >= 0.9*car.Capacity-0.05 {
 		t.Errorf("without the targets the car holds %.3f kWh at 06:00 too: the case checks nothing", got)
 	}
+	// A battery below its reserve is kept where it is, not asked to be
+	// above it in slot 0.
+	under, _, lb3, err := energyOnceWith(t, "street.toml", "30", ev, false, targets)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb3.String())
+	}
+	if got, start := low(under), under.Home.Storage[0].Initial; got < start-1e-6 || math.Abs(start-0.3*bat.Capacity) > 0.05 {
+		t.Errorf("from %.3f kWh (30%%) under a 50%% reserve the battery falls to %.3f", start, got)
+	}
 }
 
 // TestEnergyHomeSetTarget: a long-running energy home reads its targets'
