@@ -101,11 +101,6 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 		return loadExit(e.stderr, "home-sim", err)
 	}
 	n := cfg.Neighbourhood
-	if n.Horizon.Uneven() {
-		// The virtual homes' traces and checks step through slots of
-		// one length (devices/homesim).
-		return usage("%s: [horizon] segments (slots of different lengths) is planned by hearth sim, solve and run; home-sim simulates slots of one length: give [horizon] slot and slots", file)
-	}
 	var homes []int
 	for i := range n.Homes {
 		if all || n.Homes[i].Name == home {
@@ -133,7 +128,7 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	day := homesim.DayStart(n.Horizon, start)
-	until := day.Add(time.Duration(n.Horizon.Slots*n.Horizon.SlotMinutes) * time.Minute)
+	until := homesim.DayEnd(n.Horizon, day)
 	switch {
 	case duration > 0:
 		until = start.Add(duration)

@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/hearth-dcop/hearth/devices/homesim"
 )
 
 // unevenStreet is two compiled homes on slots of 15 minutes, then hours:
@@ -99,9 +100,37 @@ func TestSimUnevenCompiled(t *testing.T) {
 	if math.Abs(*got[0].Objective-*got[1].Objective) > 1e-6 {
 		t.Errorf("sim's objective %v, solve's %v", *got[0].Objective, *got[1].Objective)
 	}
-	// home-sim steps through slots of one length: refused, by name.
+	// home-sim steps through the same uneven slots: a whole idle day (no
+	// agent sends commands) records each slot at its own length, and
+	// every home pays its background times each slot's hours and price.
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"home-sim", "-c", file, "--all"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "segments") {
-		t.Errorf("home-sim on uneven slots: exit %d: %s", code, errb.String())
+	if code := run(context.Background(), []string{"home-sim", "-c", file, "--all", "--now", "2026-11-26T17:00:00Z",
+		"--speed", "100000", "--noise", "0", "--json"}, &out, &errb); code != exitOK {
+		t.Fatalf("home-sim on uneven slots: exit %d: %s", code, errb.String())
+	}
+	var d homesim.Day
+	if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Complete || !slices.Equal(d.Minutes, lengths) || len(d.Homes) != 2 {
+		t.Fatalf("home-sim: complete %v, lengths %v, %d homes", d.Complete, d.Minutes, len(d.Homes))
+	}
+	for _, h := range d.Homes {
+		bg := map[string]float64{"a": 0.5, "b": 0.8}[h.Home]
+		bill := 0.0
+		for k, st := range h.Trace.Slots {
+			hours := float64(lengths[k]) / 60
+			if math.Abs(st.SimulatedS-hours*3600) > 1e-6 || math.Abs(st.NetKWh-bg*hours) > 1e-9 {
+				t.Errorf("home-sim %s slot %d: %g s simulated, %g kWh, want %g h and %g kWh", h.Home, k, st.SimulatedS, st.NetKWh, hours, bg*hours)
+			}
+			price := 0.30
+			if clock := st.Start.UTC().Hour(); clock >= 23 || clock < 6 {
+				price = 0.12
+			}
+			bill += price * bg * hours
+		}
+		if math.Abs(h.Bill-bill) > 1e-9 {
+			t.Errorf("home-sim %s pays %.6f, want %.6f", h.Home, h.Bill, bill)
+		}
 	}
 }

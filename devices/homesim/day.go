@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,8 +22,10 @@ type Day struct {
 	Street      string    `json:"street"`
 	Start       time.Time `json:"start"`
 	SlotMinutes int       `json:"slot_minutes"`
-	Slots       []string  `json:"slots"`
-	Currency    string    `json:"currency"`
+	// Minutes, on a horizon of uneven slots, gives each slot's length.
+	Minutes  []int    `json:"minutes,omitempty"`
+	Slots    []string `json:"slots"`
+	Currency string   `json:"currency"`
 	// Complete is true when every home simulated the whole day.
 	Complete bool `json:"complete"`
 	// Bill is the street's realised bill; PeakKW the greatest slot
@@ -99,6 +102,9 @@ func NewDay(n *devices.Neighbourhood, traces []*Trace) *Day {
 	hz := n.Horizon
 	d := &Day{Street: n.Name, SlotMinutes: hz.SlotMinutes, Slots: report.SlotTimes(hz), Currency: n.Units.Currency,
 		LoadKW: make([]float64, hz.Slots), Complete: len(traces) > 0}
+	if hz.Uneven() {
+		d.Minutes = slices.Clone(hz.Lengths)
+	}
 	if d.Currency == "" {
 		d.Currency = "$"
 	}
@@ -174,10 +180,21 @@ func (d *Day) WriteText(w io.Writer) error {
 	var b strings.Builder
 	span := ""
 	if len(d.Slots) > 0 {
-		end := d.Start.Add(time.Duration(len(d.Slots)*d.SlotMinutes) * time.Minute)
+		mins := len(d.Slots) * d.SlotMinutes
+		if d.Minutes != nil {
+			mins = 0
+			for _, m := range d.Minutes {
+				mins += m
+			}
+		}
+		end := d.Start.Add(time.Duration(mins) * time.Minute)
 		span = fmt.Sprintf("%s – %s", d.Start.Format("Mon 2 Jan 15:04"), end.Format("Mon 2 Jan 15:04"))
 	}
-	fmt.Fprintf(&b, "%s: the day as it happened, %d homes, %s (%d slots of %d min)\n", d.Street, len(d.Homes), span, len(d.Slots), d.SlotMinutes)
+	lengths := fmt.Sprintf("%d min", d.SlotMinutes)
+	if d.Minutes != nil {
+		lengths = "different lengths, " + segments(d.Minutes)
+	}
+	fmt.Fprintf(&b, "%s: the day as it happened, %d homes, %s (%d slots of %s)\n", d.Street, len(d.Homes), span, len(d.Slots), lengths)
 	if !d.Complete {
 		b.WriteString("note: part of the day was not simulated; the figures cover what was\n")
 	}
@@ -323,4 +340,18 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// segments writes slot lengths in minutes as runs, "4×15 + 20×60 min".
+func segments(mins []int) string {
+	var parts []string
+	for i := 0; i < len(mins); {
+		j := i
+		for j < len(mins) && mins[j] == mins[i] {
+			j++
+		}
+		parts = append(parts, fmt.Sprintf("%d×%d", j-i, mins[i]))
+		i = j
+	}
+	return strings.Join(parts, " + ") + " min"
 }

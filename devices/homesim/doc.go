@@ -21,6 +21,15 @@
 // t < expires, the latest created first); without one it runs its idle
 // action (the action whose power is closest to zero).
 //
+// On a horizon of uneven slots ([horizon] segments) the day is the
+// file's slots laid once from its start, each recorded at its own
+// length, and an action's effects in a slot are those of the slot's
+// length (devices.Action.EffectIn: the planner's figures, rounded for
+// that length), so that a home played a plan ends each slot where the
+// plan says. Commands hold for the span they name, whatever the day's
+// slots: `hearth run` re-lays the segments from the clock every round
+// and commands slot 0's span.
+//
 //   - A storage device (a catalogue EV or home battery, the kinds that
 //     take size parameters: one property of its own that every action
 //     moves in proportion to its power) takes the

@@ -62,7 +62,7 @@ func (tr *Trip) away(t time.Time) bool {
 // horizon of a whole day leaves no time away, so no trip.
 func DefaultTrips(n *devices.Neighbourhood, home int) []Trip {
 	hz := n.Horizon
-	span := hz.Slots * hz.SlotMinutes
+	span := spanMinutes(hz)
 	if span >= 1440 {
 		return nil
 	}
@@ -79,7 +79,7 @@ func DefaultTrips(n *devices.Neighbourhood, home int) []Trip {
 // one: the day a simulation from t records.
 func DayStart(hz devices.Horizon, t time.Time) time.Time {
 	y, mo, d := t.Date()
-	span := time.Duration(hz.Slots*hz.SlotMinutes) * time.Minute
+	span := time.Duration(spanMinutes(hz)) * time.Minute
 	for _, off := range []int{-1, 0, 1} {
 		s := time.Date(y, mo, d+off, 0, hz.Start, 0, 0, t.Location())
 		if !t.Before(s) && t.Before(s.Add(span)) || !s.Before(t) {
@@ -87,6 +87,32 @@ func DayStart(hz devices.Horizon, t time.Time) time.Time {
 		}
 	}
 	return time.Date(y, mo, d+1, 0, hz.Start, 0, 0, t.Location())
+}
+
+// spanMinutes returns the length of the horizon hz in minutes, each slot
+// its own length ([horizon] segments).
+func spanMinutes(hz devices.Horizon) int {
+	m := 0
+	for t := range hz.Slots {
+		m += hz.Minutes(t)
+	}
+	return m
+}
+
+// Bounds returns the offsets of the day's slot boundaries from its
+// start (Slots+1 of them), each slot its own length.
+func Bounds(hz devices.Horizon) []time.Duration {
+	b := make([]time.Duration, hz.Slots+1)
+	for t := range hz.Slots {
+		b[t+1] = b[t] + time.Duration(hz.Minutes(t))*time.Minute
+	}
+	return b
+}
+
+// DayEnd returns the end of the day that starts at day: its slots laid
+// one after the other, each its own length.
+func DayEnd(hz devices.Horizon, day time.Time) time.Time {
+	return day.Add(time.Duration(spanMinutes(hz)) * time.Minute)
 }
 
 // effect is an action's change of one property per hour.
@@ -107,10 +133,18 @@ type storage struct {
 type simDevice struct {
 	dev     *devices.Device
 	idle    int
-	effects [][]effect // per action
-	store   *storage
-	trip    *Trip
-	plugged bool
+	effects [][]effect // per action, from the first slot length's effects
+	// byLength holds the per-action effects of the other slot lengths
+	// of an uneven horizon (devices.Action.EffectIn: a catalogue
+	// storage's per-slot figure is rounded for each length).
+	byLength map[int][][]effect
+	// storeByLength holds the storage model of those lengths: the
+	// efficiencies the planner's rounded figures give a slot of that
+	// length, so that a slot stores what its plan says.
+	storeByLength map[int]*storage
+	store         *storage
+	trip          *Trip
+	plugged       bool
 }
 
 // Home is one simulated home. It is not safe for concurrent use, except
@@ -119,7 +153,8 @@ type Home struct {
 	n        *devices.Neighbourhood
 	h        *devices.Home
 	start    time.Time
-	slot     time.Duration
+	slot     time.Duration   // slot 0's length: the step outside the day
+	bounds   []time.Duration // the day's slot boundaries from start
 	opts     Options
 	devs     []*simDevice
 	vals     []float64
@@ -154,7 +189,7 @@ func NewHome(n *devices.Neighbourhood, hi int, day, from time.Time, o Options) (
 	}
 	hz := n.Horizon
 	h := &n.Homes[hi]
-	s := &Home{n: n, h: h, start: day, slot: time.Duration(hz.SlotMinutes) * time.Minute, opts: o,
+	s := &Home{n: n, h: h, start: day, slot: time.Duration(hz.SlotMinutes) * time.Minute, bounds: Bounds(hz), opts: o,
 		cmds: newBook(), now: from, warned: map[string]bool{}}
 	s.opts.Log = o.Log.With("home", h.Name)
 	P := len(h.Properties)
@@ -169,7 +204,7 @@ func NewHome(n *devices.Neighbourhood, hi int, day, from time.Time, o Options) (
 		s.meanLoad += s.gross(t) / float64(hz.Slots)
 	}
 	for d := range h.Devices {
-		sd, err := newSimDevice(h, d, hz.Hours())
+		sd, err := newSimDevice(h, d, hz)
 		if err != nil {
 			return nil, err
 		}
@@ -275,24 +310,52 @@ func IdleAction(d *devices.Device) int {
 	return best
 }
 
-func newSimDevice(h *devices.Home, d int, slotH float64) (*simDevice, error) {
+func newSimDevice(h *devices.Home, d int, hz devices.Horizon) (*simDevice, error) {
 	dev := &h.Devices[d]
-	sd := &simDevice{dev: dev, idle: IdleAction(dev), effects: make([][]effect, len(dev.Actions))}
+	sd := &simDevice{dev: dev, idle: IdleAction(dev)}
 	var props []int
 	for p, pr := range h.Properties {
 		if dev.Affects(pr.Location, pr.Name) {
 			props = append(props, p)
 		}
 	}
-	for a := range dev.Actions {
-		for _, p := range props {
-			if delta, ok := dev.Actions[a].Effect(h.Properties[p].Name); ok && delta != 0 {
-				sd.effects[a] = append(sd.effects[a], effect{prop: p, rate: delta / slotH})
+	// rates returns every action's effects per hour in slot t, a slot of
+	// its own length.
+	rates := func(t int) [][]effect {
+		out := make([][]effect, len(dev.Actions))
+		for a := range dev.Actions {
+			for _, p := range props {
+				if delta, ok := dev.Actions[a].EffectIn(h.Properties[p].Name, hz, t); ok && delta != 0 {
+					out[a] = append(out[a], effect{prop: p, rate: delta / hz.SlotHours(t)})
+				}
 			}
+		}
+		return out
+	}
+	sd.effects = rates(0)
+	for t := range hz.Slots {
+		if m := hz.Minutes(t); m != hz.SlotMinutes && sd.byLength[m] == nil {
+			if sd.byLength == nil {
+				sd.byLength = map[int][][]effect{}
+			}
+			sd.byLength[m] = rates(t)
 		}
 	}
 	if _, sizable := devices.SizingDefaults(dev.Kind); sizable && len(props) == 1 {
 		sd.store = storageOf(dev, props[0], sd.effects)
+		for m, effs := range sd.byLength {
+			st := storageOf(dev, props[0], effs)
+			if st == nil || sd.store == nil {
+				// A storage in one slot length and not in another runs
+				// by its actions in all (tracecheck replays it so).
+				sd.store, sd.storeByLength = nil, nil
+				break
+			}
+			if sd.storeByLength == nil {
+				sd.storeByLength = map[int]*storage{}
+			}
+			sd.storeByLength[m] = st
+		}
 	}
 	return sd, nil
 }
@@ -359,15 +422,39 @@ func (s *Home) Name() string { return s.h.Name }
 // Now returns the simulated time the home has reached.
 func (s *Home) Now() time.Time { return s.now }
 
-// slotOf returns the day slot holding t (possibly outside 0..Slots−1)
-// and the start of the next slot.
+// effectsIn returns sd's effects per action in day slot k: those of the
+// slot's own length, the first length's outside the day.
+func (s *Home) effectsIn(sd *simDevice, k int) [][]effect {
+	if k >= 0 && k < s.n.Horizon.Slots {
+		if e, ok := sd.byLength[s.n.Horizon.Minutes(k)]; ok {
+			return e
+		}
+	}
+	return sd.effects
+}
+
+// slotOf returns the day slot holding t (possibly outside 0..Slots−1:
+// outside the day, slots of slot 0's length) and the start of the next
+// slot.
 func (s *Home) slotOf(t time.Time) (int, time.Time) {
 	d := t.Sub(s.start)
-	k := int(d / s.slot)
-	if d < 0 && d%s.slot != 0 {
-		k--
+	last := s.bounds[len(s.bounds)-1]
+	switch {
+	case d < 0:
+		k := int(d / s.slot)
+		if d%s.slot != 0 {
+			k--
+		}
+		return k, s.start.Add(time.Duration(k+1) * s.slot)
+	case d >= last:
+		j := int((d - last) / s.slot)
+		return len(s.bounds) - 1 + j, s.start.Add(last + time.Duration(j+1)*s.slot)
 	}
-	return k, s.start.Add(time.Duration(k+1) * s.slot)
+	k, _ := slices.BinarySearch(s.bounds, d)
+	if s.bounds[k] != d {
+		k-- // inside slot k−1
+	}
+	return k, s.start.Add(s.bounds[k+1])
 }
 
 // gross returns the file's background of day slot t before PV (power
@@ -451,12 +538,8 @@ func (s *Home) step(k int, from, to time.Time) {
 
 // observe records the property values at a slot boundary.
 func (s *Home) observe() {
-	d := s.now.Sub(s.start)
-	if d < 0 || d%s.slot != 0 {
-		return
-	}
-	i := int(d / s.slot)
-	if i > len(s.trace.Slots) {
+	i, ok := slices.BinarySearch(s.bounds, s.now.Sub(s.start))
+	if !ok {
 		return
 	}
 	tr := s.trace
@@ -538,7 +621,7 @@ func (s *Home) runDevice(k int, at time.Time, sd *simDevice, ds *DeviceSlot, dtH
 		if ok && a != sd.idle && cmd.PowerKW != 0 && math.Abs(cmd.PowerKW-sd.dev.Actions[a].Power) > 1e-3*math.Max(1, math.Abs(cmd.PowerKW)) {
 			s.refuse(k, sd, ds, "power_kw is not the action's power; runs the action", "power_kw", cmd.PowerKW, "action_kw", sd.dev.Actions[a].Power)
 		}
-		in, out = s.runAction(k, sd, ds, a, dur)
+		in, out = s.runAction(k, sd, ds, a, dur, s.effectsIn(sd, k))
 	}
 	if ds != nil {
 		if sd.store != nil {
@@ -562,6 +645,11 @@ func actionIndex(d *devices.Device, name string) int {
 // runStorage runs a storage device at set point p (kW) for dtH hours.
 func (s *Home) runStorage(k int, sd *simDevice, ds *DeviceSlot, p, dtH float64) (in, out float64) {
 	st := sd.store
+	if k >= 0 && k < s.n.Horizon.Slots {
+		if o, ok := sd.storeByLength[s.n.Horizon.Minutes(k)]; ok {
+			st = o
+		}
+	}
 	if p > st.maxC+1e-9 {
 		s.refuse(k, sd, ds, "above the greatest charging power", "power_kw", p, "max_kw", st.maxC)
 		p = st.maxC
@@ -599,11 +687,11 @@ func (s *Home) runStorage(k int, sd *simDevice, ds *DeviceSlot, p, dtH float64) 
 // runAction runs action a of a device for the part of the step its
 // effects keep every property inside its physical bounds, and the idle
 // action for the rest.
-func (s *Home) runAction(k int, sd *simDevice, ds *DeviceSlot, a int, dur time.Duration) (in, out float64) {
+func (s *Home) runAction(k int, sd *simDevice, ds *DeviceSlot, a int, dur time.Duration, effects [][]effect) (in, out float64) {
 	dtH := dur.Hours()
 	f := 1.0
 	if a != sd.idle {
-		for _, e := range sd.effects[a] {
+		for _, e := range effects[a] {
 			v, d := s.vals[e.prop], e.rate*dtH
 			switch {
 			case d > 0 && v+d > s.hi[e.prop]:
@@ -616,10 +704,10 @@ func (s *Home) runAction(k int, sd *simDevice, ds *DeviceSlot, a int, dur time.D
 			s.refuse(k, sd, ds, "at its bound", "action", sd.dev.Actions[a].Name)
 		}
 	}
-	for _, e := range sd.effects[a] {
+	for _, e := range effects[a] {
 		s.vals[e.prop] += f * e.rate * dtH
 	}
-	for _, e := range sd.effects[sd.idle] {
+	for _, e := range effects[sd.idle] {
 		s.vals[e.prop] += (1 - f) * e.rate * dtH
 	}
 	e := (f*sd.dev.Actions[a].Power + (1-f)*sd.dev.Actions[sd.idle].Power) * dtH

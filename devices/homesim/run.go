@@ -248,15 +248,27 @@ func (sc *simClient) connect(ctx context.Context, cfg Config, log *slog.Logger) 
 func (sc *simClient) publishForecasts(prefix string) error {
 	h := sc.home
 	hz := h.n.Horizon
-	step := (time.Duration(hz.SlotMinutes) * time.Minute).String()
-	step = strings.TrimSuffix(strings.TrimSuffix(step, "0s"), "0m")
-	bg := Series{Start: h.start, Step: step, Values: make([]float64, hz.Slots)}
-	for t := range bg.Values {
-		bg.Values[t] = h.gross(t)
+	// A series has one step: on a horizon of uneven slots, the greatest
+	// common divisor of the lengths, each slot's value repeated over the
+	// steps it spans.
+	g := hz.SlotMinutes
+	for t := range hz.Slots {
+		g = gcd(g, hz.Minutes(t))
 	}
-	series := map[string]Series{"background": bg}
+	step := (time.Duration(g) * time.Minute).String()
+	step = strings.TrimSuffix(strings.TrimSuffix(step, "0s"), "0m")
+	spread := func(v func(t int) float64) []float64 {
+		var out []float64
+		for t := range hz.Slots {
+			for range hz.Minutes(t) / g {
+				out = append(out, v(t))
+			}
+		}
+		return out
+	}
+	series := map[string]Series{"background": {Start: h.start, Step: step, Values: spread(h.gross)}}
 	if h.opts.PV != nil {
-		series["pv"] = Series{Start: h.start, Step: step, Values: h.opts.PV}
+		series["pv"] = Series{Start: h.start, Step: step, Values: spread(h.pv)}
 	}
 	for name, s := range series {
 		b, err := json.Marshal(s)
@@ -288,4 +300,11 @@ func (sc *simClient) publishState(prefix string, t time.Time, log *slog.Logger) 
 		}
 		sc.client.Publish(stateTopic(prefix, h.Name(), h.h.Devices[d].Name), 1, true, b)
 	}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }

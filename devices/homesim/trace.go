@@ -2,6 +2,7 @@ package homesim
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices"
@@ -15,6 +16,9 @@ type Trace struct {
 	Start       time.Time `json:"start"`
 	SlotMinutes int       `json:"slot_minutes"`
 	Slots       []SlotTrace
+	// Minutes, on a horizon of uneven slots ([horizon] segments), gives
+	// each slot's length; nil when every slot lasts SlotMinutes.
+	Minutes []int `json:"minutes,omitempty"`
 	// Properties follow the home's properties (devices.Home.Properties).
 	Properties []PropertyTrace `json:"properties"`
 	// From and To are the first and last slot boundaries observed (To <
@@ -90,11 +94,14 @@ type PropertyTrace struct {
 func newTrace(n *devices.Neighbourhood, hi int, day time.Time) *Trace {
 	hz := n.Horizon
 	h := &n.Homes[hi]
-	slot := time.Duration(hz.SlotMinutes) * time.Minute
+	bounds := Bounds(hz)
 	tr := &Trace{Home: h.Name, Start: day, SlotMinutes: hz.SlotMinutes, Slots: make([]SlotTrace, hz.Slots), From: 0, To: -1}
+	if hz.Uneven() {
+		tr.Minutes = slices.Clone(hz.Lengths)
+	}
 	for t := range tr.Slots {
 		st := &tr.Slots[t]
-		st.Start = day.Add(time.Duration(t) * slot)
+		st.Start = day.Add(bounds[t])
 		st.Devices = make([]DeviceSlot, len(h.Devices))
 		for d := range h.Devices {
 			st.Devices[d].Device = h.Devices[d].Name
@@ -137,6 +144,14 @@ func exportPrice(imp, exp []float64, t int) float64 {
 		return exp[t]
 	}
 	return imp[t]
+}
+
+// SlotSeconds returns slot t's length in seconds.
+func (tr *Trace) SlotSeconds(t int) float64 {
+	if tr.Minutes != nil {
+		return float64(tr.Minutes[t]) * 60
+	}
+	return float64(tr.SlotMinutes) * 60
 }
 
 // Complete reports whether the whole day was simulated.

@@ -96,6 +96,9 @@ type EnergyHome struct {
 	// slot of the clock, at least minLiveTimeout of wall time).
 	timeout time.Duration
 	publish config.Publish
+	// targets are the home's Home Assistant controls (live.Targets:
+	// an EV's target charge and departure, a battery's reserve).
+	targets []report.Target
 	exch    *energyround.Exchange
 	// compiled holds the compiled homes' published loads (a mixed
 	// street).
@@ -200,6 +203,12 @@ func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
 	if e.timeout <= 0 {
 		e.timeout = max(clock.Wall(slot/2), minLiveTimeout)
 	}
+	for hi, h := range conf.Neighbourhood.Homes {
+		if h.Name == cfg.Home {
+			e.targets = live.Targets(conf, prefix, hi)
+		}
+	}
+	handleTargets(e.client, e.targets, log)
 	e.client.HandleMessages(energyround.Filter(prefix), func(t string, retained bool, payload []byte) {
 		e.exch.Receive(t, retained, payload) // a drop is logged and counted there
 	})
@@ -222,6 +231,7 @@ func (e *EnergyHome) Once(ctx context.Context, round string) (EnergyRound, error
 		return EnergyRound{}, err
 	}
 	defer e.client.Close()
+	e.publishTargets(ctx)
 	if err := e.awaitState(ctx); err != nil {
 		return EnergyRound{}, err
 	}
@@ -244,6 +254,12 @@ func (e *EnergyHome) Once(ctx context.Context, round string) (EnergyRound, error
 	}
 	e.log.Info("plan published", "round", round, "messages", len(res.Plans)+len(res.Commands), "start", res.Horizon.Start.Format(time.RFC3339))
 	return res, nil
+}
+
+// publishTargets publishes the discovery configurations of the home's
+// targets, as compiled live homes do, when Home Assistant discovery is on.
+func (e *EnergyHome) publishTargets(ctx context.Context) {
+	publishTargets(ctx, e.client, e.publish, e.cfg.Home, e.targets, live.AvailabilityTopic(e.prefix, e.cfg.Home), e.log)
 }
 
 // awaitState waits up to OnceWait for the retained device state; what
@@ -285,6 +301,7 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 		return err
 	}
 	defer e.client.Close()
+	e.publishTargets(ctx)
 	if e.awaitState(ctx) != nil {
 		return nil
 	}
@@ -517,7 +534,18 @@ func EnergyModel(cfg *config.Config, name string) (*energy.Home, error) {
 	}
 	h := n.Homes[hi]
 	var away []string
+	// A battery's reserve set live (live.ReservePct: a rule in every
+	// slot, which an energy home does not take) is its storage's floor.
+	reserve := map[string]float64{}
 	h.Rules = slices.DeleteFunc(slices.Clone(h.Rules), func(r devices.Rule) bool {
+		if strings.HasSuffix(r.Text, live.ReserveRule) {
+			for _, d := range h.Devices {
+				if d.Affects(r.Location, r.Property) {
+					reserve[d.Name] = max(reserve[d.Name], r.Goal)
+				}
+			}
+			return true
+		}
 		if !strings.HasSuffix(r.Text, live.AwayRule) {
 			return false
 		}
@@ -541,8 +569,14 @@ func EnergyModel(cfg *config.Config, name string) (*energy.Home, error) {
 		return nil, err
 	}
 	for i := range eh.Storage {
-		if slices.Contains(away, eh.Storage[i].Name) {
-			eh.Storage[i].Available = make([]bool, eh.Slots())
+		st := &eh.Storage[i]
+		if slices.Contains(away, st.Name) {
+			st.Available = make([]bool, eh.Slots())
+		}
+		if r, ok := reserve[st.Name]; ok {
+			// Never above what it holds now (a plan could not keep it
+			// from slot 0) nor its capacity.
+			st.Min = max(st.Min, min(r, st.Initial, st.Max))
 		}
 	}
 	return eh, eh.Validate()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -58,6 +59,13 @@ func energyOnceIn(t *testing.T, file, soc, ev string) (daemon.EnergyRound, *msgs
 // homeassistant/.
 func energyOnceHA(t *testing.T, file, soc, ev string, ha bool) (daemon.EnergyRound, *msgs, *logBuf, error) {
 	t.Helper()
+	return energyOnceWith(t, file, soc, ev, ha, nil)
+}
+
+// energyOnceWith is energyOnceHA with more retained messages (topic to
+// payload) published before the round.
+func energyOnceWith(t *testing.T, file, soc, ev string, ha bool, retained map[string]string) (daemon.EnergyRound, *msgs, *logBuf, error) {
+	t.Helper()
 	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +99,9 @@ func energyOnceHA(t *testing.T, file, soc, ev string, ha bool) (daemon.EnergyRou
 	}
 	pub("meter/battery/soc", soc)
 	pub(live.StateTopic("hearth", "rowan", "ev"), fmt.Sprintf(`{"time":%q,%s}`, clock.Now().Format(time.RFC3339), ev))
+	for tp, v := range retained {
+		pub(tp, v)
+	}
 	conf, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -545,4 +556,208 @@ func TestEnergyHomeOnceUneven(t *testing.T) {
 			t.Errorf("%s: command for %s–%s, want slot 0's quarter hour", dev, cmd.SlotStart, cmd.SlotEnd)
 		}
 	}
+}
+
+// TestEnergyHomeTargets: an energy home offers the targets compiled live
+// homes do, as Home Assistant controls (a number for the car's target
+// charge in %, a select of its departure among the slot boundaries, a
+// number for the battery's reserve in %), and plans with the values in
+// effect on their retained state topics: with 90 % by 06:00 and a 50 %
+// reserve the car holds 90 % of its battery at 06:00 and the battery
+// never goes below half, where the same round without them lets it
+// (the case would check nothing otherwise).
+func TestEnergyHomeTargets(t *testing.T) {
+	const soc, ev = "70", `"charge":22,"plugged":true`
+	targets := map[string]string{
+		live.TargetStateTopic("hearth", "rowan", "ev", live.TargetPct):       "90",
+		live.TargetStateTopic("hearth", "rowan", "ev", live.Departure):       "06:00",
+		live.TargetStateTopic("hearth", "rowan", "battery", live.ReservePct): "50",
+	}
+	res, rec, lb, err := energyOnceWith(t, "street.toml", soc, ev, true, targets)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb.String())
+	}
+	// Discovery: one control per target (report.TargetPublications,
+	// retained), on the set and state topics, available while the home
+	// is.
+	configs := map[string]map[string]any{}
+	rec.await(t, 0, "the targets' discovery configurations", 10*time.Second, func(m paho.Message) bool {
+		if strings.HasPrefix(m.Topic(), "homeassistant/number/rowan/") || strings.HasPrefix(m.Topic(), "homeassistant/select/rowan/") {
+			var c map[string]any
+			if err := json.Unmarshal(m.Payload(), &c); err != nil {
+				t.Fatalf("%s: %v", m.Topic(), err)
+			}
+			configs[m.Topic()] = c
+		}
+		return len(configs) == 3
+	})
+	for _, w := range []struct{ topic, device, target, unit string }{
+		{"homeassistant/number/rowan/hearth_rowan_ev_target_pct/config", "ev", live.TargetPct, "%"},
+		{"homeassistant/select/rowan/hearth_rowan_ev_departure/config", "ev", live.Departure, ""},
+		{"homeassistant/number/rowan/hearth_rowan_battery_reserve_pct/config", "battery", live.ReservePct, "%"},
+	} {
+		c := configs[w.topic]
+		if c == nil {
+			t.Errorf("no %s: %v", w.topic, slices.Collect(maps.Keys(configs)))
+			continue
+		}
+		unit, _ := c["unit_of_measurement"].(string)
+		av, _ := c["availability"].([]any)
+		if c["command_topic"] != live.SetTopic("hearth", "rowan", w.device, w.target) || c["state_topic"] != live.TargetStateTopic("hearth", "rowan", w.device, w.target) ||
+			unit != w.unit || len(av) != 1 || av[0].(map[string]any)["topic"] != live.AvailabilityTopic("hearth", "rowan") {
+			t.Errorf("%s: %v", w.topic, c)
+		}
+		if w.target == live.Departure {
+			opts, _ := c["options"].([]any)
+			if len(opts) != 24 || opts[6] != "06:00" {
+				t.Errorf("%s: options %v, want the 24 hourly boundaries", w.topic, opts)
+			}
+		}
+	}
+	// The plan: slot 0 is 20:00, so 06:00 is boundary 10.
+	bat, car := res.Home.Storage[0], res.Home.Storage[1]
+	reserve := 0.5 * bat.Capacity
+	low := func(r daemon.EnergyRound) float64 {
+		m := math.Inf(1)
+		for _, e := range r.Plan.Energy[0][1:] {
+			m = math.Min(m, e)
+		}
+		return m
+	}
+	if got := low(res); got < reserve-1e-6 {
+		t.Errorf("the battery falls to %.3f kWh, below its 50%% reserve %.3f", got, reserve)
+	}
+	if got, want := res.Plan.Energy[1][10], 0.9*car.Capacity; got < want-0.05 {
+		t.Errorf("the car holds %.3f kWh at 06:00, want 90%% of %g = %.3f (goals %+v)", got, car.Capacity, want, car.Goals)
+	}
+	if err := plancheck.Check(res.Home, res.Plan).Err(); err != nil {
+		t.Errorf("plan fails the checker: %v", err)
+	}
+	free, _, lb2, err := energyOnceWith(t, "street.toml", soc, ev, false, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb2.String())
+	}
+	if got := low(free); got >= reserve-1e-6 {
+		t.Errorf("without the reserve the battery stays above %.3f kWh too (%.3f): the case checks nothing", reserve, got)
+	}
+	if got := free.Plan.Energy[1][10]; got >= 0.9*car.Capacity-0.05 {
+		t.Errorf("without the targets the car holds %.3f kWh at 06:00 too: the case checks nothing", got)
+	}
+	// A battery below its reserve is kept where it is, not asked to be
+	// above it in slot 0.
+	under, _, lb3, err := energyOnceWith(t, "street.toml", "30", ev, false, targets)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb3.String())
+	}
+	if got, start := low(under), under.Home.Storage[0].Initial; got < start-1e-6 || math.Abs(start-0.3*bat.Capacity) > 0.05 {
+		t.Errorf("from %.3f kWh (30%%) under a 50%% reserve the battery falls to %.3f", start, got)
+	}
+}
+
+// TestEnergyHomeSetTarget: a long-running energy home reads its targets'
+// command topics as compiled homes do. Payloads that are not a value of
+// the control (text, out of range, not a slot boundary, empty) are
+// refused with a warning naming the topic, and never reach the state
+// topic; 95 % is published, retained, as the value in effect, and the
+// home plans again at once, charging the car more than before.
+func TestEnergyHomeSetTarget(t *testing.T) {
+	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := filepath.Join("testdata", "energy", "street.toml")
+	clock, err := live.NewClock(time.Date(2026, 11, 26, 20, 10, 0, 0, time.Local), time.Time{}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-energy-set"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer c.Disconnect(0)
+	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	pub := func(tp, payload string, retained bool) {
+		t.Helper()
+		if tok := c.Publish(tp, 1, retained, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	pub("meter/battery/soc", "35", true)
+	pub(live.StateTopic("hearth", "rowan", "ev"), fmt.Sprintf(`{"time":%q,"charge":22,"plugged":true}`, clock.Now().Format(time.RFC3339)), true)
+	conf, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := &logBuf{}
+	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
+	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock}, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eh.Run(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the home did not stop")
+		}
+		if t.Failed() {
+			t.Logf("log:\n%s", lb.String())
+		}
+	}()
+	// charged is what an EV plan draws (kW summed over its hourly slots).
+	charged := func(m paho.Message) float64 {
+		kwh := 0.0
+		for _, s := range parsePlan(t, m).Slots {
+			kwh += max(s.KW, 0)
+		}
+		return kwh
+	}
+	const evPlan = "hearth/home/rowan/plan/ev"
+	before := charged(rec.await(t, 0, "the first plan", 10*time.Second, func(m paho.Message) bool { return m.Topic() == evPlan }))
+	pct := live.SetTopic("hearth", "rowan", "ev", live.TargetPct)
+	dep := live.SetTopic("hearth", "rowan", "ev", live.Departure)
+	bad := []struct{ topic, payload string }{
+		{pct, "ninety"}, {pct, "150"}, {pct, "-5"}, {pct, "NaN"}, {pct, ""},
+		{dep, "25:00"}, {dep, "06:30"}, {dep, strings.Repeat("9", 5000)},
+		{live.SetTopic("hearth", "rowan", "battery", live.ReservePct), "1e400"},
+	}
+	for _, p := range bad {
+		pub(p.topic, p.payload, false)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(lb.String(), "target refused") < len(bad) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d bad targets refused", strings.Count(lb.String(), "target refused"), len(bad))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, p := range bad {
+		if !strings.Contains(lb.String(), "topic="+p.topic) {
+			t.Errorf("no warning names %s", p.topic)
+		}
+	}
+	from := rec.mark()
+	pub(pct, "95", false)
+	state := live.TargetStateTopic("hearth", "rowan", "ev", live.TargetPct)
+	m := rec.await(t, from, "the target in effect", 10*time.Second, func(m paho.Message) bool { return strings.HasPrefix(m.Topic(), "hearth/home/rowan/target/") })
+	if m.Topic() != state || string(m.Payload()) != "95" {
+		t.Errorf("%s = %q, want %s = 95 (no bad value in effect)", m.Topic(), m.Payload(), state)
+	}
+	// 95 % of the catalogue EV's battery is more than its 40 kWh goal:
+	// a plan that charges it more (await fails after 10 s without one).
+	rec.await(t, from, "a plan that charges the car more after 95 % was set", 10*time.Second, func(m paho.Message) bool {
+		return m.Topic() == evPlan && charged(m) > before+1
+	})
 }

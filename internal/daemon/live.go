@@ -93,23 +93,7 @@ func (st *homeState) newLiveHome() *liveHome {
 			lh.targets = live.Targets(cfg, prefix, hi)
 		}
 	}
-	for _, t := range lh.targets {
-		lh.client.Handle(t.CommandTopic, func(b []byte) {
-			v, err := live.CheckTarget(t, b)
-			if err != nil {
-				st.log.Warn("target refused", "topic", t.CommandTopic, "err", err)
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), publishWait)
-			defer cancel()
-			// Retained on the state topic, where every home reads it.
-			if err := lh.client.Publish(ctx, []report.Publication{{Topic: t.StateTopic, Payload: []byte(v), Retained: true}}); err != nil {
-				st.log.Warn("target not published", "topic", t.StateTopic, "err", err)
-				return
-			}
-			st.log.Info("target set", "device", t.Device, "target", t.Name, "value", v)
-		})
-	}
+	handleTargets(lh.client, lh.targets, st.log)
 	return lh
 }
 
@@ -153,17 +137,7 @@ func (s *server) liveStart(ctx context.Context) error {
 	if err := lh.client.Connect(ctx); err != nil {
 		return err
 	}
-	if p := s.home.publish; p.HomeAssistant {
-		pubs, err := report.TargetPublications(p.DiscoveryPrefix, s.h.name, lh.targets, live.AvailabilityTopic(lh.prefix, s.h.name))
-		if err == nil {
-			pctx, cancel := context.WithTimeout(ctx, publishWait)
-			err = lh.client.Publish(pctx, pubs)
-			cancel()
-		}
-		if err != nil {
-			s.h.log.Warn("Home Assistant targets not published", "err", err)
-		}
-	}
+	publishTargets(ctx, lh.client, s.home.publish, s.h.name, lh.targets, live.AvailabilityTopic(lh.prefix, s.h.name), s.h.log)
 	hz := s.home.r.Model().Horizon
 	lh.hz.Slot = time.Duration(hz.SlotMinutes) * time.Minute
 	lh.lead = planAhead(lh.slot(), lh.clock)

@@ -22,6 +22,10 @@ const (
 	ReservePct = "reserve_pct"
 )
 
+// ReserveRule ends the text of the rule a battery's reserve becomes, by
+// which energy homes (which take no rules in every slot) find it.
+const ReserveRule = " (reserve)"
+
 // Default EV targets where neither the file's goal nor the user gives one.
 const (
 	defaultTargetPct = 80
@@ -142,7 +146,7 @@ func (in *Inputs) applyTargets(h *devices.Home, dl config.DeviceLive, loc string
 		goal := snap(pct/100*dl.Full, dl.Resolution)
 		r, err := devices.ParseRule(fmt.Sprintf("%s %s geq %s", loc, dl.Property, fmtNum(goal)), devices.RuleSyntax{})
 		if err == nil {
-			r.Text = fmt.Sprintf("%s geq %s%% (reserve)", dl.Property, fmtNum(pct))
+			r.Text = fmt.Sprintf("%s geq %s%%%s", dl.Property, fmtNum(pct), ReserveRule)
 			h.Rules = append(h.Rules, r)
 		}
 	}

@@ -57,7 +57,10 @@ type store struct {
 	propsMoved []int
 }
 
-func readStore(h *devices.Home, d *devices.Device, slotH float64) store {
+// readStore reads device d's storage model in slot t of hz, a slot of
+// its own length: the efficiencies of that length's (rounded) effects.
+func readStore(h *devices.Home, d *devices.Device, hz devices.Horizon, t int) store {
+	slotH := hz.SlotHours(t)
 	var s store
 	for p, pr := range h.Properties {
 		if d.Affects(pr.Location, pr.Name) {
@@ -71,18 +74,27 @@ func readStore(h *devices.Home, d *devices.Device, slotH float64) store {
 	name := h.Properties[s.prop].Name
 	s.isStorage = true
 	for _, a := range d.Actions {
-		delta, _ := a.Effect(name)
+		delta, _ := a.EffectIn(name, hz, t)
 		perKWh := 0.0
 		if a.Power != 0 {
 			perKWh = delta / (a.Power * slotH)
 		}
+		// Actions whose efficiencies differ by more than 1 % (a small
+		// power's charge rounded to whole steps) make the simulator run
+		// the device by its actions, and the replay likewise.
 		switch {
 		case a.Power == 0 && delta == 0:
 		case a.Power > 0 && delta > 0:
+			if s.maxIn > 0 && math.Abs(perKWh-s.etaIn) > 0.01*s.etaIn {
+				s.isStorage = false
+			}
 			if a.Power > s.maxIn {
 				s.maxIn, s.etaIn = a.Power, perKWh
 			}
 		case a.Power < 0 && delta < 0:
+			if s.maxOut > 0 && math.Abs(1/perKWh-s.etaOut) > 0.01*s.etaOut {
+				s.isStorage = false
+			}
 			if -a.Power > s.maxOut {
 				s.maxOut, s.etaOut = -a.Power, 1/perKWh
 			}
@@ -134,14 +146,32 @@ func Check(n *devices.Neighbourhood, hi int, pv []float64, tr *homesim.Trace) *R
 		return r
 	}
 	lo, hi2 := bounds(h)
-	stores := make([]store, len(h.Devices))
+	// Each slot length's storage models ([horizon] segments): a device
+	// that is no storage in one length is replayed by its actions in
+	// all, as the simulator runs it.
+	byLength := map[int][]store{}
+	for t := range hz.Slots {
+		if _, ok := byLength[hz.Minutes(t)]; !ok {
+			stores := make([]store, len(h.Devices))
+			for d := range h.Devices {
+				stores[d] = readStore(h, &h.Devices[d], hz, t)
+			}
+			byLength[hz.Minutes(t)] = stores
+		}
+	}
 	for d := range h.Devices {
-		stores[d] = readStore(h, &h.Devices[d], slotH)
+		for _, stores := range byLength {
+			for _, other := range byLength {
+				stores[d].isStorage = stores[d].isStorage && other[d].isStorage
+			}
+		}
 	}
 	for t, st := range tr.Slots {
+		stores := byLength[hz.Minutes(t)]
 		simH := st.SimulatedS / 3600
-		if st.SimulatedS < -1e-9 || st.SimulatedS > slotH*3600+1e-6 {
-			r.bad("slot %d: %g s simulated in a slot of %g s", t, st.SimulatedS, slotH*3600)
+		lenH := hz.SlotHours(t) // the slot's own length ([horizon] segments)
+		if st.SimulatedS < -1e-9 || st.SimulatedS > lenH*3600+1e-6 {
+			r.bad("slot %d: %g s simulated in a slot of %g s", t, st.SimulatedS, lenH*3600)
 			continue
 		}
 		if st.SimulatedS == 0 {
@@ -228,8 +258,8 @@ func Check(n *devices.Neighbourhood, hi int, pv []float64, tr *homesim.Trace) *R
 				runS += sec
 				energy += dev.Actions[a].Power * sec / 3600
 				for _, p := range sd.propsMoved {
-					delta, _ := dev.Actions[a].Effect(h.Properties[p].Name)
-					moved[p] += delta / slotH * sec / 3600
+					delta, _ := dev.Actions[a].EffectIn(h.Properties[p].Name, hz, t)
+					moved[p] += delta / lenH * sec / 3600
 				}
 			}
 			if math.Abs(runS-st.SimulatedS) > 1e-6*math.Max(1, st.SimulatedS) {
@@ -241,7 +271,7 @@ func Check(n *devices.Neighbourhood, hi int, pv []float64, tr *homesim.Trace) *R
 		}
 		for p, pr := range h.Properties {
 			pt := &tr.Properties[p]
-			if t >= tr.From && t+1 <= tr.To && st.SimulatedS >= slotH*3600-1e-6 {
+			if t >= tr.From && t+1 <= tr.To && st.SimulatedS >= lenH*3600-1e-6 {
 				want := pt.Values[t] + moved[p] + pr.Drift/slotH*simH
 				if math.Abs(pt.Values[t+1]-want) > 1e-6*math.Max(1, math.Abs(want)) {
 					r.bad("slot %d: %s %s went from %.6g to %.6g; the devices' energy and drift give %.6g", t, pr.Location, pr.Name, pt.Values[t], pt.Values[t+1], want)
