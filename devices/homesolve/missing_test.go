@@ -1,8 +1,10 @@
 package homesolve
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices/report"
@@ -43,6 +45,52 @@ func TestMissingBaselinesNamed(t *testing.T) {
 			}
 			if h.Baselines.SHMGM != nil {
 				t.Error("an SH-MGM-style baseline that was skipped")
+			}
+		})
+	}
+}
+
+// TestCSVBesideText: --csv writes the CSV files beside the text summary,
+// not instead of it: the summary comes first, then the list of files,
+// each of which exists; the csv format alone lists the files only.
+func TestCSVBesideText(t *testing.T) {
+	r, err := Load(filepath.Join("..", "..", "examples", "neighbourhood", "neighbourhood.toml"), false, Overrides{NoBaselines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := r.Report(nil, mva.Result{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		o       Output
+		summary bool
+	}{
+		{"text with csv", Output{Format: "text", CSVBeside: true}, true},
+		{"csv", Output{Format: "csv"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.Dir = t.TempDir()
+			var b strings.Builder
+			if err := Write(&b, h, tc.o); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if got := strings.HasPrefix(out, "elm-close: 4 homes"); got != tc.summary {
+				t.Errorf("summary first: %v, want %v:\n%s", got, tc.summary, out)
+			}
+			var files int
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasSuffix(l, ".csv") {
+					files++
+					if _, err := os.Stat(l); err != nil {
+						t.Errorf("listed %s: %v", l, err)
+					}
+				}
+			}
+			if files == 0 {
+				t.Errorf("no csv files listed:\n%s", out)
 			}
 		})
 	}
