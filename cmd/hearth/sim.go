@@ -234,7 +234,12 @@ func runSim(ctx context.Context, e *env, args []string) int {
 			return exitStopped
 		}
 	} else if o.json {
-		b, err := json.MarshalIndent(res, "", "  ")
+		// The sums the text's mqtt line prints ride beside the
+		// per-agent counters.
+		b, err := json.MarshalIndent(struct {
+			solve.MQTTResult
+			MQTT *report.MQTT `json:"mqtt"`
+		}{res, mqttSummary(res)}, "", "  ")
 		if err != nil {
 			fmt.Fprintf(e.stderr, "hearth sim: %v\n", err)
 			return exitFailed

@@ -86,7 +86,13 @@ type Outcome struct {
 	// Approximate counts the homes too wide for exact bucket elimination
 	// whose best responses came from block descent (respond.go).
 	Approximate int
-	Wall        time.Duration
+	// Coarse names the homes whose best responses were solved with
+	// fewer levels per slot than they have draws, their per-slot tables
+	// being past the compiler's limit (Options.Compile.MaxTable): their
+	// peak term was on level caps above the draw. The schedules and Eval
+	// are still exact evaluations; only the responses are approximate.
+	Coarse []string
+	Wall   time.Duration
 }
 
 // Uncoordinated schedules every home alone and evaluates the
@@ -98,6 +104,7 @@ func Uncoordinated(ctx context.Context, n *devices.Neighbourhood, o Options) (*O
 	}
 	s := &devices.Schedule{Homes: make([]devices.HomeSchedule, len(n.Homes))}
 	approx := make([]bool, len(n.Homes))
+	coarse := make([]bool, len(n.Homes))
 	err := parallel(ctx, o.workers(), len(n.Homes), func(hi int) error {
 		if o.OwnPeak {
 			r, exact, err := newResponder(n, hi, &o)
@@ -108,7 +115,7 @@ func Uncoordinated(ctx context.Context, n *devices.Neighbourhood, o Options) (*O
 				return err
 			}
 			r.adopt()
-			s.Homes[hi], approx[hi] = r.schedule(), !exact
+			s.Homes[hi], approx[hi], coarse[hi] = r.schedule(), !exact, r.coarse()
 			return nil
 		}
 		hs, err := newHomeSolver(n, n.Homes[hi], false, &o)
@@ -130,9 +137,12 @@ func Uncoordinated(ctx context.Context, n *devices.Neighbourhood, o Options) (*O
 		return nil, fmt.Errorf("uncoordinated baseline: %w", err)
 	}
 	out := &Outcome{Name: "uncoordinated", Schedule: s, Eval: ev, Converged: true, Solves: len(n.Homes), Wall: time.Since(start)}
-	for _, a := range approx {
+	for hi, a := range approx {
 		if a {
 			out.Approximate++
+		}
+		if coarse[hi] {
+			out.Coarse = append(out.Coarse, n.Homes[hi].Name)
 		}
 	}
 	return out, nil

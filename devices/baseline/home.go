@@ -35,12 +35,18 @@ type homeSolver struct {
 	// every solve.
 	be *local.BE
 	lp *mva.LocalProblem
+	// coarse is true when the home has fewer levels per slot than
+	// distinct draws (a table limit): its peak term is then on level
+	// caps above the draw, an approximation of its best response.
+	coarse bool
 }
 
 // newHomeSolver compiles home h of n alone. With peak false the home
 // minimises its price only: no windows, no levels. With peak true every
 // coordinated slot of n is a window of its own, with enough levels for the
-// squared load to be exact, and the neighbourhood's peak weight.
+// squared load to be exact, and the neighbourhood's peak weight; where a
+// table of that many levels passes the compiler's limit, the levels are
+// halved until it fits (s.coarse then says so).
 func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Options) (*homeSolver, error) {
 	one := &devices.Neighbourhood{
 		Name:         n.Name + "/" + h.Name,
@@ -53,20 +59,27 @@ func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Optio
 		Units:        n.Units,
 	}
 	var slots []int
+	coarse := false
 	if peak && n.Weights.Peak > 0 {
 		one.Weights.Peak = n.Weights.Peak
 		slots = coordinated(n)
 		for _, t := range slots {
 			one.Windows = append(one.Windows, devices.Window{From: t, To: t + 1})
 		}
-		one.Levels = exactLevels(&h, slots, o.maxTable())
+		one.Levels, coarse = exactLevels(&h, slots, o.maxTable())
 	}
-	c, err := compile.Compile(one, compile.Options{MaxTable: o.Compile.MaxTable, StateLimit: o.Compile.StateLimit})
+	copts := compile.Options{MaxTable: o.Compile.MaxTable, StateLimit: o.Compile.StateLimit}
+	c, err := compile.Compile(one, copts)
+	for errors.Is(err, devices.ErrTooLarge) && len(slots) > 0 && one.Levels > 1 {
+		one.Levels /= 2
+		coarse = true
+		c, err = compile.Compile(one, copts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("home %s alone: %w", h.Name, err)
 	}
 	dt := n.Horizon.Hours()
-	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: one.Weights.Peak * dt * dt, factory: o.solver()}
+	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: one.Weights.Peak * dt * dt, factory: o.solver(), coarse: coarse}
 
 	if len(slots) > 0 {
 		p := c.Problem
@@ -140,21 +153,22 @@ func coordinated(n *devices.Neighbourhood) []int {
 // exactLevels returns the number of levels that makes every distinct draw
 // of the home in the given slots a level of its own (devices.LevelCaps),
 // lowered where the level link of a slot — all the home's actions and the
-// level — would exceed maxTable entries.
-func exactLevels(h *devices.Home, slots []int, maxTable int) int {
+// level — would exceed maxTable entries; coarse reports that lowering.
+func exactLevels(h *devices.Home, slots []int, maxTable int) (levels int, coarse bool) {
+	want := 1
+	for _, t := range slots {
+		draws, _ := h.SlotDraws(t)
+		want = max(want, len(draws))
+	}
 	combos := 1
 	for d := range h.Devices {
 		combos *= max(len(h.Devices[d].Actions), 1)
 		if combos > maxTable {
-			return 1
+			return 1, want > 1
 		}
 	}
-	levels := 1
-	for _, t := range slots {
-		draws, _ := h.SlotDraws(t)
-		levels = max(levels, len(draws))
-	}
-	return max(1, min(levels, maxTable/combos))
+	levels = max(1, min(want, maxTable/combos))
+	return levels, levels < want
 }
 
 // setOutside sets the neighbours' load N(t) (power units, per slot of the

@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -27,17 +28,29 @@ type responder interface {
 	set(hs devices.HomeSchedule) error
 	// solves counts the one-home (or one-block) solves so far.
 	solves() int
+	// coarse reports whether a solve so far had fewer levels per slot
+	// than the home has draws (a table limit; see newHomeSolver).
+	coarse() bool
 }
 
 // newResponder returns an exact responder where bucket elimination (or
 // the caller's solver) handles the home, and block descent otherwise.
 func newResponder(n *devices.Neighbourhood, hi int, o *Options) (responder, bool, error) {
 	s, err := newHomeSolver(n, n.Homes[hi], true, o)
+	if errors.Is(err, devices.ErrTooLarge) && len(n.Homes[hi].Devices) > 1 {
+		// The home's per-slot tables pass the compiler's limit even
+		// with one level: split it into blocks, which are smaller.
+		b, berr := newBlockHome(n, hi, o)
+		if berr != nil {
+			return nil, false, fmt.Errorf("%w; split into blocks: %w", err, berr)
+		}
+		return b, false, nil
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	if o.Solver != nil || len(s.slots) == 0 || !o.forceBlocks && s.fitsBE(o.ExactEntries) {
-		return &exactHome{s: s}, true, nil
+		return &exactHome{s: s}, !s.coarse, nil
 	}
 	b, err := newBlockHome(n, hi, o)
 	return b, false, err
@@ -91,6 +104,7 @@ func (e *exactHome) set(hs devices.HomeSchedule) error {
 
 func (e *exactHome) schedule() devices.HomeSchedule { return e.s.schedule(e.cur) }
 func (e *exactHome) solves() int                    { return e.n }
+func (e *exactHome) coarse() bool                   { return e.s.coarse }
 
 // maxPasses bounds block descent's passes over a home's blocks.
 const maxPasses = 20
@@ -113,6 +127,8 @@ type blockHome struct {
 	o         *Options
 	cur, cand *devices.HomeSchedule
 	count     int
+	// wasCoarse is true once a block's solve had fewer levels than draws.
+	wasCoarse bool
 }
 
 // block is a part of a home that shares no modelled property with the
@@ -180,6 +196,7 @@ func (b *blockHome) respond(ctx context.Context, N []float64) (float64, error) {
 			if err != nil {
 				return 0, err
 			}
+			b.wasCoarse = b.wasCoarse || s.coarse
 			s.setOutside(N)
 			a, _, err := s.solve(ctx)
 			if err != nil {
@@ -282,6 +299,7 @@ func (b *blockHome) set(hs devices.HomeSchedule) error {
 
 func (b *blockHome) schedule() devices.HomeSchedule { return clone(*b.cur) }
 func (b *blockHome) solves() int                    { return b.count }
+func (b *blockHome) coarse() bool                   { return b.wasCoarse }
 
 func clone(hs devices.HomeSchedule) devices.HomeSchedule {
 	out := devices.HomeSchedule{Actions: make([][]int, len(hs.Actions))}

@@ -21,8 +21,10 @@ import (
 //
 // A home whose neighbours did not move keeps its candidate and gain from
 // the previous round, so sparse neighbourhoods re-solve only around the
-// movers. Homes too wide for exact bucket elimination use block descent
-// (respond.go) and are counted in Outcome.Approximate.
+// movers. Homes too wide for exact bucket elimination, or whose per-slot
+// tables pass the compiler's limit, use block descent (respond.go) and are
+// counted in Outcome.Approximate; homes solved with fewer levels than
+// draws are named in Outcome.Coarse.
 func SHMGM(ctx context.Context, n *devices.Neighbourhood, o Options) (*Outcome, error) {
 	start := time.Now()
 	if err := n.Validate(); err != nil {
@@ -139,6 +141,9 @@ func SHMGM(ctx context.Context, n *devices.Neighbourhood, o Options) (*Outcome, 
 	for i := range H {
 		s.Homes[i] = homes[i].schedule()
 		out.Solves += homes[i].solves()
+		if homes[i].coarse() {
+			out.Coarse = append(out.Coarse, n.Homes[i].Name)
+		}
 	}
 	ev, err := n.Evaluate(s)
 	if err != nil {

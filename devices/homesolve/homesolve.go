@@ -153,6 +153,10 @@ type Run struct {
 	lowerDone bool
 
 	baselinesDone bool
+	// missing names the baselines not computed, with why.
+	missing []report.MissingBaseline
+	// skipped says why SkipSHMGM left the SH-MGM-style baseline out.
+	skipped       string
 	uncoordinated *baseline.Outcome
 	shmgm         *baseline.Outcome
 	// start is the uncoordinated schedule as an assignment of the
@@ -565,7 +569,14 @@ func (r *Run) startAssignment() []int {
 // (Render computes them itself when they are missing). A baseline that
 // fails is noted, not fatal: the coordinated result stands alone.
 func (r *Run) Baselines(ctx context.Context) error {
-	if r.baselinesDone || r.opts.NoBaselines {
+	if r.baselinesDone {
+		return nil
+	}
+	if r.opts.NoBaselines {
+		r.missing = append(r.missing,
+			report.MissingBaseline{Name: "uncoordinated", Reason: "skipped (no baselines asked for)"},
+			report.MissingBaseline{Name: "shmgm", Reason: "skipped (no baselines asked for)"})
+		r.baselinesDone = true
 		return nil
 	}
 	n := r.Model()
@@ -576,6 +587,7 @@ func (r *Run) Baselines(ctx context.Context) error {
 				return err
 			}
 			r.notes = append(r.notes, "uncoordinated baseline: "+err.Error())
+			r.missing = append(r.missing, report.MissingBaseline{Name: "uncoordinated", Reason: err.Error()})
 		}
 	}
 	if r.opts.Rounds >= 0 {
@@ -584,7 +596,13 @@ func (r *Run) Baselines(ctx context.Context) error {
 				return err
 			}
 			r.notes = append(r.notes, "SH-MGM-style baseline: "+err.Error())
+			r.missing = append(r.missing, report.MissingBaseline{Name: "shmgm", Reason: err.Error()})
 		}
+	} else if r.skipped == "" {
+		r.missing = append(r.missing, report.MissingBaseline{Name: "shmgm", Reason: "skipped (--shmgm-rounds -1)"})
+	}
+	if r.skipped != "" {
+		r.missing = append(r.missing, report.MissingBaseline{Name: "shmgm", Reason: "skipped: " + r.skipped})
 	}
 	r.baselinesDone = true
 	return nil
@@ -596,7 +614,7 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 	if err := r.Baselines(context.Background()); err != nil {
 		return nil, err
 	}
-	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
 	if res.Feasible {
 		if assign == nil {
 			var err error
@@ -1029,6 +1047,7 @@ func (r *Run) Fallback() ([]int, mva.Result, bool) {
 func (r *Run) SkipSHMGM(why string) {
 	if r.opts.Rounds >= 0 {
 		r.opts.Rounds = -1
+		r.skipped = why
 		r.notes = append(r.notes, "SH-MGM-style baseline skipped: "+why)
 	}
 }

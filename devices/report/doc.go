@@ -38,12 +38,15 @@
 //	baseline_peak_kw, baseline_energy_cost
 //	                                     the uncoordinated baseline's
 //	shmgm_peak_kw, shmgm_energy_cost     the SH-MGM-style baseline's
-//	baselines.{uncoordinated,shmgm}      both in full (load_kw, objective, rounds, …)
+//	baselines.{uncoordinated,shmgm}      both in full (load_kw, objective, rounds,
+//	                                     approximate_homes, coarse_homes, …)
+//	baselines.missing[]                  each baseline not computed: name, reason
 //	schedules[]                          per home: devices[] (action and kW per
 //	                                     slot), load_kw, energy_kwh, energy_cost,
 //	                                     peak_kw, levels, rules (rule, ok, hard,
 //	                                     missed, unit), rules_satisfied
 //	charts, notes                        files written; import warnings
 //
-// A baseline that was not computed is null.
+// A baseline that was not computed is null, and named with why under
+// baselines.missing.
 package report

@@ -62,6 +62,8 @@ type Homes struct {
 	Baselines          struct {
 		Uncoordinated *Baseline `json:"uncoordinated"`
 		SHMGM         *Baseline `json:"shmgm"`
+		// Missing names each baseline that is not above, and why.
+		Missing []MissingBaseline `json:"missing,omitempty"`
 	} `json:"baselines"`
 
 	// GoalsMissed are the soft rules the plan misses, and by how much
@@ -180,8 +182,11 @@ type Baseline struct {
 	Solves         int       `json:"solves"`
 	// ApproximateHomes counts homes too wide for an exact best response
 	// (block descent; see package baseline).
-	ApproximateHomes int     `json:"approximate_homes"`
-	WallMs           float64 `json:"wall_ms"`
+	ApproximateHomes int `json:"approximate_homes"`
+	// CoarseHomes names the homes whose best responses had fewer levels
+	// per slot than draws (a table limit; baseline.Outcome.Coarse).
+	CoarseHomes []string `json:"coarse_homes,omitempty"`
+	WallMs      float64  `json:"wall_ms"`
 	// Homes are the baseline's figures home by home.
 	Homes []HomeFigures `json:"homes"`
 	// Schedules are the baseline's per-home plans, for checkers that
@@ -196,6 +201,14 @@ type HomeFigures struct {
 	PeakKW     float64 `json:"peak_kw"`
 }
 
+// MissingBaseline is a baseline the result has no column for.
+type MissingBaseline struct {
+	// Name is "uncoordinated" or "shmgm" (baseline.Outcome.Name).
+	Name string `json:"name"`
+	// Reason says why: the error that stopped it, or what skipped it.
+	Reason string `json:"reason"`
+}
+
 // Input is what Build reports on.
 type Input struct {
 	Model  *devices.Neighbourhood
@@ -206,6 +219,9 @@ type Input struct {
 	Eval     *devices.Evaluation
 	// The baselines; nil when not computed.
 	Uncoordinated, SHMGM *baseline.Outcome
+	// Missing are the baselines not computed, with why: a baseline left
+	// out is always named, never dropped silently.
+	Missing []MissingBaseline
 	// Dropped are the rules of the file no schedule keeps, by home.
 	Dropped []DroppedHome
 	// LowerBound bounds every plan's flow objective, nil if unknown.
@@ -296,6 +312,7 @@ func Build(in Input) (*Homes, error) {
 			}
 		}
 	}
+	h.Baselines.Missing = in.Missing
 	if in.SHMGM != nil {
 		b, err := baselineOf(n, in.SHMGM)
 		if err != nil {
@@ -418,6 +435,7 @@ func baselineOf(n *devices.Neighbourhood, o *baseline.Outcome) (*Baseline, error
 		Converged:        o.Converged,
 		Solves:           o.Solves,
 		ApproximateHomes: o.Approximate,
+		CoarseHomes:      o.Coarse,
 		WallMs:           float64(o.Wall.Microseconds()) / 1000,
 		Schedules:        plans,
 	}

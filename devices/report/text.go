@@ -190,6 +190,12 @@ func (h *Homes) totals(b *strings.Builder) {
 			}
 			c.extra += fmt.Sprintf("%d homes by block descent (too wide to solve exactly)", bl.ApproximateHomes)
 		}
+		if k := len(bl.CoarseHomes); k > 0 {
+			if c.extra != "" {
+				c.extra += ", "
+			}
+			c.extra += fmt.Sprintf("%d homes answered on fewer levels than draws (tables past the limit: %s)", k, listed(bl.CoarseHomes, 5))
+		}
 		cols = append(cols, c)
 	}
 	add("uncoordinated", h.Baselines.Uncoordinated)
@@ -264,6 +270,9 @@ func (h *Homes) totals(b *strings.Builder) {
 		if c.extra != "" {
 			fmt.Fprintf(b, "%s: %s\n", c.name, c.extra)
 		}
+	}
+	for _, m := range h.Baselines.Missing {
+		fmt.Fprintf(b, "%s: not computed: %s\n", baselineTitle(m.Name), m.Reason)
 	}
 	h.missed(b)
 }
@@ -701,4 +710,20 @@ func (h *Homes) chartList(b *strings.Builder) {
 			fmt.Fprintf(b, "  %s\n", c)
 		}
 	}
+}
+
+// baselineTitle is a baseline's column name in the text.
+func baselineTitle(name string) string {
+	if name == "shmgm" {
+		return "SH-MGM-style"
+	}
+	return name
+}
+
+// listed joins up to k names, with how many more.
+func listed(names []string, k int) string {
+	if len(names) <= k {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:k], ", "), len(names)-k)
 }
