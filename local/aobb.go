@@ -76,10 +76,19 @@ type AOBB struct {
 	opts AOBBOptions
 	bad  error
 
-	pt     *pseudoTree
-	alts   []*pseudoTree // the other trees of a one-row race (see race)
-	cond   []condFunc    // functions with interior variables
-	consts []constFunc   // functions over boundary variables only
+	pt *pseudoTree
+	// alts returns the other trees of a one-row race (see race), built
+	// only when the first tree's solo round did not end; nil: no race.
+	alts func() []*pseudoTree
+	// raceSolo and raceFirst are race's raceSoloChecks and
+	// raceFirstChecks (tests make them small).
+	raceSolo, raceFirst int64
+	// raceTree is the index of the tree a race kept (0: the first, or
+	// no race), raceTrees the trees it had.
+	raceTree, raceTrees int
+
+	cond   []condFunc  // functions with interior variables
+	consts []constFunc // functions over boundary variables only
 	mb     *miniBuckets
 
 	// Per local variable: the original functions in its bucket, the
@@ -220,22 +229,20 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 }
 
 // treeFunc returns the pseudo-trees AOBB may search for a problem's
-// conditioned scopes, best first.
+// conditioned scopes, the first searched first, the others (if any) in a
+// one-row race.
 type treeFunc func(nv, nb int, doms []int, scopes [][]int, interior []int) []*pseudoTree
 
 // newAOBB is NewAOBB with the pseudo-trees from tree (nil:
-// choosePseudoTrees).
+// bestPseudoTree, then raceTrees for a race).
 func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
-	if tree == nil {
-		tree = choosePseudoTrees
-	}
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
 	if opts.HeuristicEntries <= 0 {
 		opts.HeuristicEntries = DefaultHeuristicEntries
 	}
-	s := &AOBB{lp: lp, opts: opts, searchFloor: 1 << 22, searchShare: 4, below: math.Inf(1)}
+	s := &AOBB{lp: lp, opts: opts, searchFloor: 1 << 22, searchShare: 4, below: math.Inf(1), raceSolo: raceSoloChecks, raceFirst: raceFirstChecks}
 	for k, d := range lp.Domains {
 		if d < 1 {
 			s.bad = fmt.Errorf("aobb: variable %s has an empty domain", lp.Problem.Variables[lp.Vars[k]].Name)
@@ -285,12 +292,22 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 		scopes = append(scopes, c.f.Vars)
 		s.cond = append(s.cond, c)
 	}
-	trees := tree(nv, lp.NB, lp.Domains, scopes, interior)
-	s.pt = trees[0]
-	if lp.NB == 0 && len(trees) > 1 {
-		// One row: the trees race (see race), each in its share of the
-		// budget.
-		s.alts = trees[1:]
+	if tree == nil {
+		s.pt = bestPseudoTree(nv, lp.NB, scopes, interior)
+		if lp.NB == 0 {
+			first := s.pt
+			s.alts = func() []*pseudoTree { return raceTrees(nv, lp.Domains, scopes, interior, first) }
+		}
+	} else {
+		trees := tree(nv, lp.NB, lp.Domains, scopes, interior)
+		s.pt = trees[0]
+		if lp.NB == 0 && len(trees) > 1 {
+			s.alts = func() []*pseudoTree { return trees[1:] }
+		}
+	}
+	if s.alts != nil {
+		// One row: the trees may race (see race), the first in half
+		// the budget.
 		s.opts.Memory /= 2
 		opts = s.opts
 	}
@@ -506,8 +523,12 @@ func (s *AOBB) Describe() string {
 	for _, v := range s.pre {
 		depth = max(depth, s.pt.depth[v]+1)
 	}
-	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d, search space %.3g, mini-bucket i-bound %d (%.1f MiB), %d variables cached (%.1f MiB held), budget %d MiB",
-		s.pt.width, depth, s.pt.space(s.lp.Domains), s.IBound(), float64(s.heurBytes)/(1<<20), s.cachedVars, float64(s.cacheUsed)/(1<<20), s.opts.Memory>>20)
+	race := ""
+	if s.raceTrees > 1 {
+		race = fmt.Sprintf(", pseudo-tree %d of %d raced", s.raceTree+1, s.raceTrees)
+	}
+	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d%s, search space %.3g, mini-bucket i-bound %d (%.1f MiB), %d variables cached (%.1f MiB held), budget %d MiB",
+		s.pt.width, depth, race, s.pt.space(s.lp.Domains), s.IBound(), float64(s.heurBytes)/(1<<20), s.cachedVars, float64(s.cacheUsed)/(1<<20), s.opts.Memory>>20)
 }
 
 // fill refills a conditioned function from its entries at offset idx.
@@ -755,13 +776,12 @@ const (
 // it did. The trees share the memory budget: half to the first, half to
 // the others.
 func (s *AOBB) race(ctx context.Context, boundary, interior []int) (float64, error) {
-	trees := s.alts
+	alts := s.alts
 	s.alts = nil
 	runners := []*AOBB{s}
-	opts := s.opts
-	opts.Memory = max(1, s.opts.Memory/int64(len(trees)))
 	// run searches runner r for b checks more; ok when it ended.
-	run := func(r *AOBB, b int64) (float64, bool, error) {
+	run := func(k int, b int64) (float64, bool, error) {
+		r := runners[k]
 		c, _, done, err := r.SolveRowWithin(ctx, boundary, interior, math.Inf(1), b)
 		if err != nil || !done {
 			return 0, false, err
@@ -774,19 +794,22 @@ func (s *AOBB) race(ctx context.Context, boundary, interior []int) (float64, err
 		if r != s {
 			*s = *r
 		}
-		s.checks, s.nodes = checks, nodes
+		s.checks, s.nodes, s.raceTree, s.raceTrees = checks, nodes, k, len(runners)
 		return c, true, nil
 	}
-	if c, ok, err := run(s, raceSoloChecks); ok || err != nil {
+	if c, ok, err := run(0, s.raceSolo); ok || err != nil {
 		return c, err
 	}
-	for b := int64(raceFirstChecks); ; b *= 2 {
+	trees := alts()
+	opts := s.opts
+	opts.Memory = max(1, s.opts.Memory/int64(max(len(trees), 1)))
+	for b := s.raceFirst; ; b *= 2 {
 		for k := 0; k <= len(trees); k++ {
 			if k == len(runners) {
 				pt := trees[k-1]
 				runners = append(runners, newAOBB(s.lp, opts, func(int, int, []int, [][]int, []int) []*pseudoTree { return []*pseudoTree{pt} }))
 			}
-			if c, ok, err := run(runners[k], b); ok || err != nil {
+			if c, ok, err := run(k, b); ok || err != nil {
 				return c, err
 			}
 		}

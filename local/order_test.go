@@ -21,7 +21,8 @@ import (
 // $HEARTH_TREE_CHECKS checks (default 2^28), with $HEARTH_TREE_TRIES orders
 // per rule, and logs the tree's
 // measures beside the CPU time: the measurements behind treeBetter.
-// Skipped unless set.
+// With $HEARTH_TREE_RACE set it races instead, each candidate first
+// (AOBB.race). Skipped unless set.
 func TestTreeCandidatesExperiment(t *testing.T) {
 	files := os.Getenv("HEARTH_TREE_FILES")
 	if files == "" {
@@ -70,6 +71,25 @@ func TestTreeCandidatesExperiment(t *testing.T) {
 			t.Logf("%s: %d candidates in %v", file, len(cands), time.Since(t0))
 			return []*pseudoTree{cands[0].pt}
 		})
+		if os.Getenv("HEARTH_TREE_RACE") != "" {
+			// Each candidate first, the usual others after it.
+			for k := range cands {
+				c := cands[k]
+				s := newAOBB(lp, AOBBOptions{}, func(nv, nb int, doms []int, scopes [][]int, interior []int) []*pseudoTree {
+					return append([]*pseudoTree{c.pt}, raceTrees(nv, doms, scopes, interior, bestPseudoTree(nv, nb, scopes, interior))...)
+				})
+				ctx, cancel := context.WithTimeout(context.Background(), limit)
+				cpu0 := cputime.Used()
+				cost, err := s.SolveRow(ctx, nil, make([]int, len(lp.Vars)))
+				cancel()
+				if err != nil {
+					t.Logf("%-14s seed %d first: %v", c.rule, c.seed, err)
+					continue
+				}
+				t.Logf("%-14s seed %d first: race solved %v cpu %.3fs checks %.3g", c.rule, c.seed, cost, float64(cputime.Used()-cpu0)/1e9, float64(s.Checks()))
+			}
+			continue
+		}
 		for k := range cands {
 			c := cands[k]
 			s := newAOBB(lp, AOBBOptions{}, func(int, int, []int, [][]int, []int) []*pseudoTree { return []*pseudoTree{c.pt} })

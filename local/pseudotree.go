@@ -167,43 +167,39 @@ func (pt *pseudoTree) space(doms []int) float64 {
 	return total
 }
 
-// choosePseudoTrees returns the pseudo-trees AOBB may search, the one it
-// searches first first (bestPseudoTree, as before races), then raceTrees-1
-// others for a one-row race (see AOBB.race): the best (treeBetter) of
-// orderTries orders of each other rule, then min-fill orders with other
-// random ties. Duplicates are dropped. The others differ in rule rather
+// raceTrees returns up to raceMax-1 pseudo-trees other than first
+// (bestPseudoTree's) for a one-row race (see AOBB.race): the best
+// (treeBetter) of orderTries orders of each rule other than min-fill,
+// then min-fill orders with other random ties; none is a duplicate. The others differ in rule rather
 // than in width: AOBB's time on trees of one width differs by orders of
 // magnitude, and no measure of the tree taken before the search predicted
 // it (docs/DESIGN.md).
-func choosePseudoTrees(nv, nb int, doms []int, scopes [][]int, interior []int) []*pseudoTree {
-	out := []*pseudoTree{bestPseudoTree(nv, nb, scopes, interior)}
-	if nb > 0 {
-		return out // rows of an MVA table do not race
-	}
+func raceTrees(nv int, doms []int, scopes [][]int, interior []int, first *pseudoTree) []*pseudoTree {
+	out := []*pseudoTree{first}
 	add := func(pt *pseudoTree) {
-		if len(out) < raceTrees && !slices.ContainsFunc(out, func(q *pseudoTree) bool { return slices.Equal(q.order, pt.order) }) {
+		if len(out) < raceMax && !slices.ContainsFunc(out, func(q *pseudoTree) bool { return slices.Equal(q.order, pt.order) }) {
 			out = append(out, pt)
 		}
 	}
 	tries := orderTries(len(interior))
 	for _, r := range []orderRule{ruleMinDegree, ruleMinWeight, ruleWeightedFill} {
 		var best *pseudoTree
-		for _, c := range pseudoTreeCandidates(nv, nb, doms, scopes, interior, r, tries) {
+		for _, c := range pseudoTreeCandidates(nv, 0, doms, scopes, interior, r, tries) {
 			if best == nil || treeBetter(c.pt, best) {
 				best = c.pt
 			}
 		}
 		add(best)
 	}
-	for seed := 1; len(out) < raceTrees && seed <= raceTrees; seed++ {
+	for seed := 1; len(out) < raceMax && seed <= raceMax; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 1<<32))
-		add(newPseudoTree(nv, nb, scopes, greedyOrder(nv, scopes, doms, interior, ruleMinFill, rng)))
+		add(newPseudoTree(nv, 0, scopes, greedyOrder(nv, scopes, doms, interior, ruleMinFill, rng)))
 	}
-	return out
+	return out[1:]
 }
 
-// raceTrees is the most trees a one-row race runs.
-const raceTrees = 6
+// raceMax is the most trees a one-row race runs.
+const raceMax = 6
 
 // orderTries returns the orders tried per rule for n interior variables:
 // three up to about 300 variables, then one. An order of a 132-variable
