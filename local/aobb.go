@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
@@ -77,7 +76,17 @@ type AOBB struct {
 	opts AOBBOptions
 	bad  error
 
-	pt     *pseudoTree
+	pt *pseudoTree
+	// alts returns the other trees of a one-row race (see race), built
+	// only when the first tree's solo round did not end; nil: no race.
+	alts func() []*pseudoTree
+	// raceSolo and raceFirst are race's raceSoloChecks and
+	// raceFirstChecks (tests make them small).
+	raceSolo, raceFirst int64
+	// raceTree is the index of the tree a race kept (0: the first, or
+	// no race), raceTrees the trees it had.
+	raceTree, raceTrees int
+
 	cond   []condFunc  // functions with interior variables
 	consts []constFunc // functions over boundary variables only
 	mb     *miniBuckets
@@ -216,13 +225,24 @@ const sparseEntryBytes = 48
 // plan with the largest i-bound that fits half the memory budget (and
 // opts.HeuristicEntries), and the caches that fit the rest.
 func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
+	return newAOBB(lp, opts, nil)
+}
+
+// treeFunc returns the pseudo-trees AOBB may search for a problem's
+// conditioned scopes, the first searched first, the others (if any) in a
+// one-row race.
+type treeFunc func(nv, nb int, doms []int, scopes [][]int, interior []int) []*pseudoTree
+
+// newAOBB is NewAOBB with the pseudo-trees from tree (nil:
+// bestPseudoTree, then raceTrees for a race).
+func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
 	if opts.HeuristicEntries <= 0 {
 		opts.HeuristicEntries = DefaultHeuristicEntries
 	}
-	s := &AOBB{lp: lp, opts: opts, searchFloor: 1 << 22, searchShare: 4, below: math.Inf(1)}
+	s := &AOBB{lp: lp, opts: opts, searchFloor: 1 << 22, searchShare: 4, below: math.Inf(1), raceSolo: raceSoloChecks, raceFirst: raceFirstChecks}
 	for k, d := range lp.Domains {
 		if d < 1 {
 			s.bad = fmt.Errorf("aobb: variable %s has an empty domain", lp.Problem.Variables[lp.Vars[k]].Name)
@@ -236,7 +256,6 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 	}
 
 	// Condition every function on the boundary, as BE's rows do.
-	g := mva.NewGraph(nv)
 	var scopes [][]int
 	for _, f := range lp.Funcs {
 		c := condFunc{f: &Factor{}, costs: f.Costs}
@@ -270,11 +289,28 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 			}
 			c.f.Costs = make([]float64, n)
 		}
-		g.AddClique(c.f.Vars)
 		scopes = append(scopes, c.f.Vars)
 		s.cond = append(s.cond, c)
 	}
-	s.pt = bestPseudoTree(g, nv, lp, scopes, interior)
+	if tree == nil {
+		s.pt = bestPseudoTree(nv, lp.NB, scopes, interior)
+		if lp.NB == 0 {
+			first := s.pt
+			s.alts = func() []*pseudoTree { return raceTrees(nv, lp.Domains, scopes, interior, first) }
+		}
+	} else {
+		trees := tree(nv, lp.NB, lp.Domains, scopes, interior)
+		s.pt = trees[0]
+		if lp.NB == 0 && len(trees) > 1 {
+			s.alts = func() []*pseudoTree { return trees[1:] }
+		}
+	}
+	if s.alts != nil {
+		// One row: the trees may race (see race), the first in half
+		// the budget.
+		s.opts.Memory /= 2
+		opts = s.opts
+	}
 	pt := s.pt
 
 	s.orig = make([][]aobbRef, nv)
@@ -328,64 +364,6 @@ func NewAOBB(lp *mva.LocalProblem, opts AOBBOptions) *AOBB {
 	s.condKey = make([]int, len(s.cond))
 	s.snap = make([][]float64, len(s.cond))
 	return s
-}
-
-// orderTries is how many min-fill orders bestPseudoTree compares: the
-// plain one and orderTries-1 with ties broken at random (seeded, so the
-// choice is deterministic). Min-fill ties are everywhere on grids, and
-// widths of one instance differ by several between them. Past
-// orderTriesVars interior variables the tries shrink in proportion (down
-// to the plain order alone): min-fill is quadratic, and on a 900-variable
-// grid each order took 0.14 s of planning.
-const (
-	orderTries     = 8
-	orderTriesVars = 128
-)
-
-// bestPseudoTree returns the pseudo-tree of the min-fill order (ties
-// broken at random, up to orderTries times) with the smallest induced
-// width, then the smallest depth.
-func bestPseudoTree(g *mva.Graph, nv int, lp *mva.LocalProblem, scopes [][]int, interior []int) *pseudoTree {
-	order, _ := g.MinFill(interior)
-	best := newPseudoTree(nv, lp.NB, scopes, order)
-	bestDepth := best.height()
-	rng := rand.New(rand.NewPCG(1, uint64(nv)))
-	tries := orderTries
-	if n := len(interior); n > orderTriesVars {
-		tries = max(1, orderTries*orderTriesVars/n)
-	}
-	for range tries - 1 {
-		// MinFill breaks ties by the lowest index: relabel at random.
-		perm := rng.Perm(nv)
-		inv := make([]int, nv)
-		for v, p := range perm {
-			inv[p] = v
-		}
-		gp := mva.NewGraph(nv)
-		for _, sc := range scopes {
-			m := make([]int, len(sc))
-			for k, v := range sc {
-				m[k] = perm[v]
-			}
-			gp.AddClique(m)
-		}
-		elim := make([]int, len(interior))
-		for k, v := range interior {
-			elim[k] = perm[v]
-		}
-		po, w := gp.MinFill(elim)
-		if w > best.width {
-			continue
-		}
-		for k, p := range po {
-			po[k] = inv[p]
-		}
-		pt := newPseudoTree(nv, lp.NB, scopes, po)
-		if d := pt.height(); pt.width < best.width || d < bestDepth {
-			best, bestDepth = pt, d
-		}
-	}
-	return best
 }
 
 // firstHeuristicEntries is the size of the first mini-bucket heuristic;
@@ -545,8 +523,12 @@ func (s *AOBB) Describe() string {
 	for _, v := range s.pre {
 		depth = max(depth, s.pt.depth[v]+1)
 	}
-	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d, search space %.3g, mini-bucket i-bound %d (%.1f MiB), %d variables cached (%.1f MiB held), budget %d MiB",
-		s.pt.width, depth, s.pt.space(s.lp.Domains), s.IBound(), float64(s.heurBytes)/(1<<20), s.cachedVars, float64(s.cacheUsed)/(1<<20), s.opts.Memory>>20)
+	race := ""
+	if s.raceTrees > 1 {
+		race = fmt.Sprintf(", pseudo-tree %d of %d raced", s.raceTree+1, s.raceTrees)
+	}
+	return fmt.Sprintf("aobb: width %d, pseudo-tree depth %d%s, search space %.3g, mini-bucket i-bound %d (%.1f MiB), %d variables cached (%.1f MiB held), budget %d MiB",
+		s.pt.width, depth, race, s.pt.space(s.lp.Domains), s.IBound(), float64(s.heurBytes)/(1<<20), s.cachedVars, float64(s.cacheUsed)/(1<<20), s.opts.Memory>>20)
 }
 
 // fill refills a conditioned function from its entries at offset idx.
@@ -621,6 +603,9 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if s.alts != nil && !s.rowsSeen && s.budget == 0 && math.IsInf(s.below, 1) {
+		return s.race(ctx, boundary, interior)
 	}
 	clear(interior)
 	g0 := 0.0
@@ -766,6 +751,69 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	copy(full, boundary)
 	copy(full[lp.NB:], interior)
 	return lp.Eval(full), nil
+}
+
+// raceSoloChecks are the checks the first tree of a race searches alone;
+// raceFirstChecks those every tree gets in the first round after, each
+// round doubling them.
+const (
+	raceSoloChecks  = 1 << 27
+	raceFirstChecks = 1 << 24
+)
+
+// race solves a one-row problem over several pseudo-trees. The first
+// tree searches alone for raceSoloChecks checks (an SHDS home's response
+// takes up to 10^8 on it, a second); then every tree, the first one
+// included, searches in turn for raceFirstChecks checks more, twice as
+// many each round, until one search ends, whose tree is kept. A tree's
+// search resumes where it stopped: its heuristic and cached values stay.
+// AOBB's time on trees of the same width differs by orders of magnitude
+// (an SHDS home: 1.2·10^8 checks on one, past 3·10^8 on 17 of 20 other
+// min-fill trees, past 5 minutes on one), and no measure of the tree
+// taken before the search predicted which (see docs/DESIGN.md): the race
+// bounds the loss to a few times the trees' number times the fastest
+// tree's checks, while a problem the first tree solves alone costs what
+// it did. The trees share the memory budget: half to the first, half to
+// the others.
+func (s *AOBB) race(ctx context.Context, boundary, interior []int) (float64, error) {
+	alts := s.alts
+	s.alts = nil
+	runners := []*AOBB{s}
+	// run searches runner r for b checks more; ok when it ended.
+	run := func(k int, b int64) (float64, bool, error) {
+		r := runners[k]
+		c, _, done, err := r.SolveRowWithin(ctx, boundary, interior, math.Inf(1), b)
+		if err != nil || !done {
+			return 0, false, err
+		}
+		var checks, nodes int64
+		for _, o := range runners {
+			checks += o.checks
+			nodes += o.nodes
+		}
+		if r != s {
+			*s = *r
+		}
+		s.checks, s.nodes, s.raceTree, s.raceTrees = checks, nodes, k, len(runners)
+		return c, true, nil
+	}
+	if c, ok, err := run(0, s.raceSolo); ok || err != nil {
+		return c, err
+	}
+	trees := alts()
+	opts := s.opts
+	opts.Memory = max(1, s.opts.Memory/int64(max(len(trees), 1)))
+	for b := s.raceFirst; ; b *= 2 {
+		for k := 0; k <= len(trees); k++ {
+			if k == len(runners) {
+				pt := trees[k-1]
+				runners = append(runners, newAOBB(s.lp, opts, func(int, int, []int, [][]int, []int) []*pseudoTree { return []*pseudoTree{pt} }))
+			}
+			if c, ok, err := run(k, b); ok || err != nil {
+				return c, err
+			}
+		}
+	}
 }
 
 // shiftRounds bounds the sweeps of shift.

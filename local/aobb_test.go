@@ -20,21 +20,23 @@ var aobbConfigs = []struct {
 	name     string
 	opts     AOBBOptions
 	escalate bool // escalate the heuristic after a few reads of search
+	race     bool // one row: race the pseudo-trees from the first check
 }{
-	{"default", AOBBOptions{}, false},
-	{"i1", AOBBOptions{IBound: 1}, false},
-	{"i2", AOBBOptions{IBound: 2}, false},
-	{"no-memory", AOBBOptions{Memory: 1}, false},
-	{"tight", AOBBOptions{Memory: 600, IBound: 2}, false},
-	{"escalate", AOBBOptions{}, true},
-	{"shift-rows", AOBBOptions{ShiftRows: true}, false},
+	{"default", AOBBOptions{}, false, false},
+	{"i1", AOBBOptions{IBound: 1}, false, false},
+	{"i2", AOBBOptions{IBound: 2}, false, false},
+	{"no-memory", AOBBOptions{Memory: 1}, false, false},
+	{"tight", AOBBOptions{Memory: 600, IBound: 2}, false, false},
+	{"escalate", AOBBOptions{}, true, false},
+	{"shift-rows", AOBBOptions{ShiftRows: true}, false, false},
+	{"race", AOBBOptions{IBound: 1}, false, true},
 }
 
 // checkAOBBRows solves the rows of lp in seq order with one AOBB per
 // configuration and compares every answer with brute force: the cost, and
 // the cost of the returned assignment. With edits, a quarter of the rows
 // are preceded by an edit of one function entry in place.
-func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, rng *rand.Rand, edits, exact bool) (escalations int) {
+func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, rng *rand.Rand, edits, exact bool) (escalations, raceWins int) {
 	t.Helper()
 	ctx := context.Background()
 	same := sameCost
@@ -47,6 +49,9 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 			continue // one row is always reparameterised: the default
 		}
 		solvers[k] = NewAOBB(lp, c.opts)
+		if c.race {
+			solvers[k].raceSolo, solvers[k].raceFirst = 1, 1
+		}
 		if c.escalate {
 			solvers[k].searchFloor, solvers[k].searchShare = 1, 0
 			if err := solvers[k].setHeuristic(2); err != nil {
@@ -91,15 +96,18 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 	for _, s := range solvers {
 		if s != nil {
 			escalations += s.escalations
+			if s.raceTree > 0 {
+				raceWins++
+			}
 		}
 	}
-	return escalations
+	return escalations, raceWins
 }
 
 // TestAOBBWholeProblems: hundreds of seeded problems, each one row,
 // against brute force under every budget.
 func TestAOBBWholeProblems(t *testing.T) {
-	checked, escalations := 0, 0
+	checked, escalations, raceWins := 0, 0, 0
 	for seed := range int64(400) {
 		o := randprob.Options{
 			Agents: 1, Vars: 4 + int(seed%11), MinDomain: 2, MaxDomain: 2 + int(seed%3),
@@ -111,7 +119,9 @@ func TestAOBBWholeProblems(t *testing.T) {
 			continue
 		}
 		lp := mva.NewLocalProblem(p, mva.Whole(p))
-		escalations += checkAOBBRows(t, fmt.Sprintf("seed %d", seed), lp, [][]int{{}}, nil, false, o.IntCosts)
+		e, w := checkAOBBRows(t, fmt.Sprintf("seed %d", seed), lp, [][]int{{}}, nil, false, o.IntCosts)
+		escalations += e
+		raceWins += w
 		checked++
 	}
 	if checked < 300 {
@@ -119,6 +129,9 @@ func TestAOBBWholeProblems(t *testing.T) {
 	}
 	if escalations < 20 {
 		t.Errorf("the heuristic escalated %d times: the escalation is hardly tested", escalations)
+	}
+	if raceWins < 20 {
+		t.Errorf("a tree other than the first won %d races: the race is hardly tested", raceWins)
 	}
 }
 

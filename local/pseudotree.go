@@ -2,7 +2,10 @@ package local
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
+
+	"github.com/hearth-dcop/hearth/mva"
 )
 
 // pseudoTree is a pseudo-tree of the interior variables of a local problem
@@ -162,4 +165,118 @@ func (pt *pseudoTree) space(doms []int) float64 {
 		return math.MaxFloat64
 	}
 	return total
+}
+
+// raceTrees returns up to raceMax-1 pseudo-trees other than first
+// (bestPseudoTree's) for a one-row race (see AOBB.race): the best
+// (treeBetter) of orderTries orders of each rule other than min-fill,
+// then min-fill orders with other random ties; none is a duplicate. The others differ in rule rather
+// than in width: AOBB's time on trees of one width differs by orders of
+// magnitude, and no measure of the tree taken before the search predicted
+// it (docs/DESIGN.md).
+func raceTrees(nv int, doms []int, scopes [][]int, interior []int, first *pseudoTree) []*pseudoTree {
+	out := []*pseudoTree{first}
+	add := func(pt *pseudoTree) {
+		if len(out) < raceMax && !slices.ContainsFunc(out, func(q *pseudoTree) bool { return slices.Equal(q.order, pt.order) }) {
+			out = append(out, pt)
+		}
+	}
+	tries := orderTries(len(interior))
+	for _, r := range []orderRule{ruleMinDegree, ruleMinWeight, ruleWeightedFill} {
+		var best *pseudoTree
+		for _, c := range pseudoTreeCandidates(nv, 0, doms, scopes, interior, r, tries) {
+			if best == nil || treeBetter(c.pt, best) {
+				best = c.pt
+			}
+		}
+		add(best)
+	}
+	for seed := 1; len(out) < raceMax && seed <= raceMax; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 1<<32))
+		add(newPseudoTree(nv, 0, scopes, greedyOrder(nv, scopes, doms, interior, ruleMinFill, rng)))
+	}
+	return out[1:]
+}
+
+// raceMax is the most trees a one-row race runs.
+const raceMax = 6
+
+// orderTries returns the orders tried per rule for n interior variables:
+// three up to about 300 variables, then one. An order of a 132-variable
+// SHDS home costs about 1 ms.
+func orderTries(n int) int {
+	return min(3, max(1, orderWork/max(n*n, 1)))
+}
+
+const orderWork = 1 << 18
+
+// treeBetter reports whether a is the better tree to search than b: the
+// smaller induced width, then the smaller height.
+func treeBetter(a, b *pseudoTree) bool {
+	if a.width != b.width {
+		return a.width < b.width
+	}
+	return a.height() < b.height()
+}
+
+// bestTries is how many min-fill orders bestPseudoTree compares: the
+// plain one and bestTries-1 with ties broken at random (seeded, so the
+// choice is deterministic). Min-fill ties are everywhere on grids, and
+// widths of one instance differ by several between them. Past
+// bestTriesVars interior variables the tries shrink in proportion (down
+// to the plain order alone): min-fill is quadratic, and on a 900-variable
+// grid each order took 0.14 s of planning.
+const (
+	bestTries     = 8
+	bestTriesVars = 128
+)
+
+// bestPseudoTree returns the pseudo-tree of the min-fill order (ties
+// broken at random, up to bestTries times) with the smallest induced
+// width, then the smallest depth.
+func bestPseudoTree(nv, nb int, scopes [][]int, interior []int) *pseudoTree {
+	g := mva.NewGraph(nv)
+	for _, sc := range scopes {
+		g.AddClique(sc)
+	}
+	order, _ := g.MinFill(interior)
+	best := newPseudoTree(nv, nb, scopes, order)
+	bestDepth := best.height()
+	rng := rand.New(rand.NewPCG(1, uint64(nv)))
+	tries := bestTries
+	if n := len(interior); n > bestTriesVars {
+		tries = max(1, bestTries*bestTriesVars/n)
+	}
+	for range tries - 1 {
+		// MinFill breaks ties by the lowest index: relabel at random.
+		perm := rng.Perm(nv)
+		inv := make([]int, nv)
+		for v, p := range perm {
+			inv[p] = v
+		}
+		gp := mva.NewGraph(nv)
+		for _, sc := range scopes {
+			m := make([]int, len(sc))
+			for k, v := range sc {
+				m[k] = perm[v]
+			}
+			gp.AddClique(m)
+		}
+		elim := make([]int, len(interior))
+		for k, v := range interior {
+			elim[k] = perm[v]
+		}
+		po, w := gp.MinFill(elim)
+		if w > best.width {
+			continue
+		}
+		for k, p := range po {
+			po[k] = inv[p]
+		}
+		pt := newPseudoTree(nv, nb, scopes, po)
+		if d := pt.height(); pt.width < best.width || d < bestDepth {
+			best, bestDepth = pt, d
+		}
+	}
+	return best
 }
