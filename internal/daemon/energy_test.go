@@ -241,6 +241,41 @@ func TestEnergyHomeAway(t *testing.T) {
 // the 20:00 slot), again within moments of its battery's state moving
 // off the plan (35 % → 80 %), and at the 21:00 boundary, whose command
 // it publishes for the new slot.
+// runRowan runs the energy home rowan of the file at path as a
+// long-running home on the broker at url; stop cancels it, waits for it
+// (10 s at most) and logs what it logged when the test failed.
+func runRowan(t *testing.T, url, path string, clock *live.Clock) (lb *logBuf, stop func()) {
+	t.Helper()
+	conf, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb = &logBuf{}
+	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg := mqtt.Config{Broker: mqtt.Broker{URL: url}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
+	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock}, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eh.Run(ctx) }()
+	return lb, func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the home did not stop")
+		}
+		if t.Failed() {
+			t.Logf("log:\n%s", lb.String())
+		}
+	}
+}
+
 func TestEnergyHomeRun(t *testing.T) {
 	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -269,34 +304,8 @@ func TestEnergyHomeRun(t *testing.T) {
 	}
 	pub("meter/battery/soc", "35")
 	pub(live.StateTopic("hearth", "rowan", "ev"), fmt.Sprintf(`{"time":%q,"charge":22,"plugged":true}`, clock.Now().Format(time.RFC3339)))
-	conf, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := &logBuf{}
-	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
-	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock}, conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eh.Run(ctx) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Error(err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("the home did not stop")
-		}
-		if t.Failed() {
-			t.Logf("log:\n%s", lb.String())
-		}
-	}()
+	lb, stop := runRowan(t, b.URL(), path, clock)
+	defer stop()
 	command := func(from int, round string) live.Command {
 		t.Helper()
 		m := rec.await(t, from, "the command of round "+round, 10*time.Second, func(m paho.Message) bool {
@@ -688,34 +697,8 @@ func TestEnergyHomeSetTarget(t *testing.T) {
 	}
 	pub("meter/battery/soc", "35", true)
 	pub(live.StateTopic("hearth", "rowan", "ev"), fmt.Sprintf(`{"time":%q,"charge":22,"plugged":true}`, clock.Now().Format(time.RFC3339)), true)
-	conf, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := &logBuf{}
-	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
-	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Log: log, Clock: clock}, conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eh.Run(ctx) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Error(err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("the home did not stop")
-		}
-		if t.Failed() {
-			t.Logf("log:\n%s", lb.String())
-		}
-	}()
+	lb, stop := runRowan(t, b.URL(), path, clock)
+	defer stop()
 	// charged is what an EV plan draws (kW summed over its hourly slots).
 	charged := func(m paho.Message) float64 {
 		kwh := 0.0
