@@ -231,35 +231,47 @@ func TestMeterAgainstMILP(t *testing.T) {
 		}
 		n := cfg.Neighbourhood
 		want, feasible := cbcsolve.Solve(t, milp(n))
-		c, err := compile.Compile(n, compile.Options{})
-		if err != nil {
-			if feasible {
-				t.Fatalf("seed %d: %v; CBC finds %g", seed, err, want)
-			}
-			continue
+		if _, _, _, _, ok := againstMILP(t, seed, text, n, want, feasible); ok {
+			solved++
 		}
-		lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
-		s, err := local.New("be", lp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := make([]int, lp.NumInterior())
-		got, err := s.SolveRow(context.Background(), nil, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.IsInf(got, 1) != !feasible {
-			t.Fatalf("seed %d: hearth %v, CBC feasible %v\n%s", seed, got, feasible, text)
-		}
-		if !feasible {
-			continue
-		}
-		if math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
-			t.Fatalf("seed %d: hearth's optimum %.9g, CBC's %.9g\n%s", seed, got, want, text)
-		}
-		solved++
 	}
 	if solved < homes*2/3 {
 		t.Fatalf("only %d of %d homes feasible", solved, homes)
 	}
+}
+
+// againstMILP compiles n (the home of text, seed) and solves it exactly
+// by bucket elimination, failing t unless the result agrees with CBC's
+// optimum want and feasibility. c is nil where the compiler refused a
+// home CBC also finds infeasible; ok says whether there is an optimum to
+// check further: the local problem, its interior values and its cost.
+func againstMILP(t *testing.T, seed uint64, text string, n *devices.Neighbourhood, want float64, feasible bool) (c *compile.Compiled, lp *mva.LocalProblem, in []int, got float64, ok bool) {
+	t.Helper()
+	c, err := compile.Compile(n, compile.Options{})
+	if err != nil {
+		if feasible {
+			t.Fatalf("seed %d: %v; CBC finds %g", seed, err, want)
+		}
+		return nil, nil, nil, 0, false
+	}
+	lp = mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
+	s, err := local.New("be", lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = make([]int, lp.NumInterior())
+	got, err = s.SolveRow(context.Background(), nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.IsInf(got, 1) != !feasible {
+		t.Fatalf("seed %d: hearth %v, CBC feasible %v\n%s", seed, got, feasible, text)
+	}
+	if !feasible {
+		return c, nil, nil, 0, false
+	}
+	if math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
+		t.Fatalf("seed %d: hearth's optimum %.9g, CBC's %.9g\n%s", seed, got, want, text)
+	}
+	return c, lp, in, got, true
 }

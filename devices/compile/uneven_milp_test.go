@@ -1,7 +1,6 @@
 package compile_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,12 +11,10 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
-	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/homecheck"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	cbcsolve "github.com/hearth-dcop/hearth/internal/cbc"
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -132,31 +129,9 @@ func TestUnevenAgainstMILP(t *testing.T) {
 			t.Fatalf("seed %d: %d EV goals", seed, len(goals))
 		}
 		want, feasible := cbcsolve.Solve(t, milpOf(n, lengths, goals))
-		c, err := compile.Compile(n, compile.Options{})
-		if err != nil {
-			if feasible {
-				t.Fatalf("seed %d: %v; CBC finds %g", seed, err, want)
-			}
+		c, lp, in, _, ok := againstMILP(t, seed, text, n, want, feasible)
+		if !ok {
 			continue
-		}
-		lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
-		s, err := local.New("be", lp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := make([]int, lp.NumInterior())
-		got, err := s.SolveRow(context.Background(), nil, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.IsInf(got, 1) != !feasible {
-			t.Fatalf("seed %d: hearth %v, CBC feasible %v\n%s", seed, got, feasible, text)
-		}
-		if !feasible {
-			continue
-		}
-		if math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
-			t.Fatalf("seed %d: hearth's optimum %.9g, CBC's %.9g\n%s", seed, got, want, text)
 		}
 		assign := make([]int, len(c.Problem.Variables))
 		for k, v := range lp.Vars {
