@@ -241,6 +241,27 @@ func TestEnergyHomeAway(t *testing.T) {
 // the 20:00 slot), again within moments of its battery's state moving
 // off the plan (35 % → 80 %), and at the 21:00 boundary, whose command
 // it publishes for the new slot.
+// watchRowan starts a broker and a client, id, that records everything
+// under rowan's topics; both close when the test ends.
+func watchRowan(t *testing.T, id string) (*broker.Broker, paho.Client, *msgs) {
+	t.Helper()
+	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID(id))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	t.Cleanup(func() { c.Disconnect(0) })
+	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	return b, c, rec
+}
+
 // runRowan runs the energy home rowan of the file at path as a
 // long-running home on the broker at url; stop cancels it, waits for it
 // (10 s at most) and logs what it logged when the test failed.
@@ -277,25 +298,12 @@ func runRowan(t *testing.T, url, path string, clock *live.Clock) (lb *logBuf, st
 }
 
 func TestEnergyHomeRun(t *testing.T) {
-	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	path := filepath.Join("testdata", "energy", "street.toml")
 	clock, err := live.NewClock(time.Date(2026, 11, 26, 20, 58, 30, 0, time.Local), time.Time{}, 60, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-energy-run"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
-	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	b, c, rec := watchRowan(t, "test-energy-run")
 	pub := func(tp, payload string) {
 		t.Helper()
 		if tok := c.Publish(tp, 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
@@ -670,25 +678,12 @@ func TestEnergyHomeTargets(t *testing.T) {
 // topic; 95 % is published, retained, as the value in effect, and the
 // home plans again at once, charging the car more than before.
 func TestEnergyHomeSetTarget(t *testing.T) {
-	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	path := filepath.Join("testdata", "energy", "street.toml")
 	clock, err := live.NewClock(time.Date(2026, 11, 26, 20, 10, 0, 0, time.Local), time.Time{}, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-energy-set"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
-	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	b, c, rec := watchRowan(t, "test-energy-set")
 	pub := func(tp, payload string, retained bool) {
 		t.Helper()
 		if tok := c.Publish(tp, 1, retained, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
