@@ -125,23 +125,7 @@ func TestAutoStepsAgainstLP(t *testing.T) {
 		for i, steps := range []string{"", `power_steps = "auto"`} {
 			text, T, prices, maxKW, eff, need := stepsHome(seed, steps)
 			lpText = continuousLP(T, prices, maxKW, eff, need)
-			cfg, err := config.Parse(fmt.Sprintf("steps%d.toml", seed), []byte(text), nil)
-			if err != nil {
-				t.Fatalf("seed %d: %v\n%s", seed, err, text)
-			}
-			c, err := compile.Compile(cfg.Neighbourhood, compile.Options{})
-			if err != nil {
-				t.Fatalf("seed %d: %v\n%s", seed, err, text)
-			}
-			lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
-			s, err := local.New("be", lp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got[i], err = s.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
-			if err != nil || math.IsInf(got[i], 1) {
-				t.Fatalf("seed %d: %v %v\n%s", seed, got[i], err, text)
-			}
+			got[i] = optimumOf(t, fmt.Sprintf("steps%d.toml", seed), text)
 		}
 		want, ok := cbcsolve.Solve(t, lpText)
 		if !ok {
@@ -183,23 +167,7 @@ func TestAutoBatteryStepsAgainstLP(t *testing.T) {
 		for i, steps := range []string{"", `power_steps = "auto"`} {
 			var text string
 			text, lpText, background = batteryHome(seed, steps)
-			cfg, err := config.Parse(fmt.Sprintf("battery%d.toml", seed), []byte(text), nil)
-			if err != nil {
-				t.Fatalf("seed %d: %v\n%s", seed, err, text)
-			}
-			c, err := compile.Compile(cfg.Neighbourhood, compile.Options{})
-			if err != nil {
-				t.Fatalf("seed %d: %v\n%s", seed, err, text)
-			}
-			lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
-			s, err := local.New("be", lp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got[i], err = s.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
-			if err != nil || math.IsInf(got[i], 1) {
-				t.Fatalf("seed %d: %v %v\n%s", seed, got[i], err, text)
-			}
+			got[i] = optimumOf(t, fmt.Sprintf("battery%d.toml", seed), text)
 		}
 		want, ok := cbcsolve.Solve(t, lpText)
 		if !ok {
@@ -255,4 +223,28 @@ func BenchmarkPowerSteps(b *testing.B) {
 			}
 		})
 	}
+}
+
+// optimumOf compiles the TOML home text (named name) and returns its
+// optimum by bucket elimination, failing t where it has none.
+func optimumOf(t *testing.T, name, text string) float64 {
+	t.Helper()
+	cfg, err := config.Parse(name, []byte(text), nil)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, text)
+	}
+	c, err := compile.Compile(cfg.Neighbourhood, compile.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, text)
+	}
+	lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
+	s, err := local.New("be", lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil || math.IsInf(got, 1) {
+		t.Fatalf("%s: %v %v\n%s", name, got, err, text)
+	}
+	return got
 }
