@@ -43,15 +43,7 @@ func Split(cfg *config.Config) (*devices.Neighbourhood, []*Member, error) {
 			continue
 		}
 		newIndex[i] = -1
-		var pv []float64
-		if i < len(cfg.PV) {
-			pv = cfg.PV[i]
-		}
-		var sz map[string]devices.Sizing
-		if i < len(cfg.Sizes) {
-			sz = cfg.Sizes[i]
-		}
-		eh, err := FromHome(n, h, pv, sz)
+		eh, err := FromConfigHome(cfg, i, h)
 		if err != nil {
 			file := cfg.File
 			if i < len(cfg.HomeFiles) {
@@ -321,4 +313,19 @@ func Report(ctx context.Context, cfg *config.Config, o Options) (*report.Homes, 
 	}
 	h.Notes = []string{"every home is an energy home: each is planned by devices/energy and answers the street's load by best responses; no protocol runs"}
 	return h, nil
+}
+
+// FromConfigHome is FromHome for h, home i of cfg's neighbourhood (or a
+// copy of it with rules edited), with the PV forecast and device sizes
+// cfg holds for that home.
+func FromConfigHome(cfg *config.Config, i int, h *devices.Home) (*energy.Home, error) {
+	var pv []float64
+	if i < len(cfg.PV) {
+		pv = cfg.PV[i]
+	}
+	var sz map[string]devices.Sizing
+	if i < len(cfg.Sizes) {
+		sz = cfg.Sizes[i]
+	}
+	return FromHome(cfg.Neighbourhood, h, pv, sz)
 }

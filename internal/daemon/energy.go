@@ -556,15 +556,7 @@ func EnergyModel(cfg *config.Config, name string) (*energy.Home, error) {
 		}
 		return true
 	})
-	var pv []float64
-	if hi < len(cfg.PV) {
-		pv = cfg.PV[hi]
-	}
-	var sz map[string]devices.Sizing
-	if hi < len(cfg.Sizes) {
-		sz = cfg.Sizes[hi]
-	}
-	eh, err := street.FromHome(n, &h, pv, sz)
+	eh, err := street.FromConfigHome(cfg, hi, &h)
 	if err != nil {
 		return nil, err
 	}
