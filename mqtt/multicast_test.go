@@ -148,7 +148,11 @@ func TestMulticastReceived(t *testing.T) {
 	}
 	want := map[string]int64{DropMalformed: 2, DropSenderMismatch: 1, DropWrongProtocol: 1, DropUnknownSender: 1}
 	waitFor(t, "every multicast", func() bool { return a.ctr.received.Load() == 8 })
-	st := a.ctr.snapshot("a1")
+	var st Stats
+	settle(func() bool {
+		st = a.ctr.snapshot("a1")
+		return st.Duplicates == 1 && st.MulticastsSkipped == 1 && maps.Equal(st.Dropped, want)
+	})
 	if st.Duplicates != 1 || st.MulticastsSkipped != 1 || !maps.Equal(st.Dropped, want) {
 		t.Errorf("duplicates %d, skipped %d, dropped %v; want 1, 1, %v", st.Duplicates, st.MulticastsSkipped, st.Dropped, want)
 	}

@@ -54,6 +54,22 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// settle polls cond for up to ten seconds and reports whether it came
+// true. A counter an agent bumps on arrival (received) runs ahead of the
+// ones it bumps after decoding (dropped, duplicates), so a test that has
+// seen every arrival waits for the outcome with settle and then checks
+// the counters, printing them if they never came right.
+func settle(cond func() bool) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
 // rawClient connects a bare paho client: the attacker, or a buggy peer.
 func rawClient(url, id, user, pass string, will string) (paho.Client, error) {
 	o := paho.NewClientOptions().AddBroker(url).SetClientID(id).SetUsername(user).SetPassword(pass).

@@ -101,7 +101,8 @@ func TestSignedDrops(t *testing.T) {
 	}
 	// The signed envelope (seq 1) is held for seq 0, which never came.
 	waitFor(t, "the signed envelope", func() bool { return a.ctr.received.Load() == 1 })
-	got := a.ctr.snapshot("a1").Dropped
+	var got map[string]int64
+	settle(func() bool { got = a.ctr.snapshot("a1").Dropped; return maps.Equal(got, want) })
 	if !maps.Equal(got, want) {
 		t.Fatalf("dropped %v, want %v", got, want)
 	}
