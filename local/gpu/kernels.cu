@@ -664,152 +664,50 @@ extern "C" __global__ void __launch_bounds__(256, 2) i32_jp_prod_k(const i64 *pl
 	}
 }
 
-extern "C" __global__ void jp_generic_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
-{
-	extern __shared__ i64 sp[];
-	load_plan(plan, sp);
-	jp_generic<double>(sp, dst, argmin, row0, nrows);
-}
-
-#define JP_ONE(N)                                                                                       \
-	extern "C" __global__ void jp_one##N##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
-	{                                                                                               \
-		extern __shared__ i64 sp[];                                                                 \
-		load_plan(plan, sp);                                                                        \
-		jp_one<double, N>(sp, dst, argmin, row0, nrows);                                                    \
+// The kernels' entry points. Each loads its plan into shared memory and
+// runs one of the templates above for one cost type: doubles under the
+// plain names, integer costs (see cost<int>) under the same names with
+// i32_ in front. JP_ENTRY writes one entry point; CALL is the template
+// call in parentheses (its commas would split a macro argument).
+#define JP_ENTRY(NAME, BOUNDS, CALL)                                                              \
+	extern "C" __global__ void BOUNDS NAME(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
+	{                                                                                             \
+		extern __shared__ i64 sp[];                                                               \
+		load_plan(plan, sp);                                                                      \
+		CALL;                                                                                     \
 	}
 
-JP_ONE(1)
-JP_ONE(2)
-JP_ONE(3)
-JP_ONE(4)
-
-#define JP_FAST(N)                                                                                       \
-	extern "C" __global__ void jp_fast##N##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
-	{                                                                                                \
-		extern __shared__ i64 sp[];                                                                  \
-		load_plan(plan, sp);                                                                         \
-		jp_fast<double, N, true>(sp, dst, argmin, row0, nrows);                                              \
-	}
-
-JP_FAST(1)
-JP_FAST(2)
-JP_FAST(3)
-JP_FAST(4)
-
-// jp_fastn_k serves 5 to MAXE_N inputs holding the eliminated variable.
+// jp_fastn_k serves 5 to MAXE_N inputs holding the eliminated variable;
+// jp_fastn16_k and jp_fastn32_k serve 9 to 16 and 17 to 32: the large
+// buckets of the public SPOT5 files (10 to 23 inputs), which jp_generic
+// served with its offsets in local memory and 64-bit index arithmetic.
 #define MAXE_N 8
-extern "C" __global__ void jp_fastn_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
-{
-	extern __shared__ i64 sp[];
-	load_plan(plan, sp);
-	jp_fast<double, MAXE_N, false>(sp, dst, argmin, row0, nrows);
-}
 
-// jp_fastn16_k and jp_fastn32_k serve 9 to 16 and 17 to 32 inputs holding
-// the eliminated variable: the large buckets of the public SPOT5 files
-// (10 to 23 inputs), which jp_generic served with its offsets in local
-// memory and 64-bit index arithmetic.
-#define JP_FASTN(M)                                                                                       \
-	extern "C" __global__ void jp_fastn##M##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
-	{                                                                                                \
-		extern __shared__ i64 sp[];                                                                  \
-		load_plan(plan, sp);                                                                         \
-		jp_fast<double, M, false>(sp, dst, argmin, row0, nrows);                                     \
-	}
+// JP_KERNELS writes every entry point for cost type T under prefix P.
+// TILE8 is the blocks a multiprocessor fits at tile T = 8: integer tiles
+// take half the registers of double ones, so four fit (measured on an
+// H100: 1.2x faster than two at 10^9 entries).
+#define JP_KERNELS(P, T, TILE8)                                                                   \
+	JP_ENTRY(P##jp_generic_k, , (jp_generic<T>(sp, dst, argmin, row0, nrows)))                  \
+	JP_ENTRY(P##jp_one1_k, , (jp_one<T, 1>(sp, dst, argmin, row0, nrows)))                      \
+	JP_ENTRY(P##jp_one2_k, , (jp_one<T, 2>(sp, dst, argmin, row0, nrows)))                      \
+	JP_ENTRY(P##jp_one3_k, , (jp_one<T, 3>(sp, dst, argmin, row0, nrows)))                      \
+	JP_ENTRY(P##jp_one4_k, , (jp_one<T, 4>(sp, dst, argmin, row0, nrows)))                      \
+	JP_ENTRY(P##jp_fast1_k, , (jp_fast<T, 1, true>(sp, dst, argmin, row0, nrows)))              \
+	JP_ENTRY(P##jp_fast2_k, , (jp_fast<T, 2, true>(sp, dst, argmin, row0, nrows)))              \
+	JP_ENTRY(P##jp_fast3_k, , (jp_fast<T, 3, true>(sp, dst, argmin, row0, nrows)))              \
+	JP_ENTRY(P##jp_fast4_k, , (jp_fast<T, 4, true>(sp, dst, argmin, row0, nrows)))              \
+	JP_ENTRY(P##jp_fastn_k, , (jp_fast<T, MAXE_N, false>(sp, dst, argmin, row0, nrows)))        \
+	JP_ENTRY(P##jp_fastn16_k, , (jp_fast<T, 16, false>(sp, dst, argmin, row0, nrows)))         \
+	JP_ENTRY(P##jp_fastn32_k, , (jp_fast<T, 32, false>(sp, dst, argmin, row0, nrows)))         \
+	JP_ENTRY(P##jp_tile1_4_k, __launch_bounds__(256, 4), (jp_tile<T, 1, 4>(sp, dst, argmin, row0, nrows)))     \
+	JP_ENTRY(P##jp_tile2_4_k, __launch_bounds__(256, 4), (jp_tile<T, 2, 4>(sp, dst, argmin, row0, nrows)))     \
+	JP_ENTRY(P##jp_tile3_4_k, __launch_bounds__(256, 4), (jp_tile<T, 3, 4>(sp, dst, argmin, row0, nrows)))     \
+	JP_ENTRY(P##jp_tile4_4_k, __launch_bounds__(256, 4), (jp_tile<T, 4, 4>(sp, dst, argmin, row0, nrows)))     \
+	JP_ENTRY(P##jp_tile1_8_k, __launch_bounds__(256, TILE8), (jp_tile<T, 1, 8>(sp, dst, argmin, row0, nrows))) \
+	JP_ENTRY(P##jp_tile2_8_k, __launch_bounds__(256, TILE8), (jp_tile<T, 2, 8>(sp, dst, argmin, row0, nrows))) \
+	JP_ENTRY(P##jp_tile3_8_k, __launch_bounds__(256, TILE8), (jp_tile<T, 3, 8>(sp, dst, argmin, row0, nrows))) \
+	JP_ENTRY(P##jp_tile4_8_k, __launch_bounds__(256, TILE8), (jp_tile<T, 4, 8>(sp, dst, argmin, row0, nrows)))
 
-JP_FASTN(16)
-JP_FASTN(32)
-
-#define JP_TILE(N, T)                                                                                       \
-	extern "C" __global__ void __launch_bounds__(256, T == 8 ? 2 : 4) jp_tile##N##_##T##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
-	{                                                                                                           \
-		extern __shared__ i64 sp[];                                                                             \
-		load_plan(plan, sp);                                                                                    \
-		jp_tile<double, N, T>(sp, dst, argmin, row0, nrows);                                                            \
-	}
-
-JP_TILE(1, 4)
-JP_TILE(2, 4)
-JP_TILE(3, 4)
-JP_TILE(4, 4)
-JP_TILE(1, 8)
-JP_TILE(2, 8)
-JP_TILE(3, 8)
-JP_TILE(4, 8)
-
-// The integer-cost instances (see cost<int>): jp_fast and jp_tile with the
-// eliminated variable in 1 to 4 inputs, named as the double ones with i32_
-// in front. Integer tiles take half the registers of double ones, so four
-// blocks a multiprocessor fit at T = 8 too (measured on an H100: 1.2x
-// faster than two at 10^9 entries).
-#define I32_FAST(N)                                                                                       \
-	extern "C" __global__ void i32_jp_fast##N##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
-	{                                                                                                \
-		extern __shared__ i64 sp[];                                                                  \
-		load_plan(plan, sp);                                                                         \
-		jp_fast<int, N, true>(sp, dst, argmin, row0, nrows);                                         \
-	}
-
-I32_FAST(1)
-I32_FAST(2)
-I32_FAST(3)
-I32_FAST(4)
-
-#define I32_TILE(N, T)                                                                                       \
-	extern "C" __global__ void __launch_bounds__(256, 4) i32_jp_tile##N##_##T##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
-	{                                                                                                           \
-		extern __shared__ i64 sp[];                                                                             \
-		load_plan(plan, sp);                                                                                    \
-		jp_tile<int, N, T>(sp, dst, argmin, row0, nrows);                                                       \
-	}
-
-I32_TILE(1, 4)
-I32_TILE(2, 4)
-I32_TILE(3, 4)
-I32_TILE(4, 4)
-I32_TILE(1, 8)
-I32_TILE(2, 8)
-I32_TILE(3, 8)
-I32_TILE(4, 8)
-
-// The integer-cost instances of the kernels with any number of inputs:
-// jp_generic, jp_one and the jp_fastn kernels (the large buckets of the public WCSP
-// files join 10 to 23 inputs), for steps of at most I32_MAXIN inputs.
-extern "C" __global__ void i32_jp_generic_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
-{
-	extern __shared__ i64 sp[];
-	load_plan(plan, sp);
-	jp_generic<int>(sp, dst, argmin, row0, nrows);
-}
-
-#define I32_ONE(N)                                                                                       \
-	extern "C" __global__ void i32_jp_one##N##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
-	{                                                                                               \
-		extern __shared__ i64 sp[];                                                                 \
-		load_plan(plan, sp);                                                                        \
-		jp_one<int, N>(sp, dst, argmin, row0, nrows);                                               \
-	}
-
-I32_ONE(1)
-I32_ONE(2)
-I32_ONE(3)
-I32_ONE(4)
-
-extern "C" __global__ void i32_jp_fastn_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows)
-{
-	extern __shared__ i64 sp[];
-	load_plan(plan, sp);
-	jp_fast<int, MAXE_N, false>(sp, dst, argmin, row0, nrows);
-}
-
-#define I32_FASTN(M)                                                                                       \
-	extern "C" __global__ void i32_jp_fastn##M##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
-	{                                                                                                \
-		extern __shared__ i64 sp[];                                                                  \
-		load_plan(plan, sp);                                                                         \
-		jp_fast<int, M, false>(sp, dst, argmin, row0, nrows);                                        \
-	}
-
-I32_FASTN(16)
-I32_FASTN(32)
+JP_KERNELS(, double, 2)
+JP_KERNELS(i32_, int, 4)
