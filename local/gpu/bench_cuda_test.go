@@ -128,75 +128,99 @@ func kernelTime(d *Device, p *local.JoinProject, reps int, choice kernelChoice) 
 	if err != nil {
 		return 0, err
 	}
+	inputs := make([]hostSlice, len(pk.slots))
+	for s, j := range pk.slots {
+		c := p.Inputs()[j].Costs
+		inputs[s] = hostSlice{unsafe.Pointer(&c[0]), int64(len(c)) * 8}
+	}
+	rows := int64(p.Rows())
 	var ms float64
 	err = d.do(context.Background(), func(o *owner) error {
-		var bufs []devBuf
-		defer func() {
-			for _, b := range bufs {
-				o.pool.put(b)
-			}
-		}()
-		get := func(n int64) (cu.DevicePtr, error) {
-			b, err := o.pool.get(n)
-			bufs = append(bufs, b)
-			return b.ptr, err
-		}
-		words := slices.Clone(pk.words)
-		for s, j := range pk.slots {
-			c := p.Inputs()[j].Costs
-			ptr, err := get(int64(len(c)) * 8)
-			if err != nil {
-				return err
-			}
-			if err := cu.MemcpyHtoD(ptr, unsafe.Pointer(&c[0]), int64(len(c))*8); err != nil {
-				return err
-			}
-			words[pHdr+s] = int64(ptr)
-		}
-		plan, err := get(int64(len(words)) * 8)
-		if err != nil {
-			return err
-		}
-		if err := cu.MemcpyHtoD(plan, unsafe.Pointer(&words[0]), int64(len(words))*8); err != nil {
-			return err
-		}
-		rows := int64(p.Rows())
-		dst, err := get(rows * 8)
-		if err != nil {
-			return err
-		}
-		arg, err := get(rows * 4)
-		if err != nil {
-			return err
-		}
-		start, _ := cu.MakeEvent(cu.DefaultEvent)
-		stop, _ := cu.MakeEvent(cu.DefaultEvent)
-		defer cu.DestroyEvent(&start)
-		defer cu.DestroyEvent(&stop)
-		var r0 int64
-		blocks := int(min((pk.units(rows)+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
-		args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dst), unsafe.Pointer(&arg), unsafe.Pointer(&r0), unsafe.Pointer(&rows)}
-		s := o.streams[0]
-		ts := make([]float64, reps+1)
-		for i := range ts {
-			start.Record(s)
-			if err := o.fns[pk.kernel].Launch(blocks, 1, 1, blockThreads, 1, 1, len(words)*8, s, args); err != nil {
-				return err
-			}
-			stop.Record(s)
-			if err := stop.Synchronize(); err != nil {
-				return err
-			}
-			if ts[i], err = start.Elapsed(stop); err != nil {
-				return err
-			}
-		}
-		ts = ts[1:] // the first launch JIT-loads nothing but warms caches
-		slices.Sort(ts)
-		ms = ts[reps/2]
-		return nil
+		ms, err = launchTimed(o, pk.words, inputs, rows, pk.units(rows), o.fns[pk.kernel], len(pk.words)*8, reps, nil)
+		return err
 	})
 	return ms, err
+}
+
+// hostSlice is a host buffer to upload: where it starts and its bytes.
+type hostSlice struct {
+	p     unsafe.Pointer
+	bytes int64
+}
+
+// launchTimed uploads inputs[s] into the plan's slot s and the plan,
+// allocates an output and an argmin of rows entries, and launches fn over
+// them reps+1 times, the first to warm caches; it returns the median of
+// the others in ms. read, when not nil, is given the output and the argmin
+// before they go back to the pool.
+func launchTimed(o *owner, words []int64, inputs []hostSlice, rows, units int64, fn cu.Function, shared, reps int, read func(dst, arg cu.DevicePtr) error) (float64, error) {
+	var bufs []devBuf
+	defer func() {
+		for _, b := range bufs {
+			o.pool.put(b)
+		}
+	}()
+	get := func(n int64) (cu.DevicePtr, error) {
+		b, err := o.pool.get(n)
+		bufs = append(bufs, b)
+		return b.ptr, err
+	}
+	words = slices.Clone(words)
+	for s, in := range inputs {
+		ptr, err := get(in.bytes)
+		if err != nil {
+			return 0, err
+		}
+		if err := cu.MemcpyHtoD(ptr, in.p, in.bytes); err != nil {
+			return 0, err
+		}
+		words[pHdr+s] = int64(ptr)
+	}
+	plan, err := get(int64(len(words)) * 8)
+	if err != nil {
+		return 0, err
+	}
+	if err := cu.MemcpyHtoD(plan, unsafe.Pointer(&words[0]), int64(len(words))*8); err != nil {
+		return 0, err
+	}
+	dst, err := get(rows * 8)
+	if err != nil {
+		return 0, err
+	}
+	arg, err := get(rows * 4)
+	if err != nil {
+		return 0, err
+	}
+	start, _ := cu.MakeEvent(cu.DefaultEvent)
+	stop, _ := cu.MakeEvent(cu.DefaultEvent)
+	defer cu.DestroyEvent(&start)
+	defer cu.DestroyEvent(&stop)
+	var r0 int64
+	blocks := int(min((units+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
+	args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dst), unsafe.Pointer(&arg), unsafe.Pointer(&r0), unsafe.Pointer(&rows)}
+	s := o.streams[0]
+	ts := make([]float64, reps+1)
+	for i := range ts {
+		start.Record(s)
+		if err := fn.Launch(blocks, 1, 1, blockThreads, 1, 1, shared, s, args); err != nil {
+			return 0, err
+		}
+		stop.Record(s)
+		if err := stop.Synchronize(); err != nil {
+			return 0, err
+		}
+		if ts[i], err = start.Elapsed(stop); err != nil {
+			return 0, err
+		}
+	}
+	ts = ts[1:] // the first launch JIT-loads nothing but warms caches
+	slices.Sort(ts)
+	if read != nil {
+		if err := read(dst, arg); err != nil {
+			return 0, err
+		}
+	}
+	return ts[reps/2], nil
 }
 
 // benchSet builds a join-project of about entries output rows × eliminated

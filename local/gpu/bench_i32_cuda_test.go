@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -59,72 +58,18 @@ func i32Time(d *Device, p *local.JoinProject, pk *packed, keys [][]int32, reps i
 		if !ok {
 			return fmt.Errorf("%s has no integer instance", pk.kernel)
 		}
-		var bufs []devBuf
-		defer func() {
-			for _, b := range bufs {
-				o.pool.put(b)
-			}
-		}()
-		get := func(n int64) (cu.DevicePtr, error) {
-			b, err := o.pool.get(n)
-			bufs = append(bufs, b)
-			return b.ptr, err
-		}
-		words := slices.Clone(pk.words)
+		inputs := make([]hostSlice, len(keys))
 		for s, k := range keys {
-			ptr, err := get(int64(len(k)) * 4)
-			if err != nil {
+			inputs[s] = hostSlice{unsafe.Pointer(&k[0]), int64(len(k)) * 4}
+		}
+		var err error
+		ms, err = launchTimed(o, pk.words, inputs, rows, units, fn, shared, reps, func(dst, arg cu.DevicePtr) error {
+			if err := cu.MemcpyDtoH(unsafe.Pointer(&got[0]), dst, rows*8); err != nil {
 				return err
 			}
-			if err := cu.MemcpyHtoD(ptr, unsafe.Pointer(&k[0]), int64(len(k))*4); err != nil {
-				return err
-			}
-			words[pHdr+s] = int64(ptr)
-		}
-		plan, err := get(int64(len(words)) * 8)
-		if err != nil {
-			return err
-		}
-		if err := cu.MemcpyHtoD(plan, unsafe.Pointer(&words[0]), int64(len(words))*8); err != nil {
-			return err
-		}
-		dst, err := get(rows * 8)
-		if err != nil {
-			return err
-		}
-		arg, err := get(rows * 4)
-		if err != nil {
-			return err
-		}
-		start, _ := cu.MakeEvent(cu.DefaultEvent)
-		stop, _ := cu.MakeEvent(cu.DefaultEvent)
-		defer cu.DestroyEvent(&start)
-		defer cu.DestroyEvent(&stop)
-		var r0 int64
-		blocks := int(min((units+blockThreads-1)/blockThreads, int64(o.sms*blocksPerSM)))
-		args := []unsafe.Pointer{unsafe.Pointer(&plan), unsafe.Pointer(&dst), unsafe.Pointer(&arg), unsafe.Pointer(&r0), unsafe.Pointer(&rows)}
-		s := o.streams[0]
-		ts := make([]float64, reps+1)
-		for i := range ts {
-			start.Record(s)
-			if err := fn.Launch(blocks, 1, 1, blockThreads, 1, 1, shared, s, args); err != nil {
-				return err
-			}
-			stop.Record(s)
-			if err := stop.Synchronize(); err != nil {
-				return err
-			}
-			if ts[i], err = start.Elapsed(stop); err != nil {
-				return err
-			}
-		}
-		ts = ts[1:]
-		slices.Sort(ts)
-		ms = ts[reps/2]
-		if err := cu.MemcpyDtoH(unsafe.Pointer(&got[0]), dst, rows*8); err != nil {
-			return err
-		}
-		return cu.MemcpyDtoH(unsafe.Pointer(&gotArg[0]), arg, rows*4)
+			return cu.MemcpyDtoH(unsafe.Pointer(&gotArg[0]), arg, rows*4)
+		})
+		return err
 	})
 	return ms, got, gotArg, err
 }
