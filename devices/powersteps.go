@@ -89,21 +89,91 @@ func AutoLevels(kind string, s Sizing, scale float64) (discharge, charge []Level
 		scale = 0.1
 	}
 	span := s.CapacityKWh - s.ReserveKWh
-	for m := 1; ; m++ {
-		q = math.Round(float64(m)*scale*1e9) / 1e9
-		discharge, charge = levelsFor(kind, s, q)
+	fits := func(discharge, charge []Level, q float64) bool {
 		states := math.Floor(span/q+1e-9) + 1
 		acts := float64(1 + len(discharge) + len(charge))
-		if states*states*acts <= AutoTableBudget && len(discharge) <= MaxAutoLevels && len(charge) <= MaxAutoLevels || q >= span {
-			break
+		return states*states*acts <= AutoTableBudget && len(discharge) <= MaxAutoLevels && len(charge) <= MaxAutoLevels
+	}
+	if _, ok := wallboxes[kind]; ok {
+		discharge, charge, q = wallboxQuantum(kind, s, fits)
+	} else {
+		for m := 1; ; m++ {
+			q = math.Round(float64(m)*scale*1e9) / 1e9
+			discharge, charge = levelsFor(kind, s, q)
+			if fits(discharge, charge, q) || q >= span {
+				break
+			}
 		}
 	}
 	if len(charge) == 0 {
 		// The greatest power stores less than one quantum per slot:
 		// one level at it, its energy rounded down to the resolution.
+		if _, ok := wallboxes[kind]; ok {
+			scale = WallboxResolution
+		}
 		st := math.Floor(s.MaxChargeKW*s.ChargeEff*s.SlotHours/scale+1e-9) * scale
 		charge = []Level{{Name: "charge_" + kw(s.MaxChargeKW), Power: s.MaxChargeKW, Stored: st}}
 	}
+	return discharge, charge, q
+}
+
+// WallboxResolution is the resolution (kWh) of the stored energy of a
+// wallbox with automatic levels: fine enough that a quantum can follow
+// the currents' energies to a tenth of a watt-hour instead of the
+// catalogue's 0.1 kWh, and an initial value or a goal given in kWh (or
+// read as a state of charge) is represented to within it.
+const WallboxResolution = 1e-4
+
+// wallboxQuantum returns a wallbox's levels and quantum: the finest
+// quantum within the table budget (fits) among those that a current's
+// energy per slot divides exactly, so that the levels lose (almost)
+// nothing to the rounding down to whole quanta:
+//
+//   - the greatest level's energy over K (K = 1, 2, …): the top level,
+//     which the cheapest slots use, is credited in full, and a current
+//     whose energy is a little more than a whole number of quanta loses
+//     only that little;
+//   - m times one ampere's energy on one phase (230 V × efficiency ×
+//     slot): every current that is a multiple of m amperes (on one or
+//     three phases) is credited in full.
+//
+// Each is rounded down to WallboxResolution. The quantum the resolution
+// of 0.1 kWh allowed was a multiple of it (0.6 kWh for a 60 kWh car on
+// hourly slots), which credits 32 A with 6.0 of its 6.55 kWh and a
+// three-phase ampere with 0.6 of its 0.614 kWh.
+func wallboxQuantum(kind string, s Sizing, fits func(discharge, charge []Level, q float64) bool) (discharge, charge []Level, q float64) {
+	res := WallboxResolution
+	floorRes := func(v float64) float64 { return math.Floor(v/res+1e-6) * res }
+	// The greatest level's energy: the cap or the greatest current.
+	_, all := levelsFor(kind, s, res)
+	amp := float64(gridVolts) / 1000 * s.ChargeEff * s.SlotHours
+	var top float64
+	if len(all) > 0 {
+		top = all[len(all)-1].Stored
+	}
+	var qs []float64
+	for k := 1; k <= 4096; k++ {
+		if v := floorRes(top / float64(k)); v >= res {
+			qs = append(qs, v)
+		}
+		if v := floorRes(float64(k) * amp); v >= res {
+			qs = append(qs, v)
+		}
+	}
+	slices.Sort(qs)
+	qs = slices.Compact(qs)
+	if len(qs) == 0 {
+		return nil, nil, res
+	}
+	for _, c := range qs {
+		d, ch := levelsFor(kind, s, c)
+		if len(ch) > 0 && fits(d, ch, c) {
+			return d, ch, c
+		}
+	}
+	// None fits: the coarsest.
+	q = qs[len(qs)-1]
+	discharge, charge = levelsFor(kind, s, q)
 	return discharge, charge, q
 }
 
@@ -209,6 +279,9 @@ func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	out.Properties = slices.Clone(e.Properties)
 	out.Properties[0].Min, out.Properties[0].Max = bound(s.ReserveKWh), bound(s.CapacityKWh)
 	out.Properties[0].Initial = math.Min(math.Max(out.Properties[0].Initial, s.ReserveKWh), s.CapacityKWh)
+	if _, ok := wallboxes[e.Kind]; ok {
+		out.Properties[0].Scale = WallboxResolution
+	}
 	top := charge[len(charge)-1]
 	out.Description = fmt.Sprintf("%s; %d charging levels %g–%g kW", e.Description, len(charge), charge[0].Power, top.Power)
 	if len(discharge) > 0 {
