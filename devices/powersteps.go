@@ -151,12 +151,24 @@ func wallboxQuantum(kind string, s Sizing, fits func(discharge, charge []Level, 
 	if len(all) > 0 {
 		top = all[len(all)-1].Stored
 	}
+	// Quanta finer than span/√(budget/2) leave too many states for even
+	// one level.
+	span := s.CapacityKWh - s.ReserveKWh
+	least := math.Max(span/math.Sqrt(AutoTableBudget/2), res)
 	var qs []float64
 	for k := 1; k <= 4096; k++ {
-		if v := floorRes(top / float64(k)); v >= res {
-			qs = append(qs, v)
+		v := floorRes(top / float64(k))
+		if v < least {
+			break
 		}
-		if v := floorRes(float64(k) * amp); v >= res {
+		qs = append(qs, v)
+	}
+	for m := max(1, int(least/amp)); m <= 4096; m++ {
+		v := floorRes(float64(m) * amp)
+		if v > top {
+			break
+		}
+		if v >= least {
 			qs = append(qs, v)
 		}
 	}
@@ -166,6 +178,19 @@ func wallboxQuantum(kind string, s Sizing, fits func(discharge, charge []Level, 
 		return nil, nil, res
 	}
 	for _, c := range qs {
+		states := math.Floor(span/c+1e-9) + 1
+		// The levels of c, counted before they are built: the distinct
+		// whole quanta the currents store (c is a multiple of res, so
+		// a current's energy at res rounds down to the same quanta).
+		n, last := 0, int64(0)
+		for _, l := range all {
+			if k := int64(math.Floor(l.Stored/c + 1e-9)); k > last {
+				n, last = n+1, k
+			}
+		}
+		if n == 0 || states*states*float64(1+n) > AutoTableBudget || n > MaxAutoLevels {
+			continue
+		}
 		d, ch := levelsFor(kind, s, c)
 		if len(ch) > 0 && fits(d, ch, c) {
 			return d, ch, c

@@ -13,6 +13,9 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/devices/homecheck"
+	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/report"
 	cbcsolve "github.com/hearth-dcop/hearth/internal/cbc"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
@@ -167,7 +170,23 @@ func TestAutoStepsAgainstLP(t *testing.T) {
 			text, T, prices, maxKW, eff, need := stepsHome(seed, steps)
 			lpText = continuousLP(T, prices, maxKW, eff, need)
 			milpText = currentsMILP(T, prices, maxKW, eff, need)
-			got[i] = optimumOf(t, fmt.Sprintf("steps%d.toml", seed), text)
+			name := fmt.Sprintf("steps%d.toml", seed)
+			if i == 0 {
+				got[i] = optimumOf(t, name, text)
+				continue
+			}
+			// The automatic levels' plan passes the independent
+			// checker, and its charger's power per slot stores the
+			// goal's energy at the physical efficiency.
+			var kw []float64
+			got[i], kw = checkedPlan(t, name, text, "ev")
+			stored := 0.0
+			for _, p := range kw {
+				stored += p * eff
+			}
+			if stored < need-1e-9 {
+				t.Fatalf("seed %d: the plan's %v kW store %g kWh at %g, short of the %g kWh goal", seed, kw, stored, eff, need)
+			}
 		}
 		want, ok := cbcsolve.Solve(t, lpText)
 		if !ok {
@@ -180,8 +199,15 @@ func TestAutoStepsAgainstLP(t *testing.T) {
 		if device < want-1e-6 {
 			t.Fatalf("seed %d: whole currents (%g) beat the continuous optimum %g", seed, device, want)
 		}
-		if got[0] < device-1e-6 || got[1] < device-1e-6 {
-			t.Fatalf("seed %d: a plan (%g fixed, %g auto) beats the wallbox's optimum %g", seed, got[0], got[1], device)
+		// The catalogue's two levels are neither whole currents (3.7 kW
+		// for 16 A's 3.68) nor 89 % (7.4 kW stores 6.6 kWh, not 6.586),
+		// so only the automatic ones are held to either optimum; the
+		// two levels beat the continuous one on seed 19.
+		if got[0] < want-1e-6 {
+			t.Logf("seed %d: the catalogue's two levels (%g) beat the continuous optimum %g: their figures round in the plan's favour", seed, got[0], want)
+		}
+		if got[1] < device-1e-6 {
+			t.Fatalf("seed %d: the automatic levels' plan (%g) beats the wallbox's optimum %g", seed, got[1], device)
 		}
 		gf, ga, gd := (got[0]-want)/want, (got[1]-want)/want, (got[1]-device)/device
 		t.Logf("seed %d: continuous %.4f, whole currents %.4f, two levels %.4f (+%.1f%%), automatic %.4f (+%.2f%% over the continuous, +%.2f%% over whole currents)", seed, want, device, got[0], 100*gf, got[1], 100*ga, 100*gd)
@@ -302,4 +328,53 @@ func optimumOf(t *testing.T, name, text string) float64 {
 		t.Fatalf("%s: %v %v\n%s", name, got, err, text)
 	}
 	return got
+}
+
+// checkedPlan compiles and solves the TOML home text (named name) as
+// optimumOf does, passes its plan through the independent checker
+// (devices/homecheck) and returns its optimum and device dev's power per
+// slot (kW) as the result reports it.
+func checkedPlan(t *testing.T, name, text, dev string) (float64, []float64) {
+	t.Helper()
+	cfg, err := config.Parse(name, []byte(text), nil)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, text)
+	}
+	n := cfg.Neighbourhood
+	c, err := compile.Compile(n, compile.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, text)
+	}
+	lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
+	s, err := local.New("be", lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]int, lp.NumInterior())
+	got, err := s.SolveRow(context.Background(), nil, in)
+	if err != nil || math.IsInf(got, 1) {
+		t.Fatalf("%s: %v %v\n%s", name, got, err, text)
+	}
+	assign := make([]int, len(c.Problem.Variables))
+	for k, v := range lp.Vars {
+		assign[v] = in[k]
+	}
+	sched, ev, err := c.Report(assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := report.Build(report.Input{Model: n, Result: mva.Result{Feasible: true}, Schedule: sched, Eval: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := homecheck.Check(n, homesolve.Street(h)).Err(); err != nil {
+		t.Fatalf("%s: the checker rejects the plan: %v\n%s", name, err, text)
+	}
+	for _, d := range h.Schedules[0].Devices {
+		if d.Device == dev {
+			return got, d.KW
+		}
+	}
+	t.Fatalf("%s: no device %s in the plan", name, dev)
+	return 0, nil
 }
