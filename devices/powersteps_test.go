@@ -189,3 +189,42 @@ func TestAutoLevelsWallboxSteps(t *testing.T) {
 		t.Fatalf("top level %s storing %g, want charge_32a storing 6.5494", top.Name, top.Stored)
 	}
 }
+
+// TestAutoLevelsNeeds: told what its goals need, a wallbox chooses a
+// quantum that meets each need with less than a tenth of a kWh to spare
+// (the finest quantum, 0.5954 kWh for the 7.4 kW box on hourly slots,
+// needs 15 quanta, 8.93 kWh, for 8.5), within the same budget and
+// physics (TestAutoLevels' checks, run here on the chosen levels).
+func TestAutoLevelsNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		kind  string
+		needs []float64
+	}{
+		{"ev_wallbox_7kw", []float64{8.5}},
+		{"ev_wallbox_7kw", []float64{15.7}},
+		{"ev_wallbox_11kw", []float64{20.2}},
+		{"ev_wallbox_11kw", []float64{12.3, 30}},
+	} {
+		sz := Sizing{CapacityKWh: 60, MaxChargeKW: sizable[tc.kind].MaxChargeKW, ChargeEff: 0.89, SlotHours: 1, Auto: true}
+		_, _, fine := AutoLevels(tc.kind, sz, 0.1)
+		sz.Needs = tc.needs
+		_, charge, q := AutoLevels(tc.kind, sz, 0.1)
+		over, overFine := 0.0, 0.0
+		for _, n := range tc.needs {
+			over += math.Ceil(n/q-1e-9)*q - n
+			overFine += math.Ceil(n/fine-1e-9)*fine - n
+		}
+		t.Logf("%s needs %v: quantum %g (%d levels) stores %.4f kWh beyond them, the finest %g %.4f", tc.kind, tc.needs, q, len(charge), over, fine, overFine)
+		if over > 0.1*float64(len(tc.needs)) || over > overFine+1e-9 {
+			t.Errorf("%s needs %v: quantum %g overshoots by %g kWh (the finest %g by %g)", tc.kind, tc.needs, q, over, fine, overFine)
+		}
+		if states := math.Floor(60/q+1e-9) + 1; states*states*float64(1+len(charge)) > AutoTableBudget {
+			t.Errorf("%s: S²·A = %g²·%d over the budget", tc.kind, states, 1+len(charge))
+		}
+		for _, l := range charge {
+			if k := l.Stored / q; math.Abs(k-math.Round(k)) > 1e-6 || l.Stored > l.Power*0.89+1e-9 || l.Power > sz.MaxChargeKW+1e-9 {
+				t.Errorf("%s: %s stores %g kWh at %g kW: not whole quanta of %g, or more than the physics", tc.kind, l.Name, l.Stored, l.Power, q)
+			}
+		}
+	}
+}
