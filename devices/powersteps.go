@@ -21,9 +21,9 @@ import (
 //   - every charging (discharging) level stores (takes) a whole number
 //     of quanta per slot, k·Q, so the reachable states are the initial
 //     value plus whole quanta: S = range/Q + 1;
-//   - Q is the least multiple of the resolution for which S²·A ≤
-//     AutoTableBudget and each direction has at most MaxAutoLevels
-//     levels: the finest the table budget allows;
+//   - a battery's Q is the least multiple of the resolution (0.1 kWh)
+//     for which S²·A ≤ AutoTableBudget and each direction has at most
+//     MaxAutoLevels levels: the finest the table budget allows;
 //   - a wallbox's levels are its real currents: 1 A steps from 6 A (IEC
 //     61851's least) at 230 V on its phases (ev_wallbox_7kw one phase up
 //     to 32 A, ev_wallbox_11kw three phases up to 16 A, and also one
@@ -31,19 +31,31 @@ import (
 //     three-phase least), capped at max_charge_kw and not below
 //     min_charge_kw. Each current stores its energy per slot rounded
 //     down to whole quanta; of the currents that store the same, only
-//     the least is a level (the others draw more for nothing);
+//     the least is a level (the others draw more for nothing). Its
+//     stored energy has a resolution of 0.1 Wh (WallboxResolution), so
+//     that Q can follow the currents' energies rather than multiples of
+//     0.1 kWh, and Q is chosen within the same budget among the
+//     quanta a current's energy divides (wallboxQuantum): the greatest
+//     level's over K, m amperes' on one phase, and, where the home's
+//     goals are known (Sizing.Needs), each need over N — the finest
+//     without needs, with them the one expected to store least beyond
+//     the goals;
 //   - a battery's inverter is continuous: its k-th level is the power
 //     that stores exactly k·Q per slot (charging, k·Q ÷ efficiency) or
 //     delivers what k·Q gives (discharging, k·Q × efficiency), up to
 //     its power limits.
 //
 // A goal is then met to within one quantum of stored energy (the
-// continuous optimum buys at most Q ÷ efficiency kWh less), and a
-// wallbox's level loses less than one current step's energy per slot to
-// the rounding (up to a quantum at the least current and the cap). For
-// a 60 kWh car on hourly slots Q is 0.6 kWh (7.4 kW wallbox: 9 levels,
-// 6–30 A; 11 kW: 11 levels); for the 13.5 kWh battery 0.3 kWh (15
-// charging, 17 discharging levels): S²·A stays
+// continuous optimum buys at most Q ÷ efficiency kWh less; a wallbox
+// whose quantum divides the need meets it to within 0.1 Wh per quantum),
+// and a wallbox's level loses less than one current step's energy per
+// slot to the rounding (the greatest level, which a quantum of the
+// greatest level's energy over K divides, almost nothing). For a 60 kWh
+// car on hourly slots and no goal Q is 0.5954 kWh for the 7.4 kW
+// wallbox (10 levels, 6–32 A; 32 A credited with 6.5494 of its 6.5504
+// kWh, where a quantum of 0.6 credited 6.0) and 0.6118 kWh for the
+// 11 kW (11 levels, the 11 kW cap credited in full); for the 13.5 kWh
+// battery 0.3 kWh (15 charging, 17 discharging levels): S²·A stays
 // under 2^17 entries, and the compiled table, which also tracks the
 // goals held (one before/after goal at most doubles the states), under
 // the compiler's 2^20.
