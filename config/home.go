@@ -54,6 +54,8 @@ type autoDevice struct {
 	entry devices.Entry
 	sz    devices.Sizing
 	loc   string
+	n     *node
+	scale float64 // the sized entry's resolution of what it stores
 }
 
 type bounds struct {
@@ -304,7 +306,7 @@ func (r *homeReader) device(n *node) {
 					if r.autos == nil {
 						r.autos = map[int]autoDevice{}
 					}
-					r.autos[len(r.h.Devices)] = autoDevice{entry: e, sz: sz, loc: loc}
+					r.autos[len(r.h.Devices)] = autoDevice{entry: e, sz: sz, loc: loc, n: n, scale: sized.Properties[0].Scale}
 				}
 				e = sized
 				r.hs.sized(name, sz)
@@ -692,6 +694,12 @@ func (r *homeReader) autoNeeds() {
 		}
 		pi := r.h.Property(dev.Name, a.entry.Properties[0].Name)
 		if pi < 0 {
+			continue
+		}
+		if sc := r.h.Properties[pi].Scale; a.scale != a.entry.Properties[0].Scale && sc != a.scale {
+			// A wallbox's levels are whole quanta of its own resolution;
+			// another would round them, maybe in the plan's favour.
+			a.n.errorf("power_steps", "power_steps = \"auto\" stores %s's %s to %g %s (its levels are whole quanta of it); leave out the resolution %g", dev.Name, a.entry.Properties[0].Name, a.scale, a.entry.Properties[0].Unit, sc)
 			continue
 		}
 		initial := r.h.Properties[pi].Initial

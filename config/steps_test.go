@@ -89,3 +89,23 @@ func TestPowerStepsAutoNeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestPowerStepsAutoResolution: a wallbox with automatic levels stores
+// its charge to its own resolution, so a resolution given for it is
+// refused at power_steps rather than rounding its levels.
+func TestPowerStepsAutoResolution(t *testing.T) {
+	for _, extra := range []string{
+		"resolution = { charge = 0.1 }\n",
+		"[[home.sensor]]\nlocation = \"ev\"\nproperty = \"charge\"\nresolution = 0.1\n",
+	} {
+		text := "[horizon]\nslots = 4\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\npower_steps = \"auto\"\n" + extra
+		_, err := config.Parse("n.toml", []byte(text), nil)
+		if err == nil || !strings.Contains(err.Error(), "power_steps: power_steps = \"auto\" stores ev's charge to 0.0001 kWh") {
+			t.Errorf("%q: %v", extra, err)
+		}
+	}
+	text := "[horizon]\nslots = 4\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n[[home.device]]\nname = \"b\"\nkind = \"home_battery\"\npower_steps = \"auto\"\nresolution = { soc = 0.1 }\n"
+	if _, err := config.Parse("n.toml", []byte(text), nil); err != nil {
+		t.Errorf("a battery keeps its resolution: %v", err)
+	}
+}
