@@ -165,7 +165,10 @@ const WallboxResolution = 1e-4
 // its 6.55 kWh and a three-phase ampere with 0.6 of its 0.614 kWh.
 func wallboxQuantum(kind string, s Sizing, fits func(discharge, charge []Level, q float64) bool) (discharge, charge []Level, q float64) {
 	res := WallboxResolution
-	floorRes := func(v float64) float64 { return math.Floor(v/res+1e-6) * res }
+	perKWh := math.Round(1 / res)
+	// Divided, not multiplied, by the steps per kWh: 0.4094, not
+	// 0.40940000000000004.
+	floorRes := func(v float64) float64 { return math.Floor(v*perKWh+1e-6) / perKWh }
 	// Every current's energy at the resolution, and the greatest level's
 	// (the cap or the greatest current).
 	_, all := levelsFor(kind, s, res)
@@ -186,7 +189,7 @@ func wallboxQuantum(kind string, s Sizing, fits func(discharge, charge []Level, 
 		for k := 1; k <= 4096; k++ {
 			v := floorRes(e / float64(k))
 			if up && v*float64(k) < e-1e-9 {
-				v += res
+				v = (math.Round(v*perKWh) + 1) / perKWh
 			}
 			if v < least {
 				break

@@ -26,8 +26,15 @@ import (
 // hourly prices, its levels given by steps (a power_steps line, or ""
 // for the catalogue's two), and the goal's figures for the LP.
 func stepsHome(seed uint64, steps string) (text string, T int, prices []float64, maxKW, eff, need float64) {
+	return stepsHomeAt(seed, steps, 1)
+}
+
+// stepsHomeAt is stepsHome on slots of 1/perHour hours (1, 2 or 4): T
+// is then the number of slots, each with its own price.
+func stepsHomeAt(seed uint64, steps string, perHour int) (text string, T int, prices []float64, maxKW, eff, need float64) {
 	rng := rand.New(rand.NewPCG(seed, 0x57e9))
-	T = 6 + rng.IntN(3)
+	hours := 6 + rng.IntN(3)
+	T = hours * perHour
 	kind, maxKW := "ev_wallbox_7kw", 7.4
 	if rng.IntN(2) == 0 {
 		kind, maxKW = "ev_wallbox_11kw", 11
@@ -36,7 +43,7 @@ func stepsHome(seed uint64, steps string) (text string, T int, prices []float64,
 	initial := float64(10 + rng.IntN(20))
 	// Up to half of what the greatest power stores over the horizon,
 	// in kWh with one decimal: rarely a whole number of any level.
-	need = math.Round(math.Min((0.15+0.35*rng.Float64())*maxKW*eff*float64(T), 55-initial)*10) / 10
+	need = math.Round(math.Min((0.15+0.35*rng.Float64())*maxKW*eff*float64(hours), 55-initial)*10) / 10
 	prices = make([]float64, T)
 	var ps []string
 	for t := range prices {
@@ -44,9 +51,13 @@ func stepsHome(seed uint64, steps string) (text string, T int, prices []float64,
 		ps = append(ps, strconv.FormatFloat(prices[t], 'f', -1, 64))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[horizon]\nslots = %d\n[coordination]\nwindows = []\n[objective]\npeak = 0\n[prices]\nper_slot = [%s]\n", T, strings.Join(ps, ", "))
+	slot := ""
+	if perHour > 1 {
+		slot = fmt.Sprintf("slot = \"%dm\"\n", 60/perHour)
+	}
+	fmt.Fprintf(&b, "[horizon]\nslots = %d\n%s[coordination]\nwindows = []\n[objective]\npeak = 0\n[prices]\nper_slot = [%s]\n", T, slot, strings.Join(ps, ", "))
 	fmt.Fprintf(&b, "[[home]]\nname = \"h\"\nbackground_kw = 0\n[[home.device]]\nname = \"ev\"\nkind = %q\n%s\ninitial = { charge = %g }\n", kind, steps, initial)
-	fmt.Fprintf(&b, "rules = [{ rule = \"charge geq %g before %02d:00\", hard = true }]\n", initial+need, T)
+	fmt.Fprintf(&b, "rules = [{ rule = \"charge geq %g before %02d:00\", hard = true }]\n", initial+need, hours)
 	return b.String(), T, prices, maxKW, eff, need
 }
 
@@ -91,7 +102,7 @@ func batteryHome(seed uint64, steps string) (text, lp string, background float64
 // for the 7.4 kW box, 4.14 kW for the 11 kW) to its greatest, the goal's
 // energy is stored at the efficiency, and each kWh costs its slot's
 // price.
-func continuousLP(T int, prices []float64, maxKW, eff, need float64) string {
+func continuousLP(T int, dt float64, prices []float64, maxKW, eff, need float64) string {
 	least := 6 * 0.23
 	if maxKW > 7.4 {
 		least *= 3
@@ -99,8 +110,8 @@ func continuousLP(T int, prices []float64, maxKW, eff, need float64) string {
 	var p cbcsolve.Program
 	var stored []string
 	for t := range T {
-		p.Objective = append(p.Objective, fmt.Sprintf("+ %g p%d", prices[t], t))
-		stored = append(stored, fmt.Sprintf("+ %g p%d", eff, t))
+		p.Objective = append(p.Objective, fmt.Sprintf("+ %.12g p%d", prices[t]*dt, t))
+		stored = append(stored, fmt.Sprintf("+ %.12g p%d", eff*dt, t))
 		p.Rows = append(p.Rows, fmt.Sprintf("p%d - %g u%d >= 0", t, least, t), fmt.Sprintf("p%d - %g u%d <= 0", t, maxKW, t))
 		p.Bounds = append(p.Bounds, fmt.Sprintf("0 <= p%d <= %g", t, maxKW))
 		p.Binaries = append(p.Binaries, fmt.Sprintf("u%d", t))
@@ -118,7 +129,7 @@ func continuousLP(T int, prices []float64, maxKW, eff, need float64) string {
 // efficiency and each kWh costs its slot's price. It is what any plan
 // of the physical charger costs at least; the continuous optimum
 // (continuousLP) is below it by what whole currents cannot match.
-func currentsMILP(T int, prices []float64, maxKW, eff, need float64) string {
+func currentsMILP(T int, dt float64, prices []float64, maxKW, eff, need float64) string {
 	phases, top := 1, 32
 	if maxKW > 7.4 {
 		phases, top = 3, 16
@@ -130,8 +141,8 @@ func currentsMILP(T int, prices []float64, maxKW, eff, need float64) string {
 		for amps := 6; amps <= top; amps++ {
 			kw := math.Min(float64(amps*230*phases)/1000, maxKW)
 			y := fmt.Sprintf("y%d_%d", t, amps)
-			p.Objective = append(p.Objective, fmt.Sprintf("+ %.12g %s", prices[t]*kw, y))
-			stored = append(stored, fmt.Sprintf("+ %.12g %s", eff*kw, y))
+			p.Objective = append(p.Objective, fmt.Sprintf("+ %.12g %s", prices[t]*kw*dt, y))
+			stored = append(stored, fmt.Sprintf("+ %.12g %s", eff*kw*dt, y))
 			one = append(one, "+ "+y)
 			p.Binaries = append(p.Binaries, y)
 		}
@@ -146,7 +157,9 @@ func currentsMILP(T int, prices []float64, maxKW, eff, need float64) string {
 // wallbox's own optimum (currentsMILP, CBC) on average, and no plan
 // beats it; they bring the compiled optimum closer to the continuous
 // optimum than the catalogue's two fixed levels do. HEARTH_STEPS_HOMES
-// sets the number of homes (default 12, 4 under the race detector).
+// sets the number of homes (default 12, 4 under the race detector);
+// HEARTH_STEPS_QUARTER=1 also runs them on quarter-hour slots, where the
+// plans pass the same checks but the mean is not held to 1 %.
 func TestAutoStepsAgainstLP(t *testing.T) {
 	if _, err := exec.LookPath("cbc"); err != nil {
 		t.Skip("cbc is not installed (Debian: coinor-cbc)")
@@ -162,15 +175,41 @@ func TestAutoStepsAgainstLP(t *testing.T) {
 		}
 		homes = n
 	}
-	var gapFixed, gapAuto, gapDevice, worstDevice float64
+	perHour := []int{1}
+	if os.Getenv("HEARTH_STEPS_QUARTER") == "1" {
+		perHour = append(perHour, 4)
+	}
+	for _, ph := range perHour {
+		gapFixed, gapAuto, gapDevice, worstDevice := stepsGaps(t, homes, ph)
+		t.Logf("%d slots an hour: mean gap to the continuous optimum: two levels %.2f%%, automatic %.2f%%; automatic to the wallbox's optimum: mean %.2f%%, max %.2f%%", ph, 100*gapFixed, 100*gapAuto, 100*gapDevice, 100*worstDevice)
+		if gapAuto >= gapFixed {
+			t.Fatalf("%d slots an hour: automatic levels' mean gap %.2f%% is not below the two levels' %.2f%%", ph, 100*gapAuto, 100*gapFixed)
+		}
+		// On quarter-hour slots the budget leaves a wallbox 3–4 levels
+		// (8 A apart on one phase) and the mean is 1.04 % on the 12
+		// seeds (15 % with quanta of 0.1 kWh multiples): not held to 1 %.
+		if ph == 1 && gapDevice > 0.01 {
+			t.Fatalf("%d slots an hour: automatic levels cost %.2f%% more than the wallbox's optimum on average, want at most 1%%", ph, 100*gapDevice)
+		}
+	}
+}
+
+// stepsGaps solves homes seeded EV homes of perHour slots an hour with
+// the catalogue's two levels and with automatic ones, passes every
+// automatic plan through the checker, and returns the mean relative
+// gaps to the continuous optimum (two levels, automatic) and to the
+// wallbox's own (automatic, mean and max).
+func stepsGaps(t *testing.T, homes, perHour int) (gapFixed, gapAuto, gapDevice, worstDevice float64) {
+	t.Helper()
+	dt := 1 / float64(perHour)
 	for seed := range uint64(homes) {
 		var got [2]float64
 		var lpText, milpText string
 		for i, steps := range []string{"", `power_steps = "auto"`} {
-			text, T, prices, maxKW, eff, need := stepsHome(seed, steps)
-			lpText = continuousLP(T, prices, maxKW, eff, need)
-			milpText = currentsMILP(T, prices, maxKW, eff, need)
-			name := fmt.Sprintf("steps%d.toml", seed)
+			text, T, prices, maxKW, eff, need := stepsHomeAt(seed, steps, perHour)
+			lpText = continuousLP(T, dt, prices, maxKW, eff, need)
+			milpText = currentsMILP(T, dt, prices, maxKW, eff, need)
+			name := fmt.Sprintf("steps%d_%d.toml", seed, perHour)
 			if i == 0 {
 				got[i] = optimumOf(t, name, text)
 				continue
@@ -182,10 +221,10 @@ func TestAutoStepsAgainstLP(t *testing.T) {
 			got[i], kw = checkedPlan(t, name, text, "ev")
 			stored := 0.0
 			for _, p := range kw {
-				stored += p * eff
+				stored += p * eff * dt
 			}
 			if stored < need-1e-9 {
-				t.Fatalf("seed %d: the plan's %v kW store %g kWh at %g, short of the %g kWh goal", seed, kw, stored, eff, need)
+				t.Fatalf("%s: the plan's %v kW store %g kWh at %g, short of the %g kWh goal", name, kw, stored, eff, need)
 			}
 		}
 		want, ok := cbcsolve.Solve(t, lpText)
@@ -210,22 +249,14 @@ func TestAutoStepsAgainstLP(t *testing.T) {
 			t.Fatalf("seed %d: the automatic levels' plan (%g) beats the wallbox's optimum %g", seed, got[1], device)
 		}
 		gf, ga, gd := (got[0]-want)/want, (got[1]-want)/want, (got[1]-device)/device
-		t.Logf("seed %d: continuous %.4f, whole currents %.4f, two levels %.4f (+%.1f%%), automatic %.4f (+%.2f%% over the continuous, +%.2f%% over whole currents)", seed, want, device, got[0], 100*gf, got[1], 100*ga, 100*gd)
+		t.Logf("seed %d, %d slots an hour: continuous %.4f, whole currents %.4f, two levels %.4f (+%.1f%%), automatic %.4f (+%.2f%% over the continuous, +%.2f%% over whole currents)", seed, perHour, want, device, got[0], 100*gf, got[1], 100*ga, 100*gd)
 		gapFixed += gf
 		gapAuto += ga
 		gapDevice += gd
 		worstDevice = max(worstDevice, gd)
 	}
-	gapFixed /= float64(homes)
-	gapAuto /= float64(homes)
-	gapDevice /= float64(homes)
-	t.Logf("mean gap to the continuous optimum: two levels %.2f%%, automatic %.2f%%; automatic to the wallbox's optimum: mean %.2f%%, max %.2f%%", 100*gapFixed, 100*gapAuto, 100*gapDevice, 100*worstDevice)
-	if gapAuto >= gapFixed {
-		t.Fatalf("automatic levels' mean gap %.2f%% is not below the two levels' %.2f%%", 100*gapAuto, 100*gapFixed)
-	}
-	if gapDevice > 0.01 {
-		t.Fatalf("automatic levels cost %.2f%% more than the wallbox's optimum on average, want at most 1%%", 100*gapDevice)
-	}
+	n := float64(homes)
+	return gapFixed / n, gapAuto / n, gapDevice / n, worstDevice
 }
 
 // TestAutoBatteryStepsAgainstLP: the same for a home battery that
