@@ -44,6 +44,18 @@ type homeReader struct {
 	// stores are the properties custom devices store, with the key of
 	// the device that must declare their range.
 	stores map[[2]string]string
+	// autos are the catalogue devices with automatic levels, by device
+	// index: their entry before sizing and their figures (autoNeeds).
+	autos map[int]autoDevice
+}
+
+// autoDevice is a device with automatic levels as its [[device]] gave it.
+type autoDevice struct {
+	entry devices.Entry
+	sz    devices.Sizing
+	loc   string
+	n     *node
+	scale float64 // the sized entry's resolution of what it stores
 }
 
 type bounds struct {
@@ -80,6 +92,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.ranges()
 	r.percentGoals()
+	r.autoNeeds()
 	r.addBounds()
 	n.done(append([]string{"name", "planner", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor"}, meterKeys...)...)
 	return r.h, r.hs
@@ -289,6 +302,12 @@ func (r *homeReader) device(n *node) {
 			if err != nil {
 				n.errorf(key, "%v", err)
 			} else {
+				if sz.Auto {
+					if r.autos == nil {
+						r.autos = map[int]autoDevice{}
+					}
+					r.autos[len(r.h.Devices)] = autoDevice{entry: e, sz: sz, loc: loc, n: n, scale: sized.Properties[0].Scale}
+				}
 				e = sized
 				r.hs.sized(name, sz)
 			}
@@ -659,6 +678,49 @@ func (r *homeReader) addBounds() {
 			r.h.Rules = append(r.h.Rules, rule)
 			r.hs.rules = append(r.hs.rules, b.key)
 		}
+	}
+}
+
+// autoNeeds sizes again each device with automatic levels whose stored
+// property has goals (≥, in its unit once percentages are resolved):
+// knowing what the goals ask beyond the initial value, a wallbox chooses
+// a quantum that meets them with little to spare (devices.Sizing.Needs).
+// Only the device's actions change.
+func (r *homeReader) autoNeeds() {
+	for di, a := range r.autos {
+		dev := &r.h.Devices[di]
+		if len(a.entry.Properties) == 0 {
+			continue
+		}
+		pi := r.h.Property(dev.Name, a.entry.Properties[0].Name)
+		if pi < 0 {
+			continue
+		}
+		if sc := r.h.Properties[pi].Scale; a.scale != a.entry.Properties[0].Scale && sc != a.scale {
+			// A wallbox's levels are whole quanta of its own resolution;
+			// another would round them, maybe in the plan's favour.
+			a.n.errorf("power_steps", "power_steps = \"auto\" stores %s's %s to %g %s (its levels are whole quanta of it); leave out the resolution %g", dev.Name, a.entry.Properties[0].Name, a.scale, a.entry.Properties[0].Unit, sc)
+			continue
+		}
+		initial := r.h.Properties[pi].Initial
+		var needs []float64
+		for _, rule := range r.h.Rules {
+			if rule.Location == dev.Name && rule.Property == a.entry.Properties[0].Name && rule.Rel == devices.Geq && rule.Goal > initial {
+				needs = append(needs, rule.Goal-initial)
+			}
+		}
+		if len(needs) == 0 {
+			continue
+		}
+		sz := a.sz
+		sz.Needs = needs
+		sized, err := a.entry.Sized(sz)
+		if err != nil {
+			continue // sized without needs already: keep that
+		}
+		d, _ := sized.Instantiate(dev.Name, a.loc, r.hz.SlotMinutes)
+		byLength(&d, sized, dev.Name, a.loc, r.hz)
+		dev.Actions = d.Actions
 	}
 }
 

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -52,5 +53,59 @@ func TestPowerStepsAuto(t *testing.T) {
 	_, err := config.Parse("n.toml", []byte("[[home]]\nname = \"h\"\n[[home.device]]\nname = \"d\"\nkind = \"home_battery\"\npower_steps = \"fine\"\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), `power_steps: power_steps = "fine": want "auto"`) {
 		t.Errorf("power_steps = \"fine\": %v", err)
+	}
+}
+
+// TestPowerStepsAutoNeeds: a wallbox with automatic levels whose charge
+// has goals gets the levels devices.AutoLevels chooses for what the goals
+// need beyond the initial value (a percentage goal in kWh of the
+// capacity); one without goals keeps the finest quantum's.
+func TestPowerStepsAutoNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		rules string
+		needs []float64
+	}{
+		{`rules = ["charge geq 29.5 before 04:00"]`, []float64{8.5}},
+		{`rules = ["charge geq 50% before 02:00", "charge geq 40.7 before 04:00"]`, []float64{9, 19.7}},
+		{"", nil},
+	} {
+		text := "[horizon]\nslots = 4\nslot = \"1h\"\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\npower_steps = \"auto\"\ninitial = { charge = 21 }\n" + tc.rules + "\n"
+		cfg, err := config.Parse("n.toml", []byte(text), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.rules, err)
+		}
+		_, ch, _ := devices.AutoLevels("ev_wallbox_7kw", devices.Sizing{CapacityKWh: 60, MaxChargeKW: 7.4, ChargeEff: 0.89, SlotHours: 1, Auto: true, Needs: tc.needs}, 0.1)
+		var want, got []string
+		for _, l := range ch {
+			want = append(want, fmt.Sprintf("%s:%g", l.Name, l.Stored))
+		}
+		for _, a := range cfg.Neighbourhood.Homes[0].Devices[0].Actions {
+			if a.Power != 0 {
+				got = append(got, fmt.Sprintf("%s:%g", a.Name, a.Effects[0].Delta))
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: actions %v, want %v", tc.rules, got, want)
+		}
+	}
+}
+
+// TestPowerStepsAutoResolution: a wallbox with automatic levels stores
+// its charge to its own resolution, so a resolution given for it is
+// refused at power_steps rather than rounding its levels.
+func TestPowerStepsAutoResolution(t *testing.T) {
+	for _, extra := range []string{
+		"resolution = { charge = 0.1 }\n",
+		"[[home.sensor]]\nlocation = \"ev\"\nproperty = \"charge\"\nresolution = 0.1\n",
+	} {
+		text := "[horizon]\nslots = 4\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\npower_steps = \"auto\"\n" + extra
+		_, err := config.Parse("n.toml", []byte(text), nil)
+		if err == nil || !strings.Contains(err.Error(), "power_steps: power_steps = \"auto\" stores ev's charge to 0.0001 kWh") {
+			t.Errorf("%q: %v", extra, err)
+		}
+	}
+	text := "[horizon]\nslots = 4\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n[[home.device]]\nname = \"b\"\nkind = \"home_battery\"\npower_steps = \"auto\"\nresolution = { soc = 0.1 }\n"
+	if _, err := config.Parse("n.toml", []byte(text), nil); err != nil {
+		t.Errorf("a battery keeps its resolution: %v", err)
 	}
 }

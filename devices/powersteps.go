@@ -21,9 +21,9 @@ import (
 //   - every charging (discharging) level stores (takes) a whole number
 //     of quanta per slot, k·Q, so the reachable states are the initial
 //     value plus whole quanta: S = range/Q + 1;
-//   - Q is the least multiple of the resolution for which S²·A ≤
-//     AutoTableBudget and each direction has at most MaxAutoLevels
-//     levels: the finest the table budget allows;
+//   - a battery's Q is the least multiple of the resolution (0.1 kWh)
+//     for which S²·A ≤ AutoTableBudget and each direction has at most
+//     MaxAutoLevels levels: the finest the table budget allows;
 //   - a wallbox's levels are its real currents: 1 A steps from 6 A (IEC
 //     61851's least) at 230 V on its phases (ev_wallbox_7kw one phase up
 //     to 32 A, ev_wallbox_11kw three phases up to 16 A, and also one
@@ -31,19 +31,31 @@ import (
 //     three-phase least), capped at max_charge_kw and not below
 //     min_charge_kw. Each current stores its energy per slot rounded
 //     down to whole quanta; of the currents that store the same, only
-//     the least is a level (the others draw more for nothing);
+//     the least is a level (the others draw more for nothing). Its
+//     stored energy has a resolution of 0.1 Wh (WallboxResolution), so
+//     that Q can follow the currents' energies rather than multiples of
+//     0.1 kWh, and Q is chosen within the same budget among the
+//     quanta a current's energy divides (wallboxQuantum): the greatest
+//     level's over K, m amperes' on one phase, and, where the home's
+//     goals are known (Sizing.Needs), each need over N — the finest
+//     without needs, with them the one expected to store least beyond
+//     the goals;
 //   - a battery's inverter is continuous: its k-th level is the power
 //     that stores exactly k·Q per slot (charging, k·Q ÷ efficiency) or
 //     delivers what k·Q gives (discharging, k·Q × efficiency), up to
 //     its power limits.
 //
 // A goal is then met to within one quantum of stored energy (the
-// continuous optimum buys at most Q ÷ efficiency kWh less), and a
-// wallbox's level loses less than one current step's energy per slot to
-// the rounding (up to a quantum at the least current and the cap). For
-// a 60 kWh car on hourly slots Q is 0.6 kWh (7.4 kW wallbox: 9 levels,
-// 6–30 A; 11 kW: 11 levels); for the 13.5 kWh battery 0.3 kWh (15
-// charging, 17 discharging levels): S²·A stays
+// continuous optimum buys at most Q ÷ efficiency kWh less; a wallbox
+// whose quantum divides the need meets it to within 0.1 Wh per quantum),
+// and a wallbox's level loses less than one current step's energy per
+// slot to the rounding (the greatest level, which a quantum of the
+// greatest level's energy over K divides, almost nothing). For a 60 kWh
+// car on hourly slots and no goal Q is 0.5954 kWh for the 7.4 kW
+// wallbox (10 levels, 6–32 A; 32 A credited with 6.5494 of its 6.5504
+// kWh, where a quantum of 0.6 credited 6.0) and 0.6118 kWh for the
+// 11 kW (11 levels, the 11 kW cap credited in full); for the 13.5 kWh
+// battery 0.3 kWh (15 charging, 17 discharging levels): S²·A stays
 // under 2^17 entries, and the compiled table, which also tracks the
 // goals held (one before/after goal at most doubles the states), under
 // the compiler's 2^20.
@@ -89,22 +101,184 @@ func AutoLevels(kind string, s Sizing, scale float64) (discharge, charge []Level
 		scale = 0.1
 	}
 	span := s.CapacityKWh - s.ReserveKWh
-	for m := 1; ; m++ {
-		q = math.Round(float64(m)*scale*1e9) / 1e9
-		discharge, charge = levelsFor(kind, s, q)
+	fits := func(discharge, charge []Level, q float64) bool {
 		states := math.Floor(span/q+1e-9) + 1
 		acts := float64(1 + len(discharge) + len(charge))
-		if states*states*acts <= AutoTableBudget && len(discharge) <= MaxAutoLevels && len(charge) <= MaxAutoLevels || q >= span {
-			break
+		return states*states*acts <= AutoTableBudget && len(discharge) <= MaxAutoLevels && len(charge) <= MaxAutoLevels
+	}
+	if _, ok := wallboxes[kind]; ok {
+		discharge, charge, q = wallboxQuantum(kind, s, fits)
+	} else {
+		for m := 1; ; m++ {
+			q = math.Round(float64(m)*scale*1e9) / 1e9
+			discharge, charge = levelsFor(kind, s, q)
+			if fits(discharge, charge, q) || q >= span {
+				break
+			}
 		}
 	}
 	if len(charge) == 0 {
 		// The greatest power stores less than one quantum per slot:
 		// one level at it, its energy rounded down to the resolution.
+		if _, ok := wallboxes[kind]; ok {
+			scale = WallboxResolution
+		}
 		st := math.Floor(s.MaxChargeKW*s.ChargeEff*s.SlotHours/scale+1e-9) * scale
 		charge = []Level{{Name: "charge_" + kw(s.MaxChargeKW), Power: s.MaxChargeKW, Stored: st}}
 	}
 	return discharge, charge, q
+}
+
+// WallboxResolution is the resolution (kWh) of the stored energy of a
+// wallbox with automatic levels: fine enough that a quantum can follow
+// the currents' energies to a tenth of a watt-hour instead of the
+// catalogue's 0.1 kWh, and an initial value or a goal given in kWh (or
+// read as a state of charge) is represented to within it.
+const WallboxResolution = 1e-4
+
+// wallboxQuantum returns a wallbox's levels and quantum, among
+// candidates that a current's energy per slot divides exactly, so that
+// the levels lose (almost) nothing to the rounding down to whole quanta:
+//
+//   - the greatest level's energy over K (K = 1, 2, …): the top level,
+//     which the cheapest slots use, is credited in full, and a current
+//     whose energy is a little more than a whole number of quanta loses
+//     only that little;
+//   - m times one ampere's energy on one phase (230 V × efficiency ×
+//     slot): every current that is a multiple of m amperes (on one or
+//     three phases) is credited in full;
+//   - where the home knows its goals' needs (Sizing.Needs), each need
+//     over N: the goal is then met exactly, with no quantum to spare.
+//
+// Each is rounded down to WallboxResolution. Without needs the quantum
+// is the finest within the table budget (fits). With them it is the one
+// within the budget whose plan is expected to store least beyond the
+// goals: the goals' overshoot (each need rounded up to whole quanta),
+// plus what the top level loses in each slot the largest need fills at
+// it, plus what the currents lose on average to the rounding (one
+// marginal slot). On the seeded EV homes of devices/compile's
+// TestAutoStepsAgainstLP this halves the mean gap to the wallbox's own
+// optimum (whole currents, CBC) against the finest quantum.
+//
+// The quantum the resolution of 0.1 kWh allowed was a multiple of it (0.6
+// kWh for a 60 kWh car on hourly slots), which credits 32 A with 6.0 of
+// its 6.55 kWh and a three-phase ampere with 0.6 of its 0.614 kWh.
+func wallboxQuantum(kind string, s Sizing, fits func(discharge, charge []Level, q float64) bool) (discharge, charge []Level, q float64) {
+	res := WallboxResolution
+	perKWh := math.Round(1 / res)
+	// Divided, not multiplied, by the steps per kWh: 0.4094, not
+	// 0.40940000000000004.
+	floorRes := func(v float64) float64 { return math.Floor(v*perKWh+1e-6) / perKWh }
+	// Every current's energy at the resolution, and the greatest level's
+	// (the cap or the greatest current).
+	_, all := levelsFor(kind, s, res)
+	amp := float64(gridVolts) / 1000 * s.ChargeEff * s.SlotHours
+	var top float64
+	if len(all) > 0 {
+		top = all[len(all)-1].Stored
+	}
+	// Quanta finer than span/√(budget/2) leave too many states for even
+	// one level.
+	span := s.CapacityKWh - s.ReserveKWh
+	least := math.Max(span/math.Sqrt(AutoTableBudget/2), res)
+	var qs []float64
+	// divide adds e over 1, 2, … rounded down (a level's energy, which
+	// k quanta must not exceed) or up (a need, which k quanta must
+	// reach).
+	divide := func(e float64, up bool) {
+		for k := 1; k <= 4096; k++ {
+			v := floorRes(e / float64(k))
+			if up && v*float64(k) < e-1e-9 {
+				v = (math.Round(v*perKWh) + 1) / perKWh
+			}
+			if v < least {
+				break
+			}
+			qs = append(qs, v)
+		}
+	}
+	divide(top, false)
+	for m := max(1, int(least/amp)); m <= 4096; m++ {
+		v := floorRes(float64(m) * amp)
+		if v > top {
+			break
+		}
+		if v >= least {
+			qs = append(qs, v)
+		}
+	}
+	var needs []float64
+	for _, n := range s.Needs {
+		if n > res && n <= span {
+			needs = append(needs, n)
+			divide(n, true)
+		}
+	}
+	slices.Sort(qs)
+	qs = slices.Compact(qs)
+	bestCost := math.Inf(1)
+	for _, c := range qs {
+		states := math.Floor(span/c+1e-9) + 1
+		// The levels of c, counted before they are built: the distinct
+		// whole quanta the currents store (c is a multiple of res, so
+		// a current's energy at res rounds down to the same quanta).
+		n, last := 0, int64(0)
+		for _, l := range all {
+			if k := int64(math.Floor(l.Stored/c + 1e-9)); k > last {
+				n, last = n+1, k
+			}
+		}
+		if n == 0 || states*states*float64(1+n) > AutoTableBudget || n > MaxAutoLevels {
+			continue
+		}
+		d, ch := levelsFor(kind, s, c)
+		if len(ch) == 0 || !fits(d, ch, c) {
+			continue
+		}
+		if len(needs) == 0 {
+			return d, ch, c
+		}
+		if cost := spare(all, ch, c, needs); cost < bestCost-1e-12 {
+			bestCost, discharge, charge, q = cost, d, ch, c
+		}
+	}
+	if charge != nil {
+		return discharge, charge, q
+	}
+	if len(qs) == 0 {
+		return nil, nil, res
+	}
+	// None fits: the coarsest.
+	q = qs[len(qs)-1]
+	discharge, charge = levelsFor(kind, s, q)
+	return discharge, charge, q
+}
+
+// spare is the energy (kWh) a plan of the levels of quantum q is
+// expected to store beyond the needs, or to pay for without storing:
+// each need's overshoot (rounded up to whole quanta), the top level's
+// loss in each slot the largest need fills at it, and the currents'
+// (all, their exact energies) mean loss against the greatest level at
+// or below their power.
+func spare(all, levels []Level, q float64, needs []float64) float64 {
+	var cost, most float64
+	for _, n := range needs {
+		cost += math.Ceil(n/q-1e-6)*q - n
+		most = max(most, n)
+	}
+	top := all[len(all)-1].Stored
+	cost += math.Floor(most/top) * (top - levels[len(levels)-1].Stored)
+	var mid float64
+	for _, a := range all {
+		credit := 0.0
+		for _, l := range levels {
+			if l.Power <= a.Power+1e-9 {
+				credit = l.Stored
+			}
+		}
+		mid += a.Stored - credit
+	}
+	return cost + mid/float64(len(all))
 }
 
 // levelsFor returns the levels of quantum q.
@@ -209,6 +383,9 @@ func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	out.Properties = slices.Clone(e.Properties)
 	out.Properties[0].Min, out.Properties[0].Max = bound(s.ReserveKWh), bound(s.CapacityKWh)
 	out.Properties[0].Initial = math.Min(math.Max(out.Properties[0].Initial, s.ReserveKWh), s.CapacityKWh)
+	if _, ok := wallboxes[e.Kind]; ok {
+		out.Properties[0].Scale = WallboxResolution
+	}
 	top := charge[len(charge)-1]
 	out.Description = fmt.Sprintf("%s; %d charging levels %g–%g kW", e.Description, len(charge), charge[0].Power, top.Power)
 	if len(discharge) > 0 {

@@ -59,7 +59,17 @@ func TestAutoLevels(t *testing.T) {
 			maxC, eff := pick(sz.MaxChargeKW, def.MaxChargeKW), def.ChargeEff
 			maxD, effD := pick(sz.MaxDischargeKW, def.MaxDischargeKW), def.DischargeEff
 			dt := sz.SlotHours
-			const scale = 0.1
+			// A wallbox's stored energy has its own resolution
+			// (WallboxResolution), a battery keeps the catalogue's.
+			scale := out.Properties[0].Scale
+			if want := 0.1; tc.kind != "home_battery" {
+				want = WallboxResolution
+				if scale != want {
+					t.Fatalf("resolution %g, want %g", scale, want)
+				}
+			} else if scale != want {
+				t.Fatalf("resolution %g, want %g", scale, want)
+			}
 			var charge, discharge []Action
 			for _, a := range out.Actions {
 				switch {
@@ -146,22 +156,26 @@ func gcdQuanta(acts []Action, stored func(Action) float64, scale float64) float6
 
 // TestAutoLevelsWallboxSteps pins the 7.4 kW wallbox on hourly slots,
 // worked out by hand: 1 A at 230 V stores 0.2047 kWh an hour at 89 %,
-// so quanta of 0.1·m kWh group the currents 6–32 A; the least m with
+// 32 A (7.36 kW) 6.5504 kWh. The candidate quanta are 6.5504/K and
+// m·0.2047 kWh (rounded down to 0.1 Wh); the finest with
 // (60/Q + 1)²·(1 + levels) ≤ 2^17 is the quantum.
 func TestAutoLevelsWallboxSteps(t *testing.T) {
 	e, _ := Lookup("ev_wallbox_7kw", "")
 	_, charge, q := AutoLevels(e.Kind, Sizing{CapacityKWh: 60, MaxChargeKW: 7.4, ChargeEff: 0.89, SlotHours: 1, Auto: true}, 0.1)
-	// By hand: Q = 0.6: S = 101, the currents 6..32 A store 1.23..6.55
-	// kWh, i.e. 2..10 quanta: 10 actions, 101²·10 = 102,010 ≤ 131,072.
-	// Q = 0.5: S = 121, 2..13 quanta: 13 actions, 121²·13 = 190,333.
-	if math.Abs(q-0.6) > 1e-9 {
-		t.Fatalf("quantum %g, want 0.6", q)
+	// By hand: Q = 6.5504/11 = 0.5954: S = 101, the currents 6..32 A
+	// store 2.06..11.002 quanta, i.e. 2..11 whole ones: 11 actions,
+	// 101²·11 = 112,211 ≤ 131,072. Q = 6.5504/12 = 0.5458: S = 110,
+	// 2..12 quanta: 12 actions, 110²·12 = 145,200; Q = 2·0.2047: S = 147.
+	if math.Abs(q-0.5954) > 1e-9 {
+		t.Fatalf("quantum %g, want 0.5954", q)
 	}
-	// The least current storing k quanta: k·0.6 / 0.89 / 0.23 A, rounded
-	// up, and at least 6 A.
+	// The least current storing k quanta: k·0.5954 / 0.89 / 0.23 A,
+	// rounded up, and at least 6 A; 32 A is credited in full (11 quanta
+	// are 6.5494 of its 6.5504 kWh), where a quantum of 0.6 credited it
+	// with 6.0.
 	var want []string
-	for k := 2; k <= 10; k++ {
-		amps := max(6, int(math.Ceil(float64(k)*0.6/0.89/0.23-1e-9)))
+	for k := 2; k <= 11; k++ {
+		amps := max(6, int(math.Ceil(float64(k)*0.5954/0.89/0.23-1e-9)))
 		want = append(want, "charge_"+strconv.Itoa(amps)+"a")
 	}
 	var got []string
@@ -170,5 +184,47 @@ func TestAutoLevelsWallboxSteps(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("levels %v, want %v", got, want)
+	}
+	if top := charge[len(charge)-1]; top.Name != "charge_32a" || math.Abs(top.Stored-6.5494) > 1e-9 {
+		t.Fatalf("top level %s storing %g, want charge_32a storing 6.5494", top.Name, top.Stored)
+	}
+}
+
+// TestAutoLevelsNeeds: told what its goals need, a wallbox chooses a
+// quantum that meets each need with less than a tenth of a kWh to spare
+// (the finest quantum, 0.5954 kWh for the 7.4 kW box on hourly slots,
+// needs 15 quanta, 8.93 kWh, for 8.5), within the same budget and
+// physics (TestAutoLevels' checks, run here on the chosen levels).
+func TestAutoLevelsNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		kind  string
+		needs []float64
+	}{
+		{"ev_wallbox_7kw", []float64{8.5}},
+		{"ev_wallbox_7kw", []float64{15.7}},
+		{"ev_wallbox_11kw", []float64{20.2}},
+		{"ev_wallbox_11kw", []float64{12.3, 30}},
+	} {
+		sz := Sizing{CapacityKWh: 60, MaxChargeKW: sizable[tc.kind].MaxChargeKW, ChargeEff: 0.89, SlotHours: 1, Auto: true}
+		_, _, fine := AutoLevels(tc.kind, sz, 0.1)
+		sz.Needs = tc.needs
+		_, charge, q := AutoLevels(tc.kind, sz, 0.1)
+		over, overFine := 0.0, 0.0
+		for _, n := range tc.needs {
+			over += math.Ceil(n/q-1e-9)*q - n
+			overFine += math.Ceil(n/fine-1e-9)*fine - n
+		}
+		t.Logf("%s needs %v: quantum %g (%d levels) stores %.4f kWh beyond them, the finest %g %.4f", tc.kind, tc.needs, q, len(charge), over, fine, overFine)
+		if over > 0.1*float64(len(tc.needs)) || over > overFine+1e-9 {
+			t.Errorf("%s needs %v: quantum %g overshoots by %g kWh (the finest %g by %g)", tc.kind, tc.needs, q, over, fine, overFine)
+		}
+		if states := math.Floor(60/q+1e-9) + 1; states*states*float64(1+len(charge)) > AutoTableBudget {
+			t.Errorf("%s: S²·A = %g²·%d over the budget", tc.kind, states, 1+len(charge))
+		}
+		for _, l := range charge {
+			if k := l.Stored / q; math.Abs(k-math.Round(k)) > 1e-6 || l.Stored > l.Power*0.89+1e-9 || l.Power > sz.MaxChargeKW+1e-9 {
+				t.Errorf("%s: %s stores %g kWh at %g kW: not whole quanta of %g, or more than the physics", tc.kind, l.Name, l.Stored, l.Power, q)
+			}
+		}
 	}
 }

@@ -26,6 +26,11 @@ type Sizing struct {
 	// Auto chooses the levels from the device's physics instead
 	// (AutoLevels; power_steps = "auto"); Steps must then be 0.
 	Auto bool
+	// Needs are the energies (kWh, beyond the initial value) that the
+	// device's goals ask it to store, where the home knows them: a
+	// wallbox's automatic levels then choose their quantum to meet them
+	// with little to spare (wallboxQuantum). Nil: the finest quantum.
+	Needs []float64
 	// SlotHours is the slot length automatic levels are chosen for
 	// (hours); 0 means one hour. On slots of another length the levels
 	// still hold, their stored energy rounded in the plan's disfavour.
@@ -79,7 +84,7 @@ func (e Entry) Sized(sz Sizing) (Entry, error) {
 	if s.Steps == 0 && !sz.Auto {
 		s.Steps = def.Steps
 	}
-	s.SlotHours = sz.SlotHours
+	s.SlotHours, s.Needs = sz.SlotHours, sz.Needs
 	if s.SlotHours == 0 {
 		s.SlotHours = 1
 	}
