@@ -106,12 +106,12 @@ type energyStreetJSON struct {
 	CompiledMissing []string `json:"compiled_missing,omitempty"`
 	// Answers counts the phases in which the energy homes answered the
 	// compiled homes' answers to theirs (a mixed street).
-	Answers int `json:"answers,omitempty"`
-	Sweeps          int      `json:"sweeps"`
-	Moves           int      `json:"moves"`
-	Objective       float64  `json:"objective"`
-	Missing         []string `json:"missing"`
-	Dropped         int      `json:"dropped"`
+	Answers   int      `json:"answers,omitempty"`
+	Sweeps    int      `json:"sweeps"`
+	Moves     int      `json:"moves"`
+	Objective float64  `json:"objective"`
+	Missing   []string `json:"missing"`
+	Dropped   int      `json:"dropped"`
 }
 
 func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
