@@ -53,6 +53,12 @@ func (st *homeState) answerHook(r *homesolve.Run) func(ctx context.Context, roun
 	keys := st.cfg.MQTT.Keys
 	log := st.log
 	return func(ctx context.Context, round string, values []int, group func(int) pipeline.Runtime) ([]int, error) {
+		if !st.once && !slotRound(round, lh.hz.Slot) {
+			// A round the compiled homes asked for among themselves
+			// (inputs moved) or a controller's: the energy homes are
+			// not in it.
+			return values, nil
+		}
 		var signer *sign.Signer
 		if keys != nil {
 			if signer = keys.Signer(st.cfg.Home); signer == nil {
@@ -225,4 +231,12 @@ func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, m *stre
 		prev = cur
 	}
 	return nil
+}
+
+// slotRound reports whether round is the slot round of a boundary of
+// slots of length slot (liveID), the live rounds the energy homes take
+// part in besides --once.
+func slotRound(round string, slot time.Duration) bool {
+	at, ok := liveTime(round)
+	return ok && slot > 0 && live.SlotStart(at, slot).Equal(at) && liveID(at) == round
 }
