@@ -45,6 +45,13 @@
 // message changes nothing. While it waits, a home publishes its latest
 // load again every Heartbeat, so that a home that subscribed late (the
 // processes of a street start apart) still receives it.
+//
+// # Mixed streets
+//
+// Where the street also has compiled homes, a round continues in phases
+// in which the compiled homes and the energy homes answer each other in
+// turn, each phase ending with every home's final load (Phases,
+// phase.go).
 package energyround
 
 import (
