@@ -552,7 +552,7 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		e.log.Warn("energy round: messages dropped (see the warnings above)", "round", res.Round, "dropped", r.Dropped)
 	}
 	e.log.Info("energy home coordinated with the street", "round", res.Round, "homes", len(res.Homes), "sweeps", r.Sweeps,
-		"moves", r.Moves, "objective", r.Objective, "missing", strings.Join(r.Missing, ","))
+		"moves", r.Moves, "objective", r.Objective, "missing", strings.Join(r.Missing, ","), "answers", res.Answers)
 	return nil
 }
 
