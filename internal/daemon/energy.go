@@ -218,6 +218,13 @@ func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
 	en, comp := EnergyHomes(conf)
 	if len(comp) > 0 {
 		e.phases = energyround.NewPhases(prefix, cfg.MQTT.Keys, log)
+		e.phases.OnFinal = func(l energyround.Load) {
+			// A compiled home's final says which horizon it plans:
+			// a round of an earlier one need not wait for its load.
+			if s0, err := time.Parse(time.RFC3339, l.Slot0); err == nil && slices.Contains(comp, l.Home) {
+				e.compiled.Ahead(l.Home, s0)
+			}
+		}
 	}
 	e.client.HandleMessages(energyround.Filter(prefix), func(t string, retained bool, payload []byte) {
 		e.exch.Receive(t, retained, payload) // a drop is logged and counted there

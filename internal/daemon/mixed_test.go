@@ -19,22 +19,23 @@ import (
 )
 
 // TestMixedStreetRun: a mixed street's long-running homes — alder, a
-// compiled home, and rowan, an energy home — on a clock at 600× run the
-// slot round of 22:00 together: alder's protocol, rowan's answer, and
-// the phases in which they answer each other in turn (mixed.go: here
-// alder's answer keeps its plan, which ends them), without waiting out
-// the round's time-out, each home publishing its command of the round.
-// (TestRunMixedStreet in cmd/hearth compares such a round's plans with
-// hearth sim's.) The clock starts just after 21:00, so that both homes'
-// first rounds plan from the 21:00 slot.
+// compiled home, and rowan, an energy home — on a clock at 60× that
+// starts at 21:54, within the compiled home's plan-ahead of 22:00: alder
+// plans the 22:00 slot round at once, its protocol and then the phases
+// in which the two answer each other in turn (mixed.go; here alder's
+// answer keeps its plan, which ends them); rowan's first street round
+// (every home online, on the 21:00 horizon) does not wait for alder's
+// load of that horizon, since alder's final load says it plans 22:00's
+// (Compiled.Ahead), so rowan joins the 22:00 slot round in time. Both
+// publish their commands of that round, and neither waits out the
+// round's time-out. (TestRunMixedStreet in cmd/hearth compares such a
+// round's plans with hearth sim's.)
 //
-// It is left out under the race detector, where the energy home's LPs
-// take longer than a slot of the clock at 600× and the round's plan
-// comes after its slot (TestRunMixedStreet runs the phases under it),
-// and with -short.
+// It is left out under the race detector, where rowan's LPs take most
+// of a minute, and with -short.
 func TestMixedStreetRun(t *testing.T) {
 	if raceEnabled || testing.Short() {
-		t.Skip("a simulated hour and a half at 600×: slower than a slot under the race detector")
+		t.Skip("a simulated slot round at 60×: the energy home's LPs take most of a minute under the race detector")
 	}
 	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -42,8 +43,8 @@ func TestMixedStreetRun(t *testing.T) {
 	}
 	defer b.Close()
 	path := filepath.Join("testdata", "energy", "mixed-live.toml")
-	now0 := time.Date(2026, 11, 26, 21, 0, 30, 0, time.Local)
-	clock, err := live.NewClock(now0, time.Time{}, 600, nil)
+	now0 := time.Date(2026, 11, 26, 21, 54, 0, 0, time.Local)
+	clock, err := live.NewClock(now0, time.Time{}, 60, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,11 @@ type Phases struct {
 	keys   *sign.Keyring
 	log    *slog.Logger
 
+	// OnFinal, when not nil, is told of every final load taken, before
+	// Await sees it and outside Phases' lock; set it before the first
+	// message.
+	OnFinal func(Load)
+
 	mu     sync.Mutex
 	finals map[string]map[string]Load
 	order  []string
@@ -82,6 +87,9 @@ func (p *Phases) Receive(t string, retained bool, payload []byte) error {
 		return nil
 	}
 	l, err := decode(p.prefix, t, retained, payload, p.keys)
+	if err == nil && l.Final && p.OnFinal != nil {
+		p.OnFinal(l)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
