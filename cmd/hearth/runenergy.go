@@ -23,9 +23,10 @@ import (
 // with the street's other energy homes over MQTT (internal/energyround),
 // and publishes the checked plan, the current slot's commands and, with
 // [publish] home_assistant, Home Assistant discovery (internal/daemon,
-// EnergyHome), once or at every slot boundary and input change. A street
-// that mixes energy and compiled homes and a file without [live] are
-// refused, saying why.
+// EnergyHome), once or at every slot boundary and input change. A file
+// without [live] is refused, saying why. In a mixed street the energy homes and the
+// compiled homes answer each other in phases (internal/daemon, mixed.go)
+// as `hearth sim` alternates them in process.
 func runEnergyHome(ctx context.Context, e *env, fs *flag.FlagSet, o *runOptions, log *slog.Logger, path string, c *config.Config) int {
 	if err := daemon.CheckEnergyHome(c, path, o.home); err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: %v\n", err)
@@ -103,11 +104,14 @@ type energyStreetJSON struct {
 	Homes           []string `json:"homes"`
 	Compiled        []string `json:"compiled,omitempty"`
 	CompiledMissing []string `json:"compiled_missing,omitempty"`
-	Sweeps          int      `json:"sweeps"`
-	Moves           int      `json:"moves"`
-	Objective       float64  `json:"objective"`
-	Missing         []string `json:"missing"`
-	Dropped         int      `json:"dropped"`
+	// Answers counts the phases in which the energy homes answered the
+	// compiled homes' answers to theirs (a mixed street).
+	Answers   int      `json:"answers,omitempty"`
+	Sweeps    int      `json:"sweeps"`
+	Moves     int      `json:"moves"`
+	Objective float64  `json:"objective"`
+	Missing   []string `json:"missing"`
+	Dropped   int      `json:"dropped"`
 }
 
 func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
@@ -115,7 +119,7 @@ func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
 		Bill:     res.Plan.ImportCost - res.Plan.ExportRevenue + res.Plan.DemandCost,
 		Plan:     daemon.EnergyHomePlan(res.Home, res.Plan),
 		Commands: map[string]liveclock.Command{},
-		Street: energyStreetJSON{Homes: res.Homes, Compiled: res.Compiled, CompiledMissing: res.CompiledMissing, Sweeps: res.Street.Sweeps, Moves: res.Street.Moves, Objective: res.Street.Objective,
+		Street: energyStreetJSON{Homes: res.Homes, Compiled: res.Compiled, CompiledMissing: res.CompiledMissing, Answers: res.Answers, Sweeps: res.Street.Sweeps, Moves: res.Street.Moves, Objective: res.Street.Objective,
 			Missing: res.Street.Missing, Dropped: res.Street.Dropped}}
 	switch st := out.Street; {
 	case res.Alone:
@@ -134,7 +138,7 @@ func printEnergyRound(e *env, res daemon.EnergyRound, asJSON bool) int {
 	if len(res.CompiledMissing) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("the loads of compiled homes %s did not come by the time-out: answered without them", strings.Join(res.CompiledMissing, ", ")))
 	} else if len(res.Compiled) > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("answered the compiled homes' plans of the round (%s)", strings.Join(res.Compiled, ", ")))
+		out.Notes = append(out.Notes, fmt.Sprintf("answered the compiled homes' plans of the round (%s), and they this home's: %d phases after the first", strings.Join(res.Compiled, ", "), res.Answers))
 	}
 	if out.Street.Dropped > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d load messages dropped (unsigned, forged or malformed; see the log)", out.Street.Dropped))

@@ -63,7 +63,9 @@ func Complete(n *devices.Neighbourhood) bool {
 // A feeder limit is kept as Improve keeps it (a round's moves that break
 // it shrink to the highest-ranked mover's, and end the descent where that
 // breaks it too) where every home is every other's neighbour, and
-// refused elsewhere (ErrDescentFeeder). The start must keep every rule
+// refused elsewhere (ErrDescentFeeder); o.FeederLimits gives each window
+// its own limit, as for Improve (`hearth run`'s compiled homes answering
+// a mixed street's energy homes). The start must keep every rule
 // and the limit. When ctx ends before the homes finish, the start is
 // returned with an error.
 func Descend(ctx context.Context, n *devices.Neighbourhood, start *devices.Schedule, o ImproveOptions, rt pipeline.Runtime, owned []int) (*Descent, error) {
@@ -72,12 +74,9 @@ func Descend(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 	if err := n.Validate(); err != nil {
 		return fail(err)
 	}
-	var fits func(load func(int) []float64) bool
-	if n.FeederLimit > 0 {
-		if !Complete(n) {
-			return fail(ErrDescentFeeder)
-		}
-		fits = func(load func(int) []float64) bool { return streetFits(n, load) }
+	fits, err := descentFits(n, &o)
+	if err != nil {
+		return fail(err)
 	}
 	H := len(n.Homes)
 	if len(start.Homes) != H {
@@ -180,3 +179,21 @@ func (f *flowHome) Respond(ctx context.Context, N []float64) (float64, []float64
 }
 
 func (f *flowHome) Adopt() { f.r.adopt() }
+
+// descentFits is the test of the street's feeder limit that every home
+// of the distributed descent applies: n's one limit in every window, or
+// o.FeederLimits' own per window (nil where there is neither). Either
+// needs every home to see every other's load (Complete).
+func descentFits(n *devices.Neighbourhood, o *ImproveOptions) (func(load func(int) []float64) bool, error) {
+	limits, err := o.limits(n)
+	if err != nil || limits == nil {
+		return nil, err
+	}
+	if !Complete(n) {
+		return nil, ErrDescentFeeder
+	}
+	if o.FeederLimits == nil {
+		return func(load func(int) []float64) bool { return streetFits(n, load) }, nil
+	}
+	return func(load func(int) []float64) bool { return streetOver(n, limits, load) < 0 }, nil
+}

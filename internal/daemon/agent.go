@@ -72,6 +72,12 @@ type AgentConfig struct {
 	// run id with "-descent" added: given the agent's values and its home,
 	// it returns the values to report.
 	After func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error)
+	// Answer, when not nil, is a mixed street's answer to its energy
+	// homes after After (homeState.answerHook): given the round and the
+	// agent's values, it returns the values to report; group(k) is the
+	// runtime of its k-th descent between the homes, under the round's
+	// run id with "-aK" added.
+	Answer func(ctx context.Context, round string, values []int, group func(k int) pipeline.Runtime) ([]int, error)
 }
 
 // AttemptRun is the MQTT run id of attempt k (from 0) of a round
@@ -248,6 +254,7 @@ type Agent struct {
 	// function with.
 	neighbours []string
 	after      func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error)
+	answer     func(ctx context.Context, round string, values []int, group func(k int) pipeline.Runtime) ([]int, error)
 }
 
 // findHome returns the index of the agent named agent (its name in the
@@ -289,7 +296,7 @@ func NewAgent(ctx context.Context, c AgentConfig) (*Agent, error) {
 	}
 	homeNames := mqtt.AgentNames(p)
 	h := &Agent{p: p, prep: c.Prepared, plan: plan, home: home, name: homeNames[home], cfg: c.MQTT, log: log.With("agent", homeNames[home]),
-		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout, after: c.After}
+		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout, after: c.After, answer: c.Answer}
 	if h.cfg.Identity.Client == "" {
 		h.cfg.Identity = mqtt.NewIdentity()
 	}
@@ -369,6 +376,22 @@ func (h *Agent) round(ctx context.Context, id string, listen *mqtt.Listener) (Ro
 					sol.Assign = vals
 				}
 				stats = append(slices.Clone(stats), d.Last.Stats...)
+			}
+			if h.answer != nil {
+				var groups []*mqtt.Group
+				vals, aerr := h.answer(ctx, id, sol.Assign, func(k int) pipeline.Runtime {
+					g := &mqtt.Group{Config: mqtt.GroupConfig{Config: h.cfg}}
+					g.Config.Run, g.Config.Listen, g.Config.Agents = fmt.Sprintf("%s-a%d", run, k), listen, mqtt.AgentNames(h.p)
+					groups = append(groups, g)
+					return g
+				})
+				if aerr != nil {
+					h.log.Warn("answer to the energy homes failed; the plan is the one before it", "round", id, "err", aerr)
+				}
+				sol.Assign = vals
+				for _, g := range groups {
+					stats = append(slices.Clone(stats), g.Last.Stats...)
+				}
 			}
 			rep, err := h.report(id, run, k+1, sol, stats)
 			rep.Dropped = mqtt.SecurityDropped(stats)

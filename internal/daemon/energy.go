@@ -103,6 +103,9 @@ type EnergyHome struct {
 	// compiled holds the compiled homes' published loads (a mixed
 	// street).
 	compiled *energyround.Compiled
+	// phases holds the final loads of a mixed street's phases
+	// (mixed.go), nil in a street of energy homes only.
+	phases *energyround.Phases
 	// once: `--once`, whose round takes every energy home of the
 	// street in (the processes start apart: availability says little).
 	once bool
@@ -154,6 +157,9 @@ type EnergyRound struct {
 	// round were the background; CompiledMissing those whose did not
 	// come by the time-out.
 	Compiled, CompiledMissing []string
+	// Answers counts the phases in which the energy homes answered the
+	// compiled homes' answers (a mixed street: mixed.go).
+	Answers int
 }
 
 // NewEnergyHome builds energy home cfg.Home of conf (the file as loaded).
@@ -209,10 +215,24 @@ func NewEnergyHome(cfg HomeConfig, conf *config.Config) (*EnergyHome, error) {
 		}
 	}
 	handleTargets(e.client, e.targets, log)
+	en, comp := EnergyHomes(conf)
+	if len(comp) > 0 {
+		e.phases = energyround.NewPhases(prefix, cfg.MQTT.Keys, log)
+		e.phases.OnFinal = func(l energyround.Load) {
+			// A compiled home's final says which horizon it plans:
+			// a round of an earlier one need not wait for its load.
+			if s0, err := time.Parse(time.RFC3339, l.Slot0); err == nil && slices.Contains(comp, l.Home) {
+				e.compiled.Ahead(l.Home, s0)
+			}
+		}
+	}
 	e.client.HandleMessages(energyround.Filter(prefix), func(t string, retained bool, payload []byte) {
 		e.exch.Receive(t, retained, payload) // a drop is logged and counted there
+		if e.phases != nil && len(en) > 0 {
+			e.phases.Receive(t, retained, payload)
+		}
 	})
-	if _, comp := EnergyHomes(conf); len(comp) > 0 {
+	if len(comp) > 0 {
 		e.client.HandleMessages(energyround.LoadFilter(prefix), func(t string, _ bool, payload []byte) {
 			e.compiled.Receive(t, payload) // retained: the plans are; a drop is logged there
 		})
@@ -485,7 +505,22 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		if kind == onlineRound {
 			of = ""
 		}
-		if base, missing, err = e.compiled.Base(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline); err != nil {
+		if kind == streetRound && e.phases != nil {
+			// The compiled homes' loads after their protocol: phase 0's
+			// finals (mixed.go), which they publish before they wait
+			// for this home's.
+			got, miss, err := e.phases.Await(ctx, res.Round, compiled, energyround.Expect{Slots: len(m.Plan.Import), Slot0: hz.Start}, deadline, 0, nil)
+			if err != nil && !errors.Is(err, energyround.ErrPhaseTimedOut) {
+				return err
+			}
+			missing = miss
+			base = make([]float64, len(m.Plan.Import))
+			for _, h := range compiled {
+				for t, v := range got[h].ImportKW {
+					base[t] += v
+				}
+			}
+		} else if base, missing, err = e.compiled.Base(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline); err != nil {
 			return err
 		}
 		res.Compiled = compiled
@@ -511,6 +546,12 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		return err
 	}
 	res.Street = r
+	if kind == streetRound && e.phases != nil && len(res.CompiledMissing) == 0 && len(r.Missing) == 0 {
+		if err := e.answerPhases(ctx, res, m, x, compiled); err != nil {
+			return err
+		}
+		r = res.Street
+	}
 	if len(r.Missing) == 0 && r.Others != nil {
 		e.last = &streetView{slot0: hz.Start, others: r.Others, cost: r.OthersCost}
 	}
@@ -518,7 +559,7 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		e.log.Warn("energy round: messages dropped (see the warnings above)", "round", res.Round, "dropped", r.Dropped)
 	}
 	e.log.Info("energy home coordinated with the street", "round", res.Round, "homes", len(res.Homes), "sweeps", r.Sweeps,
-		"moves", r.Moves, "objective", r.Objective, "missing", strings.Join(r.Missing, ","))
+		"moves", r.Moves, "objective", r.Objective, "missing", strings.Join(r.Missing, ","), "answers", res.Answers)
 	return nil
 }
 

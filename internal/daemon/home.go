@@ -96,6 +96,9 @@ type homeState struct {
 	digest digest
 	// live is the home's [live] part, nil without.
 	live *liveHome
+	// once: `hearth run --once`, whose round every home of a mixed
+	// street joins (mixed.go).
+	once bool
 }
 
 // NewHome builds home cfg.Home of r, the neighbourhood loaded from
@@ -135,6 +138,7 @@ func NewHome(ctx context.Context, cfg HomeConfig, r *homesolve.Run) (*Home, erro
 // current slot's commands with its plan.
 func (hm *Home) Once(ctx context.Context, round string) (RoundResult, error) {
 	st, h := hm.st, hm.h
+	st.once = true
 	if st.live != nil {
 		var err error
 		if h, err = hm.liveOnce(ctx, round); err != nil {
@@ -214,7 +218,7 @@ func (st *homeState) agent(ctx context.Context, r *homesolve.Run) (*Agent, error
 		}
 	}
 	return NewAgent(ctx, AgentConfig{Problem: r.Problem(), Name: st.cfg.Home, Prepared: prep, MQTT: st.cfg.MQTT, Log: st.log,
-		Instance: st.cfg.Path, Attempts: st.cfg.Attempts, After: r.HomeDescent()})
+		Instance: st.cfg.Path, Attempts: st.cfg.Attempts, After: r.HomeDescent(), Answer: st.answerHook(r)})
 }
 
 // DefaultHomeTimeout bounds a home's round when neither [solver] timeout

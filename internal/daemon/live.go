@@ -9,6 +9,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/internal/energyround"
 	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
 )
@@ -69,6 +70,9 @@ type liveHome struct {
 	planned time.Time
 	// began is when the round in progress began.
 	began time.Time
+	// phases holds a mixed street's final loads (mixed.go), nil in a
+	// street of compiled homes only.
+	phases *energyround.Phases
 }
 
 // newLiveHome returns the live part of a home, or nil without [live].
@@ -94,6 +98,8 @@ func (st *homeState) newLiveHome() *liveHome {
 		}
 	}
 	handleTargets(lh.client, lh.targets, st.log)
+	en, compiled := EnergyHomes(cfg)
+	lh.phases = newPhases(lh.client, prefix, st.cfg.MQTT.Keys, en, compiled, st.log)
 	return lh
 }
 

@@ -27,6 +27,9 @@ type Compiled struct {
 
 	mu     sync.Mutex
 	latest map[string]compiledLoad
+	// ahead is the latest horizon start each home is known to plan
+	// from (Ahead), its published load not yet there.
+	ahead  map[string]time.Time
 	errs   map[string]bool
 	notify chan struct{}
 }
@@ -43,7 +46,22 @@ func NewCompiled(prefix string, keys *sign.Keyring, log *slog.Logger) *Compiled 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Compiled{prefix: prefix, keys: keys, log: log, latest: map[string]compiledLoad{}, errs: map[string]bool{}, notify: make(chan struct{}, 1)}
+	return &Compiled{prefix: prefix, keys: keys, log: log, latest: map[string]compiledLoad{}, ahead: map[string]time.Time{}, errs: map[string]bool{}, notify: make(chan struct{}, 1)}
+}
+
+// Ahead records that home plans from the horizon starting at start (its
+// final load of a phase says so before its plan is published): Base
+// does not wait for its load of an earlier horizon.
+func (c *Compiled) Ahead(home string, start time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if start.After(c.ahead[home]) {
+		c.ahead[home] = start
+	}
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
 }
 
 // LoadFilter subscribes to every home's published load.
@@ -112,18 +130,23 @@ func (c *Compiled) decode(t, home string, payload []byte) (compiledLoad, error) 
 // slots slots, or until deadline, and
 // returns their load that flows per slot (kW: each home's positive
 // draw, as the peak term counts it), summed in homes' order, and the
-// homes whose load did not come (left out of the sum).
+// homes whose load did not come (left out of the sum). A home whose
+// latest load, or what Ahead says of it, already plans a later horizon
+// is not waited for: no load of this one will come (a compiled home's
+// first round may plan the next slot ahead of its boundary).
 func (c *Compiled) Base(ctx context.Context, homes []string, round string, slot0 time.Time, slots int, deadline time.Time) ([]float64, []string, error) {
 	dl := time.NewTimer(time.Until(deadline))
 	defer dl.Stop()
 	for {
 		base := make([]float64, slots)
 		var missing []string
+		waiting := false
 		c.mu.Lock()
 		for _, h := range homes {
 			l, ok := c.latest[h]
 			if !ok || round != "" && l.round != round || !l.start.Equal(slot0) || len(l.kw) != slots {
 				missing = append(missing, h)
+				waiting = waiting || (!ok || !l.start.After(slot0)) && !c.ahead[h].After(slot0)
 				continue
 			}
 			for t, v := range l.kw {
@@ -133,6 +156,9 @@ func (c *Compiled) Base(ctx context.Context, homes []string, round string, slot0
 		c.mu.Unlock()
 		if len(missing) == 0 {
 			return base, nil, nil
+		}
+		if !waiting {
+			return base, missing, nil
 		}
 		select {
 		case <-ctx.Done():

@@ -15,7 +15,8 @@ import (
 // homes answer — only those their home signed, of the round and the
 // horizon asked for, their positive part summed; a forged one is dropped
 // with an error naming it, and a load that never comes ends the wait at
-// the deadline, naming the home.
+// the deadline, naming the home; a home already on a later horizon is
+// not waited for.
 func TestCompiledBase(t *testing.T) {
 	keys := keyring(t, "alder", "oak")
 	alder, oak := keys.Signer("alder"), keys.Signer("oak")
@@ -70,5 +71,25 @@ func TestCompiledBase(t *testing.T) {
 	// Another horizon is not this round's, whatever its name.
 	if _, missing, _ := c.Base(context.Background(), []string{"alder"}, "", slot0.Add(time.Hour), 3, time.Now()); len(missing) != 1 {
 		t.Errorf("a load from another slot 0 was taken")
+	}
+	// A home whose latest load plans a later horizon is not waited for.
+	if err := c.Receive(at("alder"), alder.Seal(at("alder"), payload("alder", "r2", slot0.Add(time.Hour), 2, 2, 2))); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if _, missing, err := c.Base(context.Background(), []string{"alder", "oak"}, "", slot0, 3, start.Add(10*time.Second)); err != nil || len(missing) != 1 || missing[0] != "alder" {
+		t.Errorf("alder already on the next horizon: missing %v, err %v", missing, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("waited %v for a home that plans a later horizon", took)
+	}
+	// elm has published nothing, but plans the next horizon (Ahead).
+	c.Ahead("elm", slot0.Add(time.Hour))
+	start = time.Now()
+	if _, missing, err := c.Base(context.Background(), []string{"elm"}, "", slot0, 3, start.Add(10*time.Second)); err != nil || len(missing) != 1 {
+		t.Errorf("elm ahead: missing %v, err %v", missing, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("waited %v for a home ahead", took)
 	}
 }

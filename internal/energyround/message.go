@@ -45,6 +45,13 @@
 // message changes nothing. While it waits, a home publishes its latest
 // load again every Heartbeat, so that a home that subscribed late (the
 // processes of a street start apart) still receives it.
+//
+// # Mixed streets
+//
+// Where the street also has compiled homes, a round continues in phases
+// in which the compiled homes and the energy homes answer each other in
+// turn, each phase ending with every home's final load (Phases,
+// phase.go).
 package energyround
 
 import (
@@ -75,8 +82,13 @@ type Load struct {
 	// Cost is what the home's plan costs in the street's objective
 	// (its bill, penalties and wear; street.Objective's part of it).
 	Cost float64 `json:"cost"`
-	// Moved says that the home adopted a new answer in this sweep.
+	// Moved says that the home adopted a new answer in this sweep; in a
+	// final load, that the phase moved some home (Phases).
 	Moved bool `json:"moved"`
+	// Final marks a home's load at the end of a phase of a mixed
+	// street's round (Phases): an energy home's after the phase's
+	// sweeps, a compiled home's after its answer.
+	Final bool `json:"final,omitempty"`
 }
 
 // MaxSweeps bounds a message's sweep: a round never runs more.
@@ -136,6 +148,19 @@ type Expect struct {
 // content is read as it is (a signature, if any, is stripped unchecked).
 // Every error wraps ErrDropped and names the topic and the fault.
 func Decode(prefix, t string, retained bool, payload []byte, keys *sign.Keyring, want Expect) (Load, error) {
+	l, err := decode(prefix, t, retained, payload, keys)
+	if err != nil {
+		return Load{}, err
+	}
+	if err := l.check(t, want); err != nil {
+		return Load{}, err
+	}
+	return l, nil
+}
+
+// decode opens a message and checks it against its topic, whatever the
+// round's slots and horizon.
+func decode(prefix, t string, retained bool, payload []byte, keys *sign.Keyring) (Load, error) {
 	home, round, ok := ParseTopic(prefix, t)
 	if !ok {
 		return Load{}, fmt.Errorf("%w: %s: not a load topic (%s)", ErrDropped, t, Topic(prefix, "HOME", "ROUND"))
@@ -172,10 +197,24 @@ func Decode(prefix, t string, retained bool, payload []byte, keys *sign.Keyring,
 		return bad("home %q, but the topic's is %q", l.Home, home)
 	case l.Sweep < 0 || l.Sweep > MaxSweeps:
 		return bad("sweep %d outside [0, %d]", l.Sweep, MaxSweeps)
-	case len(l.ImportKW) != want.Slots:
-		return bad("import_kw has %d slots, the round %d", len(l.ImportKW), want.Slots)
 	case math.IsNaN(l.Cost) || math.IsInf(l.Cost, 0):
 		return bad("cost %v is not a finite number", l.Cost)
+	}
+	for k, v := range l.ImportKW {
+		if math.IsNaN(v) || v < 0 || v > maxKW {
+			return bad("import_kw[%d] = %v outside [0, %g] kW", k, v, float64(maxKW))
+		}
+	}
+	return l, nil
+}
+
+// check holds a decoded load to the round's slots and horizon (want).
+func (l Load) check(t string, want Expect) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrDropped, t, fmt.Sprintf(format, args...))
+	}
+	if len(l.ImportKW) != want.Slots {
+		return bad("import_kw has %d slots, the round %d", len(l.ImportKW), want.Slots)
 	}
 	if !want.Slot0.IsZero() {
 		s0, err := time.Parse(time.RFC3339, l.Slot0)
@@ -186,10 +225,5 @@ func Decode(prefix, t string, retained bool, payload []byte, keys *sign.Keyring,
 			return bad("slot0 %s, but this home's round starts at %s", l.Slot0, want.Slot0.Format(time.RFC3339))
 		}
 	}
-	for k, v := range l.ImportKW {
-		if math.IsNaN(v) || v < 0 || v > maxKW {
-			return bad("import_kw[%d] = %v outside [0, %g] kW", k, v, float64(maxKW))
-		}
-	}
-	return l, nil
+	return nil
 }

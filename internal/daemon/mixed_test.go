@@ -1,0 +1,125 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/internal/daemon"
+	"github.com/hearth-dcop/hearth/internal/live"
+	"github.com/hearth-dcop/hearth/mqtt"
+	"github.com/hearth-dcop/hearth/mqtt/broker"
+)
+
+// TestMixedStreetRun: a mixed street's long-running homes — alder, a
+// compiled home, and rowan, an energy home — on a clock at 60× that
+// starts at 21:54, within the compiled home's plan-ahead of 22:00: alder
+// plans the 22:00 slot round at once, its protocol and then the phases
+// in which the two answer each other in turn (mixed.go; here alder's
+// answer keeps its plan, which ends them); rowan's first street round
+// (every home online, on the 21:00 horizon) does not wait for alder's
+// load of that horizon, since alder's final load says it plans 22:00's
+// (Compiled.Ahead), so rowan joins the 22:00 slot round in time. Both
+// publish their commands of that round, and neither waits out the
+// round's time-out. (TestRunMixedStreet in cmd/hearth compares such a
+// round's plans with hearth sim's.)
+//
+// It is left out under the race detector, where rowan's LPs take most
+// of a minute, and with -short.
+func TestMixedStreetRun(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("a simulated slot round at 60×: the energy home's LPs take most of a minute under the race detector")
+	}
+	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := filepath.Join("testdata", "energy", "mixed-live.toml")
+	now0 := time.Date(2026, 11, 26, 21, 54, 0, 0, time.Local)
+	clock, err := live.NewClock(now0, time.Time{}, 60, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-mixed-street-run"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer c.Disconnect(0)
+	if tok := c.Subscribe("hearth/home/+/command/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	for _, s := range [][3]string{{"rowan", "ev", `"charge":25,"plugged":true`}, {"alder", "ev", `"charge":20,"plugged":true`}} {
+		payload := fmt.Sprintf(`{"time":%q,%s}`, now0.Format(time.RFC3339), s[2])
+		if tok := c.Publish(live.StateTopic("hearth", s[0], s[1]), 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	conf, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &liveStreet{t: t, url: b.URL(), path: path, clock: clock,
+		logs: map[string]*logBuf{}, cancel: map[string]context.CancelFunc{}, done: map[string]chan error{}}
+	s.start("alder")
+	ctx, cancel := context.WithCancel(context.Background())
+	rowanLog := &logBuf{}
+	cfg := mqtt.Config{Broker: mqtt.Broker{URL: b.URL()}, Timing: mqtt.Timing{ConnectTimeout: 5 * time.Second}}
+	eh, err := daemon.NewEnergyHome(daemon.HomeConfig{Path: path, Home: "rowan", MQTT: cfg, Clock: clock,
+		Log: slog.New(slog.NewTextHandler(rowanLog, &slog.HandlerOptions{Level: slog.LevelInfo}))}, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- eh.Run(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("rowan did not stop")
+		}
+		s.stop("alder")
+		if t.Failed() {
+			t.Logf("rowan:\n%s", rowanLog.String())
+			t.Logf("alder:\n%s", s.logs["alder"].String())
+		}
+	}()
+	const round = "2026-11-26T2200"
+	for _, h := range []string{"alder", "rowan"} {
+		rec.await(t, 0, h+"'s command of the 22:00 slot round", 30*time.Second, func(m paho.Message) bool {
+			cmd, err := live.ParseCommand(m.Payload())
+			return strings.HasPrefix(m.Topic(), "hearth/home/"+h+"/command/") && err == nil && cmd.Round == round
+		})
+	}
+	line := func(l *logBuf, msg string) string {
+		for _, ln := range strings.Split(l.String(), "\n") {
+			if strings.Contains(ln, msg) && strings.Contains(ln, "round="+round) {
+				return ln
+			}
+		}
+		return ""
+	}
+	if ln := line(rowanLog, "energy home coordinated with the street"); !strings.Contains(ln, `missing=""`) {
+		t.Errorf("rowan: the 22:00 round: %q, want none missing", ln)
+	}
+	if ln := line(s.logs["alder"], "mixed street: the compiled homes answered the energy homes"); ln == "" {
+		t.Error("alder: no answer to the energy homes in the 22:00 round")
+	}
+	for name, l := range map[string]*logBuf{"rowan": rowanLog, "alder": s.logs["alder"]} {
+		if ln := line(l, "did not come"); ln != "" {
+			t.Errorf("%s waited out the round's time-out: %s", name, ln)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package energyround
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPhases: finals published with Final reach Await, each phase's
+// apart; a load that is not final, a final signed by another home, one
+// with a wrong slot count or horizon are not taken for a home's final;
+// a phase whose finals do not all come ends at the deadline, naming who
+// is missing, and the waiting home publishes its own final again
+// meanwhile.
+func TestPhases(t *testing.T) {
+	ctx := context.Background()
+	keys := keyring(t, "alder", "oak", "fir")
+	slot0 := time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC)
+	want := Expect{Slots: 3, Slot0: slot0}
+	p := NewPhases("hearth", keys, nil)
+	sent := 0
+	publish := func(_ context.Context, t string, b []byte) error {
+		sent++
+		return p.Receive(t, false, b)
+	}
+	load := func(home, round string, kw ...float64) Load {
+		return Load{Round: round, Home: home, Slot0: slot0.Format(time.RFC3339), ImportKW: kw}
+	}
+	if PhaseRound("r1", 0) != "r1" || PhaseRound("r1", 2) != "r1-a2" {
+		t.Fatalf("phase rounds %q, %q", PhaseRound("r1", 0), PhaseRound("r1", 2))
+	}
+	if _, err := Final(ctx, "hearth", load("alder", "r1", 1, 2, 3), keys.Signer("alder"), publish, nil); err != nil {
+		t.Fatal(err)
+	}
+	// oak's load of a sweep, not final: not oak's final.
+	b, err := Encode(Topic("hearth", "oak", "r1"), load("oak", "r1", 1, 1, 1), keys.Signer("oak"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Receive(Topic("hearth", "oak", "r1"), false, b); err != nil {
+		t.Fatal(err)
+	}
+	// fir signs a final on oak's topic: dropped.
+	forged := load("oak", "r1", 9, 9, 9)
+	forged.Final = true
+	b, err = Encode(Topic("hearth", "oak", "r1"), forged, keys.Signer("fir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Receive(Topic("hearth", "oak", "r1"), false, b); !errors.Is(err, ErrDropped) {
+		t.Errorf("a final signed by another home: %v", err)
+	}
+	again, err := Final(ctx, "hearth", load("fir", "r1", 0, 0, 0), keys.Signer("fir"), publish, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sent
+	got, missing, err := p.Await(ctx, "r1", []string{"alder", "oak"}, want, time.Now().Add(150*time.Millisecond), 20*time.Millisecond, again)
+	if !errors.Is(err, ErrPhaseTimedOut) || len(missing) != 1 || missing[0] != "oak" || got != nil {
+		t.Fatalf("without oak's final: %v, missing %v, %v", got, missing, err)
+	}
+	if sent-before < 2 {
+		t.Errorf("the waiting home published its final %d times again in 150 ms at a 20 ms heartbeat", sent-before)
+	}
+	if _, err := Final(ctx, "hearth", load("oak", "r1", 1, 0, 0.5), keys.Signer("oak"), publish, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Final(ctx, "hearth", load("oak", "r1-a1", 1, 0, 0.5), keys.Signer("oak"), publish, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, missing, err = p.Await(ctx, "r1", []string{"alder", "oak"}, want, time.Now().Add(time.Second), 0, nil)
+	if err != nil || missing != nil || got["alder"].ImportKW[2] != 3 || got["oak"].ImportKW[2] != 0.5 {
+		t.Fatalf("phase 0: %v, missing %v, %v", got, missing, err)
+	}
+	one, _, err := p.Await(ctx, "r1-a1", []string{"oak"}, want, time.Now().Add(time.Second), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !SameLoads(got, one, []string{"oak"}) || SameLoads(got, one, []string{"alder", "oak"}) {
+		t.Error("SameLoads: oak kept its load, alder has none in phase 1")
+	}
+	if AnyMoved(got, []string{"alder", "oak"}) {
+		t.Error("AnyMoved: no final said it moved")
+	}
+	if _, _, err := p.Await(ctx, "r1", []string{"alder"}, Expect{Slots: 4, Slot0: slot0}, time.Now().Add(time.Second), 0, nil); !errors.Is(err, ErrDropped) || !strings.Contains(err.Error(), "hearth/home/alder/round/r1/load") {
+		t.Errorf("a final of 3 slots in a round of 4: %v", err)
+	}
+	if _, _, err := p.Await(ctx, "r1", []string{"alder"}, Expect{Slots: 3, Slot0: slot0.Add(time.Hour)}, time.Now().Add(time.Second), 0, nil); !errors.Is(err, ErrDropped) {
+		t.Errorf("a final of another horizon: %v", err)
+	}
+}
