@@ -98,6 +98,11 @@ type EDAC struct {
 	elim     []edacElim // variables eliminated before search, in order
 	gone     []bool     // per variable / per binary function: eliminated
 	goneBin  []bool
+	// dormant marks the binary functions planDormant added with no cost:
+	// out of the search (not live) until elim2 needs one between the two
+	// neighbours of a variable it eliminates.
+	dormant []bool
+	woken   int64 // dormant functions that joined the search, over all rows
 
 	// Trailed state: fs holds c∅ (fs[0]), unary costs, the binary and
 	// n-ary deltas and, per variable, a bound on its live unary costs
@@ -114,6 +119,10 @@ type EDAC struct {
 	// their one or two binary functions (-1: none).
 	stack    []dynElim
 	dynElims int64 // eliminations during search, over all rows
+	// deeRemovals counts the nodes where dead-end elimination removed
+	// values, over all rows; noDEE turns it off (measurements).
+	deeRemovals int64
+	noDEE       bool
 	// noLocalSearch starts the search without an upper bound, so that
 	// tests reach every pruning rule (the local search often finds the
 	// optimum of small problems, leaving the search nothing to lose).
@@ -298,6 +307,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		s.srcs = append(s.srcs, src)
 	}
 	s.planElimination(pair)
+	s.planDormant(pair)
 	for k := range s.bins {
 		b := &s.bins[k]
 		b.resX, b.fresX = make([]int32, b.dx), make([]int32, b.dx)
@@ -539,7 +549,7 @@ func (s *EDAC) reset() {
 		s.sup[x] = 0
 	}
 	for k := range s.bins {
-		if !s.goneBin[k] {
+		if !s.goneBin[k] && !s.dormant[k] {
 			s.is[s.bins[k].live] = 1
 		}
 	}
@@ -662,6 +672,9 @@ func (s *EDAC) search(ctx context.Context) {
 		if !ok {
 			s.fail()
 			return
+		}
+		if !changed && !s.noDEE {
+			changed = s.dee()
 		}
 		if changed && !s.propagate() {
 			return
