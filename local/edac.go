@@ -67,8 +67,14 @@ import (
 // functions only) are eliminated as bucket elimination would, before the
 // search and whenever assignments leave one so during it (toulbar2's -e=2):
 // one neighbour gets the least cost for each of its values as unary
-// costs, two get it added to the function between them (during search,
-// only when they share one). Their values are chosen after the search.
+// costs, two get it added to the function between them (during search, a
+// dormant, costless one planned between every two neighbours of a
+// variable when they have none, as toulbar2 creates it). Their values are
+// chosen after the search. At every node, values of two-value variables
+// that their EAC support dominates are removed (dead-end elimination,
+// toulbar2's -dee=1; see dee): on a 30×30 binary grid the two leave 155
+// variables to branch on at the root instead of 551, and the search takes
+// 25 nodes where it timed out.
 // The first upper bound comes from a greedy assignment improved by a few
 // sweeps of best-value moves.
 //
