@@ -129,6 +129,7 @@ type EDAC struct {
 	// values, over all rows; noDEE turns it off (measurements).
 	deeRemovals int64
 	noDEE       bool
+	lbPair      float64 // c∅ before reverseDAC's last pair of passes
 	// noLocalSearch starts the search without an upper bound, so that
 	// tests reach every pruning rule (the local search often finds the
 	// optimum of small problems, leaving the search nothing to lose).
@@ -604,17 +605,42 @@ func (s *EDAC) reset() {
 // the first pass gathered costs towards the low ranks, the second moves
 // them on towards the high ranks and raises c∅ further (on a 2×2 grid from
 // 85 to the optimum 108), as toulbar2's preprocessing does when it sets
-// its DAC order. The search keeps the reversed order.
+// its DAC order. It then goes on alternating the order, a pair of passes
+// at a time, while a pair raises c∅ (at most dacPasses pairs), and the
+// search keeps the reversed order. Measured (one core, EDAC with dead-end
+// elimination, one pass against the pairs): a 40×40 binary grid's root
+// bound 106360 against 106518 (toulbar2's 106648, the optimum 106823),
+// 2772 nodes and 2.9 s against 251 and 0.31 s; a 150-node scale-free graph
+// over five values 1087 nodes, 0.25 s against 655, 0.13 s; a 12×12 grid
+// over three values 0.41 s against 0.17 s; frequency assignment of 80
+// links 0.28 s against 0.23 s. Leaving the search the other order instead
+// made the scale-free graph slower (0.93 s): the order the search keeps
+// matters as much as the bound.
 func (s *EDAC) reverseDAC() bool {
-	s.dacRev = false
-	for x := range s.n {
-		if !s.gone[x] {
-			s.pushDAC(x)
-			s.pushEAC(x)
+	for pass := range 1 + 2*dacPasses {
+		if pass > 0 && pass%2 == 1 {
+			// A new pair: stop when the last one raised nothing.
+			if pass > 1 && !(s.fs[0] > s.lbPair) {
+				break
+			}
+			s.lbPair = s.fs[0]
+		}
+		s.dacRev = !s.dacRev
+		for x := range s.n {
+			if !s.gone[x] {
+				s.pushDAC(x)
+				s.pushEAC(x)
+			}
+		}
+		if !s.propagate() {
+			return false
 		}
 	}
-	return s.propagate()
+	return true
 }
+
+// dacPasses bounds the pairs of DAC passes reverseDAC adds at the root.
+const dacPasses = 8
 
 // tolerance is how far past the upper bound a lower bound must be to
 // prune: 0 on whole-number costs, a rounding margin otherwise.
