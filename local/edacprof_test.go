@@ -13,10 +13,11 @@ import (
 	"github.com/hearth-dcop/hearth/mva/format"
 )
 
-// TestEDACFiles runs EDAC with and without last-conflict branching on the
-// files of HEARTH_EDAC_FILES (comma separated) and logs nodes, checks and
-// CPU time: a measuring aid (go test -run EDACFiles -v -cpuprofile),
-// skipped without the variable.
+// TestEDACFiles runs EDAC without dead-end elimination, with and without
+// last-conflict branching, then with both (only that with
+// HEARTH_EDAC_DEE_ONLY set), on the files of HEARTH_EDAC_FILES (comma
+// separated) and logs nodes, checks and CPU time: a measuring aid (go test
+// -run EDACFiles -v -cpuprofile), skipped without the variable.
 func TestEDACFiles(t *testing.T) {
 	env := os.Getenv("HEARTH_EDAC_FILES")
 	if env == "" {
