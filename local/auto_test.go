@@ -9,6 +9,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/gen"
 )
 
 // TestChoose: bucket elimination where its tables are small, EDAC or AOBB where
@@ -212,6 +213,45 @@ func TestChooseEDACThenAOBB(t *testing.T) {
 		}
 		if d := pf.Describe(); pf.byAOBB != (budget == 1) || !strings.HasPrefix(d, map[bool]string{true: "edac passed", false: "edac:"}[budget == 1]) {
 			t.Fatalf("budget %d: answered by aobb %v, described %q", budget, pf.byAOBB, d)
+		}
+	}
+}
+
+// TestChooseTwoValues checks that a binary grid over two values too wide
+// for bucket elimination gets EDAC within edacTwoBudget checks, then AOBB,
+// and that both ways (the budget and one check) answer AOBB's optimum with
+// an assignment of that cost.
+func TestChooseTwoValues(t *testing.T) {
+	p, err := gen.Grid(3, gen.GridOptions{Rows: 16, Cols: 16, GraphOptions: gen.GraphOptions{Domain: 2, MaxCost: 100, Tightness: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	c := Choose(lp, AutoOptions{})
+	if c.Name != "edac+aobb" || c.budget != edacTwoBudget || !strings.Contains(c.Reason, "two values") {
+		t.Fatalf("chose %s (%s), budget %d; want edac+aobb within %d checks", c.Name, c.Reason, c.budget, edacTwoBudget)
+	}
+	want, err := NewAOBB(lp, AOBBOptions{}).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int64{edacTwoBudget, 1} {
+		s, _, err := Auto(lp, AutoOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := s.(*edacThenAOBB)
+		pf.edac.budget = budget
+		in := make([]int, lp.NumInterior())
+		got, err := s.SolveRow(context.Background(), nil, in)
+		if err != nil || got != want {
+			t.Fatalf("budget %d: %v (%v), aobb %v", budget, got, err, want)
+		}
+		if e := lp.Eval(in); e != got {
+			t.Fatalf("budget %d: assignment costs %v, reported %v", budget, e, got)
+		}
+		if pf.byAOBB != (budget == 1) {
+			t.Fatalf("budget %d: answered by aobb %v", budget, pf.byAOBB)
 		}
 	}
 }

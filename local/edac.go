@@ -67,8 +67,14 @@ import (
 // functions only) are eliminated as bucket elimination would, before the
 // search and whenever assignments leave one so during it (toulbar2's -e=2):
 // one neighbour gets the least cost for each of its values as unary
-// costs, two get it added to the function between them (during search,
-// only when they share one). Their values are chosen after the search.
+// costs, two get it added to the function between them (during search, a
+// dormant, costless one planned between every two neighbours of a
+// variable when they have none, as toulbar2 creates it). Their values are
+// chosen after the search. At every node, values of two-value variables
+// that their EAC support dominates are removed (dead-end elimination,
+// toulbar2's -dee=1; see dee): on a 30×30 binary grid the two leave 155
+// variables to branch on at the root instead of 551, and the search takes
+// 25 nodes where it timed out.
 // The first upper bound comes from a greedy assignment improved by a few
 // sweeps of best-value moves.
 //
@@ -98,6 +104,11 @@ type EDAC struct {
 	elim     []edacElim // variables eliminated before search, in order
 	gone     []bool     // per variable / per binary function: eliminated
 	goneBin  []bool
+	// dormant marks the binary functions planDormant added with no cost:
+	// out of the search (not live) until elim2 needs one between the two
+	// neighbours of a variable it eliminates.
+	dormant []bool
+	woken   int64 // dormant functions that joined the search, over all rows
 
 	// Trailed state: fs holds c∅ (fs[0]), unary costs, the binary and
 	// n-ary deltas and, per variable, a bound on its live unary costs
@@ -114,6 +125,11 @@ type EDAC struct {
 	// their one or two binary functions (-1: none).
 	stack    []dynElim
 	dynElims int64 // eliminations during search, over all rows
+	// deeRemovals counts the nodes where dead-end elimination removed
+	// values, over all rows; noDEE turns it off (measurements).
+	deeRemovals int64
+	noDEE       bool
+	lbPair      float64 // c∅ before reverseDAC's last pair of passes
 	// noLocalSearch starts the search without an upper bound, so that
 	// tests reach every pruning rule (the local search often finds the
 	// optimum of small problems, leaving the search nothing to lose).
@@ -298,6 +314,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		s.srcs = append(s.srcs, src)
 	}
 	s.planElimination(pair)
+	s.planDormant(pair)
 	for k := range s.bins {
 		b := &s.bins[k]
 		b.resX, b.fresX = make([]int32, b.dx), make([]int32, b.dx)
@@ -539,7 +556,7 @@ func (s *EDAC) reset() {
 		s.sup[x] = 0
 	}
 	for k := range s.bins {
-		if !s.goneBin[k] {
+		if !s.goneBin[k] && !s.dormant[k] {
 			s.is[s.bins[k].live] = 1
 		}
 	}
@@ -588,17 +605,42 @@ func (s *EDAC) reset() {
 // the first pass gathered costs towards the low ranks, the second moves
 // them on towards the high ranks and raises c∅ further (on a 2×2 grid from
 // 85 to the optimum 108), as toulbar2's preprocessing does when it sets
-// its DAC order. The search keeps the reversed order.
+// its DAC order. It then goes on alternating the order, a pair of passes
+// at a time, while a pair raises c∅ (at most dacPasses pairs), and the
+// search keeps the reversed order. Measured (one core, EDAC with dead-end
+// elimination, one pass against the pairs): a 40×40 binary grid's root
+// bound 106360 against 106518 (toulbar2's 106648, the optimum 106823),
+// 2772 nodes and 2.9 s against 251 and 0.31 s; a 150-node scale-free graph
+// over five values 1087 nodes, 0.25 s against 655, 0.13 s; a 12×12 grid
+// over three values 0.41 s against 0.17 s; frequency assignment of 80
+// links 0.28 s against 0.23 s. Leaving the search the other order instead
+// made the scale-free graph slower (0.93 s): the order the search keeps
+// matters as much as the bound.
 func (s *EDAC) reverseDAC() bool {
-	s.dacRev = false
-	for x := range s.n {
-		if !s.gone[x] {
-			s.pushDAC(x)
-			s.pushEAC(x)
+	for pass := range 1 + 2*dacPasses {
+		if pass > 0 && pass%2 == 1 {
+			// A new pair: stop when the last one raised nothing.
+			if pass > 1 && !(s.fs[0] > s.lbPair) {
+				break
+			}
+			s.lbPair = s.fs[0]
+		}
+		s.dacRev = !s.dacRev
+		for x := range s.n {
+			if !s.gone[x] {
+				s.pushDAC(x)
+				s.pushEAC(x)
+			}
+		}
+		if !s.propagate() {
+			return false
 		}
 	}
-	return s.propagate()
+	return true
 }
+
+// dacPasses bounds the pairs of DAC passes reverseDAC adds at the root.
+const dacPasses = 8
 
 // tolerance is how far past the upper bound a lower bound must be to
 // prune: 0 on whole-number costs, a rounding margin otherwise.
@@ -662,6 +704,9 @@ func (s *EDAC) search(ctx context.Context) {
 		if !ok {
 			s.fail()
 			return
+		}
+		if !changed && !s.noDEE {
+			changed = s.dee()
 		}
 		if changed && !s.propagate() {
 			return

@@ -77,13 +77,22 @@ func (s *EDAC) eliminateSmall() (changed, ok bool) {
 		kt := -1
 		for _, k := range s.adjB[y] {
 			b := &s.bins[k]
-			if s.is[b.live] != 0 && b.x+b.y-y == z {
+			if b.x+b.y-y == z && (s.is[b.live] != 0 || s.dormant[k]) {
 				kt = k
-				break
+				if s.is[b.live] != 0 {
+					break
+				}
 			}
 		}
-		if kt < 0 {
+		if kt < 0 || s.size(y) == 1 || s.size(z) == 1 || s.deleted(y) || s.deleted(z) {
 			continue
+		}
+		if s.is[s.bins[kt].live] == 0 {
+			// A dormant function joins the search, its costs zero
+			// (the trail restores them, and its sleep, on
+			// backtracking).
+			s.setI(s.bins[kt].live, 1)
+			s.woken++
 		}
 		s.elim2(x, ks[0], ks[1], kt)
 		changed = true
@@ -269,6 +278,63 @@ func (s *EDAC) planElimination(pair map[[2]int]int) {
 			s.goneBin[k] = true
 		}
 	}
+}
+
+// dormantMaxTable bounds the entries of a dormant function's table, and
+// dormantShare their number (as a multiple of the problem's binary
+// functions plus its variables): the memory and the adjacency scans they
+// add stay a small multiple of the problem's.
+const (
+	dormantMaxTable = 64
+	dormantShare    = 3
+)
+
+// planDormant adds a costless binary function, dormant, between each two
+// neighbours y, z of a variable x (neither eliminated before search, x in
+// no n-ary function) that have none, so that eliminateSmall can eliminate
+// x when the search leaves it with those two neighbours alone, as
+// toulbar2 does by creating the function. Graphs without triangles
+// (grids) otherwise have no degree-two elimination during search at all:
+// on a 30×30 binary grid its root is left with 551 unassigned variables,
+// toulbar2's with 140. Tables over more than dormantMaxTable entries are
+// not added, and no more than dormantShare times the binary functions
+// plus variables in all.
+func (s *EDAC) planDormant(pair map[[2]int]int) {
+	base := len(s.bins)
+	limit := dormantShare * (base + s.n)
+	added := 0
+	for x := range s.n {
+		if s.gone[x] || len(s.adjN[x]) > 0 {
+			continue
+		}
+		var ys []int
+		for _, k := range s.adjB[x] {
+			if k < base && !s.goneBin[k] {
+				ys = append(ys, s.bins[k].x+s.bins[k].y-x)
+			}
+		}
+		for i, y := range ys {
+			for _, z := range ys[i+1:] {
+				if s.rank[y] > s.rank[z] {
+					y, z = z, y
+				}
+				if _, ok := pair[[2]int{y, z}]; ok || s.dom[y]*s.dom[z] > dormantMaxTable || added >= limit {
+					continue
+				}
+				k := len(s.bins)
+				pair[[2]int{y, z}] = k
+				s.bins = append(s.bins, edacBin{x: y, y: z, dx: s.dom[y], dy: s.dom[z], tab: make([]float64, s.dom[y]*s.dom[z])})
+				s.adjB[y] = append(s.adjB[y], k)
+				s.adjB[z] = append(s.adjB[z], k)
+				added++
+			}
+		}
+	}
+	s.dormant = make([]bool, len(s.bins))
+	for k := len(s.bins) - added; k < len(s.bins); k++ {
+		s.dormant[k] = true
+	}
+	s.goneBin = append(s.goneBin, make([]bool, added)...)
 }
 
 // eliminate runs the elimination plan on the row's normalised tables.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/gen"
 )
 
 // edacOptions are the random problems the EDAC tests draw: mostly binary
@@ -308,4 +309,53 @@ func TestEDACEliminationDuringSearch(t *testing.T) {
 		t.Fatal("no variable was eliminated during search: the test does not reach that code")
 	}
 	t.Logf("%d eliminations during search", elims)
+}
+
+// TestEDACGridsDeadEnds compares EDAC with bucket elimination on random
+// grids (no triangles: every elimination of two neighbours during search
+// needs a dormant function) over two and three values, with and without
+// the local search's upper bound, and checks that dead-end elimination
+// removed values and dormant functions joined the search: both keep an
+// optimum, never all of them, so the costs must equal BE's exactly.
+func TestEDACGridsDeadEnds(t *testing.T) {
+	ctx := context.Background()
+	var dee, woken int64
+	for seed := range uint64(60) {
+		o := gen.GridOptions{Rows: 3 + int(seed%3), Cols: 3 + int(seed%4), GraphOptions: gen.GraphOptions{
+			Domain: 2 + int(seed%5)/4, MaxCost: []int{3, 20, 100}[seed%3], Tightness: []float64{1, 0.8}[seed%2], Plant: true}}
+		p, err := gen.Grid(seed, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		be, err := NewBEWithin(lp, 64<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := be.SolveRow(ctx, nil, make([]int, lp.NumInterior()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bare := range []bool{false, true} {
+			s := NewEDAC(lp)
+			s.noLocalSearch, s.worstFirst = bare, bare
+			in := make([]int, lp.NumInterior())
+			got, err := s.SolveRow(ctx, nil, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("seed %d (%+v) bare %v: edac %v, be %v", seed, o, bare, got, want)
+			}
+			if e := evalRow(lp, 0, in); !mva.IsHard(got) && e != got {
+				t.Fatalf("seed %d bare %v: assignment costs %v, reported %v", seed, bare, e, got)
+			}
+			dee += s.deeRemovals
+			woken += s.woken
+		}
+	}
+	if dee == 0 || woken == 0 {
+		t.Fatalf("dead-end elimination removed values at %d nodes, %d dormant functions woke: the test does not reach that code", dee, woken)
+	}
+	t.Logf("dead-end elimination at %d nodes, %d dormant functions woken", dee, woken)
 }

@@ -13,10 +13,11 @@ import (
 	"github.com/hearth-dcop/hearth/mva/format"
 )
 
-// TestEDACFiles runs EDAC with and without last-conflict branching on the
-// files of HEARTH_EDAC_FILES (comma separated) and logs nodes, checks and
-// CPU time: a measuring aid (go test -run EDACFiles -v -cpuprofile),
-// skipped without the variable.
+// TestEDACFiles runs EDAC without dead-end elimination, with and without
+// last-conflict branching, then with both (only that with
+// HEARTH_EDAC_DEE_ONLY set), on the files of HEARTH_EDAC_FILES (comma
+// separated) and logs nodes, checks and CPU time: a measuring aid (go test
+// -run EDACFiles -v -cpuprofile), skipped without the variable.
 func TestEDACFiles(t *testing.T) {
 	env := os.Getenv("HEARTH_EDAC_FILES")
 	if env == "" {
@@ -29,17 +30,21 @@ func TestEDACFiles(t *testing.T) {
 		}
 		lp := mva.NewLocalProblem(p, mva.Whole(p))
 		var first float64
-		for i, lc := range []bool{false, true} {
+		for i, lc := range []bool{false, true, true} {
 			s := NewEDAC(lp)
 			s.noLastConflict = !lc
+			s.noDEE = i < 2
+			if s.noDEE && os.Getenv("HEARTH_EDAC_DEE_ONLY") != "" {
+				continue
+			}
 			in := make([]int, lp.NumInterior())
 			c0 := cputime.Used()
 			v, err := s.SolveRow(context.Background(), nil, in)
-			t.Logf("%s last-conflict=%v: %v %v nodes=%d checks=%d cpu=%v", f, lc, v, err, s.Nodes(), s.Checks(), (cputime.Used() - c0).Round(time.Millisecond))
+			t.Logf("%s last-conflict=%v dee=%v: %v %v nodes=%d checks=%d cpu=%v", f, lc, !s.noDEE, v, err, s.Nodes(), s.Checks(), (cputime.Used() - c0).Round(time.Millisecond))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if i == 0 {
+			if first == 0 {
 				first = v
 			} else if v != first {
 				t.Errorf("%s: %v with last-conflict branching, %v without", f, v, first)

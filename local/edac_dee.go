@@ -1,0 +1,116 @@
+package local
+
+// Dead-end elimination for EDAC: values that another value of the same
+// variable dominates are removed at every search node.
+
+import (
+	"math"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// dee removes, at a search node, each value a of an unassigned variable x
+// that x's EAC support s (the live value of least unary cost) dominates:
+// when
+//
+//	u_x(s) − u_x(a) + Σ_k max_b (c_k(s, b) − c_k(a, b)) ≤ 0
+//
+// over x's live binary functions k and the live values b of their other
+// variable (entries where c_k(a, b) is Hard skipped: no finite assignment
+// with x = a has them), changing x from a to s never costs more, whatever
+// the other variables are, so some optimal completion of the node keeps
+// s and a may go (Goldstein's dead-end elimination on the current
+// reparametrised costs; toulbar2's default restricted DEE, -dee=1). On a
+// domain of two, s is also tested against a. Removals are made one at a
+// time with the domains at that moment, so each keeps an optimum of what
+// is left. Variables of a live n-ary function are skipped. On fractional
+// costs the inequality must hold by a rounding margin. It reports whether
+// a value went; s stays, so no domain is wiped out.
+func (s *EDAC) dee() bool {
+	margin := 0.0
+	if !s.integral {
+		margin = 1e-9 * max(1, math.Abs(s.fs[0]))
+	}
+	removed := false
+	for x := range s.n {
+		if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || s.naryLive(x) {
+			continue
+		}
+		sp := s.bestValue(x)
+		for a := range s.dom[x] {
+			if a == sp || !s.alive(x, a) {
+				continue
+			}
+			if s.dominates(x, sp, a, margin) {
+				s.remove(x, a)
+				removed = true
+			} else if s.dom[x] == 2 && s.dominates(x, a, sp, margin) {
+				s.remove(x, sp)
+				removed = true
+			}
+		}
+	}
+	if removed {
+		s.deeRemovals++
+	}
+	return removed
+}
+
+// naryLive reports whether x is in an n-ary function with another
+// unassigned variable.
+func (s *EDAC) naryLive(x int) bool {
+	for _, j := range s.adjN[x] {
+		if s.is[s.narys[j].cnt] > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// dominates reports whether changing x from a to b never raises the cost
+// of the node's problem by more than −margin (see dee).
+func (s *EDAC) dominates(x, b, a int, margin float64) bool {
+	ua, ub := s.u(x, a), s.u(x, b)
+	if mva.IsHard(ub) {
+		return false
+	}
+	if mva.IsHard(ua) {
+		return true
+	}
+	d := ub - ua
+	for _, k := range s.adjB[x] {
+		if s.is[s.bins[k].live] == 0 {
+			continue
+		}
+		sd := s.side(k, x)
+		s.checks += int64(sd.dot)
+		m := math.Inf(-1)
+		for c := range sd.dot {
+			if sd.aot[c] == 0 {
+				continue
+			}
+			ca := sd.cost(a, c)
+			if mva.IsHard(ca) {
+				continue
+			}
+			cb := sd.cost(b, c)
+			if mva.IsHard(cb) {
+				return false
+			}
+			m = max(m, cb-ca)
+		}
+		// −Inf: no live b gives x = a a finite cost.
+		d += m
+	}
+	return d <= -margin
+}
+
+// deeMaxSize is the most live values a variable may have for dee to test
+// it: each test reads every live pair of its functions' tables, and on
+// larger domains that costs more than the removals save (measured with
+// three: a 12×12 grid over three values 7335 nodes, 0.9 s, against 4442
+// and 0.4 s without; a 150-node scale-free graph over five 1174 nodes
+// against 1181, a third slower), while on two values it cuts the nodes of
+// a 20×20 binary grid from 320 to 62 and those of the 12×12 grid (once its
+// domains are down to two) from 4442 to 3378.
+const deeMaxSize = 2
