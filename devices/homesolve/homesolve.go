@@ -930,7 +930,9 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	if len(starts) > 1 {
 		improved.Notes = append(improved.Notes, restartNote(starts, rs))
 	}
-	return out, improved, rs.Stopped, nil
+	// A stop while the restarts' baselines were computed is a stop too:
+	// the report must not compute them again regardless.
+	return out, improved, rs.Stopped || ctx.Err() != nil, nil
 }
 
 // restarts returns the further starts of the improvement phase: the
