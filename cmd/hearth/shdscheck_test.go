@@ -108,6 +108,12 @@ func TestSHDSChecked(t *testing.T) {
 			h, b := real["hearth"], real["shmgm"]
 			t.Logf("objective on the real load (0.01 kWh² + $0.001): hearth %.0f, SH-MGM-style %.0f (converged %v), ratio %.3f; peaks %.1f and %.1f kW; reported objective is %q",
 				h.RealObjective, b.RealObjective, o.Baselines.SHMGM.Converged, h.RealObjective/b.RealObjective, h.Peak, b.Peak, h.Matched)
+			// Issue 22: at most the baseline's on the real load, as the
+			// checker recomputes both (the improvement phase restarts
+			// from the baseline's plan, among others).
+			if h.RealObjective > b.RealObjective*(1+1e-12) {
+				t.Errorf("hearth's objective on the real load %.1f is above the SH-MGM-style baseline's %.1f", h.RealObjective, b.RealObjective)
+			}
 
 			// Mutation: the first device that runs in some slot idles there
 			// instead; the checker must object (a rule or the load).

@@ -868,7 +868,11 @@ func (r *Run) Restart(c Choice) (Choice, bool) {
 // Improve lowers the objective on the load that flows from the protocol's
 // result (res and its assignment; nil decodes res.Assignment) by
 // baseline.Improve's joint best responses and escapes, where the run asks
-// for it (SHDS files by default, Overrides.Kicks). It returns the result
+// for it (SHDS files by default, Overrides.Kicks), and restarts it from
+// the homes' own schedules and the SH-MGM-style baseline's plan where the
+// run computes them (restarts; baseline.ImproveFrom keeps the best of the
+// three, so the plan is never above the baseline's on that objective, and
+// a note says which start it came from). It returns the result
 // of the improved schedule — its objective on the committed levels that
 // fit it tightest, status feasible — and whether ctx stopped the search
 // (the result is then the best found so far). Without an improvement
@@ -891,10 +895,22 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	if err != nil {
 		return nil, res, false, err
 	}
-	imp, err := baseline.Improve(ctx, r.Model(), s, baseline.ImproveOptions{Kicks: kicks, Seed: r.seed, Options: baseline.Options{ExactEntries: improveEntries}})
+	o := baseline.ImproveOptions{Kicks: kicks, Seed: r.seed, Options: baseline.Options{ExactEntries: improveEntries}}
+	starts := []baseline.Start{{Name: res.Algorithm.Global + "'s plan", Schedule: s}}
+	rs, err := baseline.ImproveFrom(ctx, r.Model(), starts, o)
 	if err != nil {
 		return nil, res, false, err
 	}
+	if !rs.Stopped {
+		// The baselines are computed only now, so that a run with a
+		// --timeout spends its time on the protocol's plan first.
+		more := r.restarts(ctx)
+		if err := rs.Continue(ctx, r.Model(), more, o); err != nil {
+			return nil, res, false, err
+		}
+		starts = append(starts, more...)
+	}
+	imp := rs.Improvement()
 	out, err := r.compiled.Encode(imp.Schedule)
 	if err != nil {
 		return nil, res, false, err
@@ -910,8 +926,52 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	improved.Status = mva.StatusFeasible
 	improved.Notes = append(slices.Clone(res.Notes), fmt.Sprintf(
 		"improved on the load that flows after %s: objective %.0f → %.0f (%+.1f%%) in %d rounds of joint best responses (%d moves) and %d escapes (%d kept), %.1f s",
-		res.Algorithm.Global, imp.Start, imp.Flow, 100*(imp.Flow-imp.Start)/imp.Start, imp.Rounds, imp.Moves, imp.Kicks, imp.Accepted, imp.Wall.Seconds()))
-	return out, improved, imp.Stopped, nil
+		res.Algorithm.Global, rs.Runs[0].Start, rs.Runs[0].Flow, 100*(rs.Runs[0].Flow-rs.Runs[0].Start)/rs.Runs[0].Start, rs.Runs[0].Rounds, rs.Runs[0].Moves, rs.Runs[0].Kicks, rs.Runs[0].Accepted, rs.Runs[0].Wall.Seconds()))
+	if len(starts) > 1 {
+		improved.Notes = append(improved.Notes, restartNote(starts, rs))
+	}
+	// A stop while the restarts' baselines were computed is a stop too:
+	// the report must not compute them again regardless.
+	return out, improved, rs.Stopped || ctx.Err() != nil, nil
+}
+
+// restarts returns the further starts of the improvement phase: the
+// homes' own (uncoordinated) schedules and the SH-MGM-style baseline's
+// plan, where the run computes them (Baselines; an error or a stop there
+// leaves them out). Both are plans the homes reach without a central
+// solver — each home alone, or the MGM between them — though hearth sim
+// computes them in its own process.
+func (r *Run) restarts(ctx context.Context) []baseline.Start {
+	if err := r.Baselines(ctx); err != nil {
+		return nil
+	}
+	var out []baseline.Start
+	if u := r.uncoordinated; u != nil && u.Eval != nil && u.Eval.Feasible {
+		out = append(out, baseline.Start{Name: "the homes' own schedules", Schedule: u.Schedule})
+	}
+	if b := r.shmgm; b != nil && b.Eval != nil && b.Eval.Feasible {
+		out = append(out, baseline.Start{Name: "the SH-MGM-style baseline's plan", Schedule: b.Schedule})
+	}
+	return out
+}
+
+// restartNote says what each start of the improvement phase led to and
+// which plan was kept.
+func restartNote(starts []baseline.Start, rs *baseline.Restarts) string {
+	var b strings.Builder
+	b.WriteString("the improvement phase also restarted, in process, from")
+	for k := 1; k < len(starts); k++ {
+		if k > 1 {
+			b.WriteString(";")
+		}
+		if run := rs.Runs[k]; run != nil {
+			fmt.Fprintf(&b, " %s (objective %.0f → %.0f, %d escapes, %d kept, %.1f s)", starts[k].Name, run.Start, run.Flow, run.Kicks, run.Accepted, run.Wall.Seconds())
+		} else {
+			fmt.Fprintf(&b, " %s (skipped: %s)", starts[k].Name, rs.Skipped[k])
+		}
+	}
+	fmt.Fprintf(&b, "; the plan kept is the one from %s (objective %.0f)", starts[rs.Best].Name, rs.Improvement().Flow)
+	return b.String()
 }
 
 // Descend runs the descent of the improvement phase — joint best
@@ -1045,7 +1105,7 @@ func (r *Run) Fallback() ([]int, mva.Result, bool) {
 // SkipSHMGM leaves the SH-MGM-style baseline out of the report, with
 // why as a note (a stopped run prints what it has at once).
 func (r *Run) SkipSHMGM(why string) {
-	if r.opts.Rounds >= 0 {
+	if r.opts.Rounds >= 0 && r.shmgm == nil {
 		r.opts.Rounds = -1
 		r.skipped = why
 		r.notes = append(r.notes, "SH-MGM-style baseline skipped: "+why)
