@@ -409,3 +409,40 @@ func RowCost(ctx context.Context, v *mva.LocalView, row int) (Cost, error) {
 	}
 	return Of(c), nil
 }
+
+// UniformOut reports whether every neighbour sees the same boundary
+// variables of this agent, so that one VALUE body fits every neighbour
+// (MGM's relay forwards the body written for one neighbour to all).
+func (nb *Neighbourhood) UniformOut() bool {
+	for j := 1; j < len(nb.out); j++ {
+		if !slices.Equal(nb.out[j], nb.out[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckValues checks values of the neighbour at position j as
+// ReadValuesTo returns them (one per slot j sends, each in its domain),
+// for values that came inside another agent's message.
+func (nb *Neighbourhood) CheckValues(j int, vals []int) error {
+	if len(vals) != len(nb.in[j]) {
+		return fmt.Errorf("%d values of agent %d, want %d", len(vals), nb.Neighbours[j], len(nb.in[j]))
+	}
+	for i, s := range nb.in[j] {
+		if vals[i] < 0 || vals[i] >= nb.SlotDomains[s] {
+			return fmt.Errorf("value %d of agent %d outside its domain of %d", vals[i], nb.Neighbours[j], nb.SlotDomains[s])
+		}
+	}
+	return nil
+}
+
+// VisibleValues returns the boundary values of b that the neighbour at
+// position j sees, as WriteValues writes them.
+func (nb *Neighbourhood) VisibleValues(j int, b []int) []int {
+	out := make([]int, len(nb.out[j]))
+	for i, k := range nb.out[j] {
+		out[i] = b[k]
+	}
+	return out
+}
