@@ -79,3 +79,19 @@ func TestRelay(t *testing.T) {
 	}
 	t.Logf("%d complete graphs of 40", complete)
 }
+
+// completeRelayInstance is the first relayInstance that is a complete
+// graph.
+func completeRelayInstance() *mva.Problem {
+	for seed := int64(1); ; seed++ {
+		p := relayInstance(seed)
+		nbrs := mva.Decompose(p).Neighbours()
+		full := true
+		for _, l := range nbrs {
+			full = full && len(l) == len(nbrs)-1
+		}
+		if full {
+			return p
+		}
+	}
+}
