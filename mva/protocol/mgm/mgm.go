@@ -91,6 +91,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
@@ -207,6 +208,17 @@ func New(n *mva.Node) (mva.Protocol, error) {
 // solver's checks (pipeline.CheckCounter); the local view's solver counts its
 // own.
 func (a *Agent) Checks() int64 { return a.nb.Checks() + a.resp.Checks() }
+
+// Links returns the agents this one exchanges messages with: through
+// the relay, the hub alone (the hub: every neighbour); otherwise every
+// neighbour. The MQTT runtime subscribes an agent to their statuses only
+// (mqtt.Linker).
+func (a *Agent) Links() []int {
+	if a.relay && a.node.ID != a.hub {
+		return []int{a.hub}
+	}
+	return slices.Clone(a.nb.Neighbours)
+}
 
 // Done reports that the last round is over.
 func (a *Agent) Done() bool { return a.phase == finished }
