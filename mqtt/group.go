@@ -240,6 +240,9 @@ func (g *Group) Run(ctx context.Context, r pipeline.Run) (pipeline.Outcome, erro
 	}
 	if cfg.Neighbours == nil && alongEdges[cfg.Protocol] && len(r.Agents) > 0 && r.Agents[0].Node.Decomp != nil {
 		cfg.Neighbours = r.Agents[0].Node.Decomp.Neighbours()
+		if l := links(r); l != nil {
+			cfg.Neighbours = l
+		}
 	}
 	cfg.Owner = r.Owner
 	cfg.Owned = nil
@@ -281,4 +284,47 @@ func rootCause(errs []error) error {
 		}
 	}
 	return errs[0]
+}
+
+// Linker is a protocol agent that exchanges messages with fewer agents
+// than it shares functions with: MGM through its relay talks to the hub
+// alone, not to the n−1 homes of a complete graph. Links returns them,
+// in increasing order.
+type Linker interface {
+	Links() []int
+}
+
+// unwrapper is a protocol wrapped by the runtime (a progress counter).
+type unwrapper interface {
+	Unwrap() mva.Protocol
+}
+
+// links returns the graph of the agents' Links where the run holds every
+// agent and each of them is a Linker, so that an agent subscribes to the
+// statuses, presence and multicasts of the agents it talks to; nil
+// otherwise (a run of one home per process keeps the constraint graph).
+func links(r pipeline.Run) [][]int {
+	if !r.All() {
+		return nil
+	}
+	out := make([][]int, len(r.Agents))
+	for k, a := range r.Agents {
+		p := a.Protocol
+		for {
+			u, ok := p.(unwrapper)
+			if !ok {
+				break
+			}
+			p = u.Unwrap()
+		}
+		l, ok := p.(Linker)
+		if !ok {
+			return nil
+		}
+		out[k] = l.Links()
+	}
+	if checkNeighbours(out, len(out)) != nil {
+		return nil
+	}
+	return out
 }

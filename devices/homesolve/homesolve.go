@@ -324,6 +324,12 @@ func (r *Run) fitSHDS(o Overrides) error {
 		r.notes = append(r.notes, note)
 	}
 	if r.global == "mgm" {
+		if r.complete() {
+			// Every home neighbours every other: VALUEs and GAINs go
+			// through one hub, which sends each home one bundle per
+			// wave, not n−1 messages (the same moves; mgm's relay).
+			r.paramDefault("relay", 1)
+		}
 		if wide || !r.fitsResponse() {
 			r.paramDefault("response", mgm.ResponseBlocks)
 			r.paramDefault("response_entries", responseEntries)

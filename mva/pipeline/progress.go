@@ -63,6 +63,10 @@ type followed struct {
 	c *agentProgress
 }
 
+// Unwrap returns the protocol f reports for, for runtimes that ask
+// what it is (mqtt.Linker).
+func (f *followed) Unwrap() mva.Protocol { return f.Protocol }
+
 func (f *followed) Start(ctx context.Context) ([]mva.Message, error) {
 	out, err := f.Protocol.Start(ctx)
 	c := f.c

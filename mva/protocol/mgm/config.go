@@ -15,6 +15,7 @@ type Config struct {
 	Init     localsearch.Init // init: InitStart and the others of -p init=name
 	Joint    bool             // joint: joint moves of non-neighbours
 	Quiet    bool             // quiet: stop after a round without gain
+	Relay    bool             // relay: VALUEs and GAINs through the hub
 	Response localsearch.ResponseConfig
 }
 
@@ -34,6 +35,9 @@ func ParseConfig(params map[string]float64) (Config, error) {
 		return Config{}, fmt.Errorf("mgm: %w", err)
 	}
 	if c.Quiet, err = localsearch.Bool(params, "quiet", false); err != nil {
+		return Config{}, fmt.Errorf("mgm: %w", err)
+	}
+	if c.Relay, err = localsearch.Bool(params, "relay", false); err != nil {
 		return Config{}, fmt.Errorf("mgm: %w", err)
 	}
 	if c.Response, err = localsearch.ParseResponse(params); err != nil {

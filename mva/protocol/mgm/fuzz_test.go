@@ -26,3 +26,10 @@ func FuzzStepJoint(f *testing.F) {
 func BenchmarkMGM(b *testing.B) {
 	simbench.Run(b, lstest.Configs(testSolvers())[0].Options, New, map[string]float64{"rounds": 50})
 }
+
+// FuzzStepRelay fuzzes the relay's messages (relay = 1, joint moves):
+// VALUE and GAIN to the hub, the hub's VALUES and GAINS bundles.
+func FuzzStepRelay(f *testing.F) {
+	lstest.Fuzz(f, testSolvers(), completeRelayInstance(), New, map[string]float64{"rounds": 4, "joint": 1, "relay": 1},
+		[]string{KindValue, KindGain, KindValues, KindGains, "BOGUS"})
+}

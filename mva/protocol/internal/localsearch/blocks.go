@@ -202,8 +202,12 @@ func (s *blockSearch) build(vars []int, entries int, fallback bool) (*blockProbl
 	pos := make([]int, len(lp.Vars))
 	q := &mva.Problem{Name: "best response block", Variables: make([]mva.Variable, n), Agents: []mva.Agent{{Name: p.Agents[nb.ID].Name}}}
 	blp := &mva.LocalProblem{Problem: q, Sub: lp.Sub, Vars: make([]int, n), Domains: make([]int, n), NB: base}
+	labels := map[int][]string{} // shared, as in buildLP
 	variable := func(k int, name string, d int) {
-		q.Variables[k] = mva.Variable{Name: name, Domain: make([]string, d)}
+		if labels[d] == nil {
+			labels[d] = make([]string, d)
+		}
+		q.Variables[k] = mva.Variable{Name: name, Domain: labels[d]}
 		blp.Vars[k], blp.Domains[k] = k, d
 	}
 	for sl, v := range nb.slotVars {

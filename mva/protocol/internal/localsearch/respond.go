@@ -597,8 +597,14 @@ func (r *Responder) buildLP(weighted bool) (*mva.LocalProblem, []int, error) {
 	z := n - 1
 	q := &mva.Problem{Name: "best response", Variables: make([]mva.Variable, n), Agents: []mva.Agent{{Name: p.Agents[nb.ID].Name}}}
 	rlp := &mva.LocalProblem{Problem: q, Sub: lp.Sub, Vars: make([]int, n), Domains: make([]int, n), NB: base}
+	// Domains of one size share their (empty) labels: a complete
+	// graph's response has (n−1)·windows context variables per agent.
+	labels := map[int][]string{}
 	variable := func(k int, name string, d int) {
-		q.Variables[k] = mva.Variable{Name: name, Domain: make([]string, d)}
+		if labels[d] == nil {
+			labels[d] = make([]string, d)
+		}
+		q.Variables[k] = mva.Variable{Name: name, Domain: labels[d]}
 		rlp.Vars[k], rlp.Domains[k] = k, d
 	}
 	for s, v := range nb.slotVars {
