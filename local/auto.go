@@ -166,13 +166,12 @@ func mib(b float64) string {
 	return fmt.Sprintf("%.0f KiB", math.Ceil(b/(1<<10)))
 }
 
-// beCost returns the induced width of the min-fill elimination of lp's
-// interior (with the boundary as neighbours never eliminated when table,
-// else with the boundary fixed, as BE's rows run) and the entries of its
-// bucket tables in all, as float64 so that no width overflows.
+// beCost returns the induced width of bucket elimination's order of lp's
+// interior (problemOrder, with the boundary as neighbours never eliminated
+// when table, else with the boundary fixed, as BE's rows run) and the
+// entries of its bucket tables in all, as float64 so that no width
+// overflows.
 func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
-	nv := len(lp.Vars)
-	g := mva.NewGraph(nv)
 	var scopes [][]int
 	for _, f := range lp.Funcs {
 		var sc []int
@@ -181,44 +180,13 @@ func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
 				sc = append(sc, v)
 			}
 		}
-		g.AddClique(sc)
 		scopes = append(scopes, sc)
 	}
 	interior := make([]int, lp.NumInterior())
 	for k := range interior {
 		interior[k] = lp.NB + k
 	}
-	order, width := g.MinFill(interior)
-	adj := make([]map[int]bool, nv)
-	for v := range adj {
-		adj[v] = map[int]bool{}
-	}
-	for _, sc := range scopes {
-		for _, u := range sc {
-			for _, w := range sc {
-				if u != w {
-					adj[u][w] = true
-				}
-			}
-		}
-	}
-	entries := 0.0
-	for _, v := range order {
-		n := 1.0
-		var nb []int
-		for u := range adj[v] {
-			nb = append(nb, u)
-			n *= float64(lp.Domains[u])
-		}
-		entries += n
-		for i, a := range nb {
-			delete(adj[a], v)
-			for _, b := range nb[i+1:] {
-				adj[a][b] = true
-				adj[b][a] = true
-			}
-		}
-	}
+	_, width, entries := problemOrder(lp, scopes, interior, false)
 	return width, entries
 }
 
