@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
@@ -187,13 +186,12 @@ func mib(b float64) string {
 	return fmt.Sprintf("%.0f KiB", math.Ceil(b/(1<<10)))
 }
 
-// beCost returns the induced width of the min-fill elimination of lp's
-// interior (with the boundary as neighbours never eliminated when table,
-// else with the boundary fixed, as BE's rows run) and the entries of its
-// bucket tables in all, as float64 so that no width overflows.
+// beCost returns the induced width of bucket elimination's order of lp's
+// interior (problemOrder, with the boundary as neighbours never eliminated
+// when table, else with the boundary fixed, as BE's rows run) and the
+// entries of its bucket tables in all, as float64 so that no width
+// overflows.
 func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
-	nv := len(lp.Vars)
-	g := mva.NewGraph(nv)
 	var scopes [][]int
 	for _, f := range lp.Funcs {
 		var sc []int
@@ -202,51 +200,13 @@ func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
 				sc = append(sc, v)
 			}
 		}
-		g.AddClique(sc)
 		scopes = append(scopes, sc)
 	}
 	interior := make([]int, lp.NumInterior())
 	for k := range interior {
 		interior[k] = lp.NB + k
 	}
-	order, width := g.MinFill(interior)
-	// Replay the elimination on bit rows (maps cost as much as min-fill
-	// itself on a 900-variable grid): each vertex's bucket is its
-	// neighbours when it goes, which then become a clique.
-	words := (nv + 63) / 64
-	rows := make([]uint64, nv*words)
-	row := func(v int) []uint64 { return rows[v*words : (v+1)*words] }
-	for _, sc := range scopes {
-		for _, u := range sc {
-			ru := row(u)
-			for _, w := range sc {
-				if u != w {
-					ru[w/64] |= 1 << (w % 64)
-				}
-			}
-		}
-	}
-	nb := make([]uint64, words)
-	entries := 0.0
-	for _, v := range order {
-		copy(nb, row(v))
-		n := 1.0
-		for i, x := range nb {
-			for x != 0 {
-				a := i*64 + bits.TrailingZeros64(x)
-				x &= x - 1
-				n *= float64(lp.Domains[a])
-				ra := row(a)
-				for j, y := range nb {
-					ra[j] |= y
-				}
-				ra[a/64] &^= 1 << (a % 64)
-				ra[v/64] &^= 1 << (v % 64)
-			}
-		}
-		entries += n
-		clear(row(v))
-	}
+	_, width, entries := problemOrder(lp, scopes, interior, false)
 	return width, entries
 }
 

@@ -26,6 +26,10 @@ type BEOptions struct {
 	// Workers is the parallelism of each table operation; 0 means
 	// runtime.GOMAXPROCS(0).
 	Workers int
+	// MinFill eliminates in min-fill's order alone even where the
+	// problem allows a search (mva.Problem.SearchOrder): the baseline of
+	// the order's benchmarks.
+	MinFill bool
 }
 
 // BE is bucket elimination (Dechter's BE, the centralised form of DPOP's
@@ -129,7 +133,7 @@ type bePlan struct {
 }
 
 // NewBE prepares bucket elimination for lp: the elimination order of a row
-// (min-fill on the interior, the boundary being fixed) and every table a
+// (problemOrder on the interior, the boundary being fixed) and every table a
 // row needs, after checking that no intermediate table exceeds
 // opts.MaxEntries. The plan of SolveTable, whose tables also hold the
 // boundary variables, is made and checked when SolveTable first runs, so
@@ -152,7 +156,6 @@ func NewBE(lp *mva.LocalProblem, opts BEOptions) (*BE, error) {
 
 	// Row mode: condition every function on the boundary; what is left
 	// of it is a factor over its interior variables.
-	rowGraph := mva.NewGraph(len(lp.Vars))
 	scopes := make([][]int, len(lp.Funcs))
 	for i, f := range lp.Funcs {
 		c := condFunc{f: &Factor{}}
@@ -173,12 +176,11 @@ func NewBE(lp *mva.LocalProblem, opts BEOptions) (*BE, error) {
 			}
 		}
 		scopes[i] = c.f.Vars
-		rowGraph.AddClique(c.f.Vars)
 		c.costs = f.Costs
 		c.static = len(c.bvars) == 0
 		b.cond = append(b.cond, c)
 	}
-	b.rowOrder, b.rowWidth = rowGraph.MinFill(interior)
+	b.rowOrder, b.rowWidth = b.order(scopes, interior)
 	steps, rest, err := b.symbolic(scopes, b.rowOrder, b.rowWidth)
 	if err != nil {
 		return nil, err
@@ -206,8 +208,8 @@ func NewBE(lp *mva.LocalProblem, opts BEOptions) (*BE, error) {
 	return b, nil
 }
 
-// planTable computes, once, the symbolic plan of SolveTable: the min-fill
-// order of the interior with the boundary variables as neighbours that are
+// planTable computes, once, the symbolic plan of SolveTable: the order
+// (problemOrder) of the interior with the boundary variables as neighbours that are
 // never eliminated, and the buckets' scopes.
 func (b *BE) planTable() {
 	if b.tablePlanned {
@@ -219,12 +221,24 @@ func (b *BE) planTable() {
 	for k := range interior {
 		interior[k] = lp.NB + k
 	}
-	b.tableOrder, b.tableWidth = lp.PrimalGraph().MinFill(interior)
 	scopes := make([][]int, len(lp.Funcs))
 	for i, f := range lp.Funcs {
 		scopes[i] = f.Scope
 	}
+	if lp.NB == 0 {
+		// No boundary: the table is the row, same graph, same order.
+		b.tableOrder, b.tableWidth = b.rowOrder, b.rowWidth
+	} else {
+		b.tableOrder, b.tableWidth = b.order(scopes, interior)
+	}
 	b.tableSteps, b.tableRest, b.tableErr = b.symbolic(scopes, b.tableOrder, b.tableWidth)
+}
+
+// order returns the elimination order of interior over scopes
+// (problemOrder) and its induced width.
+func (b *BE) order(scopes [][]int, interior []int) ([]int, int) {
+	order, width, _ := problemOrder(b.lp, scopes, interior, b.opts.MinFill)
+	return order, width
 }
 
 // name returns the problem name of local variable k, for messages.

@@ -84,6 +84,13 @@ type Problem struct {
 	Agents    []Agent
 	Functions []Function
 	Offset    float64
+	// SearchOrder lets bucket elimination search its elimination order
+	// by the entries its buckets join (local's beOrder) instead of
+	// taking min-fill's: set by the home compiler where a device has many
+	// actions beside storages of many states (automatic power levels),
+	// where min-fill's order costs ten times more. Without it every
+	// order, and so which of equal optima is decoded, stays as it was.
+	SearchOrder bool
 }
 
 // DomainSize returns the number of values of variable v.

@@ -19,27 +19,7 @@ import (
 // reading every action variable, the encoding before. Both find the
 // same optimum; the ratio is the encoding's.
 func BenchmarkReadStates(b *testing.B) {
-	dir := b.TempDir()
-	src := filepath.Join("..", "..", "examples", "neighbourhood")
-	files, err := filepath.Glob(filepath.Join(src, "*.toml"))
-	if err != nil || len(files) == 0 {
-		b.Fatalf("the example street: %v", err)
-	}
-	kind := regexp.MustCompile(`(?m)^kind = "(ev_wallbox_7kw|ev_wallbox_11kw|home_battery)".*$`)
-	for _, f := range files {
-		text, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		text = kind.ReplaceAll(text, []byte("$0\npower_steps = \"auto\""))
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), text, 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(filepath.Join(dir, "neighbourhood.toml"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := autoStreet(b)
 	want := 0.0
 	for _, v := range []struct {
 		name string
@@ -69,4 +49,32 @@ func BenchmarkReadStates(b *testing.B) {
 			}
 		})
 	}
+}
+
+// autoStreet loads the README's example street (examples/neighbourhood)
+// with power_steps = "auto" on its two EV chargers and its battery.
+func autoStreet(b *testing.B) *config.Config {
+	b.Helper()
+	dir := b.TempDir()
+	src := filepath.Join("..", "..", "examples", "neighbourhood")
+	files, err := filepath.Glob(filepath.Join(src, "*.toml"))
+	if err != nil || len(files) == 0 {
+		b.Fatalf("the example street: %v", err)
+	}
+	kind := regexp.MustCompile(`(?m)^kind = "(ev_wallbox_7kw|ev_wallbox_11kw|home_battery)".*$`)
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		text = kind.ReplaceAll(text, []byte("$0\npower_steps = \"auto\""))
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), text, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg, err := config.Load(filepath.Join(dir, "neighbourhood.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cfg
 }
