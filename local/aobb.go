@@ -871,10 +871,7 @@ func (s *AOBB) shift() {
 				for a := range m {
 					m[a] = math.Inf(1)
 				}
-				for e, c := range h.f.Costs {
-					a := e / h.stride % h.d
-					m[a] = min(m[a], c)
-				}
+				marginals(h.f.Costs, h.stride, h.d, m)
 				s.checks += int64(len(h.f.Costs))
 			}
 			for a := range d {
@@ -906,14 +903,7 @@ func (s *AOBB) shift() {
 				}
 			}
 			for k, h := range hs {
-				for e := range h.f.Costs {
-					a := e / h.stride % h.d
-					if delta := marg[k*d+a]; mva.IsHard(delta) {
-						h.f.Costs[e] = mva.Hard
-					} else {
-						h.f.Costs[e] += delta
-					}
-				}
+				addMarginals(h.f.Costs, h.stride, h.d, marg[k*d:(k+1)*d])
 			}
 		}
 		now := minSum()
@@ -921,6 +911,45 @@ func (s *AOBB) shift() {
 			break
 		}
 		last = now
+	}
+}
+
+// marginals lowers m[a] to the least entry of costs whose value of the
+// variable at stride (of d values) is a. It walks the table in runs of
+// stride entries that share a value: the index arithmetic of each entry
+// (a division and a remainder) was most of shift's time, and shift most
+// of an SHDS home's response.
+func marginals(costs []float64, stride, d int, m []float64) {
+	block := stride * d
+	for o := 0; o < len(costs); o += block {
+		for a := range d {
+			ma := m[a]
+			for _, c := range costs[o+a*stride : o+(a+1)*stride] {
+				ma = min(ma, c)
+			}
+			m[a] = ma
+		}
+	}
+}
+
+// addMarginals adds delta[a] to the entries of costs whose value of the
+// variable at stride (of d values) is a, or makes them Hard where delta[a]
+// is, walking the table as marginals does.
+func addMarginals(costs []float64, stride, d int, delta []float64) {
+	block := stride * d
+	for o := 0; o < len(costs); o += block {
+		for a, x := range delta[:d] {
+			run := costs[o+a*stride : o+(a+1)*stride]
+			if mva.IsHard(x) {
+				for i := range run {
+					run[i] = mva.Hard
+				}
+				continue
+			}
+			for i := range run {
+				run[i] += x
+			}
+		}
 	}
 }
 
