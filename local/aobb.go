@@ -294,14 +294,14 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 	}
 	if tree == nil {
 		s.pt = bestPseudoTree(nv, lp.NB, scopes, interior)
-		if lp.NB == 0 {
+		if lp.NB == 0 || opts.ShiftRows {
 			first := s.pt
 			s.alts = func() []*pseudoTree { return raceTrees(nv, lp.Domains, scopes, interior, first) }
 		}
 	} else {
 		trees := tree(nv, lp.NB, lp.Domains, scopes, interior)
 		s.pt = trees[0]
-		if lp.NB == 0 && len(trees) > 1 {
+		if (lp.NB == 0 || opts.ShiftRows) && len(trees) > 1 {
 			s.alts = func() []*pseudoTree { return trees[1:] }
 		}
 	}
@@ -604,8 +604,8 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if s.alts != nil && !s.rowsSeen && s.budget == 0 && math.IsInf(s.below, 1) {
-		return s.race(ctx, boundary, interior)
+	if s.alts != nil && !s.rowsSeen && math.IsInf(s.below, 1) {
+		return s.race(ctx, boundary, interior, s.budget)
 	}
 	clear(interior)
 	g0 := 0.0
@@ -761,6 +761,13 @@ const (
 	raceFirstChecks = 1 << 24
 )
 
+// raceBudgetSolo and raceBudgetFirst divide a budget of checks (see race)
+// into the first tree's solo round and the first round of every tree.
+const (
+	raceBudgetSolo  = 2
+	raceBudgetFirst = 64
+)
+
 // race solves a one-row problem over several pseudo-trees. The first
 // tree searches alone for raceSoloChecks checks (an SHDS home's response
 // takes up to 10^8 on it, a second); then every tree, the first one
@@ -775,13 +782,42 @@ const (
 // tree's checks, while a problem the first tree solves alone costs what
 // it did. The trees share the memory budget: half to the first, half to
 // the others.
-func (s *AOBB) race(ctx context.Context, boundary, interior []int) (float64, error) {
+//
+// A row of a problem that reparameterises every row (ShiftRows: a best
+// response, searched afresh at each question) races too, on its first
+// row, and the tree kept searches the later rows; within a budget of
+// checks (SolveRowWithin), the solo round has half of it and the
+// first round of each tree a 64th, and the race ends with errBudget when
+// the trees together have spent it. The race's checks past the first
+// tree's are the price of not keeping a tree that takes minutes: an SHDS
+// home's response took 6·10^8 checks on its min-fill tree and 3·10^7 on
+// another of the same width.
+func (s *AOBB) race(ctx context.Context, boundary, interior []int, budget int64) (float64, error) {
 	alts := s.alts
 	s.alts = nil
 	runners := []*AOBB{s}
+	solo, first := s.raceSolo, s.raceFirst
+	if budget > 0 {
+		solo, first = max(1, min(solo, budget/raceBudgetSolo)), max(1, min(first, budget/raceBudgetFirst))
+	}
+	spent := func() int64 {
+		var c int64
+		for _, o := range runners {
+			c += o.checks
+		}
+		return c
+	}
+	end := spent() + budget
 	// run searches runner r for b checks more; ok when it ended.
 	run := func(k int, b int64) (float64, bool, error) {
 		r := runners[k]
+		if budget > 0 {
+			left := end - spent()
+			if left <= 0 {
+				return 0, false, errBudget
+			}
+			b = min(b, left)
+		}
 		c, _, done, err := r.SolveRowWithin(ctx, boundary, interior, math.Inf(1), b)
 		if err != nil || !done {
 			return 0, false, err
@@ -797,13 +833,16 @@ func (s *AOBB) race(ctx context.Context, boundary, interior []int) (float64, err
 		s.checks, s.nodes, s.raceTree, s.raceTrees = checks, nodes, k, len(runners)
 		return c, true, nil
 	}
-	if c, ok, err := run(0, s.raceSolo); ok || err != nil {
+	if c, ok, err := run(0, solo); ok || err != nil {
 		return c, err
+	}
+	if budget > 0 && spent() >= end {
+		return 0, errBudget
 	}
 	trees := alts()
 	opts := s.opts
 	opts.Memory = max(1, s.opts.Memory/int64(max(len(trees), 1)))
-	for b := s.raceFirst; ; b *= 2 {
+	for b := first; ; b *= 2 {
 		for k := 0; k <= len(trees); k++ {
 			if k == len(runners) {
 				pt := trees[k-1]

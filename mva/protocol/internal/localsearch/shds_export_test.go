@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,7 +76,7 @@ func TestExportSHDSResponses(t *testing.T) {
 		sub := mva.NewLocalProblem(q, mva.Whole(q))
 		c := local.Choose(sub, local.AutoOptions{})
 		t.Logf("home %d (%s): %d variables, %d functions: %s", n.ID, q.Agents[0].Name, len(q.Variables), len(q.Functions), c.Reason)
-		if c.Width < 15 {
+		if c.Width < 15 || os.Getenv("HEARTH_HOME") != "" && os.Getenv("HEARTH_HOME") != strconv.Itoa(n.ID) {
 			continue
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%s_home%d.wcsp", filepath.Base(file[:len(file)-len(filepath.Ext(file))]), n.ID))
@@ -94,6 +95,19 @@ func TestExportSHDSResponses(t *testing.T) {
 			continue
 		}
 		n.Exact = autoExact
+		if os.Getenv("HEARTH_ABOVE") != "" {
+			slots, own := len(nb.SlotVars()), n.Local.LP.NB
+			n.Exact = func(lp *mva.LocalProblem, entries int) (mva.LocalSolver, error) {
+				if entries > 0 {
+					return local.Exact(lp, entries)
+				}
+				above := make([]int, own)
+				for k := range above {
+					above[k] = slots + own + k
+				}
+				return timedSolver{local.NewAOBBAbove(lp, local.AOBBOptions{ShiftRows: os.Getenv("HEARTH_SHIFT") != ""}, above)}, nil
+			}
+		}
 		checks, _ := strconv.ParseInt(os.Getenv("HEARTH_RESPONSE_CHECKS"), 10, 64)
 		resp, err = localsearch.NewResponder(n, nb, rowCost, localsearch.ResponseConfig{Mode: localsearch.ResponseBlocks, Entries: 1 << 20, BlockEntries: localsearch.BlockEntries, Checks: checks})
 		if err != nil {
@@ -112,6 +126,17 @@ func TestExportSHDSResponses(t *testing.T) {
 		row, gain, err := resp.BestMove(tctx, cur, vals)
 		cancel()
 		t.Logf("  response from row %d: row %d gain %v err %v in %v (%d solves)", cur, row, gain, err, time.Since(t0), resp.Solves())
+		rng := rand.New(rand.NewPCG(uint64(n.ID), 7))
+		for q := range 4 {
+			for s := range vals {
+				if rng.IntN(3) == 0 {
+					vals[s] = rng.IntN(nb.SlotDomains[s])
+				}
+			}
+			t0 := time.Now()
+			row, gain, err := resp.BestMove(ctx, cur, vals)
+			t.Logf("  question %d: row %d gain %v err %v in %v (%d solves)", q, row, gain, err, time.Since(t0), resp.Solves())
+		}
 	}
 }
 
@@ -156,6 +181,6 @@ func (s timedSolver) SolveRow(ctx context.Context, b, in []int) (float64, error)
 func (s timedSolver) SolveRowWithin(ctx context.Context, b, in []int, ub float64, checks int64) (float64, bool, bool, error) {
 	t0, c0 := time.Now(), s.Checks()
 	c, found, done, err := s.AOBB.SolveRowWithin(ctx, b, in, ub, checks)
-	fmt.Printf("    within %v ub %.6g: %v found %v done %v %v %.3g checks\n", b[len(b)-12:], ub, c, found, done, time.Since(t0), float64(s.Checks()-c0))
+	fmt.Printf("    within %v ub %.6g: %v found %v done %v %v %.3g checks %s\n", b[len(b)-12:], ub, c, found, done, time.Since(t0), float64(s.Checks()-c0), s.Describe())
 	return c, found, done, err
 }
