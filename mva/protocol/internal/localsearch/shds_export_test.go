@@ -31,7 +31,9 @@ import (
 // checks (0: block descent at once), and prints every AND/OR solve's
 // bound, time and checks and the response's; HEARTH_NO_SHIFT=1 turns
 // AOBBOptions.ShiftRows off for comparison. Its local view is AOBB, so
-// that the ℓ_i rows it reads are exact.
+// that the ℓ_i rows it reads are exact. Four more questions follow, some
+// neighbours' values drawn again (seeded) each time, as later MGM rounds
+// ask. HEARTH_HOME=N keeps home N alone.
 func TestExportSHDSResponses(t *testing.T) {
 	file, dir := os.Getenv("HEARTH_SHDS_FILE"), os.Getenv("HEARTH_EXPORT_RESPONSES")
 	if file == "" || dir == "" {
@@ -95,19 +97,6 @@ func TestExportSHDSResponses(t *testing.T) {
 			continue
 		}
 		n.Exact = autoExact
-		if os.Getenv("HEARTH_ABOVE") != "" {
-			slots, own := len(nb.SlotVars()), n.Local.LP.NB
-			n.Exact = func(lp *mva.LocalProblem, entries int) (mva.LocalSolver, error) {
-				if entries > 0 {
-					return local.Exact(lp, entries)
-				}
-				above := make([]int, own)
-				for k := range above {
-					above[k] = slots + own + k
-				}
-				return timedSolver{local.NewAOBBAbove(lp, local.AOBBOptions{ShiftRows: os.Getenv("HEARTH_SHIFT") != ""}, above)}, nil
-			}
-		}
 		checks, _ := strconv.ParseInt(os.Getenv("HEARTH_RESPONSE_CHECKS"), 10, 64)
 		resp, err = localsearch.NewResponder(n, nb, rowCost, localsearch.ResponseConfig{Mode: localsearch.ResponseBlocks, Entries: 1 << 20, BlockEntries: localsearch.BlockEntries, Checks: checks})
 		if err != nil {
