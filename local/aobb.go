@@ -292,9 +292,12 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 		scopes = append(scopes, c.f.Vars)
 		s.cond = append(s.cond, c)
 	}
+	if tree == nil && lp.NB > 0 && opts.ShiftRows {
+		tree = ownTrees
+	}
 	if tree == nil {
 		s.pt = bestPseudoTree(nv, lp.NB, scopes, interior)
-		if lp.NB == 0 || opts.ShiftRows {
+		if lp.NB == 0 {
 			first := s.pt
 			s.alts = func() []*pseudoTree { return raceTrees(nv, lp.Domains, scopes, interior, first) }
 		}
@@ -364,6 +367,45 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 	s.condKey = make([]int, len(s.cond))
 	s.snap = make([][]float64, len(s.cond))
 	return s
+}
+
+// ownTrees is the treeFunc of a problem whose rows are reparameterised
+// (ShiftRows, a best response): each row is searched afresh, as a
+// one-row problem is, and gets the trees of its interior as a problem of
+// its own, variables numbered from 0 — those of the same problem written
+// to a file (TestExportSHDSResponses) and solved there, independent of
+// how many boundary variables the caller has. The trees of one width
+// differ by orders of magnitude (see race) and min-fill's ties are broken
+// by relabellings seeded with the number of variables: with the boundary
+// counted, dm_7_1_5's home 6 response got a tree past 2^28 checks, where
+// its exported file's takes 10^8. The first tree is bestPseudoTree's,
+// the others raceTrees', built when a race needs them.
+func ownTrees(nv, nb int, doms []int, scopes [][]int, interior []int) []*pseudoTree {
+	n := nv - nb
+	own := make([][]int, len(scopes))
+	for i, sc := range scopes {
+		own[i] = make([]int, len(sc))
+		for k, v := range sc {
+			own[i][k] = v - nb
+		}
+	}
+	ownInterior := make([]int, len(interior))
+	for k, v := range interior {
+		ownInterior[k] = v - nb
+	}
+	lift := func(pt *pseudoTree) *pseudoTree {
+		order := make([]int, len(pt.order))
+		for k, v := range pt.order {
+			order[k] = v + nb
+		}
+		return newPseudoTree(nv, nb, scopes, order)
+	}
+	first := bestPseudoTree(n, 0, own, ownInterior)
+	trees := []*pseudoTree{lift(first)}
+	for _, pt := range raceTrees(n, doms[nb:], own, ownInterior, first) {
+		trees = append(trees, lift(pt))
+	}
+	return trees
 }
 
 // firstHeuristicEntries is the size of the first mini-bucket heuristic;
