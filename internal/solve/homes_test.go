@@ -178,8 +178,8 @@ func TestHomesSHDS(t *testing.T) {
 		global string
 		// blocks: some homes are too wide for a best response by
 		// bucket elimination (dm_7_1_3, dm_7_1_6, dm_35_1_6), and answer
-		// by AND/OR search within response_checks (block descent past
-		// it) from their own schedules (response = 3).
+		// by block descent (with response_checks, AND/OR search first)
+		// from their own schedules (response = 3).
 		blocks bool
 		long   bool
 		// restart: D-Gibbs (on the command line) from its first rows
