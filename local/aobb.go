@@ -292,6 +292,9 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 		scopes = append(scopes, c.f.Vars)
 		s.cond = append(s.cond, c)
 	}
+	if tree == nil && lp.NB > 0 && opts.ShiftRows {
+		tree = ownTrees
+	}
 	if tree == nil {
 		s.pt = bestPseudoTree(nv, lp.NB, scopes, interior)
 		if lp.NB == 0 {
@@ -301,7 +304,7 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 	} else {
 		trees := tree(nv, lp.NB, lp.Domains, scopes, interior)
 		s.pt = trees[0]
-		if lp.NB == 0 && len(trees) > 1 {
+		if (lp.NB == 0 || opts.ShiftRows) && len(trees) > 1 {
 			s.alts = func() []*pseudoTree { return trees[1:] }
 		}
 	}
@@ -364,6 +367,45 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 	s.condKey = make([]int, len(s.cond))
 	s.snap = make([][]float64, len(s.cond))
 	return s
+}
+
+// ownTrees is the treeFunc of a problem whose rows are reparameterised
+// (ShiftRows, a best response): each row is searched afresh, as a
+// one-row problem is, and gets the trees of its interior as a problem of
+// its own, variables numbered from 0 — those of the same problem written
+// to a file (TestExportSHDSResponses) and solved there, independent of
+// how many boundary variables the caller has. The trees of one width
+// differ by orders of magnitude (see race) and min-fill's ties are broken
+// by relabellings seeded with the number of variables: with the boundary
+// counted, dm_7_1_5's home 6 response got a tree past 2^28 checks, where
+// its exported file's takes 10^8. The first tree is bestPseudoTree's,
+// the others raceTrees', built when a race needs them.
+func ownTrees(nv, nb int, doms []int, scopes [][]int, interior []int) []*pseudoTree {
+	n := nv - nb
+	own := make([][]int, len(scopes))
+	for i, sc := range scopes {
+		own[i] = make([]int, len(sc))
+		for k, v := range sc {
+			own[i][k] = v - nb
+		}
+	}
+	ownInterior := make([]int, len(interior))
+	for k, v := range interior {
+		ownInterior[k] = v - nb
+	}
+	lift := func(pt *pseudoTree) *pseudoTree {
+		order := make([]int, len(pt.order))
+		for k, v := range pt.order {
+			order[k] = v + nb
+		}
+		return newPseudoTree(nv, nb, scopes, order)
+	}
+	first := bestPseudoTree(n, 0, own, ownInterior)
+	trees := []*pseudoTree{lift(first)}
+	for _, pt := range raceTrees(n, doms[nb:], own, ownInterior, first) {
+		trees = append(trees, lift(pt))
+	}
+	return trees
 }
 
 // firstHeuristicEntries is the size of the first mini-bucket heuristic;
@@ -604,8 +646,8 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if s.alts != nil && !s.rowsSeen && s.budget == 0 && math.IsInf(s.below, 1) {
-		return s.race(ctx, boundary, interior)
+	if s.alts != nil && !s.rowsSeen && math.IsInf(s.below, 1) {
+		return s.race(ctx, boundary, interior, s.budget)
 	}
 	clear(interior)
 	g0 := 0.0
@@ -761,6 +803,13 @@ const (
 	raceFirstChecks = 1 << 24
 )
 
+// raceBudgetSolo and raceBudgetFirst divide a budget of checks (see race)
+// into the first tree's solo round and the first round of every tree.
+const (
+	raceBudgetSolo  = 2
+	raceBudgetFirst = 64
+)
+
 // race solves a one-row problem over several pseudo-trees. The first
 // tree searches alone for raceSoloChecks checks (an SHDS home's response
 // takes up to 10^8 on it, a second); then every tree, the first one
@@ -775,13 +824,42 @@ const (
 // tree's checks, while a problem the first tree solves alone costs what
 // it did. The trees share the memory budget: half to the first, half to
 // the others.
-func (s *AOBB) race(ctx context.Context, boundary, interior []int) (float64, error) {
+//
+// A row of a problem that reparameterises every row (ShiftRows: a best
+// response, searched afresh at each question) races too, on its first
+// row, and the tree kept searches the later rows; within a budget of
+// checks (SolveRowWithin), the solo round has half of it and the
+// first round of each tree a 64th, and the race ends with errBudget when
+// the trees together have spent it. The race's checks past the first
+// tree's are the price of not keeping a tree that takes minutes: an SHDS
+// home's response took 6·10^8 checks on its min-fill tree and 3·10^7 on
+// another of the same width.
+func (s *AOBB) race(ctx context.Context, boundary, interior []int, budget int64) (float64, error) {
 	alts := s.alts
 	s.alts = nil
 	runners := []*AOBB{s}
+	solo, first := s.raceSolo, s.raceFirst
+	if budget > 0 {
+		solo, first = max(1, min(solo, budget/raceBudgetSolo)), max(1, min(first, budget/raceBudgetFirst))
+	}
+	spent := func() int64 {
+		var c int64
+		for _, o := range runners {
+			c += o.checks
+		}
+		return c
+	}
+	end := spent() + budget
 	// run searches runner r for b checks more; ok when it ended.
 	run := func(k int, b int64) (float64, bool, error) {
 		r := runners[k]
+		if budget > 0 {
+			left := end - spent()
+			if left <= 0 {
+				return 0, false, errBudget
+			}
+			b = min(b, left)
+		}
 		c, _, done, err := r.SolveRowWithin(ctx, boundary, interior, math.Inf(1), b)
 		if err != nil || !done {
 			return 0, false, err
@@ -797,13 +875,16 @@ func (s *AOBB) race(ctx context.Context, boundary, interior []int) (float64, err
 		s.checks, s.nodes, s.raceTree, s.raceTrees = checks, nodes, k, len(runners)
 		return c, true, nil
 	}
-	if c, ok, err := run(0, s.raceSolo); ok || err != nil {
+	if c, ok, err := run(0, solo); ok || err != nil {
 		return c, err
+	}
+	if budget > 0 && spent() >= end {
+		return 0, errBudget
 	}
 	trees := alts()
 	opts := s.opts
 	opts.Memory = max(1, s.opts.Memory/int64(max(len(trees), 1)))
-	for b := s.raceFirst; ; b *= 2 {
+	for b := first; ; b *= 2 {
 		for k := 0; k <= len(trees); k++ {
 			if k == len(runners) {
 				pt := trees[k-1]
@@ -871,10 +952,7 @@ func (s *AOBB) shift() {
 				for a := range m {
 					m[a] = math.Inf(1)
 				}
-				for e, c := range h.f.Costs {
-					a := e / h.stride % h.d
-					m[a] = min(m[a], c)
-				}
+				marginals(h.f.Costs, h.stride, h.d, m)
 				s.checks += int64(len(h.f.Costs))
 			}
 			for a := range d {
@@ -906,14 +984,7 @@ func (s *AOBB) shift() {
 				}
 			}
 			for k, h := range hs {
-				for e := range h.f.Costs {
-					a := e / h.stride % h.d
-					if delta := marg[k*d+a]; mva.IsHard(delta) {
-						h.f.Costs[e] = mva.Hard
-					} else {
-						h.f.Costs[e] += delta
-					}
-				}
+				addMarginals(h.f.Costs, h.stride, h.d, marg[k*d:(k+1)*d])
 			}
 		}
 		now := minSum()
@@ -921,6 +992,45 @@ func (s *AOBB) shift() {
 			break
 		}
 		last = now
+	}
+}
+
+// marginals lowers m[a] to the least entry of costs whose value of the
+// variable at stride (of d values) is a. It walks the table in runs of
+// stride entries that share a value: the index arithmetic of each entry
+// (a division and a remainder) was most of shift's time, and shift most
+// of an SHDS home's response.
+func marginals(costs []float64, stride, d int, m []float64) {
+	block := stride * d
+	for o := 0; o < len(costs); o += block {
+		for a := range d {
+			ma := m[a]
+			for _, c := range costs[o+a*stride : o+(a+1)*stride] {
+				ma = min(ma, c)
+			}
+			m[a] = ma
+		}
+	}
+}
+
+// addMarginals adds delta[a] to the entries of costs whose value of the
+// variable at stride (of d values) is a, or makes them Hard where delta[a]
+// is, walking the table as marginals does.
+func addMarginals(costs []float64, stride, d int, delta []float64) {
+	block := stride * d
+	for o := 0; o < len(costs); o += block {
+		for a, x := range delta[:d] {
+			run := costs[o+a*stride : o+(a+1)*stride]
+			if mva.IsHard(x) {
+				for i := range run {
+					run[i] = mva.Hard
+				}
+				continue
+			}
+			for i := range run {
+				run[i] += x
+			}
+		}
 	}
 }
 

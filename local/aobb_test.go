@@ -30,6 +30,7 @@ var aobbConfigs = []struct {
 	{"escalate", AOBBOptions{}, true, false},
 	{"shift-rows", AOBBOptions{ShiftRows: true}, false, false},
 	{"race", AOBBOptions{IBound: 1}, false, true},
+	{"shift-rows race", AOBBOptions{IBound: 1, ShiftRows: true}, false, true},
 }
 
 // checkAOBBRows solves the rows of lp in seq order with one AOBB per
@@ -383,5 +384,83 @@ func TestAOBBSolveRowWithin(t *testing.T) {
 	t.Logf("%d rows: %d found below the bound, %d not, %d stopped by the budget", rows, found, missed, stopped)
 	if found < 200 || missed < 100 || stopped < 50 {
 		t.Errorf("too few cases: %d found, %d missed, %d stopped of %d", found, missed, stopped, rows)
+	}
+}
+
+// TestAOBBRaceWithin: the first row of a problem that reparameterises its
+// rows races its pseudo-trees within SolveRowWithin's budget, from the
+// first check: against brute force, every answer that ends is the
+// optimum, a budget no race needs always ends, and the rows after the
+// race (on the tree it kept) are exact too.
+func TestAOBBRaceWithin(t *testing.T) {
+	ctx := context.Background()
+	var ended, stopped, raced int
+	for seed := range int64(80) {
+		o := randprob.Options{
+			Agents: 2, Vars: 7 + int(seed%7), MinDomain: 2, MaxDomain: 2 + int(seed%3),
+			MaxArity: 2 + int(seed%3), Functions: 6 + int(seed%10),
+			HardProb: []float64{0, 0.1}[seed%2], IntCosts: true, MaxCost: 9, Locality: 0.6,
+		}
+		p := randprob.New(seed, o)
+		if space(p) > 1<<14 {
+			continue
+		}
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			if lp.NB == 0 || lp.NumInterior() < 3 {
+				continue
+			}
+			n, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := NewBruteForce(lp)
+			in := make([]int, lp.NumInterior())
+			rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
+			s := NewAOBB(lp, AOBBOptions{IBound: 1, ShiftRows: true})
+			s.raceSolo, s.raceFirst = 1, 1
+			budget := []int64{1 << 40, 1 + int64(rng.IntN(200)), 1 + int64(rng.IntN(5000))}[seed%3]
+			for r := range 4 {
+				b := make([]int, lp.NB)
+				lp.DecodeRow(rng.IntN(n), b)
+				want, err := ref.SolveRow(ctx, b, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tag := fmt.Sprintf("seed %d agent %d row %d %v budget %d", seed, i, r, b, budget)
+				got, ok, done, err := s.SolveRowWithin(ctx, b, in, math.Inf(1), budget)
+				if err != nil {
+					t.Fatalf("%s: %v", tag, err)
+				}
+				if !done {
+					if budget == 1<<40 {
+						t.Fatalf("%s: stopped", tag)
+					}
+					stopped++
+					break
+				}
+				ended++
+				if mva.IsHard(want) {
+					if ok {
+						t.Fatalf("%s: found %v, no row is feasible", tag, got)
+					}
+					continue
+				}
+				a := make([]int, len(lp.Vars))
+				copy(a, b)
+				copy(a[lp.NB:], in)
+				if !ok || got != want || lp.Eval(a) != want {
+					t.Fatalf("%s: %v (found %v), its assignment costs %v; the optimum is %v", tag, got, ok, lp.Eval(a), want)
+				}
+			}
+			if s.raceTrees > 1 {
+				raced++
+			}
+		}
+	}
+	t.Logf("%d rows ended, %d stopped by the budget, %d problems raced", ended, stopped, raced)
+	if ended < 100 || stopped == 0 {
+		t.Errorf("%d rows ended, %d stopped: the test does not reach both cases", ended, stopped)
 	}
 }

@@ -176,9 +176,10 @@ func TestHomesSHDS(t *testing.T) {
 		// global is the protocol chosen: MGM unless the command line
 		// names another.
 		global string
-		// blocks: some homes are too wide for an exact best response
-		// (dm_7_1_3, dm_7_1_6, dm_35_1_6), and answer by block descent
-		// from their own schedules.
+		// blocks: some homes are too wide for a best response by
+		// bucket elimination (dm_7_1_3, dm_7_1_6, dm_35_1_6), and answer
+		// by block descent (with response_checks, AND/OR search first)
+		// from their own schedules (response = 3).
 		blocks bool
 		long   bool
 		// restart: D-Gibbs (on the command line) from its first rows

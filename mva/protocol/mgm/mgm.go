@@ -47,8 +47,9 @@
 //     solves).
 //   - response = 3 answers, where the solve would exceed
 //     response_entries (homes with many rules), by the AND/OR solve
-//     within response_checks checks (deterministic, unlike a time limit)
-//     and past them by block coordinate descent: blocks of
+//     within response_checks checks (deterministic, unlike a time limit;
+//     its minimiser, not necessarily the lowest-index one) and past them
+//     by block coordinate descent: blocks of
 //     the agent's interior, each with the whole boundary, re-optimised
 //     exactly in turn from the current row and its completion, the
 //     candidate's completion offered to the agent's MVA table. The gain

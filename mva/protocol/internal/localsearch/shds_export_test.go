@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +34,9 @@ import (
 // checks (0: block descent at once), and prints every AND/OR solve's
 // bound, time and checks and the response's; HEARTH_NO_SHIFT=1 turns
 // AOBBOptions.ShiftRows off for comparison. Its local view is AOBB, so
-// that the ℓ_i rows it reads are exact.
+// that the ℓ_i rows it reads are exact. Four more questions follow, some
+// neighbours' values drawn again (seeded) each time, as later MGM rounds
+// ask. HEARTH_HOME=N keeps home N alone.
 func TestExportSHDSResponses(t *testing.T) {
 	file, dir := os.Getenv("HEARTH_SHDS_FILE"), os.Getenv("HEARTH_EXPORT_RESPONSES")
 	if file == "" || dir == "" {
@@ -75,7 +81,7 @@ func TestExportSHDSResponses(t *testing.T) {
 		sub := mva.NewLocalProblem(q, mva.Whole(q))
 		c := local.Choose(sub, local.AutoOptions{})
 		t.Logf("home %d (%s): %d variables, %d functions: %s", n.ID, q.Agents[0].Name, len(q.Variables), len(q.Functions), c.Reason)
-		if c.Width < 15 {
+		if c.Width < 15 || os.Getenv("HEARTH_HOME") != "" && os.Getenv("HEARTH_HOME") != strconv.Itoa(n.ID) {
 			continue
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%s_home%d.wcsp", filepath.Base(file[:len(file)-len(filepath.Ext(file))]), n.ID))
@@ -112,6 +118,63 @@ func TestExportSHDSResponses(t *testing.T) {
 		row, gain, err := resp.BestMove(tctx, cur, vals)
 		cancel()
 		t.Logf("  response from row %d: row %d gain %v err %v in %v (%d solves)", cur, row, gain, err, time.Since(t0), resp.Solves())
+		if os.Getenv("HEARTH_CHECK_TOULBAR2") != "" && err == nil {
+			checkToulbar2(t, path, q, nb, rowCost, row, vals)
+		}
+		rng := rand.New(rand.NewPCG(uint64(n.ID), 7))
+		for q := range 4 {
+			for s := range vals {
+				if rng.IntN(3) == 0 {
+					vals[s] = rng.IntN(nb.SlotDomains[s])
+				}
+			}
+			t0 := time.Now()
+			row, gain, err := resp.BestMove(ctx, cur, vals)
+			t.Logf("  question %d: row %d gain %v err %v in %v (%d solves)", q, row, gain, err, time.Since(t0), resp.Solves())
+		}
+	}
+}
+
+// checkToulbar2 compares the response row's ℓ_i with toulbar2's optimum
+// of the same response problem written to path (costs ×100 rounded): ℓ_i
+// must be at most the float cost of toulbar2's assignment, and ×100 at
+// least toulbar2's optimum less the rounding of every function. An
+// answer by block descent may fail it: that is what the check is for.
+func checkToulbar2(t *testing.T, path string, q *mva.Problem, nb *localsearch.Neighbourhood, rowCost localsearch.LocalCost, row int, vals []int) {
+	t.Helper()
+	sol := filepath.Join(t.TempDir(), "sol")
+	out, err := exec.Command("toulbar2", path, "-w="+sol).CombinedOutput()
+	m := regexp.MustCompile(`(?m)^Optimum: (-?\d+)`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Logf("  toulbar2 gave no optimum (%v): %.200s", err, out)
+		return
+	}
+	opt, _ := strconv.ParseFloat(string(m[1]), 64)
+	raw, err := os.ReadFile(sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x []int
+	for _, f := range strings.Fields(string(raw)) {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x = append(x, v)
+	}
+	theirs, err := q.Eval(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ell, err := nb.Ell(context.Background(), rowCost, row, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slack := 0.5*float64(len(q.Functions)) + 1
+	ok := ell.Hard == 0 && ell.Soft <= theirs+1e-9*math.Abs(theirs) && 100*ell.Soft >= opt-slack
+	t.Logf("  toulbar2: optimum %.0f (/100), its assignment costs %.4f; the response's ℓ %v: exact %v", opt, theirs, ell, ok)
+	if !ok {
+		t.Errorf("%s: the response's ℓ %v is not toulbar2's optimum %.0f/100 (its assignment %.4f)", path, ell, opt, theirs)
 	}
 }
 
@@ -156,6 +219,6 @@ func (s timedSolver) SolveRow(ctx context.Context, b, in []int) (float64, error)
 func (s timedSolver) SolveRowWithin(ctx context.Context, b, in []int, ub float64, checks int64) (float64, bool, bool, error) {
 	t0, c0 := time.Now(), s.Checks()
 	c, found, done, err := s.AOBB.SolveRowWithin(ctx, b, in, ub, checks)
-	fmt.Printf("    within %v ub %.6g: %v found %v done %v %v %.3g checks\n", b[len(b)-12:], ub, c, found, done, time.Since(t0), float64(s.Checks()-c0))
+	fmt.Printf("    within %v ub %.6g: %v found %v done %v %v %.3g checks %s\n", b[len(b)-12:], ub, c, found, done, time.Since(t0), float64(s.Checks()-c0), s.Describe())
 	return c, found, done, err
 }
