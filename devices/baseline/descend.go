@@ -195,5 +195,5 @@ func descentFits(n *devices.Neighbourhood, o *ImproveOptions) (func(load func(in
 	if o.FeederLimits == nil {
 		return func(load func(int) []float64) bool { return streetFits(n, load) }, nil
 	}
-	return func(load func(int) []float64) bool { return streetOver(n, limits, load) < 0 }, nil
+	return func(load func(int) []float64) bool { return StreetOver(n, limits, load) < 0 }, nil
 }

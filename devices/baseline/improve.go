@@ -127,7 +127,7 @@ func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 		return fail(err)
 	}
 	if o.FeederLimits != nil {
-		if w := streetOver(n, limits, func(i int) []float64 {
+		if w := StreetOver(n, limits, func(i int) []float64 {
 			return loadOf(&n.Homes[i], &start.Homes[i], n.Horizon.Slots)
 		}); w >= 0 {
 			return fail(fmt.Errorf("the start's committed caps exceed window %d's feeder limit %g", w, limits[w]))
@@ -386,7 +386,7 @@ func (s *improver) fits(movers []int) bool {
 }
 
 func (s *improver) fitsLoads(load func(i int) []float64) bool {
-	return streetOver(s.n, s.limits, load) < 0
+	return StreetOver(s.n, s.limits, load) < 0
 }
 
 // streetFits reports whether the street, home i drawing load(i), keeps
@@ -396,14 +396,14 @@ func streetFits(n *devices.Neighbourhood, load func(i int) []float64) bool {
 	for w := range limits {
 		limits[w] = n.FeederLimit
 	}
-	return streetOver(n, limits, load) < 0
+	return StreetOver(n, limits, load) < 0
 }
 
-// streetOver returns the first window in which the street, home i
-// drawing load(i), exceeds its limit (limits[w]) on the committed caps
+// StreetOver returns the first window in which the street, home i
+// drawing load(i) (model units), exceeds its limit (limits[w]) on the committed caps
 // that fit the draws tightest, or a draw fits no cap; −1 where it keeps
 // them all.
-func streetOver(n *devices.Neighbourhood, limits []float64, load func(i int) []float64) int {
+func StreetOver(n *devices.Neighbourhood, limits []float64, load func(i int) []float64) int {
 	for w, win := range n.Windows {
 		sum := 0.0
 		for i := range n.Homes {

@@ -151,25 +151,15 @@ func roomOf(n *devices.Neighbourhood, full float64, imports [][]float64) ([]floa
 // window where they exceed its limit, −1 for none.
 func capsOver(n *devices.Neighbourhood, flows [][]float64, limits []float64) int {
 	scale := powerScale(n)
-	for w, win := range n.Windows {
-		sum := 0.0
-		for i, f := range flows {
-			top := 0.0
-			for t := win.From; t < win.To; t++ {
-				top = math.Max(top, f[t]/scale)
-			}
-			caps := n.LevelCaps(i, w)
-			k := devices.Tightest(caps, top)
-			if k < 0 {
-				return w
-			}
-			sum += caps[k]
-		}
-		if !devices.Fits(sum, limits[w]) {
-			return w
+	loads := make([][]float64, len(flows))
+	for i, f := range flows {
+		loads[i] = make([]float64, len(f))
+		for t, v := range f {
+			// A home feeding back commits to its lowest level, as to 0 kW.
+			loads[i][t] = max(v/scale, 0)
 		}
 	}
-	return -1
+	return baseline.StreetOver(n, limits, func(i int) []float64 { return loads[i] })
 }
 
 // powerScale is n's kW per model unit of power.
