@@ -77,15 +77,7 @@ func energyOnceWith(t *testing.T, file, soc, ev string, ha bool, retained map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-energy"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	t.Cleanup(func() { c.Disconnect(0) })
-	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	c, rec := recorder(t, b.URL(), "test-energy", "hearth/home/rowan/#")
 	if ha {
 		if tok := c.Subscribe("homeassistant/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 			t.Fatal(tok.Error())
@@ -250,15 +242,7 @@ func watchRowan(t *testing.T, id string) (*broker.Broker, paho.Client, *msgs) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID(id))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	t.Cleanup(func() { c.Disconnect(0) })
-	if tok := c.Subscribe("hearth/home/rowan/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	c, rec := recorder(t, b.URL(), id, "hearth/home/rowan/#")
 	return b, c, rec
 }
 
@@ -379,15 +363,7 @@ func TestEnergyStreetRun(t *testing.T) {
 	defer b.Close()
 	path := filepath.Join("testdata", "energy", "pair.toml")
 	now0 := time.Date(2026, 11, 26, 20, 58, 30, 0, time.Local)
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-energy-street-run"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
-	if tok := c.Subscribe("hearth/home/+/command/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	c, rec := recorder(t, b.URL(), "test-energy-street-run", "hearth/home/+/command/#")
 	for _, s := range [][3]string{{"hazel", "battery", `"soc":3`}, {"ivy", "ev", `"charge":10,"plugged":true`}} {
 		payload := fmt.Sprintf(`{"time":%q,%s}`, now0.Format(time.RFC3339), s[2])
 		if tok := c.Publish(live.StateTopic("hearth", s[0], s[1]), 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {

@@ -241,18 +241,8 @@ func TestLiveOnce(t *testing.T) {
 	}
 	day := func(h, m int) time.Time { return time.Date(2026, 11, 26, h, m, 0, 0, time.Local) }
 	s, b := newLiveStreet(t, day(5, 10), 1, nil)
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-once"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
 	evCmd, evPlan := live.CommandTopic("hearth", "alder", "ev"), "hearth/home/alder/plan/ev"
-	for _, tp := range []string{evCmd, evPlan} {
-		if tok := c.Subscribe(tp, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
+	c, rec := recorder(t, b.URL(), "test-once", evCmd, evPlan)
 	st := fmt.Sprintf(`{"time":%q,"charge":35,"plugged":true}`, s.clock.Now().Format(time.RFC3339))
 	if tok := c.Publish(live.StateTopic("hearth", "alder", "ev"), 1, true, st); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())
@@ -320,16 +310,8 @@ func TestLiveHomePrices(t *testing.T) {
 	}
 	day := func(h, m int) time.Time { return time.Date(2026, 11, 26, h, m, 0, 0, time.Local) }
 	s, b := newLiveStreet(t, day(5, 5), 720, nil)
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-prices"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
 	const batPlan = "hearth/home/dogwood/plan/battery"
-	if tok := c.Subscribe(batPlan, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	c, rec := recorder(t, b.URL(), "test-prices", batPlan)
 	s.start("alder")
 	s.start("dogwood")
 	rec.await(t, 0, "dogwood's first plan", 20*time.Second, func(m paho.Message) bool { return m.Topic() == batPlan })
@@ -388,16 +370,8 @@ func TestLiveStaleRound(t *testing.T) {
 	}
 	day := func(h, m int) time.Time { return time.Date(2026, 11, 26, h, m, 0, 0, time.Local) }
 	s, b := newLiveStreet(t, day(5, 2), 600, nil)
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-stale"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
 	evPlan := "hearth/home/alder/plan/ev"
-	if tok := c.Subscribe(evPlan, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	c, rec := recorder(t, b.URL(), "test-stale", evPlan)
 	s.start("alder")
 	s.start("dogwood")
 	rec.await(t, 0, "alder's first plan", 20*time.Second, func(m paho.Message) bool { return m.Topic() == evPlan })

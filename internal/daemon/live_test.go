@@ -49,6 +49,24 @@ type msgs struct {
 	all []paho.Message
 }
 
+// recorder connects the test's client id to the broker at url and
+// records what it receives on topics; it disconnects when the test ends.
+func recorder(t *testing.T, url, id string, topics ...string) (paho.Client, *msgs) {
+	t.Helper()
+	rec := &msgs{}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID(id))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	t.Cleanup(func() { c.Disconnect(0) })
+	for _, tp := range topics {
+		if tok := c.Subscribe(tp, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	return c, rec
+}
+
 func (m *msgs) add(_ paho.Client, msg paho.Message) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -217,20 +235,10 @@ func TestLiveStreet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-recorder"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
 	evCmd, evPlan := live.CommandTopic("hearth", "alder", "ev"), "hearth/home/alder/plan/ev"
 	batPlan := "hearth/home/dogwood/plan/battery"
 	avail := live.AvailabilityTopic("hearth", "alder")
-	for _, tp := range []string{evCmd, evPlan, batPlan, live.CommandTopic("hearth", "dogwood", "battery"), avail} {
-		if tok := c.Subscribe(tp, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
+	c, rec := recorder(t, b.URL(), "test-recorder", evCmd, evPlan, batPlan, live.CommandTopic("hearth", "dogwood", "battery"), avail)
 	pub := func(tp, payload string) {
 		t.Helper()
 		if tok := c.Publish(tp, 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {

@@ -48,15 +48,7 @@ func TestMixedStreetRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-mixed-street-run"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
-	if tok := c.Subscribe("hearth/home/+/command/#", 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	c, rec := recorder(t, b.URL(), "test-mixed-street-run", "hearth/home/+/command/#")
 	for _, s := range [][3]string{{"rowan", "ev", `"charge":25,"plugged":true`}, {"alder", "ev", `"charge":20,"plugged":true`}} {
 		payload := fmt.Sprintf(`{"time":%q,%s}`, now0.Format(time.RFC3339), s[2])
 		if tok := c.Publish(live.StateTopic("hearth", s[0], s[1]), 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {

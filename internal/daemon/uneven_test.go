@@ -29,18 +29,8 @@ func TestLiveOnceUneven(t *testing.T) {
 		}
 		return []byte(strings.Replace(string(src), "slots = 24\nslot = \"1h\"\n", "segments = [{ slot = \"15m\", count = 8 }, { slot = \"1h\", count = 4 }]\n", 1))
 	})
-	rec := &msgs{}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("test-once-uneven"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
-	defer c.Disconnect(0)
 	evCmd, evPlan := live.CommandTopic("hearth", "alder", "ev"), "hearth/home/alder/plan/ev"
-	for _, tp := range []string{evCmd, evPlan} {
-		if tok := c.Subscribe(tp, 1, rec.add); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
+	c, rec := recorder(t, b.URL(), "test-once-uneven", evCmd, evPlan)
 	now := s.clock.Now().Format(time.RFC3339)
 	for tp, st := range map[string]string{
 		live.StateTopic("hearth", "alder", "ev"):        fmt.Sprintf(`{"time":%q,"charge":35,"plugged":true}`, now),
