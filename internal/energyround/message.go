@@ -89,6 +89,10 @@ type Load struct {
 	// street's round (Phases): an energy home's after the phase's
 	// sweeps, a compiled home's after its answer.
 	Final bool `json:"final,omitempty"`
+	// CommittedKW is, in a compiled home's final load, its committed
+	// cap per coordination window (kW, ≥ 0): the energy homes' share of
+	// the feeder limit is the limit less the street's caps.
+	CommittedKW []float64 `json:"committed_kw,omitempty"`
 }
 
 // MaxSweeps bounds a message's sweep: a round never runs more.
@@ -203,6 +207,11 @@ func decode(prefix, t string, retained bool, payload []byte, keys *sign.Keyring)
 	for k, v := range l.ImportKW {
 		if math.IsNaN(v) || v < 0 || v > maxKW {
 			return bad("import_kw[%d] = %v outside [0, %g] kW", k, v, float64(maxKW))
+		}
+	}
+	for k, v := range l.CommittedKW {
+		if math.IsNaN(v) || v < 0 || v > maxKW {
+			return bad("committed_kw[%d] = %v outside [0, %g] kW", k, v, float64(maxKW))
 		}
 	}
 	return l, nil
