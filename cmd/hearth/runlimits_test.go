@@ -23,7 +23,10 @@ import (
 // moves, the street objective to 1e-9 and every home's load to 1e-6 kW.
 // Each street's sim plans differ from those of the street without its
 // limit or links (the pair's), so a run that ignored them would fail.
-// The three-home street runs without the race detector only.
+// On a mixed street (compiled homes alder and oak, energy homes fir and
+// hazel: TestRunMixedStreet's) with a binding feeder limit, the compiled
+// homes' values are sim's too. The three- and four-home streets run
+// without the race detector only.
 func TestRunEnergyStreetLimits(t *testing.T) {
 	_, dir, keys := energyRunStreet(t)
 	pair, err := os.ReadFile(filepath.Join(dir, "pair.toml"))
@@ -34,19 +37,27 @@ func TestRunEnergyStreetLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mixed, err := os.ReadFile(filepath.Join(dir, "mixed.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	links := func(b []byte, pairs string) string {
 		return strings.Replace(string(b), "\n[horizon]", "neighbours = "+pairs+"\n\n[horizon]", 1)
 	}
 	plain := homesJSON(t, "sim", filepath.Join(dir, "pair.toml"), "--json")
+	plainMixed := homesJSON(t, "sim", filepath.Join(dir, "mixed.toml"), "--json")
 	cases := []struct {
 		name, file string
 		homes      []string
 		slow       bool
+		// compiled counts the compiled homes, first in homes.
+		compiled int
 	}{
-		{"soft feeder", string(pair) + "\n[feeder]\nlimit_kw = 4\n", []string{"hazel", "ivy"}, false},
-		{"hard feeder", string(pair) + "\n[feeder]\nlimit_kw = 5\nhard = true\n", []string{"hazel", "ivy"}, false},
-		{"unlinked", links(pair, "[]"), []string{"hazel", "ivy"}, false},
-		{"chain", links(three, `[["fir", "hazel"], ["hazel", "ivy"]]`), []string{"fir", "hazel", "ivy"}, true},
+		{"soft feeder", string(pair) + "\n[feeder]\nlimit_kw = 4\n", []string{"hazel", "ivy"}, false, 0},
+		{"hard feeder", string(pair) + "\n[feeder]\nlimit_kw = 5\nhard = true\n", []string{"hazel", "ivy"}, false, 0},
+		{"unlinked", links(pair, "[]"), []string{"hazel", "ivy"}, false, 0},
+		{"chain", links(three, `[["fir", "hazel"], ["hazel", "ivy"]]`), []string{"fir", "hazel", "ivy"}, true, 0},
+		{"mixed feeder", string(mixed) + "\n[feeder]\nlimit_kw = 8\n", []string{"alder", "oak", "fir", "hazel"}, true, 2},
 	}
 	b := startEmbedded(t)
 	now := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)
@@ -54,6 +65,7 @@ func TestRunEnergyStreetLimits(t *testing.T) {
 	for _, st := range []struct{ home, dev, body string }{
 		{"fir", "battery", `"soc":4`}, {"fir", "ev", `"charge":20,"plugged":true`},
 		{"hazel", "battery", `"soc":3`}, {"ivy", "ev", `"charge":10,"plugged":true`},
+		{"alder", "ev", `"charge":15,"plugged":true`}, {"oak", "boiler", `"water_temp":48`},
 	} {
 		tok := c.Publish(liveclock.StateTopic("hearth", st.home, st.dev), 1, true, fmt.Sprintf(`{"time":%q,%s}`, now.Format(time.RFC3339), st.body))
 		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
@@ -70,7 +82,11 @@ func TestRunEnergyStreetLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := homesJSON(t, "sim", path, "--json")
-			if !tc.slow && slices.Equal(want.EnergyHomes.LoadKW, plain.EnergyHomes.LoadKW) {
+			before := plain
+			if tc.compiled > 0 {
+				before = plainMixed
+			}
+			if tc.name != "chain" && slices.Equal(want.EnergyHomes.LoadKW, before.EnergyHomes.LoadKW) {
 				t.Fatalf("sim: the street's load is the pair's without the %s: the test would show nothing", tc.name)
 			}
 			ctx := testCtx(t, 60*time.Second)
@@ -92,13 +108,29 @@ func TestRunEnergyStreetLimits(t *testing.T) {
 			if t.Failed() {
 				return
 			}
+			for i, h := range tc.homes[:tc.compiled] {
+				var rep struct {
+					Assignment map[string]string `json:"assignment"`
+				}
+				if err := json.Unmarshal([]byte(outs[i].String()), &rep); err != nil || len(rep.Assignment) == 0 {
+					t.Fatalf("%s: %v\n%s", h, err, outs[i].String())
+				}
+				for v, x := range rep.Assignment {
+					if want.Assignment[v] != x {
+						t.Errorf("%s: %s = %s, sim %s", h, v, x, want.Assignment[v])
+					}
+				}
+			}
 			e := want.EnergyHomes
 			for i, h := range tc.homes {
+				if i < tc.compiled {
+					continue
+				}
 				var got energyRoundJSON
 				if err := json.Unmarshal([]byte(outs[i].String()), &got); err != nil {
 					t.Fatalf("%s: %v\n%s", h, err, outs[i].String())
 				}
-				w := e.Homes[i]
+				w := e.Homes[i-tc.compiled]
 				if w.Home != h || got.Street.Sweeps != e.Rounds || got.Street.Moves != e.Moves || len(got.Street.Missing) != 0 {
 					t.Errorf("%s: %+v; sim %s: %d rounds, %d moves", h, got.Street, w.Home, e.Rounds, e.Moves)
 				}
