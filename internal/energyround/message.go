@@ -19,7 +19,12 @@
 // every home sees the same messages, so all end at the same sweep. The
 // objective is a potential (each adopted answer lowers it), so the
 // sweeps settle; the same order and the same arithmetic give the plans
-// that `hearth sim` finds for the same street.
+// that `hearth sim` finds for the same street. Where the street has a
+// [feeder] limit or a neighbours key, each turn is street.Street.Answer
+// on the whole street rebuilt from the loads held (Config.Street, View):
+// its links, and its share of the limit, the limit less the other homes'
+// commitments (the energy homes' highest import per window, the compiled
+// homes' committed caps of their final loads).
 //
 // A round always ends: every wait is bounded by the round's deadline
 // (the live round time-out). A home that has not answered by then is
