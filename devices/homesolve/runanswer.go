@@ -169,3 +169,38 @@ func powerScale(n *devices.Neighbourhood) float64 {
 	}
 	return 1
 }
+
+// HomeCaps is compiled home home's committed cap per window (kW) for
+// the values of a round (its own; the others' anything): the level its
+// values commit to, else the tightest its load fits, as n.Evaluate
+// counts it in the street's committed caps. The energy homes of `hearth
+// run` take these for their share of the feeder limit.
+func (r *Run) HomeCaps(values []int, home int) ([]float64, error) {
+	n := r.Model()
+	if home < 0 || home >= len(n.Homes) {
+		return nil, fmt.Errorf("home %d of %d", home, len(n.Homes))
+	}
+	s, err := r.compiled.Decode(values)
+	if err != nil {
+		return nil, err
+	}
+	hs := &s.Homes[home]
+	scale := powerScale(n)
+	out := make([]float64, len(n.Windows))
+	for w, win := range n.Windows {
+		caps := n.LevelCaps(home, w)
+		top := math.Inf(-1)
+		for t := win.From; t < win.To; t++ {
+			top = math.Max(top, n.Homes[home].Draw(t, func(d int) int { return hs.Actions[d][t] }))
+		}
+		k := devices.Tightest(caps, top)
+		if hs.Levels != nil {
+			k = hs.Levels[w]
+		}
+		if k < 0 || k >= len(caps) {
+			return nil, fmt.Errorf("home %d: level %d of window %d is outside 0..%d", home, k, w, len(caps)-1)
+		}
+		out[w] = caps[k] * scale
+	}
+	return out, nil
+}

@@ -380,43 +380,15 @@ func CoordinateStreet(ctx context.Context, ms []*Member, s *Street, o Options) (
 		for res.Rounds < o.Rounds {
 			res.Rounds++
 			moved := false
-			for i, m := range ms {
-				if err := ctx.Err(); err != nil {
+			for i := range ms {
+				next, adopted, err := s.Answer(ctx, ms, i, cur, o)
+				if err != nil {
 					return nil, err
 				}
-				h := *m.Home
-				if s.peakOn() {
-					at := m.Plan.Import
-					if o.EvenBands {
-						at = nil
-					}
-					h.Grid.ImportSteps = steps(&h, s.seen(ms, i), at, s.Peak, o.Bands)
+				if adopted {
+					cur, moved = next, true
+					res.Moves++
 				}
-				capped := s.share(&h, ms, i)
-				p, err := energy.Solve(ctx, &h, o.Energy)
-				if capped && errors.Is(err, energy.ErrInfeasible) {
-					// Its share of a hard limit, within the
-					// planner's margin of its current plan's
-					// highest import: it keeps that plan.
-					continue
-				}
-				if err != nil {
-					return nil, fmt.Errorf("energy home %s: coordinating: %w", h.Name, err)
-				}
-				old := m.Plan
-				m.Plan = p
-				next := s.Objective(ms)
-				if next >= cur-o.Gain*math.Max(1, math.Abs(cur)) {
-					m.Plan = old
-					continue
-				}
-				// Checked with its share of a hard feeder limit.
-				rep := plancheck.Check(&h, p)
-				if err := rep.Err(); err != nil {
-					return nil, fmt.Errorf("energy home %s: %w", h.Name, err)
-				}
-				m.Check, cur, moved = rep, next, true
-				res.Moves++
 			}
 			if !moved {
 				break
@@ -426,15 +398,83 @@ func CoordinateStreet(ctx context.Context, ms []*Member, s *Street, o Options) (
 	res.Final = cur
 	res.Load = s.load(ms)
 	res.FeederExcess = s.excess(ms)
-	if s.Feeder.Hard {
-		for w, x := range res.FeederExcess {
-			if x > plancheck.Tolerance {
-				return nil, fmt.Errorf("window %d: the committed caps exceed the hard feeder limit %g kW by %.3g kW after %d rounds of best responses, the energy homes answering the compiled homes' committed levels; raise the limit or make it soft: %w", w, s.Feeder.Limit, x, res.Rounds, energy.ErrInfeasible)
-			}
-		}
+	if err := s.CheckHard(ms, res.Rounds); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
+
+// CheckHard returns an error wrapping energy.ErrInfeasible where the
+// street has a hard feeder limit that the members' plans, after rounds
+// of best responses, still exceed in some window; nil otherwise.
+func (s *Street) CheckHard(ms []*Member, rounds int) error {
+	if !s.Feeder.Hard {
+		return nil
+	}
+	for w, x := range s.excess(ms) {
+		if x > plancheck.Tolerance {
+			return fmt.Errorf("window %d: the committed caps exceed the hard feeder limit %g kW by %.3g kW after %d rounds of best responses, the energy homes answering the compiled homes' committed levels; raise the limit or make it soft: %w", w, s.Feeder.Limit, x, rounds, energy.ErrInfeasible)
+		}
+	}
+	return nil
+}
+
+// Answer is member i's turn in a round of CoordinateStreet's best
+// responses (o with its defaults filled in), cur being the street's
+// Objective before it: the member is planned again around the load it
+// sees and with its share of the feeder limit, and adopts the answer
+// when it lowers the objective by more than o.Gain of it. It returns the
+// objective after the turn and whether the member adopted a new plan
+// (checked; m.Plan is then the new one). `hearth run` runs the same
+// turns, home by home, over MQTT (internal/energyround).
+func (s *Street) Answer(ctx context.Context, ms []*Member, i int, cur float64, o Options) (float64, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return cur, false, err
+	}
+	if o.Bands <= 0 {
+		o.Bands = DefaultBands
+	}
+	if o.Gain <= 0 {
+		o.Gain = DefaultGain
+	}
+	m := ms[i]
+	h := *m.Home
+	if s.peakOn() {
+		at := m.Plan.Import
+		if o.EvenBands {
+			at = nil
+		}
+		h.Grid.ImportSteps = steps(&h, s.seen(ms, i), at, s.Peak, o.Bands)
+	}
+	capped := s.share(&h, ms, i)
+	p, err := energy.Solve(ctx, &h, o.Energy)
+	if capped && errors.Is(err, energy.ErrInfeasible) {
+		// Its share of a hard limit, within the planner's margin of
+		// its current plan's highest import: it keeps that plan.
+		return cur, false, nil
+	}
+	if err != nil {
+		return cur, false, fmt.Errorf("energy home %s: coordinating: %w", h.Name, err)
+	}
+	old := m.Plan
+	m.Plan = p
+	next := s.Objective(ms)
+	if next >= cur-o.Gain*math.Max(1, math.Abs(cur)) {
+		m.Plan = old
+		return cur, false, nil
+	}
+	// Checked with its share of a hard feeder limit.
+	rep := plancheck.Check(&h, p)
+	if err := rep.Err(); err != nil {
+		return cur, false, fmt.Errorf("energy home %s: %w", h.Name, err)
+	}
+	m.Check = rep
+	return next, true, nil
+}
+
+// Excess is by how many kW the street's committed caps exceed its
+// feeder limit per window with the members' plans (nil without a limit).
+func (s *Street) Excess(ms []*Member) []float64 { return s.excess(ms) }
 
 // share gives member i's model h its share of the feeder limit: in each
 // window where it may bind, the limit less the rest of the street's

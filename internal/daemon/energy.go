@@ -135,6 +135,12 @@ type streetView struct {
 	slot0  time.Time
 	others []float64
 	cost   float64
+	// street, when not nil, is the round's street (energyround.Config's
+	// Street), energy its energy homes and loads the others' last loads:
+	// a later answer is made on it (energyround.AnswerStreet).
+	street *street.Street
+	energy []string
+	loads  map[string]energyround.Load
 }
 
 // EnergyRound is what an energy home's round did.
@@ -160,6 +166,9 @@ type EnergyRound struct {
 	// Answers counts the phases in which the energy homes answered the
 	// compiled homes' answers (a mixed street: mixed.go).
 	Answers int
+	// street is the street the last answer was made on (nil: the
+	// energy homes and the compiled homes' summed load only).
+	street *street.Street
 }
 
 // NewEnergyHome builds energy home cfg.Home of conf (the file as loaded).
@@ -469,7 +478,13 @@ func (e *EnergyHome) plan(ctx context.Context, round string, at time.Time, kind 
 func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *config.Config, m *street.Member, kind roundKind) error {
 	hz := res.Horizon
 	pk := street.PeakOf(cfg.Neighbourhood)
-	if pk.Weight <= 0 || len(pk.Slots) == 0 {
+	energyHomes, compiled := EnergyHomes(cfg)
+	feeder := cfg.Neighbourhood.FeederLimit > 0 && len(cfg.Neighbourhood.Windows) > 0
+	if (pk.Weight <= 0 || len(pk.Slots) == 0) && (!feeder || len(compiled) > 0) {
+		// With a feeder limit and energy homes only, the limit is
+		// coordinated as `hearth sim` does (street.CoordinateStreet);
+		// on a mixed street without a peak term the compiled homes
+		// publish no phase loads (mixed.go) to share it by.
 		res.Alone = true
 		e.log.Info("energy home planned alone: the street's peak term is off ([objective] peak, [coordination] windows)", "round", res.Round)
 		return nil
@@ -477,7 +492,13 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 	if kind == ownRound {
 		res.Alone = true
 		if v := e.last; v != nil && v.slot0.Equal(hz.Start) && len(v.others) == len(m.Plan.Import) {
-			moved, err := energyround.Answer(ctx, m, v.others, v.cost, pk, street.Options{})
+			var moved bool
+			var err error
+			if v.street != nil {
+				moved, err = energyround.AnswerStreet(ctx, m, v.street, v.energy, v.loads, street.Options{})
+			} else {
+				moved, err = energyround.Answer(ctx, m, v.others, v.cost, pk, street.Options{})
+			}
 			if err != nil {
 				return err
 			}
@@ -489,13 +510,18 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 	}
 	deadline := time.Now().Add(e.timeout)
 	offline := e.in.Offline()
-	energyHomes, compiled := EnergyHomes(cfg)
 	for _, h := range energyHomes {
 		if h == e.cfg.Home || !slices.Contains(offline, h) || e.once {
 			res.Homes = append(res.Homes, h)
 		}
 	}
 	var base []float64
+	var st *street.Street
+	if len(compiled) == 0 {
+		// The street as `hearth sim` coordinates it: the links of
+		// [coordination] neighbours and the [feeder] limit.
+		st = streetOfLoads(cfg, energyHomes, compiled, nil)
+	}
 	if len(compiled) > 0 {
 		// A mixed street: the compiled homes' plans of this round are
 		// the fixed background every energy home answers.
@@ -520,6 +546,9 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 					base[t] += v
 				}
 			}
+			if len(miss) == 0 {
+				st = streetOfLoads(cfg, energyHomes, compiled, got)
+			}
 		} else if base, missing, err = e.compiled.Base(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline); err != nil {
 			return err
 		}
@@ -530,13 +559,14 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 			res.CompiledMissing = missing
 		}
 	}
-	if len(res.Homes) < 2 && base == nil {
+	if len(res.Homes) < 2 && base == nil && !feeder {
 		res.Alone = true
 		e.log.Info("energy home planned alone: no other energy home of the street is online; the neighbours' load is taken as zero",
 			"round", res.Round, "offline", strings.Join(offline, ","))
 		return nil
 	}
 	x := energyround.Config{Prefix: e.prefix, Round: res.Round, Home: e.cfg.Home, Homes: res.Homes, Slot0: hz.Start, Peak: pk, Base: base,
+		Street: st, Energy: energyHomes,
 		Deadline: deadline, Keys: e.cfg.MQTT.Keys, Log: e.log,
 		Publish: func(ctx context.Context, t string, b []byte) error {
 			return e.client.Publish(ctx, []report.Publication{{Topic: t, Payload: b}})
@@ -545,15 +575,15 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 	if err != nil {
 		return err
 	}
-	res.Street = r
+	res.Street, res.street = r, st
 	if kind == streetRound && e.phases != nil && len(res.CompiledMissing) == 0 && len(r.Missing) == 0 {
-		if err := e.answerPhases(ctx, res, m, x, compiled); err != nil {
+		if err := e.answerPhases(ctx, res, cfg, m, x, compiled); err != nil {
 			return err
 		}
 		r = res.Street
 	}
 	if len(r.Missing) == 0 && r.Others != nil {
-		e.last = &streetView{slot0: hz.Start, others: r.Others, cost: r.OthersCost}
+		e.last = &streetView{slot0: hz.Start, others: r.Others, cost: r.OthersCost, street: res.street, energy: energyHomes, loads: r.Loads}
 	}
 	if r.Dropped > 0 {
 		e.log.Warn("energy round: messages dropped (see the warnings above)", "round", res.Round, "dropped", r.Dropped)
@@ -670,4 +700,36 @@ func roundKW(v float64) float64 {
 		return 0 // no -0 in the payloads
 	}
 	return v
+}
+
+// streetOfLoads is the street that cfg's energy homes (energyHomes)
+// answer in, as `hearth sim` builds it (street.StreetOf of the whole
+// neighbourhood): its peak term, the links of [coordination] neighbours
+// and the [feeder] limit, with the compiled homes' loads that flow and
+// committed caps of their final loads of a phase (finals; nil for a
+// street without compiled homes). A compiled home's final without caps
+// counts none.
+func streetOfLoads(cfg *config.Config, energyHomes, compiled []string, finals map[string]energyround.Load) *street.Street {
+	full := cfg.Neighbourhood
+	ms := make([]*street.Member, 0, len(energyHomes))
+	for i, h := range full.Homes {
+		if slices.Contains(energyHomes, h.Name) {
+			ms = append(ms, &street.Member{Index: i})
+		}
+	}
+	var loads [][]float64
+	var committed []float64
+	if len(compiled) > 0 {
+		loads = make([][]float64, len(compiled))
+		committed = make([]float64, len(full.Windows))
+		for i, h := range compiled {
+			loads[i] = finals[h].ImportKW
+			for w, c := range finals[h].CommittedKW {
+				if w < len(committed) {
+					committed[w] += c
+				}
+			}
+		}
+	}
+	return street.StreetOf(full, ms, loads, committed)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/street"
@@ -83,8 +84,14 @@ func (st *homeState) answerHook(r *homesolve.Run) func(ctx context.Context, roun
 			for t, v := range load {
 				load[t] = math.Max(v, 0)
 			}
+			// Its committed caps: the energy homes' share of the
+			// feeder limit is what the street's leave.
+			caps, err := r.HomeCaps(vals, home)
+			if err != nil {
+				return err
+			}
 			again, err = energyround.Final(ctx, lh.prefix, energyround.Load{Round: energyround.PhaseRound(round, k), Home: st.cfg.Home,
-				Slot0: slot0.Format(time.RFC3339), ImportKW: load}, signer, publish, log)
+				Slot0: slot0.Format(time.RFC3339), ImportKW: load, CommittedKW: caps}, signer, publish, log)
 			return err
 		}
 		await := func(k int, homes []string) (map[string]energyround.Load, error) {
@@ -165,7 +172,7 @@ func newPhases(client *live.Client, prefix string, keys *sign.Keyring, energyHom
 // (energyround.Run from the plan it holds, m), until they keep their
 // loads, its phase moves nobody, MaxAnswers, or x.Deadline. res gathers
 // the sweeps and moves; its objective is the last phase's.
-func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, m *street.Member, x energyround.Config, compiled []string) error {
+func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, cfg *config.Config, m *street.Member, x energyround.Config, compiled []string) error {
 	var signer *sign.Signer
 	if x.Keys != nil {
 		signer = x.Keys.Signer(e.cfg.Home)
@@ -211,6 +218,10 @@ func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, m *stre
 		}
 		xk := x
 		xk.Round, xk.Base = energyround.PhaseRound(res.Round, k), base
+		if x.Street != nil {
+			xk.Street = streetOfLoads(cfg, x.Energy, compiled, cur)
+			res.street = xk.Street
+		}
 		r, err := energyround.Run(ctx, e.exch, m, xk)
 		if err != nil {
 			return err

@@ -19,7 +19,12 @@
 // every home sees the same messages, so all end at the same sweep. The
 // objective is a potential (each adopted answer lowers it), so the
 // sweeps settle; the same order and the same arithmetic give the plans
-// that `hearth sim` finds for the same street.
+// that `hearth sim` finds for the same street. Where the street has a
+// [feeder] limit or a neighbours key, each turn is street.Street.Answer
+// on the whole street rebuilt from the loads held (Config.Street, View):
+// its links, and its share of the limit, the limit less the other homes'
+// commitments (the energy homes' highest import per window, the compiled
+// homes' committed caps of their final loads).
 //
 // A round always ends: every wait is bounded by the round's deadline
 // (the live round time-out). A home that has not answered by then is
@@ -89,6 +94,10 @@ type Load struct {
 	// street's round (Phases): an energy home's after the phase's
 	// sweeps, a compiled home's after its answer.
 	Final bool `json:"final,omitempty"`
+	// CommittedKW is, in a compiled home's final load, its committed
+	// cap per coordination window (kW, ≥ 0): the energy homes' share of
+	// the feeder limit is the limit less the street's caps.
+	CommittedKW []float64 `json:"committed_kw,omitempty"`
 }
 
 // MaxSweeps bounds a message's sweep: a round never runs more.
@@ -203,6 +212,11 @@ func decode(prefix, t string, retained bool, payload []byte, keys *sign.Keyring)
 	for k, v := range l.ImportKW {
 		if math.IsNaN(v) || v < 0 || v > maxKW {
 			return bad("import_kw[%d] = %v outside [0, %g] kW", k, v, float64(maxKW))
+		}
+	}
+	for k, v := range l.CommittedKW {
+		if math.IsNaN(v) || v < 0 || v > maxKW {
+			return bad("committed_kw[%d] = %v outside [0, %g] kW", k, v, float64(maxKW))
 		}
 	}
 	return l, nil

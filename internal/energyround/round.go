@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/street"
 	"github.com/hearth-dcop/hearth/mqtt/sign"
 )
@@ -34,6 +35,18 @@ type Config struct {
 	// Peak is the street's peak term (street.PeakOf): with no weight or
 	// no slot there is nothing to coordinate and no message is sent.
 	Peak street.Peak
+	// Street, when not nil, is the street the homes answer in
+	// (street.StreetOf of the whole neighbourhood: its peak term, the
+	// compiled homes' loads, the [coordination] neighbours' links, the
+	// [feeder] limit with the compiled homes' committed caps), Base and
+	// Peak then unused; Energy names its energy homes in its members'
+	// order, every home of Homes among them (one not in Homes counts
+	// with no load: it is offline). Each turn is then street.Street's
+	// Answer on the whole street as this home sees it, the turn of
+	// `hearth sim`'s street.CoordinateStreet. Nil: the energy homes and
+	// Base, every pair linked, no feeder limit.
+	Street *street.Street
+	Energy []string
 	// Options tune the answers; Rounds bounds the sweeps (0:
 	// street.DefaultRounds), Gain the least relative gain (0:
 	// street.DefaultGain) of the whole street's objective.
@@ -69,6 +82,9 @@ type Result struct {
 	OthersCost float64
 	// Dropped counts the messages Decode refused.
 	Dropped int
+	// Loads are the other homes' latest loads at the end (with
+	// Config.Street: what AnswerStreet answers later).
+	Loads map[string]Load
 }
 
 // Exchange receives the loads of one home's rounds: its handler
@@ -175,12 +191,30 @@ var errTimedOut = errors.New("round deadline")
 // who did not answer).
 func Run(ctx context.Context, x *Exchange, me *street.Member, c Config) (Result, error) {
 	var res Result
-	if c.Peak.Weight <= 0 || len(c.Peak.Slots) == 0 {
+	if !c.on() {
 		return res, nil
 	}
 	idx := slices.Index(c.Homes, c.Home)
 	if idx < 0 {
 		return res, fmt.Errorf("energy round %s: home %s is not among %v", c.Round, c.Home, c.Homes)
+	}
+	if c.Street != nil {
+		for _, h := range c.Homes {
+			if !slices.Contains(c.Energy, h) {
+				return res, fmt.Errorf("energy round %s: home %s is not among the street's energy homes %v", c.Round, h, c.Energy)
+			}
+		}
+	}
+	if len(c.Homes) == 1 && c.Street != nil {
+		// The only energy home online answers the rest of the street
+		// as street.CoordinateStreet does in process.
+		s, ms, _ := View(c.Street, c.Energy, me, nil)
+		cr, err := street.CoordinateStreet(ctx, ms, s, c.Options)
+		if err != nil {
+			return res, err
+		}
+		res.Sweeps, res.Moves, res.Objective = cr.Rounds, cr.Moves, cr.Final
+		return res, nil
 	}
 	if len(c.Homes) == 1 {
 		// The only energy home answers the rest of the street (Base)
@@ -299,6 +333,19 @@ func Run(ctx context.Context, x *Exchange, me *street.Member, c Config) (Result,
 		return base, cost
 	}
 
+	latest := func() map[string]Load {
+		out := map[string]Load{}
+		for _, h := range c.Homes {
+			if h == c.Home {
+				continue
+			}
+			if l, ok := x.get(h, 0); ok {
+				out[h] = l
+			}
+		}
+		return out
+	}
+
 	set(0, false)
 	if err := publish(); err != nil {
 		return res, err
@@ -337,6 +384,26 @@ func Run(ctx context.Context, x *Exchange, me *street.Member, c Config) (Result,
 				}
 				continue
 			}
+			if c.Street != nil {
+				s, ms, i := View(c.Street, c.Energy, me, latest())
+				o := c.Options
+				if o.Gain <= 0 {
+					o.Gain = gain
+				}
+				_, adopted, err := s.Answer(ctx, ms, i, s.Objective(ms), o)
+				if err != nil {
+					return res, err
+				}
+				if adopted {
+					moved = true
+					res.Moves++
+				}
+				set(sweep, adopted)
+				if err := publish(); err != nil {
+					return res, err
+				}
+				continue
+			}
 			base, otherCost := others()
 			partial := street.Objective([]*street.Member{me}, base, c.Peak)
 			o := c.Options
@@ -365,7 +432,50 @@ func Run(ctx context.Context, x *Exchange, me *street.Member, c Config) (Result,
 	res.Others, res.OthersCost = others()
 	res.Objective = res.OthersCost + street.Objective([]*street.Member{me}, res.Others, c.Peak)
 	res.Dropped = x.droppedCount()
+	if c.Street != nil {
+		res.Loads = latest()
+		s, ms, _ := View(c.Street, c.Energy, me, res.Loads)
+		res.Objective = s.Objective(ms)
+		// As street.CoordinateStreet: a hard feeder limit the street
+		// still exceeds after the sweeps is an error.
+		if err := s.CheckHard(ms, res.Sweeps); err != nil {
+			return res, fmt.Errorf("energy round %s: %w", c.Round, err)
+		}
+	}
 	return res, nil
+}
+
+// on reports whether the round has anything to coordinate: a peak term,
+// or a street with a feeder limit.
+func (c *Config) on() bool {
+	if s := c.Street; s != nil {
+		return s.Peak.Weight > 0 && len(s.Peak.Slots) > 0 || s.Feeder.Limit > 0 && len(s.Feeder.Windows) > 0
+	}
+	return c.Peak.Weight > 0 && len(c.Peak.Slots) > 0
+}
+
+// View is street s (a template: it is copied) as home me sees it, with
+// energy its energy homes in its members' order and loads the others'
+// latest loads (one missing counts with no import and no cost): the
+// members, the others standing in with their published import and
+// cost, and me's index among them (−1 where me is not among energy).
+func View(s *street.Street, energyHomes []string, me *street.Member, loads map[string]Load) (*street.Street, []*street.Member, int) {
+	v := *s
+	ms := make([]*street.Member, len(energyHomes))
+	i := -1
+	T := len(me.Home.Dt)
+	for k, h := range energyHomes {
+		if h == me.Home.Name {
+			ms[k], i = me, k
+			continue
+		}
+		p := &energy.Plan{Import: make([]float64, T)}
+		if l, ok := loads[h]; ok && len(l.ImportKW) == T {
+			p.Import, p.Objective = l.ImportKW, l.Cost
+		}
+		ms[k] = &street.Member{Home: &energy.Home{Name: h, Dt: me.Home.Dt}, Plan: p, Index: k}
+	}
+	return &v, ms, i
 }
 
 // Answer is a one-sided answer of me to the other homes' loads others
@@ -388,4 +498,16 @@ func Answer(ctx context.Context, me *street.Member, others []float64, othersCost
 		return false, err
 	}
 	return cr.Moves > 0, nil
+}
+
+// AnswerStreet is Answer on street s (Config.Street, with energyHomes
+// its Config.Energy) and the other homes' loads of the last street
+// round (Result.Loads): me's turn on the whole street as it stood.
+func AnswerStreet(ctx context.Context, me *street.Member, s *street.Street, energyHomes []string, loads map[string]Load, o street.Options) (bool, error) {
+	v, ms, i := View(s, energyHomes, me, loads)
+	if i < 0 {
+		return false, fmt.Errorf("home %s is not among the street's energy homes %v", me.Home.Name, energyHomes)
+	}
+	_, moved, err := v.Answer(ctx, ms, i, v.Objective(ms), o)
+	return moved, err
 }

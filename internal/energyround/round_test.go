@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -279,4 +280,108 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRunStreetMatchesCoordinateStreet: with Config.Street — a compiled
+// home's load and committed caps, a binding feeder limit soft or hard,
+// links that leave pairs out — the homes running Run over the bus end
+// with street.CoordinateStreet's plans of the same street (1e-9 kW),
+// sweeps, moves and objective; each case's plans differ from those of
+// the street without its limit or links, so a Run that ignored them
+// would fail.
+func TestRunStreetMatchesCoordinateStreet(t *testing.T) {
+	cfg, err := config.Load(streetFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := cfg.Neighbourhood.Windows
+	ms, pk := members(t)
+	T := len(ms[0].Home.Dt)
+	compiled := make([]float64, T)
+	for k := range compiled {
+		compiled[k] = 1
+	}
+	committed := make([]float64, len(ws))
+	for w := range committed {
+		committed[w] = 1.5
+	}
+	plain := func() *street.Street {
+		return &street.Street{Peak: pk, Compiled: [][]float64{compiled}}
+	}
+	links := [][2]int{{0, 1}}
+	for i := 2; i <= len(ms); i++ {
+		links = append(links, [2]int{i - 1, i})
+	}
+	cases := []struct {
+		name string
+		mod  func(s *street.Street)
+	}{
+		{"soft feeder", func(s *street.Street) {
+			s.Feeder = street.Feeder{Limit: 6, Windows: ws, Committed: committed}
+		}},
+		{"hard feeder", func(s *street.Street) {
+			s.Feeder = street.Feeder{Limit: 9, Hard: true, Windows: ws, Committed: committed}
+		}},
+		{"links", func(s *street.Street) { s.Links = links }},
+	}
+	base, _ := members(t)
+	if _, err := street.CoordinateStreet(context.Background(), base, plain(), street.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := plain()
+			tc.mod(st)
+			want, _ := members(t)
+			cr, err := street.CoordinateStreet(context.Background(), want, st, street.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := true
+			for i := range want {
+				same = same && slices.Equal(want[i].Plan.Import, base[i].Plan.Import)
+			}
+			if same {
+				t.Fatalf("the %s moves no plan: the test would show nothing", tc.name)
+			}
+			got, _ := members(t)
+			var names []string
+			for _, m := range got {
+				names = append(names, m.Home.Name)
+			}
+			b := &bus{}
+			for range got {
+				b.xs = append(b.xs, NewExchange("hearth", nil, nil))
+			}
+			res := make([]Result, len(got))
+			errs := make([]error, len(got))
+			var wg sync.WaitGroup
+			for i, m := range got {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res[i], errs[i] = Run(context.Background(), b.xs[i], m, Config{Prefix: "hearth", Round: "s1", Home: m.Home.Name, Homes: names,
+						Street: st, Energy: names, Slot0: time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC),
+						Deadline: time.Now().Add(30 * time.Second), Publish: b.publish, Heartbeat: 50 * time.Millisecond})
+				}()
+			}
+			wg.Wait()
+			for i, m := range got {
+				if errs[i] != nil {
+					t.Fatalf("%s: %v", m.Home.Name, errs[i])
+				}
+				if res[i].Sweeps != cr.Rounds || res[i].Moves != cr.Moves || len(res[i].Missing) != 0 {
+					t.Errorf("%s: %+v; CoordinateStreet: %d rounds, %d moves", m.Home.Name, res[i], cr.Rounds, cr.Moves)
+				}
+				if math.Abs(res[i].Objective-cr.Final) > 1e-9*math.Max(1, math.Abs(cr.Final)) {
+					t.Errorf("%s: objective %.12g, CoordinateStreet %.12g", m.Home.Name, res[i].Objective, cr.Final)
+				}
+				for k := range m.Plan.Import {
+					if d := m.Plan.Import[k] - want[i].Plan.Import[k]; math.Abs(d) > 1e-9 {
+						t.Errorf("%s slot %d: import %g, CoordinateStreet %g", m.Home.Name, k, m.Plan.Import[k], want[i].Plan.Import[k])
+					}
+				}
+			}
+		})
+	}
 }
