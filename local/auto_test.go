@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -253,5 +254,44 @@ func TestChooseTwoValues(t *testing.T) {
 		if pf.byAOBB != (budget == 1) {
 			t.Fatalf("budget %d: answered by aobb %v", budget, pf.byAOBB)
 		}
+	}
+}
+
+// TestChooseComplete checks that a binary problem whose every pair of
+// variables shares a function (no decomposition for AOBB) and too wide
+// for bucket elimination gets EDAC within edacTwoBudget checks, then
+// AOBB, and that its answer is brute force's.
+func TestChooseComplete(t *testing.T) {
+	const n = 8
+	p := randprob.New(5, randprob.Options{Vars: n, MinDomain: 6, MaxDomain: 6, MaxArity: 2, Functions: 1, IntCosts: true, MaxCost: 20})
+	// Replace the functions by one over every pair, seeded.
+	rng := rand.New(rand.NewPCG(5, 1))
+	p.Functions = nil
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			costs := make([]float64, 36)
+			for i := range costs {
+				costs[i] = float64(rng.IntN(20))
+			}
+			p.Functions = append(p.Functions, mva.Function{Scope: []int{a, b}, Costs: costs})
+		}
+	}
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	c := Choose(lp, AutoOptions{})
+	if c.Width != n-1 || c.Name != "edac+aobb" || c.budget != edacTwoBudget || !strings.Contains(c.Reason, "chain pseudo-tree") {
+		t.Fatalf("chose %s (%s) at width %d, budget %d; want edac+aobb within %d checks", c.Name, c.Reason, c.Width, c.budget, edacTwoBudget)
+	}
+	s, _, err := Auto(lp, AutoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]int, lp.NumInterior())
+	got, err := s.SolveRow(context.Background(), nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := NewBruteForce(lp).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if got != want || lp.Eval(in) != got {
+		t.Fatalf("auto %v (assignment %v), bruteforce %v", got, lp.Eval(in), want)
 	}
 }
