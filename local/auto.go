@@ -72,13 +72,6 @@ type Choice struct {
 // random graphs, meeting scheduling and SPOT5 files of at most 10
 // values).
 func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
-	c, _ := choose(lp, opts)
-	return c
-}
-
-// choose is Choose that also returns the EDAC solver it built to measure
-// the problem's shape (nil when it built none), for Auto to use.
-func choose(lp *mva.LocalProblem, opts AutoOptions) (Choice, *EDAC) {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
@@ -89,47 +82,44 @@ func choose(lp *mva.LocalProblem, opts AutoOptions) (Choice, *EDAC) {
 		c.Name = "be"
 		c.Reason = fmt.Sprintf("auto chose be: induced width %d, bucket tables of %.3g entries (%s), within 2^18 entries and the %s budget",
 			width, entries, mib(bytes), mib(float64(opts.Memory)))
-		return c, nil
+		return c
 	}
 	why := "more than 2^18 entries, where search is faster"
 	if bytes > float64(opts.Memory) {
 		why = "past the " + mib(float64(opts.Memory)) + " budget"
 	}
-	var e *EDAC
 	if !opts.Table {
-		var binary bool
-		var n, elim int
-		binary, n, elim, e = edacShape(lp)
+		binary, n, elim := edacShape(lp)
 		switch {
 		case binary && n > 0 && float64(elim) >= EDACElimShare*float64(n):
 			c.Name = "edac"
 			c.Reason = fmt.Sprintf("auto chose edac: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary and %d of %d variables have at most two neighbours once eliminated",
 				entries, mib(bytes), width, why, elim, n)
-			return c, e
+			return c
 		case binary && n > 0 && slices.Max(lp.Domains[lp.NB:]) >= EDACDomain:
 			c.Name = "edac+aobb"
 			c.budget = edacBudget
 			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary, over up to %d values: edac within %.3g checks, then aobb",
 				entries, mib(bytes), width, why, slices.Max(lp.Domains[lp.NB:]), float64(edacBudget))
-			return c, e
+			return c
 		case binary && n > 1 && width >= n-1:
 			c.Name = "edac+aobb"
 			c.budget = edacTwoBudget
 			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary and every variable neighbours every other (a chain pseudo-tree, nothing for aobb to decompose): edac within %.3g checks, then aobb",
 				entries, mib(bytes), width, why, float64(edacTwoBudget))
-			return c, e
+			return c
 		case binary && n > 0 && slices.Max(lp.Domains[lp.NB:]) <= deeMaxSize:
 			c.Name = "edac+aobb"
 			c.budget = edacTwoBudget
 			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary, over two values (dead-end elimination): edac within %.3g checks, then aobb",
 				entries, mib(bytes), width, why, float64(edacTwoBudget))
-			return c, e
+			return c
 		}
 	}
 	c.Name = "aobb"
 	c.Reason = fmt.Sprintf("auto chose aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s",
 		entries, mib(bytes), width, why)
-	return c, nil
+	return c
 }
 
 // EDACElimShare is the share of the interior that elimination of the
@@ -142,22 +132,54 @@ func choose(lp *mva.LocalProblem, opts AutoOptions) (Choice, *EDAC) {
 const EDACElimShare = 1.0 / 3
 
 // edacShape reports whether every function of lp has at most two interior
-// variables, the interior's size and how many of its variables EDAC
-// eliminates before search, and, when binary, the EDAC solver it built.
-func edacShape(lp *mva.LocalProblem) (binary bool, n, elim int, e *EDAC) {
+// variables, the interior's size and, when binary, how many of its
+// variables EDAC eliminates before search (planElimination's rule on the
+// graph alone, so that Choose builds no solver it may not use).
+func edacShape(lp *mva.LocalProblem) (binary bool, n, elim int) {
+	n = lp.NumInterior()
+	nbrs := make([]map[int]bool, n)
+	for x := range nbrs {
+		nbrs[x] = map[int]bool{}
+	}
 	for _, f := range lp.Funcs {
-		k := 0
+		var in []int
 		for _, v := range f.Scope {
 			if v >= lp.NB {
-				k++
+				in = append(in, v-lp.NB)
 			}
 		}
-		if k > 2 {
-			return false, lp.NumInterior(), 0, nil
+		if len(in) > 2 {
+			return false, n, 0
+		}
+		if len(in) == 2 && in[0] != in[1] {
+			nbrs[in[0]][in[1]] = true
+			nbrs[in[1]][in[0]] = true
 		}
 	}
-	s := NewEDAC(lp)
-	return true, s.n, len(s.elim), s
+	gone := make([]bool, n)
+	for {
+		x := -1
+		for v := range n {
+			if !gone[v] && len(nbrs[v]) <= maxElimDegree {
+				x = v
+				break
+			}
+		}
+		if x < 0 {
+			return true, n, elim
+		}
+		var ys []int
+		for y := range nbrs[x] {
+			ys = append(ys, y)
+			delete(nbrs[y], x)
+		}
+		if len(ys) == 2 {
+			nbrs[ys[0]][ys[1]] = true
+			nbrs[ys[1]][ys[0]] = true
+		}
+		gone[x] = true
+		elim++
+	}
 }
 
 // Auto returns the solver Choose picks for lp, with the memory budget
@@ -166,11 +188,12 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
-	c, e := choose(lp, opts)
+	c := Choose(lp, opts)
 	switch c.Name {
 	case "edac":
-		return e, c, nil
+		return NewEDAC(lp), c, nil
 	case "edac+aobb":
+		e := NewEDAC(lp)
 		e.budget = c.budget
 		return &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory}, c, nil
 	case "be":

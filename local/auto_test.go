@@ -295,3 +295,33 @@ func TestChooseComplete(t *testing.T) {
 		t.Fatalf("auto %v (assignment %v), bruteforce %v", got, lp.Eval(in), want)
 	}
 }
+
+// TestEDACShapeMatchesEDAC checks that edacShape, which counts on the
+// graph alone, counts the variables EDAC itself eliminates before search,
+// on seeded random binary problems of varied density, with and without a
+// boundary.
+func TestEDACShapeMatchesEDAC(t *testing.T) {
+	checked := 0
+	for seed := range int64(40) {
+		o := randprob.Options{Agents: 1 + int(seed%3), Vars: 8 + int(seed%20), MinDomain: 2, MaxDomain: 4, MaxArity: 2, Functions: 6 + int(seed*3%50), IntCosts: true, Locality: 0.7}
+		p := randprob.New(seed, o)
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			binary, n, elim := edacShape(lp)
+			if !binary {
+				t.Fatalf("seed %d: binary problem reported not binary", seed)
+			}
+			e := NewEDAC(lp)
+			if n != e.n || elim != len(e.elim) {
+				t.Fatalf("seed %d, agent %d: edacShape %d of %d eliminated, EDAC %d of %d", seed, i, elim, n, len(e.elim), e.n)
+			}
+			if elim > 0 && elim < n {
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no problem with some but not all variables eliminated")
+	}
+}
