@@ -45,6 +45,9 @@ type Choice struct {
 	Reason string
 	// budget is EDAC's checks under edac+aobb.
 	budget int64
+	// plan is the elimination order beCost found, for Auto to pass on
+	// to bucket elimination rather than search it again.
+	plan *beGivenOrder
 }
 
 // Choose picks the exact solver for lp: bucket elimination when its
@@ -75,9 +78,10 @@ func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
-	width, entries := beCost(lp, opts.Table)
+	plan, entries := beCost(lp, opts.Table)
+	width := plan.width
 	bytes := entries * beBytesPerEntry
-	c := Choice{Width: width, Entries: entries}
+	c := Choice{Width: width, Entries: entries, plan: plan}
 	if entries <= AutoBEEntries && bytes <= float64(opts.Memory) {
 		c.Name = "be"
 		c.Reason = fmt.Sprintf("auto chose be: induced width %d, bucket tables of %.3g entries (%s), within 2^18 entries and the %s budget",
@@ -198,7 +202,7 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 		return &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory}, c, nil
 	case "be":
 		maxEntries := int(min(float64(opts.Memory)/beBytesPerEntry, math.MaxInt32))
-		be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries})
+		be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries, plan: c.plan})
 		if err != nil {
 			return nil, c, err
 		}
@@ -224,8 +228,9 @@ func mib(b float64) string {
 // interior (problemOrder, with the boundary as neighbours never eliminated
 // when table, else with the boundary fixed, as BE's rows run) and the
 // entries of its bucket tables in all, as float64 so that no width
-// overflows.
-func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
+// overflows. The order comes with the width, as a plan NewBE takes
+// (BEOptions.plan) instead of searching again.
+func beCost(lp *mva.LocalProblem, table bool) (*beGivenOrder, float64) {
 	var scopes [][]int
 	for _, f := range lp.Funcs {
 		var sc []int
@@ -240,8 +245,8 @@ func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
 	for k := range interior {
 		interior[k] = lp.NB + k
 	}
-	_, width, entries := problemOrder(lp, scopes, interior, false)
-	return width, entries
+	order, width, entries := problemOrder(lp, scopes, interior, false)
+	return &beGivenOrder{order: order, width: width, table: table}, entries
 }
 
 // NewBEWithin returns bucket elimination for lp if its row tables (cost
@@ -252,12 +257,12 @@ func NewBEWithin(lp *mva.LocalProblem, memory int64) (*BE, error) {
 	if memory <= 0 {
 		memory = DefaultMemory()
 	}
-	width, entries := beCost(lp, false)
+	plan, entries := beCost(lp, false)
 	if need := entries * beBytesPerEntry; need > float64(memory) {
 		return nil, fmt.Errorf("bucket elimination: induced width %d: its tables need %s, past the %s budget (use aobb): %w",
-			width, mib(need), mib(float64(memory)), ErrTooLarge)
+			plan.width, mib(need), mib(float64(memory)), ErrTooLarge)
 	}
-	return NewBE(lp, BEOptions{MaxEntries: int(min(float64(memory)/beBytesPerEntry, math.MaxInt32))})
+	return NewBE(lp, BEOptions{MaxEntries: int(min(float64(memory)/beBytesPerEntry, math.MaxInt32)), plan: plan})
 }
 
 // EDACDomain is the domain size from which Choose tries EDAC first on

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -80,11 +81,11 @@ func TestChooseTableWidth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w, _ := beCost(lp, true); w != be.Width() {
-				t.Errorf("seed %d agent %d: table width %d, BE's %d", seed, i, w, be.Width())
+			if pl, _ := beCost(lp, true); pl.width != be.Width() {
+				t.Errorf("seed %d agent %d: table width %d, BE's %d", seed, i, pl.width, be.Width())
 			}
-			if w, _ := beCost(lp, false); w != be.RowWidth() {
-				t.Errorf("seed %d agent %d: row width %d, BE's %d", seed, i, w, be.RowWidth())
+			if pl, _ := beCost(lp, false); pl.width != be.RowWidth() {
+				t.Errorf("seed %d agent %d: row width %d, BE's %d", seed, i, pl.width, be.RowWidth())
 			}
 			checked++
 		}
@@ -324,4 +325,109 @@ func TestEDACShapeMatchesEDAC(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no problem with some but not all variables eliminated")
 	}
+}
+
+// TestAutoSharesOrder checks that the bucket elimination Auto builds runs
+// the very order Choose searched (the same slice, not a second search),
+// and that this order is the one NewBE finds on its own, row and table
+// alike, on problems that allow the order search.
+func TestAutoSharesOrder(t *testing.T) {
+	checked, searched := 0, 0
+	for seed := range int64(12) {
+		p := randprob.New(seed, randprob.Options{Agents: 2, Vars: 44, MinDomain: 4, MaxDomain: 8, MaxArity: 3, Functions: 60, IntCosts: true, Locality: 0.7})
+		p.SearchOrder = true
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			if lp.NumInterior() < 2 {
+				continue
+			}
+			for _, table := range []bool{false, true} {
+				s, c, err := Auto(lp, AutoOptions{Table: table})
+				if err != nil {
+					t.Fatal(err)
+				}
+				be, ok := s.(*BE)
+				if !ok {
+					continue
+				}
+				own, err := NewBE(lp, BEOptions{MaxEntries: 1 << 30})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := be.rowOrder, own.rowOrder
+				if table {
+					be.planTable()
+					own.planTable()
+					got, want = be.tableOrder, own.tableOrder
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d agent %d table %v: order %v, NewBE's own %v", seed, i, table, got, want)
+				}
+				if len(got) > 0 && (table && lp.NB > 0 || !table) && &got[0] != &c.plan.order[0] {
+					t.Fatalf("seed %d agent %d table %v: BE searched its order again", seed, i, table)
+				}
+				checked++
+				if g := mva.NewGraph(len(lp.Vars)); g != nil {
+					var scopes [][]int
+					for _, f := range lp.Funcs {
+						var sc []int
+						for _, v := range f.Scope {
+							if table || v >= lp.NB {
+								sc = append(sc, v)
+							}
+						}
+						scopes = append(scopes, sc)
+						g.AddClique(sc)
+					}
+					o, _ := g.MinFill(c.plan.order)
+					if costOf(len(lp.Vars), scopes, lp.Domains, o).joins >= beSearchFrom {
+						searched++
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 || searched == 0 {
+		t.Fatalf("%d subproblems chose bucket elimination, %d with an order search; want some of each", checked, searched)
+	}
+}
+
+// BenchmarkAutoOrder measures what sharing Choose's order with bucket
+// elimination saves: "shared" is Auto (one order search), "twice" is
+// Choose then NewBE searching again (as before), on the subproblems of
+// TestAutoSharesOrder's problems that choose bucket elimination.
+func BenchmarkAutoOrder(b *testing.B) {
+	var lps []*mva.LocalProblem
+	for seed := range int64(12) {
+		p := randprob.New(seed, randprob.Options{Agents: 2, Vars: 44, MinDomain: 4, MaxDomain: 8, MaxArity: 3, Functions: 60, IntCosts: true, Locality: 0.7})
+		p.SearchOrder = true
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			if Choose(lp, AutoOptions{}).Name == "be" {
+				lps = append(lps, lp)
+			}
+		}
+	}
+	b.Run("shared", func(b *testing.B) {
+		for b.Loop() {
+			for _, lp := range lps {
+				if _, _, err := Auto(lp, AutoOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("twice", func(b *testing.B) {
+		for b.Loop() {
+			for _, lp := range lps {
+				c := Choose(lp, AutoOptions{})
+				maxEntries := int(min(float64(DefaultMemory())/beBytesPerEntry, math.MaxInt32))
+				if _, err := NewBE(lp, BEOptions{MaxEntries: maxEntries}); err != nil || c.Name != "be" {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }
