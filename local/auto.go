@@ -45,6 +45,9 @@ type Choice struct {
 	Reason string
 	// budget is EDAC's checks under edac+aobb.
 	budget int64
+	// plan is the elimination order beCost found, for Auto to pass on
+	// to bucket elimination rather than search it again.
+	plan *beGivenOrder
 }
 
 // Choose picks the exact solver for lp: bucket elimination when its
@@ -62,63 +65,65 @@ type Choice struct {
 // EDAC toulbar2's search there, 2–3× faster than AOBB at 20×20 to 40×40) — mini-bucket tables over such domains hold few variables, so
 // AOBB's bound is coarse (frequency assignment, 24 values: AOBB past 20 s,
 // EDAC 0.04 s), while EDAC's budget bounds the time lost where AOBB would
-// have been the faster. Otherwise, and for rows with larger functions,
+// have been the faster. The same, within edacTwoBudget checks, when the
+// interior's induced width is one less than its size: the first variable
+// eliminated neighbours all others, so every pseudo-tree is a chain and
+// AOBB is plain branch and bound with a mini-bucket bound over a few of
+// n variables, where EDAC's arc consistency bounds all of them (8 queens:
+// EDAC 0.1 ms, AOBB 3 ms). Otherwise, and for rows with larger functions,
 // AOBB, which runs within any budget (measured faster than EDAC on grids,
 // random graphs, meeting scheduling and SPOT5 files of at most 10
 // values).
 func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
-	c, _ := choose(lp, opts)
-	return c
-}
-
-// choose is Choose that also returns the EDAC solver it built to measure
-// the problem's shape (nil when it built none), for Auto to use.
-func choose(lp *mva.LocalProblem, opts AutoOptions) (Choice, *EDAC) {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
-	width, entries := beCost(lp, opts.Table)
+	plan, entries := beCost(lp, opts.Table)
+	width := plan.width
 	bytes := entries * beBytesPerEntry
-	c := Choice{Width: width, Entries: entries}
+	c := Choice{Width: width, Entries: entries, plan: plan}
 	if entries <= AutoBEEntries && bytes <= float64(opts.Memory) {
 		c.Name = "be"
 		c.Reason = fmt.Sprintf("auto chose be: induced width %d, bucket tables of %.3g entries (%s), within 2^18 entries and the %s budget",
 			width, entries, mib(bytes), mib(float64(opts.Memory)))
-		return c, nil
+		return c
 	}
 	why := "more than 2^18 entries, where search is faster"
 	if bytes > float64(opts.Memory) {
 		why = "past the " + mib(float64(opts.Memory)) + " budget"
 	}
-	var e *EDAC
 	if !opts.Table {
-		var binary bool
-		var n, elim int
-		binary, n, elim, e = edacShape(lp)
+		binary, n, elim := edacShape(lp)
 		switch {
 		case binary && n > 0 && float64(elim) >= EDACElimShare*float64(n):
 			c.Name = "edac"
 			c.Reason = fmt.Sprintf("auto chose edac: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary and %d of %d variables have at most two neighbours once eliminated",
 				entries, mib(bytes), width, why, elim, n)
-			return c, e
+			return c
 		case binary && n > 0 && slices.Max(lp.Domains[lp.NB:]) >= EDACDomain:
 			c.Name = "edac+aobb"
 			c.budget = edacBudget
 			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary, over up to %d values: edac within %.3g checks, then aobb",
 				entries, mib(bytes), width, why, slices.Max(lp.Domains[lp.NB:]), float64(edacBudget))
-			return c, e
+			return c
+		case binary && n > 1 && width >= n-1:
+			c.Name = "edac+aobb"
+			c.budget = edacTwoBudget
+			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary and every variable neighbours every other (a chain pseudo-tree, nothing for aobb to decompose): edac within %.3g checks, then aobb",
+				entries, mib(bytes), width, why, float64(edacTwoBudget))
+			return c
 		case binary && n > 0 && slices.Max(lp.Domains[lp.NB:]) <= deeMaxSize:
 			c.Name = "edac+aobb"
 			c.budget = edacTwoBudget
 			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary, over two values (dead-end elimination): edac within %.3g checks, then aobb",
 				entries, mib(bytes), width, why, float64(edacTwoBudget))
-			return c, e
+			return c
 		}
 	}
 	c.Name = "aobb"
 	c.Reason = fmt.Sprintf("auto chose aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s",
 		entries, mib(bytes), width, why)
-	return c, nil
+	return c
 }
 
 // EDACElimShare is the share of the interior that elimination of the
@@ -131,22 +136,54 @@ func choose(lp *mva.LocalProblem, opts AutoOptions) (Choice, *EDAC) {
 const EDACElimShare = 1.0 / 3
 
 // edacShape reports whether every function of lp has at most two interior
-// variables, the interior's size and how many of its variables EDAC
-// eliminates before search, and, when binary, the EDAC solver it built.
-func edacShape(lp *mva.LocalProblem) (binary bool, n, elim int, e *EDAC) {
+// variables, the interior's size and, when binary, how many of its
+// variables EDAC eliminates before search (planElimination's rule on the
+// graph alone, so that Choose builds no solver it may not use).
+func edacShape(lp *mva.LocalProblem) (binary bool, n, elim int) {
+	n = lp.NumInterior()
+	nbrs := make([]map[int]bool, n)
+	for x := range nbrs {
+		nbrs[x] = map[int]bool{}
+	}
 	for _, f := range lp.Funcs {
-		k := 0
+		var in []int
 		for _, v := range f.Scope {
 			if v >= lp.NB {
-				k++
+				in = append(in, v-lp.NB)
 			}
 		}
-		if k > 2 {
-			return false, lp.NumInterior(), 0, nil
+		if len(in) > 2 {
+			return false, n, 0
+		}
+		if len(in) == 2 && in[0] != in[1] {
+			nbrs[in[0]][in[1]] = true
+			nbrs[in[1]][in[0]] = true
 		}
 	}
-	s := NewEDAC(lp)
-	return true, s.n, len(s.elim), s
+	gone := make([]bool, n)
+	for {
+		x := -1
+		for v := range n {
+			if !gone[v] && len(nbrs[v]) <= maxElimDegree {
+				x = v
+				break
+			}
+		}
+		if x < 0 {
+			return true, n, elim
+		}
+		var ys []int
+		for y := range nbrs[x] {
+			ys = append(ys, y)
+			delete(nbrs[y], x)
+		}
+		if len(ys) == 2 {
+			nbrs[ys[0]][ys[1]] = true
+			nbrs[ys[1]][ys[0]] = true
+		}
+		gone[x] = true
+		elim++
+	}
 }
 
 // Auto returns the solver Choose picks for lp, with the memory budget
@@ -155,16 +192,17 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
-	c, e := choose(lp, opts)
+	c := Choose(lp, opts)
 	switch c.Name {
 	case "edac":
-		return e, c, nil
+		return NewEDAC(lp), c, nil
 	case "edac+aobb":
+		e := NewEDAC(lp)
 		e.budget = c.budget
 		return &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory}, c, nil
 	case "be":
 		maxEntries := int(min(float64(opts.Memory)/beBytesPerEntry, math.MaxInt32))
-		be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries})
+		be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries, plan: c.plan})
 		if err != nil {
 			return nil, c, err
 		}
@@ -190,8 +228,9 @@ func mib(b float64) string {
 // interior (problemOrder, with the boundary as neighbours never eliminated
 // when table, else with the boundary fixed, as BE's rows run) and the
 // entries of its bucket tables in all, as float64 so that no width
-// overflows.
-func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
+// overflows. The order comes with the width, as a plan NewBE takes
+// (BEOptions.plan) instead of searching again.
+func beCost(lp *mva.LocalProblem, table bool) (*beGivenOrder, float64) {
 	var scopes [][]int
 	for _, f := range lp.Funcs {
 		var sc []int
@@ -206,8 +245,8 @@ func beCost(lp *mva.LocalProblem, table bool) (int, float64) {
 	for k := range interior {
 		interior[k] = lp.NB + k
 	}
-	_, width, entries := problemOrder(lp, scopes, interior, false)
-	return width, entries
+	order, width, entries := problemOrder(lp, scopes, interior, false)
+	return &beGivenOrder{order: order, width: width, table: table}, entries
 }
 
 // NewBEWithin returns bucket elimination for lp if its row tables (cost
@@ -218,12 +257,12 @@ func NewBEWithin(lp *mva.LocalProblem, memory int64) (*BE, error) {
 	if memory <= 0 {
 		memory = DefaultMemory()
 	}
-	width, entries := beCost(lp, false)
+	plan, entries := beCost(lp, false)
 	if need := entries * beBytesPerEntry; need > float64(memory) {
 		return nil, fmt.Errorf("bucket elimination: induced width %d: its tables need %s, past the %s budget (use aobb): %w",
-			width, mib(need), mib(float64(memory)), ErrTooLarge)
+			plan.width, mib(need), mib(float64(memory)), ErrTooLarge)
 	}
-	return NewBE(lp, BEOptions{MaxEntries: int(min(float64(memory)/beBytesPerEntry, math.MaxInt32))})
+	return NewBE(lp, BEOptions{MaxEntries: int(min(float64(memory)/beBytesPerEntry, math.MaxInt32)), plan: plan})
 }
 
 // EDACDomain is the domain size from which Choose tries EDAC first on

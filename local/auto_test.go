@@ -3,6 +3,8 @@ package local
 import (
 	"context"
 	"errors"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -79,11 +81,11 @@ func TestChooseTableWidth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w, _ := beCost(lp, true); w != be.Width() {
-				t.Errorf("seed %d agent %d: table width %d, BE's %d", seed, i, w, be.Width())
+			if pl, _ := beCost(lp, true); pl.width != be.Width() {
+				t.Errorf("seed %d agent %d: table width %d, BE's %d", seed, i, pl.width, be.Width())
 			}
-			if w, _ := beCost(lp, false); w != be.RowWidth() {
-				t.Errorf("seed %d agent %d: row width %d, BE's %d", seed, i, w, be.RowWidth())
+			if pl, _ := beCost(lp, false); pl.width != be.RowWidth() {
+				t.Errorf("seed %d agent %d: row width %d, BE's %d", seed, i, pl.width, be.RowWidth())
 			}
 			checked++
 		}
@@ -254,4 +256,178 @@ func TestChooseTwoValues(t *testing.T) {
 			t.Fatalf("budget %d: answered by aobb %v", budget, pf.byAOBB)
 		}
 	}
+}
+
+// TestChooseComplete checks that a binary problem whose every pair of
+// variables shares a function (no decomposition for AOBB) and too wide
+// for bucket elimination gets EDAC within edacTwoBudget checks, then
+// AOBB, and that its answer is brute force's.
+func TestChooseComplete(t *testing.T) {
+	const n = 8
+	p := randprob.New(5, randprob.Options{Vars: n, MinDomain: 6, MaxDomain: 6, MaxArity: 2, Functions: 1, IntCosts: true, MaxCost: 20})
+	// Replace the functions by one over every pair, seeded.
+	rng := rand.New(rand.NewPCG(5, 1))
+	p.Functions = nil
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			costs := make([]float64, 36)
+			for i := range costs {
+				costs[i] = float64(rng.IntN(20))
+			}
+			p.Functions = append(p.Functions, mva.Function{Scope: []int{a, b}, Costs: costs})
+		}
+	}
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	c := Choose(lp, AutoOptions{})
+	if c.Width != n-1 || c.Name != "edac+aobb" || c.budget != edacTwoBudget || !strings.Contains(c.Reason, "chain pseudo-tree") {
+		t.Fatalf("chose %s (%s) at width %d, budget %d; want edac+aobb within %d checks", c.Name, c.Reason, c.Width, c.budget, edacTwoBudget)
+	}
+	s, _, err := Auto(lp, AutoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]int, lp.NumInterior())
+	got, err := s.SolveRow(context.Background(), nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := NewBruteForce(lp).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if got != want || lp.Eval(in) != got {
+		t.Fatalf("auto %v (assignment %v), bruteforce %v", got, lp.Eval(in), want)
+	}
+}
+
+// TestEDACShapeMatchesEDAC checks that edacShape, which counts on the
+// graph alone, counts the variables EDAC itself eliminates before search,
+// on seeded random binary problems of varied density, with and without a
+// boundary.
+func TestEDACShapeMatchesEDAC(t *testing.T) {
+	checked := 0
+	for seed := range int64(40) {
+		o := randprob.Options{Agents: 1 + int(seed%3), Vars: 8 + int(seed%20), MinDomain: 2, MaxDomain: 4, MaxArity: 2, Functions: 6 + int(seed*3%50), IntCosts: true, Locality: 0.7}
+		p := randprob.New(seed, o)
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			binary, n, elim := edacShape(lp)
+			if !binary {
+				t.Fatalf("seed %d: binary problem reported not binary", seed)
+			}
+			e := NewEDAC(lp)
+			if n != e.n || elim != len(e.elim) {
+				t.Fatalf("seed %d, agent %d: edacShape %d of %d eliminated, EDAC %d of %d", seed, i, elim, n, len(e.elim), e.n)
+			}
+			if elim > 0 && elim < n {
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no problem with some but not all variables eliminated")
+	}
+}
+
+// TestAutoSharesOrder checks that the bucket elimination Auto builds runs
+// the very order Choose searched (the same slice, not a second search),
+// and that this order is the one NewBE finds on its own, row and table
+// alike, on problems that allow the order search.
+func TestAutoSharesOrder(t *testing.T) {
+	checked, searched := 0, 0
+	for seed := range int64(12) {
+		p := randprob.New(seed, randprob.Options{Agents: 2, Vars: 44, MinDomain: 4, MaxDomain: 8, MaxArity: 3, Functions: 60, IntCosts: true, Locality: 0.7})
+		p.SearchOrder = true
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			if lp.NumInterior() < 2 {
+				continue
+			}
+			for _, table := range []bool{false, true} {
+				s, c, err := Auto(lp, AutoOptions{Table: table})
+				if err != nil {
+					t.Fatal(err)
+				}
+				be, ok := s.(*BE)
+				if !ok {
+					continue
+				}
+				own, err := NewBE(lp, BEOptions{MaxEntries: 1 << 30})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := be.rowOrder, own.rowOrder
+				if table {
+					be.planTable()
+					own.planTable()
+					got, want = be.tableOrder, own.tableOrder
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d agent %d table %v: order %v, NewBE's own %v", seed, i, table, got, want)
+				}
+				if len(got) > 0 && (table && lp.NB > 0 || !table) && &got[0] != &c.plan.order[0] {
+					t.Fatalf("seed %d agent %d table %v: BE searched its order again", seed, i, table)
+				}
+				checked++
+				if g := mva.NewGraph(len(lp.Vars)); g != nil {
+					var scopes [][]int
+					for _, f := range lp.Funcs {
+						var sc []int
+						for _, v := range f.Scope {
+							if table || v >= lp.NB {
+								sc = append(sc, v)
+							}
+						}
+						scopes = append(scopes, sc)
+						g.AddClique(sc)
+					}
+					o, _ := g.MinFill(c.plan.order)
+					if costOf(len(lp.Vars), scopes, lp.Domains, o).joins >= beSearchFrom {
+						searched++
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 || searched == 0 {
+		t.Fatalf("%d subproblems chose bucket elimination, %d with an order search; want some of each", checked, searched)
+	}
+}
+
+// BenchmarkAutoOrder measures what sharing Choose's order with bucket
+// elimination saves: "shared" is Auto (one order search), "twice" is
+// Choose then NewBE searching again (as before), on the subproblems of
+// TestAutoSharesOrder's problems that choose bucket elimination.
+func BenchmarkAutoOrder(b *testing.B) {
+	var lps []*mva.LocalProblem
+	for seed := range int64(12) {
+		p := randprob.New(seed, randprob.Options{Agents: 2, Vars: 44, MinDomain: 4, MaxDomain: 8, MaxArity: 3, Functions: 60, IntCosts: true, Locality: 0.7})
+		p.SearchOrder = true
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			lp := mva.NewLocalProblem(p, &d.Subs[i])
+			if Choose(lp, AutoOptions{}).Name == "be" {
+				lps = append(lps, lp)
+			}
+		}
+	}
+	b.Run("shared", func(b *testing.B) {
+		for b.Loop() {
+			for _, lp := range lps {
+				if _, _, err := Auto(lp, AutoOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("twice", func(b *testing.B) {
+		for b.Loop() {
+			for _, lp := range lps {
+				c := Choose(lp, AutoOptions{})
+				maxEntries := int(min(float64(DefaultMemory())/beBytesPerEntry, math.MaxInt32))
+				if _, err := NewBE(lp, BEOptions{MaxEntries: maxEntries}); err != nil || c.Name != "be" {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }

@@ -30,6 +30,20 @@ type BEOptions struct {
 	// problem allows a search (mva.Problem.SearchOrder): the baseline of
 	// the order's benchmarks.
 	MinFill bool
+
+	// plan is an elimination order already searched for this problem
+	// (Choose's, passed on by Auto and NewBEWithin), used instead of
+	// searching again; nil: NewBE searches.
+	plan *beGivenOrder
+}
+
+// beGivenOrder is the elimination order problemOrder gave for one of bucket
+// elimination's graphs: the row's (the boundary fixed) or, when table,
+// the MVA table's (the boundary as neighbours never eliminated).
+type beGivenOrder struct {
+	order []int
+	width int
+	table bool
 }
 
 // BE is bucket elimination (Dechter's BE, the centralised form of DPOP's
@@ -180,7 +194,11 @@ func NewBE(lp *mva.LocalProblem, opts BEOptions) (*BE, error) {
 		c.static = len(c.bvars) == 0
 		b.cond = append(b.cond, c)
 	}
-	b.rowOrder, b.rowWidth = b.order(scopes, interior)
+	if pl := opts.plan; pl != nil && (!pl.table || lp.NB == 0) && !opts.MinFill {
+		b.rowOrder, b.rowWidth = pl.order, pl.width
+	} else {
+		b.rowOrder, b.rowWidth = b.order(scopes, interior)
+	}
 	steps, rest, err := b.symbolic(scopes, b.rowOrder, b.rowWidth)
 	if err != nil {
 		return nil, err
@@ -228,6 +246,8 @@ func (b *BE) planTable() {
 	if lp.NB == 0 {
 		// No boundary: the table is the row, same graph, same order.
 		b.tableOrder, b.tableWidth = b.rowOrder, b.rowWidth
+	} else if pl := b.opts.plan; pl != nil && pl.table && !b.opts.MinFill {
+		b.tableOrder, b.tableWidth = pl.order, pl.width
 	} else {
 		b.tableOrder, b.tableWidth = b.order(scopes, interior)
 	}
