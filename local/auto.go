@@ -231,7 +231,19 @@ func mib(b float64) string {
 // overflows. The order comes with the width, as a plan NewBE takes
 // (BEOptions.plan) instead of searching again.
 func beCost(lp *mva.LocalProblem, table bool) (*beGivenOrder, float64) {
-	var scopes [][]int
+	scopes := orderScopes(lp, table)
+	interior := make([]int, lp.NumInterior())
+	for k := range interior {
+		interior[k] = lp.NB + k
+	}
+	order, width, entries := problemOrder(lp, scopes, interior, false)
+	return &beGivenOrder{order: order, width: width, table: table}, entries
+}
+
+// orderScopes returns lp's function scopes as bucket elimination's order
+// sees them: whole for a table, without the boundary (fixed) for rows.
+func orderScopes(lp *mva.LocalProblem, table bool) [][]int {
+	scopes := make([][]int, 0, len(lp.Funcs))
 	for _, f := range lp.Funcs {
 		var sc []int
 		for _, v := range f.Scope {
@@ -241,12 +253,7 @@ func beCost(lp *mva.LocalProblem, table bool) (*beGivenOrder, float64) {
 		}
 		scopes = append(scopes, sc)
 	}
-	interior := make([]int, lp.NumInterior())
-	for k := range interior {
-		interior[k] = lp.NB + k
-	}
-	order, width, entries := problemOrder(lp, scopes, interior, false)
-	return &beGivenOrder{order: order, width: width, table: table}, entries
+	return scopes
 }
 
 // NewBEWithin returns bucket elimination for lp if its row tables (cost

@@ -369,15 +369,8 @@ func TestAutoSharesOrder(t *testing.T) {
 				}
 				checked++
 				if g := mva.NewGraph(len(lp.Vars)); g != nil {
-					var scopes [][]int
-					for _, f := range lp.Funcs {
-						var sc []int
-						for _, v := range f.Scope {
-							if table || v >= lp.NB {
-								sc = append(sc, v)
-							}
-						}
-						scopes = append(scopes, sc)
+					scopes := orderScopes(lp, table)
+					for _, sc := range scopes {
 						g.AddClique(sc)
 					}
 					o, _ := g.MinFill(c.plan.order)

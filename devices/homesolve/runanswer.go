@@ -24,14 +24,10 @@ import (
 // the others' anything).
 func (r *Run) HomeLoad(values []int, home int) ([]float64, error) {
 	n := r.Model()
-	if home < 0 || home >= len(n.Homes) {
-		return nil, fmt.Errorf("home %d of %d", home, len(n.Homes))
-	}
-	s, err := r.compiled.Decode(values)
+	hs, err := r.homeSchedule(values, home)
 	if err != nil {
 		return nil, err
 	}
-	hs := &s.Homes[home]
 	scale := powerScale(n)
 	out := make([]float64, n.Horizon.Slots)
 	for t := range out {
@@ -170,6 +166,19 @@ func powerScale(n *devices.Neighbourhood) float64 {
 	return 1
 }
 
+// homeSchedule decodes the values of a round and returns compiled home
+// home's schedule.
+func (r *Run) homeSchedule(values []int, home int) (*devices.HomeSchedule, error) {
+	if n := len(r.Model().Homes); home < 0 || home >= n {
+		return nil, fmt.Errorf("home %d of %d", home, n)
+	}
+	s, err := r.compiled.Decode(values)
+	if err != nil {
+		return nil, err
+	}
+	return &s.Homes[home], nil
+}
+
 // HomeCaps is compiled home home's committed cap per window (kW) for
 // the values of a round (its own; the others' anything): the level its
 // values commit to, else the tightest its load fits, as n.Evaluate
@@ -177,14 +186,10 @@ func powerScale(n *devices.Neighbourhood) float64 {
 // run` take these for their share of the feeder limit.
 func (r *Run) HomeCaps(values []int, home int) ([]float64, error) {
 	n := r.Model()
-	if home < 0 || home >= len(n.Homes) {
-		return nil, fmt.Errorf("home %d of %d", home, len(n.Homes))
-	}
-	s, err := r.compiled.Decode(values)
+	hs, err := r.homeSchedule(values, home)
 	if err != nil {
 		return nil, err
 	}
-	hs := &s.Homes[home]
 	scale := powerScale(n)
 	out := make([]float64, len(n.Windows))
 	for w, win := range n.Windows {
