@@ -13,9 +13,6 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/compile"
-	"github.com/hearth-dcop/hearth/devices/homecheck"
-	"github.com/hearth-dcop/hearth/devices/homesolve"
-	"github.com/hearth-dcop/hearth/devices/report"
 	cbcsolve "github.com/hearth-dcop/hearth/internal/cbc"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
@@ -386,19 +383,8 @@ func checkedPlan(t *testing.T, name, text, dev string) (float64, []float64) {
 	if err != nil || math.IsInf(got, 1) {
 		t.Fatalf("%s: %v %v\n%s", name, got, err, text)
 	}
-	assign := make([]int, len(c.Problem.Variables))
-	for k, v := range lp.Vars {
-		assign[v] = in[k]
-	}
-	sched, ev, err := c.Report(assign)
+	h, err := reportChecked(t, c, n, lp, in)
 	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := report.Build(report.Input{Model: n, Result: mva.Result{Feasible: true}, Schedule: sched, Eval: ev})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := homecheck.Check(n, homesolve.Street(h)).Err(); err != nil {
 		t.Fatalf("%s: the checker rejects the plan: %v\n%s", name, err, text)
 	}
 	for _, d := range h.Schedules[0].Devices {

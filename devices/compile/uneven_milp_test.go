@@ -11,6 +11,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/homecheck"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
@@ -133,19 +134,7 @@ func TestUnevenAgainstMILP(t *testing.T) {
 		if !ok {
 			continue
 		}
-		assign := make([]int, len(c.Problem.Variables))
-		for k, v := range lp.Vars {
-			assign[v] = in[k]
-		}
-		sched, ev, err := c.Report(assign)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := report.Build(report.Input{Model: n, Result: mva.Result{Feasible: true}, Schedule: sched, Eval: ev})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := homecheck.Check(n, homesolve.Street(res)).Err(); err != nil {
+		if _, err := reportChecked(t, c, n, lp, in); err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, text)
 		}
 		solved++
@@ -154,4 +143,25 @@ func TestUnevenAgainstMILP(t *testing.T) {
 		t.Fatalf("only %d of %d homes feasible, %d goals inside a slot", solved, homes, inside)
 	}
 	t.Logf("%d of %d homes equal to CBC's optimum, %d with the goal inside a slot", solved, homes, inside)
+}
+
+// reportChecked reports the plan of lp's interior values in (a whole
+// problem's, as local.SolveRow leaves them) and passes it through the
+// independent checker (devices/homecheck): the report, and the checker's
+// verdict.
+func reportChecked(t *testing.T, c *compile.Compiled, n *devices.Neighbourhood, lp *mva.LocalProblem, in []int) (*report.Homes, error) {
+	t.Helper()
+	assign := make([]int, len(c.Problem.Variables))
+	for k, v := range lp.Vars {
+		assign[v] = in[k]
+	}
+	sched, ev, err := c.Report(assign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := report.Build(report.Input{Model: n, Result: mva.Result{Feasible: true}, Schedule: sched, Eval: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, homecheck.Check(n, homesolve.Street(res)).Err()
 }
