@@ -56,6 +56,11 @@ func (p *Problem) Cols() int { return len(p.Cost) }
 // tolerances within its iterations: in practice, an infeasible programme.
 var ErrNotConverged = errors.New("lp: interior-point method did not converge (infeasible?)")
 
+// lostTol is the primal residual (relative to the right-hand side) that
+// Solve accepts at a degenerate optimum, where the factor of the normal
+// equations has lost pivots: near √ε times the range of the scaling.
+const lostTol = 1e-7
+
 // Result is an optimum.
 type Result struct {
 	X   []float64
@@ -80,6 +85,8 @@ type solver struct {
 	// envelope of A·Θ·Aᵀ: row i holds columns first[i]..i at off[i].
 	first, off []int
 	mat        []float64
+	// lost counts the pivots the last factor dropped.
+	lost int
 }
 
 func newSolver(p *Problem) *solver {
@@ -146,7 +153,9 @@ func (s *solver) mulAT(y, out []float64) {
 
 // factor forms and factors A·diag(theta)·Aᵀ in place (L·Lᵀ, L in the
 // envelope). Tiny pivots, which come from rows whose every column sits at
-// a bound, are replaced by a huge one: that row's step is then zero.
+// a bound, and pivots lost to cancellation near a degenerate optimum
+// (tiny or negative where the row's diagonal is large) are replaced by a
+// huge one: that row's step is then zero. It counts them in s.lost.
 func (s *solver) factor(theta []float64) {
 	clear(s.mat)
 	p := s.p
@@ -167,6 +176,7 @@ func (s *solver) factor(theta []float64) {
 		maxd = math.Max(maxd, s.mat[s.off[i]+i-s.first[i]])
 	}
 	tiny := 1e-30 * math.Max(maxd, 1)
+	s.lost = 0
 	for i := range s.m {
 		fi, oi := s.first[i], s.off[i]
 		for j := fi; j <= i; j++ {
@@ -182,6 +192,7 @@ func (s *solver) factor(theta []float64) {
 			}
 			if v <= tiny {
 				v = 1e128
+				s.lost++
 			}
 			s.mat[oi+i-fi] = math.Sqrt(v)
 		}
@@ -323,11 +334,19 @@ func (s *solver) run() (*Result, error) {
 		if pinf < 1e-9 && dinf < 1e-4 && rgap < 1e-13 {
 			return s.result(x, it), nil
 		}
-		// The primal residual stuck just above the tolerance at a
-		// degenerate optimum (a street's feeder budget equal to a load
-		// the home cannot avoid: devices/street), dual feasible and the
-		// gap closed to rounding: further steps only lose it.
-		if pinf < 1e-8 && dinf < 1e-9 && rgap < 1e-15 {
+		// The primal residual stuck above the tolerance at a degenerate
+		// optimum, dual feasible and the gap closed to rounding. At a
+		// degenerate vertex (a street's feeder budget equal to a load
+		// the home cannot avoid, or a hard cap that empties a battery
+		// exactly: devices/street) A·Θ·Aᵀ is singular to working
+		// precision, its Cholesky factor loses pivots to cancellation
+		// (factor drops their rows), and the steps then keep the rows'
+		// residual at about the square root of the unit round-off times
+		// Θ's range, not below: further steps only lose it. lostTol is
+		// that accuracy; the planner replays every plan through the
+		// physics, so a residual this small never reaches a plan.
+		if pinf < 1e-8 && dinf < 1e-9 && rgap < 1e-15 ||
+			s.lost > 0 && pinf < lostTol && dinf < 1e-9 && rgap < 1e-12 {
 			return s.result(x, it), nil
 		}
 		// Infeasible: complementarity gone while the rows stay broken,
