@@ -57,8 +57,9 @@ func (p *Problem) Cols() int { return len(p.Cost) }
 var ErrNotConverged = errors.New("lp: interior-point method did not converge (infeasible?)")
 
 // lostTol is the primal residual (relative to the right-hand side) that
-// Solve accepts at a degenerate optimum, where the factor of the normal
-// equations has lost pivots: near √ε times the range of the scaling.
+// Solve accepts at a degenerate optimum once the gap has closed to
+// rounding, where the factor of the normal equations has lost its
+// accuracy: about √ε.
 const lostTol = 1e-7
 
 // Result is an optimum.
@@ -85,8 +86,6 @@ type solver struct {
 	// envelope of A·Θ·Aᵀ: row i holds columns first[i]..i at off[i].
 	first, off []int
 	mat        []float64
-	// lost counts the pivots the last factor dropped.
-	lost int
 }
 
 func newSolver(p *Problem) *solver {
@@ -155,7 +154,7 @@ func (s *solver) mulAT(y, out []float64) {
 // envelope). Tiny pivots, which come from rows whose every column sits at
 // a bound, and pivots lost to cancellation near a degenerate optimum
 // (tiny or negative where the row's diagonal is large) are replaced by a
-// huge one: that row's step is then zero. It counts them in s.lost.
+// huge one: that row's step is then zero.
 func (s *solver) factor(theta []float64) {
 	clear(s.mat)
 	p := s.p
@@ -176,7 +175,6 @@ func (s *solver) factor(theta []float64) {
 		maxd = math.Max(maxd, s.mat[s.off[i]+i-s.first[i]])
 	}
 	tiny := 1e-30 * math.Max(maxd, 1)
-	s.lost = 0
 	for i := range s.m {
 		fi, oi := s.first[i], s.off[i]
 		for j := fi; j <= i; j++ {
@@ -192,7 +190,6 @@ func (s *solver) factor(theta []float64) {
 			}
 			if v <= tiny {
 				v = 1e128
-				s.lost++
 			}
 			s.mat[oi+i-fi] = math.Sqrt(v)
 		}
@@ -338,15 +335,17 @@ func (s *solver) run() (*Result, error) {
 		// optimum, dual feasible and the gap closed to rounding. At a
 		// degenerate vertex (a street's feeder budget equal to a load
 		// the home cannot avoid, or a hard cap that empties a battery
-		// exactly: devices/street) A·Θ·Aᵀ is singular to working
-		// precision, its Cholesky factor loses pivots to cancellation
-		// (factor drops their rows), and the steps then keep the rows'
-		// residual at about the square root of the unit round-off times
-		// Θ's range, not below: further steps only lose it. lostTol is
+		// exactly: devices/street) Θ spans ever more orders of
+		// magnitude as the gap closes, A·Θ·Aᵀ becomes singular to
+		// working precision, its Cholesky factor loses pivots to
+		// cancellation (factor drops those it sees), and the steps keep
+		// the rows' residual near √ε, not below: further steps only
+		// lose it (on the planner's homes it rose from 1e-15 to 1e-8
+		// and then to 1e-6, which reads as infeasible). lostTol is
 		// that accuracy; the planner replays every plan through the
-		// physics, so a residual this small never reaches a plan.
-		if pinf < 1e-8 && dinf < 1e-9 && rgap < 1e-15 ||
-			s.lost > 0 && pinf < lostTol && dinf < 1e-9 && rgap < 1e-12 {
+		// physics and checks it, so a residual this small never
+		// reaches a plan.
+		if pinf < lostTol && dinf < 1e-9 && rgap < 1e-12 {
 			return s.result(x, it), nil
 		}
 		// Infeasible: complementarity gone while the rows stay broken,
