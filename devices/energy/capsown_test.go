@@ -16,18 +16,20 @@ import (
 // TestCapsAtOwnPlan: a street hands a home a hard cap equal to its own
 // plan's import (its share of a hard feeder limit that the street keeps
 // exactly), or a little below. Generated homes capped so over the second
-// quarter of the horizon are degenerate programmes (seed 2010 once ended
-// in "the interior-point method did not converge": its primal residual
-// rose from 1e-15 to 1e-6 as the gap closed). Each is planned within
+// quarter of the horizon are degenerate programmes (seeds 2010 and 2026
+// once ended in "the interior-point method did not converge": the primal
+// residual rose from 1e-15 to 1e-7 as the gap closed, then further; 200
+// seeds 2000–2199 at 0 and 0.05 kW below all pass, too slow for the
+// default suite). Each is planned within
 // milp.GapBound of CBC's optimum, the plan passing the checker, or
 // refused with energy.ErrInfeasible exactly where CBC proves it must be.
 func TestCapsAtOwnPlan(t *testing.T) {
 	if _, err := exec.LookPath("cbc"); err != nil {
 		t.Skip(milp.ErrNoSolver)
 	}
-	seeds := []uint64{2010, 2008, 2011}
+	seeds := []uint64{2010, 2026, 2008}
 	if raceEnabled {
-		seeds = seeds[:1]
+		seeds = seeds[:2]
 	}
 	for _, seed := range seeds {
 		// below: how far under the plan's import the caps sit (kW).
