@@ -103,7 +103,7 @@ func (m *model) branch(ctx context.Context, opts Options) (*Plan, error) {
 		}
 		if slack > 1e-5 {
 			if len(bounds) == 0 {
-				return nil, nil, nil, m.infeasible()
+				return nil, nil, nil, m.crossed(res.X)
 			}
 			return nil, nil, nil, nil
 		}
@@ -335,4 +335,31 @@ func (m *model) zeroAll(t int, charge bool) []bound {
 		}
 	}
 	return bs
+}
+
+// crossed explains why no plan keeps the hard terms, from the root
+// relaxation x, which keeps them only through their slacks: it names the
+// term crossed most (and how many are), in the home's words — the slot
+// and the cap of a street's share of a hard feeder limit, the goal of a
+// storage.
+func (m *model) crossed(x []float64) error {
+	worst, n := -1, 0
+	for k, j := range m.hard {
+		if x[j] <= 1e-6 {
+			continue
+		}
+		n++
+		if worst < 0 || x[j] > x[m.hard[worst]] {
+			worst = k
+		}
+	}
+	if worst < 0 {
+		return m.infeasible()
+	}
+	ht := m.hardWhat[worst]
+	others := ""
+	if n > 1 {
+		others = fmt.Sprintf(" (and %d other hard terms)", n-1)
+	}
+	return fmt.Errorf("home %s: %s cannot be kept%s: the least-cost linear relaxation crosses it by %.3g %s with the load, PV and storage given: %w", m.h.Name, ht.what, others, x[m.hard[worst]], ht.unit, ErrInfeasible)
 }

@@ -1,6 +1,7 @@
 package energy
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -19,8 +20,11 @@ type model struct {
 	imp, exp [][]int
 	pv       []int
 	// hard lists the slack columns of hard goals, caps and limits: a
-	// relaxation that uses one keeps no hard term.
-	hard []int
+	// relaxation that uses one keeps no hard term. hardWhat[k] names
+	// hard[k]'s term, and the unit of its slack, for the error that
+	// refuses it.
+	hard     []int
+	hardWhat []hardTerm
 	// c, d and e are storage columns: c[s][t], d[s][t] powers, e[s][i]
 	// the energy at boundary i+1.
 	c, d, e [][]int
@@ -31,6 +35,9 @@ type model struct {
 	// by more than the gap.
 	improved int
 }
+
+// hardTerm names a hard term and the unit of its slack.
+type hardTerm struct{ what, unit string }
 
 // build writes home h's linear relaxation. Rows come in time order (the
 // meter of slot t, the demand rows, then each storage's balance and
@@ -278,6 +285,11 @@ func build(h *Home) *model {
 		if capT < big {
 			impRows(pi+hardPen+extra, big)
 			m.hard = append(m.hard, m.imp[t][len(m.imp[t])-1])
+			what := fmt.Sprintf("the hard import limit %g kW in slot %d", g.ImportLimit, t)
+			if g.Cap != nil && !math.IsNaN(g.Cap[t]) && (!g.HardLimits || g.ImportLimit <= 0 || g.Cap[t] < g.ImportLimit) {
+				what = fmt.Sprintf("the hard import cap %.4g kW in slot %d", g.Cap[t], t)
+			}
+			m.hardWhat = append(m.hardWhat, hardTerm{what, "kW"})
 		}
 		expRows := func(cost, hi float64) {
 			e := []float64{float64(bal[t]), -1}
@@ -301,6 +313,7 @@ func build(h *Home) *model {
 		if expCap < big {
 			expRows(-pe+hardPen, big)
 			m.hard = append(m.hard, m.exp[t][len(m.exp[t])-1])
+			m.hardWhat = append(m.hardWhat, hardTerm{fmt.Sprintf("the hard export limit %g kW in slot %d", g.ExportLimit, t), "kW"})
 		}
 		m.pv[t] = -1
 		if m.pvCur[t] > 0 {
@@ -459,6 +472,7 @@ func build(h *Home) *model {
 			sh := col(cost, 0, math.Max(gl.Energy-lo, 0)+1, float64(gr.row), 1)
 			if gl.Hard {
 				m.hard = append(m.hard, sh)
+				m.hardWhat = append(m.hardWhat, hardTerm{fmt.Sprintf("storage %s's hard goal %q (%.3g kWh at boundary %d)", st.Name, gl.Text, gl.Energy, i), "kWh"})
 			}
 			col(0, 0, math.Max(hi-gl.Energy, 0)+1, float64(gr.row), -1)
 		}

@@ -3,11 +3,14 @@ package street_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os/exec"
+	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
@@ -143,4 +146,103 @@ func rounded(v []float64) []float64 {
 		out[i] = math.Round(x*100) / 100
 	}
 	return out
+}
+
+// TestHardFeederEnergyRun: the three energy homes of
+// cmd/hearth/testdata/energy-run under a hard feeder limit. At 5 and
+// 6.5 kW hazel's share of the limit caps its import below its load in
+// slots 4–7, so that its battery must carry them and ends them empty: a
+// degenerate programme on which the planner once reported "the
+// interior-point method did not converge" (`hearth sim` exit 3). Every
+// limit ends either in plans that pass the checker and keep the limit,
+// or in an error wrapping energy.ErrInfeasible that names the feeder
+// limit — never another error — and CBC's relaxation of the whole
+// street (a lower bound: no minimum charging power) is the truth where
+// it proves a limit cannot be kept.
+func TestHardFeederEnergyRun(t *testing.T) {
+	cases := []struct {
+		limit float64
+		// kept: the street keeps the limit (measured; CBC's
+		// relaxation keeps 5, 6.5 and 8 kW and proves 3 kW cannot
+		// be kept).
+		kept bool
+		// race: the case also runs under the race detector, where
+		// each costs seconds of best responses (devices/energy's
+		// TestHardCapAtEmptyBattery keeps hazel's 5 and 6.5 kW
+		// programmes, TestFeederAgainstCBC a refused hard limit).
+		race bool
+	}{
+		{5, true, true},
+		{6.5, true, false},
+		{8, true, false},
+		{3, false, false},
+	}
+	_, noCBC := exec.LookPath("cbc")
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%g kW", c.limit), func(t *testing.T) {
+			if raceEnabled && !c.race {
+				t.Skip("seconds of best responses under the race detector")
+			}
+			cfg, err := config.Load("../../cmd/hearth/testdata/energy-run/street.toml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := cfg.Neighbourhood
+			n.FeederLimit, n.FeederSoft = c.limit, false
+			rest, ms, err := street.Split(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rest.Homes) != 0 || len(ms) != 3 {
+				t.Fatalf("%d compiled and %d energy homes, want 0 and 3", len(rest.Homes), len(ms))
+			}
+			s := street.StreetOf(n, ms, nil, nil)
+			ctx := context.Background()
+			if err := street.PlanAlone(ctx, ms, street.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := street.CoordinateStreet(ctx, ms, s, street.Options{})
+			if err != nil {
+				if !errors.Is(err, energy.ErrInfeasible) || !strings.Contains(err.Error(), fmt.Sprintf("hard feeder limit %g kW", c.limit)) {
+					t.Fatalf("neither plans nor a refusal naming the feeder limit: %v", err)
+				}
+				t.Logf("refused: %v", err)
+			} else {
+				for _, m := range ms {
+					if err := plancheck.Check(m.Home, m.Plan).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				fr := plancheck.CheckFeeder(c.limit, true, s.Feeder.Windows, nil, plans(ms))
+				if len(fr.Violations) > 0 {
+					t.Fatalf("hard limit broken: %v", fr.Violations)
+				}
+				t.Logf("kept: committed %v kW after %d rounds, %d moves", rounded(fr.CommittedKW), res.Rounds, res.Moves)
+			}
+			if (err == nil) != c.kept {
+				t.Errorf("kept %v, want %v: %v", err == nil, c.kept, err)
+			}
+			if noCBC != nil {
+				return
+			}
+			var hs []*energy.Home
+			for _, m := range ms {
+				hs = append(hs, m.Home)
+			}
+			f := s.Feeder
+			f.Committed = make([]float64, len(f.Windows))
+			_, cerr := lowerBoundErr(t, hs, nil, s.Peak, &f)
+			switch {
+			case errors.Is(cerr, cbc.ErrInfeasible):
+				if err == nil {
+					t.Fatalf("CBC proves the limit of %g kW cannot be kept; the street kept it", c.limit)
+				}
+				t.Logf("CBC proves it infeasible")
+			case cerr != nil:
+				t.Fatal(cerr)
+			default:
+				t.Logf("CBC's relaxation keeps it")
+			}
+		})
+	}
 }
