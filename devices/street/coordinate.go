@@ -413,7 +413,11 @@ func (s *Street) CheckHard(ms []*Member, rounds int) error {
 	}
 	for w, x := range s.excess(ms) {
 		if x > plancheck.Tolerance {
-			return fmt.Errorf("window %d: the committed caps exceed the hard feeder limit %g kW by %.3g kW after %d rounds of best responses, the energy homes answering the compiled homes' committed levels; raise the limit or make it soft: %w", w, s.Feeder.Limit, x, rounds, energy.ErrInfeasible)
+			answering := ""
+			if len(s.Compiled) > 0 {
+				answering = ", the energy homes answering the compiled homes' committed levels"
+			}
+			return fmt.Errorf("window %d: the committed caps exceed the hard feeder limit %g kW by %.3g kW after %d rounds of best responses%s; raise the limit or make it soft: %w", w, s.Feeder.Limit, x, rounds, answering, energy.ErrInfeasible)
 		}
 	}
 	return nil
