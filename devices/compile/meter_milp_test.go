@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -215,9 +214,7 @@ func milpOf(n *devices.Neighbourhood, lengths []int, goals map[int]int) string {
 // less the stored energy's end value; infeasible (hard limits and
 // permissions) for both or neither.
 func TestMeterAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc is not installed (Debian: coinor-cbc)")
-	}
+	cbcsolve.Require(t)
 	homes := 30
 	if raceEnabled {
 		homes = 6

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,9 +157,7 @@ func currentsMILP(T int, dt float64, prices []float64, maxKW, eff, need float64)
 // HEARTH_STEPS_QUARTER=1 also runs them on quarter-hour slots, where the
 // plans pass the same checks but the mean is not held to 1 %.
 func TestAutoStepsAgainstLP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc is not installed (Debian: coinor-cbc)")
-	}
+	cbcsolve.Require(t)
 	homes := 12
 	if raceEnabled {
 		homes = 4
@@ -261,9 +258,7 @@ func stepsGaps(t *testing.T, homes, perHour int) (gapFixed, gapAuto, gapDevice, 
 // automatic levels' plans cost less above the continuous optimum, on
 // average, than the catalogue's single ±5 kW level.
 func TestAutoBatteryStepsAgainstLP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc is not installed (Debian: coinor-cbc)")
-	}
+	cbcsolve.Require(t)
 	homes := 12
 	if raceEnabled {
 		homes = 4

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,9 +66,7 @@ func autoMeterHome(seed uint64) string {
 // slot and action, from the model alone), and the compiled problem does
 // read states in some slot function (else the test would not test it).
 func TestAutoMeterAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc is not installed (Debian: coinor-cbc)")
-	}
+	cbcsolve.Require(t)
 	homes := 8
 	if raceEnabled {
 		homes = 3

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,9 +95,7 @@ func unevenHome(seed uint64) (text string, lengths []int, goal int, inside bool)
 // generator worked out, less the stored energy's end value. The goal's
 // boundary is the loader's too, and every plan passes the checker.
 func TestUnevenAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc is not installed (Debian: coinor-cbc)")
-	}
+	cbcsolve.Require(t)
 	homes := 24
 	if raceEnabled {
 		homes = 6

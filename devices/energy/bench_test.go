@@ -2,13 +2,13 @@ package energy_test
 
 import (
 	"context"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/energy/internal/homegen"
 	"github.com/hearth-dcop/hearth/devices/energy/internal/milp"
+	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
 // benchHome is issue 17's benchmark home: 96 quarter-hour slots, PV, one
@@ -41,9 +41,7 @@ func BenchmarkPlan96(b *testing.B) {
 		}
 	})
 	b.Run("cbc", func(b *testing.B) {
-		if _, err := exec.LookPath("cbc"); err != nil {
-			b.Skip(milp.ErrNoSolver)
-		}
+		cbc.Require(b)
 		dir := b.TempDir()
 		defer reportCPU(b, cpuUsed())
 		for range b.N {

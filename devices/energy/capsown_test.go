@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os/exec"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/energy/internal/homegen"
 	"github.com/hearth-dcop/hearth/devices/energy/internal/milp"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
+	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
 // TestCapsAtOwnPlan: a street hands a home a hard cap equal to its own
@@ -24,9 +24,7 @@ import (
 // milp.GapBound of CBC's optimum, the plan passing the checker, or
 // refused with energy.ErrInfeasible exactly where CBC proves it must be.
 func TestCapsAtOwnPlan(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip(milp.ErrNoSolver)
-	}
+	cbc.Require(t)
 	seeds := []uint64{2010, 2026, 2008}
 	if raceEnabled {
 		seeds = seeds[:2]

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/energy/internal/milp"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
+	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
 // TestHardCapAtEmptyBattery: hazel of cmd/hearth/testdata/energy-run
@@ -44,7 +44,6 @@ func TestHardCapAtEmptyBattery(t *testing.T) {
 		{"5 kW street, caps 0.01 kW tighter", "hard-cap-5kw.json", -0.01, true},
 		{"5 kW street, caps 0.1 kW tighter", "hard-cap-5kw.json", -0.1, true},
 	}
-	_, noCBC := exec.LookPath("cbc")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := os.ReadFile("testdata/" + c.file)
@@ -77,9 +76,7 @@ func TestHardCapAtEmptyBattery(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if noCBC != nil {
-				t.Skip(milp.ErrNoSolver)
-			}
+			cbc.Require(t)
 			opt, cerr := milp.Solve(context.Background(), &h, t.TempDir())
 			switch {
 			case errors.Is(cerr, milp.ErrInfeasible):

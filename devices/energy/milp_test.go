@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/energy/internal/homegen"
 	"github.com/hearth-dcop/hearth/devices/energy/internal/milp"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
+	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
 // gap is the planner's excess over the continuous MILP optimum relative
@@ -39,9 +39,7 @@ func gap(hearth, opt float64) float64 {
 // race detector; 60 or more for the long run) and HEARTH_MILP_DAY=1 adds
 // 96-slot days.
 func TestAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip(milp.ErrNoSolver)
-	}
+	cbc.Require(t)
 	n := 50
 	if raceEnabled {
 		n = 2
@@ -106,9 +104,7 @@ func TestAgainstMILP(t *testing.T) {
 // cannot be kept) are refused by the planner exactly when CBC proves the
 // MILP infeasible, and otherwise planned within 1% of CBC's optimum.
 func TestHardTermsAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip(milp.ErrNoSolver)
-	}
+	cbc.Require(t)
 	n := 24
 	if raceEnabled {
 		n = 2
@@ -170,9 +166,7 @@ func TestHardTermsAgainstMILP(t *testing.T) {
 // milp.GapBound of CBC's optimum of the same description, every plan
 // passing the checker.
 func TestCapWindowsAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip(milp.ErrNoSolver)
-	}
+	cbc.Require(t)
 	cases := []struct {
 		name  string
 		seed  uint64
@@ -246,9 +240,7 @@ func TestBudgetAtForcedLoad(t *testing.T) {
 	if err := plancheck.Check(&h, p).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip(milp.ErrNoSolver)
-	}
+	cbc.Require(t)
 	opt, err := milp.Solve(context.Background(), &h, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -27,9 +27,7 @@ import (
 // LP does plus rounding, and the street's objective ends within the
 // bound below of that LP's optimum, a lower bound on the joint optimum.
 func TestFeederAgainstCBC(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc not found (Debian: apt-get install coinor-cbc)")
-	}
+	cbc.Require(t)
 	cases := []struct {
 		name string
 		seed uint64

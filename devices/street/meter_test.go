@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -299,9 +298,7 @@ func (h *meterHome) milp() string {
 // written from the same TOML figures, never below it beyond rounding;
 // infeasible (hard limits, hard goals, permissions) for both or neither.
 func TestMeterAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc is not installed (Debian: coinor-cbc)")
-	}
+	cbc.Require(t)
 	homes := 30
 	if raceEnabled {
 		homes = 4
@@ -385,9 +382,7 @@ func meterAgainstMILP(t *testing.T, seed uint64, h *meterHome) bool {
 // time) plan within 1% of CBC's optimum of a MILP whose every slot has
 // its own length, and pass the checker.
 func TestUnevenSlotsAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc is not installed (Debian: coinor-cbc)")
-	}
+	cbc.Require(t)
 	homes := 20
 	if raceEnabled {
 		homes = 4

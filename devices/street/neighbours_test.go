@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"slices"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
 	"github.com/hearth-dcop/hearth/devices/street"
+	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
 // TestNeighboursAgainstCBC: on sparse streets ([coordination]
@@ -23,9 +23,7 @@ import (
 // of its load on top of its neighbours'); a home without neighbours
 // answers its own load's square only, as a compiled home's own term.
 func TestNeighboursAgainstCBC(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc not found (Debian: apt-get install coinor-cbc)")
-	}
+	cbc.Require(t)
 	// Home 0 is a compiled home (a fixed load); 1..4 are energy homes.
 	cases := []struct {
 		name  string

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -175,9 +174,7 @@ func lowerBoundErr(t *testing.T, hs []*energy.Home, base []float64, pk street.Pe
 // the alone plans, and end within 1% of a lower bound on the joint
 // optimum that CBC computes for the whole street as one LP.
 func TestCoordinateAgainstCBC(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip("cbc not found (Debian: apt-get install coinor-cbc)")
-	}
+	cbc.Require(t)
 	for seed := uint64(1); seed <= 6; seed++ {
 		if raceEnabled && seed != 1 && seed != 5 {
 			continue

@@ -19,3 +19,12 @@ func Solve(tb testing.TB, prog string) (v float64, ok bool) {
 	}
 	return v, true
 }
+
+// Require skips the test or benchmark where the cbc binary is not on
+// PATH (scripts/test installs it, so CI runs every CBC check).
+func Require(tb testing.TB) {
+	tb.Helper()
+	if !Installed() {
+		tb.Skip(ErrNotInstalled)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/energy/evcc"
 	"github.com/hearth-dcop/hearth/devices/energy/internal/milp"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
+	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
 const example = "../../../examples/evcc/request.json"
@@ -174,9 +174,7 @@ func randomRequest(seed uint64) []byte {
 // the plan passes the checker and its cost is within issue 17's 1% of
 // CBC's optimum (milp.GapBound) on each of 12 seeded requests.
 func TestRequestsAgainstMILP(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skip(milp.ErrNoSolver)
-	}
+	cbc.Require(t)
 	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
 	if raceEnabled {
 		seeds = []uint64{3} // 24 hourly steps: the race detector slows the planner tenfold
