@@ -680,81 +680,60 @@ func TestBEMemoRows(t *testing.T) {
 	ctx := context.Background()
 	checked := 0
 	var memoReads, fullReads int64
-	for seed := range int64(120) {
-		p := randprob.New(seed, randprob.Options{
-			Agents: 2, Vars: 5 + int(seed%7), MinDomain: 2, MaxDomain: 4, MaxArity: 3,
-			Functions: 5 + int(seed%9), HardProb: 0.1, IntCosts: seed%2 == 0, MaxCost: 9, Locality: 0.7,
-		})
-		if space(p) > 1<<14 {
-			continue
+	seededSubs(120, func(seed int64, i int, lp *mva.LocalProblem) {
+		memo, err := NewBE(lp, BEOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		d := mva.Decompose(p)
-		for i := range d.Subs {
-			lp := mva.NewLocalProblem(p, &d.Subs[i])
-			if lp.NumInterior() == 0 || lp.NB == 0 {
-				continue
-			}
-			memo, err := NewBE(lp, BEOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := lp.Rows()
-			if err != nil {
-				t.Fatal(err)
-			}
-			rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
-			var seq [][]int
-			for r := range rows {
-				b := make([]int, lp.NB)
-				lp.DecodeRow(r, b)
-				seq = append(seq, b)
-			}
-			seq = append(seq, seq[len(seq)-1], seq[0], seq[0])
-			for range 2 * rows {
-				b := append([]int(nil), seq[len(seq)-1]...)
-				if rng.IntN(2) == 0 {
-					k := rng.IntN(lp.NB)
+		rows, err := lp.Rows()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
+		var seq [][]int
+		for r := range rows {
+			b := make([]int, lp.NB)
+			lp.DecodeRow(r, b)
+			seq = append(seq, b)
+		}
+		seq = append(seq, seq[len(seq)-1], seq[0], seq[0])
+		for range 2 * rows {
+			b := append([]int(nil), seq[len(seq)-1]...)
+			if rng.IntN(2) == 0 {
+				k := rng.IntN(lp.NB)
+				b[k] = rng.IntN(lp.Domains[k])
+			} else {
+				for k := range b {
 					b[k] = rng.IntN(lp.Domains[k])
-				} else {
-					for k := range b {
-						b[k] = rng.IntN(lp.Domains[k])
-					}
-				}
-				seq = append(seq, b)
-			}
-			got, want := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
-			for n, b := range seq {
-				if len(lp.Funcs) > 0 && rng.IntN(4) == 0 {
-					// An edit in place, as the SH-MGM baseline makes.
-					f := lp.Funcs[rng.IntN(len(lp.Funcs))].Costs
-					c := float64(rng.IntN(10))
-					if rng.IntN(8) == 0 {
-						c = mva.Hard
-					}
-					f[rng.IntN(len(f))] = c
-				}
-				fresh, err := NewBE(lp, BEOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				wc, err := fresh.SolveRow(ctx, b, want)
-				if err != nil {
-					t.Fatal(err)
-				}
-				before := memo.Checks()
-				gc, err := memo.SolveRow(ctx, b, got)
-				if err != nil {
-					t.Fatal(err)
-				}
-				memoReads += memo.Checks() - before
-				fullReads += fresh.Checks()
-				if math.Float64bits(gc) != math.Float64bits(wc) || !slices.Equal(got, want) {
-					t.Fatalf("seed %d agent %d, row %d of the sequence %v: memo %v %v, from scratch %v %v", seed, i, n, b, gc, got, wc, want)
 				}
 			}
-			checked++
+			seq = append(seq, b)
 		}
-	}
+		got, want := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+		for n, b := range seq {
+			if len(lp.Funcs) > 0 && rng.IntN(4) == 0 {
+				// An edit in place, as the SH-MGM baseline makes.
+				f := lp.Funcs[rng.IntN(len(lp.Funcs))].Costs
+				c := float64(rng.IntN(10))
+				if rng.IntN(8) == 0 {
+					c = mva.Hard
+				}
+				f[rng.IntN(len(f))] = c
+			}
+			wc, freshChecks := fromScratch(t, lp, b, want)
+			before := memo.Checks()
+			gc, err := memo.SolveRow(ctx, b, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			memoReads += memo.Checks() - before
+			fullReads += freshChecks
+			if math.Float64bits(gc) != math.Float64bits(wc) || !slices.Equal(got, want) {
+				t.Fatalf("seed %d agent %d, row %d of the sequence %v: memo %v %v, from scratch %v %v", seed, i, n, b, gc, got, wc, want)
+			}
+		}
+		checked++
+	})
 	if checked < 60 {
 		t.Fatalf("only %d subproblems checked", checked)
 	}
