@@ -11,10 +11,7 @@ import (
 // benchStreet plans a seeded street of homes energy homes over T hourly
 // slots alone and, with coordinate, coordinates it.
 func benchStreet(b *testing.B, homes, T int, coordinate, even bool) {
-	pk := street.Peak{Weight: 0.02}
-	for t := range T {
-		pk.Slots = append(pk.Slots, t)
-	}
+	pk := peakOver(0.02, T)
 	hs := genStreet(9, homes, T)
 	for b.Loop() {
 		ms := make([]*street.Member, len(hs))

@@ -66,18 +66,9 @@ func TestFeederAgainstCBC(t *testing.T) {
 					committed[w] = math.Max(committed[w], base[t])
 				}
 			}
-			pk := street.Peak{Weight: 0.02}
-			for t := range T {
-				pk.Slots = append(pk.Slots, t)
-			}
-			var ms []*street.Member
-			for _, h := range hs {
-				ms = append(ms, &street.Member{Home: h})
-			}
+			pk := peakOver(0.02, T)
 			ctx := context.Background()
-			if err := street.PlanAlone(ctx, ms, street.Options{}); err != nil {
-				t.Fatal(err)
-			}
+			ms := plannedAlone(t, hs)
 			alone := plancheck.CheckFeeder(0, false, windows, committed, plans(ms))
 			limit := c.share * slicesMax(alone.CommittedKW)
 			f := street.Feeder{Limit: limit, Hard: c.hard, Miss: 100, Windows: windows, Committed: committed}

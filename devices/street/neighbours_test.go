@@ -45,18 +45,9 @@ func TestNeighboursAgainstCBC(t *testing.T) {
 			for t := range T {
 				base[t] = 1 + 5*r.Float64()
 			}
-			pk := street.Peak{Weight: 0.05}
-			for t := range T {
-				pk.Slots = append(pk.Slots, t)
-			}
-			var ms []*street.Member
-			for _, h := range hs {
-				ms = append(ms, &street.Member{Home: h})
-			}
+			pk := peakOver(0.05, T)
 			ctx := context.Background()
-			if err := street.PlanAlone(ctx, ms, street.Options{}); err != nil {
-				t.Fatal(err)
-			}
+			ms := plannedAlone(t, hs)
 			s := &street.Street{Peak: pk, Compiled: [][]float64{base}, Links: c.links}
 			res, err := street.CoordinateStreet(ctx, ms, s, street.Options{})
 			if err != nil {

@@ -15,6 +15,28 @@ import (
 	"github.com/hearth-dcop/hearth/internal/cbc"
 )
 
+// peakOver is the peak term of weight w over all T slots.
+func peakOver(w float64, T int) street.Peak {
+	pk := street.Peak{Weight: w}
+	for t := range T {
+		pk.Slots = append(pk.Slots, t)
+	}
+	return pk
+}
+
+// plannedAlone makes each home a member of the street and plans it alone.
+func plannedAlone(t *testing.T, hs []*energy.Home) []*street.Member {
+	t.Helper()
+	ms := make([]*street.Member, len(hs))
+	for i, h := range hs {
+		ms[i] = &street.Member{Home: h}
+	}
+	if err := street.PlanAlone(context.Background(), ms, street.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
 // genStreet returns a seeded street of energy homes with hourly slots:
 // background load, a battery each, PV on some, an EV with a goal on
 // one, a two-way time-of-use tariff.
@@ -190,18 +212,9 @@ func TestCoordinateAgainstCBC(t *testing.T) {
 				base = append(base, 1+6*r.Float64())
 			}
 		}
-		pk := street.Peak{Weight: 0.02}
-		for t := range T {
-			pk.Slots = append(pk.Slots, t)
-		}
-		var ms []*street.Member
-		for _, h := range hs {
-			ms = append(ms, &street.Member{Home: h})
-		}
+		pk := peakOver(0.02, T)
 		ctx := context.Background()
-		if err := street.PlanAlone(ctx, ms, street.Options{}); err != nil {
-			t.Fatal(err)
-		}
+		ms := plannedAlone(t, hs)
 		res, err := street.Coordinate(ctx, ms, base, pk, street.Options{})
 		if err != nil {
 			t.Fatal(err)
