@@ -136,22 +136,7 @@ func TestEnergyHomeOnce(t *testing.T) {
 		t.Errorf("the log does not say the home plans alone:\n%s", lb.String())
 	}
 
-	plans := map[string]paho.Message{}
-	cmds := map[string]live.Command{}
-	rec.await(t, 0, "the plans and commands", 10*time.Second, func(m paho.Message) bool {
-		dev := m.Topic()[strings.LastIndex(m.Topic(), "/")+1:]
-		switch {
-		case strings.HasPrefix(m.Topic(), "hearth/home/rowan/plan/"):
-			plans[dev] = m
-		case strings.HasPrefix(m.Topic(), "hearth/home/rowan/command/"):
-			cmd, err := live.ParseCommand(m.Payload())
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmds[dev] = cmd
-		}
-		return len(plans) == 2 && len(cmds) == 2
-	})
+	plans, cmds := rowanPlans(t, rec)
 	// Replay the published plans, apart from the planner and the checker.
 	soc := 0.35 * capKWh
 	evKWh := 22.0
@@ -233,6 +218,29 @@ func TestEnergyHomeAway(t *testing.T) {
 // the 20:00 slot), again within moments of its battery's state moving
 // off the plan (35 % → 80 %), and at the 21:00 boundary, whose command
 // it publishes for the new slot.
+// rowanPlans waits for rowan's two plans and two commands among what rec
+// recorded and returns them by device.
+func rowanPlans(t *testing.T, rec *msgs) (map[string]paho.Message, map[string]live.Command) {
+	t.Helper()
+	plans := map[string]paho.Message{}
+	cmds := map[string]live.Command{}
+	rec.await(t, 0, "the plans and commands", 10*time.Second, func(m paho.Message) bool {
+		dev := m.Topic()[strings.LastIndex(m.Topic(), "/")+1:]
+		switch {
+		case strings.HasPrefix(m.Topic(), "hearth/home/rowan/plan/"):
+			plans[dev] = m
+		case strings.HasPrefix(m.Topic(), "hearth/home/rowan/command/"):
+			cmd, err := live.ParseCommand(m.Payload())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmds[dev] = cmd
+		}
+		return len(plans) == 2 && len(cmds) == 2
+	})
+	return plans, cmds
+}
+
 // watchRowan starts a broker and a client, id, that records everything
 // under rowan's topics; both close when the test ends.
 func watchRowan(t *testing.T, id string) (*broker.Broker, paho.Client, *msgs) {
@@ -500,22 +508,7 @@ func TestEnergyHomeOnceUneven(t *testing.T) {
 	if err := plancheck.Check(res.Home, res.Plan).Err(); err != nil {
 		t.Errorf("published plan fails the checker: %v", err)
 	}
-	plans := map[string]paho.Message{}
-	cmds := map[string]live.Command{}
-	rec.await(t, 0, "the plans and commands", 10*time.Second, func(m paho.Message) bool {
-		dev := m.Topic()[strings.LastIndex(m.Topic(), "/")+1:]
-		switch {
-		case strings.HasPrefix(m.Topic(), "hearth/home/rowan/plan/"):
-			plans[dev] = m
-		case strings.HasPrefix(m.Topic(), "hearth/home/rowan/command/"):
-			cmd, err := live.ParseCommand(m.Payload())
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmds[dev] = cmd
-		}
-		return len(plans) == 2 && len(cmds) == 2
-	})
+	plans, cmds := rowanPlans(t, rec)
 	const capKWh, eta, evEta, tol = 13.5, 0.95, 0.89, 0.02
 	hours := func(s report.PlanSlot) float64 {
 		return mustTime(t, s.End).Sub(mustTime(t, s.Start)).Hours()
