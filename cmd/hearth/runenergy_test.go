@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
 	"github.com/hearth-dcop/hearth/devices/street"
@@ -80,13 +81,7 @@ func TestRunEnergyStreet(t *testing.T) {
 	b := startEmbedded(t)
 	now := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)
 	c := testClient(t, b.URL(), "test-energy-street")
-	state := func(home, dev, body string) {
-		t.Helper()
-		tok := c.Publish(liveclock.StateTopic("hearth", home, dev), 1, true, fmt.Sprintf(`{"time":%q,%s}`, now.Format(time.RFC3339), body))
-		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
+	state := stateAt(t, c, now)
 	if !raceEnabled {
 		state("fir", "battery", `"soc":4`)
 		state("fir", "ev", `"charge":20,"plugged":true`)
@@ -246,13 +241,7 @@ func TestRunMixedStreet(t *testing.T) {
 	b := startEmbedded(t)
 	now := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)
 	c := testClient(t, b.URL(), "test-mixed-street")
-	state := func(home, dev, body string) {
-		t.Helper()
-		tok := c.Publish(liveclock.StateTopic("hearth", home, dev), 1, true, fmt.Sprintf(`{"time":%q,%s}`, now.Format(time.RFC3339), body))
-		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
+	state := stateAt(t, c, now)
 	state("alder", "ev", `"charge":15,"plugged":true`)
 	state("oak", "boiler", `"water_temp":48`)
 	state("fir", "battery", `"soc":4`)
@@ -319,6 +308,18 @@ func TestRunMixedStreet(t *testing.T) {
 		}
 		if gap := (got.Street.Objective - full.EnergyHomes.Objective) / full.EnergyHomes.Objective; math.Abs(gap) > 1e-9 {
 			t.Errorf("%s: street objective %.9f, sim %.9f (%+.2g)", h, got.Street.Objective, full.EnergyHomes.Objective, gap)
+		}
+	}
+}
+
+// stateAt returns a function that publishes, retained on c, a device's
+// live state (body: its JSON fields) as read at now.
+func stateAt(t *testing.T, c paho.Client, now time.Time) func(home, dev, body string) {
+	return func(home, dev, body string) {
+		t.Helper()
+		tok := c.Publish(liveclock.StateTopic("hearth", home, dev), 1, true, fmt.Sprintf(`{"time":%q,%s}`, now.Format(time.RFC3339), body))
+		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
 		}
 	}
 }
