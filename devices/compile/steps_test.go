@@ -150,12 +150,19 @@ func currentsMILP(T int, dt float64, prices []float64, maxKW, eff, need float64)
 
 // TestAutoStepsAgainstLP: on seeded homes with an EV and a goal, the
 // automatic power levels (power_steps = "auto") cost within 1 % of the
-// wallbox's own optimum (currentsMILP, CBC) on average, and no plan
-// beats it; they bring the compiled optimum closer to the continuous
-// optimum than the catalogue's two fixed levels do. HEARTH_STEPS_HOMES
-// sets the number of homes (default 12, 4 under the race detector);
-// HEARTH_STEPS_QUARTER=1 also runs them on quarter-hour slots, where the
-// plans pass the same checks but the mean is not held to 1 %.
+// wallbox's own optimum (currentsMILP, CBC) on average and within
+// autoStepsWorst on every home, and no plan beats it; they bring
+// the compiled optimum closer to the continuous optimum than the
+// catalogue's two fixed levels do. Issue 17 asks for 1 % on every home;
+// the compiled levels do not reach it (docs/DESIGN.md, "Automatic levels
+// are not within 1 % of every home": a quantum of stored energy, however
+// chosen within the table budget, cannot follow the few watt-hours by
+// which the whole-current optimum clears a goal), so the homes above 1 %
+// are logged and only the looser bound is held per home.
+// HEARTH_STEPS_HOMES sets the number of homes (default 12, 4 under the
+// race detector); HEARTH_STEPS_QUARTER=1 also runs them on quarter-hour
+// slots, where the same per-home bound holds but the mean is not held to
+// 1 %.
 func TestAutoStepsAgainstLP(t *testing.T) {
 	cbcsolve.Require(t)
 	homes := 12
@@ -174,28 +181,48 @@ func TestAutoStepsAgainstLP(t *testing.T) {
 		perHour = append(perHour, 4)
 	}
 	for _, ph := range perHour {
-		gapFixed, gapAuto, gapDevice, worstDevice := stepsGaps(t, homes, ph)
-		t.Logf("%d slots an hour: mean gap to the continuous optimum: two levels %.2f%%, automatic %.2f%%; automatic to the wallbox's optimum: mean %.2f%%, max %.2f%%", ph, 100*gapFixed, 100*gapAuto, 100*gapDevice, 100*worstDevice)
-		if gapAuto >= gapFixed {
-			t.Fatalf("%d slots an hour: automatic levels' mean gap %.2f%% is not below the two levels' %.2f%%", ph, 100*gapAuto, 100*gapFixed)
+		g := stepsGaps(t, homes, ph)
+		t.Logf("%d slots an hour: mean gap to the continuous optimum: two levels %.2f%%, automatic %.2f%%; automatic to the wallbox's optimum: mean %.2f%%, max %.2f%%, %d of %d homes above 1%%", ph, 100*g.fixed, 100*g.auto, 100*g.device, 100*g.worst, g.over, homes)
+		if g.auto >= g.fixed {
+			t.Fatalf("%d slots an hour: automatic levels' mean gap %.2f%% is not below the two levels' %.2f%%", ph, 100*g.auto, 100*g.fixed)
 		}
-		// On quarter-hour slots the budget leaves a wallbox 3–4 levels
-		// (8 A apart on one phase) and the mean is 1.04 % on the 12
-		// seeds (15 % with quanta of 0.1 kWh multiples): not held to 1 %.
-		if ph == 1 && gapDevice > 0.01 {
-			t.Fatalf("%d slots an hour: automatic levels cost %.2f%% more than the wallbox's optimum on average, want at most 1%%", ph, 100*gapDevice)
+		// On quarter-hour slots the budget leaves a wallbox 3–5 levels
+		// (up to 8 A apart) and the mean is 1.04 % on the 12 seeds (15 %
+		// with quanta of 0.1 kWh multiples): not held to 1 %.
+		if ph == 1 && g.device > 0.01 {
+			t.Fatalf("%d slots an hour: automatic levels cost %.2f%% more than the wallbox's optimum on average, want at most 1%%", ph, 100*g.device)
 		}
 	}
 }
 
+// autoStepsWorst bounds the automatic levels' gap to the wallbox's own
+// optimum on every home of perHour slots an hour: the worst of 40 seeded
+// homes is 2.81 % hourly and 3.86 % on quarter-hours.
+func autoStepsWorst(perHour int) float64 {
+	if perHour == 1 {
+		return 0.03
+	}
+	return 0.04
+}
+
+// gaps are stepsGaps' figures: the mean relative gaps to the continuous
+// optimum (the catalogue's two levels, automatic ones), the automatic
+// levels' mean and worst gap to the wallbox's own optimum, and the
+// number of homes where that gap is above 1 %.
+type gaps struct {
+	fixed, auto, device, worst float64
+	over                       int
+}
+
 // stepsGaps solves homes seeded EV homes of perHour slots an hour with
 // the catalogue's two levels and with automatic ones, passes every
-// automatic plan through the checker, and returns the mean relative
-// gaps to the continuous optimum (two levels, automatic) and to the
-// wallbox's own (automatic, mean and max).
-func stepsGaps(t *testing.T, homes, perHour int) (gapFixed, gapAuto, gapDevice, worstDevice float64) {
+// automatic plan through the checker, fails t where an automatic plan
+// costs more than autoStepsWorst above the wallbox's own optimum, and
+// returns the gaps.
+func stepsGaps(t *testing.T, homes, perHour int) gaps {
 	t.Helper()
 	dt := 1 / float64(perHour)
+	var g gaps
 	for seed := range uint64(homes) {
 		var got [2]float64
 		var lpText, milpText string
@@ -244,13 +271,20 @@ func stepsGaps(t *testing.T, homes, perHour int) (gapFixed, gapAuto, gapDevice, 
 		}
 		gf, ga, gd := (got[0]-want)/want, (got[1]-want)/want, (got[1]-device)/device
 		t.Logf("seed %d, %d slots an hour: continuous %.4f, whole currents %.4f, two levels %.4f (+%.1f%%), automatic %.4f (+%.2f%% over the continuous, +%.2f%% over whole currents)", seed, perHour, want, device, got[0], 100*gf, got[1], 100*ga, 100*gd)
-		gapFixed += gf
-		gapAuto += ga
-		gapDevice += gd
-		worstDevice = max(worstDevice, gd)
+		if gd > autoStepsWorst(perHour) {
+			t.Errorf("seed %d, %d slots an hour: the automatic levels' plan (%g) costs %.2f%% more than the wallbox's optimum %g, want at most %g%%", seed, perHour, got[1], 100*gd, device, 100*autoStepsWorst(perHour))
+		}
+		g.fixed += gf
+		g.auto += ga
+		g.device += gd
+		g.worst = max(g.worst, gd)
+		if gd > 0.01 {
+			g.over++
+		}
 	}
 	n := float64(homes)
-	return gapFixed / n, gapAuto / n, gapDevice / n, worstDevice
+	g.fixed, g.auto, g.device = g.fixed/n, g.auto/n, g.device/n
+	return g
 }
 
 // TestAutoBatteryStepsAgainstLP: the same for a home battery that
