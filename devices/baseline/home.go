@@ -369,12 +369,23 @@ func defaultSolver(lp *mva.LocalProblem) (mva.LocalSolver, error) {
 const exactEntries = 1 << 22
 
 // fitsBE reports whether bucket elimination solves the home's problem with
-// tables of at most limit entries (0: exactEntries).
+// tables of at most limit entries (0: exactEntries). Where it does and the
+// home has no solver yet, the one it made is kept for the solves: its
+// order is the one the default solver would search for again (it does
+// not depend on the limit), at a cost of the order of a solve for a home
+// with automatic power levels.
 func (s *homeSolver) fitsBE(limit int) bool {
 	if limit <= 0 {
 		limit = exactEntries
 	}
 	p := s.c.Problem
-	_, err := local.NewBE(mva.NewLocalProblem(p, mva.Whole(p)), local.BEOptions{MaxEntries: limit})
-	return err == nil
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	be, err := local.NewBE(lp, local.BEOptions{MaxEntries: limit})
+	if err != nil {
+		return false
+	}
+	if s.be == nil {
+		s.be, s.lp = be, lp
+	}
+	return true
 }
