@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/compile"
@@ -135,34 +136,48 @@ func newSlotPeakSolver(n *devices.Neighbourhood, h devices.Home, o *Options) (*h
 	slots := coordinated(n)
 	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: n.Weights.Peak * dt * dt, factory: o.solver()}
 	p, hc, hm := c.Problem, &c.Homes[0], &c.Model.Homes[0]
-	size := actionCombos(hm, o.maxTable())
 	acts := make([]int, len(hm.Devices))
 	for _, t := range slots {
-		scope := make([]int, len(hm.Devices))
-		for d := range hm.Devices {
-			scope[d] = hc.Actions[d][t]
+		// The slot's meter's scope where the compiler made one (a
+		// storage of many actions read from its states), else the
+		// slot's action variables.
+		scope, actions, ok := c.SlotScope(0, t)
+		if !ok {
+			scope = make([]int, len(hm.Devices))
+			for d := range hm.Devices {
+				scope[d] = hc.Actions[d][t]
+			}
+			actions = func(digits, acts []int) bool { copy(acts, digits); return true }
 		}
 		o := 0.0
 		if hm.OutsideLoad != nil {
 			o = hm.OutsideLoad[t]
 		}
+		size := 1
+		for _, v := range scope {
+			size *= p.DomainSize(v)
+		}
 		base := make([]float64, size)
-		clear(acts)
+		digits := make([]int, len(scope))
 		for idx := range base {
-			base[idx] = math.Max(hm.Draw(t, func(d int) int { return acts[d] }), 0) + o
-			for j := len(acts) - 1; j >= 0; j-- {
-				acts[j]++
-				if acts[j] < len(hm.Devices[j].Actions) {
+			if actions(digits, acts) {
+				base[idx] = math.Max(hm.Draw(t, func(d int) int { return acts[d] }), 0) + o
+			} else {
+				base[idx] = math.Inf(1) // no action joins the two states
+			}
+			for j := len(digits) - 1; j >= 0; j-- {
+				digits[j]++
+				if digits[j] < p.DomainSize(scope[j]) {
 					break
 				}
-				acts[j] = 0
+				digits[j] = 0
 			}
 		}
 		s.outside = append(s.outside, len(p.Functions))
 		s.base = append(s.base, base)
 		p.Functions = append(p.Functions, mva.Function{
 			Name:  fmt.Sprintf("%s/peak@%d", h.Name, t),
-			Scope: scope,
+			Scope: slices.Clone(scope),
 			Costs: make([]float64, size),
 		})
 	}
