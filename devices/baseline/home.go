@@ -282,6 +282,10 @@ func (s *homeSolver) setOutside(N []float64) {
 			f := s.peakW * s.c.Model.Horizon.Ratio(t)
 			costs := s.c.Problem.Functions[fi].Costs
 			for k, b := range s.base[w] {
+				if math.IsInf(b, 1) {
+					costs[k] = mva.Hard // no action joins the two states
+					continue
+				}
 				v := b + N[t]
 				costs[k] = f * v * v
 			}
