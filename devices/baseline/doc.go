@@ -27,11 +27,18 @@
 // The baseline follows the paper over the slots the neighbourhood
 // coordinates (every slot for SHDS imports, where each slot is a window),
 // with the neighbourhood's peak weight. The per-slot square is exact: the
-// home is compiled with one window per slot and at least as many levels as
-// it has distinct draws (devices.LevelCaps), bounded by the compiler's table
-// limit, and a hard function keeps each slot's level the tightest its draw
-// fits (otherwise a negative neighbour load would pay a home to commit a
-// looser cap).
+// home is compiled for its price alone and each coordinated slot gets one
+// function over the slot's actions, peak·(max(draw, 0) + N(t))², which
+// the neighbours' load rewrites between responses (home.go,
+// newSlotPeakSolver). Where a slot's combinations of actions pass the
+// compiler's table limit, the home is compiled instead with one window
+// per slot and at most as many levels as it has distinct draws
+// (devices.LevelCaps), a hard function keeping each slot's level the
+// tightest its draw fits (otherwise a negative neighbour load would pay a
+// home to commit a looser cap); fewer levels than draws make its answers
+// coarse (Outcome.Coarse). The level formulation was the only one before
+// automatic power levels gave a slot dozens of draws, each a value of the
+// level variable that every bucket meeting it multiplied.
 //
 // Exact best responses need bucket elimination over a whole home, whose
 // width grows with the properties it models: SHDS homes with five or six

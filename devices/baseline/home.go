@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/compile"
@@ -26,6 +28,10 @@ type homeSolver struct {
 	// outside[w] indexes the function that adds N(slots[w]) to the peak
 	// term of window w; nil without a peak term.
 	outside []int
+	// base[w], where the peak term is on the draw (perSlot), holds per
+	// entry of function outside[w] — one per combination of the slot's
+	// actions — max(draw, 0) + O(t); nil where it is on level caps.
+	base [][]float64
 	// peakW is Weights.Peak·Δ², the factor of every squared load.
 	peakW   float64
 	factory mva.SolverFactory
@@ -48,6 +54,9 @@ type homeSolver struct {
 // table of that many levels passes the compiler's limit, the levels are
 // halved until it fits (s.coarse then says so).
 func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Options) (*homeSolver, error) {
+	if peak && n.Weights.Peak > 0 && len(coordinated(n)) > 0 && !o.levelPeak && actionCombos(&h, o.maxTable()) <= o.maxTable() {
+		return newSlotPeakSolver(n, h, o)
+	}
 	one := &devices.Neighbourhood{
 		Name:         n.Name + "/" + h.Name,
 		Horizon:      n.Horizon,
@@ -95,6 +104,98 @@ func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Optio
 		}
 	}
 	return s, nil
+}
+
+// newSlotPeakSolver compiles home h of n alone for its price and adds,
+// per coordinated slot t, one function over the slot's action variables
+// that is its peak term peakW·(max(draw, 0) + O(t) + N(t))² (setOutside
+// fills it). It is the same objective as newHomeSolver's windows of one
+// slot with a level per distinct draw, the tightest the draw fits (whose
+// caps are the draws clamped at 0, devices.LevelCaps), without the level
+// variables: a level of one slot is a function of the slot's actions, and
+// with dozens of draws per slot (automatic power levels) its domain made
+// every bucket that meets it dozens of times larger. It needs a table of
+// one entry per combination of the home's actions, within the compiler's
+// limit; its answers are exact, never coarse.
+func newSlotPeakSolver(n *devices.Neighbourhood, h devices.Home, o *Options) (*homeSolver, error) {
+	one := &devices.Neighbourhood{
+		Name:         n.Name + "/" + h.Name,
+		Horizon:      n.Horizon,
+		Prices:       n.Prices,
+		ExportPrices: n.ExportPrices,
+		Levels:       1,
+		Weights:      devices.Weights{Price: n.Weights.Price, Miss: n.Weights.Miss},
+		Homes:        []devices.Home{h},
+		Units:        n.Units,
+	}
+	c, err := compile.Compile(one, compile.Options{MaxTable: o.Compile.MaxTable, StateLimit: o.Compile.StateLimit})
+	if err != nil {
+		return nil, fmt.Errorf("home %s alone: %w", h.Name, err)
+	}
+	dt := n.Horizon.Hours()
+	slots := coordinated(n)
+	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: n.Weights.Peak * dt * dt, factory: o.solver()}
+	p, hc, hm := c.Problem, &c.Homes[0], &c.Model.Homes[0]
+	acts := make([]int, len(hm.Devices))
+	for _, t := range slots {
+		// The slot's meter's scope where the compiler made one (a
+		// storage of many actions read from its states), else the
+		// slot's action variables.
+		scope, actions, ok := c.SlotScope(0, t)
+		if !ok {
+			scope = make([]int, len(hm.Devices))
+			for d := range hm.Devices {
+				scope[d] = hc.Actions[d][t]
+			}
+			actions = func(digits, acts []int) bool { copy(acts, digits); return true }
+		}
+		o := 0.0
+		if hm.OutsideLoad != nil {
+			o = hm.OutsideLoad[t]
+		}
+		size := 1
+		for _, v := range scope {
+			size *= p.DomainSize(v)
+		}
+		base := make([]float64, size)
+		digits := make([]int, len(scope))
+		for idx := range base {
+			if actions(digits, acts) {
+				base[idx] = math.Max(hm.Draw(t, func(d int) int { return acts[d] }), 0) + o
+			} else {
+				base[idx] = math.Inf(1) // no action joins the two states
+			}
+			for j := len(digits) - 1; j >= 0; j-- {
+				digits[j]++
+				if digits[j] < p.DomainSize(scope[j]) {
+					break
+				}
+				digits[j] = 0
+			}
+		}
+		s.outside = append(s.outside, len(p.Functions))
+		s.base = append(s.base, base)
+		p.Functions = append(p.Functions, mva.Function{
+			Name:  fmt.Sprintf("%s/peak@%d", h.Name, t),
+			Scope: slices.Clone(scope),
+			Costs: make([]float64, size),
+		})
+	}
+	s.setOutside(make([]float64, n.Horizon.Slots))
+	return s, nil
+}
+
+// actionCombos returns the number of combinations of home h's actions in
+// a slot, or limit+1 once it passes limit.
+func actionCombos(h *devices.Home, limit int) int {
+	combos := 1
+	for d := range h.Devices {
+		combos *= max(len(h.Devices[d].Actions), 1)
+		if combos > limit {
+			return limit + 1
+		}
+	}
+	return combos
 }
 
 // tighten adds the hard function that makes window w's level the tightest
@@ -175,6 +276,22 @@ func exactLevels(h *devices.Home, slots []int, maxTable int) (levels int, coarse
 // horizon): the peak term of window w becomes peakW·(cap + O(t) + N(t))²,
 // O being the home's own OutsideLoad, by adding 2·(cap+O)·N + N² to it.
 func (s *homeSolver) setOutside(N []float64) {
+	if s.base != nil {
+		for w, fi := range s.outside {
+			t := s.slots[w]
+			f := s.peakW * s.c.Model.Horizon.Ratio(t)
+			costs := s.c.Problem.Functions[fi].Costs
+			for k, b := range s.base[w] {
+				if math.IsInf(b, 1) {
+					costs[k] = mva.Hard // no action joins the two states
+					continue
+				}
+				v := b + N[t]
+				costs[k] = f * v * v
+			}
+		}
+		return
+	}
 	h := &s.c.Model.Homes[0]
 	caps := s.c.Homes[0].Caps
 	for w, fi := range s.outside {
@@ -271,12 +388,23 @@ func defaultSolver(lp *mva.LocalProblem) (mva.LocalSolver, error) {
 const exactEntries = 1 << 22
 
 // fitsBE reports whether bucket elimination solves the home's problem with
-// tables of at most limit entries (0: exactEntries).
+// tables of at most limit entries (0: exactEntries). Where it does and the
+// home has no solver yet, the one it made is kept for the solves: its
+// order is the one the default solver would search for again (it does
+// not depend on the limit), at a cost of the order of a solve for a home
+// with automatic power levels.
 func (s *homeSolver) fitsBE(limit int) bool {
 	if limit <= 0 {
 		limit = exactEntries
 	}
 	p := s.c.Problem
-	_, err := local.NewBE(mva.NewLocalProblem(p, mva.Whole(p)), local.BEOptions{MaxEntries: limit})
-	return err == nil
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	be, err := local.NewBE(lp, local.BEOptions{MaxEntries: limit})
+	if err != nil {
+		return false
+	}
+	if s.be == nil {
+		s.be, s.lp = be, lp
+	}
+	return true
 }

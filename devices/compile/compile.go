@@ -143,6 +143,8 @@ type Compiled struct {
 	Problem *mva.Problem
 	Model   *devices.Neighbourhood
 	Homes   []Home
+	// slots is the compiler's slotScope memo (SlotScope).
+	slots [][]*slotActs
 }
 
 // Home holds one home's variables. Home i is agent i of the problem.
@@ -238,6 +240,7 @@ func Compile(n *devices.Neighbourhood, opts Options) (*Compiled, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
+	k.c.slots = k.slots
 	return k.c, nil
 }
 

@@ -188,3 +188,20 @@ func (sa *slotActs) actions(digits, acts []int) bool {
 	}
 	return true
 }
+
+// SlotScope returns the variables the functions of home hi's actions in
+// slot t range over (the slot's meter, level and demand links), where the
+// compiler made such a function — a storage of many actions is read from
+// its states there, which keeps its chain apart from the slot's other
+// devices (see above) — and ok false where it made none. actions sets
+// acts (one per device of the home) from values of scope's variables
+// (digits, in scope order) and reports whether they stand for actions. A
+// caller adding a function of the slot's draw (the SH-MGM baseline's peak
+// term) adds it on this scope at no cost in width.
+func (c *Compiled) SlotScope(hi, t int) (scope []int, actions func(digits, acts []int) bool, ok bool) {
+	if hi < 0 || hi >= len(c.slots) || t < 0 || t >= len(c.slots[hi]) || c.slots[hi][t] == nil {
+		return nil, nil, false
+	}
+	sa := c.slots[hi][t]
+	return sa.scope, sa.actions, true
+}
