@@ -480,11 +480,11 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 	pk := street.PeakOf(cfg.Neighbourhood)
 	energyHomes, compiled := EnergyHomes(cfg)
 	feeder := cfg.Neighbourhood.FeederLimit > 0 && len(cfg.Neighbourhood.Windows) > 0
-	if (pk.Weight <= 0 || len(pk.Slots) == 0) && (!feeder || len(compiled) > 0) {
-		// With a feeder limit and energy homes only, the limit is
-		// coordinated as `hearth sim` does (street.CoordinateStreet);
-		// on a mixed street without a peak term the compiled homes
-		// publish no phase loads (mixed.go) to share it by.
+	if (pk.Weight <= 0 || len(pk.Slots) == 0) && !feeder {
+		// Nothing to share: `hearth sim`'s street.CoordinateStreet
+		// leaves every energy home at its plan alone. With a feeder
+		// limit it shares the limit, as `hearth sim` does, with the
+		// compiled homes' committed caps too (their phase 0, mixed.go).
 		res.Alone = true
 		e.log.Info("energy home planned alone: the street's peak term is off ([objective] peak, [coordination] windows)", "round", res.Round)
 		return nil
@@ -573,6 +573,9 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		}}
 	r, err := energyround.Run(ctx, e.exch, m, x)
 	if err != nil {
+		if kind == streetRound && e.phases != nil {
+			e.failPhase(ctx, x, 0, m, err)
+		}
 		return err
 	}
 	res.Street, res.street = r, st

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/mqtt/sign"
 )
 
@@ -120,6 +122,20 @@ func (p *Phases) Receive(t string, retained bool, payload []byte) error {
 	return nil
 }
 
+// Infeasible returns the final load of home for round (on the horizon
+// want) that says the street cannot keep a hard feeder limit: reason
+// (what street.Street.CheckHard names, without energy.ErrInfeasible's
+// words, which Await's error wraps). It is published like every final,
+// with publish, signed by signer (nil: unsigned).
+func Infeasible(ctx context.Context, prefix string, l Load, reason string, signer *sign.Signer, publish func(ctx context.Context, topic string, payload []byte) error) error {
+	l.Infeasible = strings.TrimSuffix(reason, ": "+energy.ErrInfeasible.Error())
+	if len(l.Infeasible) > maxReason {
+		l.Infeasible = l.Infeasible[:maxReason]
+	}
+	_, err := Final(ctx, prefix, l, signer, publish, nil)
+	return err
+}
+
 // ErrPhaseTimedOut is Await's when the deadline passed first.
 var ErrPhaseTimedOut = errors.New("the phase's final loads did not all come by the round's deadline")
 
@@ -128,7 +144,10 @@ var ErrPhaseTimedOut = errors.New("the phase's final loads did not all come by t
 // the homes missing) or ctx's end. Every heartbeat (0:
 // DefaultHeartbeat) it calls again, when not nil, so that the
 // caller publishes its own final again for a process that subscribed
-// late. A final of another horizon is a fault, named in the error.
+// late. A final of another horizon is a fault, named in the error. A
+// final of any home of homes that says the street is infeasible
+// (Load.Infeasible) ends the wait at once with an error wrapping
+// energy.ErrInfeasible that names the home and its reason.
 func (p *Phases) Await(ctx context.Context, round string, homes []string, want Expect, deadline time.Time, heartbeat time.Duration, again func()) (map[string]Load, []string, error) {
 	if heartbeat <= 0 {
 		heartbeat = DefaultHeartbeat
@@ -140,15 +159,22 @@ func (p *Phases) Await(ctx context.Context, round string, homes []string, want E
 	for {
 		out := map[string]Load{}
 		var missing []string
+		var failed *Load
 		p.mu.Lock()
 		for _, h := range homes {
 			if l, ok := p.finals[round][h]; ok {
 				out[h] = l
+				if l.Infeasible != "" && failed == nil {
+					failed = &l
+				}
 			} else {
 				missing = append(missing, h)
 			}
 		}
 		p.mu.Unlock()
+		if failed != nil {
+			return nil, missing, fmt.Errorf("energy home %s: %s: %w", failed.Home, failed.Infeasible, energy.ErrInfeasible)
+		}
 		if len(missing) == 0 {
 			for _, h := range homes {
 				if err := out[h].check(Topic(p.prefix, h, round), want); err != nil {

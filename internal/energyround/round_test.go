@@ -210,6 +210,9 @@ func TestDecode(t *testing.T) {
 		{"bad slot0", tp, false, with(func(l *Load) { l.Slot0 = "soon" }), `slot0 "soon"`},
 		{"unknown field", tp, false, hazel.Seal(tp, []byte(`{"round":"r1","home":"hazel","sweep":0,"slot0":"2026-11-26T17:00:00Z","import_kw":[0,0,0],"cost":0,"moved":false,"extra":1}`)), `unknown field "extra"`},
 		{"not JSON", tp, false, hazel.Seal(tp, []byte("import 3 kW")), "invalid character"},
+		{"infeasible, not final", tp, false, with(func(l *Load) { l.Infeasible = "window 1: over" }), "infeasible in a load that is not final"},
+		{"infeasible, too long", tp, false, with(func(l *Load) { l.Final, l.Infeasible = true, strings.Repeat("x", maxReason+1) }), "not a reason of at most"},
+		{"infeasible, control characters", tp, false, with(func(l *Load) { l.Final, l.Infeasible = true, "window 1\x1b[2J" }), "not a reason of at most"},
 		{"not a load topic", "hearth/home/hazel/plan/battery", false, hazel.Seal(tp, enc(good)), "not a load topic"},
 	}
 	for _, tc := range tests {
