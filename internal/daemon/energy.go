@@ -526,7 +526,6 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		// A mixed street: the compiled homes' plans of this round are
 		// the fixed background every energy home answers.
 		var missing []string
-		var err error
 		of := res.Round
 		if kind == onlineRound {
 			of = ""
@@ -549,8 +548,24 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 			if len(miss) == 0 {
 				st = streetOfLoads(cfg, energyHomes, compiled, got)
 			}
-		} else if base, missing, err = e.compiled.Base(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline); err != nil {
-			return err
+		} else {
+			// The compiled homes' latest loads (onlineRound) or those
+			// of this round, with their committed caps where they
+			// publish them: the street as in a phase.
+			got, miss, err := e.compiled.Loads(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline)
+			if err != nil {
+				return err
+			}
+			missing = miss
+			base = make([]float64, len(m.Plan.Import))
+			for _, h := range compiled {
+				for t, v := range got[h].ImportKW {
+					base[t] += v
+				}
+			}
+			if len(miss) == 0 {
+				st = streetOfLoads(cfg, energyHomes, compiled, got)
+			}
 		}
 		res.Compiled = compiled
 		if len(missing) > 0 {
