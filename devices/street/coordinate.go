@@ -442,20 +442,29 @@ func (s *Street) Answer(ctx context.Context, ms []*Member, i int, cur float64, o
 		o.Gain = DefaultGain
 	}
 	m := ms[i]
-	h := *m.Home
-	if s.peakOn() {
-		at := m.Plan.Import
-		if o.EvenBands {
-			at = nil
+	model := func(caps bool) (energy.Home, bool) {
+		h := *m.Home
+		if s.peakOn() {
+			at := m.Plan.Import
+			if o.EvenBands {
+				at = nil
+			}
+			h.Grid.ImportSteps = steps(&h, s.seen(ms, i), at, s.Peak, o.Bands)
 		}
-		h.Grid.ImportSteps = steps(&h, s.seen(ms, i), at, s.Peak, o.Bands)
+		return h, s.share(&h, ms, i, caps)
 	}
-	capped := s.share(&h, ms, i)
+	h, capped := model(true)
 	p, err := energy.Solve(ctx, &h, o.Energy)
 	if capped && errors.Is(err, energy.ErrInfeasible) {
-		// Its share of a hard limit, within the planner's margin of
-		// its current plan's highest import: it keeps that plan.
-		return cur, false, nil
+		// Its share of a hard limit is within the planner's margin of
+		// a load it cannot shed there: it answers with every window of
+		// the limit priced (at the hard price) instead, so that it
+		// can still bring the street within the limit elsewhere;
+		// where that fails too it keeps its plan.
+		h, _ = model(false)
+		if p, err = energy.Solve(ctx, &h, o.Energy); err != nil {
+			return cur, false, nil
+		}
 	}
 	if err != nil {
 		return cur, false, fmt.Errorf("energy home %s: coordinating: %w", h.Name, err)
@@ -482,10 +491,10 @@ func (s *Street) Excess(ms []*Member) []float64 { return s.excess(ms) }
 
 // share gives member i's model h its share of the feeder limit: in each
 // window where it may bind, the limit less the rest of the street's
-// committed caps — a hard cap where the limit is hard and the street
-// keeps it in that window, else a priced window. It reports whether it
-// set a hard cap.
-func (s *Street) share(h *energy.Home, ms []*Member, i int) bool {
+// committed caps — with caps, a hard cap where the limit is hard and the
+// street keeps it in that window, else (and always without caps) a
+// priced window. It reports whether it set a hard cap.
+func (s *Street) share(h *energy.Home, ms []*Member, i int, caps bool) bool {
 	if !s.feederOn() {
 		return false
 	}
@@ -503,7 +512,7 @@ func (s *Street) share(h *energy.Home, ms []*Member, i int) bool {
 		if budget >= top {
 			continue // no plan of the home reaches it
 		}
-		if f.Hard && mine[w] <= budget+plancheck.Tolerance {
+		if caps && f.Hard && mine[w] <= budget+plancheck.Tolerance {
 			if !capped {
 				h.Grid.Cap = capsOf(h)
 				capped = true

@@ -160,11 +160,18 @@ func TestHardFeederEnergyRun(t *testing.T) {
 		// TestHardCapAtEmptyBattery keeps hazel's 5 and 6.5 kW
 		// programmes, TestFeederAgainstCBC a refused hard limit).
 		race bool
+		// stuck: the best responses end above a limit that CBC's MILP
+		// of the whole street, with the minimum charging power, keeps
+		// (a known gap, README "Energy homes in a street").
+		stuck bool
 	}{
-		{5, true, true},
-		{6.5, true, false},
-		{8, true, false},
-		{3, false, false},
+		{5, true, true, false},
+		{6.5, true, false, false},
+		{8, true, false, false},
+		{3, false, false, false},
+		{4, false, false, true},
+		{4.25, true, false, false},
+		{4.5, true, false, false},
 	}
 	_, noCBC := exec.LookPath("cbc")
 	for _, c := range cases {
@@ -231,6 +238,24 @@ func TestHardFeederEnergyRun(t *testing.T) {
 				t.Fatal(cerr)
 			default:
 				t.Logf("CBC's relaxation keeps it")
+			}
+			// Whether any plan of the street keeps the limit: the MILP
+			// with the real minimum charging power, without the peak
+			// term (it does not change what is feasible; with it CBC
+			// takes half a minute).
+			_, merr := streetCBC(t, hs, nil, street.Peak{}, &f, true)
+			switch {
+			case errors.Is(merr, cbc.ErrInfeasible):
+				if err == nil {
+					t.Fatalf("CBC's MILP proves the limit of %g kW cannot be kept; the street kept it", c.limit)
+				}
+				t.Logf("CBC's MILP with the minimum charging power proves it infeasible")
+			case merr != nil:
+				t.Fatal(merr)
+			case err != nil && !c.stuck:
+				t.Errorf("CBC's MILP with the minimum charging power keeps the limit of %g kW; the best responses end above it", c.limit)
+			default:
+				t.Logf("CBC's MILP with the minimum charging power keeps it")
 			}
 		})
 	}
