@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/mqtt/sign"
@@ -122,16 +123,24 @@ func (p *Phases) Receive(t string, retained bool, payload []byte) error {
 	return nil
 }
 
-// Infeasible returns the final load of home for round (on the horizon
-// want) that says the street cannot keep a hard feeder limit: reason
-// (what street.Street.CheckHard names, without energy.ErrInfeasible's
-// words, which Await's error wraps). It is published like every final,
+// Infeasible publishes l (a home's load of a phase's round) as its final
+// load saying that the street cannot keep a hard feeder limit, for
+// reason (what street.Street.CheckHard names; energy.ErrInfeasible's
+// words, which Await's error wraps, are left off, and the text is cut to
+// maxReason bytes of printable UTF-8). It is published like every final,
 // with publish, signed by signer (nil: unsigned).
 func Infeasible(ctx context.Context, prefix string, l Load, reason string, signer *sign.Signer, publish func(ctx context.Context, topic string, payload []byte) error) error {
-	l.Infeasible = strings.TrimSuffix(reason, ": "+energy.ErrInfeasible.Error())
-	if len(l.Infeasible) > maxReason {
-		l.Infeasible = l.Infeasible[:maxReason]
+	r := strings.TrimSuffix(reason, ": "+energy.ErrInfeasible.Error())
+	r = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, r)
+	if len(r) > maxReason {
+		r = strings.ToValidUTF8(r[:maxReason], "")
 	}
+	l.Infeasible = r
 	_, err := Final(ctx, prefix, l, signer, publish, nil)
 	return err
 }
@@ -173,6 +182,9 @@ func (p *Phases) Await(ctx context.Context, round string, homes []string, want E
 		}
 		p.mu.Unlock()
 		if failed != nil {
+			if err := failed.check(Topic(p.prefix, failed.Home, round), want); err != nil {
+				return nil, nil, err
+			}
 			return nil, missing, fmt.Errorf("energy home %s: %s: %w", failed.Home, failed.Infeasible, energy.ErrInfeasible)
 		}
 		if len(missing) == 0 {

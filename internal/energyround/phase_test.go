@@ -128,4 +128,24 @@ func TestPhasesInfeasible(t *testing.T) {
 	if _, _, err := p.Await(ctx, "r1-a1", []string{"hazel"}, want, time.Now().Add(50*time.Millisecond), 0, nil); !errors.Is(err, ErrPhaseTimedOut) {
 		t.Fatalf("another phase: %v", err)
 	}
+	// A reason too long, with control characters and a rune across the
+	// cut, is published cut to printable text that decodes.
+	long := "window 0:\n" + strings.Repeat("é", maxReason)
+	l.Round = "r2"
+	if err := Infeasible(ctx, "hearth", l, long, keys.Signer("hazel"), publish); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = p.Await(ctx, "r2", []string{"hazel"}, want, time.Now().Add(time.Second), 0, nil)
+	if !errors.Is(err, energy.ErrInfeasible) || !strings.Contains(err.Error(), "energy home hazel: window 0: éé") {
+		t.Fatalf("a long reason: %v", err)
+	}
+	// A failed final of another horizon is a fault, not the street's
+	// failure.
+	l.Round, l.Slot0 = "r3", slot0.Add(time.Hour).Format(time.RFC3339)
+	if err := Infeasible(ctx, "hearth", l, "window 0: over", keys.Signer("hazel"), publish); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Await(ctx, "r3", []string{"hazel"}, want, time.Now().Add(time.Second), 0, nil); errors.Is(err, energy.ErrInfeasible) || !errors.Is(err, ErrDropped) {
+		t.Fatalf("another horizon's failure: %v", err)
+	}
 }
