@@ -101,6 +101,9 @@ func TestPhases(t *testing.T) {
 // deadline — with an error wrapping energy.ErrInfeasible that names the
 // home and the reason (without ErrInfeasible's words twice); a wait for
 // another phase, or for homes that do not include it, is not affected.
+// A reason too long or with control characters goes out cut to
+// printable text; a failed final of another horizon is a fault
+// (ErrDropped), not the street's failure.
 func TestPhasesInfeasible(t *testing.T) {
 	ctx := context.Background()
 	keys := keyring(t, "alder", "fir", "hazel")
