@@ -70,6 +70,7 @@ func TestRunEnergyStreetLimits(t *testing.T) {
 		{"chain", links(three, `[["fir", "hazel"], ["hazel", "ivy"]]`), []string{"fir", "hazel", "ivy"}, true, 0, ""},
 		{"mixed feeder", string(mixed) + "\n[feeder]\nlimit_kw = 8\n", []string{"alder", "oak", "fir", "hazel"}, true, 2, ""},
 		{"mixed feeder, no peak term", noPeak + "\n[feeder]\nlimit_kw = 5\n", []string{"alder", "oak", "fir", "hazel"}, false, 2, noPeak},
+		{"hard feeder, breakout", string(three) + "\n[feeder]\nlimit_kw = 4\nhard = true\n", []string{"fir", "hazel", "ivy"}, true, 0, string(three)},
 	}
 	b := startEmbedded(t)
 	now := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)

@@ -24,7 +24,11 @@
 // on the whole street rebuilt from the loads held (Config.Street, View):
 // its links, and its share of the limit, the limit less the other homes'
 // commitments (the energy homes' highest import per window, the compiled
-// homes' committed caps of their final loads).
+// homes' committed caps of their final loads). Where the sweeps end above
+// a hard feeder limit, the breakout phases of street.Street.Breakout
+// follow, as street.CoordinateStreet runs them: every home holds the
+// same loads of the last sweep, so every home raises the same windows'
+// prices and the sweeps go on, numbered on.
 //
 // A round always ends: every wait is bounded by the round's deadline
 // (the live round time-out). A home that has not answered by then is
