@@ -119,8 +119,10 @@ type Street struct {
 	Links  [][2]int
 	Feeder Feeder
 	// breakout weighs the hard feeder limit's price per window (nil: 1
-	// everywhere) while Breakout's rounds run, caps off.
-	breakout []float64
+	// everywhere) while Breakout's rounds run, caps off; breakouts
+	// counts the phases begun.
+	breakout  []float64
+	breakouts int
 }
 
 // Feeder is the street's [feeder] limit on committed caps. In every
@@ -416,7 +418,7 @@ func CoordinateStreet(ctx context.Context, ms []*Member, s *Street, o Options) (
 				return nil, err
 			}
 		}
-		s.breakout = nil
+		s.breakout, s.breakouts = nil, 0
 		cur = s.Objective(ms)
 	}
 	res.Final = cur
@@ -465,9 +467,10 @@ func (s *Street) Breakout(ms []*Member) bool {
 	} else {
 		s.breakout = slices.Clone(s.breakout)
 	}
-	if slices.Max(s.breakout) >= math.Pow(BreakoutFactor, Breakouts) {
+	if s.breakouts >= Breakouts {
 		return false
 	}
+	s.breakouts++
 	for w, x := range ex {
 		if x > plancheck.Tolerance {
 			s.breakout[w] *= BreakoutFactor
