@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/internal/daemon"
 	liveclock "github.com/hearth-dcop/hearth/internal/live"
@@ -273,11 +274,16 @@ func (o *runOptions) clock() (*liveclock.Clock, error) {
 	return c, nil
 }
 
-// daemonExit is the exit code of an error building a daemon: 2 for the
-// configuration's, 3 for the run's.
+// daemonExit is the exit code of an error building or running a daemon:
+// 2 for the configuration's, 1 for a hard limit the street cannot keep
+// (energy.ErrInfeasible), 3 for the run's.
 func daemonExit(err error) int {
-	if errors.Is(err, daemon.ErrConfig) {
+	switch {
+	case errors.Is(err, daemon.ErrConfig):
 		return exitUsage
+	case errors.Is(err, energy.ErrInfeasible):
+		// A hard limit the street cannot keep: exit 1, as `hearth sim`.
+		return exitInfeasible
 	}
 	return exitFailed
 }
@@ -296,6 +302,9 @@ func serveExit(err error) int {
 func printRound(e *env, round string, rep daemon.RoundResult, err error, asJSON bool) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth run: round %s: %v\n", round, err)
+		if errors.Is(err, energy.ErrInfeasible) {
+			return exitInfeasible // a mixed street's hard feeder limit, as `hearth sim`
+		}
 		return exitFailed
 	}
 	if asJSON {

@@ -2,6 +2,8 @@ package homesolve
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,4 +123,58 @@ func compiledStreet(h *report.Homes) homecheck.Street {
 		return slices.ContainsFunc(h.EnergyHomes.Homes, func(eh report.EnergyHome) bool { return eh.Home == g.Home })
 	})
 	return Street(&c)
+}
+
+// TestHomePublicationsCaps: on a mixed street each compiled home's
+// published load carries its committed caps (committed_kw, kW per
+// window), which `hearth run`'s energy homes take for their share of the
+// feeder limit when they answer it outside a phase; summed over the
+// compiled homes they are the caps devices/homecheck reads from the
+// levels of the printed result, window by window.
+func TestHomePublicationsCaps(t *testing.T) {
+	r, err := Load(filepath.Join("testdata", "windows", "street.toml"), false, Overrides{NoBaselines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.Model()
+	start := r.startAssignment()
+	cost, err := r.Problem().Eval(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mva.Result{Feasible: true, Objective: &cost, Status: mva.StatusFeasible, Assignment: r.Problem().Labels(start)}
+	rep, err := r.Report(start, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := homecheck.Check(n, compiledStreet(rep)).CommittedKW
+	got := make([]float64, len(n.Windows))
+	for home, h := range n.Homes {
+		pubs, err := r.HomePublications(start, home, report.PublishOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(pubs, func(p report.Publication) bool { return p.Topic == "hearth/home/"+h.Name+"/load" })
+		if i < 0 {
+			t.Fatalf("%s: no load published", h.Name)
+		}
+		var lp report.LoadPayload
+		if err := json.Unmarshal(pubs[i].Payload, &lp); err != nil {
+			t.Fatal(err)
+		}
+		if len(lp.CommittedKW) != len(n.Windows) {
+			t.Fatalf("%s: committed_kw %v for %d windows", h.Name, lp.CommittedKW, len(n.Windows))
+		}
+		for w, c := range lp.CommittedKW {
+			got[w] += c
+		}
+	}
+	if slices.Max(want) <= 0 {
+		t.Fatalf("the compiled homes commit %v kW: the test would show nothing", want)
+	}
+	for w := range want {
+		if math.Abs(got[w]-want[w]) > 1e-9 {
+			t.Errorf("window %d: the published caps add up to %g kW, homecheck reads %g kW", w, got[w], want[w])
+		}
+	}
 }

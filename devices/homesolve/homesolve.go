@@ -794,6 +794,14 @@ func (r *Run) HomePublications(assign []int, home int, o report.PublishOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if len(r.Model().Windows) > 0 && len(r.energy) > 0 {
+		// A mixed street's energy homes share the feeder limit less
+		// the compiled homes' caps (`hearth run`'s rounds when every
+		// home comes online read them from the published load).
+		if plan.CommittedKW, err = r.HomeCaps(assign, home); err != nil {
+			return nil, err
+		}
+	}
 	return report.Publications(r.Model(), []report.HomePlan{plan}, r.publishDefaults(o))
 }
 

@@ -113,6 +113,10 @@ type HomePlan struct {
 	PeakKW     float64   `json:"peak_kw"`
 	// Levels are the committed levels, one per coordination window.
 	Levels []string `json:"levels,omitempty"`
+	// CommittedKW are the caps of those levels (kW per window), set
+	// where a compiled home publishes its plan (its load's
+	// committed_kw), nil in a result.
+	CommittedKW []float64 `json:"committed_kw,omitempty"`
 	// AloneEnergyCost and AlonePeakKW are the home's bill and peak when
 	// it plans alone (the uncoordinated baseline), nil without it:
 	// EnergyCost − AloneEnergyCost is what coordination cost the home

@@ -82,11 +82,15 @@ type PlanSlot struct {
 // LoadPayload is the retained JSON of <prefix>/home/<home>/load.
 type LoadPayload struct {
 	PlanMeta
-	Home        string     `json:"home"`
-	SlotMinutes int        `json:"slot_minutes"`
-	EnergyKWh   float64    `json:"energy_kwh"`
-	EnergyCost  float64    `json:"energy_cost"`
-	PeakKW      float64    `json:"peak_kw"`
+	Home        string  `json:"home"`
+	SlotMinutes int     `json:"slot_minutes"`
+	EnergyKWh   float64 `json:"energy_kwh"`
+	EnergyCost  float64 `json:"energy_cost"`
+	PeakKW      float64 `json:"peak_kw"`
+	// CommittedKW is a compiled home's committed cap per coordination
+	// window (kW; HomePlan.CommittedKW), absent where not given: the
+	// energy homes of a mixed street share the [feeder] limit less it.
+	CommittedKW []float64  `json:"committed_kw,omitempty"`
 	Slots       []PlanSlot `json:"slots"`
 }
 
@@ -185,7 +189,7 @@ func Publications(n *devices.Neighbourhood, plans []HomePlan, o PublishOptions) 
 		if len(p.LoadKW) != hz.Slots {
 			return nil, fmt.Errorf("publish: home %s: %d load values for %d slots", p.Home, len(p.LoadKW), hz.Slots)
 		}
-		lp := LoadPayload{PlanMeta: o.Meta, Home: p.Home, SlotMinutes: hz.SlotMinutes, EnergyKWh: p.EnergyKWh, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW}
+		lp := LoadPayload{PlanMeta: o.Meta, Home: p.Home, SlotMinutes: hz.SlotMinutes, EnergyKWh: p.EnergyKWh, EnergyCost: p.EnergyCost, PeakKW: p.PeakKW, CommittedKW: p.CommittedKW}
 		for t := range hz.Slots {
 			s := slot(t)
 			s.KW = p.LoadKW[t]

@@ -118,6 +118,11 @@ type Street struct {
 	// every pair. A member then answers only its neighbours' load.
 	Links  [][2]int
 	Feeder Feeder
+	// breakout weighs the hard feeder limit's price per window (nil: 1
+	// everywhere) while Breakout's rounds run, caps off; breakouts
+	// counts the phases begun.
+	breakout  []float64
+	breakouts int
 }
 
 // Feeder is the street's [feeder] limit on committed caps. In every
@@ -159,6 +164,9 @@ func (s *Street) price(ms []*Member, w int) float64 {
 	}
 	if f.Hard {
 		miss *= hardFeederFactor
+	}
+	if s.breakout != nil {
+		miss *= s.breakout[w]
 	}
 	hours := 0.0
 	for t := f.Windows[w].From; t < f.Windows[w].To; t++ {
@@ -376,14 +384,14 @@ func CoordinateStreet(ctx context.Context, ms []*Member, s *Street, o Options) (
 	res := &Result{AloneLoad: s.load(ms)}
 	res.Start = s.Objective(ms)
 	cur := res.Start
-	if s.peakOn() || s.feederOn() {
-		for res.Rounds < o.Rounds {
+	rounds := func() error {
+		for r := 0; r < o.Rounds; r++ {
 			res.Rounds++
 			moved := false
 			for i := range ms {
 				next, adopted, err := s.Answer(ctx, ms, i, cur, o)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if adopted {
 					cur, moved = next, true
@@ -394,6 +402,24 @@ func CoordinateStreet(ctx context.Context, ms []*Member, s *Street, o Options) (
 				break
 			}
 		}
+		return nil
+	}
+	if s.peakOn() || s.feederOn() {
+		if err := rounds(); err != nil {
+			return nil, err
+		}
+		// A hard limit still exceeded: breakout phases (Breakout), on
+		// a copy of s that carries their weights.
+		b := *s
+		s = &b
+		for s.Breakout(ms) {
+			cur = s.Objective(ms)
+			if err := rounds(); err != nil {
+				return nil, err
+			}
+		}
+		s.breakout, s.breakouts = nil, 0
+		cur = s.Objective(ms)
 	}
 	res.Final = cur
 	res.Load = s.load(ms)
@@ -402,6 +428,55 @@ func CoordinateStreet(ctx context.Context, ms []*Member, s *Street, o Options) (
 		return nil, err
 	}
 	return res, nil
+}
+
+// Breakouts bounds the breakout phases of a hard feeder limit
+// (Breakout), and BreakoutFactor is what each raises the price of a
+// window still over the limit by.
+const (
+	Breakouts      = 5
+	BreakoutFactor = 10
+)
+
+// Breakout starts the next breakout phase where the members' plans
+// exceed a hard feeder limit: one-home-at-a-time best responses can end
+// above it where keeping it needs a joint move (one home drawing less in
+// a window within the limit so that another can draw more there and
+// less in the window over it). It raises the price of every window over
+// the limit BreakoutFactor times and lifts the members' hard caps (each
+// window is priced), so that a home can move its excess into a window
+// within the limit and the homes there answer it, as the breakout
+// method of constraint satisfaction does (Morris, 1993). Each phase's
+// rounds lower the street's objective at those weights, a potential as
+// before. It reports whether a phase starts: false when the street keeps
+// the limit, it is soft, or Breakouts phases have run. s's weights stay
+// until the caller drops the copy it ran them on.
+func (s *Street) Breakout(ms []*Member) bool {
+	if !s.Feeder.Hard || !s.feederOn() {
+		return false
+	}
+	ex := s.excess(ms)
+	if !slices.ContainsFunc(ex, func(x float64) bool { return x > plancheck.Tolerance }) {
+		return false
+	}
+	if s.breakout == nil {
+		s.breakout = make([]float64, len(s.Feeder.Windows))
+		for w := range s.breakout {
+			s.breakout[w] = 1
+		}
+	} else {
+		s.breakout = slices.Clone(s.breakout)
+	}
+	if s.breakouts >= Breakouts {
+		return false
+	}
+	s.breakouts++
+	for w, x := range ex {
+		if x > plancheck.Tolerance {
+			s.breakout[w] *= BreakoutFactor
+		}
+	}
+	return true
 }
 
 // CheckHard returns an error wrapping energy.ErrInfeasible where the
@@ -442,20 +517,29 @@ func (s *Street) Answer(ctx context.Context, ms []*Member, i int, cur float64, o
 		o.Gain = DefaultGain
 	}
 	m := ms[i]
-	h := *m.Home
-	if s.peakOn() {
-		at := m.Plan.Import
-		if o.EvenBands {
-			at = nil
+	model := func(caps bool) (energy.Home, bool) {
+		h := *m.Home
+		if s.peakOn() {
+			at := m.Plan.Import
+			if o.EvenBands {
+				at = nil
+			}
+			h.Grid.ImportSteps = steps(&h, s.seen(ms, i), at, s.Peak, o.Bands)
 		}
-		h.Grid.ImportSteps = steps(&h, s.seen(ms, i), at, s.Peak, o.Bands)
+		return h, s.share(&h, ms, i, caps)
 	}
-	capped := s.share(&h, ms, i)
+	h, capped := model(s.breakout == nil)
 	p, err := energy.Solve(ctx, &h, o.Energy)
 	if capped && errors.Is(err, energy.ErrInfeasible) {
-		// Its share of a hard limit, within the planner's margin of
-		// its current plan's highest import: it keeps that plan.
-		return cur, false, nil
+		// Its share of a hard limit is within the planner's margin of
+		// a load it cannot shed there: it answers with every window of
+		// the limit priced (at the hard price) instead, so that it
+		// can still bring the street within the limit elsewhere;
+		// where that fails too it keeps its plan.
+		h, _ = model(false)
+		if p, err = energy.Solve(ctx, &h, o.Energy); err != nil {
+			return cur, false, nil
+		}
 	}
 	if err != nil {
 		return cur, false, fmt.Errorf("energy home %s: coordinating: %w", h.Name, err)
@@ -482,10 +566,10 @@ func (s *Street) Excess(ms []*Member) []float64 { return s.excess(ms) }
 
 // share gives member i's model h its share of the feeder limit: in each
 // window where it may bind, the limit less the rest of the street's
-// committed caps — a hard cap where the limit is hard and the street
-// keeps it in that window, else a priced window. It reports whether it
-// set a hard cap.
-func (s *Street) share(h *energy.Home, ms []*Member, i int) bool {
+// committed caps — with caps, a hard cap where the limit is hard and the
+// street keeps it in that window, else (and always without caps) a
+// priced window. It reports whether it set a hard cap.
+func (s *Street) share(h *energy.Home, ms []*Member, i int, caps bool) bool {
 	if !s.feederOn() {
 		return false
 	}
@@ -503,7 +587,7 @@ func (s *Street) share(h *energy.Home, ms []*Member, i int) bool {
 		if budget >= top {
 			continue // no plan of the home reaches it
 		}
-		if f.Hard && mine[w] <= budget+plancheck.Tolerance {
+		if caps && f.Hard && mine[w] <= budget+plancheck.Tolerance {
 			if !capped {
 				h.Grid.Cap = capsOf(h)
 				capped = true

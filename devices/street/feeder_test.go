@@ -147,7 +147,12 @@ func rounded(v []float64) []float64 {
 // or in an error wrapping energy.ErrInfeasible that names the feeder
 // limit — never another error — and CBC's relaxation of the whole
 // street (a lower bound: no minimum charging power) is the truth where
-// it proves a limit cannot be kept.
+// it proves a limit cannot be kept. CBC's MILP of the whole street with
+// the real minimum charging power and plugged-in slots decides every
+// limit: the street keeps each one the MILP keeps (4 kW only with the
+// breakout phases, 4.25 and 4.5 kW only since a home whose capped answer
+// is infeasible answers with the windows priced) and refuses the one it
+// proves infeasible (3 kW).
 func TestHardFeederEnergyRun(t *testing.T) {
 	cases := []struct {
 		limit float64
@@ -165,6 +170,9 @@ func TestHardFeederEnergyRun(t *testing.T) {
 		{6.5, true, false},
 		{8, true, false},
 		{3, false, false},
+		{4, true, false},
+		{4.25, true, false},
+		{4.5, true, false},
 	}
 	_, noCBC := exec.LookPath("cbc")
 	for _, c := range cases {
@@ -231,6 +239,24 @@ func TestHardFeederEnergyRun(t *testing.T) {
 				t.Fatal(cerr)
 			default:
 				t.Logf("CBC's relaxation keeps it")
+			}
+			// Whether any plan of the street keeps the limit: the MILP
+			// with the real minimum charging power, without the peak
+			// term (it does not change what is feasible; with it CBC
+			// takes half a minute).
+			_, merr := streetCBC(t, hs, nil, street.Peak{}, &f, true)
+			switch {
+			case errors.Is(merr, cbc.ErrInfeasible):
+				if err == nil {
+					t.Fatalf("CBC's MILP proves the limit of %g kW cannot be kept; the street kept it", c.limit)
+				}
+				t.Logf("CBC's MILP with the minimum charging power proves it infeasible")
+			case merr != nil:
+				t.Fatal(merr)
+			case err != nil:
+				t.Errorf("CBC's MILP with the minimum charging power keeps the limit of %g kW; the best responses end above it", c.limit)
+			default:
+				t.Logf("CBC's MILP with the minimum charging power keeps it")
 			}
 		})
 	}

@@ -94,7 +94,19 @@ func lowerBound(t *testing.T, hs []*energy.Home, base []float64, pk street.Peak,
 // lowerBoundErr is lowerBound returning CBC's error (cbc.ErrInfeasible
 // where a hard feeder limit cannot be kept).
 func lowerBoundErr(t *testing.T, hs []*energy.Home, base []float64, pk street.Peak, f *street.Feeder) (float64, error) {
-	var obj, cons, bnds strings.Builder
+	return streetCBC(t, hs, base, pk, f, false)
+}
+
+// streetCBC is lowerBoundErr, and with minCharge the street's MILP with
+// each storage's minimum charging power (a binary per slot: charging is
+// 0 or in [MinCharge, MaxCharge]) and its availability (no charge or
+// discharge where it is not plugged in): CBC's optimum of the whole
+// street with the real charging limits, ErrInfeasible where no plan of
+// the street keeps a hard feeder limit.
+func streetCBC(t *testing.T, hs []*energy.Home, base []float64, pk street.Peak, f *street.Feeder, minCharge bool) (float64, error) {
+	// onRows holds the minimum charging power's rows, written apart
+	// from the balance row being built.
+	var obj, cons, bnds, bins, onRows strings.Builder
 	T := len(hs[0].Dt)
 	add := func(b *strings.Builder, c float64, v string) {
 		if c != 0 {
@@ -123,7 +135,18 @@ func lowerBoundErr(t *testing.T, hs []*energy.Home, base []float64, pk street.Pe
 				fmt.Fprintf(&cons, " - %s + %s", c, d)
 				add(&obj, h.Wear*dt, c)
 				add(&obj, h.Wear*dt, d)
-				fmt.Fprintf(&bnds, " 0 <= %s <= %g\n 0 <= %s <= %g\n", c, st.MaxCharge, d, st.MaxDischarge)
+				switch {
+				case minCharge && st.Available != nil && !st.Available[t]:
+					fmt.Fprintf(&bnds, " %s = 0\n %s = 0\n", c, d)
+				case minCharge && st.MinCharge > 0:
+					on := fmt.Sprintf("on%d_%d_%d", i, s, t)
+					fmt.Fprintf(&bins, " %s\n", on)
+					fmt.Fprintf(&onRows, " minc%d_%d_%d: %s - %.12g %s >= 0\n", i, s, t, c, st.MinCharge, on)
+					fmt.Fprintf(&onRows, " maxc%d_%d_%d: %s - %.12g %s <= 0\n", i, s, t, c, st.MaxCharge, on)
+					fmt.Fprintf(&bnds, " 0 <= %s <= %g\n 0 <= %s <= %g\n", c, st.MaxCharge, d, st.MaxDischarge)
+				default:
+					fmt.Fprintf(&bnds, " 0 <= %s <= %g\n 0 <= %s <= %g\n", c, st.MaxCharge, d, st.MaxDischarge)
+				}
 				top[t] += st.MaxCharge
 			}
 			fmt.Fprintf(&cons, " = %.12g\n", h.Load[t]-pv)
@@ -183,7 +206,11 @@ func lowerBoundErr(t *testing.T, hs []*energy.Home, base []float64, pk street.Pe
 			}
 		}
 	}
-	lp := "Minimize\n obj:" + obj.String() + "\nSubject To\n" + cons.String() + "Bounds\n" + bnds.String() + "End\n"
+	lp := "Minimize\n obj:" + obj.String() + "\nSubject To\n" + cons.String() + onRows.String() + "Bounds\n" + bnds.String()
+	if bins.Len() > 0 {
+		lp += "Binaries\n" + bins.String()
+	}
+	lp += "End\n"
 	v, err := cbc.Optimum(context.Background(), lp, t.TempDir())
 	if err != nil && !errors.Is(err, cbc.ErrInfeasible) {
 		return 0, fmt.Errorf("%w\n%s", err, lp[:min(len(lp), 2000)])

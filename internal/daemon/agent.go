@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/mqtt"
@@ -385,6 +386,12 @@ func (h *Agent) round(ctx context.Context, id string, listen *mqtt.Listener) (Ro
 					groups = append(groups, g)
 					return g
 				})
+				if errors.Is(aerr, energy.ErrInfeasible) {
+					// The energy homes' best responses end above a
+					// hard feeder limit: the street fails, as in
+					// `hearth sim`, and nothing is published.
+					return RoundResult{Round: id, Run: run, Agent: h.name, Stats: stats}, fmt.Errorf("mixed street: %w", aerr)
+				}
 				if aerr != nil {
 					h.log.Warn("answer to the energy homes failed; the plan is the one before it", "round", id, "err", aerr)
 				}

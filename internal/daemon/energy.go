@@ -480,11 +480,11 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 	pk := street.PeakOf(cfg.Neighbourhood)
 	energyHomes, compiled := EnergyHomes(cfg)
 	feeder := cfg.Neighbourhood.FeederLimit > 0 && len(cfg.Neighbourhood.Windows) > 0
-	if (pk.Weight <= 0 || len(pk.Slots) == 0) && (!feeder || len(compiled) > 0) {
-		// With a feeder limit and energy homes only, the limit is
-		// coordinated as `hearth sim` does (street.CoordinateStreet);
-		// on a mixed street without a peak term the compiled homes
-		// publish no phase loads (mixed.go) to share it by.
+	if (pk.Weight <= 0 || len(pk.Slots) == 0) && !feeder {
+		// Nothing to share: `hearth sim`'s street.CoordinateStreet
+		// leaves every energy home at its plan alone. With a feeder
+		// limit it shares the limit, as `hearth sim` does, with the
+		// compiled homes' committed caps too (their phase 0, mixed.go).
 		res.Alone = true
 		e.log.Info("energy home planned alone: the street's peak term is off ([objective] peak, [coordination] windows)", "round", res.Round)
 		return nil
@@ -526,7 +526,6 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		// A mixed street: the compiled homes' plans of this round are
 		// the fixed background every energy home answers.
 		var missing []string
-		var err error
 		of := res.Round
 		if kind == onlineRound {
 			of = ""
@@ -549,8 +548,24 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 			if len(miss) == 0 {
 				st = streetOfLoads(cfg, energyHomes, compiled, got)
 			}
-		} else if base, missing, err = e.compiled.Base(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline); err != nil {
-			return err
+		} else {
+			// The compiled homes' latest loads (onlineRound) or those
+			// of this round, with their committed caps where they
+			// publish them: the street as in a phase.
+			got, miss, err := e.compiled.Loads(ctx, compiled, of, hz.Start, len(m.Plan.Import), deadline)
+			if err != nil {
+				return err
+			}
+			missing = miss
+			base = make([]float64, len(m.Plan.Import))
+			for _, h := range compiled {
+				for t, v := range got[h].ImportKW {
+					base[t] += v
+				}
+			}
+			if len(miss) == 0 {
+				st = streetOfLoads(cfg, energyHomes, compiled, got)
+			}
 		}
 		res.Compiled = compiled
 		if len(missing) > 0 {
@@ -573,6 +588,9 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 		}}
 	r, err := energyround.Run(ctx, e.exch, m, x)
 	if err != nil {
+		if kind == streetRound && e.phases != nil {
+			e.failPhase(ctx, x, 0, m, err)
+		}
 		return err
 	}
 	res.Street, res.street = r, st

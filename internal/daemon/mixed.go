@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/street"
@@ -42,7 +43,14 @@ func (st *homeState) answerHook(r *homesolve.Run) func(ctx context.Context, roun
 	lh := st.live
 	cfg := r.Config()
 	n := r.Model()
-	if lh == nil || lh.phases == nil || cfg == nil || r.EnergyHomes() == 0 || n.Weights.Peak <= 0 || len(n.Windows) == 0 {
+	if lh == nil || lh.phases == nil || cfg == nil || r.EnergyHomes() == 0 {
+		return nil
+	}
+	// Without a peak term the compiled homes do not answer the energy
+	// homes (`hearth sim` does not), but with a feeder limit the energy
+	// homes share it with their committed caps: phase 0 only.
+	peak := n.Weights.Peak > 0 && len(n.Windows) > 0
+	if full := cfg.Neighbourhood; !peak && (full.FeederLimit <= 0 || len(full.Windows) == 0) {
 		return nil
 	}
 	energyHomes := r.EnergyNames()
@@ -102,6 +110,12 @@ func (st *homeState) answerHook(r *homesolve.Run) func(ctx context.Context, roun
 			return got, err
 		}
 		if err := final(values, 0); err != nil {
+			return values, err
+		}
+		if !peak {
+			// The energy homes' finals of phase 0 end the round, or
+			// say that it failed.
+			_, err := await(0, energyHomes)
 			return values, err
 		}
 		prev, err := await(0, compiled)
@@ -197,6 +211,11 @@ func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, cfg *co
 	if err := final(0, res.Street.Moves > 0); err != nil {
 		return err
 	}
+	if pk := street.PeakOf(cfg.Neighbourhood); pk.Weight <= 0 || len(pk.Slots) == 0 {
+		// Without a peak term the compiled homes do not answer (as in
+		// `hearth sim`): phase 0 is the round.
+		return nil
+	}
 	prev, ok, err := await(0)
 	if !ok {
 		return err
@@ -224,6 +243,7 @@ func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, cfg *co
 		}
 		r, err := energyround.Run(ctx, e.exch, m, xk)
 		if err != nil {
+			e.failPhase(ctx, x, k, m, err)
 			return err
 		}
 		res.Street.Sweeps += r.Sweeps
@@ -242,6 +262,26 @@ func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, cfg *co
 		prev = cur
 	}
 	return nil
+}
+
+// failPhase tells the street that phase k of round x.Round failed with
+// err, when err says the street cannot keep a hard feeder limit
+// (energy.ErrInfeasible): a final load of the phase with the reason
+// (energyround.Infeasible), on which every home waiting for the phase
+// fails its round with the same reason, as `hearth sim` fails the
+// street. Other errors are this home's own and are not published.
+func (e *EnergyHome) failPhase(ctx context.Context, x energyround.Config, k int, m *street.Member, err error) {
+	if !errors.Is(err, energy.ErrInfeasible) {
+		return
+	}
+	var signer *sign.Signer
+	if x.Keys != nil {
+		signer = x.Keys.Signer(e.cfg.Home)
+	}
+	l := energyround.Load{Round: energyround.PhaseRound(x.Round, k), Home: e.cfg.Home, Slot0: x.Slot0.Format(time.RFC3339), ImportKW: slices.Clone(m.Plan.Import)}
+	if perr := energyround.Infeasible(ctx, e.prefix, l, err.Error(), signer, x.Publish); perr != nil {
+		e.log.Warn("mixed street: the phase's failure not published", "round", x.Round, "phase", k, "err", perr)
+	}
 }
 
 // slotRound reports whether round is the slot round of a boundary of

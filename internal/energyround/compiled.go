@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,9 @@ type compiledLoad struct {
 	round string
 	start time.Time
 	kw    []float64
+	// caps are the home's committed caps per window (kW), nil where
+	// its payload says none.
+	caps []float64
 }
 
 // NewCompiled returns a holder of the compiled homes' loads under
@@ -122,23 +126,49 @@ func (c *Compiled) decode(t, home string, payload []byte) (compiledLoad, error) 
 		}
 		l.kw[k] = s.KW
 	}
+	for w, v := range lp.CommittedKW {
+		if math.IsNaN(v) || v < 0 || v > maxKW {
+			return compiledLoad{}, fmt.Errorf("%w: %s: committed_kw[%d] = %v outside [0, %g] kW", ErrDropped, t, w, v, float64(maxKW))
+		}
+	}
+	l.caps = lp.CommittedKW
 	return l, nil
 }
 
 // Base waits until every home of homes has published its load of round
 // (of any round, for ""; the latest) on the horizon from slot0 with
-// slots slots, or until deadline, and
-// returns their load that flows per slot (kW: each home's positive
-// draw, as the peak term counts it), summed in homes' order, and the
-// homes whose load did not come (left out of the sum). A home whose
-// latest load, or what Ahead says of it, already plans a later horizon
-// is not waited for: no load of this one will come (a compiled home's
-// first round may plan the next slot ahead of its boundary).
+// slots slots, or until deadline, and returns their load that flows per
+// slot (kW: each home's positive draw, as the peak term counts it),
+// summed in homes' order, and the homes whose load did not come (left
+// out of the sum). A home whose latest load, or what Ahead says of it,
+// already plans a later horizon is not waited for: no load of this one
+// will come (a compiled home's first round may plan the next slot ahead
+// of its boundary).
 func (c *Compiled) Base(ctx context.Context, homes []string, round string, slot0 time.Time, slots int, deadline time.Time) ([]float64, []string, error) {
+	got, missing, err := c.Loads(ctx, homes, round, slot0, slots, deadline)
+	if err != nil {
+		return nil, missing, err
+	}
+	base := make([]float64, slots)
+	for _, h := range homes {
+		for t, v := range got[h].ImportKW {
+			base[t] += v
+		}
+	}
+	return base, missing, nil
+}
+
+// Loads is Base home by home: each home's load that flows per slot (kW,
+// ImportKW) and its committed caps per window (CommittedKW, as its
+// payload gives them: nil for none), as the final loads of a phase
+// carry them, for the street the energy homes answer in
+// (street.StreetOf: the [coordination] neighbours' links, the [feeder]
+// limit less the compiled homes' caps). A home missing has no entry.
+func (c *Compiled) Loads(ctx context.Context, homes []string, round string, slot0 time.Time, slots int, deadline time.Time) (map[string]Load, []string, error) {
 	dl := time.NewTimer(time.Until(deadline))
 	defer dl.Stop()
 	for {
-		base := make([]float64, slots)
+		got := map[string]Load{}
 		var missing []string
 		waiting := false
 		c.mu.Lock()
@@ -149,22 +179,21 @@ func (c *Compiled) Base(ctx context.Context, homes []string, round string, slot0
 				waiting = waiting || (!ok || !l.start.After(slot0)) && !c.ahead[h].After(slot0)
 				continue
 			}
+			flow := make([]float64, slots)
 			for t, v := range l.kw {
-				base[t] += math.Max(v, 0)
+				flow[t] = math.Max(v, 0)
 			}
+			got[h] = Load{Round: l.round, Home: h, Slot0: slot0.Format(time.RFC3339), ImportKW: flow, CommittedKW: slices.Clone(l.caps), Final: true}
 		}
 		c.mu.Unlock()
-		if len(missing) == 0 {
-			return base, nil, nil
-		}
-		if !waiting {
-			return base, missing, nil
+		if len(missing) == 0 || !waiting {
+			return got, missing, nil
 		}
 		select {
 		case <-ctx.Done():
 			return nil, missing, ctx.Err()
 		case <-dl.C:
-			return base, missing, nil
+			return got, missing, nil
 		case <-c.notify:
 		}
 	}

@@ -24,7 +24,11 @@
 // on the whole street rebuilt from the loads held (Config.Street, View):
 // its links, and its share of the limit, the limit less the other homes'
 // commitments (the energy homes' highest import per window, the compiled
-// homes' committed caps of their final loads).
+// homes' committed caps of their final loads). Where the sweeps end above
+// a hard feeder limit, the breakout phases of street.Street.Breakout
+// follow, as street.CoordinateStreet runs them: every home holds the
+// same loads of the last sweep, so every home raises the same windows'
+// prices and the sweeps go on, numbered on.
 //
 // A round always ends: every wait is bounded by the round's deadline
 // (the live round time-out). A home that has not answered by then is
@@ -67,6 +71,8 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hearth-dcop/hearth/mqtt/sign"
 	"github.com/hearth-dcop/hearth/mqtt/topic"
@@ -98,7 +104,17 @@ type Load struct {
 	// cap per coordination window (kW, ≥ 0): the energy homes' share of
 	// the feeder limit is the limit less the street's caps.
 	CommittedKW []float64 `json:"committed_kw,omitempty"`
+	// Infeasible, in an energy home's final load, is why the phase
+	// failed: the street's best responses end above a hard feeder limit
+	// (the reason street.Street.CheckHard names). Every home that reads
+	// it fails its round with that reason (Phases.Await), as `hearth
+	// sim` fails the street, instead of waiting for the phase's loads
+	// until the round's time-out.
+	Infeasible string `json:"infeasible,omitempty"`
 }
+
+// maxReason bounds an Infeasible reason's length (bytes).
+const maxReason = 1024
 
 // MaxSweeps bounds a message's sweep: a round never runs more.
 const MaxSweeps = 1000
@@ -208,6 +224,10 @@ func decode(prefix, t string, retained bool, payload []byte, keys *sign.Keyring)
 		return bad("sweep %d outside [0, %d]", l.Sweep, MaxSweeps)
 	case math.IsNaN(l.Cost) || math.IsInf(l.Cost, 0):
 		return bad("cost %v is not a finite number", l.Cost)
+	case l.Infeasible != "" && !l.Final:
+		return bad("infeasible in a load that is not final")
+	case len(l.Infeasible) > maxReason || !utf8.ValidString(l.Infeasible) || strings.ContainsFunc(l.Infeasible, unicode.IsControl):
+		return bad("infeasible: not a reason of at most %d bytes of printable text", maxReason)
 	}
 	for k, v := range l.ImportKW {
 		if math.IsNaN(v) || v < 0 || v > maxKW {

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
+	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/mqtt/sign"
 )
 
@@ -120,6 +123,28 @@ func (p *Phases) Receive(t string, retained bool, payload []byte) error {
 	return nil
 }
 
+// Infeasible publishes l (a home's load of a phase's round) as its final
+// load saying that the street cannot keep a hard feeder limit, for
+// reason (what street.Street.CheckHard names; energy.ErrInfeasible's
+// words, which Await's error wraps, are left off, and the text is cut to
+// maxReason bytes of printable UTF-8). It is published like every final,
+// with publish, signed by signer (nil: unsigned).
+func Infeasible(ctx context.Context, prefix string, l Load, reason string, signer *sign.Signer, publish func(ctx context.Context, topic string, payload []byte) error) error {
+	r := strings.TrimSuffix(reason, ": "+energy.ErrInfeasible.Error())
+	r = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, r)
+	if len(r) > maxReason {
+		r = strings.ToValidUTF8(r[:maxReason], "")
+	}
+	l.Infeasible = r
+	_, err := Final(ctx, prefix, l, signer, publish, nil)
+	return err
+}
+
 // ErrPhaseTimedOut is Await's when the deadline passed first.
 var ErrPhaseTimedOut = errors.New("the phase's final loads did not all come by the round's deadline")
 
@@ -128,7 +153,10 @@ var ErrPhaseTimedOut = errors.New("the phase's final loads did not all come by t
 // the homes missing) or ctx's end. Every heartbeat (0:
 // DefaultHeartbeat) it calls again, when not nil, so that the
 // caller publishes its own final again for a process that subscribed
-// late. A final of another horizon is a fault, named in the error.
+// late. A final of another horizon is a fault, named in the error. A
+// final of any home of homes that says the street is infeasible
+// (Load.Infeasible) ends the wait at once with an error wrapping
+// energy.ErrInfeasible that names the home and its reason.
 func (p *Phases) Await(ctx context.Context, round string, homes []string, want Expect, deadline time.Time, heartbeat time.Duration, again func()) (map[string]Load, []string, error) {
 	if heartbeat <= 0 {
 		heartbeat = DefaultHeartbeat
@@ -140,15 +168,25 @@ func (p *Phases) Await(ctx context.Context, round string, homes []string, want E
 	for {
 		out := map[string]Load{}
 		var missing []string
+		var failed *Load
 		p.mu.Lock()
 		for _, h := range homes {
 			if l, ok := p.finals[round][h]; ok {
 				out[h] = l
+				if l.Infeasible != "" && failed == nil {
+					failed = &l
+				}
 			} else {
 				missing = append(missing, h)
 			}
 		}
 		p.mu.Unlock()
+		if failed != nil {
+			if err := failed.check(Topic(p.prefix, failed.Home, round), want); err != nil {
+				return nil, nil, err
+			}
+			return nil, missing, fmt.Errorf("energy home %s: %s: %w", failed.Home, failed.Infeasible, energy.ErrInfeasible)
+		}
 		if len(missing) == 0 {
 			for _, h := range homes {
 				if err := out[h].check(Topic(p.prefix, h, round), want); err != nil {

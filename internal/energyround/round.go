@@ -361,39 +361,76 @@ func Run(ctx context.Context, x *Exchange, me *street.Member, c Config) (Result,
 			return res, err
 		}
 	}
-	for sweep := 1; sweep <= rounds; sweep++ {
-		res.Sweeps = sweep
-		moved := false
-		for i, h := range c.Homes {
-			if i != idx {
-				l, err := await(h, sweep)
-				if err != nil {
-					if errors.Is(err, errTimedOut) {
-						return timedOut(h)
+	// cs is the street the turns answer in: c.Street, with the weights
+	// of a hard limit's breakout phases (street.Street.Breakout) once the
+	// sweeps end above it, as street.CoordinateStreet runs them.
+	var cs *street.Street
+	if c.Street != nil {
+		v := *c.Street
+		cs = &v
+	}
+	sweep := 0
+phases:
+	for {
+		// held is every other home's load of the sweep, as awaited.
+		held := map[string]Load{}
+		for k := 1; k <= rounds; k++ {
+			sweep++
+			res.Sweeps = sweep
+			moved := false
+			for i, h := range c.Homes {
+				if i != idx {
+					l, err := await(h, sweep)
+					if err != nil {
+						if errors.Is(err, errTimedOut) {
+							return timedOut(h)
+						}
+						return res, err
 					}
-					return res, err
+					if l.Sweep != sweep {
+						// A home ahead of the order by a sweep cannot be:
+						// its answer needs this home's.
+						return res, fmt.Errorf("energy round %s: home %s sent sweep %d while this home awaited %d: the homes disagree on the round's order", c.Round, h, l.Sweep, sweep)
+					}
+					held[h] = l
+					if l.Moved {
+						moved = true
+						res.Moves++
+					}
+					continue
 				}
-				if l.Sweep != sweep {
-					// A home ahead of the order by a sweep cannot be:
-					// its answer needs this home's.
-					return res, fmt.Errorf("energy round %s: home %s sent sweep %d while this home awaited %d: the homes disagree on the round's order", c.Round, h, l.Sweep, sweep)
+				if cs != nil {
+					s, ms, i := View(cs, c.Energy, me, latest())
+					o := c.Options
+					if o.Gain <= 0 {
+						o.Gain = gain
+					}
+					_, adopted, err := s.Answer(ctx, ms, i, s.Objective(ms), o)
+					if err != nil {
+						return res, err
+					}
+					if adopted {
+						moved = true
+						res.Moves++
+					}
+					set(sweep, adopted)
+					if err := publish(); err != nil {
+						return res, err
+					}
+					continue
 				}
-				if l.Moved {
-					moved = true
-					res.Moves++
-				}
-				continue
-			}
-			if c.Street != nil {
-				s, ms, i := View(c.Street, c.Energy, me, latest())
+				base, otherCost := others()
+				partial := street.Objective([]*street.Member{me}, base, c.Peak)
 				o := c.Options
-				if o.Gain <= 0 {
-					o.Gain = gain
-				}
-				_, adopted, err := s.Answer(ctx, ms, i, s.Objective(ms), o)
+				o.Rounds = 1
+				// street.Coordinate's threshold is Gain × |the street's
+				// objective|; here it sees this home's part only.
+				o.Gain = gain * math.Max(1, math.Abs(otherCost+partial)) / math.Max(1, math.Abs(partial))
+				cr, err := street.Coordinate(ctx, []*street.Member{me}, base, c.Peak, o)
 				if err != nil {
 					return res, err
 				}
+				adopted := cr.Moves > 0
 				if adopted {
 					moved = true
 					res.Moves++
@@ -402,31 +439,19 @@ func Run(ctx context.Context, x *Exchange, me *street.Member, c Config) (Result,
 				if err := publish(); err != nil {
 					return res, err
 				}
-				continue
 			}
-			base, otherCost := others()
-			partial := street.Objective([]*street.Member{me}, base, c.Peak)
-			o := c.Options
-			o.Rounds = 1
-			// street.Coordinate's threshold is Gain × |the street's
-			// objective|; here it sees this home's part only.
-			o.Gain = gain * math.Max(1, math.Abs(otherCost+partial)) / math.Max(1, math.Abs(partial))
-			cr, err := street.Coordinate(ctx, []*street.Member{me}, base, c.Peak, o)
-			if err != nil {
-				return res, err
-			}
-			adopted := cr.Moves > 0
-			if adopted {
-				moved = true
-				res.Moves++
-			}
-			set(sweep, adopted)
-			if err := publish(); err != nil {
-				return res, err
+			if !moved {
+				break
 			}
 		}
-		if !moved {
+		if cs == nil {
 			break
+		}
+		// Every home holds the same loads of the last sweep, so every
+		// home starts the same breakout phase, or none.
+		_, ms, _ := View(cs, c.Energy, me, held)
+		if !cs.Breakout(ms) {
+			break phases
 		}
 	}
 	res.Others, res.OthersCost = others()
