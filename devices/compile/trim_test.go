@@ -25,8 +25,12 @@ import (
 // with a plan the evaluator prices alike, and the programme's states
 // must fall.
 func TestProgrammeEndsAtGoal(t *testing.T) {
+	homes := uint64(40)
+	if raceEnabled {
+		homes = 16 // what it checks does not depend on concurrency
+	}
 	solved, brute, cut := 0, 0, 0
-	for seed := range uint64(40) {
+	for seed := range homes {
 		slots := 4 + int(seed%3)
 		n := testhomes.Random(7000+seed, testhomes.Options{Homes: 1, Slots: slots, Devices: 1, Actions: 3, Mixed: true, Soft: seed%4 < 2})
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -100,9 +104,10 @@ func TestProgrammeEndsAtGoal(t *testing.T) {
 		}
 		solved++
 	}
-	if solved < 25 || brute < 8 || cut < 20 {
+	if solved < int(homes)*5/8 || brute < int(homes)/5 || cut < int(homes)/2 {
 		t.Fatalf("%d homes solved, %d against enumeration, %d programmes cut short", solved, brute, cut)
 	}
+	t.Logf("%d homes solved, %d against enumeration, %d programmes cut short", solved, brute, cut)
 }
 
 // ovenStates counts the states of the oven's programme over the horizon,
