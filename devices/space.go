@@ -8,7 +8,8 @@ import (
 
 // State is where a modelled property's trajectory is at one index: its
 // value in steps and which of the model's ANY rules (before/after goals)
-// have held so far.
+// have held so far, up to their window's last index (after it nothing
+// reads the bit, and it is clear).
 type State struct {
 	Value int64
 	Flags uint64
@@ -57,11 +58,15 @@ type Space struct {
 	init  int64
 	// Per index: the ALL checks, the ANY checks (with their bit) and the
 	// bits that must be set by then.
-	all    [][]check
-	anys   [][]check
-	must   []uint64
-	broken bool // an ANY window is empty
-	index  []map[State]int
+	all  [][]check
+	anys [][]check
+	must []uint64
+	// expired[i] holds the bits of the ANY rules whose window closed
+	// before index i: nothing reads them there, so apply clears them
+	// and the states that differ only by them are one.
+	expired []uint64
+	broken  bool // an ANY window is empty
+	index   []map[State]int
 	// read is the last index a rule or end value reads; explore keeps
 	// the states past it only up to the last index where a check
 	// excludes a reachable state.
@@ -115,7 +120,7 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 		s.drift, s.delta = []int64{0}, [][][]int64{make([][]int64, len(m.Actuators))}
 	}
 	n := hz.Indices()
-	s.all, s.anys, s.must = make([][]check, n), make([][]check, n), make([]uint64, n)
+	s.all, s.anys, s.must, s.expired = make([][]check, n), make([][]check, n), make([]uint64, n), make([]uint64, n)
 	for _, ri := range m.Rules {
 		r := &h.Rules[ri]
 		from, to, anyOf := hz.RuleWindow(r)
@@ -151,6 +156,9 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 		for i := from; i < to; i++ {
 			s.anys[i] = append(s.anys[i], check{rel: r.Rel, goal: goal, bit: bit})
 		}
+		for i := to; i < n; i++ {
+			s.expired[i] |= bit
+		}
 		if r.Soft {
 			// A soft ANY rule only records whether it held; the
 			// compiler prices the states at its window's end whose
@@ -163,6 +171,9 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 	}
 	for i := 1; i < n; i++ {
 		s.must[i] |= s.must[i-1]
+	}
+	for i := range n {
+		s.must[i] &^= s.expired[i]
 	}
 	s.read = max(s.read, min(last, n-1))
 	if p.EndValue != 0 && s.Last == n-1 {
@@ -184,8 +195,10 @@ func (s *Space) Feasible() bool { return len(s.States) > 0 && len(s.States[s.Las
 func (s *Space) Init() (State, bool) { return s.apply(0, s.init, 0) }
 
 // apply finishes a state at index i: checks the ALL rules, records the ANY
-// rules that hold and rejects it when a finished ANY window was missed.
+// rules that hold, rejects it when a finished ANY window was missed and
+// forgets the ANY rules whose window closed before i.
 func (s *Space) apply(i int, v int64, flags uint64) (State, bool) {
+	flags &^= s.expired[i]
 	for _, c := range s.all[i] {
 		if !c.rel.Holds(v, c.goal) {
 			return State{}, false
