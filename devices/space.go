@@ -8,7 +8,8 @@ import (
 
 // State is where a modelled property's trajectory is at one index: its
 // value in steps and which of the model's ANY rules (before/after goals)
-// have held so far.
+// have held so far, up to their window's last index (after it nothing
+// reads the bit, and it is clear).
 type State struct {
 	Value int64
 	Flags uint64
@@ -32,8 +33,13 @@ const DefaultStateLimit = 4096
 // the model's feasibility.
 type Space struct {
 	Model Model
-	// Last is the last index a rule checks; the trajectory after it does
-	// not matter. States exist for indices 0..Last.
+	// Last is the last index anything reads the state at: a soft rule's
+	// window, a before/after goal's, an end value, or a bound or ALL rule
+	// that excludes some reachable state there. The trajectory after it
+	// does not matter: every schedule of the actuators keeps the model's
+	// rules from Last on, so the state leaves the problem (a programme's
+	// counter past its goal, a bound it never reaches). States exist for
+	// indices 0..Last.
 	Last int
 	// States[i] is sorted by (Value, Flags). States[0] holds at most the
 	// initial state. Every States[i] is empty when the model is
@@ -52,11 +58,19 @@ type Space struct {
 	init  int64
 	// Per index: the ALL checks, the ANY checks (with their bit) and the
 	// bits that must be set by then.
-	all    [][]check
-	anys   [][]check
-	must   []uint64
-	broken bool // an ANY window is empty
-	index  []map[State]int
+	all  [][]check
+	anys [][]check
+	must []uint64
+	// expired[i] holds the bits of the ANY rules whose window closed
+	// before index i: nothing reads them there, so apply clears them
+	// and the states that differ only by them are one.
+	expired []uint64
+	broken  bool // an ANY window is empty
+	index   []map[State]int
+	// read is the last index a rule or end value reads; explore keeps
+	// the states past it only up to the last index where a check
+	// excludes a reachable state.
+	read int
 }
 
 type check struct {
@@ -106,7 +120,7 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 		s.drift, s.delta = []int64{0}, [][][]int64{make([][]int64, len(m.Actuators))}
 	}
 	n := hz.Indices()
-	s.all, s.anys, s.must = make([][]check, n), make([][]check, n), make([]uint64, n)
+	s.all, s.anys, s.must, s.expired = make([][]check, n), make([][]check, n), make([]uint64, n), make([]uint64, n)
 	for _, ri := range m.Rules {
 		r := &h.Rules[ri]
 		from, to, anyOf := hz.RuleWindow(r)
@@ -115,11 +129,13 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 			// A soft ALL rule excludes no state; the compiler prices
 			// the states of its window (Shortfall).
 			if to > from {
-				s.Last = max(s.Last, to-1)
+				s.read = max(s.read, to-1)
 			}
 			continue
 		}
 		if !anyOf {
+			// A hard ALL rule (a bound) is explored to its window's
+			// end but read only where it excludes a state (explore).
 			for i := from; i < to; i++ {
 				s.all[i] = append(s.all[i], check{rel: r.Rel, goal: goal})
 				s.Last = max(s.Last, i)
@@ -140,20 +156,31 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 		for i := from; i < to; i++ {
 			s.anys[i] = append(s.anys[i], check{rel: r.Rel, goal: goal, bit: bit})
 		}
+		for i := to; i < n; i++ {
+			s.expired[i] |= bit
+		}
 		if r.Soft {
 			// A soft ANY rule only records whether it held; the
 			// compiler prices the states at its window's end whose
 			// bit is unset.
-			s.Last = max(s.Last, to-1)
+			s.read = max(s.read, to-1)
 			continue
 		}
 		s.must[to-1] |= bit
-		s.Last = max(s.Last, to-1)
+		s.read = max(s.read, to-1)
 	}
 	for i := 1; i < n; i++ {
 		s.must[i] |= s.must[i-1]
 	}
-	s.Last = max(s.Last, min(last, n-1))
+	for i := range n {
+		s.must[i] &^= s.expired[i]
+	}
+	s.read = max(s.read, min(last, n-1))
+	if p.EndValue != 0 && s.Last == n-1 {
+		// The compiler values the state at the horizon's end.
+		s.read = n - 1
+	}
+	s.Last = max(s.Last, s.read)
 	if err := s.explore(h, limit); err != nil {
 		return nil, err
 	}
@@ -168,8 +195,10 @@ func (s *Space) Feasible() bool { return len(s.States) > 0 && len(s.States[s.Las
 func (s *Space) Init() (State, bool) { return s.apply(0, s.init, 0) }
 
 // apply finishes a state at index i: checks the ALL rules, records the ANY
-// rules that hold and rejects it when a finished ANY window was missed.
+// rules that hold, rejects it when a finished ANY window was missed and
+// forgets the ANY rules whose window closed before i.
 func (s *Space) apply(i int, v int64, flags uint64) (State, bool) {
+	flags &^= s.expired[i]
 	for _, c := range s.all[i] {
 		if !c.rel.Holds(v, c.goal) {
 			return State{}, false
@@ -249,11 +278,17 @@ func (s *Space) explore(h *Home, limit int) error {
 	for c := range deltas {
 		deltas[c] = s.distinctDeltas(c)
 	}
+	// excludes is the last index where a check excluded a state reached
+	// from the index before (a superset of the states kept).
+	excludes := 0
 	for i := 1; i <= s.Last; i++ {
 		seen := map[State]bool{}
 		for _, st := range s.States[i-1] {
 			for _, d := range deltas[s.class[s.hz.Mover(i)]] {
-				if next, ok := s.apply(i, st.Value+d, st.Flags); ok && !seen[next] {
+				next, ok := s.apply(i, st.Value+d, st.Flags)
+				if !ok {
+					excludes = i
+				} else if !seen[next] {
 					seen[next] = true
 					s.States[i] = append(s.States[i], next)
 				}
@@ -268,6 +303,14 @@ func (s *Space) explore(h *Home, limit int) error {
 			return nil
 		}
 		slices.SortFunc(s.States[i], compareState)
+	}
+	// Past max(read, excludes) every schedule keeps the rules and
+	// nothing reads the state: its values can no longer tell schedules
+	// apart, so the model ends there. The states up to it, and the
+	// backward pruning below, are the same as with the whole trajectory.
+	if keep := max(s.read, excludes); keep < s.Last {
+		clear(s.States[keep+1:])
+		s.States, s.index, s.Last = s.States[:keep+1], s.index[:keep+1], keep
 	}
 	for i := s.Last - 1; i >= 0; i-- {
 		next := map[State]bool{}

@@ -102,9 +102,12 @@ func TestSpaceAgainstEnumeration(t *testing.T) {
 }
 
 // heldBy reports whether ANY rule r has held at some index ≤ i of its
-// window.
+// window, while the window is open (i before its end).
 func heldBy(hz devices.Horizon, r *devices.Rule, values []float64, scale float64, i int) bool {
 	from, to, _ := hz.RuleWindow(r)
+	if i >= to {
+		return false // the space forgets a rule once its window has closed
+	}
 	goal := devices.Steps(r.Goal, scale)
 	for j := from; j < to && j <= i; j++ {
 		if r.Rel.Holds(devices.Steps(values[j], scale), goal) {

@@ -227,7 +227,10 @@ func TestImproveFeederPerWindow(t *testing.T) {
 	if !sh.Eval.Feasible {
 		t.Skipf("the SH-MGM-style schedule breaks the limit: %v", sh.Eval.Violations)
 	}
-	o := ImproveOptions{Seed: 3, Kicks: 1}
+	// Two kicks: one leaves the SH-MGM-style start where it is since
+	// the oven's counter ends at its goal (a tie its best responses
+	// break differently).
+	o := ImproveOptions{Seed: 3, Kicks: 2}
 	one, err := Improve(ctx, n, sh.Schedule, o)
 	if err != nil {
 		t.Fatal(err)

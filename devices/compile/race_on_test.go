@@ -2,6 +2,7 @@
 
 package compile_test
 
-// raceEnabled: under the race detector the MILP comparison runs on fewer
-// homes; what it checks does not depend on concurrency.
+// raceEnabled: under the race detector the MILP comparison and
+// TestProgrammeEndsAtGoal run on fewer homes; what they check does not
+// depend on concurrency.
 const raceEnabled = true

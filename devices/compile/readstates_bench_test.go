@@ -53,7 +53,7 @@ func BenchmarkReadStates(b *testing.B) {
 
 // autoStreet loads the README's example street (examples/neighbourhood)
 // with power_steps = "auto" on its two EV chargers and its battery.
-func autoStreet(b *testing.B) *config.Config {
+func autoStreet(b testing.TB) *config.Config {
 	b.Helper()
 	dir := b.TempDir()
 	src := filepath.Join("..", "..", "examples", "neighbourhood")
