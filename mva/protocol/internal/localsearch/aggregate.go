@@ -52,7 +52,7 @@ type respContext struct {
 // only own variable it is, conditioned on the context.
 type aggregate struct {
 	k     int
-	funcs []int
+	funcs []int32
 	// costs[v] is the sum at own value v. The response problem's
 	// function shares the slice: refilled in place between responses,
 	// which the solvers detect (mva.HoldingSolver: never while held).
@@ -68,23 +68,23 @@ func (nb *Neighbourhood) newContext(penalty float64) *respContext {
 	for i := range nb.funcs {
 		f := &nb.funcs[i]
 		own := -1
-		for _, r := range f.scope {
-			if !r.own {
+		for _, r := range nb.scope(f) {
+			if !r.own() {
 				continue
 			}
-			if own >= 0 && own != r.idx {
+			if own >= 0 && own != r.idx() {
 				own = -2
 				break
 			}
-			own = r.idx
+			own = r.idx()
 		}
 		if own >= 0 {
 			continue
 		}
 		rc.multi = append(rc.multi, i)
-		for _, r := range f.scope {
-			if !r.own {
-				read[r.idx] = true
+		for _, r := range nb.scope(f) {
+			if !r.own() {
+				read[r.idx()] = true
 			}
 		}
 	}
@@ -93,9 +93,9 @@ func (nb *Neighbourhood) newContext(penalty float64) *respContext {
 	}
 	slices.Sort(rc.kept)
 	for k, fs := range nb.byVar {
-		var single []int
+		var single []int32
 		for _, i := range fs {
-			if !slices.Contains(rc.multi, i) {
+			if !slices.Contains(rc.multi, int(i)) {
 				single = append(single, i)
 			}
 		}
@@ -114,18 +114,19 @@ func (rc *respContext) funcs(nb *Neighbourhood, base int) []mva.LocalFunction {
 	out := make([]mva.LocalFunction, 0, len(rc.multi)+len(rc.conds))
 	for _, i := range rc.multi {
 		ef := &nb.funcs[i]
-		sc := make([]int, len(ef.scope))
-		for j, r := range ef.scope {
-			if r.own {
-				sc[j] = base + r.idx
+		scope := nb.scope(ef)
+		sc := make([]int, len(scope))
+		for j, r := range scope {
+			if r.own() {
+				sc[j] = base + r.idx()
 			} else {
-				sc[j], _ = slices.BinarySearch(rc.kept, r.idx)
+				sc[j], _ = slices.BinarySearch(rc.kept, r.idx())
 			}
 		}
-		costs := ef.costs
+		costs := nb.costs(ef)
 		if rc.penalty > 0 {
-			costs = make([]float64, len(ef.costs))
-			for e, c := range ef.costs {
+			costs = make([]float64, len(costs))
+			for e, c := range nb.costs(ef) {
 				if mva.IsHard(c) {
 					c = rc.penalty
 				}
@@ -156,7 +157,7 @@ func (rc *respContext) gather(nb *Neighbourhood, vals, in []int) {
 		for v := range a.costs {
 			sum := 0.0
 			for _, i := range a.funcs {
-				c := nb.evalAt(&nb.funcs[i], a.k, v, vals)
+				c := nb.evalAt(&nb.funcs[i], v, vals)
 				if mva.IsHard(c) && rc.penalty > 0 {
 					c = rc.penalty
 				}
@@ -168,16 +169,17 @@ func (rc *respContext) gather(nb *Neighbourhood, vals, in []int) {
 }
 
 // evalAt is the cost of external function f, whose only own variable is
-// boundary variable k, at b_k = v and the other agents' variables at ctx.
-func (nb *Neighbourhood) evalAt(f *extFunc, k, v int, ctx []int) float64 {
+// some boundary variable k, at b_k = v and the other agents' variables at ctx.
+func (nb *Neighbourhood) evalAt(f *extFunc, v int, ctx []int) float64 {
 	nb.checks++
 	idx := 0
-	for i, r := range f.scope {
+	dims := nb.fdims(f)
+	for i, r := range nb.scope(f) {
 		x := v
-		if !r.own {
-			x = ctx[r.idx]
+		if r >= 0 {
+			x = ctx[r]
 		}
-		idx = idx*f.dims[i] + x
+		idx = idx*int(dims[i]) + x
 	}
-	return f.costs[idx]
+	return nb.costs(f)[idx]
 }

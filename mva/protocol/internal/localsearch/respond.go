@@ -702,7 +702,7 @@ func (r *Responder) penalty() (float64, bool, error) {
 		localHard = localHard || h
 	}
 	for i := range r.nb.funcs {
-		m, _ := maxFinite(r.nb.funcs[i].costs)
+		m, _ := maxFinite(r.nb.costs(&r.nb.funcs[i]))
 		bound += m
 	}
 	if math.IsInf(2*bound+1, 0) {
