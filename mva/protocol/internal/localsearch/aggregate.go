@@ -65,6 +65,7 @@ type aggregate struct {
 func (nb *Neighbourhood) newContext(penalty float64) *respContext {
 	rc := &respContext{penalty: penalty, stale: true}
 	read := map[int]bool{}
+	isMulti := make([]bool, len(nb.funcs))
 	for i := range nb.funcs {
 		f := &nb.funcs[i]
 		own := -1
@@ -82,6 +83,7 @@ func (nb *Neighbourhood) newContext(penalty float64) *respContext {
 			continue
 		}
 		rc.multi = append(rc.multi, i)
+		isMulti[i] = true
 		for _, r := range nb.scope(f) {
 			if !r.own() {
 				read[r.idx()] = true
@@ -95,7 +97,7 @@ func (nb *Neighbourhood) newContext(penalty float64) *respContext {
 	for k, fs := range nb.byVar {
 		var single []int32
 		for _, i := range fs {
-			if !slices.Contains(rc.multi, int(i)) {
+			if !isMulti[i] {
 				single = append(single, i)
 			}
 		}
