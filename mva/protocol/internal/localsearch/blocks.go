@@ -52,6 +52,9 @@ type blockSearch struct {
 	view   *mva.LocalView
 	exact  mva.ExactFactory
 	blocks []*blockProblem
+	// rc is what every block keeps of the external functions; the
+	// blocks share its aggregates, refilled once per response.
+	rc     *respContext
 	x      []int // the descent's assignment of the agent's variables
 	solves int64
 	// offered is set when the last descent's offer changed the local
@@ -60,7 +63,8 @@ type blockSearch struct {
 }
 
 // blockProblem is one block's problem and its solver. Its inputs are the
-// context slots, then the fixed interior variables it reads (fixed); its
+// kept context slots (respContext), then the fixed interior variables it
+// reads (fixed); its
 // outputs the agent's boundary, then the block's interior variables
 // (vars), all as indices of the agent's local problem.
 type blockProblem struct {
@@ -77,7 +81,7 @@ type blockProblem struct {
 // DefaultResponseEntries).
 func newBlockSearch(nb *Neighbourhood, view *mva.LocalView, exact mva.ExactFactory, merge, entries int) (*blockSearch, error) {
 	lp := nb.lp
-	s := &blockSearch{nb: nb, view: view, exact: exact, x: make([]int, len(lp.Vars))}
+	s := &blockSearch{nb: nb, view: view, exact: exact, rc: nb.newContext(0), x: make([]int, len(lp.Vars))}
 	if entries <= 0 {
 		entries = DefaultResponseEntries
 	}
@@ -172,7 +176,7 @@ func (s *blockSearch) build(vars []int, entries int, fallback bool) (*blockProbl
 	nb := s.nb
 	lp := nb.lp
 	p := lp.Problem
-	slots := len(nb.SlotDomains)
+	slots := len(s.rc.kept)
 	in := make([]bool, len(lp.Vars))
 	for k := range lp.NB {
 		in[k] = true
@@ -210,8 +214,8 @@ func (s *blockSearch) build(vars []int, entries int, fallback bool) (*blockProbl
 		q.Variables[k] = mva.Variable{Name: name, Domain: labels[d]}
 		blp.Vars[k], blp.Domains[k] = k, d
 	}
-	for sl, v := range nb.slotVars {
-		variable(sl, p.Variables[v].Name, nb.SlotDomains[sl])
+	for i, sl := range s.rc.kept {
+		variable(i, p.Variables[nb.slotVars[sl]].Name, nb.SlotDomains[sl])
 	}
 	for j, k := range fixed {
 		pos[k] = slots + j
@@ -233,7 +237,7 @@ func (s *blockSearch) build(vars []int, entries int, fallback bool) (*blockProbl
 		}
 		blp.Funcs = append(blp.Funcs, mva.LocalFunction{Scope: sc, Costs: f.Costs})
 	}
-	blp.Funcs = append(blp.Funcs, nb.externalFuncs(base)...)
+	blp.Funcs = append(blp.Funcs, s.rc.funcs(nb, base)...)
 	solver, _, err := solverFor(s.exact, blp, entries, fallback)
 	if err != nil {
 		return nil, fmt.Errorf("best response block: %w", err)
@@ -296,7 +300,7 @@ func (s *blockSearch) descend(ctx context.Context, cur int, vals []int) (int, er
 	for range maxPasses {
 		improved := false
 		for _, bp := range s.blocks {
-			copy(bp.in[:bp.slots], vals)
+			s.rc.gather(s.nb, vals, bp.in)
 			for j, k := range bp.fixed {
 				bp.in[bp.slots+j] = x[k]
 			}

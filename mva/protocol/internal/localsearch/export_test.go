@@ -39,17 +39,17 @@ func (r *Responder) NumBlocks() int {
 }
 
 // ResponseProblem returns the agent's (unweighted) response problem with
-// the context slots at vals and every mask free, as a problem of its own:
+// the context at vals and every mask free, as a problem of its own:
 // the agent's boundary and interior variables, each function conditioned
 // on the context, constants in Offset. It is what one exact response
 // solves, for writing to a file that other solvers read.
 func (r *Responder) ResponseProblem(vals []int) (*mva.Problem, error) {
-	rlp, _, err := r.buildLP(false)
+	rlp, rc, _, err := r.buildLP(false)
 	if err != nil {
 		return nil, err
 	}
 	in := make([]int, rlp.NB)
-	copy(in, vals)
+	rc.gather(r.nb, vals, in)
 	src := rlp.Problem
 	q := &mva.Problem{Name: "best response of " + src.Agents[0].Name, Agents: []mva.Agent{{Name: src.Agents[0].Name}}}
 	for v := rlp.NB; v < len(rlp.Vars); v++ {
@@ -98,3 +98,26 @@ func (r *Responder) ResponseProblem(vals []int) (*mva.Problem, error) {
 // Moves returns the responses answered exactly and by block descent under
 // ResponseBlocks with a budget of checks.
 func (r *Responder) Moves() (exact, blocks int64) { return r.exactMoves, r.blockMoves }
+
+// ResponseSize returns the variables and functions of the agent's
+// (unweighted) response problem.
+func (r *Responder) ResponseSize() (vars, funcs int, err error) {
+	rlp, _, _, err := r.buildLP(false)
+	if err != nil {
+		return 0, 0, err
+	}
+	return len(rlp.Vars), len(rlp.Funcs), nil
+}
+
+// BlockInputs returns, per block of a block responder, the variables its
+// problem reads as inputs: kept context slots and fixed interior.
+func (r *Responder) BlockInputs() []int {
+	if r.blocks == nil {
+		return nil
+	}
+	var out []int
+	for _, bp := range r.blocks.blocks {
+		out = append(out, len(bp.in))
+	}
+	return out
+}

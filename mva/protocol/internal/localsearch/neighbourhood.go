@@ -36,31 +36,63 @@ type Neighbourhood struct {
 	rows     int
 	slotVars []int // slot → problem variable
 	funcs    []extFunc
-	byVar    [][]int // own boundary index → funcs containing it
-	in       [][]int // neighbour position → its slots, by variable index
-	out      [][]int // neighbour position → own boundary indices it sees
-	slotOf   []int   // slot → owner's neighbour position
+	// refs, dims and agents hold every function's scope, dimensions and
+	// other agents end to end (extFunc's offsets): on a complete graph
+	// an agent is in (n−1)·windows functions (SHDS: 5,700 at 474 homes),
+	// and a record per function of slices and costs held 1.3 MB per home
+	// there, 0.62 GB for the street.
+	refs   []ref
+	dims   []int32
+	agents []int
+	byVar  [][]int32 // own boundary index → funcs containing it
+	in     [][]int   // neighbour position → its slots, by variable index
+	out    [][]int   // neighbour position → own boundary indices it sees
+	slotOf []int     // slot → owner's neighbour position
 	// pairs[j] are the functions whose only other agent is the
 	// neighbour at position j (Interaction); pairwise is false when some
 	// function reads two or more other agents.
-	pairs    [][]int
+	pairs    [][]int32
 	pairwise bool
 	scratch  []int // Interaction's copy of one neighbour's slots
 	checks   int64
 }
 
-// ref is a scope position: an own boundary index or a context slot.
-type ref struct {
-	own bool
-	idx int
+// ref is a scope position: own boundary index k as −1−k, or a context
+// slot s as s.
+type ref int32
+
+func ownRef(k int) ref  { return ref(-1 - k) }
+func (r ref) own() bool { return r < 0 }
+func (r ref) idx() int {
+	if r < 0 {
+		return int(-1 - r)
+	}
+	return int(r)
 }
 
+// extFunc is an external function: the problem's function fi, its scope
+// and dimensions at Neighbourhood.refs[off:off+w] and .dims[off:off+w],
+// and the other agents in its scope, as neighbour positions, at
+// Neighbourhood.agents[aoff:aoff+na].
 type extFunc struct {
-	costs []float64
-	scope []ref
-	dims  []int
-	// agents are the other agents in the scope, as neighbour positions.
-	agents []int
+	fi, off, aoff int32
+	w, na         uint16
+}
+
+func (nb *Neighbourhood) scope(f *extFunc) []ref {
+	return nb.refs[f.off : f.off+int32(f.w)]
+}
+
+func (nb *Neighbourhood) fdims(f *extFunc) []int32 {
+	return nb.dims[f.off : f.off+int32(f.w)]
+}
+
+func (nb *Neighbourhood) fagents(f *extFunc) []int {
+	return nb.agents[f.aoff : f.aoff+int32(f.na)]
+}
+
+func (nb *Neighbourhood) costs(f *extFunc) []float64 {
+	return nb.lp.Problem.Functions[f.fi].Costs
 }
 
 // New builds agent n's neighbourhood. It fails when the node is
@@ -84,10 +116,10 @@ func New(n *mva.Node) (*Neighbourhood, error) {
 		Neighbours: slices.Clone(n.Neighbours),
 		lp:         n.Local.LP,
 		rows:       rows,
-		byVar:      make([][]int, len(sub.Boundary)),
+		byVar:      make([][]int32, len(sub.Boundary)),
 		in:         make([][]int, len(n.Neighbours)),
 		out:        make([][]int, len(n.Neighbours)),
-		pairs:      make([][]int, len(n.Neighbours)),
+		pairs:      make([][]int32, len(n.Neighbours)),
 		pairwise:   true,
 	}
 	if !slices.IsSorted(nb.Neighbours) {
@@ -133,52 +165,51 @@ func New(n *mva.Node) (*Neighbourhood, error) {
 	for j := range sees {
 		sees[j] = map[int]bool{}
 	}
-	// The functions' scopes, dimensions and agents are cut from three
-	// slices of the agent's, not allocated one by one: on a complete
-	// graph an agent is in (n−1)·windows functions (SHDS: 5,700 at 474
-	// homes), and the street holds n times that.
 	width := 0
 	for _, fi := range n.External {
 		width += len(p.Functions[fi].Scope)
 	}
+	if len(n.External) > math.MaxInt32 || width > math.MaxInt32 {
+		return nil, fmt.Errorf("%d external functions of %d variables: too many", len(n.External), width)
+	}
 	nb.funcs = make([]extFunc, 0, len(n.External))
-	scopes, dims, agentsOf := make([]ref, 0, width), make([]int, 0, width), make([]int, 0, width)
+	nb.refs, nb.dims, nb.agents = make([]ref, 0, width), make([]int32, 0, width), make([]int, 0, width)
 	var mine []int
 	for _, fi := range n.External {
 		f := &p.Functions[fi]
-		w := len(f.Scope)
-		ef := extFunc{costs: f.Costs,
-			scope:  scopes[len(scopes) : len(scopes) : len(scopes)+w],
-			dims:   dims[len(dims) : len(dims) : len(dims)+w],
-			agents: agentsOf[len(agentsOf) : len(agentsOf) : len(agentsOf)+w]}
-		scopes, dims, agentsOf = scopes[:len(scopes)+w], dims[:len(dims)+w], agentsOf[:len(agentsOf)+w]
+		if len(f.Scope) > math.MaxUint16 {
+			return nil, fmt.Errorf("external function %d reads %d variables: too many", fi, len(f.Scope))
+		}
+		ef := extFunc{fi: int32(fi), off: int32(len(nb.refs)), aoff: int32(len(nb.agents)), w: uint16(len(f.Scope))}
 		mine = mine[:0]
 		for _, v := range f.Scope {
-			ef.dims = append(ef.dims, p.DomainSize(v))
+			nb.dims = append(nb.dims, int32(p.DomainSize(v)))
 			if p.Variables[v].Agent == n.ID {
 				k, ok := own[v]
 				if !ok {
 					return nil, fmt.Errorf("variable %s is in an external function but not a boundary variable", p.Variables[v].Name)
 				}
-				ef.scope = append(ef.scope, ref{own: true, idx: k})
+				nb.refs = append(nb.refs, ownRef(k))
 				mine = append(mine, k)
 				continue
 			}
 			s := slot[v]
-			ef.scope = append(ef.scope, ref{idx: s})
-			if !slices.Contains(ef.agents, nb.slotOf[s]) {
-				ef.agents = append(ef.agents, nb.slotOf[s])
+			nb.refs = append(nb.refs, ref(s))
+			if j := nb.slotOf[s]; !slices.Contains(nb.agents[ef.aoff:], j) {
+				nb.agents = append(nb.agents, j)
 			}
 		}
+		ef.na = uint16(len(nb.agents) - int(ef.aoff))
+		agents := nb.fagents(&ef)
 		for _, k := range mine {
-			nb.byVar[k] = append(nb.byVar[k], len(nb.funcs))
-			for _, j := range ef.agents {
+			nb.byVar[k] = append(nb.byVar[k], int32(len(nb.funcs)))
+			for _, j := range agents {
 				sees[j][k] = true
 			}
 		}
-		switch len(ef.agents) {
+		switch len(agents) {
 		case 1:
-			nb.pairs[ef.agents[0]] = append(nb.pairs[ef.agents[0]], len(nb.funcs))
+			nb.pairs[agents[0]] = append(nb.pairs[agents[0]], int32(len(nb.funcs)))
 		default:
 			nb.pairwise = false
 		}
@@ -231,16 +262,17 @@ func (nb *Neighbourhood) Checks() int64 { return nb.checks }
 func (nb *Neighbourhood) eval(f *extFunc, b, ctx []int) Cost {
 	nb.checks++
 	idx := 0
-	for i, r := range f.scope {
+	dims := nb.fdims(f)
+	for i, r := range nb.scope(f) {
 		var v int
-		if r.own {
-			v = b[r.idx]
+		if r < 0 {
+			v = b[-1-r]
 		} else {
-			v = ctx[r.idx]
+			v = ctx[r]
 		}
-		idx = idx*f.dims[i] + v
+		idx = idx*int(dims[i]) + v
 	}
-	return Of(f.costs[idx])
+	return Of(nb.costs(f)[idx])
 }
 
 // Ext returns the sum of the agent's external functions with its boundary
@@ -268,7 +300,7 @@ func (nb *Neighbourhood) ExtVar(k int, b, ctx []int) Cost {
 func (nb *Neighbourhood) ExtExcept(j int, b, ctx []int) Cost {
 	var c Cost
 	for i := range nb.funcs {
-		if f := &nb.funcs[i]; !slices.Contains(f.agents, j) {
+		if f := &nb.funcs[i]; !slices.Contains(nb.fagents(f), j) {
 			c = c.Add(nb.eval(f, b, ctx))
 		}
 	}
@@ -280,7 +312,7 @@ func (nb *Neighbourhood) ExtExcept(j int, b, ctx []int) Cost {
 func (nb *Neighbourhood) ExtOwnedBy(keep func(agents []int) bool, b, ctx []int) Cost {
 	var c Cost
 	for i := range nb.funcs {
-		if f := &nb.funcs[i]; keep(f.agents) {
+		if f := &nb.funcs[i]; keep(nb.fagents(f)) {
 			c = c.Add(nb.eval(f, b, ctx))
 		}
 	}

@@ -74,12 +74,15 @@ const DefaultResponseEntries = 1 << 24
 //
 // The solve path builds, once, a local problem over the agent's variables
 // (boundary and interior) whose "boundary", in the sense of
-// mva.LocalProblem, is the context: the neighbours' variables in the
-// agent's external functions and one mask selector per own boundary
-// variable. Its functions are the agent's own, the external ones and the
-// masks. One SolveRow with the context at the neighbours' values then
-// conditions every external function on them and minimises over all the
-// agent's variables: the boundary part of the minimiser is a best row.
+// mva.LocalProblem, is one mask selector per own boundary variable (and
+// the neighbours' variables of the external functions that read two or
+// more own boundary variables). Its functions are the agent's own, the
+// masks, and the external ones conditioned on the neighbours' values:
+// those that read one own boundary variable summed into one aggregate
+// per variable, refilled before each response (respContext), so that the
+// problem does not grow with the number of neighbours. One SolveRow then
+// minimises over all the agent's variables: the boundary part of the
+// minimiser is a best row.
 //
 // The lowest-index minimiser is recovered by restricting, boundary
 // variable by boundary variable in row order, the value below the current
@@ -160,10 +163,14 @@ type responseProblem struct {
 	// bounded is set when the solver is the memory-bounded fallback
 	// (AOBB), the tables of bucket elimination being too large.
 	bounded bool
-	slots   int   // context slots, the first entries of in
-	doms    []int // own boundary domains
-	in      []int // context slots, then one mask selector per own boundary variable
-	out     []int // own boundary values, own interior values, then z
+	// rc is what the problem keeps of the external functions: the
+	// context slots it reads (the first entries of in) and the
+	// aggregates it refills per response.
+	rc    *respContext
+	slots int   // len(rc.kept)
+	doms  []int // own boundary domains
+	in    []int // kept context slots, then one mask selector per own boundary variable
+	out   []int // own boundary values, own interior values, then z
 }
 
 // ResponseConfig chooses how a Responder answers.
@@ -329,6 +336,15 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 	if !r.solve {
 		return r.nb.BestMove(ctx, r.local, cur, vals)
 	}
+	// A new response: the aggregates are refilled at the first solve.
+	for _, rp := range []*responseProblem{r.soft, r.weighted} {
+		if rp != nil {
+			rp.rc.stale = true
+		}
+	}
+	if r.blocks != nil {
+		r.blocks.rc.stale = true
+	}
 	curCost, err := r.nb.Ell(ctx, r.local, cur, vals)
 	if err != nil {
 		return 0, Cost{}, err
@@ -442,7 +458,7 @@ func (r *Responder) blockMove(ctx context.Context, cur int, curCost Cost, vals [
 
 // run solves rp with the context at vals and the masks as they are.
 func (r *Responder) run(ctx context.Context, rp *responseProblem, vals []int) (float64, error) {
-	copy(rp.in[:rp.slots], vals)
+	rp.rc.gather(r.nb, vals, rp.in)
 	r.solves++
 	hold(rp.solver)
 	c, err := rp.solver.SolveRow(ctx, rp.in, rp.out)
@@ -468,7 +484,7 @@ func (r *Responder) runWithin(ctx context.Context, rp *responseProblem, vals []i
 		c, err := r.run(ctx, rp, vals)
 		return c, err == nil, err
 	}
-	copy(rp.in[:rp.slots], vals)
+	rp.rc.gather(r.nb, vals, rp.in)
 	r.solves++
 	c, _, done, err = ws.SolveRowWithin(ctx, rp.in, rp.out, math.Inf(1), r.checks)
 	if err != nil {
@@ -490,7 +506,7 @@ func (r *Responder) runBelow(ctx context.Context, rp *responseProblem, vals []in
 		c, err := r.run(ctx, rp, vals)
 		return c, err == nil, err == nil, err
 	}
-	copy(rp.in[:rp.slots], vals)
+	rp.rc.gather(r.nb, vals, rp.in)
 	r.solves++
 	var checks int64
 	if r.budget {
@@ -574,7 +590,7 @@ var errNoPenalty = errors.New("costs too large for a finite hard-violation penal
 // build makes the response problem (weighted: Hard entries become
 // penalties, see Responder) and its solver.
 func (r *Responder) build(weighted bool) (*responseProblem, error) {
-	rlp, doms, err := r.buildLP(weighted)
+	rlp, rc, doms, err := r.buildLP(weighted)
 	if err != nil {
 		return nil, err
 	}
@@ -582,39 +598,40 @@ func (r *Responder) build(weighted bool) (*responseProblem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("best response: %w", err)
 	}
-	slots, n := len(r.nb.SlotDomains), len(rlp.Vars)
+	n := len(rlp.Vars)
 	return &responseProblem{
-		solver: s, bounded: bounded, slots: slots, doms: doms,
+		solver: s, bounded: bounded, rc: rc, slots: len(rc.kept), doms: doms,
 		in: make([]int, rlp.NB), out: make([]int, n-rlp.NB),
 	}, nil
 }
 
 // buildLP makes the response problem of build, without its solver: the
-// context slots and mask selectors are its boundary, and doms are the
-// agent's own boundary domains.
-func (r *Responder) buildLP(weighted bool) (*mva.LocalProblem, []int, error) {
+// context slots it keeps (respContext) and the mask selectors are its
+// boundary, rc says how to set them and its aggregates, and doms are
+// the agent's own boundary domains.
+func (r *Responder) buildLP(weighted bool) (*mva.LocalProblem, *respContext, []int, error) {
 	nb := r.nb
 	lp := nb.lp
 	p := lp.Problem
-	slots, own := len(nb.SlotDomains), lp.NB
-	base := slots + own
-	n := base + len(lp.Vars)
 	var penalty float64
 	useZ := false
 	if weighted {
 		var err error
 		if penalty, useZ, err = r.penalty(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		if useZ {
-			n++
-		}
+	}
+	rc := nb.newContext(penalty)
+	slots, own := len(rc.kept), lp.NB
+	base := slots + own
+	n := base + len(lp.Vars)
+	if useZ {
+		n++
 	}
 	z := n - 1
 	q := &mva.Problem{Name: "best response", Variables: make([]mva.Variable, n), Agents: []mva.Agent{{Name: p.Agents[nb.ID].Name}}}
 	rlp := &mva.LocalProblem{Problem: q, Sub: lp.Sub, Vars: make([]int, n), Domains: make([]int, n), NB: base}
-	// Domains of one size share their (empty) labels: a complete
-	// graph's response has (n−1)·windows context variables per agent.
+	// Domains of one size share their (empty) labels.
 	labels := map[int][]string{}
 	variable := func(k int, name string, d int) {
 		if labels[d] == nil {
@@ -623,8 +640,8 @@ func (r *Responder) buildLP(weighted bool) (*mva.LocalProblem, []int, error) {
 		q.Variables[k] = mva.Variable{Name: name, Domain: labels[d]}
 		rlp.Vars[k], rlp.Domains[k] = k, d
 	}
-	for s, v := range nb.slotVars {
-		variable(s, p.Variables[v].Name, nb.SlotDomains[s])
+	for i, s := range rc.kept {
+		variable(i, p.Variables[nb.slotVars[s]].Name, nb.SlotDomains[s])
 	}
 	for k := range own {
 		variable(slots+k, "mask of "+p.Variables[lp.Vars[k]].Name, 2*lp.Domains[k]+1)
@@ -654,19 +671,7 @@ func (r *Responder) buildLP(weighted bool) (*mva.LocalProblem, []int, error) {
 	if useZ {
 		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: []int{z}, Costs: []float64{0, penalty}})
 	}
-	for _, f := range nb.externalFuncs(base) {
-		if weighted {
-			costs := make([]float64, len(f.Costs))
-			for e, c := range f.Costs {
-				if mva.IsHard(c) {
-					c = penalty
-				}
-				costs[e] = c
-			}
-			f.Costs = costs
-		}
-		rlp.Funcs = append(rlp.Funcs, f)
-	}
+	rlp.Funcs = append(rlp.Funcs, rc.funcs(nb, base)...)
 	doms := slices.Clone(lp.Domains[:own])
 	for k, d := range doms {
 		costs := make([]float64, (2*d+1)*d)
@@ -682,7 +687,7 @@ func (r *Responder) buildLP(weighted bool) (*mva.LocalProblem, []int, error) {
 		}
 		rlp.Funcs = append(rlp.Funcs, mva.LocalFunction{Scope: []int{slots + k, base + k}, Costs: costs})
 	}
-	return rlp, doms, nil
+	return rlp, rc, doms, nil
 }
 
 // penalty returns the weighted problem's cost of a hard violation, a
@@ -697,7 +702,7 @@ func (r *Responder) penalty() (float64, bool, error) {
 		localHard = localHard || h
 	}
 	for i := range r.nb.funcs {
-		m, _ := maxFinite(r.nb.funcs[i].costs)
+		m, _ := maxFinite(r.nb.costs(&r.nb.funcs[i]))
 		bound += m
 	}
 	if math.IsInf(2*bound+1, 0) {
@@ -724,26 +729,6 @@ func maxFinite(costs []float64) (float64, bool) {
 		m = max(m, math.Abs(c))
 	}
 	return m, hard
-}
-
-// externalFuncs returns the agent's external functions as local functions
-// of a response problem whose context slots are its first variables and
-// whose own boundary starts at base.
-func (nb *Neighbourhood) externalFuncs(base int) []mva.LocalFunction {
-	out := make([]mva.LocalFunction, len(nb.funcs))
-	for i := range nb.funcs {
-		ef := &nb.funcs[i]
-		sc := make([]int, len(ef.scope))
-		for j, ref := range ef.scope {
-			if ref.own {
-				sc[j] = base + ref.idx
-			} else {
-				sc[j] = ref.idx
-			}
-		}
-		out[i] = mva.LocalFunction{Scope: sc, Costs: ef.costs}
-	}
-	return out
 }
 
 // solverFor returns, from exact, bucket elimination for lp when its
