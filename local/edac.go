@@ -142,12 +142,15 @@ type EDAC struct {
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
-	ft                []fTrail
-	it                []iTrail
-	sides             []side // per binary function: seen from x, then from y
-	sup               []int  // per variable: last EAC support found (a hint)
-	weight            []int64
-	lastFn            int
+	// rooted is set while the row's root is propagated: setF and setI
+	// trail nothing then (see setF).
+	rooted bool
+	ft     []fTrail
+	it     []iTrail
+	sides  []side // per binary function: seen from x, then from y
+	sup    []int  // per variable: last EAC support found (a hint)
+	weight []int64
+	lastFn int
 	// lastConflict is the variable whose assignment last failed at
 	// once (-1: none); it is branched on first while it is unassigned
 	// (last-conflict reasoning, Lecoutre et al. 2009, as toulbar2 does).
@@ -429,7 +432,10 @@ func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		s.localSearch()
 	}
 	s.reset()
-	if s.propagate() && s.reverseDAC() {
+	s.rooted = true
+	ok := s.propagate() && s.reverseDAC()
+	s.rooted = false
+	if ok {
 		s.search(ctx)
 	}
 	if s.stop {
@@ -588,17 +594,17 @@ func (s *EDAC) reset() {
 		}
 	}
 	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
+	s.dacRev = true
 	for x := range s.n {
 		if s.gone[x] {
 			continue
 		}
-		s.inAC[x], s.inDAC[x], s.inEAC[x] = true, true, true
+		s.inAC[x], s.inEAC[x] = true, true
 		s.acQ = append(s.acQ, x)
-		s.dacQ = append(s.dacQ, x)
+		s.pushDAC(x)
 		s.eacQ = append(s.eacQ, x)
 	}
 	s.ncAll = true
-	s.dacRev = true
 }
 
 // reverseDAC reverses the DAC order at the root and propagates again:
