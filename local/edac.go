@@ -89,15 +89,22 @@ type EDAC struct {
 	n   int   // interior variables; variable i is local index NB+i
 	dom []int // domain sizes
 
-	srcs     []edacSrc  // every function, conditioned on the row
-	bins     []edacBin  // binary functions, merged per pair
-	narys    []edacNary // functions of three or more interior variables
-	adjB     [][]int    // per variable: its binary functions
-	adjN     [][]int    // per variable: its n-ary functions
-	uoff     []int      // per variable: offset of its unary costs in fs and u0
-	aoff     []int      // per variable: offset of its alive flags in is
-	u0       []float64  // the row's unary costs (normalised)
-	c0       float64    // the row's constant (normalised)
+	srcs  []edacSrc  // every function, conditioned on the row
+	bins  []edacBin  // binary functions, merged per pair
+	narys []edacNary // functions of three or more interior variables
+	adjB  [][]int    // per variable: its binary functions
+	// ladjOff and ladjLen place in is each variable's binary functions,
+	// the live ones first (ladjLen+x holds how many): a trailed
+	// permutation of adjB[x] that kill and wake keep, so that the scans
+	// of a variable's functions skip the dead and dormant ones unread (on
+	// a 40×40 grid two thirds of adjB are dormant functions).
+	ladjOff  []int
+	ladjLen  int
+	adjN     [][]int   // per variable: its n-ary functions
+	uoff     []int     // per variable: offset of its unary costs in fs and u0
+	aoff     []int     // per variable: offset of its alive flags in is
+	u0       []float64 // the row's unary costs (normalised)
+	c0       float64   // the row's constant (normalised)
 	integral bool
 	rank     []int      // DAC order: costs move towards lower ranks
 	dacRev   bool       // … towards higher ranks (after the root pass)
@@ -166,6 +173,7 @@ type EDAC struct {
 	pbuf, ebuf []float64
 	posbuf     []int32
 	live       []int32 // the other variable's live values (liveOf)
+	adjBuf     []int32 // processAC's copy of ladj
 
 	// Search.
 	full   []int // boundary then interior values, for exact evaluation
@@ -372,6 +380,13 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		s.narys[j].cnt = ni
 		ni++
 	}
+	s.ladjLen = ni
+	ni += s.n
+	s.ladjOff = make([]int, s.n)
+	for x := range s.n {
+		s.ladjOff[x] = ni
+		ni += len(s.adjB[x])
+	}
 	s.is = make([]int32, ni)
 	s.makeSides()
 	s.sup = make([]int, s.n)
@@ -567,6 +582,23 @@ func (s *EDAC) reset() {
 		}
 	}
 	for x := range s.n {
+		l := s.is[s.ladjOff[x] : s.ladjOff[x]+len(s.adjB[x])]
+		n := 0
+		for _, k := range s.adjB[x] {
+			if s.is[s.bins[k].live] != 0 {
+				l[n] = int32(k)
+				n++
+			}
+		}
+		s.is[s.ladjLen+x] = int32(n)
+		for _, k := range s.adjB[x] {
+			if s.is[s.bins[k].live] == 0 {
+				l[n] = int32(k)
+				n++
+			}
+		}
+	}
+	for x := range s.n {
 		if !s.gone[x] {
 			continue
 		}
@@ -661,10 +693,8 @@ func (s *EDAC) threshold() float64 {
 // its functions that still link it to an unassigned variable.
 func (s *EDAC) liveDegree(x int) int64 {
 	var w int64
-	for _, k := range s.adjB[x] {
-		if s.is[s.bins[k].live] != 0 {
-			w += 1 + s.weight[k]
-		}
+	for _, k := range s.ladj(x) {
+		w += 1 + s.weight[k]
 	}
 	for _, j := range s.adjN[x] {
 		if s.is[s.narys[j].cnt] > 1 {

@@ -78,11 +78,8 @@ func (s *EDAC) dominates(x, b, a int, margin float64) bool {
 		return true
 	}
 	d := ub - ua
-	for _, k := range s.adjB[x] {
-		if s.is[s.bins[k].live] == 0 {
-			continue
-		}
-		sd := s.side(k, x)
+	for _, k := range s.ladj(x) {
+		sd := s.side(int(k), x)
 		s.checks += int64(sd.dot)
 		m := math.Inf(-1)
 		for c := range sd.dot {

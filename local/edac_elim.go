@@ -42,19 +42,13 @@ func (s *EDAC) eliminateSmall() (changed, ok bool) {
 		if s.size(x) == 1 || s.deleted(x) {
 			continue
 		}
-		nk := 0
-		for _, k := range s.adjB[x] {
-			if s.is[s.bins[k].live] != 0 {
-				if nk == 2 {
-					nk = 3
-					break
-				}
-				ks[nk] = k
-				nk++
-			}
-		}
+		l := s.ladj(x)
+		nk := len(l)
 		if nk == 0 || nk > 2 {
 			continue
+		}
+		for i, k := range l {
+			ks[i] = int(k)
 		}
 		nary := false
 		for _, j := range s.adjN[x] {
@@ -91,7 +85,7 @@ func (s *EDAC) eliminateSmall() (changed, ok bool) {
 			// A dormant function joins the search, its costs zero
 			// (the trail restores them, and its sleep, on
 			// backtracking).
-			s.setI(s.bins[kt].live, 1)
+			s.wake(kt)
 			s.woken++
 		}
 		s.elim2(x, ks[0], ks[1], kt)
@@ -107,9 +101,9 @@ func (s *EDAC) pushElim(x, k1, k2 int) {
 	s.stack[n] = dynElim{x, k1, k2}
 	s.setI(s.stackLen, n+1)
 	s.setI(s.delOff+x, 1)
-	s.setI(s.bins[k1].live, 0)
+	s.kill(k1)
 	if k2 >= 0 {
-		s.setI(s.bins[k2].live, 0)
+		s.kill(k2)
 	}
 }
 

@@ -38,6 +38,58 @@ func (s *EDAC) undo(fm, im int) {
 	s.ft, s.it = s.ft[:fm], s.it[:im]
 }
 
+// ladj returns x's live binary functions (a view of is: kill and wake
+// change it).
+func (s *EDAC) ladj(x int) []int32 {
+	o := s.ladjOff[x]
+	return s.is[o : o+int(s.is[s.ladjLen+x])]
+}
+
+// kill takes binary function k out of the search (trailed): its costs
+// are all in its variables' unary costs, or one of them is eliminated.
+func (s *EDAC) kill(k int) {
+	b := &s.bins[k]
+	s.setI(b.live, 0)
+	s.dropAdj(b.x, k)
+	s.dropAdj(b.y, k)
+}
+
+// dropAdj removes k from x's live functions, keeping the others' order.
+func (s *EDAC) dropAdj(x, k int) {
+	o, n := s.ladjOff[x], int(s.is[s.ladjLen+x])
+	p := o
+	for s.is[p] != int32(k) {
+		p++
+	}
+	for ; p < o+n-1; p++ {
+		s.setI(p, s.is[p+1])
+	}
+	s.setI(o+n-1, int32(k))
+	s.setI(s.ladjLen+x, int32(n-1))
+}
+
+// wake puts dormant (or dead) binary function k into the search.
+func (s *EDAC) wake(k int) {
+	b := &s.bins[k]
+	s.setI(b.live, 1)
+	s.addAdj(b.x, k)
+	s.addAdj(b.y, k)
+}
+
+// addAdj appends k to x's live functions.
+func (s *EDAC) addAdj(x, k int) {
+	o, n := s.ladjOff[x], int(s.is[s.ladjLen+x])
+	p := o + n
+	for s.is[p] != int32(k) {
+		p++
+	}
+	if p != o+n {
+		s.setI(p, s.is[o+n])
+		s.setI(o+n, int32(k))
+	}
+	s.setI(s.ladjLen+x, int32(n+1))
+}
+
 func (s *EDAC) alive(x, a int) bool { return s.is[s.aoff[x]+a] != 0 }
 func (s *EDAC) size(x int) int      { return int(s.is[s.sizeOff+x]) }
 func (s *EDAC) u(x, a int) float64  { return s.fs[s.uoff[x]+a] }
@@ -120,11 +172,9 @@ func (s *EDAC) pushEAC(x int) {
 // pushEACNeighbours queues x's neighbours for an EAC check: a change at x
 // (a lost value, a raised unary cost) may take their full supports away.
 func (s *EDAC) pushEACNeighbours(x int) {
-	for _, k := range s.adjB[x] {
+	for _, k := range s.ladj(x) {
 		b := &s.bins[k]
-		if s.is[b.live] != 0 {
-			s.pushEAC(b.x + b.y - x)
-		}
+		s.pushEAC(b.x + b.y - x)
 	}
 }
 
@@ -599,7 +649,10 @@ func (s *EDAC) processAC(x int) bool {
 	if single && !s.assigned(x) {
 		return false
 	}
-	for _, k := range s.adjB[x] {
+	// A copy: the loop kills functions of x, which reorders ladj(x).
+	s.adjBuf = append(s.adjBuf[:0], s.ladj(x)...)
+	for _, k32 := range s.adjBuf {
+		k := int(k32)
 		b := &s.bins[k]
 		if s.is[b.live] == 0 {
 			continue
@@ -633,7 +686,7 @@ func (s *EDAC) processAC(x int) bool {
 					s.raised(x)
 				}
 			}
-			s.setI(b.live, 0)
+			s.kill(k)
 		}
 	}
 	if !s.projectUnary(x) {
@@ -649,9 +702,10 @@ func (s *EDAC) processDAC(y int) bool {
 	if s.deleted(y) {
 		return true
 	}
-	for _, k := range s.adjB[y] {
+	for _, k32 := range s.ladj(y) {
+		k := int(k32)
 		b := &s.bins[k]
-		if s.is[b.live] == 0 || s.receiver(b) == y {
+		if s.receiver(b) == y {
 			continue
 		}
 		x := s.receiver(b)
@@ -684,11 +738,8 @@ func (s *EDAC) eacSupported(x, a int) bool {
 	if !s.alive(x, a) || s.u(x, a) > 0 {
 		return false
 	}
-	for _, k := range s.adjB[x] {
-		if s.is[s.bins[k].live] == 0 {
-			continue
-		}
-		sd := s.side(k, x)
+	for _, k := range s.ladj(x) {
+		sd := s.side(int(k), x)
 		s.checks += int64(sd.dot)
 		if !sd.hasFull(a) {
 			return false
@@ -714,11 +765,8 @@ func (s *EDAC) processEAC(x int) bool {
 	}
 	s.eacRounds++
 	raisedAny := false
-	for _, k := range s.adjB[x] {
-		if s.is[s.bins[k].live] == 0 {
-			continue
-		}
-		r, ok := s.findFullSupport(k, x)
+	for _, k := range s.ladj(x) {
+		r, ok := s.findFullSupport(int(k), x)
 		if !ok {
 			return false
 		}

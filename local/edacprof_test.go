@@ -3,6 +3,8 @@ package local
 import (
 	"context"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +18,17 @@ import (
 // TestEDACFiles runs EDAC without dead-end elimination, with and without
 // last-conflict branching, then with both (only that with
 // HEARTH_EDAC_DEE_ONLY set), on the files of HEARTH_EDAC_FILES (comma
-// separated) and logs nodes, checks and CPU time: a measuring aid (go test
+// separated) and logs nodes, checks and CPU time of SolveRow (the median of
+// HEARTH_EDAC_RUNS runs, each on a new solver): a measuring aid (go test
 // -run EDACFiles -v -cpuprofile), skipped without the variable.
 func TestEDACFiles(t *testing.T) {
 	env := os.Getenv("HEARTH_EDAC_FILES")
 	if env == "" {
 		t.Skip("HEARTH_EDAC_FILES not set")
+	}
+	runs := 1
+	if r, err := strconv.Atoi(os.Getenv("HEARTH_EDAC_RUNS")); err == nil && r > 0 {
+		runs = r
 	}
 	for _, f := range strings.Split(env, ",") {
 		p, err := format.ReadFile(f, format.Options{})
@@ -38,9 +45,23 @@ func TestEDACFiles(t *testing.T) {
 				continue
 			}
 			in := make([]int, lp.NumInterior())
-			c0 := cputime.Used()
-			v, err := s.SolveRow(context.Background(), nil, in)
-			t.Logf("%s last-conflict=%v dee=%v: %v %v nodes=%d checks=%d cpu=%v", f, lc, !s.noDEE, v, err, s.Nodes(), s.Checks(), (cputime.Used() - c0).Round(time.Millisecond))
+			var (
+				v    float64
+				err  error
+				cpus []time.Duration
+			)
+			for r := range runs {
+				if r > 0 {
+					ns := NewEDAC(lp)
+					ns.noLastConflict, ns.noDEE = s.noLastConflict, s.noDEE
+					s = ns
+				}
+				c0 := cputime.Used()
+				v, err = s.SolveRow(context.Background(), nil, in)
+				cpus = append(cpus, cputime.Used()-c0)
+			}
+			slices.Sort(cpus)
+			t.Logf("%s last-conflict=%v dee=%v: %v %v nodes=%d checks=%d cpu=%v (median of %d)", f, lc, !s.noDEE, v, err, s.Nodes(), s.Checks(), cpus[len(cpus)/2].Round(100*time.Microsecond), runs)
 			if err != nil {
 				t.Fatal(err)
 			}
