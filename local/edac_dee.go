@@ -5,6 +5,7 @@ package local
 
 import (
 	"math"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -26,26 +27,39 @@ import (
 // is left. Variables of a live n-ary function are skipped. On fractional
 // costs the inequality must hold by a rounding margin. It reports whether
 // a value went; s stays, so no domain is wiped out.
+//
+// Only the variables in the DEE queue are tested (in index order): those
+// whose unary costs, functions' costs, live functions, own or neighbours'
+// domains or EAC support changed since they were last tested (markDEE's
+// callers), the test's only inputs; a variable tested without a removal
+// would fail the same test again. search keeps the queue of a branching
+// node for its second branch (deeSave), so each node starts with exactly
+// the variables changed since its parent's fixpoint. On a 40×40 binary
+// grid the test ran on all 1600 variables at every node.
 func (s *EDAC) dee() bool {
 	margin := 0.0
 	if !s.integral {
 		margin = 1e-9 * max(1, math.Abs(s.fs[0]))
 	}
+	q := append(s.deeBuf[:0], s.deeQ...)
+	s.deeBuf = q
+	for _, x := range q {
+		s.inDEE[x] = false
+	}
+	s.deeQ = s.deeQ[:0]
+	slices.Sort(q)
 	removed := false
-	for x := range s.n {
-		if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || s.naryLive(x) {
-			continue
+	for _, x := range q {
+		if s.deeVar(x, margin) {
+			removed = true
 		}
-		sp := s.bestValue(x)
-		for a := range s.dom[x] {
-			if a == sp || !s.alive(x, a) {
-				continue
-			}
-			if s.dominates(x, sp, a, margin) {
-				s.remove(x, a)
-				removed = true
-			} else if s.dom[x] == 2 && s.dominates(x, a, sp, margin) {
-				s.remove(x, sp)
+	}
+	if s.deeVerify && !removed {
+		// Tests: every variable, as before the queue; a removal here
+		// is a change markDEE missed.
+		for x := range s.n {
+			if s.deeVar(x, margin) {
+				s.deeMissed++
 				removed = true
 			}
 		}
@@ -54,6 +68,71 @@ func (s *EDAC) dee() bool {
 		s.deeRemovals++
 	}
 	return removed
+}
+
+// deeVar tests x's values against its EAC support (see dee) and removes
+// the dominated ones; it reports whether one went.
+func (s *EDAC) deeVar(x int, margin float64) bool {
+	if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || s.naryLive(x) {
+		return false
+	}
+	removed := false
+	sp := s.bestValue(x)
+	for a := range s.dom[x] {
+		if a == sp || !s.alive(x, a) {
+			continue
+		}
+		if s.dominates(x, sp, a, margin) {
+			s.remove(x, a)
+			removed = true
+		} else if s.dom[x] == 2 && s.dominates(x, a, sp, margin) {
+			s.remove(x, sp)
+			removed = true
+		}
+	}
+	return removed
+}
+
+// markDEE queues x for dead-end elimination's test: something it reads
+// changed.
+func (s *EDAC) markDEE(x int) {
+	if !s.inDEE[x] {
+		s.inDEE[x] = true
+		s.deeQ = append(s.deeQ, x)
+	}
+}
+
+// markDEEFn queues both variables of binary function k: its costs changed.
+func (s *EDAC) markDEEFn(k int) {
+	b := &s.bins[k]
+	s.markDEE(b.x)
+	s.markDEE(b.y)
+}
+
+// saveDEE keeps the DEE queue of a branching node (search restores it for
+// the second branch with restoreDEE) and returns where it starts.
+func (s *EDAC) saveDEE() int {
+	m := len(s.deeSave)
+	s.deeSave = append(s.deeSave, s.deeQ...)
+	return m
+}
+
+// restoreDEE puts back the queue saveDEE kept at m, after the first
+// branch consumed it.
+func (s *EDAC) restoreDEE(m int) {
+	s.clearDEE()
+	for _, x := range s.deeSave[m:] {
+		s.markDEE(x)
+	}
+	s.deeSave = s.deeSave[:m]
+}
+
+// clearDEE empties the DEE queue.
+func (s *EDAC) clearDEE() {
+	for _, x := range s.deeQ {
+		s.inDEE[x] = false
+	}
+	s.deeQ = s.deeQ[:0]
 }
 
 // naryLive reports whether x is in an n-ary function with another

@@ -174,6 +174,8 @@ func (s *EDAC) elim2(x, k1, k2, kt int) {
 		}
 	}
 	s.checks += int64(t.dx * t.dy * s1.don)
+	s.markDEE(y)
+	s.markDEE(z)
 	s.pushAC(y)
 	s.pushAC(z)
 	s.pushDAC(y)

@@ -52,6 +52,7 @@ func (s *EDAC) kill(k int) {
 	s.setI(b.live, 0)
 	s.dropAdj(b.x, k)
 	s.dropAdj(b.y, k)
+	s.markDEEFn(k)
 }
 
 // dropAdj removes k from x's live functions, keeping the others' order.
@@ -74,6 +75,7 @@ func (s *EDAC) wake(k int) {
 	s.setI(b.live, 1)
 	s.addAdj(b.x, k)
 	s.addAdj(b.y, k)
+	s.markDEEFn(k)
 }
 
 // addAdj appends k to x's live functions.
@@ -190,6 +192,11 @@ func (s *EDAC) remove(x, a int) bool {
 		return false
 	}
 	s.pushAC(x)
+	s.markDEE(x)
+	for _, k := range s.ladj(x) {
+		b := &s.bins[k]
+		s.markDEE(b.x + b.y - x)
+	}
 	return true
 }
 
@@ -207,6 +214,7 @@ func (s *EDAC) addUnary(x, a int, c float64) bool {
 		s.inNC[x] = true
 		s.ncQ = append(s.ncQ, x)
 	}
+	s.markDEE(x)
 	return old <= 0
 }
 
@@ -419,6 +427,7 @@ func (s *EDAC) findSupport(k, on int) (bool, bool) {
 			s.setF(sd.pOn+a, sd.pon[a]+m)
 			raisedAny = s.addUnary(on, a, m) || raisedAny
 			s.lastFn = k
+			s.markDEE(sd.ot)
 		}
 	}
 	return raisedAny, true
@@ -486,6 +495,7 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 			s.setF(sd.pOt+c, sd.pot[c]-e)
 		}
 	}
+	s.markDEEFn(k)
 	s.lastFn = k
 	raisedAny := false
 	for a, p := range P {
@@ -519,6 +529,11 @@ func (s *EDAC) assigned(x int) bool {
 			continue
 		}
 		s.setI(nf.cnt, cnt-1)
+		if cnt-1 == 1 {
+			for _, v := range nf.vars {
+				s.markDEE(v)
+			}
+		}
 		var ok bool
 		if cnt-1 == 1 {
 			ok = s.absorb(j)
@@ -760,6 +775,7 @@ func (s *EDAC) processEAC(x int) bool {
 	for a := range s.dom[x] {
 		if a != s.sup[x] && s.eacSupported(x, a) {
 			s.sup[x] = a
+			s.markDEE(x)
 			return true
 		}
 	}

@@ -316,7 +316,9 @@ func TestEDACEliminationDuringSearch(t *testing.T) {
 // needs a dormant function) over two and three values, with and without
 // the local search's upper bound, and checks that dead-end elimination
 // removed values and dormant functions joined the search: both keep an
-// optimum, never all of them, so the costs must equal BE's exactly.
+// optimum, never all of them, so the costs must equal BE's exactly. The
+// bare runs also check dead-end elimination's queue against a scan of
+// every variable (deeVerify): the queue must miss no removal.
 func TestEDACGridsDeadEnds(t *testing.T) {
 	ctx := context.Background()
 	var dee, woken int64
@@ -338,7 +340,7 @@ func TestEDACGridsDeadEnds(t *testing.T) {
 		}
 		for _, bare := range []bool{false, true} {
 			s := NewEDAC(lp)
-			s.noLocalSearch, s.worstFirst = bare, bare
+			s.noLocalSearch, s.worstFirst, s.deeVerify = bare, bare, bare
 			in := make([]int, lp.NumInterior())
 			got, err := s.SolveRow(ctx, nil, in)
 			if err != nil {
@@ -346,6 +348,9 @@ func TestEDACGridsDeadEnds(t *testing.T) {
 			}
 			if got != want {
 				t.Fatalf("seed %d (%+v) bare %v: edac %v, be %v", seed, o, bare, got, want)
+			}
+			if s.deeMissed > 0 {
+				t.Fatalf("seed %d (%+v): dead-end elimination's queue missed %d removals", seed, o, s.deeMissed)
 			}
 			if e := evalRow(lp, 0, in); !mva.IsHard(got) && e != got {
 				t.Fatalf("seed %d bare %v: assignment costs %v, reported %v", seed, bare, e, got)
