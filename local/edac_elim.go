@@ -39,14 +39,11 @@ func (s *EDAC) deleted(x int) bool { return s.is[s.delOff+x] != 0 }
 func (s *EDAC) eliminateSmall() (changed, ok bool) {
 	var ks [2]int
 	for x := range s.n {
-		if s.size(x) == 1 || s.deleted(x) {
+		if nk := s.is[s.ladjLen+x]; nk == 0 || nk > 2 || s.size(x) == 1 || s.deleted(x) {
 			continue
 		}
 		l := s.ladj(x)
 		nk := len(l)
-		if nk == 0 || nk > 2 {
-			continue
-		}
 		for i, k := range l {
 			ks[i] = int(k)
 		}

@@ -795,12 +795,14 @@ func (s *EDAC) processEAC(x int) bool {
 }
 
 // pruneAll removes every value whose unary cost reaches the upper bound
-// with c∅ (NC*).
+// with c∅ (NC*). It reads the variables' bounds on their live unary costs
+// in one pass (c∅ rises at most nodes, many times a node) and scans only
+// the variables whose bound reaches the threshold.
 func (s *EDAC) pruneAll() bool {
 	s.ncAll = false
 	thr := s.threshold() - s.fs[0]
-	for x := range s.n {
-		if !s.pruneBelow(x, thr) {
+	for x, m := range s.fs[s.umaxOff : s.umaxOff+s.n] {
+		if m >= thr && !s.pruneBelow(x, thr) {
 			return false
 		}
 	}
@@ -819,7 +821,13 @@ func (s *EDAC) pruneVar(x int) bool {
 // (c∅ rises at most nodes, and most variables have nothing to lose); a
 // scan tightens the bound.
 func (s *EDAC) pruneBelow(x int, thr float64) bool {
-	if s.fs[s.umaxOff+x] < thr || s.size(x) == 1 || s.deleted(x) {
+	if s.fs[s.umaxOff+x] < thr {
+		return true
+	}
+	if s.size(x) == 1 || s.deleted(x) {
+		// Nothing to prune while it stays so: pruneAll skips it (until
+		// addUnary raises the bound again).
+		s.setF(s.umaxOff+x, math.Inf(-1))
 		return true
 	}
 	o, al := s.uoff[x], s.aoff[x]
