@@ -136,15 +136,15 @@ type EDAC struct {
 	// values, over all rows; noDEE turns it off (measurements).
 	deeRemovals int64
 	noDEE       bool
-	// deeQ lists the variables dee tests next (inDEE: queued); deeSave
-	// keeps branching nodes' queues, deeBuf is dee's scratch.
-	deeQ, deeSave, deeBuf []int
-	inDEE                 []bool
-	// deeVerify makes dee test every variable once the queue removes
-	// nothing, counting removals the queue missed in deeMissed (tests).
-	deeVerify bool
-	deeMissed int64
-	lbPair    float64 // c∅ before reverseDAC's last pair of passes
+	// deeQ holds the variables dee tests next, elimQ those
+	// eliminateSmall looks at next (their live functions dropped).
+	deeQ, elimQ varQueue
+	// verifyQueues makes dee and eliminateSmall look at every variable
+	// once their queue changes nothing, counting what the queues missed
+	// in deeMissed and elimMissed (tests).
+	verifyQueues          bool
+	deeMissed, elimMissed int64
+	lbPair                float64 // c∅ before reverseDAC's last pair of passes
 	// noLocalSearch starts the search without an upper bound, so that
 	// tests reach every pruning rule (the local search often finds the
 	// optimum of small problems, leaving the search nothing to lose).
@@ -403,7 +403,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	s.inDAC = make([]bool, s.n)
 	s.inEAC = make([]bool, s.n)
 	s.inNC = make([]bool, s.n)
-	s.inDEE = make([]bool, s.n)
+	s.deeQ, s.elimQ = newVarQueue(s.n), newVarQueue(s.n)
 	s.pbuf = make([]float64, maxD)
 	s.ebuf = make([]float64, maxD)
 	s.posbuf = make([]int32, 0, maxD)
@@ -646,11 +646,12 @@ func (s *EDAC) reset() {
 		s.eacQ = append(s.eacQ, x)
 	}
 	s.ncAll = true
-	s.clearDEE()
-	s.deeSave = s.deeSave[:0]
+	s.deeQ.reset()
+	s.elimQ.reset()
 	for x := range s.n {
 		if !s.gone[x] {
-			s.markDEE(x)
+			s.deeQ.push(x)
+			s.elimQ.push(x)
 		}
 	}
 }
@@ -814,7 +815,7 @@ func (s *EDAC) search(ctx context.Context) {
 		}
 	}
 	fm2, im2 := len(s.ft), len(s.it)
-	dm := s.saveDEE()
+	dm, em := s.deeQ.save(), s.elimQ.save()
 	ver := s.ubVer
 	ok := true
 	for c := range s.dom[x] {
@@ -833,7 +834,8 @@ func (s *EDAC) search(ctx context.Context) {
 		s.lastConflict = x
 	}
 	s.undo(fm2, im2)
-	s.restoreDEE(dm)
+	s.deeQ.restore(dm)
+	s.elimQ.restore(em)
 	if s.stop {
 		return
 	}

@@ -33,7 +33,7 @@ import (
 // domains or EAC support changed since they were last tested (markDEE's
 // callers), the test's only inputs; a variable tested without a removal
 // would fail the same test again. search keeps the queue of a branching
-// node for its second branch (deeSave), so each node starts with exactly
+// node for its second branch (varQueue.save), so each node starts with exactly
 // the variables changed since its parent's fixpoint. On a 40×40 binary
 // grid the test ran on all 1600 variables at every node.
 func (s *EDAC) dee() bool {
@@ -41,20 +41,14 @@ func (s *EDAC) dee() bool {
 	if !s.integral {
 		margin = 1e-9 * max(1, math.Abs(s.fs[0]))
 	}
-	q := append(s.deeBuf[:0], s.deeQ...)
-	s.deeBuf = q
-	for _, x := range q {
-		s.inDEE[x] = false
-	}
-	s.deeQ = s.deeQ[:0]
-	slices.Sort(q)
+	q := s.deeQ.take()
 	removed := false
 	for _, x := range q {
 		if s.deeVar(x, margin) {
 			removed = true
 		}
 	}
-	if s.deeVerify && !removed {
+	if s.verifyQueues && !removed {
 		// Tests: every variable, as before the queue; a removal here
 		// is a change markDEE missed.
 		for x := range s.n {
@@ -95,44 +89,13 @@ func (s *EDAC) deeVar(x int, margin float64) bool {
 
 // markDEE queues x for dead-end elimination's test: something it reads
 // changed.
-func (s *EDAC) markDEE(x int) {
-	if !s.inDEE[x] {
-		s.inDEE[x] = true
-		s.deeQ = append(s.deeQ, x)
-	}
-}
+func (s *EDAC) markDEE(x int) { s.deeQ.push(x) }
 
 // markDEEFn queues both variables of binary function k: its costs changed.
 func (s *EDAC) markDEEFn(k int) {
 	b := &s.bins[k]
-	s.markDEE(b.x)
-	s.markDEE(b.y)
-}
-
-// saveDEE keeps the DEE queue of a branching node (search restores it for
-// the second branch with restoreDEE) and returns where it starts.
-func (s *EDAC) saveDEE() int {
-	m := len(s.deeSave)
-	s.deeSave = append(s.deeSave, s.deeQ...)
-	return m
-}
-
-// restoreDEE puts back the queue saveDEE kept at m, after the first
-// branch consumed it.
-func (s *EDAC) restoreDEE(m int) {
-	s.clearDEE()
-	for _, x := range s.deeSave[m:] {
-		s.markDEE(x)
-	}
-	s.deeSave = s.deeSave[:m]
-}
-
-// clearDEE empties the DEE queue.
-func (s *EDAC) clearDEE() {
-	for _, x := range s.deeQ {
-		s.inDEE[x] = false
-	}
-	s.deeQ = s.deeQ[:0]
+	s.deeQ.push(b.x)
+	s.deeQ.push(b.y)
 }
 
 // naryLive reports whether x is in an n-ary function with another
@@ -190,3 +153,60 @@ func (s *EDAC) dominates(x, b, a int, margin float64) bool {
 // a 20×20 binary grid from 320 to 62 and those of the 12×12 grid (once its
 // domains are down to two) from 4442 to 3378.
 const deeMaxSize = 2
+
+// varQueue is a set of variables to visit (dead-end elimination's tests,
+// eliminations during search), in index order, that a branching node
+// saves for its second branch: the first consumed it.
+type varQueue struct {
+	q, saved, buf []int
+	in            []bool
+}
+
+func newVarQueue(n int) varQueue { return varQueue{in: make([]bool, n)} }
+
+// push adds x.
+func (v *varQueue) push(x int) {
+	if !v.in[x] {
+		v.in[x] = true
+		v.q = append(v.q, x)
+	}
+}
+
+// take empties the queue and returns its variables in index order (valid
+// until the next take).
+func (v *varQueue) take() []int {
+	v.buf = append(v.buf[:0], v.q...)
+	v.clear()
+	slices.Sort(v.buf)
+	return v.buf
+}
+
+// clear empties the queue.
+func (v *varQueue) clear() {
+	for _, x := range v.q {
+		v.in[x] = false
+	}
+	v.q = v.q[:0]
+}
+
+// save keeps the queue (as it is at a branching node) and returns where.
+func (v *varQueue) save() int {
+	m := len(v.saved)
+	v.saved = append(v.saved, v.q...)
+	return m
+}
+
+// restore makes the queue what save kept at m, and forgets it.
+func (v *varQueue) restore(m int) {
+	v.clear()
+	for _, x := range v.saved[m:] {
+		v.push(x)
+	}
+	v.saved = v.saved[:m]
+}
+
+// reset empties the queue and what it saved.
+func (v *varQueue) reset() {
+	v.clear()
+	v.saved = v.saved[:0]
+}

@@ -53,6 +53,8 @@ func (s *EDAC) kill(k int) {
 	s.dropAdj(b.x, k)
 	s.dropAdj(b.y, k)
 	s.markDEEFn(k)
+	s.elimQ.push(b.x)
+	s.elimQ.push(b.y)
 }
 
 // dropAdj removes k from x's live functions, keeping the others' order.
@@ -532,6 +534,7 @@ func (s *EDAC) assigned(x int) bool {
 		if cnt-1 == 1 {
 			for _, v := range nf.vars {
 				s.markDEE(v)
+				s.elimQ.push(v)
 			}
 		}
 		var ok bool

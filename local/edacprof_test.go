@@ -21,8 +21,9 @@ import (
 // separated) and logs nodes, checks and CPU time of SolveRow (the median of
 // HEARTH_EDAC_RUNS runs, each on a new solver): a measuring aid (go test
 // -run EDACFiles -v -cpuprofile), skipped without the variable. With
-// HEARTH_EDAC_VERIFY set, dee checks its queue against a scan of every
-// variable (deeVerify) and the test fails where the queue missed one.
+// HEARTH_EDAC_VERIFY set, dee and eliminateSmall check their queues
+// against a scan of every variable (verifyQueues) and the test fails where
+// a queue missed one.
 func TestEDACFiles(t *testing.T) {
 	env := os.Getenv("HEARTH_EDAC_FILES")
 	if env == "" {
@@ -58,15 +59,15 @@ func TestEDACFiles(t *testing.T) {
 					ns.noLastConflict, ns.noDEE = s.noLastConflict, s.noDEE
 					s = ns
 				}
-				s.deeVerify = os.Getenv("HEARTH_EDAC_VERIFY") != ""
+				s.verifyQueues = os.Getenv("HEARTH_EDAC_VERIFY") != ""
 				c0 := cputime.Used()
 				v, err = s.SolveRow(context.Background(), nil, in)
 				cpus = append(cpus, cputime.Used()-c0)
 			}
 			slices.Sort(cpus)
 			t.Logf("%s last-conflict=%v dee=%v: %v %v nodes=%d checks=%d cpu=%v (median of %d)", f, lc, !s.noDEE, v, err, s.Nodes(), s.Checks(), cpus[len(cpus)/2].Round(100*time.Microsecond), runs)
-			if s.deeMissed > 0 {
-				t.Errorf("%s: dee's queue missed %d removals", f, s.deeMissed)
+			if s.deeMissed > 0 || s.elimMissed > 0 {
+				t.Errorf("%s: the queues missed %d dead-end removals and %d eliminations", f, s.deeMissed, s.elimMissed)
 			}
 			if err != nil {
 				t.Fatal(err)
