@@ -6,6 +6,7 @@ package local
 
 import (
 	"math"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -275,7 +276,7 @@ func (s *EDAC) planElimination(pair map[[2]int]int) {
 			if !ok {
 				k = len(s.bins)
 				pair[[2]int{y, z}] = k
-				s.bins = append(s.bins, edacBin{x: y, y: z, dx: s.dom[y], dy: s.dom[z], tab: make([]float64, s.dom[y]*s.dom[z])})
+				s.bins = append(s.bins, s.newBin(y, z))
 				s.adjB[y] = append(s.adjB[y], k)
 				s.adjB[z] = append(s.adjB[z], k)
 				nbrs[y][z] = k
@@ -317,11 +318,18 @@ func (s *EDAC) planDormant(pair map[[2]int]int) {
 	base := len(s.bins)
 	limit := dormantShare * (base + s.n)
 	added := 0
+	est := 0 // the functions added, at most: grow s.bins once
+	for x := range s.n {
+		d := len(s.adjB[x])
+		est += d * (d - 1) / 2
+	}
+	s.bins = slices.Grow(s.bins, min(est, limit))
+	var ys []int
 	for x := range s.n {
 		if s.gone[x] || len(s.adjN[x]) > 0 {
 			continue
 		}
-		var ys []int
+		ys = ys[:0]
 		for _, k := range s.adjB[x] {
 			if k < base && !s.goneBin[k] {
 				ys = append(ys, s.bins[k].x+s.bins[k].y-x)
@@ -337,7 +345,7 @@ func (s *EDAC) planDormant(pair map[[2]int]int) {
 				}
 				k := len(s.bins)
 				pair[[2]int{y, z}] = k
-				s.bins = append(s.bins, edacBin{x: y, y: z, dx: s.dom[y], dy: s.dom[z], tab: make([]float64, s.dom[y]*s.dom[z])})
+				s.bins = append(s.bins, s.newBin(y, z))
 				s.adjB[y] = append(s.adjB[y], k)
 				s.adjB[z] = append(s.adjB[z], k)
 				added++

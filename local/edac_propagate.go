@@ -74,6 +74,9 @@ func (s *EDAC) dropAdj(x, k int) {
 // wake puts dormant (or dead) binary function k into the search.
 func (s *EDAC) wake(k int) {
 	b := &s.bins[k]
+	if s.sides[2*k].tab == nil {
+		s.makeSide(k)
+	}
 	s.setI(b.live, 1)
 	s.addAdj(b.x, k)
 	s.addAdj(b.y, k)
@@ -278,27 +281,36 @@ func (s *EDAC) side(k, on int) *side {
 }
 
 // makeSides builds every binary function's two sides, once fs and is
-// exist (they are never reallocated, so the views stay valid).
+// exist (they are never reallocated, so the views stay valid); a dormant
+// function's when it first wakes (most never do).
 func (s *EDAC) makeSides() {
 	s.sides = make([]side, 2*len(s.bins))
 	for k := range s.bins {
 		b := &s.bins[k]
-		for i := range 2 {
-			b.cur = s.fs[b.curOff : b.curOff+b.dx*b.dy]
-			sd := side{tab: b.cur}
-			if i == 0 {
-				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
-				sd.res, sd.fres = b.resX, b.fresX
-			} else {
-				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.y, b.x, 1, b.dy, b.py, b.px, b.dy, b.dx
-				sd.res, sd.fres = b.resY, b.fresY
-			}
-			sd.pon, sd.pot = s.fs[sd.pOn:sd.pOn+sd.don], s.fs[sd.pOt:sd.pOt+sd.dot]
-			sd.aon, sd.aot = s.is[s.aoff[sd.on]:s.aoff[sd.on]+sd.don], s.is[s.aoff[sd.ot]:s.aoff[sd.ot]+sd.dot]
-			sd.uon = s.fs[s.uoff[sd.on] : s.uoff[sd.on]+sd.don]
-			sd.uot = s.fs[s.uoff[sd.ot] : s.uoff[sd.ot]+sd.dot]
-			s.sides[2*k+i] = sd
+		b.cur = s.fs[b.curOff : b.curOff+b.dx*b.dy]
+		if !s.dormant[k] {
+			s.makeSide(k)
 		}
+	}
+}
+
+// makeSide builds binary function k's two sides.
+func (s *EDAC) makeSide(k int) {
+	b := &s.bins[k]
+	for i := range 2 {
+		sd := &s.sides[2*k+i]
+		sd.tab = b.cur
+		if i == 0 {
+			sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
+			sd.res, sd.fres = b.resX, b.fresX
+		} else {
+			sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.y, b.x, 1, b.dy, b.py, b.px, b.dy, b.dx
+			sd.res, sd.fres = b.resY, b.fresY
+		}
+		sd.pon, sd.pot = s.fs[sd.pOn:sd.pOn+sd.don], s.fs[sd.pOt:sd.pOt+sd.dot]
+		sd.aon, sd.aot = s.is[s.aoff[sd.on]:s.aoff[sd.on]+sd.don], s.is[s.aoff[sd.ot]:s.aoff[sd.ot]+sd.dot]
+		sd.uon = s.fs[s.uoff[sd.on] : s.uoff[sd.on]+sd.don]
+		sd.uot = s.fs[s.uoff[sd.ot] : s.uoff[sd.ot]+sd.dot]
 	}
 }
 
