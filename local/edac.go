@@ -158,8 +158,9 @@ type EDAC struct {
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
 	// rooted is set while the row's root is propagated: setF and setI
-	// trail nothing then (see setF).
+	// trail nothing then (see setF); rootLB is the last row's root bound.
 	rooted bool
+	rootLB float64
 	ft     []fTrail
 	it     []iTrail
 	sides  []side // per binary function: seen from x, then from y
@@ -474,6 +475,7 @@ func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	s.rooted = true
 	ok := s.propagate() && s.reverseDAC()
 	s.rooted = false
+	s.rootLB = s.fs[0]
 	if ok {
 		s.search(ctx)
 	}

@@ -73,7 +73,7 @@ func TestEDACFiles(t *testing.T) {
 			if len(news) > 0 {
 				newCPU = news[len(news)/2]
 			}
-			t.Logf("%s last-conflict=%v dee=%v: %v %v nodes=%d checks=%d cpu=%v new=%v (medians of %d)", f, lc, !s.noDEE, v, err, s.Nodes(), s.Checks(), cpus[len(cpus)/2].Round(100*time.Microsecond), newCPU.Round(100*time.Microsecond), runs)
+			t.Logf("%s last-conflict=%v dee=%v: %v %v root=%v nodes=%d checks=%d cpu=%v new=%v (medians of %d)", f, lc, !s.noDEE, v, err, s.rootLB, s.Nodes(), s.Checks(), cpus[len(cpus)/2].Round(100*time.Microsecond), newCPU.Round(100*time.Microsecond), runs)
 			if s.deeMissed > 0 || s.elimMissed > 0 {
 				t.Errorf("%s: the queues missed %d dead-end removals and %d eliminations", f, s.deeMissed, s.elimMissed)
 			}
