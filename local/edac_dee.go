@@ -89,13 +89,20 @@ func (s *EDAC) deeVar(x int, margin float64) bool {
 
 // markDEE queues x for dead-end elimination's test: something it reads
 // changed.
-func (s *EDAC) markDEE(x int) { s.deeQ.push(x) }
+// Variables of more than deeMaxSize live values are not queued: dee does
+// not test them, and the removal that brings one down to deeMaxSize
+// queues it (frequency assignment, 24 values, queues nothing).
+func (s *EDAC) markDEE(x int) {
+	if s.size(x) <= deeMaxSize {
+		s.deeQ.push(x)
+	}
+}
 
 // markDEEFn queues both variables of binary function k: its costs changed.
 func (s *EDAC) markDEEFn(k int) {
 	b := &s.bins[k]
-	s.deeQ.push(b.x)
-	s.deeQ.push(b.y)
+	s.markDEE(b.x)
+	s.markDEE(b.y)
 }
 
 // naryLive reports whether x is in an n-ary function with another
