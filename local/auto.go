@@ -79,7 +79,8 @@ type Choice struct {
 // EDAC 0.1 ms, AOBB 3 ms). Otherwise, and for rows with larger functions,
 // AOBB, which runs within any budget (measured faster than EDAC on grids,
 // random graphs, meeting scheduling and SPOT5 files of at most 10
-// values).
+// values). The min-fill elimination that sizes bucket elimination's
+// tables stops once they pass what BE may have (Choice.AtLeast).
 func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
