@@ -319,12 +319,13 @@ const edacBudget = 1 << 27
 
 // edacTwoBudget is the checks EDAC gets under edac+aobb on binary
 // problems over two values, where dead-end elimination and elimination
-// during search make it toulbar2's search (measured, checks to the
-// optimum: binary grids of 20×20 and 30×30 1.1·10^5 and 3·10^5, 11 ms and
-// 24 ms of one core where AOBB takes 25 and 63 ms; 40×40 4.5·10^6, 0.3 s,
-// AOBB 2 s): past it (a 60×60 grid, which toulbar2 proves in 0.2 s and
-// neither in 60 s) AOBB has lost about a fifth of a second.
-const edacTwoBudget = 1 << 23
+// during search make it toulbar2's search: about 30 s of one loaded core.
+// Measured (checks to the optimum, issue 18's third pass): binary grids of
+// 20×20 to 40×40 1.2·10^5 to 10^6 (AOBB 2–10× slower), a 60×60 grid
+// 1.7·10^8 in 28 s of one loaded core (39061 nodes; toulbar2 0.2 s), where
+// AOBB passes 60 s and 800 MB. No public file of ../shared/data/wcsp
+// takes this rule; past the budget AOBB answers.
+const edacTwoBudget = 1 << 28
 
 // edacThenAOBB answers a row by EDAC within its budget of checks and,
 // when EDAC passes it, by AOBB (made at the first such row). Both are
