@@ -39,8 +39,14 @@ type Choice struct {
 	Name string
 	// Width is the induced width of the elimination BE would run, and
 	// Entries its bucket tables' entries in all (+Inf past float64).
+	// With AtLeast, both are lower bounds: the min-fill elimination was
+	// stopped once its tables passed what bucket elimination may have
+	// (AutoBEEntries, or the memory budget), the rest of it being of no
+	// use to the choice (on a 40×40 binary grid most of hearth's time
+	// before the search).
 	Width   int
 	Entries float64
+	AtLeast bool
 	// Reason says why, in words, for a result's notes.
 	Reason string
 	// budget is EDAC's checks under edac+aobb.
@@ -73,17 +79,20 @@ type Choice struct {
 // EDAC 0.1 ms, AOBB 3 ms). Otherwise, and for rows with larger functions,
 // AOBB, which runs within any budget (measured faster than EDAC on grids,
 // random graphs, meeting scheduling and SPOT5 files of at most 10
-// values).
+// values). The min-fill elimination that sizes bucket elimination's
+// tables stops once they pass what BE may have (Choice.AtLeast).
 func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
-	plan, entries := beCost(lp, opts.Table)
+	limit := min(float64(AutoBEEntries), float64(opts.Memory)/beBytesPerEntry)
+	plan, entries, done := beCostWithin(lp, opts.Table, limit)
 	width := plan.width
 	bytes := entries * beBytesPerEntry
-	c := Choice{Width: width, Entries: entries, plan: plan}
-	if entries <= AutoBEEntries && bytes <= float64(opts.Memory) {
+	c := Choice{Width: width, Entries: entries, AtLeast: !done}
+	if done && entries <= AutoBEEntries && bytes <= float64(opts.Memory) {
 		c.Name = "be"
+		c.plan = plan
 		c.Reason = fmt.Sprintf("auto chose be: induced width %d, bucket tables of %.3g entries (%s), within 2^18 entries and the %s budget",
 			width, entries, mib(bytes), mib(float64(opts.Memory)))
 		return c
@@ -92,37 +101,41 @@ func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	if bytes > float64(opts.Memory) {
 		why = "past the " + mib(float64(opts.Memory)) + " budget"
 	}
+	// need says what bucket elimination would need, for the reasons.
+	need := fmt.Sprintf("bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s", entries, mib(bytes), width, why)
+	if !done {
+		need = fmt.Sprintf("bucket elimination would need tables of more than %.3g entries (%s) at induced width %d or more, %s", entries, mib(bytes), width, why)
+	}
 	if !opts.Table {
 		binary, n, elim := edacShape(lp)
 		switch {
 		case binary && n > 0 && float64(elim) >= EDACElimShare*float64(n):
 			c.Name = "edac"
-			c.Reason = fmt.Sprintf("auto chose edac: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary and %d of %d variables have at most two neighbours once eliminated",
-				entries, mib(bytes), width, why, elim, n)
+			c.Reason = fmt.Sprintf("auto chose edac: %s; every function is binary and %d of %d variables have at most two neighbours once eliminated",
+				need, elim, n)
 			return c
 		case binary && n > 0 && slices.Max(lp.Domains[lp.NB:]) >= EDACDomain:
 			c.Name = "edac+aobb"
 			c.budget = edacBudget
-			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary, over up to %d values: edac within %.3g checks, then aobb",
-				entries, mib(bytes), width, why, slices.Max(lp.Domains[lp.NB:]), float64(edacBudget))
+			c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; every function is binary, over up to %d values: edac within %.3g checks, then aobb",
+				need, slices.Max(lp.Domains[lp.NB:]), float64(edacBudget))
 			return c
 		case binary && n > 1 && width >= n-1:
 			c.Name = "edac+aobb"
 			c.budget = edacTwoBudget
-			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary and every variable neighbours every other (a chain pseudo-tree, nothing for aobb to decompose): edac within %.3g checks, then aobb",
-				entries, mib(bytes), width, why, float64(edacTwoBudget))
+			c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; every function is binary and every variable neighbours every other (a chain pseudo-tree, nothing for aobb to decompose): edac within %.3g checks, then aobb",
+				need, float64(edacTwoBudget))
 			return c
 		case binary && n > 0 && slices.Max(lp.Domains[lp.NB:]) <= deeMaxSize:
 			c.Name = "edac+aobb"
 			c.budget = edacTwoBudget
-			c.Reason = fmt.Sprintf("auto chose edac+aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s; every function is binary, over two values (dead-end elimination): edac within %.3g checks, then aobb",
-				entries, mib(bytes), width, why, float64(edacTwoBudget))
+			c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; every function is binary, over two values (dead-end elimination): edac within %.3g checks, then aobb",
+				need, float64(edacTwoBudget))
 			return c
 		}
 	}
 	c.Name = "aobb"
-	c.Reason = fmt.Sprintf("auto chose aobb: bucket elimination would need tables of %.3g entries (%s) at induced width %d, %s",
-		entries, mib(bytes), width, why)
+	c.Reason = "auto chose aobb: " + need
 	return c
 }
 
@@ -240,6 +253,27 @@ func beCost(lp *mva.LocalProblem, table bool) (*beGivenOrder, float64) {
 	return &beGivenOrder{order: order, width: width, table: table}, entries
 }
 
+// beCostWithin is beCost for Choose: the min-fill elimination stops once
+// its tables pass limit entries (done false; the plan is then partial, its
+// width and the entries so far lower bounds). Problems that search their
+// order (SearchOrder) get beCost's whole answer.
+func beCostWithin(lp *mva.LocalProblem, table bool, limit float64) (*beGivenOrder, float64, bool) {
+	if lp.Problem != nil && lp.Problem.SearchOrder {
+		plan, entries := beCost(lp, table)
+		return plan, entries, true
+	}
+	g := mva.NewGraph(len(lp.Vars))
+	for _, sc := range orderScopes(lp, table) {
+		g.AddClique(sc)
+	}
+	interior := make([]int, lp.NumInterior())
+	for k := range interior {
+		interior[k] = lp.NB + k
+	}
+	order, width, entries, done := g.MinFillWithin(interior, lp.Domains, limit)
+	return &beGivenOrder{order: order, width: width, table: table}, entries, done
+}
+
 // orderScopes returns lp's function scopes as bucket elimination's order
 // sees them: whole for a table, without the boundary (fixed) for rows.
 func orderScopes(lp *mva.LocalProblem, table bool) [][]int {
@@ -285,12 +319,13 @@ const edacBudget = 1 << 27
 
 // edacTwoBudget is the checks EDAC gets under edac+aobb on binary
 // problems over two values, where dead-end elimination and elimination
-// during search make it toulbar2's search (measured, checks to the
-// optimum: binary grids of 20×20 and 30×30 1.1·10^5 and 3·10^5, 11 ms and
-// 24 ms of one core where AOBB takes 25 and 63 ms; 40×40 4.5·10^6, 0.3 s,
-// AOBB 2 s): past it (a 60×60 grid, which toulbar2 proves in 0.2 s and
-// neither in 60 s) AOBB has lost about a fifth of a second.
-const edacTwoBudget = 1 << 23
+// during search make it toulbar2's search: about 30 s of one loaded core.
+// Measured (checks to the optimum, issue 18's third pass): binary grids of
+// 20×20 to 40×40 1.2·10^5 to 10^6 (AOBB 2–10× slower), a 60×60 grid
+// 1.7·10^8 in 28 s of one loaded core (39061 nodes; toulbar2 0.2 s), where
+// AOBB passes 60 s and 800 MB. No public file of ../shared/data/wcsp
+// takes this rule; past the budget AOBB answers.
+const edacTwoBudget = 1 << 28
 
 // edacThenAOBB answers a row by EDAC within its budget of checks and,
 // when EDAC passes it, by AOBB (made at the first such row). Both are

@@ -16,7 +16,8 @@ import (
 
 // TestChoose: bucket elimination where its tables are small, EDAC or AOBB where
 // they pass AutoBEEntries or the budget; the widths agree with BE's own,
-// and the chosen solver is exact.
+// and the chosen solver is exact (where Choose stopped the elimination
+// early, AtLeast, its width is at most BE's).
 func TestChoose(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -39,8 +40,8 @@ func TestChoose(t *testing.T) {
 			if !strings.Contains(c.Reason, "auto chose "+tc.want) {
 				t.Errorf("reason %q", c.Reason)
 			}
-			if be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 30}); err == nil && be.RowWidth() != c.Width {
-				t.Errorf("width %d, BE's %d", c.Width, be.RowWidth())
+			if be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 30}); err == nil && (be.RowWidth() != c.Width && !c.AtLeast || be.RowWidth() < c.Width) {
+				t.Errorf("width %d (at least: %v), BE's %d", c.Width, c.AtLeast, be.RowWidth())
 			}
 			s, c2, err := Auto(lp, AutoOptions{Memory: tc.memory})
 			if err != nil {
@@ -423,4 +424,43 @@ func BenchmarkAutoOrder(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestChooseStopsEarly: Choose's min-fill elimination stops once its
+// tables pass what bucket elimination may have, and what it reports then
+// are lower bounds of the whole elimination's (the same order's prefix);
+// where it does not stop, its width, entries and order are beCost's.
+func TestChooseStopsEarly(t *testing.T) {
+	stopped, whole := 0, 0
+	for seed := range int64(40) {
+		n := 10 + int(seed%5)*10
+		o := randprob.Options{Vars: n, MinDomain: 2, MaxDomain: 2 + int(seed%3), MaxArity: 2 + int(seed%2),
+			Functions: n * (2 + int(seed%3)), IntCosts: true}
+		p := randprob.New(seed, o)
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		full, entries := beCost(lp, false)
+		c := Choose(lp, AutoOptions{})
+		part, pe, done := beCostWithin(lp, false, AutoBEEntries)
+		if done != !c.AtLeast || pe != c.Entries || part.width != c.Width {
+			t.Fatalf("seed %d: beCostWithin %v %v width %d, Choose %v %v width %d", seed, done, pe, part.width, !c.AtLeast, c.Entries, c.Width)
+		}
+		if !slices.Equal(part.order, full.order[:len(part.order)]) {
+			t.Fatalf("seed %d: the stopped order is not a prefix of min-fill's", seed)
+		}
+		if done {
+			whole++
+			if pe != entries || part.width != full.width || len(part.order) != len(full.order) {
+				t.Fatalf("seed %d: whole elimination %v entries width %d, beCost's %v width %d", seed, pe, part.width, entries, full.width)
+			}
+			continue
+		}
+		stopped++
+		if !(pe > AutoBEEntries) || pe > entries || part.width > full.width || c.Name == "be" || !strings.Contains(c.Reason, "more than") {
+			t.Fatalf("seed %d: stopped at %v entries width %d (%s); whole %v width %d", seed, pe, part.width, c.Reason, entries, full.width)
+		}
+	}
+	if stopped == 0 || whole == 0 {
+		t.Fatalf("%d stopped, %d whole: the test misses a case", stopped, whole)
+	}
+	t.Logf("%d stopped, %d whole", stopped, whole)
 }

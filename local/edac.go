@@ -89,15 +89,22 @@ type EDAC struct {
 	n   int   // interior variables; variable i is local index NB+i
 	dom []int // domain sizes
 
-	srcs     []edacSrc  // every function, conditioned on the row
-	bins     []edacBin  // binary functions, merged per pair
-	narys    []edacNary // functions of three or more interior variables
-	adjB     [][]int    // per variable: its binary functions
-	adjN     [][]int    // per variable: its n-ary functions
-	uoff     []int      // per variable: offset of its unary costs in fs and u0
-	aoff     []int      // per variable: offset of its alive flags in is
-	u0       []float64  // the row's unary costs (normalised)
-	c0       float64    // the row's constant (normalised)
+	srcs  []edacSrc  // every function, conditioned on the row
+	bins  []edacBin  // binary functions, merged per pair
+	narys []edacNary // functions of three or more interior variables
+	adjB  [][]int    // per variable: its binary functions
+	// ladjOff and ladjLen place in is each variable's binary functions,
+	// the live ones first (ladjLen+x holds how many): a trailed
+	// permutation of adjB[x] that kill and wake keep, so that the scans
+	// of a variable's functions skip the dead and dormant ones unread (on
+	// a 40×40 grid two thirds of adjB are dormant functions).
+	ladjOff  []int
+	ladjLen  int
+	adjN     [][]int   // per variable: its n-ary functions
+	uoff     []int     // per variable: offset of its unary costs in fs and u0
+	aoff     []int     // per variable: offset of its alive flags in is
+	u0       []float64 // the row's unary costs (normalised)
+	c0       float64   // the row's constant (normalised)
 	integral bool
 	rank     []int      // DAC order: costs move towards lower ranks
 	dacRev   bool       // … towards higher ranks (after the root pass)
@@ -129,7 +136,15 @@ type EDAC struct {
 	// values, over all rows; noDEE turns it off (measurements).
 	deeRemovals int64
 	noDEE       bool
-	lbPair      float64 // c∅ before reverseDAC's last pair of passes
+	// deeQ holds the variables dee tests next, elimQ those
+	// eliminateSmall looks at next (their live functions dropped).
+	deeQ, elimQ varQueue
+	// verifyQueues makes dee and eliminateSmall look at every variable
+	// once their queue changes nothing, counting what the queues missed
+	// in deeMissed and elimMissed (tests).
+	verifyQueues          bool
+	deeMissed, elimMissed int64
+	lbPair                float64 // c∅ before reverseDAC's last pair of passes
 	// noLocalSearch starts the search without an upper bound, so that
 	// tests reach every pruning rule (the local search often finds the
 	// optimum of small problems, leaving the search nothing to lose).
@@ -142,12 +157,16 @@ type EDAC struct {
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
-	ft                []fTrail
-	it                []iTrail
-	sides             []side // per binary function: seen from x, then from y
-	sup               []int  // per variable: last EAC support found (a hint)
-	weight            []int64
-	lastFn            int
+	// rooted is set while the row's root is propagated: setF and setI
+	// trail nothing then (see setF); rootLB is the last row's root bound.
+	rooted bool
+	rootLB float64
+	ft     []fTrail
+	it     []iTrail
+	sides  []side // per binary function: seen from x, then from y
+	sup    []int  // per variable: last EAC support found (a hint)
+	weight []int64
+	lastFn int
 	// lastConflict is the variable whose assignment last failed at
 	// once (-1: none); it is branched on first while it is unassigned
 	// (last-conflict reasoning, Lecoutre et al. 2009, as toulbar2 does).
@@ -163,6 +182,7 @@ type EDAC struct {
 	pbuf, ebuf []float64
 	posbuf     []int32
 	live       []int32 // the other variable's live values (liveOf)
+	adjBuf     []int32 // processAC's copy of ladj
 
 	// Search.
 	full   []int // boundary then interior values, for exact evaluation
@@ -224,6 +244,12 @@ type edacNary struct {
 	cnt                 int // is index: unassigned variables; ≤ 1: absorbed
 }
 
+// newBin returns the binary function over x and y, rank[x] < rank[y]; its
+// table and residual supports are allocated once every function is known.
+func (s *EDAC) newBin(x, y int) edacBin {
+	return edacBin{x: x, y: y, dx: s.dom[x], dy: s.dom[y]}
+}
+
 // dacRank returns the DAC order of the interior variables: their index
 // order. (Measured on generated random, scale-free and grid graphs, the
 // reverse, maximum-cardinality and degree orders move the root bound by
@@ -250,7 +276,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	s.rank = dacRank(lp)
 	s.adjB = make([][]int, s.n)
 	s.adjN = make([][]int, s.n)
-	pair := map[[2]int]int{}
+	pair := make(map[[2]int]int, len(lp.Funcs))
 	for _, f := range lp.Funcs {
 		c := condFunc{f: &Factor{}, costs: f.Costs}
 		strides := make([]int, len(f.Scope))
@@ -293,7 +319,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 			if !ok {
 				k = len(s.bins)
 				pair[[2]int{x, y}] = k
-				s.bins = append(s.bins, edacBin{x: x, y: y, dx: s.dom[x], dy: s.dom[y], tab: make([]float64, s.dom[x]*s.dom[y])})
+				s.bins = append(s.bins, s.newBin(x, y))
 				s.adjB[x] = append(s.adjB[x], k)
 				s.adjB[y] = append(s.adjB[y], k)
 			}
@@ -315,10 +341,19 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	}
 	s.planElimination(pair)
 	s.planDormant(pair)
+	// The binary functions' tables and residual supports, carved from
+	// one slab each (a 40×40 grid has 9198 functions, two thirds dormant).
+	nt, nr := 0, 0
+	for k := range s.bins {
+		nt += s.bins[k].dx * s.bins[k].dy
+		nr += 2 * (s.bins[k].dx + s.bins[k].dy)
+	}
+	tabs, res := make([]float64, nt), make([]int32, nr)
 	for k := range s.bins {
 		b := &s.bins[k]
-		b.resX, b.fresX = make([]int32, b.dx), make([]int32, b.dx)
-		b.resY, b.fresY = make([]int32, b.dy), make([]int32, b.dy)
+		b.tab, tabs = tabs[:b.dx*b.dy:b.dx*b.dy], tabs[b.dx*b.dy:]
+		b.resX, b.fresX, res = res[:b.dx:b.dx], res[b.dx:2*b.dx:2*b.dx], res[2*b.dx:]
+		b.resY, b.fresY, res = res[:b.dy:b.dy], res[b.dy:2*b.dy:2*b.dy], res[2*b.dy:]
 	}
 
 	// Trailed state layout.
@@ -369,6 +404,13 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 		s.narys[j].cnt = ni
 		ni++
 	}
+	s.ladjLen = ni
+	ni += s.n
+	s.ladjOff = make([]int, s.n)
+	for x := range s.n {
+		s.ladjOff[x] = ni
+		ni += len(s.adjB[x])
+	}
 	s.is = make([]int32, ni)
 	s.makeSides()
 	s.sup = make([]int, s.n)
@@ -377,6 +419,7 @@ func NewEDAC(lp *mva.LocalProblem) *EDAC {
 	s.inDAC = make([]bool, s.n)
 	s.inEAC = make([]bool, s.n)
 	s.inNC = make([]bool, s.n)
+	s.deeQ, s.elimQ = newVarQueue(s.n), newVarQueue(s.n)
 	s.pbuf = make([]float64, maxD)
 	s.ebuf = make([]float64, maxD)
 	s.posbuf = make([]int32, 0, maxD)
@@ -400,8 +443,8 @@ func (s *EDAC) Describe() string {
 	if s.bad != nil {
 		return s.bad.Error()
 	}
-	return fmt.Sprintf("edac: %d variables (%d eliminated before search), %d binary and %d n-ary functions, %d nodes, %d eliminations during search",
-		s.n, len(s.elim), len(s.bins), len(s.narys), s.nodes, s.dynElims)
+	return fmt.Sprintf("edac: %d variables (%d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
+		s.n, len(s.elim), len(s.bins), len(s.narys), s.rootLB, s.nodes, s.dynElims)
 }
 
 // SolveRow finds the cheapest interior assignment for the boundary values.
@@ -429,7 +472,24 @@ func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		s.localSearch()
 	}
 	s.reset()
-	if s.propagate() && s.reverseDAC() {
+	s.rooted = true
+	ok := s.propagate() && s.reverseDAC()
+	if ok {
+		// Elimination and dead-end elimination at the root leave
+		// other functions for the DAC passes to move costs through:
+		// one more round of them (40×40 binary grid: root bound
+		// 106314, then 106537 after the eliminations, 106568 after
+		// the passes; toulbar2's 106648, the optimum 106823).
+		var changed bool
+		changed, ok = s.simplify()
+		if ok && changed {
+			s.lbPair = 0
+			ok = s.reverseDAC()
+		}
+	}
+	s.rooted = false
+	s.rootLB = s.fs[0]
+	if ok {
 		s.search(ctx)
 	}
 	if s.stop {
@@ -561,6 +621,23 @@ func (s *EDAC) reset() {
 		}
 	}
 	for x := range s.n {
+		l := s.is[s.ladjOff[x] : s.ladjOff[x]+len(s.adjB[x])]
+		n := 0
+		for _, k := range s.adjB[x] {
+			if s.is[s.bins[k].live] != 0 {
+				l[n] = int32(k)
+				n++
+			}
+		}
+		s.is[s.ladjLen+x] = int32(n)
+		for _, k := range s.adjB[x] {
+			if s.is[s.bins[k].live] == 0 {
+				l[n] = int32(k)
+				n++
+			}
+		}
+	}
+	for x := range s.n {
 		if !s.gone[x] {
 			continue
 		}
@@ -588,17 +665,25 @@ func (s *EDAC) reset() {
 		}
 	}
 	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
+	s.dacRev = true
 	for x := range s.n {
 		if s.gone[x] {
 			continue
 		}
-		s.inAC[x], s.inDAC[x], s.inEAC[x] = true, true, true
+		s.inAC[x], s.inEAC[x] = true, true
 		s.acQ = append(s.acQ, x)
-		s.dacQ = append(s.dacQ, x)
+		s.pushDAC(x)
 		s.eacQ = append(s.eacQ, x)
 	}
 	s.ncAll = true
-	s.dacRev = true
+	s.deeQ.reset()
+	s.elimQ.reset()
+	for x := range s.n {
+		if !s.gone[x] {
+			s.deeQ.push(x)
+			s.elimQ.push(x)
+		}
+	}
 }
 
 // reverseDAC reverses the DAC order at the root and propagates again:
@@ -655,10 +740,8 @@ func (s *EDAC) threshold() float64 {
 // its functions that still link it to an unassigned variable.
 func (s *EDAC) liveDegree(x int) int64 {
 	var w int64
-	for _, k := range s.adjB[x] {
-		if s.is[s.bins[k].live] != 0 {
-			w += 1 + s.weight[k]
-		}
+	for _, k := range s.ladj(x) {
+		w += 1 + s.weight[k]
 	}
 	for _, j := range s.adjN[x] {
 		if s.is[s.narys[j].cnt] > 1 {
@@ -699,21 +782,8 @@ func (s *EDAC) search(ctx context.Context) {
 	}
 	fm, im := len(s.ft), len(s.it)
 	defer s.undo(fm, im)
-	for {
-		changed, ok := s.eliminateSmall()
-		if !ok {
-			s.fail()
-			return
-		}
-		if !changed && !s.noDEE {
-			changed = s.dee()
-		}
-		if changed && !s.propagate() {
-			return
-		}
-		if !changed {
-			break
-		}
+	if _, ok := s.simplify(); !ok {
+		return
 	}
 	// Variables without live functions take their cheapest value; then
 	// the variable of least domain over weighted degree is branched on.
@@ -762,6 +832,7 @@ func (s *EDAC) search(ctx context.Context) {
 		}
 	}
 	fm2, im2 := len(s.ft), len(s.it)
+	dm, em := s.deeQ.save(), s.elimQ.save()
 	ver := s.ubVer
 	ok := true
 	for c := range s.dom[x] {
@@ -780,6 +851,8 @@ func (s *EDAC) search(ctx context.Context) {
 		s.lastConflict = x
 	}
 	s.undo(fm2, im2)
+	s.deeQ.restore(dm)
+	s.elimQ.restore(em)
 	if s.stop {
 		return
 	}
@@ -791,6 +864,30 @@ func (s *EDAC) search(ctx context.Context) {
 	}
 	if s.propagate() {
 		s.search(ctx)
+	}
+}
+
+// simplify eliminates the variables of small degree and removes the
+// dead ends (dee), propagating after each change, until neither changes
+// anything; it reports whether anything changed, and false when the node
+// is pruned.
+func (s *EDAC) simplify() (any, ok bool) {
+	for {
+		changed, ok := s.eliminateSmall()
+		if !ok {
+			s.fail()
+			return true, false
+		}
+		if !changed && !s.noDEE {
+			changed = s.dee()
+		}
+		if changed && !s.propagate() {
+			return true, false
+		}
+		if !changed {
+			return any, true
+		}
+		any = true
 	}
 }
 

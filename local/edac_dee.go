@@ -5,6 +5,7 @@ package local
 
 import (
 	"math"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -26,26 +27,33 @@ import (
 // is left. Variables of a live n-ary function are skipped. On fractional
 // costs the inequality must hold by a rounding margin. It reports whether
 // a value went; s stays, so no domain is wiped out.
+//
+// Only the variables in the DEE queue are tested (in index order): those
+// whose unary costs, functions' costs, live functions, own or neighbours'
+// domains or EAC support changed since they were last tested (markDEE's
+// callers), the test's only inputs; a variable tested without a removal
+// would fail the same test again. search keeps the queue of a branching
+// node for its second branch (varQueue.save), so each node starts with exactly
+// the variables changed since its parent's fixpoint. On a 40×40 binary
+// grid the test ran on all 1600 variables at every node.
 func (s *EDAC) dee() bool {
 	margin := 0.0
 	if !s.integral {
 		margin = 1e-9 * max(1, math.Abs(s.fs[0]))
 	}
+	q := s.deeQ.take()
 	removed := false
-	for x := range s.n {
-		if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || s.naryLive(x) {
-			continue
+	for _, x := range q {
+		if s.deeVar(x, margin) {
+			removed = true
 		}
-		sp := s.bestValue(x)
-		for a := range s.dom[x] {
-			if a == sp || !s.alive(x, a) {
-				continue
-			}
-			if s.dominates(x, sp, a, margin) {
-				s.remove(x, a)
-				removed = true
-			} else if s.dom[x] == 2 && s.dominates(x, a, sp, margin) {
-				s.remove(x, sp)
+	}
+	if s.verifyQueues && !removed {
+		// Tests: every variable, as before the queue; a removal here
+		// is a change markDEE missed.
+		for x := range s.n {
+			if s.deeVar(x, margin) {
+				s.deeMissed++
 				removed = true
 			}
 		}
@@ -54,6 +62,47 @@ func (s *EDAC) dee() bool {
 		s.deeRemovals++
 	}
 	return removed
+}
+
+// deeVar tests x's values against its EAC support (see dee) and removes
+// the dominated ones; it reports whether one went.
+func (s *EDAC) deeVar(x int, margin float64) bool {
+	if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || s.naryLive(x) {
+		return false
+	}
+	removed := false
+	sp := s.bestValue(x)
+	for a := range s.dom[x] {
+		if a == sp || !s.alive(x, a) {
+			continue
+		}
+		if s.dominates(x, sp, a, margin) {
+			s.remove(x, a)
+			removed = true
+		} else if s.dom[x] == 2 && s.dominates(x, a, sp, margin) {
+			s.remove(x, sp)
+			removed = true
+		}
+	}
+	return removed
+}
+
+// markDEE queues x for dead-end elimination's test: something it reads
+// changed.
+// Variables of more than deeMaxSize live values are not queued: dee does
+// not test them, and the removal that brings one down to deeMaxSize
+// queues it (frequency assignment, 24 values, queues nothing).
+func (s *EDAC) markDEE(x int) {
+	if s.size(x) <= deeMaxSize {
+		s.deeQ.push(x)
+	}
+}
+
+// markDEEFn queues both variables of binary function k: its costs changed.
+func (s *EDAC) markDEEFn(k int) {
+	b := &s.bins[k]
+	s.markDEE(b.x)
+	s.markDEE(b.y)
 }
 
 // naryLive reports whether x is in an n-ary function with another
@@ -78,11 +127,8 @@ func (s *EDAC) dominates(x, b, a int, margin float64) bool {
 		return true
 	}
 	d := ub - ua
-	for _, k := range s.adjB[x] {
-		if s.is[s.bins[k].live] == 0 {
-			continue
-		}
-		sd := s.side(k, x)
+	for _, k := range s.ladj(x) {
+		sd := s.side(int(k), x)
 		s.checks += int64(sd.dot)
 		m := math.Inf(-1)
 		for c := range sd.dot {
@@ -114,3 +160,60 @@ func (s *EDAC) dominates(x, b, a int, margin float64) bool {
 // a 20×20 binary grid from 320 to 62 and those of the 12×12 grid (once its
 // domains are down to two) from 4442 to 3378.
 const deeMaxSize = 2
+
+// varQueue is a set of variables to visit (dead-end elimination's tests,
+// eliminations during search), in index order, that a branching node
+// saves for its second branch: the first consumed it.
+type varQueue struct {
+	q, saved, buf []int
+	in            []bool
+}
+
+func newVarQueue(n int) varQueue { return varQueue{in: make([]bool, n)} }
+
+// push adds x.
+func (v *varQueue) push(x int) {
+	if !v.in[x] {
+		v.in[x] = true
+		v.q = append(v.q, x)
+	}
+}
+
+// take empties the queue and returns its variables in index order (valid
+// until the next take).
+func (v *varQueue) take() []int {
+	v.buf = append(v.buf[:0], v.q...)
+	v.clear()
+	slices.Sort(v.buf)
+	return v.buf
+}
+
+// clear empties the queue.
+func (v *varQueue) clear() {
+	for _, x := range v.q {
+		v.in[x] = false
+	}
+	v.q = v.q[:0]
+}
+
+// save keeps the queue (as it is at a branching node) and returns where.
+func (v *varQueue) save() int {
+	m := len(v.saved)
+	v.saved = append(v.saved, v.q...)
+	return m
+}
+
+// restore makes the queue what save kept at m, and forgets it.
+func (v *varQueue) restore(m int) {
+	v.clear()
+	for _, x := range v.saved[m:] {
+		v.push(x)
+	}
+	v.saved = v.saved[:m]
+}
+
+// reset empties the queue and what it saved.
+func (v *varQueue) reset() {
+	v.clear()
+	v.saved = v.saved[:0]
+}

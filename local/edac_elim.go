@@ -6,6 +6,7 @@ package local
 
 import (
 	"math"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -36,68 +37,80 @@ func (s *EDAC) deleted(x int) bool { return s.is[s.delOff+x] != 0 }
 // of their values is added to it), and no live n-ary function: toulbar2's
 // variable elimination of small degree during search (-e), which bucket
 // elimination makes exact. It reports whether anything changed.
+//
+// Only the variables in elimQ are looked at, in index order: those that
+// lost a live function (kill) or a live n-ary function since they were
+// last looked at, the only changes that can make one eliminable (search
+// keeps a branching node's queue for its second branch, as dee's).
 func (s *EDAC) eliminateSmall() (changed, ok bool) {
-	var ks [2]int
-	for x := range s.n {
-		if s.size(x) == 1 || s.deleted(x) {
-			continue
+	for _, x := range s.elimQ.take() {
+		c, ok := s.elimVar(x)
+		if !ok {
+			return true, false
 		}
-		nk := 0
-		for _, k := range s.adjB[x] {
-			if s.is[s.bins[k].live] != 0 {
-				if nk == 2 {
-					nk = 3
-					break
-				}
-				ks[nk] = k
-				nk++
+		changed = changed || c
+	}
+	if s.verifyQueues && !changed {
+		// Tests: every variable, as before the queue; an elimination
+		// here is a change the queue missed.
+		for x := range s.n {
+			c, ok := s.elimVar(x)
+			if c {
+				s.elimMissed++
+				changed = true
+			}
+			if !ok {
+				return true, false
 			}
 		}
-		if nk == 0 || nk > 2 {
-			continue
+	}
+	return changed, true
+}
+
+// elimVar eliminates x if it is left with one live binary function, or
+// two whose variables share a live or dormant one, and no live n-ary
+// function (see eliminateSmall); it reports whether it did, and false on
+// a wipe-out.
+func (s *EDAC) elimVar(x int) (changed, ok bool) {
+	if nk := s.is[s.ladjLen+x]; nk == 0 || nk > 2 || s.size(x) == 1 || s.deleted(x) || s.gone[x] {
+		return false, true
+	}
+	var ks [2]int
+	l := s.ladj(x)
+	nk := len(l)
+	for i, k := range l {
+		ks[i] = int(k)
+	}
+	for _, j := range s.adjN[x] {
+		if s.is[s.narys[j].cnt] > 1 {
+			return false, true
 		}
-		nary := false
-		for _, j := range s.adjN[x] {
-			if s.is[s.narys[j].cnt] > 1 {
-				nary = true
+	}
+	if nk == 1 {
+		return true, s.elim1(x, ks[0])
+	}
+	y, z := s.bins[ks[0]].x+s.bins[ks[0]].y-x, s.bins[ks[1]].x+s.bins[ks[1]].y-x
+	kt := -1
+	for _, k := range s.adjB[y] {
+		b := &s.bins[k]
+		if b.x+b.y-y == z && (s.is[b.live] != 0 || s.dormant[k]) {
+			kt = k
+			if s.is[b.live] != 0 {
 				break
 			}
 		}
-		if nary {
-			continue
-		}
-		if nk == 1 {
-			if !s.elim1(x, ks[0]) {
-				return true, false
-			}
-			changed = true
-			continue
-		}
-		y, z := s.bins[ks[0]].x+s.bins[ks[0]].y-x, s.bins[ks[1]].x+s.bins[ks[1]].y-x
-		kt := -1
-		for _, k := range s.adjB[y] {
-			b := &s.bins[k]
-			if b.x+b.y-y == z && (s.is[b.live] != 0 || s.dormant[k]) {
-				kt = k
-				if s.is[b.live] != 0 {
-					break
-				}
-			}
-		}
-		if kt < 0 || s.size(y) == 1 || s.size(z) == 1 || s.deleted(y) || s.deleted(z) {
-			continue
-		}
-		if s.is[s.bins[kt].live] == 0 {
-			// A dormant function joins the search, its costs zero
-			// (the trail restores them, and its sleep, on
-			// backtracking).
-			s.setI(s.bins[kt].live, 1)
-			s.woken++
-		}
-		s.elim2(x, ks[0], ks[1], kt)
-		changed = true
 	}
-	return changed, true
+	if kt < 0 || s.size(y) == 1 || s.size(z) == 1 || s.deleted(y) || s.deleted(z) {
+		return false, true
+	}
+	if s.is[s.bins[kt].live] == 0 {
+		// A dormant function joins the search, its costs zero (the
+		// trail restores them, and its sleep, on backtracking).
+		s.wake(kt)
+		s.woken++
+	}
+	s.elim2(x, ks[0], ks[1], kt)
+	return true, true
 }
 
 // push records x's elimination on the stack.
@@ -107,9 +120,9 @@ func (s *EDAC) pushElim(x, k1, k2 int) {
 	s.stack[n] = dynElim{x, k1, k2}
 	s.setI(s.stackLen, n+1)
 	s.setI(s.delOff+x, 1)
-	s.setI(s.bins[k1].live, 0)
+	s.kill(k1)
 	if k2 >= 0 {
-		s.setI(s.bins[k2].live, 0)
+		s.kill(k2)
 	}
 }
 
@@ -180,6 +193,8 @@ func (s *EDAC) elim2(x, k1, k2, kt int) {
 		}
 	}
 	s.checks += int64(t.dx * t.dy * s1.don)
+	s.markDEE(y)
+	s.markDEE(z)
 	s.pushAC(y)
 	s.pushAC(z)
 	s.pushDAC(y)
@@ -261,7 +276,7 @@ func (s *EDAC) planElimination(pair map[[2]int]int) {
 			if !ok {
 				k = len(s.bins)
 				pair[[2]int{y, z}] = k
-				s.bins = append(s.bins, edacBin{x: y, y: z, dx: s.dom[y], dy: s.dom[z], tab: make([]float64, s.dom[y]*s.dom[z])})
+				s.bins = append(s.bins, s.newBin(y, z))
 				s.adjB[y] = append(s.adjB[y], k)
 				s.adjB[z] = append(s.adjB[z], k)
 				nbrs[y][z] = k
@@ -303,11 +318,18 @@ func (s *EDAC) planDormant(pair map[[2]int]int) {
 	base := len(s.bins)
 	limit := dormantShare * (base + s.n)
 	added := 0
+	est := 0 // the functions added, at most: grow s.bins once
+	for x := range s.n {
+		d := len(s.adjB[x])
+		est += d * (d - 1) / 2
+	}
+	s.bins = slices.Grow(s.bins, min(est, limit))
+	var ys []int
 	for x := range s.n {
 		if s.gone[x] || len(s.adjN[x]) > 0 {
 			continue
 		}
-		var ys []int
+		ys = ys[:0]
 		for _, k := range s.adjB[x] {
 			if k < base && !s.goneBin[k] {
 				ys = append(ys, s.bins[k].x+s.bins[k].y-x)
@@ -323,7 +345,7 @@ func (s *EDAC) planDormant(pair map[[2]int]int) {
 				}
 				k := len(s.bins)
 				pair[[2]int{y, z}] = k
-				s.bins = append(s.bins, edacBin{x: y, y: z, dx: s.dom[y], dy: s.dom[z], tab: make([]float64, s.dom[y]*s.dom[z])})
+				s.bins = append(s.bins, s.newBin(y, z))
 				s.adjB[y] = append(s.adjB[y], k)
 				s.adjB[z] = append(s.adjB[z], k)
 				added++

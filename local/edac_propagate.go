@@ -10,14 +10,20 @@ import (
 )
 
 // setF sets fs[i] to v, the old value on the trail.
+// At the row's root (rooted) nothing is trailed: the root's state is never
+// undone, only reset for the next row.
 func (s *EDAC) setF(i int, v float64) {
-	s.ft = append(s.ft, fTrail{int32(i), s.fs[i]})
+	if !s.rooted {
+		s.ft = append(s.ft, fTrail{int32(i), s.fs[i]})
+	}
 	s.fs[i] = v
 }
 
-// setI sets is[i] to v, the old value on the trail.
+// setI sets is[i] to v, the old value on the trail (none at the root).
 func (s *EDAC) setI(i int, v int32) {
-	s.it = append(s.it, iTrail{int32(i), s.is[i]})
+	if !s.rooted {
+		s.it = append(s.it, iTrail{int32(i), s.is[i]})
+	}
 	s.is[i] = v
 }
 
@@ -32,6 +38,65 @@ func (s *EDAC) undo(fm, im int) {
 	s.ft, s.it = s.ft[:fm], s.it[:im]
 }
 
+// ladj returns x's live binary functions (a view of is: kill and wake
+// change it).
+func (s *EDAC) ladj(x int) []int32 {
+	o := s.ladjOff[x]
+	return s.is[o : o+int(s.is[s.ladjLen+x])]
+}
+
+// kill takes binary function k out of the search (trailed): its costs
+// are all in its variables' unary costs, or one of them is eliminated.
+func (s *EDAC) kill(k int) {
+	b := &s.bins[k]
+	s.setI(b.live, 0)
+	s.dropAdj(b.x, k)
+	s.dropAdj(b.y, k)
+	s.markDEEFn(k)
+	s.elimQ.push(b.x)
+	s.elimQ.push(b.y)
+}
+
+// dropAdj removes k from x's live functions, keeping the others' order.
+func (s *EDAC) dropAdj(x, k int) {
+	o, n := s.ladjOff[x], int(s.is[s.ladjLen+x])
+	p := o
+	for s.is[p] != int32(k) {
+		p++
+	}
+	for ; p < o+n-1; p++ {
+		s.setI(p, s.is[p+1])
+	}
+	s.setI(o+n-1, int32(k))
+	s.setI(s.ladjLen+x, int32(n-1))
+}
+
+// wake puts dormant (or dead) binary function k into the search.
+func (s *EDAC) wake(k int) {
+	b := &s.bins[k]
+	if s.sides[2*k].tab == nil {
+		s.makeSide(k)
+	}
+	s.setI(b.live, 1)
+	s.addAdj(b.x, k)
+	s.addAdj(b.y, k)
+	s.markDEEFn(k)
+}
+
+// addAdj appends k to x's live functions.
+func (s *EDAC) addAdj(x, k int) {
+	o, n := s.ladjOff[x], int(s.is[s.ladjLen+x])
+	p := o + n
+	for s.is[p] != int32(k) {
+		p++
+	}
+	if p != o+n {
+		s.setI(p, s.is[o+n])
+		s.setI(o+n, int32(k))
+	}
+	s.setI(s.ladjLen+x, int32(n+1))
+}
+
 func (s *EDAC) alive(x, a int) bool { return s.is[s.aoff[x]+a] != 0 }
 func (s *EDAC) size(x int) int      { return int(s.is[s.sizeOff+x]) }
 func (s *EDAC) u(x, a int) float64  { return s.fs[s.uoff[x]+a] }
@@ -43,11 +108,65 @@ func (s *EDAC) pushAC(x int) {
 	}
 }
 
+// pushDAC queues x for processDAC. The DAC queue is a binary heap on
+// dacKey, so that processDAC sees the variables from the highest rank
+// down (the lowest up once the order is reversed): one pass then reaches
+// the fixpoint, each pop costing O(log n) where a scan of the queue cost
+// O(n) (at a 40×40 grid's root, 1600 variables a pass).
 func (s *EDAC) pushDAC(x int) {
-	if !s.inDAC[x] {
-		s.inDAC[x] = true
-		s.dacQ = append(s.dacQ, x)
+	if s.inDAC[x] {
+		return
 	}
+	s.inDAC[x] = true
+	q := append(s.dacQ, x)
+	i, k := len(q)-1, s.dacKey(x)
+	for i > 0 {
+		p := (i - 1) / 2
+		if s.dacKey(q[p]) >= k {
+			break
+		}
+		q[i] = q[p]
+		i = p
+	}
+	q[i] = x
+	s.dacQ = q
+}
+
+// dacKey is x's priority in the DAC queue: the highest first.
+func (s *EDAC) dacKey(x int) int {
+	if s.dacRev {
+		return -s.rank[x]
+	}
+	return s.rank[x]
+}
+
+// popDAC removes and returns the DAC queue's first variable.
+func (s *EDAC) popDAC() int {
+	q := s.dacQ
+	top := q[0]
+	last := q[len(q)-1]
+	q = q[:len(q)-1]
+	if n := len(q); n > 0 {
+		i, k := 0, s.dacKey(last)
+		for {
+			c := 2*i + 1
+			if c >= n {
+				break
+			}
+			if c+1 < n && s.dacKey(q[c+1]) > s.dacKey(q[c]) {
+				c++
+			}
+			if s.dacKey(q[c]) <= k {
+				break
+			}
+			q[i] = q[c]
+			i = c
+		}
+		q[i] = last
+	}
+	s.dacQ = q
+	s.inDAC[top] = false
+	return top
 }
 
 func (s *EDAC) pushEAC(x int) {
@@ -60,11 +179,9 @@ func (s *EDAC) pushEAC(x int) {
 // pushEACNeighbours queues x's neighbours for an EAC check: a change at x
 // (a lost value, a raised unary cost) may take their full supports away.
 func (s *EDAC) pushEACNeighbours(x int) {
-	for _, k := range s.adjB[x] {
+	for _, k := range s.ladj(x) {
 		b := &s.bins[k]
-		if s.is[b.live] != 0 {
-			s.pushEAC(b.x + b.y - x)
-		}
+		s.pushEAC(b.x + b.y - x)
 	}
 }
 
@@ -80,6 +197,11 @@ func (s *EDAC) remove(x, a int) bool {
 		return false
 	}
 	s.pushAC(x)
+	s.markDEE(x)
+	for _, k := range s.ladj(x) {
+		b := &s.bins[k]
+		s.markDEE(b.x + b.y - x)
+	}
 	return true
 }
 
@@ -97,6 +219,7 @@ func (s *EDAC) addUnary(x, a int, c float64) bool {
 		s.inNC[x] = true
 		s.ncQ = append(s.ncQ, x)
 	}
+	s.markDEE(x)
 	return old <= 0
 }
 
@@ -158,27 +281,36 @@ func (s *EDAC) side(k, on int) *side {
 }
 
 // makeSides builds every binary function's two sides, once fs and is
-// exist (they are never reallocated, so the views stay valid).
+// exist (they are never reallocated, so the views stay valid); a dormant
+// function's when it first wakes (most never do).
 func (s *EDAC) makeSides() {
 	s.sides = make([]side, 2*len(s.bins))
 	for k := range s.bins {
 		b := &s.bins[k]
-		for i := range 2 {
-			b.cur = s.fs[b.curOff : b.curOff+b.dx*b.dy]
-			sd := side{tab: b.cur}
-			if i == 0 {
-				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
-				sd.res, sd.fres = b.resX, b.fresX
-			} else {
-				sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.y, b.x, 1, b.dy, b.py, b.px, b.dy, b.dx
-				sd.res, sd.fres = b.resY, b.fresY
-			}
-			sd.pon, sd.pot = s.fs[sd.pOn:sd.pOn+sd.don], s.fs[sd.pOt:sd.pOt+sd.dot]
-			sd.aon, sd.aot = s.is[s.aoff[sd.on]:s.aoff[sd.on]+sd.don], s.is[s.aoff[sd.ot]:s.aoff[sd.ot]+sd.dot]
-			sd.uon = s.fs[s.uoff[sd.on] : s.uoff[sd.on]+sd.don]
-			sd.uot = s.fs[s.uoff[sd.ot] : s.uoff[sd.ot]+sd.dot]
-			s.sides[2*k+i] = sd
+		b.cur = s.fs[b.curOff : b.curOff+b.dx*b.dy]
+		if !s.dormant[k] {
+			s.makeSide(k)
 		}
+	}
+}
+
+// makeSide builds binary function k's two sides.
+func (s *EDAC) makeSide(k int) {
+	b := &s.bins[k]
+	for i := range 2 {
+		sd := &s.sides[2*k+i]
+		sd.tab = b.cur
+		if i == 0 {
+			sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
+			sd.res, sd.fres = b.resX, b.fresX
+		} else {
+			sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.y, b.x, 1, b.dy, b.py, b.px, b.dy, b.dx
+			sd.res, sd.fres = b.resY, b.fresY
+		}
+		sd.pon, sd.pot = s.fs[sd.pOn:sd.pOn+sd.don], s.fs[sd.pOt:sd.pOt+sd.dot]
+		sd.aon, sd.aot = s.is[s.aoff[sd.on]:s.aoff[sd.on]+sd.don], s.is[s.aoff[sd.ot]:s.aoff[sd.ot]+sd.dot]
+		sd.uon = s.fs[s.uoff[sd.on] : s.uoff[sd.on]+sd.don]
+		sd.uot = s.fs[s.uoff[sd.ot] : s.uoff[sd.ot]+sd.dot]
 	}
 }
 
@@ -309,6 +441,7 @@ func (s *EDAC) findSupport(k, on int) (bool, bool) {
 			s.setF(sd.pOn+a, sd.pon[a]+m)
 			raisedAny = s.addUnary(on, a, m) || raisedAny
 			s.lastFn = k
+			s.markDEE(sd.ot)
 		}
 	}
 	return raisedAny, true
@@ -376,6 +509,7 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 			s.setF(sd.pOt+c, sd.pot[c]-e)
 		}
 	}
+	s.markDEEFn(k)
 	s.lastFn = k
 	raisedAny := false
 	for a, p := range P {
@@ -409,6 +543,12 @@ func (s *EDAC) assigned(x int) bool {
 			continue
 		}
 		s.setI(nf.cnt, cnt-1)
+		if cnt-1 == 1 {
+			for _, v := range nf.vars {
+				s.markDEE(v)
+				s.elimQ.push(v)
+			}
+		}
 		var ok bool
 		if cnt-1 == 1 {
 			ok = s.absorb(j)
@@ -539,7 +679,10 @@ func (s *EDAC) processAC(x int) bool {
 	if single && !s.assigned(x) {
 		return false
 	}
-	for _, k := range s.adjB[x] {
+	// A copy: the loop kills functions of x, which reorders ladj(x).
+	s.adjBuf = append(s.adjBuf[:0], s.ladj(x)...)
+	for _, k32 := range s.adjBuf {
+		k := int(k32)
 		b := &s.bins[k]
 		if s.is[b.live] == 0 {
 			continue
@@ -573,7 +716,7 @@ func (s *EDAC) processAC(x int) bool {
 					s.raised(x)
 				}
 			}
-			s.setI(b.live, 0)
+			s.kill(k)
 		}
 	}
 	if !s.projectUnary(x) {
@@ -589,9 +732,10 @@ func (s *EDAC) processDAC(y int) bool {
 	if s.deleted(y) {
 		return true
 	}
-	for _, k := range s.adjB[y] {
+	for _, k32 := range s.ladj(y) {
+		k := int(k32)
 		b := &s.bins[k]
-		if s.is[b.live] == 0 || s.receiver(b) == y {
+		if s.receiver(b) == y {
 			continue
 		}
 		x := s.receiver(b)
@@ -624,11 +768,8 @@ func (s *EDAC) eacSupported(x, a int) bool {
 	if !s.alive(x, a) || s.u(x, a) > 0 {
 		return false
 	}
-	for _, k := range s.adjB[x] {
-		if s.is[s.bins[k].live] == 0 {
-			continue
-		}
-		sd := s.side(k, x)
+	for _, k := range s.ladj(x) {
+		sd := s.side(int(k), x)
 		s.checks += int64(sd.dot)
 		if !sd.hasFull(a) {
 			return false
@@ -649,16 +790,14 @@ func (s *EDAC) processEAC(x int) bool {
 	for a := range s.dom[x] {
 		if a != s.sup[x] && s.eacSupported(x, a) {
 			s.sup[x] = a
+			s.markDEE(x)
 			return true
 		}
 	}
 	s.eacRounds++
 	raisedAny := false
-	for _, k := range s.adjB[x] {
-		if s.is[s.bins[k].live] == 0 {
-			continue
-		}
-		r, ok := s.findFullSupport(k, x)
+	for _, k := range s.ladj(x) {
+		r, ok := s.findFullSupport(int(k), x)
 		if !ok {
 			return false
 		}
@@ -671,12 +810,14 @@ func (s *EDAC) processEAC(x int) bool {
 }
 
 // pruneAll removes every value whose unary cost reaches the upper bound
-// with c∅ (NC*).
+// with c∅ (NC*). It reads the variables' bounds on their live unary costs
+// in one pass (c∅ rises at most nodes, many times a node) and scans only
+// the variables whose bound reaches the threshold.
 func (s *EDAC) pruneAll() bool {
 	s.ncAll = false
 	thr := s.threshold() - s.fs[0]
-	for x := range s.n {
-		if !s.pruneBelow(x, thr) {
+	for x, m := range s.fs[s.umaxOff : s.umaxOff+s.n] {
+		if m >= thr && !s.pruneBelow(x, thr) {
 			return false
 		}
 	}
@@ -695,7 +836,13 @@ func (s *EDAC) pruneVar(x int) bool {
 // (c∅ rises at most nodes, and most variables have nothing to lose); a
 // scan tightens the bound.
 func (s *EDAC) pruneBelow(x int, thr float64) bool {
-	if s.fs[s.umaxOff+x] < thr || s.size(x) == 1 || s.deleted(x) {
+	if s.fs[s.umaxOff+x] < thr {
+		return true
+	}
+	if s.size(x) == 1 || s.deleted(x) {
+		// Nothing to prune while it stays so: pruneAll skips it (until
+		// addUnary raises the bound again).
+		s.setF(s.umaxOff+x, math.Inf(-1))
 		return true
 	}
 	o, al := s.uoff[x], s.aoff[x]
@@ -767,19 +914,7 @@ func (s *EDAC) propagateLoop() bool {
 				return false
 			}
 		case len(s.dacQ) > 0:
-			// Highest variable first, so that one pass reaches the
-			// fixpoint.
-			bi := 0
-			for i, x := range s.dacQ {
-				if (s.rank[x] > s.rank[s.dacQ[bi]]) != s.dacRev {
-					bi = i
-				}
-			}
-			x := s.dacQ[bi]
-			s.dacQ[bi] = s.dacQ[len(s.dacQ)-1]
-			s.dacQ = s.dacQ[:len(s.dacQ)-1]
-			s.inDAC[x] = false
-			if !s.processDAC(x) {
+			if !s.processDAC(s.popDAC()) {
 				return false
 			}
 		case s.ncAll:

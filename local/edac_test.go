@@ -257,7 +257,9 @@ func TestEDACBadArgs(t *testing.T) {
 // random binary problems of average degree about three, where assignments
 // leave variables of one or two neighbours during search: those are
 // eliminated there and set after the search, and the answers must still
-// be exact (and their assignments cost what is reported).
+// be exact (and their assignments cost what is reported); on even seeds the
+// queues of elimination and dead-end elimination are checked against a
+// scan of every variable (verifyQueues).
 func TestEDACEliminationDuringSearch(t *testing.T) {
 	ctx := context.Background()
 	var elims int64
@@ -282,7 +284,7 @@ func TestEDACEliminationDuringSearch(t *testing.T) {
 				continue
 			}
 			s := NewEDAC(lp)
-			s.noLocalSearch, s.worstFirst = seed%2 == 0, seed%2 == 0
+			s.noLocalSearch, s.worstFirst, s.verifyQueues = seed%2 == 0, seed%2 == 0, seed%2 == 0
 			b := make([]int, lp.NB)
 			in := make([]int, lp.NumInterior())
 			for r := range rows {
@@ -303,6 +305,9 @@ func TestEDACEliminationDuringSearch(t *testing.T) {
 				}
 			}
 			elims += s.dynElims
+			if s.deeMissed > 0 || s.elimMissed > 0 {
+				t.Fatalf("seed %d sub %d: the queues missed %d dead-end removals and %d eliminations", seed, si, s.deeMissed, s.elimMissed)
+			}
 		}
 	}
 	if elims == 0 {
@@ -316,7 +321,10 @@ func TestEDACEliminationDuringSearch(t *testing.T) {
 // needs a dormant function) over two and three values, with and without
 // the local search's upper bound, and checks that dead-end elimination
 // removed values and dormant functions joined the search: both keep an
-// optimum, never all of them, so the costs must equal BE's exactly.
+// optimum, never all of them, so the costs must equal BE's exactly. The
+// bare runs also check the queues of dead-end elimination and of
+// elimination during search against a scan of every variable
+// (verifyQueues): they must miss nothing.
 func TestEDACGridsDeadEnds(t *testing.T) {
 	ctx := context.Background()
 	var dee, woken int64
@@ -338,7 +346,7 @@ func TestEDACGridsDeadEnds(t *testing.T) {
 		}
 		for _, bare := range []bool{false, true} {
 			s := NewEDAC(lp)
-			s.noLocalSearch, s.worstFirst = bare, bare
+			s.noLocalSearch, s.worstFirst, s.verifyQueues = bare, bare, bare
 			in := make([]int, lp.NumInterior())
 			got, err := s.SolveRow(ctx, nil, in)
 			if err != nil {
@@ -346,6 +354,9 @@ func TestEDACGridsDeadEnds(t *testing.T) {
 			}
 			if got != want {
 				t.Fatalf("seed %d (%+v) bare %v: edac %v, be %v", seed, o, bare, got, want)
+			}
+			if s.deeMissed > 0 || s.elimMissed > 0 {
+				t.Fatalf("seed %d (%+v): the queues missed %d dead-end removals and %d eliminations", seed, o, s.deeMissed, s.elimMissed)
 			}
 			if e := evalRow(lp, 0, in); !mva.IsHard(got) && e != got {
 				t.Fatalf("seed %d bare %v: assignment costs %v, reported %v", seed, bare, e, got)
