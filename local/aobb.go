@@ -34,8 +34,10 @@ type AOBBOptions struct {
 	// ShiftRows reparameterises the conditioned functions at every row
 	// whose boundary values changed (see shift), as a problem without a
 	// boundary always is: tighter bounds, for a full recomputation of
-	// the heuristic and no cached value kept from the row before. For
-	// callers that ask few rows, each a hard search (best responses).
+	// the heuristic; cached values are kept in the functions' own costs
+	// and reused where the row changed no function below them
+	// (shiftCorrections). For callers that ask few rows, each a hard
+	// search (best responses).
 	ShiftRows bool
 }
 
@@ -69,6 +71,11 @@ type AOBBOptions struct {
 // BE.runChanged does), and a cached variable keeps its entries across
 // rows unless a boundary variable of a function below it changed (or a
 // caller edited a function's costs in place, which clears everything).
+// With ShiftRows every changed row is shifted afresh and the messages
+// are all recomputed, but the cached values, kept in the functions' own
+// costs, still serve the subproblems below no changed function
+// (shiftCorrections), and the previous row's answer, re-evaluated, is the
+// first incumbent.
 //
 // Checks counts the function and message entries read.
 type AOBB struct {
@@ -90,6 +97,18 @@ type AOBB struct {
 	cond   []condFunc  // functions with interior variables
 	consts []constFunc // functions over boundary variables only
 	mb     *miniBuckets
+	// deep[i] is the deepest variable of cond[i] in the pseudo-tree,
+	// whose bucket holds it.
+	deep []int
+
+	// Cached values kept across rows (ShiftRows with a boundary, see
+	// shiftCorrections): acc[i][p] is what this row's shift added to
+	// cond[i] per value of its p-th variable (its finite moves); dirty
+	// marks, per variable, a function at or below it whose conditioning
+	// changed (its cached values are stale).
+	acc      [][][]float64
+	dirty    []bool
+	keptRows int // rows that kept cached values across their shifts
 
 	// Per local variable: the original functions in its bucket, the
 	// messages into its bucket, and the messages from below it to above.
@@ -200,6 +219,12 @@ type aobbCache struct {
 	gens    []uint32
 	sols    []uint16
 	gen     uint32
+	// corr holds, per context variable k (from coff[k]) and value, the
+	// shifts of the subproblem's functions at that variable: a value
+	// cached in the functions' own costs plus corr at the context's
+	// values is the value in this row's shifted costs (ShiftRows).
+	corr []float64
+	coff []int
 	// bvars: the boundary variables of the functions below the variable;
 	// when one changes between rows, the entries are stale.
 	bvars []int
@@ -318,9 +343,11 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 
 	s.orig = make([][]aobbRef, nv)
 	s.nbr = make([][]aobbRef, nv)
+	s.deep = make([]int, len(s.cond))
 	for i := range s.cond {
 		f := s.cond[i].f
 		v := pt.deepest(f.Vars, lp.NB)
+		s.deep[i] = v
 		s.orig[v] = append(s.orig[v], newRef(f, v))
 		for _, u := range f.Vars {
 			s.nbr[u] = append(s.nbr[u], newRef(f, u))
@@ -517,6 +544,15 @@ func (s *AOBB) planCaches() {
 			n *= lp.Domains[ca.ctx[k]]
 		}
 		ca.size = n
+		if s.keeps() {
+			ca.coff = make([]int, len(ca.ctx))
+			off := 0
+			for k, u := range ca.ctx {
+				ca.coff[k] = off
+				off += lp.Domains[u]
+			}
+			ca.corr = make([]float64, off)
+		}
 		ca.dense = denseCache(n, ca.sub)
 		if !ca.dense {
 			ca.slots = map[int]int32{}
@@ -664,18 +700,29 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 	}
 
 	// Condition the functions; mark what changed since the last row.
-	edit := false
+	edit, hardMoved := false, false
 	for i := range s.cond {
 		c := &s.cond[i]
 		ed := s.edited(i)
 		edit = edit || (ed && s.rowsSeen)
 		key := condKeyOf(c, boundary)
 		ch := ed || !s.rowsSeen || (!c.static && key != s.condKey[i])
+		if ch && !ed && s.rowsSeen && s.keeps() && !hardMoved {
+			hardMoved = !c.sameHard(s.condKey[i], key)
+		}
 		if ch && (!c.static || s.shifts()) {
 			s.fill(c, key)
 		}
 		s.condKey[i] = key
 		s.changed[i] = ch
+	}
+	// ShiftRows after the first row: the cached values are kept in the
+	// functions' own (unshifted) costs, and stay valid where no function
+	// below them changed its conditioning (see shiftCorrections), unless
+	// a function's Hard entries moved.
+	keep := s.keeps() && s.acc != nil && !edit && !hardMoved
+	if keep {
+		s.staleAbove()
 	}
 	if s.shifts() && slices.Contains(s.changed[:len(s.cond)], true) {
 		// One row (or ShiftRows): shift costs between the functions (from their
@@ -687,19 +734,33 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 			}
 			s.changed[i] = true
 		}
+		if s.keeps() {
+			s.startAcc()
+		}
 		s.shift()
-		edit = true
+		if s.keeps() {
+			s.shiftCorrections()
+		}
+		edit = !keep
 	}
+	if keep {
+		s.keptRows++
+	}
+
 	for v := range s.cache {
 		ca := &s.cache[v]
 		if !ca.on || !s.rowsSeen {
 			continue
 		}
 		stale := edit
-		for _, b := range ca.bvars {
-			if boundary[b] != s.lastB[b] {
-				stale = true
-				break
+		if keep {
+			stale = s.dirty[v]
+		} else {
+			for _, b := range ca.bvars {
+				if boundary[b] != s.lastB[b] {
+					stale = true
+					break
+				}
 			}
 		}
 		if stale {
@@ -724,6 +785,9 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		reads, err := s.mb.run(ctx, changed, s.opts.Workers)
 		s.checks += reads
 		if err != nil {
+			// Some messages may be of the last row: the next row
+			// computes them all.
+			s.mbFresh = true
 			return 0, err
 		}
 		if s.mbFresh {
@@ -917,13 +981,18 @@ func (s *AOBB) shift() {
 		f      *Factor
 		stride int
 		d      int
+		acc    []float64 // s.acc's entry, or nil
 	}
 	holders := make([][]holder, len(lp.Vars))
 	for i := range s.cond {
 		f := s.cond[i].f
 		stride := 1
 		for p := len(f.Vars) - 1; p >= 0; p-- {
-			holders[f.Vars[p]] = append(holders[f.Vars[p]], holder{f, stride, f.Dims[p]})
+			var acc []float64
+			if s.acc != nil {
+				acc = s.acc[i][p]
+			}
+			holders[f.Vars[p]] = append(holders[f.Vars[p]], holder{f, stride, f.Dims[p], acc})
 			stride *= f.Dims[p]
 		}
 	}
@@ -984,7 +1053,16 @@ func (s *AOBB) shift() {
 				}
 			}
 			for k, h := range hs {
-				addMarginals(h.f.Costs, h.stride, h.d, marg[k*d:(k+1)*d])
+				delta := marg[k*d : (k+1)*d]
+				addMarginals(h.f.Costs, h.stride, h.d, delta)
+				if h.acc == nil {
+					continue
+				}
+				for a, x := range delta {
+					if !mva.IsHard(x) {
+						h.acc[a] += x
+					}
+				}
 			}
 		}
 		now := minSum()
@@ -992,6 +1070,116 @@ func (s *AOBB) shift() {
 			break
 		}
 		last = now
+	}
+}
+
+// keeps reports whether rows keep cached values across their shifts
+// (shiftCorrections): ShiftRows with a boundary.
+func (s *AOBB) keeps() bool { return s.opts.ShiftRows && s.lp.NB > 0 }
+
+// startAcc zeroes the kept shifts, before the functions are shifted
+// afresh.
+func (s *AOBB) startAcc() {
+	if s.acc == nil {
+		s.acc = make([][][]float64, len(s.cond))
+		s.dirty = make([]bool, len(s.lp.Vars))
+		for i := range s.cond {
+			f := s.cond[i].f
+			s.acc[i] = make([][]float64, len(f.Vars))
+			for p, d := range f.Dims {
+				s.acc[i][p] = make([]float64, d)
+			}
+		}
+	}
+	for i := range s.acc {
+		for _, a := range s.acc[i] {
+			clear(a)
+		}
+	}
+}
+
+// shiftCorrections sets the cached variables' corrections (aobbCache.corr)
+// from this row's shifts (acc), so that their cached values, kept in the
+// functions' own costs, stay valid across rows whose shifts differ.
+//
+// The value of the subproblem below a cached variable w, in shifted
+// costs, is its value in the functions' own costs plus the shifts of its
+// functions: those at a variable of w's subtree cancel out (every
+// function that holds it is below w, and shift's moves at a variable sum
+// to zero over its holders), so what is left are the shifts at the
+// variables of w's context, a sum of one table per context variable. A
+// row's question then reuses the cached values of every subproblem whose
+// functions' conditioning did not change (staleAbove), with the row's own
+// fresh shifts for its bounds. A Hard that shift propagates (a value
+// impossible because of a function elsewhere) is no such sum: a row that
+// propagates one keeps no cached value, and its values are not kept
+// (SolveRow).
+func (s *AOBB) shiftCorrections() {
+	for v := range s.cache {
+		clear(s.cache[v].corr)
+	}
+	pt := s.pt
+	for i := range s.cond {
+		f := s.cond[i].f
+		for p, u := range f.Vars {
+			acc := s.acc[i][p]
+			for w := s.deep[i]; w >= 0 && w != u; w = pt.parent[w] {
+				ca := &s.cache[w]
+				if ca.corr == nil {
+					continue
+				}
+				k := slices.Index(ca.ctx, u)
+				if k < 0 {
+					continue
+				}
+				c := ca.corr[ca.coff[k] : ca.coff[k]+len(acc)]
+				for a, x := range acc {
+					c[a] += x
+				}
+				s.checks += int64(len(acc))
+			}
+		}
+	}
+}
+
+// sameHard reports whether c's function conditioned at offsets a and b
+// (condKeyOf) has its Hard entries at the same places.
+func (c *condFunc) sameHard(a, b int) bool {
+	k := len(c.istrides)
+	if k == 0 {
+		return mva.IsHard(c.costs[a]) == mva.IsHard(c.costs[b])
+	}
+	dig := make([]int, k)
+	for range c.f.Costs {
+		if mva.IsHard(c.costs[a]) != mva.IsHard(c.costs[b]) {
+			return false
+		}
+		for q := k - 1; q >= 0; q-- {
+			dig[q]++
+			if dig[q] < c.f.Dims[q] {
+				a += c.istrides[q]
+				b += c.istrides[q]
+				break
+			}
+			a -= (c.f.Dims[q] - 1) * c.istrides[q]
+			b -= (c.f.Dims[q] - 1) * c.istrides[q]
+			dig[q] = 0
+		}
+	}
+	return true
+}
+
+// staleAbove marks in s.dirty the variables at or above the bucket of a
+// changed function: the subproblems whose cached values it enters.
+func (s *AOBB) staleAbove() {
+	clear(s.dirty)
+	for i := range s.cond {
+		if !s.changed[i] {
+			continue
+		}
+		for v := s.deep[i]; v >= 0 && !s.dirty[v]; v = s.pt.parent[v] {
+			s.dirty[v] = true
+		}
 	}
 }
 
@@ -1179,7 +1367,20 @@ func (s *AOBB) cacheGet(c int) (float64, bool) {
 	for k, u := range s.pt.subtree[c] {
 		s.val[u] = int(sol[k])
 	}
-	return ca.vals[e], true
+	return ca.vals[e] + s.correction(ca), true
+}
+
+// correction returns the shift of ca's subproblem at the current context
+// values (see aobbCache.corr), 0 where rows do not keep cached values.
+func (s *AOBB) correction(ca *aobbCache) float64 {
+	if ca.corr == nil {
+		return 0
+	}
+	c := 0.0
+	for k, u := range ca.ctx {
+		c += ca.corr[ca.coff[k]+s.val[u]]
+	}
+	return c
 }
 
 // cachePut stores c's exact value and its subproblem's assignment (in
@@ -1217,7 +1418,7 @@ func (s *AOBB) cachePut(c int, value float64) {
 		}
 		e = int(slot)
 	}
-	ca.vals[e], ca.gens[e] = value, ca.gen
+	ca.vals[e], ca.gens[e] = value-s.correction(ca), ca.gen
 	sol := ca.sols[e*ca.sub : (e+1)*ca.sub]
 	for k, u := range s.pt.subtree[c] {
 		sol[k] = uint16(s.val[u])

@@ -464,3 +464,158 @@ func TestAOBBRaceWithin(t *testing.T) {
 		t.Errorf("%d rows ended, %d stopped: the test does not reach both cases", ended, stopped)
 	}
 }
+
+// TestAOBBShiftRowsReuse: a problem whose rows are reparameterised
+// (ShiftRows, a best response) keeps its cached values from row to row,
+// in the functions' own costs, where no function below them changed its
+// conditioning, while each row gets its own shifts. On seeded problems
+// shaped like a home's response (branchyRow: independent branches under
+// one root, each read by its own context variables, as a home's devices
+// read the neighbours' levels of their own slots), rows as MGM asks them
+// — one or two context values changed at a time, some repeated — must
+// each equal brute force and a fresh solver's answer from scratch,
+// whatever was kept. The test counts the rows that kept cached values
+// (with some left valid) and the later rows that kept none (a context
+// moved a Hard entry), and fails when too few of each ran.
+func TestAOBBShiftRowsReuse(t *testing.T) {
+	ctx := context.Background()
+	var rows, kept, dropped int
+	for seed := range int64(30) {
+		lp := branchyRow(seed)
+		ref := NewBruteForce(lp)
+		rng := rand.New(rand.NewPCG(uint64(seed), 3))
+		// Weak bounds: the search and its caches matter.
+		opts := AOBBOptions{ShiftRows: true, IBound: 1}
+		s := NewAOBB(lp, opts)
+		b := make([]int, lp.NB)
+		in, fresh := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+		// Brute force's and a fresh solver's answers, per boundary.
+		truths := map[string][2]float64{}
+		for r := range 20 {
+			if r > 0 && rng.IntN(6) > 0 {
+				for range 1 + rng.IntN(2) {
+					k := rng.IntN(lp.NB)
+					b[k] = rng.IntN(lp.Domains[k])
+				}
+			}
+			tag := fmt.Sprintf("seed %d row %d %v", seed, r, b)
+			truth, ok := truths[fmt.Sprint(b)]
+			if !ok {
+				want, err := ref.SolveRow(ctx, b, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				scratch, err := NewAOBB(lp, opts).SolveRow(ctx, b, fresh)
+				if err != nil {
+					t.Fatal(err)
+				}
+				truth = [2]float64{want, scratch}
+				truths[fmt.Sprint(b)] = truth
+			}
+			want, scratch := truth[0], truth[1]
+			before := s.keptRows
+			got, err := s.SolveRow(ctx, b, in)
+			if err != nil {
+				t.Fatalf("%s: %v", tag, err)
+			}
+			rows++
+			if got != want || scratch != want {
+				t.Fatalf("%s: kept %v, from scratch %v, brute force %v (%s)", tag, got, scratch, want, s.Describe())
+			}
+			a := make([]int, len(lp.Vars))
+			copy(a, b)
+			copy(a[lp.NB:], in)
+			if e := lp.Eval(a); e != want {
+				t.Fatalf("%s: reports %v but its assignment costs %v", tag, got, e)
+			}
+			if s.keptRows == before {
+				if r > 0 {
+					dropped++
+				}
+				continue
+			}
+			for v := range s.cache {
+				if ca := &s.cache[v]; ca.on && ca.vals != nil && !s.dirty[v] {
+					kept++
+					break
+				}
+			}
+		}
+	}
+	t.Logf("%d rows: %d kept cached values, %d later rows kept none (their Hard entries moved)", rows, kept, dropped)
+	if kept < 25 || dropped < 30 {
+		t.Errorf("too few cases: %d kept cached values, %d kept none, of %d rows", kept, dropped, rows)
+	}
+}
+
+// branchyRow returns a seeded problem shaped like a home's response: a
+// root variable over 3 branches, each a chain of 3 variables with
+// unary and pairwise costs (integers; in odd seeds some Hard), and per
+// branch one or two context (boundary) variables that only its functions
+// read, one of them through a table over the branch's leaf that, in odd
+// seeds, forbids a value of the leaf in some contexts (a Hard that shifts
+// propagate).
+func branchyRow(seed int64) *mva.LocalProblem {
+	rng := rand.New(rand.NewPCG(uint64(seed), 11))
+	hard := seed%2 == 1
+	branches, length := 3, 3
+	nb := branches + int(seed%3)
+	nv := nb + 1 + branches*length
+	lp := &mva.LocalProblem{Problem: &mva.Problem{Name: "branchy"}, NB: nb}
+	for k := range nv {
+		d := 2
+		if k >= nb && rng.IntN(4) == 0 {
+			d = 3
+		}
+		lp.Problem.Variables = append(lp.Problem.Variables, mva.Variable{Name: fmt.Sprint("x", k), Domain: make([]string, d)})
+		lp.Vars = append(lp.Vars, k)
+		lp.Domains = append(lp.Domains, d)
+	}
+	table := func(scope ...int) {
+		n := 1
+		for _, v := range scope {
+			n *= lp.Domains[v]
+		}
+		costs := make([]float64, n)
+		for e := range costs {
+			costs[e] = float64(rng.IntN(100))
+			if hard && rng.IntN(12) == 0 {
+				costs[e] = mva.Hard
+			}
+		}
+		lp.Funcs = append(lp.Funcs, mva.LocalFunction{Scope: scope, Costs: costs})
+	}
+	root := nb
+	table(root)
+	for br := range branches {
+		first := nb + 1 + br*length
+		table(root, first)
+		for k := range length {
+			v := first + k
+			table(v)
+			if k > 0 {
+				table(v-1, v)
+			}
+		}
+		// A loop through the root: shifts alone do not make the bounds
+		// exact, and the search runs.
+		table(root, first, first+length-1)
+		// The branch's context: a table over (context, leaf) whose
+		// context value 1 forbids the leaf's value 0, and, for the extra
+		// context variables, a pairwise cost with the branch's middle.
+		leaf := first + length - 1
+		c := br
+		costs := make([]float64, lp.Domains[c]*lp.Domains[leaf])
+		for e := range costs {
+			costs[e] = float64(rng.IntN(100))
+		}
+		if hard {
+			costs[1*lp.Domains[leaf]+0] = mva.Hard
+		}
+		lp.Funcs = append(lp.Funcs, mva.LocalFunction{Scope: []int{c, leaf}, Costs: costs})
+		if extra := branches + br; extra < nb {
+			table(extra, first+1)
+		}
+	}
+	return lp
+}
