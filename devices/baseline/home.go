@@ -47,6 +47,21 @@ type homeSolver struct {
 	coarse bool
 }
 
+// alone is the street n with h as its only home, priced but with no peak
+// term: what a home's best response compiles before the peak is added.
+func alone(n *devices.Neighbourhood, h devices.Home) *devices.Neighbourhood {
+	return &devices.Neighbourhood{
+		Name:         n.Name + "/" + h.Name,
+		Horizon:      n.Horizon,
+		Prices:       n.Prices,
+		ExportPrices: n.ExportPrices,
+		Levels:       1,
+		Weights:      devices.Weights{Price: n.Weights.Price, Miss: n.Weights.Miss},
+		Homes:        []devices.Home{h},
+		Units:        n.Units,
+	}
+}
+
 // newHomeSolver compiles home h of n alone. With peak false the home
 // minimises its price only: no windows, no levels. With peak true every
 // coordinated slot of n is a window of its own, with enough levels for the
@@ -57,16 +72,7 @@ func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Optio
 	if peak && n.Weights.Peak > 0 && len(coordinated(n)) > 0 && !o.levelPeak && actionCombos(&h, o.maxTable()) <= o.maxTable() {
 		return newSlotPeakSolver(n, h, o)
 	}
-	one := &devices.Neighbourhood{
-		Name:         n.Name + "/" + h.Name,
-		Horizon:      n.Horizon,
-		Prices:       n.Prices,
-		ExportPrices: n.ExportPrices,
-		Levels:       1,
-		Weights:      devices.Weights{Price: n.Weights.Price, Miss: n.Weights.Miss},
-		Homes:        []devices.Home{h},
-		Units:        n.Units,
-	}
+	one := alone(n, h)
 	var slots []int
 	coarse := false
 	if peak && n.Weights.Peak > 0 {
@@ -118,16 +124,7 @@ func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Optio
 // one entry per combination of the home's actions, within the compiler's
 // limit; its answers are exact, never coarse.
 func newSlotPeakSolver(n *devices.Neighbourhood, h devices.Home, o *Options) (*homeSolver, error) {
-	one := &devices.Neighbourhood{
-		Name:         n.Name + "/" + h.Name,
-		Horizon:      n.Horizon,
-		Prices:       n.Prices,
-		ExportPrices: n.ExportPrices,
-		Levels:       1,
-		Weights:      devices.Weights{Price: n.Weights.Price, Miss: n.Weights.Miss},
-		Homes:        []devices.Home{h},
-		Units:        n.Units,
-	}
+	one := alone(n, h)
 	c, err := compile.Compile(one, compile.Options{MaxTable: o.Compile.MaxTable, StateLimit: o.Compile.StateLimit})
 	if err != nil {
 		return nil, fmt.Errorf("home %s alone: %w", h.Name, err)

@@ -539,15 +539,7 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 				return err
 			}
 			missing = miss
-			base = make([]float64, len(m.Plan.Import))
-			for _, h := range compiled {
-				for t, v := range got[h].ImportKW {
-					base[t] += v
-				}
-			}
-			if len(miss) == 0 {
-				st = streetOfLoads(cfg, energyHomes, compiled, got)
-			}
+			base, st = compiledStreet(cfg, energyHomes, compiled, got, miss, len(m.Plan.Import))
 		} else {
 			// The compiled homes' latest loads (onlineRound) or those
 			// of this round, with their committed caps where they
@@ -557,15 +549,7 @@ func (e *EnergyHome) coordinate(ctx context.Context, res *EnergyRound, cfg *conf
 				return err
 			}
 			missing = miss
-			base = make([]float64, len(m.Plan.Import))
-			for _, h := range compiled {
-				for t, v := range got[h].ImportKW {
-					base[t] += v
-				}
-			}
-			if len(miss) == 0 {
-				st = streetOfLoads(cfg, energyHomes, compiled, got)
-			}
+			base, st = compiledStreet(cfg, energyHomes, compiled, got, miss, len(m.Plan.Import))
 		}
 		res.Compiled = compiled
 		if len(missing) > 0 {
@@ -718,6 +702,23 @@ func roundKW(v float64) float64 {
 		return 0 // no -0 in the payloads
 	}
 	return v
+}
+
+// compiledStreet sums the compiled homes' loads that flow (got) into
+// the base load of n slots that the energy homes answer, and builds their
+// street (streetOfLoads) when no compiled home's load is missing (miss);
+// with one missing the street is nil and the answer plans on the base.
+func compiledStreet(cfg *config.Config, energyHomes, compiled []string, got map[string]energyround.Load, miss []string, n int) ([]float64, *street.Street) {
+	base := make([]float64, n)
+	for _, h := range compiled {
+		for t, v := range got[h].ImportKW {
+			base[t] += v
+		}
+	}
+	if len(miss) > 0 {
+		return base, nil
+	}
+	return base, streetOfLoads(cfg, energyHomes, compiled, got)
 }
 
 // streetOfLoads is the street that cfg's energy homes (energyHomes)
