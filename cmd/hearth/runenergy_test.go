@@ -241,12 +241,7 @@ func TestRunMixedStreet(t *testing.T) {
 	b := startEmbedded(t)
 	now := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)
 	c := testClient(t, b.URL(), "test-mixed-street")
-	state := stateAt(t, c, now)
-	state("alder", "ev", `"charge":15,"plugged":true`)
-	state("oak", "boiler", `"water_temp":48`)
-	state("fir", "battery", `"soc":4`)
-	state("fir", "ev", `"charge":20,"plugged":true`)
-	state("hazel", "battery", `"soc":3`)
+	mixedStreetState(t, c, now)
 
 	ctx := testCtx(t, 60*time.Second)
 	homes := []string{"alder", "oak", "fir", "hazel"}
@@ -310,6 +305,19 @@ func TestRunMixedStreet(t *testing.T) {
 			t.Errorf("%s: street objective %.9f, sim %.9f (%+.2g)", h, got.Street.Objective, full.EnergyHomes.Objective, gap)
 		}
 	}
+}
+
+// mixedStreetState publishes the mixed example street's retained live
+// state at now: alder's and fir's EVs plugged in, oak's boiler, fir's and
+// hazel's batteries.
+func mixedStreetState(t *testing.T, c paho.Client, now time.Time) {
+	t.Helper()
+	state := stateAt(t, c, now)
+	state("alder", "ev", `"charge":15,"plugged":true`)
+	state("oak", "boiler", `"water_temp":48`)
+	state("fir", "battery", `"soc":4`)
+	state("fir", "ev", `"charge":20,"plugged":true`)
+	state("hazel", "battery", `"soc":3`)
 }
 
 // stateAt returns a function that publishes, retained on c, a device's

@@ -199,12 +199,7 @@ func TestRunMixedHardFeeder(t *testing.T) {
 	b := startEmbedded(t)
 	now := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)
 	c := testClient(t, b.URL(), "test-mixed-hard")
-	state := stateAt(t, c, now)
-	state("alder", "ev", `"charge":15,"plugged":true`)
-	state("oak", "boiler", `"water_temp":48`)
-	state("fir", "battery", `"soc":4`)
-	state("fir", "ev", `"charge":20,"plugged":true`)
-	state("hazel", "battery", `"soc":3`)
+	mixedStreetState(t, c, now)
 	homes := []string{"alder", "oak", "fir", "hazel"}
 	for k, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
