@@ -2,13 +2,13 @@ package baseline
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/internal/cputime"
+	"github.com/hearth-dcop/hearth/internal/fixtures"
 )
 
 // BenchmarkStreetSHMGM runs the SH-MGM-style baseline on the README's
@@ -25,13 +25,13 @@ func BenchmarkStreetSHMGM(b *testing.B) {
 	}{{"fixed", ""}, {"auto", `power_steps = "auto"`}} {
 		n := exampleStreet(b, v.steps)
 		b.Run(v.name, func(b *testing.B) {
-			cpu := cpuTime()
+			cpu := cputime.Used()
 			for b.Loop() {
 				if _, err := SHMGM(context.Background(), n, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric((cpuTime()-cpu)*1e3/float64(b.N), "cpu-ms/op")
+			b.ReportMetric((cputime.Used()-cpu).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
@@ -41,26 +41,7 @@ func BenchmarkStreetSHMGM(b *testing.B) {
 // is).
 func exampleStreet(tb testing.TB, line string) *devices.Neighbourhood {
 	tb.Helper()
-	dir := tb.TempDir()
-	src := filepath.Join("..", "..", "examples", "neighbourhood")
-	files, err := filepath.Glob(filepath.Join(src, "*.toml"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("the example street: %v", err)
-	}
-	kind := regexp.MustCompile(`(?m)^kind = "(ev_wallbox_7kw|ev_wallbox_11kw|home_battery)".*$`)
-	for _, f := range files {
-		text, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if line != "" {
-			text = kind.ReplaceAll(text, []byte("$0\n"+line))
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), text, 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(filepath.Join(dir, "neighbourhood.toml"))
+	cfg, err := config.Load(fixtures.ExampleStreet(tb, filepath.Join("..", ".."), line))
 	if err != nil {
 		tb.Fatal(err)
 	}

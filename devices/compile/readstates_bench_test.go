@@ -2,12 +2,11 @@ package compile
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/config"
+	"github.com/hearth-dcop/hearth/internal/fixtures"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -55,24 +54,7 @@ func BenchmarkReadStates(b *testing.B) {
 // with power_steps = "auto" on its two EV chargers and its battery.
 func autoStreet(b testing.TB) *config.Config {
 	b.Helper()
-	dir := b.TempDir()
-	src := filepath.Join("..", "..", "examples", "neighbourhood")
-	files, err := filepath.Glob(filepath.Join(src, "*.toml"))
-	if err != nil || len(files) == 0 {
-		b.Fatalf("the example street: %v", err)
-	}
-	kind := regexp.MustCompile(`(?m)^kind = "(ev_wallbox_7kw|ev_wallbox_11kw|home_battery)".*$`)
-	for _, f := range files {
-		text, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		text = kind.ReplaceAll(text, []byte("$0\npower_steps = \"auto\""))
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), text, 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(filepath.Join(dir, "neighbourhood.toml"))
+	cfg, err := config.Load(fixtures.ExampleStreet(b, filepath.Join("..", ".."), `power_steps = "auto"`))
 	if err != nil {
 		b.Fatal(err)
 	}
