@@ -198,26 +198,7 @@ func TestChooseEDACThenAOBB(t *testing.T) {
 	if c := Choose(mva.NewLocalProblem(q, mva.Whole(q)), AutoOptions{}); c.Name != "aobb" {
 		t.Fatalf("5 values: chose %s (%s), want aobb", c.Name, c.Reason)
 	}
-	for _, budget := range []int64{edacBudget, 1} {
-		s, _, err := Auto(lp, AutoOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pf := s.(*edacThenAOBB)
-		pf.edac.budget = budget
-		in := make([]int, lp.NumInterior())
-		got, err := s.SolveRow(context.Background(), nil, in)
-		if err != nil || got != want {
-			t.Fatalf("budget %d: %v (%v), be %v", budget, got, err, want)
-		}
-		full := append([]int(nil), in...)
-		if e := lp.Eval(full); e != got {
-			t.Fatalf("budget %d: assignment costs %v, reported %v", budget, e, got)
-		}
-		if d := pf.Describe(); pf.byAOBB != (budget == 1) || !strings.HasPrefix(d, map[bool]string{true: "edac passed", false: "edac:"}[budget == 1]) {
-			t.Fatalf("budget %d: answered by aobb %v, described %q", budget, pf.byAOBB, d)
-		}
-	}
+	solveBothBudgets(t, lp, edacBudget, want, true)
 }
 
 // TestChooseTwoValues checks that a binary grid over two values too wide
@@ -238,25 +219,7 @@ func TestChooseTwoValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, budget := range []int64{edacTwoBudget, 1} {
-		s, _, err := Auto(lp, AutoOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pf := s.(*edacThenAOBB)
-		pf.edac.budget = budget
-		in := make([]int, lp.NumInterior())
-		got, err := s.SolveRow(context.Background(), nil, in)
-		if err != nil || got != want {
-			t.Fatalf("budget %d: %v (%v), aobb %v", budget, got, err, want)
-		}
-		if e := lp.Eval(in); e != got {
-			t.Fatalf("budget %d: assignment costs %v, reported %v", budget, e, got)
-		}
-		if pf.byAOBB != (budget == 1) {
-			t.Fatalf("budget %d: answered by aobb %v", budget, pf.byAOBB)
-		}
-	}
+	solveBothBudgets(t, lp, edacTwoBudget, want, false)
 }
 
 // TestChooseComplete checks that a binary problem whose every pair of
@@ -463,4 +426,34 @@ func TestChooseStopsEarly(t *testing.T) {
 		t.Fatalf("%d stopped, %d whole: the test misses a case", stopped, whole)
 	}
 	t.Logf("%d stopped, %d whole", stopped, whole)
+}
+
+// solveBothBudgets solves lp through Auto's EDAC-then-AOBB twice: with
+// EDAC's budget and with one check (so AOBB answers). Both must answer
+// want with an assignment of that cost, AOBB only in the second; with
+// described, Describe must say which answered.
+func solveBothBudgets(t *testing.T, lp *mva.LocalProblem, budget int64, want float64, described bool) {
+	t.Helper()
+	for _, b := range []int64{budget, 1} {
+		s, _, err := Auto(lp, AutoOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := s.(*edacThenAOBB)
+		pf.edac.budget = b
+		in := make([]int, lp.NumInterior())
+		got, err := s.SolveRow(context.Background(), nil, in)
+		if err != nil || got != want {
+			t.Fatalf("budget %d: %v (%v), want %v", b, got, err, want)
+		}
+		if e := lp.Eval(in); e != got {
+			t.Fatalf("budget %d: assignment costs %v, reported %v", b, e, got)
+		}
+		if pf.byAOBB != (b == 1) {
+			t.Fatalf("budget %d: answered by aobb %v", b, pf.byAOBB)
+		}
+		if d := pf.Describe(); described && !strings.HasPrefix(d, map[bool]string{true: "edac passed", false: "edac:"}[b == 1]) {
+			t.Fatalf("budget %d: described %q", b, d)
+		}
+	}
 }
