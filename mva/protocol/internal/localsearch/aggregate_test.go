@@ -147,13 +147,7 @@ func TestResponseAggregates(t *testing.T) {
 			}
 			bf := local.NewBruteForce(n.Local.LP)
 			for draw := range 6 {
-				assign := make([]int, len(p.Variables))
-				for v := range assign {
-					assign[v] = rng.IntN(p.DomainSize(v))
-				}
-				for s, v := range nb.SlotVars() {
-					nb.Ctx[s] = assign[v]
-				}
+				assign := drawContext(rng, p, nb)
 				cur := rng.IntN(nb.Rows())
 				curCost := truthEll(ctx, t, n, bf, assign, cur)
 				want, wantCost := cur, curCost

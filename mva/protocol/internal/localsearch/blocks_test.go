@@ -57,13 +57,7 @@ func TestBlockResponse(t *testing.T) {
 				}
 				bf := local.NewBruteForce(n.Local.LP)
 				for draw := range 4 {
-					assign := make([]int, len(p.Variables))
-					for v := range assign {
-						assign[v] = rng.IntN(p.DomainSize(v))
-					}
-					for s, v := range nb.SlotVars() {
-						nb.Ctx[s] = assign[v]
-					}
+					assign := drawContext(rng, p, nb)
 					cur := rng.IntN(nb.Rows())
 					where := fmt.Sprintf("seed %d merge %d agent %d draw %d (%d blocks, cur %d)", seed, merge, n.ID, draw, r.NumBlocks(), cur)
 					curCost, err := nb.Ell(ctx, rowCost, cur, nb.Ctx)

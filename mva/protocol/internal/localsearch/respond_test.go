@@ -113,13 +113,7 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 			}
 			bf := local.NewBruteForce(n.Local.LP)
 			for draw := range 4 {
-				assign := make([]int, len(p.Variables))
-				for v := range assign {
-					assign[v] = rng.IntN(p.DomainSize(v))
-				}
-				for s, v := range nb.SlotVars() {
-					nb.Ctx[s] = assign[v]
-				}
+				assign := drawContext(rng, p, nb)
 				cur := rng.IntN(nb.Rows())
 				// The truth, by the rule.
 				curCost := truthEll(ctx, t, n, bf, assign, cur)
@@ -523,13 +517,7 @@ func TestResponderOffersCompletions(t *testing.T) {
 				t.Fatal(err)
 			}
 			bf := local.NewBruteForce(n.Local.LP)
-			assign := make([]int, len(p.Variables))
-			for v := range assign {
-				assign[v] = rng.IntN(p.DomainSize(v))
-			}
-			for s, v := range nb.SlotVars() {
-				nb.Ctx[s] = assign[v]
-			}
+			assign := drawContext(rng, p, nb)
 			cur := rng.IntN(nb.Rows())
 			best := localsearch.Of(mva.Hard)
 			isMin := make([]bool, nb.Rows())
@@ -671,4 +659,18 @@ func TestResponderRepeats(t *testing.T) {
 	if replayed < cases/10 || changed < 5 {
 		t.Errorf("too few cases exercised: %d replayed, %d changed by an offer, of %d", replayed, changed, cases)
 	}
+}
+
+// drawContext draws a random value for every variable of p and sets nb's
+// context from the draw: the neighbours' values a best response sees. It
+// returns the draw, from which the tests compute the truth.
+func drawContext(rng *rand.Rand, p *mva.Problem, nb *localsearch.Neighbourhood) []int {
+	assign := make([]int, len(p.Variables))
+	for v := range assign {
+		assign[v] = rng.IntN(p.DomainSize(v))
+	}
+	for s, v := range nb.SlotVars() {
+		nb.Ctx[s] = assign[v]
+	}
+	return assign
 }
