@@ -372,12 +372,7 @@ func TestEnergyStreetRun(t *testing.T) {
 	path := filepath.Join("testdata", "energy", "pair.toml")
 	now0 := time.Date(2026, 11, 26, 20, 58, 30, 0, time.Local)
 	c, rec := recorder(t, b.URL(), "test-energy-street-run", "hearth/home/+/command/#")
-	for _, s := range [][3]string{{"hazel", "battery", `"soc":3`}, {"ivy", "ev", `"charge":10,"plugged":true`}} {
-		payload := fmt.Sprintf(`{"time":%q,%s}`, now0.Format(time.RFC3339), s[2])
-		if tok := c.Publish(live.StateTopic("hearth", s[0], s[1]), 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
+	retainStates(t, c, now0, [][3]string{{"hazel", "battery", `"soc":3`}, {"ivy", "ev", `"charge":10,"plugged":true`}})
 	conf, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -707,4 +702,16 @@ func TestEnergyHomeSetTarget(t *testing.T) {
 	rec.await(t, from, "a plan that charges the car more after 95 % was set", 10*time.Second, func(m paho.Message) bool {
 		return m.Topic() == evPlan && charged(m) > before+1
 	})
+}
+
+// retainStates publishes each {home, device, fields} of states as the
+// device's retained live state at now, the JSON fields after its time.
+func retainStates(t *testing.T, c paho.Client, now time.Time, states [][3]string) {
+	t.Helper()
+	for _, s := range states {
+		payload := fmt.Sprintf(`{"time":%q,%s}`, now.Format(time.RFC3339), s[2])
+		if tok := c.Publish(live.StateTopic("hearth", s[0], s[1]), 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
 }

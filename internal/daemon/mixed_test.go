@@ -2,7 +2,6 @@ package daemon_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -49,12 +48,7 @@ func TestMixedStreetRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, rec := recorder(t, b.URL(), "test-mixed-street-run", "hearth/home/+/command/#")
-	for _, s := range [][3]string{{"rowan", "ev", `"charge":25,"plugged":true`}, {"alder", "ev", `"charge":20,"plugged":true`}} {
-		payload := fmt.Sprintf(`{"time":%q,%s}`, now0.Format(time.RFC3339), s[2])
-		if tok := c.Publish(live.StateTopic("hearth", s[0], s[1]), 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
+	retainStates(t, c, now0, [][3]string{{"rowan", "ev", `"charge":25,"plugged":true`}, {"alder", "ev", `"charge":20,"plugged":true`}})
 	conf, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
