@@ -399,38 +399,31 @@ phases:
 					}
 					continue
 				}
+				var adopted bool
 				if cs != nil {
 					s, ms, i := View(cs, c.Energy, me, latest())
 					o := c.Options
 					if o.Gain <= 0 {
 						o.Gain = gain
 					}
-					_, adopted, err := s.Answer(ctx, ms, i, s.Objective(ms), o)
+					var err error
+					if _, adopted, err = s.Answer(ctx, ms, i, s.Objective(ms), o); err != nil {
+						return res, err
+					}
+				} else {
+					base, otherCost := others()
+					partial := street.Objective([]*street.Member{me}, base, c.Peak)
+					o := c.Options
+					o.Rounds = 1
+					// street.Coordinate's threshold is Gain × |the street's
+					// objective|; here it sees this home's part only.
+					o.Gain = gain * math.Max(1, math.Abs(otherCost+partial)) / math.Max(1, math.Abs(partial))
+					cr, err := street.Coordinate(ctx, []*street.Member{me}, base, c.Peak, o)
 					if err != nil {
 						return res, err
 					}
-					if adopted {
-						moved = true
-						res.Moves++
-					}
-					set(sweep, adopted)
-					if err := publish(); err != nil {
-						return res, err
-					}
-					continue
+					adopted = cr.Moves > 0
 				}
-				base, otherCost := others()
-				partial := street.Objective([]*street.Member{me}, base, c.Peak)
-				o := c.Options
-				o.Rounds = 1
-				// street.Coordinate's threshold is Gain × |the street's
-				// objective|; here it sees this home's part only.
-				o.Gain = gain * math.Max(1, math.Abs(otherCost+partial)) / math.Max(1, math.Abs(partial))
-				cr, err := street.Coordinate(ctx, []*street.Member{me}, base, c.Peak, o)
-				if err != nil {
-					return res, err
-				}
-				adopted := cr.Moves > 0
 				if adopted {
 					moved = true
 					res.Moves++
