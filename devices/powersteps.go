@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -285,42 +286,13 @@ func spare(all, levels []Level, q float64, needs []float64) float64 {
 func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 	dt := s.SlotHours
 	quanta := func(e float64) float64 { return math.Floor(e/q+1e-9) * q }
-	if wb, ok := wallboxes[kind]; ok {
-		least := s.MinChargeKW
-		if least == 0 {
-			least = float64(wallboxMinAmps*gridVolts*wb.phases) / 1000
-			if least > s.MaxChargeKW {
-				// Capped below its phases' least: one phase.
-				least = float64(wallboxMinAmps*gridVolts) / 1000
-			}
-		}
+	if _, ok := wallboxes[kind]; ok {
 		seen := map[int64]bool{}
-		var cand []Level
-		for _, ph := range []int{1, 3} {
-			if ph > wb.phases {
-				continue
-			}
-			for amps := wallboxMinAmps; amps <= wb.maxAmps; amps++ {
-				p := math.Min(float64(amps*gridVolts*ph)/1000, s.MaxChargeKW)
-				if p < least-1e-9 {
-					continue
-				}
-				name := "charge_" + strconv.Itoa(amps) + "a"
-				if ph == 1 && wb.phases == 3 {
-					name = "charge_1p" + strconv.Itoa(amps) + "a"
-				}
-				cand = append(cand, Level{Name: name, Power: p, Stored: quanta(p * s.ChargeEff * dt)})
-			}
+		cand := currents(kind, s)
+		for i := range cand {
+			cand[i].Name = "charge_" + cand[i].Name
+			cand[i].Stored = quanta(cand[i].Stored)
 		}
-		slices.SortStableFunc(cand, func(a, b Level) int {
-			switch {
-			case a.Power < b.Power:
-				return -1
-			case a.Power > b.Power:
-				return 1
-			}
-			return 0
-		})
 		for _, c := range cand {
 			k := int64(math.Round(c.Stored / q))
 			if k == 0 || seen[k] {
@@ -359,6 +331,59 @@ func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 	return discharge, charge
 }
 
+// currents returns a catalogue wallbox's whole currents, by ascending
+// power: every current from 6 A to its greatest at 230 V on its phases
+// (and on one phase where min_charge_kw or max_charge_kw is below the
+// three-phase least), capped at max_charge_kw and not below
+// min_charge_kw, each named by its current ("13a", "1p13a" for one
+// phase of a three-phase box) with the energy it stores per slot
+// exactly (power × efficiency × slot).
+func currents(kind string, s Sizing) []Level {
+	wb := wallboxes[kind]
+	least := s.MinChargeKW
+	if least == 0 {
+		least = float64(wallboxMinAmps*gridVolts*wb.phases) / 1000
+		if least > s.MaxChargeKW {
+			// Capped below its phases' least: one phase.
+			least = float64(wallboxMinAmps*gridVolts) / 1000
+		}
+	}
+	var cand []Level
+	for _, ph := range []int{1, 3} {
+		if ph > wb.phases {
+			continue
+		}
+		for amps := wallboxMinAmps; amps <= wb.maxAmps; amps++ {
+			p := math.Min(float64(amps*gridVolts*ph)/1000, s.MaxChargeKW)
+			if p < least-1e-9 {
+				continue
+			}
+			name := strconv.Itoa(amps) + "a"
+			if ph == 1 && wb.phases == 3 {
+				name = "1p" + name
+			}
+			cand = append(cand, Level{Name: name, Power: p, Stored: p * s.ChargeEff * s.SlotHours})
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b Level) int { return cmp.Compare(a.Power, b.Power) })
+	return cand
+}
+
+// exactCurrents are a wallbox's physical actions (Device.Exact): its
+// currents, of those that draw the same power (capped) only the least,
+// each storing power × efficiency per hour, which Instantiate rounds
+// down to the resolution per slot.
+func exactCurrents(kind string, s Sizing, prop string) []Action {
+	var out []Action
+	for _, c := range currents(kind, s) {
+		if n := len(out); n > 0 && math.Abs(out[n-1].Power-c.Power) < 1e-9 {
+			continue
+		}
+		out = append(out, Action{Name: c.Name, Power: c.Power, Effects: []Effect{{prop, c.Power * s.ChargeEff}}})
+	}
+	return out
+}
+
 // autoSized is Sized with automatic levels.
 func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	discharge, charge, q := AutoLevels(e.Kind, s, scale)
@@ -385,6 +410,7 @@ func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	out.Properties[0].Initial = math.Min(math.Max(out.Properties[0].Initial, s.ReserveKWh), s.CapacityKWh)
 	if _, ok := wallboxes[e.Kind]; ok {
 		out.Properties[0].Scale = WallboxResolution
+		out.Exact = exactCurrents(e.Kind, s, prop)
 	}
 	top := charge[len(charge)-1]
 	out.Description = fmt.Sprintf("%s; %d charging levels %g–%g kW", e.Description, len(charge), charge[0].Power, top.Power)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/hearth-dcop/hearth/devices"
@@ -373,12 +374,14 @@ func plansOf(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluati
 		for d := range home.Devices {
 			dev := &home.Devices[d]
 			dp := DevicePlan{Device: dev.Name, Kind: dev.Kind, idle: idleAction(dev)}
-			for _, a := range dev.Actions {
+			// A device's exact actions first: a refined plan shows
+			// them, not the compiled levels, so they take the letters.
+			for _, a := range slices.Concat(dev.Exact, dev.Actions) {
 				dp.all = append(dp.all, a.Name)
 			}
 			for _, a := range s.Homes[hi].Actions[d] {
-				dp.Actions = append(dp.Actions, dev.Actions[a].Name)
-				dp.KW = append(dp.KW, dev.Actions[a].Power*ps)
+				dp.Actions = append(dp.Actions, dev.Act(a).Name)
+				dp.KW = append(dp.KW, dev.Act(a).Power*ps)
 			}
 			p.Devices = append(p.Devices, dp)
 		}
