@@ -621,7 +621,7 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 	if err := r.Baselines(context.Background()); err != nil {
 		return nil, err
 	}
-	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.refinedOutcome(r.uncoordinated), SHMGM: r.shmgm, Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
 	if res.Feasible {
 		if assign == nil {
 			var err error
@@ -682,6 +682,47 @@ func (r *Run) schedule(assign []int) (*devices.Schedule, *devices.Evaluation, bo
 	}
 	s2, ev2, err := refine.Schedule(r.Model(), s, ev)
 	return s2, ev2, s2 != s, err
+}
+
+// refinedOutcome is the uncoordinated baseline's outcome o with its plans
+// refined as the coordinated plan's are (devices/refine), so that what a
+// home saves against planning alone compares like with like: each home
+// refined with no committed levels, as it plans alone, then evaluated on
+// the street with the tightest levels its draw fits, as the baseline is.
+// (The SH-MGM-style baseline, a heuristic's coordination on levels, is
+// reported as it ran.) The outcome itself is left as it is: its schedule
+// is also the start the protocol encodes. Without devices to refine, in
+// a street with energy homes, or where the refinement cannot be
+// evaluated, it is o.
+func (r *Run) refinedOutcome(o *baseline.Outcome) *baseline.Outcome {
+	if o == nil || o.Schedule == nil || o.Eval == nil || len(r.energy) > 0 {
+		return o
+	}
+	n := r.Model()
+	m := *n
+	m.Windows, m.FeederLimit = nil, 0
+	plain := &devices.Schedule{Homes: slices.Clone(o.Schedule.Homes)}
+	for i := range plain.Homes {
+		plain.Homes[i].Levels = nil
+	}
+	ev, err := m.Evaluate(plain)
+	if err != nil {
+		return o
+	}
+	s, _, err := refine.Schedule(&m, plain, ev)
+	if err != nil || s == plain {
+		return o
+	}
+	for i := range s.Homes {
+		s.Homes[i].Levels = nil
+	}
+	full, err := n.Evaluate(s)
+	if err != nil {
+		return o
+	}
+	out := *o
+	out.Schedule, out.Eval = s, full
+	return &out
 }
 
 // Street is what a result claims, for the independent checker

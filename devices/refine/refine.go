@@ -94,7 +94,7 @@ func hasExact(n *devices.Neighbourhood) bool {
 // neighbourhood without windows) device by device and returns the
 // refined schedule and true, or hs and false where no device with exact
 // actions can be refined or the refinement would not lower the home's
-// objective.
+// objective (a plan of equal cost does not replace the solved one).
 func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.HomeSchedule, bool, error) {
 	if hi < 0 || hi >= len(n.Homes) {
 		return hs, false, fmt.Errorf("refine: home %d of %d", hi, len(n.Homes))
@@ -136,7 +136,9 @@ func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.Ho
 	if err != nil {
 		return hs, false, fmt.Errorf("refine: %w", err)
 	}
-	if !after.Feasible || after.Cost > before.Cost+1e-9*math.Max(1, math.Abs(before.Cost)) {
+	if !after.Feasible || after.Cost >= before.Cost-1e-9*math.Max(1, math.Abs(before.Cost)) {
+		// Not better: the solved plan stays, rather than another of
+		// equal cost.
 		return hs, false, nil
 	}
 	return cur, true, nil

@@ -374,9 +374,13 @@ func plansOf(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluati
 		for d := range home.Devices {
 			dev := &home.Devices[d]
 			dp := DevicePlan{Device: dev.Name, Kind: dev.Kind, idle: idleAction(dev)}
-			// A device's exact actions first: a refined plan shows
-			// them, not the compiled levels, so they take the letters.
-			for _, a := range slices.Concat(dev.Exact, dev.Actions) {
+			// A refined plan's exact actions first: it shows them,
+			// not the compiled levels, so they take the letters.
+			acts := dev.Actions
+			if slices.ContainsFunc(s.Homes[hi].Actions[d], func(a int) bool { return a >= len(dev.Actions) }) {
+				acts = slices.Concat(dev.Exact, dev.Actions)
+			}
+			for _, a := range acts {
 				dp.all = append(dp.all, a.Name)
 			}
 			for _, a := range s.Homes[hi].Actions[d] {
