@@ -288,10 +288,11 @@ func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 	quanta := func(e float64) float64 { return math.Floor(e/q+1e-9) * q }
 	if _, ok := wallboxes[kind]; ok {
 		seen := map[int64]bool{}
-		cand := currents(kind, s)
-		for i := range cand {
-			cand[i].Name = "charge_" + cand[i].Name
-			cand[i].Stored = quanta(cand[i].Stored)
+		var cand []Level
+		for _, c := range currents(kind, s) {
+			c.Name = "charge_" + c.Name
+			c.Stored = quanta(c.Stored)
+			cand = append(cand, c.Level)
 		}
 		for _, c := range cand {
 			k := int64(math.Round(c.Stored / q))
@@ -331,14 +332,21 @@ func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 	return discharge, charge
 }
 
+// current is one of a wallbox's whole currents: its level (named by
+// its current, "13a", or "1p13a" for one phase of a three-phase box,
+// storing power × efficiency × slot exactly) and the energy its exact
+// action stores per slot (exactCurrents).
+type current struct {
+	Level
+	exact float64
+}
+
 // currents returns a catalogue wallbox's whole currents, by ascending
 // power: every current from 6 A to its greatest at 230 V on its phases
 // (and on one phase where min_charge_kw or max_charge_kw is below the
 // three-phase least), capped at max_charge_kw and not below
-// min_charge_kw, each named by its current ("13a", "1p13a" for one
-// phase of a three-phase box) with the energy it stores per slot
-// exactly (power × efficiency × slot).
-func currents(kind string, s Sizing) []Level {
+// min_charge_kw.
+func currents(kind string, s Sizing) []current {
 	wb := wallboxes[kind]
 	least := s.MinChargeKW
 	if least == 0 {
@@ -348,13 +356,17 @@ func currents(kind string, s Sizing) []Level {
 			least = float64(wallboxMinAmps*gridVolts) / 1000
 		}
 	}
-	var cand []Level
+	floorRes := func(v float64) float64 { return math.Floor(v/WallboxResolution+1e-6) * WallboxResolution }
+	// One ampere's energy on one phase per slot, to the resolution.
+	amp := floorRes(float64(gridVolts) / 1000 * s.ChargeEff * s.SlotHours)
+	var cand []current
 	for _, ph := range []int{1, 3} {
 		if ph > wb.phases {
 			continue
 		}
 		for amps := wallboxMinAmps; amps <= wb.maxAmps; amps++ {
-			p := math.Min(float64(amps*gridVolts*ph)/1000, s.MaxChargeKW)
+			full := float64(amps*gridVolts*ph) / 1000
+			p := math.Min(full, s.MaxChargeKW)
 			if p < least-1e-9 {
 				continue
 			}
@@ -362,24 +374,37 @@ func currents(kind string, s Sizing) []Level {
 			if ph == 1 && wb.phases == 3 {
 				name = "1p" + name
 			}
-			cand = append(cand, Level{Name: name, Power: p, Stored: p * s.ChargeEff * s.SlotHours})
+			c := current{Level: Level{Name: name, Power: p, Stored: p * s.ChargeEff * s.SlotHours}, exact: float64(amps*ph) * amp}
+			if p < full {
+				c.exact = floorRes(c.Stored)
+			}
+			cand = append(cand, c)
 		}
 	}
-	slices.SortStableFunc(cand, func(a, b Level) int { return cmp.Compare(a.Power, b.Power) })
+	slices.SortStableFunc(cand, func(a, b current) int { return cmp.Compare(a.Power, b.Power) })
 	return cand
 }
 
 // exactCurrents are a wallbox's physical actions (Device.Exact): its
-// currents, of those that draw the same power (capped) only the least,
-// each storing power × efficiency per hour, which Instantiate rounds
-// down to the resolution per slot.
+// currents, of those that draw the same power (capped) only the least.
+// Each stores per slot one ampere's energy at 230 V (rounded down to the
+// resolution, WallboxResolution) times its amperes and phases — a capped
+// current its power's energy rounded down — at most 0.1 Wh per ampere
+// and phase below the physics, never above it. Why not each current's
+// own energy rounded down: those differ from whole multiples of one
+// ampere's by a fraction of a step each, so the sums a plan stores over
+// a day of quarter-hours take hundreds of thousands of values, where
+// whole amperes' take a few thousand (the states of devices/refine's
+// programme). Effects are per hour, the first slot length's figure:
+// Instantiate gives that slot length exactly these, other lengths
+// (Action.ByLength) their energy rounded down.
 func exactCurrents(kind string, s Sizing, prop string) []Action {
 	var out []Action
 	for _, c := range currents(kind, s) {
 		if n := len(out); n > 0 && math.Abs(out[n-1].Power-c.Power) < 1e-9 {
 			continue
 		}
-		out = append(out, Action{Name: c.Name, Power: c.Power, Effects: []Effect{{prop, c.Power * s.ChargeEff}}})
+		out = append(out, Action{Name: c.Name, Power: c.Power, Effects: []Effect{{prop, c.exact / s.SlotHours}}})
 	}
 	return out
 }

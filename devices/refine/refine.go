@@ -43,6 +43,15 @@ import (
 // thousand states per slot.
 const MaxStates = 1 << 18
 
+// maxDense bounds the dense table of a slot's states (entries of 4
+// bytes): a 60 kWh car's whole range at 0.1 Wh with two goals held or
+// not.
+const maxDense = 1 << 22
+
+// denseFrom is the number of transitions of a slot past which its states
+// are looked up in the dense table.
+const denseFrom = 1 << 13
+
 // Schedule refines every home of s that has a device with exact actions
 // and returns the refined schedule (every home's levels fixed to the
 // committed ones of ev) and its evaluation; s itself is left as it is.
@@ -343,8 +352,29 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 	}
 	layers := make([][]state, T+1)
 	layers[0] = []state{{v: v0, held: held0, cost: c0, prev: -1}}
+	bits := 0
+	for _, g := range goals {
+		if g.anyOf {
+			bits++
+		}
+	}
+	// The states of a slot are found by (value, goals held): in a map
+	// while a slot has few, then in a dense table over the property's
+	// range where it is small enough (a 60 kWh car at 0.1 Wh, 600,001
+	// values): a day of quarter-hours reaches thousands of states a slot,
+	// where the map's hashing took most of the time.
+	var dense []int32
+	span := int64(-1)
+	if p.Min != nil && p.Max != nil && bits <= 4 {
+		if s := (hi2 - lo + 1) << bits; s > 0 && s <= maxDense {
+			span = s
+		}
+	}
 	index := map[key]int32{}
 	for t := range T {
+		if dense == nil && span > 0 && len(layers[t])*len(opts) > denseFrom {
+			dense = make([]int32, span)
+		}
 		clear(index)
 		var next []state
 		for si := range layers[t] {
@@ -359,18 +389,37 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 					continue
 				}
 				c += s.cost + cost[t][o]
-				k := key{v, held}
-				if j, ok := index[k]; ok {
-					if c < next[j].cost {
-						next[j] = state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)}
+				// j is the state's place in next plus one, 0 for none.
+				var j int32
+				var slot int64
+				if dense != nil {
+					slot = (v-lo)<<bits | int64(held)
+					j = dense[slot]
+				} else if i, ok := index[key{v, held}]; ok {
+					j = i + 1
+				}
+				if j > 0 {
+					if c < next[j-1].cost {
+						next[j-1] = state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)}
 					}
 					continue
 				}
 				if len(next) >= MaxStates {
 					return nil, false
 				}
-				index[k] = int32(len(next))
+				if dense != nil {
+					dense[slot] = int32(len(next)) + 1
+				} else {
+					index[key{v, held}] = int32(len(next))
+				}
 				next = append(next, state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)})
+			}
+		}
+		if dense != nil {
+			// Only the entries this slot set: the table stays clear
+			// for the next.
+			for _, s := range next {
+				dense[(s.v-lo)<<bits|int64(s.held)] = 0
 			}
 		}
 		if len(next) == 0 {

@@ -114,8 +114,8 @@ func brute(n *devices.Neighbourhood, hs devices.HomeSchedule, d int) float64 {
 // keeps the committed levels.
 func TestRefineAgainstBruteForce(t *testing.T) {
 	homes := 30
-	if testing.Short() {
-		homes = 8
+	if testing.Short() || raceEnabled {
+		homes = 6
 	}
 	improved := 0
 	for seed := range uint64(homes) {
