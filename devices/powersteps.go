@@ -33,7 +33,8 @@ import (
 //     min_charge_kw. Each current stores its energy per slot rounded
 //     down to whole quanta; of the currents that store the same, only
 //     the least is a level (the others draw more for nothing). Its
-//     stored energy has a resolution of 0.1 Wh (WallboxResolution), so
+//     quanta are multiples of 0.1 Wh (WallboxResolution; its stored
+//     energy is kept to 1 mWh, ExactResolution, for its exact currents), so
 //     that Q can follow the currents' energies rather than multiples of
 //     0.1 kWh, and Q is chosen within the same budget among the
 //     quanta a current's energy divides (wallboxQuantum): the greatest
@@ -130,11 +131,25 @@ func AutoLevels(kind string, s Sizing, scale float64) (discharge, charge []Level
 	return discharge, charge, q
 }
 
-// WallboxResolution is the resolution (kWh) of the stored energy of a
-// wallbox with automatic levels: fine enough that a quantum can follow
-// the currents' energies to a tenth of a watt-hour instead of the
-// catalogue's 0.1 kWh, and an initial value or a goal given in kWh (or
-// read as a state of charge) is represented to within it.
+// ExactResolution is the resolution (kWh) of the stored energy of a
+// wallbox with automatic levels, 1 mWh: what its currents store per slot
+// is exact at it on slots of 15, 30 or 60 minutes (1 A at 230 V and 89 %
+// stores 51.175 Wh a quarter-hour), so the sums a plan of whole
+// currents stores are whole amperes' energy and stay a few thousand
+// values a slot over a day (devices/refine's states). Rounded to 0.1 Wh
+// each current's energy differs from whole amperes' by a fraction of a
+// step and the sums take hundreds of thousands of values, and rounded
+// to 0.1 Wh per ampere a plan loses up to 2.4 Wh a slot, enough to
+// miss a goal that the whole-current optimum clears by a few
+// watt-hours. The compiled levels' quanta stay multiples of
+// WallboxResolution.
+const ExactResolution = 1e-6
+
+// WallboxResolution is the resolution (kWh) of the quanta of a wallbox
+// with automatic levels: fine enough that a quantum can follow the
+// currents' energies to a tenth of a watt-hour instead of the
+// catalogue's 0.1 kWh. (Its stored energy, and so an initial value or a
+// goal, is kept finer still: ExactResolution.)
 const WallboxResolution = 1e-4
 
 // wallboxQuantum returns a wallbox's levels and quantum, among
@@ -356,17 +371,14 @@ func currents(kind string, s Sizing) []current {
 			least = float64(wallboxMinAmps*gridVolts) / 1000
 		}
 	}
-	floorRes := func(v float64) float64 { return math.Floor(v/WallboxResolution+1e-6) * WallboxResolution }
-	// One ampere's energy on one phase per slot, to the resolution.
-	amp := floorRes(float64(gridVolts) / 1000 * s.ChargeEff * s.SlotHours)
+	floorRes := func(v float64) float64 { return math.Floor(v/ExactResolution+1e-6) * ExactResolution }
 	var cand []current
 	for _, ph := range []int{1, 3} {
 		if ph > wb.phases {
 			continue
 		}
 		for amps := wallboxMinAmps; amps <= wb.maxAmps; amps++ {
-			full := float64(amps*gridVolts*ph) / 1000
-			p := math.Min(full, s.MaxChargeKW)
+			p := math.Min(float64(amps*gridVolts*ph)/1000, s.MaxChargeKW)
 			if p < least-1e-9 {
 				continue
 			}
@@ -374,10 +386,8 @@ func currents(kind string, s Sizing) []current {
 			if ph == 1 && wb.phases == 3 {
 				name = "1p" + name
 			}
-			c := current{Level: Level{Name: name, Power: p, Stored: p * s.ChargeEff * s.SlotHours}, exact: float64(amps*ph) * amp}
-			if p < full {
-				c.exact = floorRes(c.Stored)
-			}
+			c := current{Level: Level{Name: name, Power: p, Stored: p * s.ChargeEff * s.SlotHours}}
+			c.exact = floorRes(c.Stored)
 			cand = append(cand, c)
 		}
 	}
@@ -386,18 +396,12 @@ func currents(kind string, s Sizing) []current {
 }
 
 // exactCurrents are a wallbox's physical actions (Device.Exact): its
-// currents, of those that draw the same power (capped) only the least.
-// Each stores per slot one ampere's energy at 230 V (rounded down to the
-// resolution, WallboxResolution) times its amperes and phases — a capped
-// current its power's energy rounded down — at most 0.1 Wh per ampere
-// and phase below the physics, never above it. Why not each current's
-// own energy rounded down: those differ from whole multiples of one
-// ampere's by a fraction of a step each, so the sums a plan stores over
-// a day of quarter-hours take hundreds of thousands of values, where
-// whole amperes' take a few thousand (the states of devices/refine's
-// programme). Effects are per hour, the first slot length's figure:
-// Instantiate gives that slot length exactly these, other lengths
-// (Action.ByLength) their energy rounded down.
+// currents, of those that draw the same power (capped) only the least,
+// each storing its energy per slot, power × efficiency × slot, rounded
+// down to ExactResolution — exactly, on slots of 15, 30 or 60 minutes.
+// Effects are per hour, the first slot length's figure: Instantiate
+// gives that length exactly these, other lengths (Action.ByLength) their
+// own energy rounded down.
 func exactCurrents(kind string, s Sizing, prop string) []Action {
 	var out []Action
 	for _, c := range currents(kind, s) {
@@ -434,7 +438,7 @@ func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	out.Properties[0].Min, out.Properties[0].Max = bound(s.ReserveKWh), bound(s.CapacityKWh)
 	out.Properties[0].Initial = math.Min(math.Max(out.Properties[0].Initial, s.ReserveKWh), s.CapacityKWh)
 	if _, ok := wallboxes[e.Kind]; ok {
-		out.Properties[0].Scale = WallboxResolution
+		out.Properties[0].Scale = ExactResolution
 		out.Exact = exactCurrents(e.Kind, s, prop)
 	}
 	top := charge[len(charge)-1]

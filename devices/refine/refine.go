@@ -6,11 +6,13 @@
 // The compiler tables a storage's energy in whole quanta, so a plan can
 // only follow whole quanta, and where the whole-current optimum clears a
 // goal by a few watt-hours the quantised plan pays for a larger current
-// (docs/DESIGN.md, "Automatic levels are not within 1 % of every home").
+// (docs/DESIGN.md, "Automatic levels are refined onto the exact
+// currents after the solve").
 // Here, with every other device's actions and the home's committed levels
 // fixed, an exact dynamic programme chooses the device's action in every
 // slot — off or one of its exact actions — over its stored energy in
-// whole steps of the property's resolution (0.1 Wh for a wallbox): its
+// whole steps of the property's resolution (1 mWh for a wallbox,
+// devices.ExactResolution): its
 // states are the pairs (stored energy, which of the property's
 // before/after goals have held so far), and a slot's cost is the home's
 // own objective of the slot as the model prices it (devices.Neighbourhood.
@@ -37,20 +39,15 @@ import (
 )
 
 // MaxStates bounds the states of one slot of the programme. Past it the
-// device keeps its compiled plan. A wallbox's currents are multiples of
-// one ampere's energy, so the stored sums stay on a near-lattice: the
-// seeded homes of devices/compile's TestAutoStepsAgainstLP reach a few
-// thousand states per slot.
+// device keeps its compiled plan. A wallbox's currents store whole
+// multiples of one ampere's energy (devices.ExactResolution), so the sums
+// stay few: the seeded quarter-hour homes of devices/compile's
+// TestAutoStepsAgainstLP reach at most 3,266 states a slot.
 const MaxStates = 1 << 18
 
-// maxDense bounds the dense table of a slot's states (entries of 4
-// bytes): a 60 kWh car's whole range at 0.1 Wh with two goals held or
-// not.
-const maxDense = 1 << 22
-
-// denseFrom is the number of transitions of a slot past which its states
-// are looked up in the dense table.
-const denseFrom = 1 << 13
+// maxGoals bounds the before/after goals of the refined property: their
+// bits share a state's key with its value (in steps, under 2^40).
+const maxGoals = 16
 
 // Schedule refines every home of s that has a device with exact actions
 // and returns the refined schedule (every home's levels fixed to the
@@ -174,11 +171,6 @@ type state struct {
 	opt  int16
 }
 
-type key struct {
-	v    int64
-	held uint64
-}
-
 // goal is a rule on the refined property.
 type goal struct {
 	rule     *devices.Rule
@@ -293,7 +285,7 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 					bits++
 				}
 			}
-			if bits >= 64 {
+			if bits >= maxGoals {
 				return nil, false
 			}
 			g.bit = 1 << bits
@@ -358,23 +350,10 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 			bits++
 		}
 	}
-	// The states of a slot are found by (value, goals held): in a map
-	// while a slot has few, then in a dense table over the property's
-	// range where it is small enough (a 60 kWh car at 0.1 Wh, 600,001
-	// values): a day of quarter-hours reaches thousands of states a slot,
-	// where the map's hashing took most of the time.
-	var dense []int32
-	span := int64(-1)
-	if p.Min != nil && p.Max != nil && bits <= 4 {
-		if s := (hi2 - lo + 1) << bits; s > 0 && s <= maxDense {
-			span = s
-		}
-	}
-	index := map[key]int32{}
+	// A slot's states by value and goals held (the value shifted past
+	// the goals' bits).
+	index := map[int64]int32{}
 	for t := range T {
-		if dense == nil && span > 0 && len(layers[t])*len(opts) > denseFrom {
-			dense = make([]int32, span)
-		}
 		clear(index)
 		var next []state
 		for si := range layers[t] {
@@ -389,37 +368,18 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 					continue
 				}
 				c += s.cost + cost[t][o]
-				// j is the state's place in next plus one, 0 for none.
-				var j int32
-				var slot int64
-				if dense != nil {
-					slot = (v-lo)<<bits | int64(held)
-					j = dense[slot]
-				} else if i, ok := index[key{v, held}]; ok {
-					j = i + 1
-				}
-				if j > 0 {
-					if c < next[j-1].cost {
-						next[j-1] = state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)}
+				k := v<<bits | int64(held)
+				if j, ok := index[k]; ok {
+					if c < next[j].cost {
+						next[j] = state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)}
 					}
 					continue
 				}
 				if len(next) >= MaxStates {
 					return nil, false
 				}
-				if dense != nil {
-					dense[slot] = int32(len(next)) + 1
-				} else {
-					index[key{v, held}] = int32(len(next))
-				}
+				index[k] = int32(len(next))
 				next = append(next, state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)})
-			}
-		}
-		if dense != nil {
-			// Only the entries this slot set: the table stays clear
-			// for the next.
-			for _, s := range next {
-				dense[(s.v-lo)<<bits|int64(s.held)] = 0
 			}
 		}
 		if len(next) == 0 {
