@@ -112,9 +112,9 @@ func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.Ho
 	if len(n.Windows) > 0 && len(hs.Levels) != len(n.Windows) {
 		return hs, false, fmt.Errorf("refine: home %s: %d levels for %d windows", h.Name, len(hs.Levels), len(n.Windows))
 	}
-	alone := Alone(n, hi)
+	own := alone(n, hi)
 	one := func(hs devices.HomeSchedule) (*devices.Evaluation, error) {
-		return alone.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{hs}})
+		return own.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{hs}})
 	}
 	before, err := one(hs)
 	if err != nil {
@@ -130,7 +130,7 @@ func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.Ho
 		if h.Devices[d].Exact == nil {
 			continue
 		}
-		row, ok := device(alone, 0, cur, d, before.Homes[0].Peak)
+		row, ok := device(own, 0, cur, d, before.Homes[0].Peak)
 		if ok {
 			cur.Actions[d], done = row, true
 		}
@@ -150,10 +150,10 @@ func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.Ho
 	return cur, true, nil
 }
 
-// Alone is home hi as a neighbourhood of its own, with the coordination
+// alone is home hi as a neighbourhood of its own, with the coordination
 // windows (so that its committed caps still bound it) but no links and
 // no feeder limit: what a home's objective is evaluated on.
-func Alone(n *devices.Neighbourhood, hi int) *devices.Neighbourhood {
+func alone(n *devices.Neighbourhood, hi int) *devices.Neighbourhood {
 	one := *n
 	one.Homes = n.Homes[hi : hi+1]
 	one.Links, one.FeederLimit = nil, 0
