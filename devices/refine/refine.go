@@ -45,6 +45,10 @@ import (
 // TestAutoStepsAgainstLP reach at most 3,266 states a slot.
 const MaxStates = 1 << 18
 
+// maxDense bounds the dense table of a slot's states (entries of 4
+// bytes).
+const maxDense = 1 << 21
+
 // maxGoals bounds the before/after goals of the refined property: their
 // bits share a state's key with its value (in steps, under 2^40).
 const maxGoals = 16
@@ -350,10 +354,35 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 			bits++
 		}
 	}
-	// A slot's states by value and goals held (the value shifted past
-	// the goals' bits).
+	// A slot's states by value and goals held: the values of a slot all
+	// differ by whole multiples of g, the greatest common divisor of
+	// what the options store beyond the drift and the other devices
+	// (whole amperes' energy for a wallbox), so they are looked up in a
+	// dense table over the slot's span in steps of g where it is small
+	// enough, else in a map (keyed by the value shifted past the bits).
+	var g int64
+	for t := range T {
+		for o := range opts {
+			g = gcd(g, move[t][o]-move[t][0])
+		}
+	}
+	var dense []int32
 	index := map[int64]int32{}
 	for t := range T {
+		lo, hi := layers[t][0].v, layers[t][0].v
+		for _, s := range layers[t] {
+			lo, hi = min(lo, s.v), max(hi, s.v)
+		}
+		lo, hi = lo+slices.Min(move[t]), hi+slices.Max(move[t])
+		useDense := false
+		if g > 0 {
+			if span := ((hi-lo)/g + 1) << bits; span <= maxDense {
+				useDense = true
+				if int64(len(dense)) < span {
+					dense = make([]int32, span)
+				}
+			}
+		}
 		clear(index)
 		var next []state
 		for si := range layers[t] {
@@ -368,8 +397,22 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 					continue
 				}
 				c += s.cost + cost[t][o]
-				k := v<<bits | int64(held)
-				if j, ok := index[k]; ok {
+				var k int64
+				var j int32
+				if useDense {
+					// j is the state's place in next plus one, 0
+					// for none.
+					k = (v-lo)/g<<bits | int64(held)
+					j = dense[k] - 1
+				} else {
+					k = v<<bits | int64(held)
+					if i, ok := index[k]; ok {
+						j = i
+					} else {
+						j = -1
+					}
+				}
+				if j >= 0 {
 					if c < next[j].cost {
 						next[j] = state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)}
 					}
@@ -378,8 +421,19 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 				if len(next) >= MaxStates {
 					return nil, false
 				}
-				index[k] = int32(len(next))
+				if useDense {
+					dense[k] = int32(len(next)) + 1
+				} else {
+					index[k] = int32(len(next))
+				}
 				next = append(next, state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)})
+			}
+		}
+		if useDense {
+			// Only the entries this slot set: the table stays clear
+			// for the next.
+			for _, s := range next {
+				dense[(s.v-lo)/g<<bits|int64(s.held)] = 0
 			}
 		}
 		if len(next) == 0 {
@@ -402,4 +456,14 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 		i = s.prev
 	}
 	return row, true
+}
+
+// gcd returns the greatest common divisor of |a| and |b| (0 for two
+// zeros).
+func gcd(a, b int64) int64 {
+	a, b = max(a, -a), max(b, -b)
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
