@@ -720,7 +720,7 @@ func (r *homeReader) autoNeeds() {
 		}
 		d, _ := sized.Instantiate(dev.Name, a.loc, r.hz.SlotMinutes)
 		byLength(&d, sized, dev.Name, a.loc, r.hz)
-		dev.Actions = d.Actions
+		dev.Actions, dev.Exact = d.Actions, d.Exact
 	}
 }
 
@@ -740,6 +740,12 @@ func byLength(dev *devices.Device, e devices.Entry, name, loc string, hz devices
 				dev.Actions[k].ByLength = map[int][]devices.Effect{}
 			}
 			dev.Actions[k].ByLength[m] = other.Actions[k].Effects
+		}
+		for k := range dev.Exact {
+			if dev.Exact[k].ByLength == nil {
+				dev.Exact[k].ByLength = map[int][]devices.Effect{}
+			}
+			dev.Exact[k].ByLength[m] = other.Exact[k].Effects
 		}
 	}
 }

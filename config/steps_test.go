@@ -100,7 +100,7 @@ func TestPowerStepsAutoResolution(t *testing.T) {
 	} {
 		text := "[horizon]\nslots = 4\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\npower_steps = \"auto\"\n" + extra
 		_, err := config.Parse("n.toml", []byte(text), nil)
-		if err == nil || !strings.Contains(err.Error(), "power_steps: power_steps = \"auto\" stores ev's charge to 0.0001 kWh") {
+		if err == nil || !strings.Contains(err.Error(), "power_steps: power_steps = \"auto\" stores ev's charge to 1e-06 kWh") {
 			t.Errorf("%q: %v", extra, err)
 		}
 	}

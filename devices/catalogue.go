@@ -15,8 +15,11 @@ type Entry struct {
 	Description string
 	// Location is where the device acts by default; "" means its own
 	// name (the properties it changes belong to the device itself).
-	Location   string
-	Actions    []Action
+	Location string
+	Actions  []Action
+	// Exact are the device's physical actions where Actions are
+	// quantised levels (Device.Exact), per hour like Actions.
+	Exact      []Action
 	Properties []EntryProperty
 	// CycleCost is the device's default Device.CycleCost (currency per
 	// kWh through it).
@@ -155,18 +158,23 @@ func (e *Entry) Instantiate(name, loc string, slotMinutes int) (Device, []Proper
 	f := float64(slotMinutes) / 60
 	d := Device{Name: name, Kind: e.Kind, Location: loc, CycleCost: e.CycleCost}
 	_, storage := sizable[e.Kind]
-	for _, a := range e.Actions {
-		act := Action{Name: a.Name, Power: a.Power}
-		for _, eff := range a.Effects {
-			delta := eff.Delta * f
-			if storage {
-				delta = e.conservative(eff.Property, delta)
+	perSlot := func(acts []Action) []Action {
+		var out []Action
+		for _, a := range acts {
+			act := Action{Name: a.Name, Power: a.Power}
+			for _, eff := range a.Effects {
+				delta := eff.Delta * f
+				if storage {
+					delta = e.conservative(eff.Property, delta)
+				}
+				act.Effects = append(act.Effects, Effect{Property: eff.Property, Delta: delta})
 			}
-			act.Effects = append(act.Effects, Effect{Property: eff.Property, Delta: delta})
+			out = append(out, act)
 		}
-		d.Actions = append(d.Actions, act)
+		SortActions(out)
+		return out
 	}
-	SortActions(d.Actions)
+	d.Actions, d.Exact = perSlot(e.Actions), perSlot(e.Exact)
 	var props []Property
 	for _, p := range e.Properties {
 		at := name

@@ -118,7 +118,7 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 			dt := hz.SlotHours(t)
 			for d := range h.Devices {
 				dev := &h.Devices[d]
-				ev.CycleCost += n.Weights.Price * dev.CycleCost * math.Abs(dev.Actions[hs.Actions[d][t]].Power) * dt
+				ev.CycleCost += n.Weights.Price * dev.CycleCost * math.Abs(dev.Act(hs.Actions[d][t]).Power) * dt
 			}
 			act := func(d int) int { return hs.Actions[d][t] }
 			noImport, noExport := h.Restricted(t, act)
@@ -242,8 +242,8 @@ func (h *Home) checkShape(hs *HomeSchedule, slots, windows int) error {
 			return fmt.Errorf("home %s: device %s has %d slots scheduled, the horizon %d", h.Name, h.Devices[d].Name, len(row), slots)
 		}
 		for t, a := range row {
-			if a < 0 || a >= len(h.Devices[d].Actions) {
-				return fmt.Errorf("home %s: device %s slot %d: action %d is not one of its %d actions", h.Name, h.Devices[d].Name, t, a, len(h.Devices[d].Actions))
+			if a < 0 || a >= h.Devices[d].NumActs() {
+				return fmt.Errorf("home %s: device %s slot %d: action %d is not one of its %d actions", h.Name, h.Devices[d].Name, t, a, h.Devices[d].NumActs())
 			}
 		}
 	}
@@ -328,7 +328,7 @@ func (h *Home) trajectory(hz Horizon, pi int, hs *HomeSchedule) []int64 {
 			if !dev.Affects(p.Location, p.Name) {
 				continue
 			}
-			delta, _ := dev.Actions[hs.Actions[d][t]].EffectIn(p.Name, hz, t)
+			delta, _ := dev.Act(hs.Actions[d][t]).EffectIn(p.Name, hz, t)
 			v += Steps(delta, p.Scale)
 		}
 		out[i] = v

@@ -17,7 +17,7 @@ const maxDistinctDraws = 1 << 16
 func (h *Home) Draw(t int, action func(d int) int) float64 {
 	v := h.Background[t]
 	for d := range h.Devices {
-		v += h.Devices[d].Actions[action(d)].Power
+		v += h.Devices[d].Act(action(d)).Power
 	}
 	return v
 }

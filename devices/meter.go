@@ -103,7 +103,7 @@ type Metered struct {
 func (h *Home) Restricted(t int, action func(d int) int) (noImport, noExport bool) {
 	for d := range h.Devices {
 		dev := &h.Devices[d]
-		p := dev.Actions[action(d)].Power
+		p := dev.Act(action(d)).Power
 		noImport = noImport || dev.NoGridCharge && p > 0
 		noExport = noExport || dev.NoGridDischarge && p < 0
 	}

@@ -195,6 +195,15 @@ type Device struct {
 	// Actions are sorted by ascending power, ties by name (the SHDS order);
 	// action 0 draws the least.
 	Actions []Action
+	// Exact, when not nil, are the device's physical actions where
+	// Actions are levels quantised for the compiler (a wallbox with
+	// power_steps = "auto": its whole currents, each with the energy it
+	// stores per slot to the property's resolution, where the levels
+	// credit it rounded down to whole quanta). The compiler tables only
+	// Actions; a schedule's action index a ≥ len(Actions) names
+	// Exact[a−len(Actions)] (Act), which only a refinement after the
+	// solve (devices/refine) writes. Sorted like Actions; none is off.
+	Exact []Action
 	// CycleCost is what a kWh through the device costs (currency per
 	// kWh of |power|·Δ at the wall, charging or discharging): the wear of
 	// a storage device, and the tie-break that keeps a plan from
@@ -222,6 +231,19 @@ type Action struct {
 	// Effects names.
 	ByLength map[int][]Effect
 }
+
+// Act returns the action a schedule's index a names: Actions[a], or
+// Exact[a−len(Actions)] past them.
+func (d *Device) Act(a int) *Action {
+	if a >= len(d.Actions) {
+		return &d.Exact[a-len(d.Actions)]
+	}
+	return &d.Actions[a]
+}
+
+// NumActs is the number of indices a schedule may give the device:
+// its actions and its exact ones.
+func (d *Device) NumActs() int { return len(d.Actions) + len(d.Exact) }
 
 // Effect is an action's change of a property per slot.
 type Effect struct {

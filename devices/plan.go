@@ -62,7 +62,7 @@ func (n *Neighbourhood) Plans(s *Schedule, ev *Evaluation) []Plan {
 		for d := range h.Devices {
 			names := make([]string, len(s.Homes[hi].Actions[d]))
 			for t, a := range s.Homes[hi].Actions[d] {
-				names[t] = h.Devices[d].Actions[a].Name
+				names[t] = h.Devices[d].Act(a).Name
 			}
 			p.Actions[h.Devices[d].Name] = names
 		}

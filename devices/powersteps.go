@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -32,7 +33,8 @@ import (
 //     min_charge_kw. Each current stores its energy per slot rounded
 //     down to whole quanta; of the currents that store the same, only
 //     the least is a level (the others draw more for nothing). Its
-//     stored energy has a resolution of 0.1 Wh (WallboxResolution), so
+//     quanta are multiples of 0.1 Wh (WallboxResolution; its stored
+//     energy is kept to 1 mWh, ExactResolution, for its exact currents), so
 //     that Q can follow the currents' energies rather than multiples of
 //     0.1 kWh, and Q is chosen within the same budget among the
 //     quanta a current's energy divides (wallboxQuantum): the greatest
@@ -129,11 +131,25 @@ func AutoLevels(kind string, s Sizing, scale float64) (discharge, charge []Level
 	return discharge, charge, q
 }
 
-// WallboxResolution is the resolution (kWh) of the stored energy of a
-// wallbox with automatic levels: fine enough that a quantum can follow
-// the currents' energies to a tenth of a watt-hour instead of the
-// catalogue's 0.1 kWh, and an initial value or a goal given in kWh (or
-// read as a state of charge) is represented to within it.
+// ExactResolution is the resolution (kWh) of the stored energy of a
+// wallbox with automatic levels, 1 mWh: what its currents store per slot
+// is exact at it on slots of 15, 30 or 60 minutes (1 A at 230 V and 89 %
+// stores 51.175 Wh a quarter-hour), so the sums a plan of whole
+// currents stores are whole amperes' energy and stay a few thousand
+// values a slot over a day (devices/refine's states). Rounded to 0.1 Wh
+// each current's energy differs from whole amperes' by a fraction of a
+// step and the sums take hundreds of thousands of values, and rounded
+// to 0.1 Wh per ampere a plan loses up to 2.4 Wh a slot, enough to
+// miss a goal that the whole-current optimum clears by a few
+// watt-hours. The compiled levels' quanta stay multiples of
+// WallboxResolution.
+const ExactResolution = 1e-6
+
+// WallboxResolution is the resolution (kWh) of the quanta of a wallbox
+// with automatic levels: fine enough that a quantum can follow the
+// currents' energies to a tenth of a watt-hour instead of the
+// catalogue's 0.1 kWh. (Its stored energy, and so an initial value or a
+// goal, is kept finer still: ExactResolution.)
 const WallboxResolution = 1e-4
 
 // wallboxQuantum returns a wallbox's levels and quantum, among
@@ -285,42 +301,14 @@ func spare(all, levels []Level, q float64, needs []float64) float64 {
 func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 	dt := s.SlotHours
 	quanta := func(e float64) float64 { return math.Floor(e/q+1e-9) * q }
-	if wb, ok := wallboxes[kind]; ok {
-		least := s.MinChargeKW
-		if least == 0 {
-			least = float64(wallboxMinAmps*gridVolts*wb.phases) / 1000
-			if least > s.MaxChargeKW {
-				// Capped below its phases' least: one phase.
-				least = float64(wallboxMinAmps*gridVolts) / 1000
-			}
-		}
+	if _, ok := wallboxes[kind]; ok {
 		seen := map[int64]bool{}
 		var cand []Level
-		for _, ph := range []int{1, 3} {
-			if ph > wb.phases {
-				continue
-			}
-			for amps := wallboxMinAmps; amps <= wb.maxAmps; amps++ {
-				p := math.Min(float64(amps*gridVolts*ph)/1000, s.MaxChargeKW)
-				if p < least-1e-9 {
-					continue
-				}
-				name := "charge_" + strconv.Itoa(amps) + "a"
-				if ph == 1 && wb.phases == 3 {
-					name = "charge_1p" + strconv.Itoa(amps) + "a"
-				}
-				cand = append(cand, Level{Name: name, Power: p, Stored: quanta(p * s.ChargeEff * dt)})
-			}
+		for _, c := range currents(kind, s) {
+			c.Name = "charge_" + c.Name
+			c.Stored = quanta(c.Stored)
+			cand = append(cand, c.Level)
 		}
-		slices.SortStableFunc(cand, func(a, b Level) int {
-			switch {
-			case a.Power < b.Power:
-				return -1
-			case a.Power > b.Power:
-				return 1
-			}
-			return 0
-		})
 		for _, c := range cand {
 			k := int64(math.Round(c.Stored / q))
 			if k == 0 || seen[k] {
@@ -359,6 +347,72 @@ func levelsFor(kind string, s Sizing, q float64) (discharge, charge []Level) {
 	return discharge, charge
 }
 
+// current is one of a wallbox's whole currents: its level (named by
+// its current, "13a", or "1p13a" for one phase of a three-phase box,
+// storing power × efficiency × slot exactly) and the energy its exact
+// action stores per slot (exactCurrents).
+type current struct {
+	Level
+	exact float64
+}
+
+// currents returns a catalogue wallbox's whole currents, by ascending
+// power: every current from 6 A to its greatest at 230 V on its phases
+// (and on one phase where min_charge_kw or max_charge_kw is below the
+// three-phase least), capped at max_charge_kw and not below
+// min_charge_kw.
+func currents(kind string, s Sizing) []current {
+	wb := wallboxes[kind]
+	least := s.MinChargeKW
+	if least == 0 {
+		least = float64(wallboxMinAmps*gridVolts*wb.phases) / 1000
+		if least > s.MaxChargeKW {
+			// Capped below its phases' least: one phase.
+			least = float64(wallboxMinAmps*gridVolts) / 1000
+		}
+	}
+	floorRes := func(v float64) float64 { return math.Floor(v/ExactResolution+1e-6) * ExactResolution }
+	var cand []current
+	for _, ph := range []int{1, 3} {
+		if ph > wb.phases {
+			continue
+		}
+		for amps := wallboxMinAmps; amps <= wb.maxAmps; amps++ {
+			p := math.Min(float64(amps*gridVolts*ph)/1000, s.MaxChargeKW)
+			if p < least-1e-9 {
+				continue
+			}
+			name := strconv.Itoa(amps) + "a"
+			if ph == 1 && wb.phases == 3 {
+				name = "1p" + name
+			}
+			c := current{Level: Level{Name: name, Power: p, Stored: p * s.ChargeEff * s.SlotHours}}
+			c.exact = floorRes(c.Stored)
+			cand = append(cand, c)
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b current) int { return cmp.Compare(a.Power, b.Power) })
+	return cand
+}
+
+// exactCurrents are a wallbox's physical actions (Device.Exact): its
+// currents, of those that draw the same power (capped) only the least,
+// each storing its energy per slot, power × efficiency × slot, rounded
+// down to ExactResolution — exactly, on slots of 15, 30 or 60 minutes.
+// Effects are per hour, the first slot length's figure: Instantiate
+// gives that length exactly these, other lengths (Action.ByLength) their
+// own energy rounded down.
+func exactCurrents(kind string, s Sizing, prop string) []Action {
+	var out []Action
+	for _, c := range currents(kind, s) {
+		if n := len(out); n > 0 && math.Abs(out[n-1].Power-c.Power) < 1e-9 {
+			continue
+		}
+		out = append(out, Action{Name: c.Name, Power: c.Power, Effects: []Effect{{prop, c.exact / s.SlotHours}}})
+	}
+	return out
+}
+
 // autoSized is Sized with automatic levels.
 func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	discharge, charge, q := AutoLevels(e.Kind, s, scale)
@@ -384,7 +438,8 @@ func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	out.Properties[0].Min, out.Properties[0].Max = bound(s.ReserveKWh), bound(s.CapacityKWh)
 	out.Properties[0].Initial = math.Min(math.Max(out.Properties[0].Initial, s.ReserveKWh), s.CapacityKWh)
 	if _, ok := wallboxes[e.Kind]; ok {
-		out.Properties[0].Scale = WallboxResolution
+		out.Properties[0].Scale = ExactResolution
+		out.Exact = exactCurrents(e.Kind, s, prop)
 	}
 	top := charge[len(charge)-1]
 	out.Description = fmt.Sprintf("%s; %d charging levels %g–%g kW", e.Description, len(charge), charge[0].Power, top.Power)

@@ -62,8 +62,9 @@ func wholeCurrents(maxKW, dt float64) []Level {
 // cheapest is the least cost of storing at least need with one of the
 // levels (or nothing) in each slot at its price: a dynamic programme
 // over the slots that keeps, after each, the Pareto front of (energy
-// stored so far, capped at need; cost). It is exact for any levels, and
-// what a refinement of a compiled plan's charger would solve.
+// stored so far, capped at need; cost). It is exact for any levels; the
+// refinement of a compiled plan's charger (devices/refine) solves the
+// same question over the home's whole objective.
 func cheapest(prices []float64, dt float64, levels []Level, need float64) float64 {
 	type point struct{ e, c float64 }
 	front := []point{{0, 0}}
@@ -101,8 +102,9 @@ func cheapest(prices []float64, dt float64, levels []Level, need float64) float6
 }
 
 // TestAutoQuantumHindsight measures what the choice of a wallbox's
-// quantum can buy (docs/DESIGN.md, "Automatic levels are not within 1 %
-// of every home"), on the seeded EV homes of devices/compile's
+// quantum can buy before the refinement (docs/DESIGN.md, "Automatic
+// levels are refined onto the exact currents after the solve"), on the
+// seeded EV homes of devices/compile's
 // TestAutoStepsAgainstLP: the whole-current optimum by cheapest (which
 // must equal CBC's MILP of the same currents), the automatic levels'
 // optimum (the levels AutoLevels chooses, the need rounded up to whole

@@ -60,10 +60,10 @@ func TestAutoLevels(t *testing.T) {
 			maxD, effD := pick(sz.MaxDischargeKW, def.MaxDischargeKW), def.DischargeEff
 			dt := sz.SlotHours
 			// A wallbox's stored energy has its own resolution
-			// (WallboxResolution), a battery keeps the catalogue's.
+			// (ExactResolution), a battery keeps the catalogue's.
 			scale := out.Properties[0].Scale
 			if want := 0.1; tc.kind != "home_battery" {
-				want = WallboxResolution
+				want = ExactResolution
 				if scale != want {
 					t.Fatalf("resolution %g, want %g", scale, want)
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/homecheck"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/refine"
 	"github.com/hearth-dcop/hearth/devices/report"
 	cbcsolve "github.com/hearth-dcop/hearth/internal/cbc"
 	"github.com/hearth-dcop/hearth/mva"
@@ -131,7 +132,7 @@ func TestUnevenAgainstMILP(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if _, err := reportChecked(t, c, n, lp, in); err != nil {
+		if _, _, err := reportChecked(t, c, n, lp, in); err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, text)
 		}
 		solved++
@@ -144,9 +145,10 @@ func TestUnevenAgainstMILP(t *testing.T) {
 
 // reportChecked reports the plan of lp's interior values in (a whole
 // problem's, as local.SolveRow leaves them) and passes it through the
-// independent checker (devices/homecheck): the report, and the checker's
-// verdict.
-func reportChecked(t *testing.T, c *compile.Compiled, n *devices.Neighbourhood, lp *mva.LocalProblem, in []int) (*report.Homes, error) {
+// independent checker (devices/homecheck), refined as hearth refines
+// every plan it reports (devices/refine): the report, the refined plan's
+// objective, and the checker's verdict.
+func reportChecked(t *testing.T, c *compile.Compiled, n *devices.Neighbourhood, lp *mva.LocalProblem, in []int) (*report.Homes, float64, error) {
 	t.Helper()
 	assign := make([]int, len(c.Problem.Variables))
 	for k, v := range lp.Vars {
@@ -156,9 +158,12 @@ func reportChecked(t *testing.T, c *compile.Compiled, n *devices.Neighbourhood, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if sched, ev, err = refine.Schedule(n, sched, ev); err != nil {
+		t.Fatal(err)
+	}
 	res, err := report.Build(report.Input{Model: n, Result: mva.Result{Feasible: true}, Schedule: sched, Eval: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, homecheck.Check(n, homesolve.Street(res)).Err()
+	return res, ev.Cost, homecheck.Check(n, homesolve.Street(res)).Err()
 }

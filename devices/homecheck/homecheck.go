@@ -333,10 +333,11 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 			continue
 		}
 		acts[d] = make([]int, H)
+		all := actions(dev)
 		for t, name := range names {
 			k := -1
-			for a := range dev.Actions {
-				if dev.Actions[a].Name == name {
+			for a := range all {
+				if all[a].Name == name {
 					k = a
 				}
 			}
@@ -357,6 +358,7 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 	if p.KW != nil {
 		c.power(h, acts, p.KW)
 	}
+	c.exact(h, acts)
 	res := replay{load: make([]float64, H)}
 	energy, peak := 0.0, math.Inf(-1)
 	imp, exp := n.Prices, n.ExportPrices
@@ -378,7 +380,7 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 		charging, discharging := false, false
 		for d := range h.Devices {
 			dev := &h.Devices[d]
-			pw := dev.Actions[acts[d][t]].Power
+			pw := actions(dev)[acts[d][t]].Power
 			v += pw
 			charging = charging || dev.NoGridCharge && pw > 0
 			discharging = discharging || dev.NoGridDischarge && pw < 0
@@ -575,7 +577,7 @@ func trajectory(hz devices.Horizon, h *devices.Home, p *devices.Property, acts [
 			if dev.Location != p.Location && dev.Name != p.Location {
 				continue // the device acts elsewhere
 			}
-			a := &dev.Actions[acts[d][t]]
+			a := &actions(dev)[acts[d][t]]
 			effs, scale := a.Effects, f
 			if hz.Lengths != nil {
 				if effs, own = a.ByLength[m]; own {
@@ -593,6 +595,56 @@ func trajectory(hz devices.Horizon, h *devices.Home, p *devices.Property, acts [
 		out[i] = v
 	}
 	return out
+}
+
+// actions returns the actions a plan may name for dev: its compiled
+// ones and, for a device with exact actions (a wallbox's whole currents
+// beside its quantised levels), those, which a refined plan names.
+func actions(dev *devices.Device) []devices.Action {
+	if dev.Exact == nil {
+		return dev.Actions
+	}
+	return append(append([]devices.Action(nil), dev.Actions...), dev.Exact...)
+}
+
+// exact checks what the exact actions of a plan store against their
+// power: in slot t an action that draws p kW for Δ hours stores at most
+// p·Δ kWh (no efficiency above 1) and takes nothing while charging. The
+// compiled levels are checked against their rounding by the replay
+// alone; an exact action's energy is the device's physics itself, so it
+// is held to it.
+func (c *checker) exact(h *devices.Home, acts [][]int) {
+	hz := c.n.Horizon
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		if dev.Exact == nil {
+			continue
+		}
+		for t, k := range acts[d] {
+			if k < len(dev.Actions) {
+				continue
+			}
+			a := &dev.Exact[k-len(dev.Actions)]
+			effs, f := a.Effects, 1.0
+			if hz.Lengths != nil {
+				if own, ok := a.ByLength[hz.Lengths[t]]; ok {
+					effs = own
+				} else {
+					f = float64(hz.Lengths[t]) / float64(hz.SlotMinutes)
+				}
+			}
+			for _, e := range effs {
+				pi := h.Property(dev.Name, e.Property)
+				if pi < 0 || h.Properties[pi].Unit != "kWh" {
+					continue
+				}
+				stored, most := e.Delta*f, a.Power*c.kw*slotHours(hz, t)
+				if a.Power >= 0 && (stored < 0 || stored > most+1e-9) {
+					c.r.violate("home %s: device %s slot %d: %s stores %g kWh drawing %g kW for %g h", h.Name, dev.Name, t, a.Name, stored, a.Power*c.kw, slotHours(hz, t))
+				}
+			}
+		}
+	}
 }
 
 // slotHours returns slot t's length in hours.
@@ -617,8 +669,9 @@ func value(v int64, p *devices.Property) string {
 func (c *checker) power(h *devices.Home, acts [][]int, kw map[string][]float64) {
 	for d := range h.Devices {
 		dev := &h.Devices[d]
+		all := actions(dev)
 		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, a := range dev.Actions {
+		for _, a := range all {
 			lo, hi = math.Min(lo, a.Power), math.Max(hi, a.Power)
 		}
 		got := kw[dev.Name]
@@ -627,12 +680,12 @@ func (c *checker) power(h *devices.Home, acts [][]int, kw map[string][]float64) 
 			continue
 		}
 		for t, v := range got {
-			want := dev.Actions[acts[d][t]].Power * c.kw
+			want := all[acts[d][t]].Power * c.kw
 			switch {
 			case v > hi*c.kw && !near(v, hi*c.kw) || v < lo*c.kw && !near(v, lo*c.kw):
 				c.r.violate("home %s: device %s draws %g kW in slot %d, outside its limits [%g, %g] kW", h.Name, dev.Name, v, t, lo*c.kw, hi*c.kw)
 			case !near(v, want):
-				c.r.violate("home %s: device %s runs %s in slot %d (%g kW), the plan says %g kW", h.Name, dev.Name, dev.Actions[acts[d][t]].Name, t, want, v)
+				c.r.violate("home %s: device %s runs %s in slot %d (%g kW), the plan says %g kW", h.Name, dev.Name, all[acts[d][t]].Name, t, want, v)
 			}
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/baseline"
 	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/homecheck"
+	"github.com/hearth-dcop/hearth/devices/refine"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/shds"
 	"github.com/hearth-dcop/hearth/devices/street"
@@ -620,7 +621,7 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 	if err := r.Baselines(context.Background()); err != nil {
 		return nil, err
 	}
-	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.uncoordinated, SHMGM: r.shmgm, Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.refinedOutcome(r.uncoordinated), SHMGM: r.shmgm, Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
 	if res.Feasible {
 		if assign == nil {
 			var err error
@@ -628,11 +629,20 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 				return nil, err
 			}
 		}
-		s, ev, err := r.compiled.Report(assign)
+		s, ev, refined, err := r.schedule(assign)
 		if err != nil {
 			return nil, err
 		}
 		in.Schedule, in.Eval = s, ev
+		if refined {
+			before := math.NaN()
+			if res.Objective != nil {
+				before = *res.Objective
+			}
+			c := ev.Cost
+			in.Result.Objective = &c
+			in.Notes = append(in.Notes, fmt.Sprintf("the EVs' charging refined onto their exact currents after the solve (devices/refine): objective %.6g → %.6g", before, c))
+		}
 	}
 	h, err := report.Build(in)
 	if err != nil {
@@ -657,6 +667,62 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 		}
 	}
 	return h, nil
+}
+
+// schedule decodes assign and evaluates it, and refines the devices with
+// exact actions onto them (devices/refine; true where that changed the
+// plan) — except in a street with
+// energy homes, which answer the compiled homes' load that flows, not
+// only their committed caps, so that the load they answered stays the
+// load reported.
+func (r *Run) schedule(assign []int) (*devices.Schedule, *devices.Evaluation, bool, error) {
+	s, ev, err := r.compiled.Report(assign)
+	if err != nil || len(r.energy) > 0 {
+		return s, ev, false, err
+	}
+	s2, ev2, err := refine.Schedule(r.Model(), s, ev)
+	return s2, ev2, s2 != s, err
+}
+
+// refinedOutcome is the uncoordinated baseline's outcome o with its plans
+// refined as the coordinated plan's are (devices/refine), so that what a
+// home saves against planning alone compares like with like: each home
+// refined with no committed levels, as it plans alone, then evaluated on
+// the street with the tightest levels its draw fits, as the baseline is.
+// (The SH-MGM-style baseline, a heuristic's coordination on levels, is
+// reported as it ran.) The outcome itself is left as it is: its schedule
+// is also the start the protocol encodes. Without devices to refine, in
+// a street with energy homes, or where the refinement cannot be
+// evaluated, it is o.
+func (r *Run) refinedOutcome(o *baseline.Outcome) *baseline.Outcome {
+	if o == nil || o.Schedule == nil || o.Eval == nil || len(r.energy) > 0 {
+		return o
+	}
+	n := r.Model()
+	m := *n
+	m.Windows, m.FeederLimit = nil, 0
+	plain := &devices.Schedule{Homes: slices.Clone(o.Schedule.Homes)}
+	for i := range plain.Homes {
+		plain.Homes[i].Levels = nil
+	}
+	ev, err := m.Evaluate(plain)
+	if err != nil {
+		return o
+	}
+	s, _, err := refine.Schedule(&m, plain, ev)
+	if err != nil || s == plain {
+		return o
+	}
+	for i := range s.Homes {
+		s.Homes[i].Levels = nil
+	}
+	full, err := n.Evaluate(s)
+	if err != nil {
+		return o
+	}
+	out := *o
+	out.Schedule, out.Eval = s, full
+	return &out
 }
 
 // Street is what a result claims, for the independent checker
@@ -766,7 +832,7 @@ func Write(w io.Writer, h *report.Homes, o Output) error {
 // (report.Publications documents the topics); the prefix defaults to the
 // TOML's [broker].topic_prefix.
 func (r *Run) Publications(assign []int, o report.PublishOptions) ([]report.Publication, error) {
-	s, ev, err := r.compiled.Report(assign)
+	s, ev, _, err := r.schedule(assign)
 	if err != nil {
 		return nil, err
 	}
@@ -821,6 +887,19 @@ func (r *Run) HomePlan(assign []int, home int) (report.HomePlan, error) {
 		for t, v := range row {
 			hs.Actions[d][t] = assign[v]
 		}
+	}
+	if len(r.energy) == 0 {
+		// Its devices with exact actions refined within the levels it
+		// committed to (its own variables).
+		hs.Levels = make([]int, len(hc.Levels))
+		for w, v := range hc.Levels {
+			hs.Levels[w] = assign[v]
+		}
+		refined, _, err := refine.Home(r.Model(), home, hs)
+		if err != nil {
+			return report.HomePlan{}, err
+		}
+		hs = refined
 	}
 	plan, err := report.PlanOf(r.Model(), home, hs)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/hearth-dcop/hearth/devices"
@@ -373,12 +374,18 @@ func plansOf(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluati
 		for d := range home.Devices {
 			dev := &home.Devices[d]
 			dp := DevicePlan{Device: dev.Name, Kind: dev.Kind, idle: idleAction(dev)}
-			for _, a := range dev.Actions {
+			// A refined plan's exact actions first: it shows them,
+			// not the compiled levels, so they take the letters.
+			acts := dev.Actions
+			if slices.ContainsFunc(s.Homes[hi].Actions[d], func(a int) bool { return a >= len(dev.Actions) }) {
+				acts = slices.Concat(dev.Exact, dev.Actions)
+			}
+			for _, a := range acts {
 				dp.all = append(dp.all, a.Name)
 			}
 			for _, a := range s.Homes[hi].Actions[d] {
-				dp.Actions = append(dp.Actions, dev.Actions[a].Name)
-				dp.KW = append(dp.KW, dev.Actions[a].Power*ps)
+				dp.Actions = append(dp.Actions, dev.Act(a).Name)
+				dp.KW = append(dp.KW, dev.Act(a).Power*ps)
 			}
 			p.Devices = append(p.Devices, dp)
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package refine_test
+
+const raceEnabled = false

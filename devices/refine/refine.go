@@ -1,0 +1,469 @@
+// Package refine moves a compiled plan's devices with exact actions
+// (devices.Device.Exact: a wallbox with power_steps = "auto", whose
+// compiled levels credit each current with its energy rounded down to
+// whole quanta) onto their physical actions after the solve.
+//
+// The compiler tables a storage's energy in whole quanta, so a plan can
+// only follow whole quanta, and where the whole-current optimum clears a
+// goal by a few watt-hours the quantised plan pays for a larger current
+// (docs/DESIGN.md, "Automatic levels are refined onto the exact
+// currents after the solve").
+// Here, with every other device's actions and the home's committed levels
+// fixed, an exact dynamic programme chooses the device's action in every
+// slot — off or one of its exact actions — over its stored energy in
+// whole steps of the property's resolution (1 mWh for a wallbox,
+// devices.ExactResolution): its
+// states are the pairs (stored energy, which of the property's
+// before/after goals have held so far), and a slot's cost is the home's
+// own objective of the slot as the model prices it (devices.Neighbourhood.
+// Meter: import and export prices, soft limits, grid permissions; the
+// cycle cost), the goals soft with their penalty or hard, the property's
+// range and the value of what it stores at the end.
+//
+// The street's terms read a home's draw only through its committed caps
+// (the peak term and the feeder limit are over caps, not loads), so the
+// refinement keeps each home's committed level and holds the draw of
+// every slot of a coordination window within its cap; a home with a
+// demand charge keeps its draw within the solved plan's highest import.
+// A refined home is kept only where its objective, evaluated by the
+// model (devices.Neighbourhood.Evaluate), is no worse than the solved
+// plan's: the street's objective then never rises either.
+package refine
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/hearth-dcop/hearth/devices"
+)
+
+// MaxStates bounds the states of one slot of the programme. Past it the
+// device keeps its compiled plan. A wallbox's currents store whole
+// multiples of one ampere's energy (devices.ExactResolution), so the sums
+// stay few: the seeded quarter-hour homes of devices/compile's
+// TestAutoStepsAgainstLP reach at most 3,266 states a slot.
+const MaxStates = 1 << 18
+
+// maxDense bounds the dense table of a slot's states (entries of 4
+// bytes).
+const maxDense = 1 << 21
+
+// maxGoals bounds the before/after goals of the refined property: their
+// bits share a state's key with its value (in steps, under 2^40).
+const maxGoals = 16
+
+// Schedule refines every home of s that has a device with exact actions
+// and returns the refined schedule (every home's levels fixed to the
+// committed ones of ev) and its evaluation; s itself is left as it is.
+// A schedule that breaks a hard constraint comes back unchanged.
+func Schedule(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluation) (*devices.Schedule, *devices.Evaluation, error) {
+	if !ev.Feasible || !hasExact(n) {
+		return s, ev, nil
+	}
+	out := &devices.Schedule{Homes: slices.Clone(s.Homes)}
+	changed := false
+	for hi := range n.Homes {
+		hs := out.Homes[hi]
+		hs.Levels = slices.Clone(ev.Homes[hi].Levels)
+		r, ok, err := Home(n, hi, hs)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			out.Homes[hi], changed = r, true
+		}
+	}
+	if !changed {
+		return s, ev, nil
+	}
+	ev2, err := n.Evaluate(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("refine: %w", err)
+	}
+	if !ev2.Feasible || ev2.Cost > ev.Cost+1e-9*math.Max(1, math.Abs(ev.Cost)) {
+		// Each home is no worse alone and the caps are the same, so
+		// this does not happen; keep the solved plan if it does.
+		return s, ev, nil
+	}
+	return out, ev2, nil
+}
+
+func hasExact(n *devices.Neighbourhood) bool {
+	for hi := range n.Homes {
+		for d := range n.Homes[hi].Devices {
+			if n.Homes[hi].Devices[d].Exact != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Home refines home hi's schedule hs (its Levels committed, or nil on a
+// neighbourhood without windows) device by device and returns the
+// refined schedule and true, or hs and false where no device with exact
+// actions can be refined or the refinement would not lower the home's
+// objective (a plan of equal cost does not replace the solved one).
+func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.HomeSchedule, bool, error) {
+	if hi < 0 || hi >= len(n.Homes) {
+		return hs, false, fmt.Errorf("refine: home %d of %d", hi, len(n.Homes))
+	}
+	h := &n.Homes[hi]
+	if n.Horizon.Dynamics != devices.Full || len(hs.Actions) != len(h.Devices) {
+		return hs, false, nil
+	}
+	if len(n.Windows) > 0 && len(hs.Levels) != len(n.Windows) {
+		return hs, false, fmt.Errorf("refine: home %s: %d levels for %d windows", h.Name, len(hs.Levels), len(n.Windows))
+	}
+	own := alone(n, hi)
+	one := func(hs devices.HomeSchedule) (*devices.Evaluation, error) {
+		return own.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{hs}})
+	}
+	before, err := one(hs)
+	if err != nil {
+		return hs, false, fmt.Errorf("refine: %w", err)
+	}
+	if !before.Feasible {
+		return hs, false, nil
+	}
+	cur := hs
+	cur.Actions = slices.Clone(hs.Actions)
+	done := false
+	for d := range h.Devices {
+		if h.Devices[d].Exact == nil {
+			continue
+		}
+		row, ok := device(own, 0, cur, d, before.Homes[0].Peak)
+		if ok {
+			cur.Actions[d], done = row, true
+		}
+	}
+	if !done {
+		return hs, false, nil
+	}
+	after, err := one(cur)
+	if err != nil {
+		return hs, false, fmt.Errorf("refine: %w", err)
+	}
+	if !after.Feasible || after.Cost >= before.Cost-1e-9*math.Max(1, math.Abs(before.Cost)) {
+		// Not better: the solved plan stays, rather than another of
+		// equal cost.
+		return hs, false, nil
+	}
+	return cur, true, nil
+}
+
+// alone is home hi as a neighbourhood of its own, with the coordination
+// windows (so that its committed caps still bound it) but no links and
+// no feeder limit: what a home's objective is evaluated on.
+func alone(n *devices.Neighbourhood, hi int) *devices.Neighbourhood {
+	one := *n
+	one.Homes = n.Homes[hi : hi+1]
+	one.Links, one.FeederLimit = nil, 0
+	return &one
+}
+
+// state is one state of the programme after a slot: the stored value in
+// steps, the before/after goals held so far (bits), the least cost to
+// reach it and how (the previous slot's state and the option taken).
+type state struct {
+	v    int64
+	held uint64
+	cost float64
+	prev int32
+	opt  int16
+}
+
+// goal is a rule on the refined property.
+type goal struct {
+	rule     *devices.Rule
+	from, to int
+	anyOf    bool
+	goal     int64
+	bit      uint64
+}
+
+// device returns device d's exact plan in home hi of n (a neighbourhood
+// whose windows' caps bound the home through hs.Levels), with every other
+// device as hs has it, and true; false where the device cannot be refined
+// (its actions move more than one property, too many goals or states, or
+// no plan keeps the hard rules). peak is the solved plan's highest draw,
+// which a home with a demand charge keeps.
+func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, peak float64) ([]int, bool) {
+	h, hz := &n.Homes[hi], n.Horizon
+	dev := &h.Devices[d]
+	T := hz.Slots
+	// The one property the device moves.
+	prop := ""
+	for _, a := range slices.Concat(dev.Actions, dev.Exact) {
+		for _, e := range a.Effects {
+			if prop != "" && e.Property != prop {
+				return nil, false
+			}
+			prop = e.Property
+		}
+	}
+	pi := -1
+	for i := range h.Properties {
+		if h.Properties[i].Name == prop && dev.Affects(h.Properties[i].Location, prop) {
+			if pi >= 0 {
+				return nil, false
+			}
+			pi = i
+		}
+	}
+	if pi < 0 {
+		return nil, false
+	}
+	p := &h.Properties[pi]
+	// The options: the compiled action that draws nothing and moves
+	// nothing ("off"), and the exact actions.
+	off := -1
+	for a := range dev.Actions {
+		if dev.Actions[a].Power == 0 && len(dev.Actions[a].Effects) == 0 {
+			off = a
+			break
+		}
+	}
+	if off < 0 {
+		return nil, false
+	}
+	opts := []int{off}
+	for k := range dev.Exact {
+		opts = append(opts, len(dev.Actions)+k)
+	}
+	// Per slot and option: its cost (the home's slot as the model prices
+	// it, +Inf where it breaks a hard limit or the committed cap) and
+	// what it moves the property by, the drift and the other devices'
+	// effects included.
+	demand := h.Meter != nil && h.Meter.DemandCharge > 0
+	cost := make([][]float64, T)
+	move := make([][]int64, T)
+	for t := range T {
+		dt := hz.SlotHours(t)
+		base := devices.Steps(p.DriftIn(hz, t), p.Scale)
+		for d2 := range h.Devices {
+			if d2 == d || !h.Devices[d2].Affects(p.Location, p.Name) {
+				continue
+			}
+			delta, _ := h.Devices[d2].Act(hs.Actions[d2][t]).EffectIn(p.Name, hz, t)
+			base += devices.Steps(delta, p.Scale)
+		}
+		limit := math.Inf(1)
+		if w := n.WindowOf(t); w >= 0 {
+			limit = n.LevelCaps(hi, w)[hs.Levels[w]]
+		}
+		cost[t], move[t] = make([]float64, len(opts)), make([]int64, len(opts))
+		for o, a := range opts {
+			act := func(d2 int) int {
+				if d2 == d {
+					return a
+				}
+				return hs.Actions[d2][t]
+			}
+			noImport, noExport := h.Restricted(t, act)
+			m := n.Meter(hi, t, h.Draw(t, act), noImport, noExport)
+			pw := dev.Act(a).Power
+			c := n.Weights.Price*m.Bill + n.Weights.Miss*m.Over + n.Weights.Price*dev.CycleCost*math.Abs(pw)*dt
+			if m.Broken != "" || !devices.Fits(m.Draw, limit) || demand && !devices.Fits(m.Draw, math.Max(peak, h.Meter.DemandThreshold)) {
+				c = math.Inf(1)
+			}
+			delta, _ := dev.Act(a).EffectIn(p.Name, hz, t)
+			cost[t][o], move[t][o] = c, base+devices.Steps(delta, p.Scale)
+		}
+	}
+	// The rules on the property.
+	var goals []goal
+	for ri := range h.Rules {
+		r := &h.Rules[ri]
+		if r.Location != p.Location || r.Property != p.Name {
+			continue
+		}
+		from, to, anyOf := hz.RuleWindow(r)
+		g := goal{rule: r, from: from, to: to, anyOf: anyOf, goal: devices.Steps(r.Goal, p.Scale)}
+		if anyOf {
+			bits := 0
+			for _, o := range goals {
+				if o.anyOf {
+					bits++
+				}
+			}
+			if bits >= maxGoals {
+				return nil, false
+			}
+			g.bit = 1 << bits
+		}
+		goals = append(goals, g)
+	}
+	lo, hi2 := int64(math.MinInt64), int64(math.MaxInt64)
+	if p.Min != nil {
+		lo = devices.Steps(*p.Min, p.Scale)
+	}
+	if p.Max != nil {
+		hi2 = devices.Steps(*p.Max, p.Scale)
+	}
+	// at prices index i's rules for value v with goals held: the cost
+	// (+Inf where a hard rule or the range breaks) and the goals held
+	// after it (those whose window has closed are cleared, so that states
+	// that differ only in them merge).
+	at := func(i int, v int64, held uint64) (float64, uint64) {
+		if v < lo || v > hi2 {
+			return math.Inf(1), held
+		}
+		c := 0.0
+		for j := range goals {
+			g := &goals[j]
+			if i < g.from || i >= g.to {
+				continue
+			}
+			if !g.anyOf {
+				if m := g.rule.Rel.Shortfall(v, g.goal); m > 0 {
+					if !g.rule.Soft {
+						return math.Inf(1), held
+					}
+					c += n.Weights.Miss * float64(m) * p.Scale
+				}
+				continue
+			}
+			if g.rule.Rel.Holds(v, g.goal) {
+				held |= g.bit
+			}
+			if i == g.to-1 {
+				if held&g.bit == 0 {
+					if !g.rule.Soft {
+						return math.Inf(1), held
+					}
+					c += n.Weights.Miss * float64(g.rule.Rel.Shortfall(v, g.goal)) * p.Scale
+				}
+				held &^= g.bit
+			}
+		}
+		return c, held
+	}
+	v0 := devices.Steps(p.Initial, p.Scale)
+	c0, held0 := at(0, v0, 0)
+	if math.IsInf(c0, 1) {
+		return nil, false
+	}
+	layers := make([][]state, T+1)
+	layers[0] = []state{{v: v0, held: held0, cost: c0, prev: -1}}
+	bits := 0
+	for _, g := range goals {
+		if g.anyOf {
+			bits++
+		}
+	}
+	// A slot's states by value and goals held: the values of a slot all
+	// differ by whole multiples of g, the greatest common divisor of
+	// what the options store beyond the drift and the other devices
+	// (whole amperes' energy for a wallbox), so they are looked up in a
+	// dense table over the slot's span in steps of g where it is small
+	// enough, else in a map (keyed by the value shifted past the bits).
+	var g int64
+	for t := range T {
+		for o := range opts {
+			g = gcd(g, move[t][o]-move[t][0])
+		}
+	}
+	var dense []int32
+	index := map[int64]int32{}
+	for t := range T {
+		lo, hi := layers[t][0].v, layers[t][0].v
+		for _, s := range layers[t] {
+			lo, hi = min(lo, s.v), max(hi, s.v)
+		}
+		lo, hi = lo+slices.Min(move[t]), hi+slices.Max(move[t])
+		useDense := false
+		if g > 0 {
+			if span := ((hi-lo)/g + 1) << bits; span <= maxDense {
+				useDense = true
+				if int64(len(dense)) < span {
+					dense = make([]int32, span)
+				}
+			}
+		}
+		clear(index)
+		var next []state
+		for si := range layers[t] {
+			s := &layers[t][si]
+			for o := range opts {
+				if math.IsInf(cost[t][o], 1) {
+					continue
+				}
+				v := s.v + move[t][o]
+				c, held := at(t+1, v, s.held)
+				if math.IsInf(c, 1) {
+					continue
+				}
+				c += s.cost + cost[t][o]
+				var k int64
+				var j int32
+				if useDense {
+					// j is the state's place in next plus one, 0
+					// for none.
+					k = (v-lo)/g<<bits | int64(held)
+					j = dense[k] - 1
+				} else {
+					k = v<<bits | int64(held)
+					if i, ok := index[k]; ok {
+						j = i
+					} else {
+						j = -1
+					}
+				}
+				if j >= 0 {
+					if c < next[j].cost {
+						next[j] = state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)}
+					}
+					continue
+				}
+				if len(next) >= MaxStates {
+					return nil, false
+				}
+				if useDense {
+					dense[k] = int32(len(next)) + 1
+				} else {
+					index[k] = int32(len(next))
+				}
+				next = append(next, state{v: v, held: held, cost: c, prev: int32(si), opt: int16(o)})
+			}
+		}
+		if useDense {
+			// Only the entries this slot set: the table stays clear
+			// for the next.
+			for _, s := range next {
+				dense[(s.v-lo)/g<<bits|int64(s.held)] = 0
+			}
+		}
+		if len(next) == 0 {
+			return nil, false
+		}
+		layers[t+1] = next
+	}
+	// The best end, net of what the stored value is worth.
+	best, bestCost := -1, math.Inf(1)
+	for i, s := range layers[T] {
+		c := s.cost - n.Weights.Price*p.EndValue*float64(s.v)*p.Scale
+		if c < bestCost {
+			best, bestCost = i, c
+		}
+	}
+	row := make([]int, T)
+	for t, i := T, int32(best); t > 0; t-- {
+		s := &layers[t][i]
+		row[t-1] = opts[s.opt]
+		i = s.prev
+	}
+	return row, true
+}
+
+// gcd returns the greatest common divisor of |a| and |b| (0 for two
+// zeros).
+func gcd(a, b int64) int64 {
+	a, b = max(a, -a), max(b, -b)
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
