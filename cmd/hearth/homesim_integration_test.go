@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homesim"
 	"github.com/hearth-dcop/hearth/devices/homesim/tracecheck"
-	"github.com/hearth-dcop/hearth/internal/fixtures"
 	"github.com/hearth-dcop/hearth/internal/mosquitto"
 )
 
@@ -66,13 +64,6 @@ func TestLiveStreetDay(t *testing.T) {
 		t.Skip("a simulated night over Mosquitto (about 75 s)")
 	}
 	b := mosquitto.Start(t, mosquitto.Options{})
-	// The street as its margins were measured: the catalogue's fixed
-	// power levels and no improvement phase after each round. With the
-	// defaults (automatic levels, the descent on the load that flows)
-	// a round costs several times the CPU, and the descent leaves the
-	// committed levels this objective prices loose.
-	liveStreet := fixtures.ExampleFile(t, filepath.Join("..", ".."), liveStreet, `power_steps = "fixed"`)
-	edit(t, filepath.Dir(liveStreet), filepath.Base(liveStreet), "seed = 1", "seed = 1\nimprove = -1")
 	// 240×: an hour-long slot takes 15 s. At 720× (./scripts/run) a
 	// round's commands reach the homes a few simulated minutes into the
 	// slot, and on a loaded machine under -race a two-slot programme

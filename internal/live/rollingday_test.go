@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/hearth-dcop/hearth/devices/homesim"
 	"github.com/hearth-dcop/hearth/devices/homesim/tracecheck"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
-	"github.com/hearth-dcop/hearth/internal/fixtures"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/protocol/dpop"
@@ -66,12 +64,8 @@ func TestRollingDay(t *testing.T) {
 		// (measured: both the perfect plan's bill and objective, to the
 		// cent).
 		race bool
-		// fixed keeps the catalogue's fixed power levels on the
-		// example's EVs and battery (power_steps = "fixed"), which the
-		// figures above were measured with.
-		fixed bool
 	}{
-		{name: "example", file: liveStreet, bill: 0.30, objective: 0.05, fixed: true},
+		{name: "example", file: liveStreet, bill: 0.30, objective: 0.05},
 		{name: "bill only", file: "testdata/billonly/street.toml", bill: 0.005, objective: 0.005},
 		{name: "two homes", file: "testdata/pair/street.toml", bill: 0.005, objective: 0.005, race: true},
 	} {
@@ -79,11 +73,7 @@ func TestRollingDay(t *testing.T) {
 			if underRace && !tc.race {
 				t.Skip("about 40 s for the four homes under the race detector; go test -run TestRollingDay ./internal/live (2 s)")
 			}
-			file := tc.file
-			if tc.fixed {
-				file = fixtures.ExampleFile(t, filepath.Join("..", ".."), file, `power_steps = "fixed"`)
-			}
-			bill, planBill, obj, planObj := rollingDay(t, file)
+			bill, planBill, obj, planObj := rollingDay(t, tc.file)
 			t.Logf("bill %.2f against the perfect plan's %.2f (%+.1f%%); objective %.2f against %.2f (%+.1f%%)",
 				bill, planBill, 100*(bill/planBill-1), obj, planObj, 100*(obj/planObj-1))
 			if bill > planBill*(1+tc.bill) {
