@@ -17,8 +17,8 @@ func WriteCatalogue(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "Device kinds (kind = \"…\" in a [[device]] table). Power in kW, effects per hour.")
 	fmt.Fprintln(tw, "A battery's and an EV charger's actions below are the catalogue's fixed levels (power_steps = \"fixed\");")
-	fmt.Fprintln(tw, "by default a compiled home plans them in levels chosen from the device (power_steps = \"auto\": a wallbox's")
-	fmt.Fprintln(tw, "1 A steps from 6 A, a battery's steps of whole quanta of energy; docs/toml.md, \"Automatic levels\").")
+	fmt.Fprintln(tw, "by default a compiled home outside a [live] street plans them in levels chosen from the device (power_steps =")
+	fmt.Fprintln(tw, "\"auto\": a wallbox's 1 A steps from 6 A, a battery's steps of whole quanta of energy; docs/toml.md, \"Automatic levels\").")
 	for _, kind := range Kinds() {
 		e, err := Lookup(kind, "")
 		if err != nil {
