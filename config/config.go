@@ -75,6 +75,12 @@ type Solver struct {
 	GPU string
 	// Timeout bounds a run; 0 means none.
 	Timeout time.Duration
+	// Improve is the improvement phase on the load that flows after the
+	// protocol, as --improve gives it (devices/homesolve): 0 the default
+	// (its descent without escapes), N > 0 that many escapes, -1 none.
+	// It belongs to the file so that every `hearth run` home of a street
+	// reads the same.
+	Improve int
 }
 
 // Broker is the MQTT broker the homes meet at. An empty URL means the
@@ -175,6 +181,10 @@ type loader struct {
 	fileStart int
 	// series collects the series files (Config.SeriesFiles).
 	series map[SeriesKey]string
+	// live is set while the homes of a street with [live] are read:
+	// their storages keep the catalogue's fixed levels by default
+	// (homeReader.autoByDefault).
+	liveStreet bool
 }
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }

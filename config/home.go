@@ -296,9 +296,25 @@ func (r *homeReader) device(n *node) {
 			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "cycle_cost", "soc", "plugged"}, append(sizingKeys, storageKeys...)...)...)
 			return
 		}
-		if sz, key, ok := sizing(n); ok {
+		sz, key, ok := sizing(n)
+		if _, sizable := devices.SizingDefaults(e.Kind); !ok && !sizable && n.has("power_steps") {
+			n.errorf("power_steps", "kind %q has no power levels to choose (those that do: home_battery, ev_wallbox_7kw, ev_wallbox_11kw)", e.Kind)
+		}
+		if r.autoByDefault(n, e.Kind) {
+			sz.Auto, ok = true, true
+			if key == "" {
+				key = "kind"
+			}
+		}
+		if ok {
 			sz.SlotHours = float64(r.hz.SlotMinutes) / 60
 			sized, err := e.Sized(sz)
+			if err != nil && sz.Auto && !n.has("power_steps") {
+				// Levels chosen by default, not asked for: the
+				// catalogue's fixed levels, and their error if any.
+				sz.Auto = false
+				sized, err = e.Sized(sz)
+			}
 			if err != nil {
 				n.errorf(key, "%v", err)
 			} else {
@@ -353,6 +369,27 @@ func (r *homeReader) device(n *node) {
 	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged"}, append(sizingKeys, storageKeys...)...)...)
 }
 
+// autoByDefault reports whether a catalogue device of kind that gives
+// no power_steps takes automatic power levels
+// (devices.Sizing.Auto) by default: a storage the catalogue can size
+// (home_battery, ev_wallbox_7kw, ev_wallbox_11kw) in a compiled home,
+// since its fixed levels (an EV at 3.7 or 7.4 kW, a battery at ±5 kW)
+// cost plans up to 14 % above the wallbox's own optimum (README,
+// "Automatic levels"). An energy home (planner = "energy") plans
+// continuous power and reads only the strongest levels, which stay the
+// catalogue's; a device that sets its own resolution keeps the fixed
+// levels, whose stored energy follows it (automatic levels store whole
+// quanta of their own). So do the homes of a street with [live]: plans
+// that meet a goal to within a quantum leave no slack for commands that
+// reach the home late in the slot, and the live example's night missed
+// two goals by 0.2–0.3 kWh at 720× (docs/DESIGN.md, "TOML streets").
+func (r *homeReader) autoByDefault(n *node, kind string) bool {
+	if _, sizable := devices.SizingDefaults(kind); !sizable {
+		return false
+	}
+	return !n.has("power_steps") && !n.has("resolution") && r.hs.planner != PlannerEnergy && !r.l.liveStreet
+}
+
 // sizingKeys are a sizable catalogue device's parameters
 // (devices.Sizing), in the order errors name them.
 var sizingKeys = []string{"capacity_kwh", "reserve_kwh", "max_charge_kw", "min_charge_kw", "max_discharge_kw", "charge_efficiency", "discharge_efficiency", "power_steps"}
@@ -364,20 +401,31 @@ func sizing(n *node) (sz devices.Sizing, key string, ok bool) {
 		if !n.has(k) {
 			continue
 		}
-		if !ok {
-			key, ok = k, true
-		}
 		if k == "power_steps" {
 			if raw, _ := n.get(k); raw != nil {
 				if _, isStr := raw.(string); isStr {
 					v, _ := n.str(k)
-					if v != "auto" {
-						n.errorf(k, "power_steps = %q: want \"auto\" or a number of levels from 1 to 16", v)
+					switch v {
+					case "fixed":
+						// The catalogue's own levels: sized only
+						// where another parameter is given.
+					case "auto":
+						sz.Auto = true
+					default:
+						n.errorf(k, "power_steps = %q: want \"auto\" (the default), \"fixed\" (the catalogue's levels) or a number of levels from 1 to 16", v)
+						sz.Auto = true
 					}
-					sz.Auto = true
+					if v != "fixed" && !ok {
+						key, ok = k, true
+					}
 					continue
 				}
 			}
+		}
+		if !ok {
+			key, ok = k, true
+		}
+		if k == "power_steps" {
 			if v, good := n.integer(k); good {
 				sz.Steps = int(v)
 				if v < 1 || v > 16 {

@@ -38,6 +38,7 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 	cfg.Run = l.run(root)
 	cfg.Publish = l.publish(root)
 	cfg.Live = l.live(root)
+	l.liveStreet = cfg.Live.On
 	var srcs []*homeSrc
 	if files, ok := root.strs("homes"); ok {
 		for i, f := range files {
@@ -493,6 +494,13 @@ func (l *loader) solver(root *node) Solver {
 			s.Timeout = d
 		}
 	}
+	if v, ok := t.integer("improve"); ok {
+		if v < -1 || v > 1000 {
+			t.errorf("improve", "improve = %d: want the escapes of the improvement phase on the load that flows (1 to 1000), 0 for its descent alone (the default) or -1 for none", v)
+		} else {
+			s.Improve = int(v)
+		}
+	}
 	if names, ps := t.numbers("params"); ps != nil {
 		for _, k := range names {
 			if math.IsNaN(ps[k]) || math.IsInf(ps[k], 0) {
@@ -501,7 +509,7 @@ func (l *loader) solver(root *node) Solver {
 			s.Params[k] = ps[k]
 		}
 	}
-	t.done("global", "local", "table", "gpu", "seed", "timeout", "params")
+	t.done("global", "local", "table", "gpu", "seed", "timeout", "params", "improve")
 	return s
 }
 

@@ -216,6 +216,7 @@ max_charge_kw = 5
 max_discharge_kw = 5
 charge_efficiency = 0.95
 discharge_efficiency = 0.95
+power_steps = 1
 [[home.device]]
 name = "heater"
 actions = [{ name = "off", power_kw = 0 }, { name = "on", power_kw = 2, effects = { heat = 4 } }]

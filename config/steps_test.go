@@ -109,3 +109,69 @@ func TestPowerStepsAutoResolution(t *testing.T) {
 		t.Errorf("a battery keeps its resolution: %v", err)
 	}
 }
+
+// TestPowerStepsDefault: a catalogue storage of a compiled home that
+// gives no power_steps gets the levels power_steps = "auto" gives it
+// (issue 17: levels chosen from the device, not two fixed ones);
+// "fixed", an energy home, a device that sets its own resolution and a
+// street with [live] keep the catalogue's own actions (devices.Lookup's); a number still gives
+// that many levels; "fixed" on a kind without levels is refused.
+func TestPowerStepsDefault(t *testing.T) {
+	actions := func(t *testing.T, dev string) []string {
+		t.Helper()
+		text := "[horizon]\nslots = 4\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n" + dev
+		if street, ok := strings.CutPrefix(dev, "[live]\n"); ok {
+			text = "[live]\n[horizon]\nslots = 4\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n" + street
+		}
+		cfg, err := config.Parse("n.toml", []byte(text), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", dev, err)
+		}
+		var out []string
+		for _, a := range cfg.Neighbourhood.Homes[0].Devices[0].Actions {
+			out = append(out, fmt.Sprintf("%s:%g:%v", a.Name, a.Power, a.Effects))
+		}
+		return out
+	}
+	catalogue := func(kind string) []string {
+		e, err := devices.Lookup(kind, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := e.Instantiate("d", "", 60)
+		var out []string
+		for _, a := range d.Actions {
+			out = append(out, fmt.Sprintf("%s:%g:%v", a.Name, a.Power, a.Effects))
+		}
+		return out
+	}
+	for _, kind := range []string{"ev_wallbox_7kw", "ev_wallbox_11kw", "home_battery"} {
+		dev := "[[home.device]]\nname = \"d\"\nkind = \"" + kind + "\"\n"
+		auto := actions(t, dev+"power_steps = \"auto\"\n")
+		for _, tc := range []struct {
+			name, dev string
+			want      []string
+		}{
+			{"default", dev, auto},
+			{"fixed", dev + "power_steps = \"fixed\"\n", catalogue(kind)},
+			{"resolution", dev + "resolution = { " + map[bool]string{true: "soc", false: "charge"}[kind == "home_battery"] + " = 0.1 }\n", catalogue(kind)},
+			{"energy home", "planner = \"energy\"\n" + dev, catalogue(kind)},
+			{"live street", "[live]\n" + dev, catalogue(kind)},
+			{"live street, auto", "[live]\n" + dev + "power_steps = \"auto\"\n", auto},
+		} {
+			if got := actions(t, tc.dev); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("%s, %s: actions %v, want %v", kind, tc.name, got, tc.want)
+			}
+		}
+		if got := actions(t, dev+"power_steps = 3\n"); len(got) < 4 || strings.Join(got, " ") == strings.Join(auto, " ") {
+			t.Errorf("%s, power_steps = 3: actions %v", kind, got)
+		}
+		if len(auto) <= len(catalogue(kind))+2 {
+			t.Errorf("%s: automatic levels %v, no finer than the catalogue's %v", kind, auto, catalogue(kind))
+		}
+	}
+	_, err := config.Parse("n.toml", []byte("[[home]]\nname = \"h\"\n[[home.device]]\nname = \"d\"\nkind = \"dishwasher\"\npower_steps = \"fixed\"\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), `power_steps: kind "dishwasher" has no power levels`) {
+		t.Errorf("power_steps = \"fixed\" on a dishwasher: %v", err)
+	}
+}

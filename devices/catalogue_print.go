@@ -16,6 +16,9 @@ import (
 func WriteCatalogue(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "Device kinds (kind = \"…\" in a [[device]] table). Power in kW, effects per hour.")
+	fmt.Fprintln(tw, "A battery's and an EV charger's actions below are the catalogue's fixed levels (power_steps = \"fixed\");")
+	fmt.Fprintln(tw, "by default a compiled home outside a [live] street plans them in levels chosen from the device (power_steps =")
+	fmt.Fprintln(tw, "\"auto\": a wallbox's 1 A steps from 6 A, a battery's steps of whole quanta of energy; docs/toml.md, \"Automatic levels\").")
 	for _, kind := range Kinds() {
 		e, err := Lookup(kind, "")
 		if err != nil {
@@ -34,7 +37,7 @@ func WriteCatalogue(w io.Writer) error {
 			if sz.MaxDischargeKW > 0 {
 				fmt.Fprintf(tw, ", max_discharge_kw = %g, discharge_efficiency = %g, reserve_kwh = 0", sz.MaxDischargeKW, sz.DischargeEff)
 			}
-			fmt.Fprintf(tw, ", power_steps = %d (or \"auto\": levels from the device), cycle_cost = %g (defaults)\n", sz.Steps, e.CycleCost)
+			fmt.Fprintf(tw, ", power_steps = \"auto\" (levels from the device's currents or quanta; \"fixed\": the actions above, or %d evenly spaced with other parameters; or 1 to 16 levels), cycle_cost = %g (defaults)\n", sz.Steps, e.CycleCost)
 			fmt.Fprintf(tw, "  storage\tend_value = 0 (currency per kWh left at the end), charge_from_grid = true")
 			if sz.MaxDischargeKW > 0 {
 				fmt.Fprintf(tw, ", discharge_to_grid = true")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/homesolve/homesolvetest"
+	"github.com/hearth-dcop/hearth/internal/fixtures"
 	"github.com/hearth-dcop/hearth/internal/solve"
 
 	"github.com/hearth-dcop/hearth/devices"
@@ -45,7 +46,9 @@ func TestHomeOptionsOverrideTheTOML(t *testing.T) {
 	if ho.Global != "mgm" || ho.Local != "" || ho.Table != "" || !ho.SeedSet || ho.Seed != 9 || ho.Params["rounds"] != 3 {
 		t.Fatalf("homeOptionsFrom: %+v", ho)
 	}
-	r, err := homesolve.Load(exampleTOML, false, ho)
+	// The example with the catalogue's fixed levels: the choice is the
+	// same, MGM's rounds a fraction of the automatic levels' time.
+	r, err := homesolve.Load(fixtures.ExampleStreet(t, filepath.Join("..", ".."), `power_steps = "fixed"`), false, ho)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,8 +37,9 @@ func TestExitCodes(t *testing.T) {
 	// file whose hard rule no schedule keeps (exit 1, like an infeasible
 	// solve); with a misspelt key as well it is a bad file first (exit 2).
 	// As a soft goal (the default) it is missed, by as little as the
-	// charger allows, and the plan stands (exit 0).
-	home := "[horizon]\nslots = 4\n[[home]]\nname = \"a\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\nrules = [{ rule = \"charge geq 70 before 04:00\", hard = true }]\n"
+	// charger allows, and the plan stands (exit 0): with the catalogue's
+	// fixed levels (power_steps = "fixed"), 4 × 6.6 kWh from 20, 23.6 short.
+	home := "[horizon]\nslots = 4\n[[home]]\nname = \"a\"\n[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\nrules = [{ rule = \"charge geq 70 before 04:00\", hard = true }]\npower_steps = \"fixed\"\n"
 	infeasibleHome := writeFile(t, "inf.toml", home)
 	softHome := writeFile(t, "soft.toml", strings.Replace(home, `{ rule = "charge geq 70 before 04:00", hard = true }`, `"charge geq 70 before 04:00"`, 1))
 	badInfeasibleHome := writeFile(t, "badinf.toml", home+"[objectiv]\npeak = 1\n")

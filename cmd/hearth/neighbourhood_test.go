@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,7 +16,14 @@ import (
 // sim` takes. Centrally (the default) and with DPOP on the simulated
 // runtime it proves the optimum that DPOP over MQTT finds (the example's
 // 63.927), and it prints the homes' report.
+//
+// The street keeps the catalogue's fixed power levels (power_steps =
+// "fixed", a fraction of the automatic levels' time) and sim runs no
+// improvement phase (--improve -1): the comparison is of the protocol's
+// optimum on the committed levels, which `hearth solve` computes.
 func TestSolveNeighbourhood(t *testing.T) {
+	exampleTOML := copyExample(t, "")
+	exampleTOML = filepath.Join(exampleTOML, "neighbourhood.toml")
 	want := simHomes(t, exampleTOML)
 	for _, global := range []string{"", "dpop"} {
 		args := []string{"solve", exampleTOML, "--json"}

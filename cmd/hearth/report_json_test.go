@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/internal/fixtures"
 	"github.com/hearth-dcop/hearth/mqtt"
 )
 
@@ -24,7 +25,9 @@ var mqttLine = regexp.MustCompile(`mqtt +\S+.*, run \S+: ([\d,]+) envelopes \(([
 // the text reads — and the text prints what the JSON of the same kind of
 // run says about the connections (one per agent).
 func TestSimJSONCarriesMQTTCounters(t *testing.T) {
-	nb := filepath.Join("..", "..", "examples", "neighbourhood", "neighbourhood.toml")
+	// The example with the catalogue's fixed levels: a fraction of the
+	// automatic levels' time, the same counters.
+	nb := fixtures.ExampleStreet(t, filepath.Join("..", ".."), `power_steps = "fixed"`)
 	tests := []struct {
 		name  string
 		args  []string

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/fixtures"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -60,11 +62,19 @@ func TestSimMatchesSolve(t *testing.T) {
 }
 
 // TestSimNeighbourhood runs the README's main job: the example
-// neighbourhood over the embedded broker, with every rule kept and the
-// coordinated peak no higher than the uncoordinated one.
+// neighbourhood over the embedded broker, with every rule kept, the
+// coordinated peak no higher than the uncoordinated one and the plan's
+// objective on the load that flows at most the SH-MGM-style baseline's
+// (the improvement phase's descent and restart, on by default). Under
+// the race detector the street keeps the catalogue's fixed power levels
+// (power_steps = "fixed"), a fraction of the automatic levels' time.
 func TestSimNeighbourhood(t *testing.T) {
 	var out, errb bytes.Buffer
-	args := []string{"sim", "../../examples/neighbourhood/neighbourhood.toml", "--json", "--out", t.TempDir()}
+	street := "../../examples/neighbourhood/neighbourhood.toml"
+	if raceEnabled {
+		street = fixtures.ExampleStreet(t, filepath.Join("..", ".."), `power_steps = "fixed"`)
+	}
+	args := []string{"sim", street, "--json", "--out", t.TempDir()}
 	if code := run(context.Background(), args, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -78,12 +88,22 @@ func TestSimNeighbourhood(t *testing.T) {
 		RulesTotal     int       `json:"rules_total"`
 		LoadKW         []float64 `json:"load_kw"`
 		Charts         []string  `json:"charts"`
+		FlowObjective  float64   `json:"flow_objective"`
+		Baselines      struct {
+			SHMGM struct {
+				FlowObjective float64 `json:"flow_objective"`
+				Feasible      bool    `json:"feasible"`
+			} `json:"shmgm"`
+		} `json:"baselines"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if r.Objective == nil || !r.Optimal || r.RulesTotal == 0 || r.RulesSatisfied != r.RulesTotal {
+	if r.Objective == nil || r.RulesTotal == 0 || r.RulesSatisfied != r.RulesTotal {
 		t.Errorf("result: %+v", r)
+	}
+	if b := r.Baselines.SHMGM; !b.Feasible || r.FlowObjective > b.FlowObjective+1e-9 {
+		t.Errorf("objective on the load that flows %v, the SH-MGM-style baseline's %v (feasible %v)", r.FlowObjective, b.FlowObjective, b.Feasible)
 	}
 	if r.PeakKW > r.BaselinePeakKW || len(r.LoadKW) != 14 || len(r.Charts) != 2 {
 		t.Errorf("peak %v (uncoordinated %v), %d slots, charts %v", r.PeakKW, r.BaselinePeakKW, len(r.LoadKW), r.Charts)

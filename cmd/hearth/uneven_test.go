@@ -15,7 +15,9 @@ import (
 
 // unevenStreet is two compiled homes on slots of 15 minutes, then hours:
 // an EV whose goal at 06:30 falls inside the hour 06:00–07:00, a
-// battery, and a dishwasher due by 22:00.
+// battery, and a dishwasher due by 22:00; the EV and the battery keep
+// the catalogue's fixed levels, and the street no improvement phase, so
+// that sim's plan is the protocol's, which solve's must equal.
 const unevenStreet = `[horizon]
 start = "17:00"
 segments = [{ slot = "15m", count = 8 }, { slot = "1h", count = 12 }]
@@ -26,17 +28,21 @@ periods = [{ from = "23:00", to = "06:00", price = 0.12 }]
 windows = [["17:00", "19:00"], ["19:00", "23:00"]]
 [objective]
 peak = 0.05
+[solver]
+improve = -1
 [[home]]
 name = "a"
 background_kw = 0.5
 [[home.device]]
 name = "ev"
 kind = "ev_wallbox_7kw"
+power_steps = "fixed"
 initial = { charge = 10.0 }
 rules = ["charge geq 30 before 06:30"]
 [[home.device]]
 name = "bat"
 kind = "home_battery"
+power_steps = "fixed"
 [[home]]
 name = "b"
 background_kw = 0.8

@@ -22,7 +22,7 @@ func BenchmarkStreetSHMGM(b *testing.B) {
 	for _, v := range []struct {
 		name  string
 		steps string
-	}{{"fixed", ""}, {"auto", `power_steps = "auto"`}} {
+	}{{"fixed", `power_steps = "fixed"`}, {"auto", `power_steps = "auto"`}} {
 		n := exampleStreet(b, v.steps)
 		b.Run(v.name, func(b *testing.B) {
 			cpu := cputime.Used()

@@ -21,8 +21,9 @@ import (
 
 // stepsHome writes a random home with one catalogue EV charger (7.4 or
 // 11 kW, 60 kWh) and a hard goal by the horizon's end under random
-// hourly prices, its levels given by steps (a power_steps line, or ""
-// for the catalogue's two), and the goal's figures for the LP.
+// hourly prices, its levels given by steps (a power_steps line:
+// `power_steps = "fixed"` for the catalogue's two; "" for the default,
+// automatic levels), and the goal's figures for the LP.
 func stepsHome(seed uint64, steps string) (text string, T int, prices []float64, maxKW, eff, need float64) {
 	return stepsHomeAt(seed, steps, 1)
 }
@@ -217,7 +218,7 @@ func stepsGaps(t *testing.T, homes, perHour int) gaps {
 	for seed := range uint64(homes) {
 		var got [2]float64
 		var lpText, milpText string
-		for i, steps := range []string{"", `power_steps = "auto"`} {
+		for i, steps := range []string{`power_steps = "fixed"`, `power_steps = "auto"`} {
 			text, T, prices, maxKW, eff, need := stepsHomeAt(seed, steps, perHour)
 			lpText = continuousLP(T, dt, prices, maxKW, eff, need)
 			milpText = currentsMILP(T, dt, prices, maxKW, eff, need)
@@ -293,7 +294,7 @@ func TestAutoBatteryStepsAgainstLP(t *testing.T) {
 		var got [2]float64
 		var lpText string
 		var background float64
-		for i, steps := range []string{"", `power_steps = "auto"`} {
+		for i, steps := range []string{`power_steps = "fixed"`, `power_steps = "auto"`} {
 			var text string
 			text, lpText, background = batteryHome(seed, steps)
 			got[i] = optimumOf(t, fmt.Sprintf("battery%d.toml", seed), text)
@@ -322,7 +323,7 @@ func TestAutoBatteryStepsAgainstLP(t *testing.T) {
 // of the tests above with the catalogue's fixed levels and with
 // automatic ones: the ratio is what the finer levels cost one home.
 func BenchmarkPowerSteps(b *testing.B) {
-	for _, v := range []struct{ name, steps string }{{"fixed", ""}, {"auto", `power_steps = "auto"`}} {
+	for _, v := range []struct{ name, steps string }{{"fixed", `power_steps = "fixed"`}, {"auto", `power_steps = "auto"`}} {
 		var texts []string
 		for seed := range uint64(4) {
 			ev, _, _, _, _, _ := stepsHome(seed, v.steps)

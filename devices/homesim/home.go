@@ -143,8 +143,13 @@ type simDevice struct {
 	// length, so that a slot stores what its plan says.
 	storeByLength map[int]*storage
 	store         *storage
-	trip          *Trip
-	plugged       bool
+	// stored is the property a catalogue battery or EV (a sizable kind
+	// of one property) stores, -1 for other devices: the one a trip
+	// empties and refills, whether the device runs as a storage or by
+	// its actions (automatic levels; storageOf).
+	stored  int
+	trip    *Trip
+	plugged bool
 }
 
 // Home is one simulated home. It is not safe for concurrent use, except
@@ -216,7 +221,7 @@ func NewHome(n *devices.Neighbourhood, hi int, day, from time.Time, o Options) (
 		if d < 0 {
 			return nil, fmt.Errorf("home %s: trip of device %q: the home has no such device", h.Name, tr.Device)
 		}
-		if s.devs[d].store == nil {
+		if s.devs[d].stored < 0 {
 			return nil, fmt.Errorf("home %s: trip of device %q: only a storage device (an EV) can leave", h.Name, tr.Device)
 		}
 		if tr.Leave < 0 || tr.Leave >= 1440 || tr.Return < 0 || tr.Return >= 1440 || tr.Leave == tr.Return {
@@ -312,7 +317,7 @@ func IdleAction(d *devices.Device) int {
 
 func newSimDevice(h *devices.Home, d int, hz devices.Horizon) (*simDevice, error) {
 	dev := &h.Devices[d]
-	sd := &simDevice{dev: dev, idle: IdleAction(dev)}
+	sd := &simDevice{dev: dev, idle: IdleAction(dev), stored: -1}
 	var props []int
 	for p, pr := range h.Properties {
 		if dev.Affects(pr.Location, pr.Name) {
@@ -342,6 +347,7 @@ func newSimDevice(h *devices.Home, d int, hz devices.Horizon) (*simDevice, error
 		}
 	}
 	if _, sizable := devices.SizingDefaults(dev.Kind); sizable && len(props) == 1 {
+		sd.stored = props[0]
 		sd.store = storageOf(dev, props[0], sd.effects)
 		for m, effs := range sd.byLength {
 			st := storageOf(dev, props[0], effs)
@@ -577,16 +583,16 @@ func (s *Home) runDevice(k int, at time.Time, sd *simDevice, ds *DeviceSlot, dtH
 		was := sd.plugged
 		sd.plugged = !sd.trip.away(at)
 		if sd.plugged && !was {
-			st := sd.store
-			v := s.h.Properties[st.prop].Initial
+			p := sd.stored
+			v := s.h.Properties[p].Initial
 			if sd.trip.ArriveWith != nil {
 				v = *sd.trip.ArriveWith
 			}
-			v = math.Min(math.Max(v, s.lo[st.prop]), s.hi[st.prop])
+			v = math.Min(math.Max(v, s.lo[p]), s.hi[p])
 			if ds != nil {
-				ds.Returned += v - s.vals[st.prop]
+				ds.Returned += v - s.vals[p]
 			}
-			s.vals[st.prop] = v
+			s.vals[p] = v
 		}
 		if ds != nil {
 			ds.Car = true
@@ -603,6 +609,12 @@ func (s *Home) runDevice(k int, at time.Time, sd *simDevice, ds *DeviceSlot, dtH
 		} else if sd.store == nil {
 			s.refuse(k, sd, ds, "unknown action", "action", cmd.Action)
 		}
+	}
+	if sd.store == nil && a != sd.idle && !sd.plugged {
+		// A car away runs no action (a storage refuses its set point
+		// in runStorage).
+		s.refuse(k, sd, ds, "not plugged in")
+		a = sd.idle
 	}
 	name := sd.dev.Actions[a].Name
 	if ok && sd.store != nil && a == sd.idle && actionIndex(sd.dev, cmd.Action) < 0 {
@@ -642,6 +654,12 @@ func actionIndex(d *devices.Device, name string) int {
 	return -1
 }
 
+// roundingKWh is how far past full or empty a set point may go before
+// the simulator calls it a clamp: a plan that empties a battery exactly
+// (automatic levels of whole quanta) reaches its bound with a rounding
+// error, and is held at the bound, not refused.
+const roundingKWh = 1e-9
+
 // runStorage runs a storage device at set point p (kW) for dtH hours.
 func (s *Home) runStorage(k int, sd *simDevice, ds *DeviceSlot, p, dtH float64) (in, out float64) {
 	st := sd.store
@@ -667,7 +685,9 @@ func (s *Home) runStorage(k int, sd *simDevice, ds *DeviceSlot, p, dtH float64) 
 	case p > 0:
 		room := math.Max(0, s.hi[st.prop]-v)
 		if p*st.etaC*dtH > room {
-			s.refuse(k, sd, ds, "full")
+			if p*st.etaC*dtH > room+roundingKWh {
+				s.refuse(k, sd, ds, "full")
+			}
 			p = room / (st.etaC * dtH)
 		}
 		s.vals[st.prop] = math.Min(v+p*st.etaC*dtH, math.Max(v, s.hi[st.prop]))
@@ -675,7 +695,9 @@ func (s *Home) runStorage(k int, sd *simDevice, ds *DeviceSlot, p, dtH float64) 
 	case p < 0:
 		left := math.Max(0, v-s.lo[st.prop])
 		if -p*dtH/st.etaD > left {
-			s.refuse(k, sd, ds, "empty")
+			if -p*dtH/st.etaD > left+roundingKWh {
+				s.refuse(k, sd, ds, "empty")
+			}
 			p = -left * st.etaD / dtH
 		}
 		s.vals[st.prop] = math.Max(v+p*dtH/st.etaD, math.Min(v, s.lo[st.prop]))
@@ -737,7 +759,7 @@ func (s *Home) State(d int) (props map[string]float64, plugged *bool) {
 			}
 		}
 	}
-	if sd.trip != nil || sd.store != nil && strings.HasPrefix(sd.dev.Kind, "ev_") {
+	if sd.trip != nil || sd.stored >= 0 && strings.HasPrefix(sd.dev.Kind, "ev_") {
 		p := sd.plugged
 		plugged = &p
 	}

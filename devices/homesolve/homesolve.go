@@ -123,8 +123,8 @@ type Overrides struct {
 	NoBaselines bool
 	// Kicks is the number of escapes of the improvement phase on the
 	// load that flows (Improve); 0 means baseline.DefaultKicks for SHDS
-	// files and no improvement phase for TOML neighbourhoods, negative
-	// none.
+	// files and, for TOML neighbourhoods, the phase's descent without
+	// escapes (improvement); negative no improvement phase.
 	Kicks int
 }
 
@@ -971,11 +971,8 @@ func (r *Run) Restart(c Choice) (Choice, bool) {
 // (the result is then the best found so far). Without an improvement
 // phase, or an infeasible res, it returns res as it is.
 func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int, mva.Result, bool, error) {
-	kicks := r.opts.Kicks
-	if kicks == 0 && r.cfg == nil {
-		kicks = baseline.DefaultKicks
-	}
-	if kicks <= 0 || !res.Feasible {
+	kicks, on := r.improvement()
+	if !on || !res.Feasible {
 		return assign, res, false, nil
 	}
 	if assign == nil {
@@ -997,7 +994,7 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	if !rs.Stopped {
 		// The baselines are computed only now, so that a run with a
 		// --timeout spends its time on the protocol's plan first.
-		more := r.restarts(ctx)
+		more := r.restarts(ctx, kicks < 0)
 		if err := rs.Continue(ctx, r.Model(), more, o); err != nil {
 			return nil, res, false, err
 		}
@@ -1034,12 +1031,16 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 // leaves them out). Both are plans the homes reach without a central
 // solver — each home alone, or the MGM between them — though hearth sim
 // computes them in its own process.
-func (r *Run) restarts(ctx context.Context) []baseline.Start {
+//
+// A descent without escapes (descentOnly) restarts from the baseline's
+// plan alone: the baseline's best responses start from the homes' own
+// schedules already, and descend on the same load.
+func (r *Run) restarts(ctx context.Context, descentOnly bool) []baseline.Start {
 	if err := r.Baselines(ctx); err != nil {
 		return nil
 	}
 	var out []baseline.Start
-	if u := r.uncoordinated; u != nil && u.Eval != nil && u.Eval.Feasible {
+	if u := r.uncoordinated; u != nil && u.Eval != nil && u.Eval.Feasible && !descentOnly {
 		out = append(out, baseline.Start{Name: "the homes' own schedules", Schedule: u.Schedule})
 	}
 	if b := r.shmgm; b != nil && b.Eval != nil && b.Eval.Feasible {
@@ -1123,11 +1124,39 @@ func (r *Run) Descend(ctx context.Context, assign []int, res mva.Result, rt pipe
 // default, Overrides.Kicks), and the street has no feeder limit or every
 // home is every other's neighbour (baseline.Descend).
 func (r *Run) descends() bool {
-	kicks := r.opts.Kicks
-	if kicks == 0 && r.cfg == nil {
-		kicks = baseline.DefaultKicks
+	_, on := r.improvement()
+	return on && (r.Model().FeederLimit <= 0 || baseline.Complete(r.Model()))
+}
+
+// improvement returns the escapes of the run's improvement phase on the
+// load that flows (baseline.ImproveOptions.Kicks: negative for a descent
+// without escapes) and whether it has one: Overrides.Kicks, or else a
+// TOML file's [solver] improve, where given (negative: none); else
+// baseline.DefaultKicks for an SHDS file and, for
+// a TOML neighbourhood without [live], the descent alone, restarted from
+// the SH-MGM-style baseline's plan (restarts). On the example street the
+// protocol's committed levels leave the load that flows 8% above the
+// baseline's; the descent and that restart put it at the baseline's or
+// below, for about a third of what escapes cost (docs/DESIGN.md).
+func (r *Run) improvement() (kicks int, on bool) {
+	k := r.opts.Kicks
+	if k == 0 && r.cfg != nil {
+		k = r.cfg.Solver.Improve // [solver] improve
 	}
-	return kicks > 0 && (r.Model().FeederLimit <= 0 || baseline.Complete(r.Model()))
+	switch {
+	case k < 0:
+		return 0, false
+	case k > 0:
+		return k, true
+	case r.cfg == nil:
+		return baseline.DefaultKicks, true
+	case r.cfg.Live.On:
+		// A street with [live] re-plans every slot on a rolling
+		// horizon; the descent between its rounds is not measured
+		// there yet (docs/DESIGN.md, "TOML streets").
+		return 0, false
+	}
+	return -1, true
 }
 
 // HomeDescent is the descent of the improvement phase for one home of

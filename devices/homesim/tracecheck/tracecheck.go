@@ -262,6 +262,26 @@ func Check(n *devices.Neighbourhood, hi int, pv []float64, tr *homesim.Trace) *R
 					moved[p] += delta / lenH * sec / 3600
 				}
 			}
+			if ds.Car {
+				// A car run by its actions (automatic levels) draws
+				// nothing while away.
+				most := 0.0
+				for i := range dev.Actions {
+					most = math.Max(most, dev.Actions[i].Power)
+				}
+				if ds.InKWh > most*ds.PluggedS/3600+1e-6 {
+					r.bad("slot %d: %s drew %.6g kWh, more than %.6g kW over its %.4g h plugged in allows", t, dev.Name, ds.InKWh, most, ds.PluggedS/3600)
+				}
+			}
+			if ds.Returned != 0 {
+				// A car run by its actions (automatic levels) comes
+				// back from a trip too.
+				if !ds.Car || len(sd.propsMoved) != 1 {
+					r.bad("slot %d: %s came back from a trip, but it is not a car", t, dev.Name)
+				} else {
+					moved[sd.propsMoved[0]] += ds.Returned
+				}
+			}
 			if math.Abs(runS-st.SimulatedS) > 1e-6*math.Max(1, st.SimulatedS) {
 				r.bad("slot %d: %s ran %g s of a %g s step", t, dev.Name, runS, st.SimulatedS)
 			}

@@ -154,3 +154,58 @@ func TestCheckerCatchesTampering(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoLevelsCar: an EV on automatic levels (the default), whose
+// currents are credited with whole quanta and so run by their actions,
+// still leaves on a trip and comes back with the file's charge; the
+// replay accepts its day and rejects it drawing while away or coming
+// back while it is not a car.
+func TestAutoLevelsCar(t *testing.T) {
+	src, err := os.ReadFile("../testdata/street.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(src), "kind = \"ev_wallbox_7kw\"\npower_steps = \"fixed\"\n", "kind = \"ev_wallbox_7kw\"\n", 1)
+	cfg, err := config.Parse("street.toml", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	ev := &n.Homes[0].Devices[n.Homes[0].Device("ev")]
+	if len(ev.Actions) < 5 {
+		t.Fatalf("the EV has %d actions, want automatic levels", len(ev.Actions))
+	}
+	top := ev.Actions[len(ev.Actions)-1]
+	base := func() *homesim.Trace {
+		// Away 18:00–19:00, back with the file's 10 kWh.
+		h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0, Trips: []homesim.Trip{{Device: "ev", Leave: 18 * 60, Return: 19 * 60}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Command("ev", cmd(0, top.Name, top.Power))
+		h.Command("ev", cmd(2, top.Name, top.Power))
+		h.Advance(day.Add(4 * time.Hour))
+		return h.Trace()
+	}
+	tr := base()
+	if rep := tracecheck.Check(n, 0, pv0, tr); !rep.OK() {
+		t.Fatalf("untouched trace: %v", rep.Violations)
+	}
+	evi := n.Homes[0].Device("ev")
+	if got := tr.Slots[2].Devices[evi].Returned; got >= 0 {
+		t.Errorf("the car came back with %g kWh more than it left with, want less (it charged in slot 0)", got)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(tr *homesim.Trace)
+	}{
+		{"draws while away", func(tr *homesim.Trace) { tr.Slots[0].Devices[evi].PluggedS = 0 }},
+		{"comes back as no car", func(tr *homesim.Trace) { tr.Slots[2].Devices[evi].Car = false }},
+	} {
+		tr := base()
+		c.edit(tr)
+		if rep := tracecheck.Check(n, 0, pv0, tr); rep.OK() {
+			t.Errorf("%s: the replay accepted a broken trace", c.name)
+		}
+	}
+}
