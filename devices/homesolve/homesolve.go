@@ -671,7 +671,8 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 
 // schedule decodes assign and evaluates it, and refines the devices with
 // exact actions onto them (devices/refine; true where that changed the
-// plan) — except in a street with
+// plan; in a street never raising the objective on the load that flows
+// either) — except in a street with
 // energy homes, which answer the compiled homes' load that flows, not
 // only their committed caps, so that the load they answered stays the
 // load reported.
@@ -680,7 +681,16 @@ func (r *Run) schedule(assign []int) (*devices.Schedule, *devices.Evaluation, bo
 	if err != nil || len(r.energy) > 0 {
 		return s, ev, false, err
 	}
-	s2, ev2, err := refine.Schedule(r.Model(), s, ev)
+	n := r.Model()
+	if len(n.Homes) < 2 {
+		s2, ev2, err := refine.Schedule(n, s, ev)
+		return s2, ev2, s2 != s, err
+	}
+	// A street is also judged on the load that flows, which reads each
+	// home's draw, not only its committed caps: a refinement that only
+	// lowered a home's bill could raise the street's peak (HomePlan
+	// refines a home of `hearth run` alike).
+	s2, ev2, err := refine.ScheduleOnLoad(n, s, ev)
 	return s2, ev2, s2 != s, err
 }
 
@@ -895,7 +905,11 @@ func (r *Run) HomePlan(assign []int, home int) (report.HomePlan, error) {
 		for w, v := range hc.Levels {
 			hs.Levels[w] = assign[v]
 		}
-		refined, _, err := refine.Home(r.Model(), home, hs)
+		refineHome := refine.Home
+		if len(r.Model().Homes) > 1 {
+			refineHome = refine.HomeOnLoad // as schedule refines a street
+		}
+		refined, _, err := refineHome(r.Model(), home, hs)
 		if err != nil {
 			return report.HomePlan{}, err
 		}

@@ -20,14 +20,17 @@
 // cycle cost), the goals soft with their penalty or hard, the property's
 // range and the value of what it stores at the end.
 //
-// The street's terms read a home's draw only through its committed caps
-// (the peak term and the feeder limit are over caps, not loads), so the
-// refinement keeps each home's committed level and holds the draw of
-// every slot of a coordination window within its cap; a home with a
-// demand charge keeps its draw within the solved plan's highest import.
+// The street's terms on committed levels read a home's draw only
+// through its committed caps (the peak term and the feeder limit are over
+// caps, not loads), so the refinement keeps each home's committed level
+// and holds the draw of every slot of a coordination window within its
+// cap; a home with a demand charge keeps its draw within the solved
+// plan's highest import. A street is also judged on the load that flows,
+// which reads the draws themselves: there a home's draw in a coordinated
+// slot also stays at most the solved plan's (ScheduleOnLoad, HomeOnLoad).
 // A refined home is kept only where its objective, evaluated by the
-// model (devices.Neighbourhood.Evaluate), is no worse than the solved
-// plan's: the street's objective then never rises either.
+// model (devices.Neighbourhood.Evaluate), is lower than the solved
+// plan's: the street's objectives then never rise either.
 package refine
 
 import (
@@ -56,8 +59,30 @@ const maxGoals = 16
 // Schedule refines every home of s that has a device with exact actions
 // and returns the refined schedule (every home's levels fixed to the
 // committed ones of ev) and its evaluation; s itself is left as it is.
-// A schedule that breaks a hard constraint comes back unchanged.
+// A schedule that breaks a hard constraint comes back unchanged. Each
+// home is refined on its own objective within its committed caps: what a
+// street whose terms read only committed caps needs (ScheduleOnLoad for
+// one also judged on the load that flows).
 func Schedule(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluation) (*devices.Schedule, *devices.Evaluation, error) {
+	return schedule(n, s, ev, Home)
+}
+
+// ScheduleOnLoad is Schedule for a street also judged on the load that
+// flows (the bill plus the peak term on the homes' per-slot draws,
+// devices/baseline.FlowObjective): there a home's draw reaches the
+// street's terms beyond its committed caps, and a refinement that only
+// lowered the home's bill could move its charging into a slot the other
+// homes use too and raise the street's peak. So each home is refined by
+// HomeOnLoad, whose draw in no coordinated slot rises above the solved
+// plan's: every term of the peak grows with a home's draw, so the
+// street's peak term cannot rise, and the bill falls. It reads nothing of
+// the other homes, so a home of `hearth run`, which knows only its own
+// plan, refines it to the same plan as `hearth sim` does.
+func ScheduleOnLoad(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluation) (*devices.Schedule, *devices.Evaluation, error) {
+	return schedule(n, s, ev, HomeOnLoad)
+}
+
+func schedule(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluation, refineHome func(*devices.Neighbourhood, int, devices.HomeSchedule) (devices.HomeSchedule, bool, error)) (*devices.Schedule, *devices.Evaluation, error) {
 	if !ev.Feasible || !hasExact(n) {
 		return s, ev, nil
 	}
@@ -66,7 +91,7 @@ func Schedule(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluat
 	for hi := range n.Homes {
 		hs := out.Homes[hi]
 		hs.Levels = slices.Clone(ev.Homes[hi].Levels)
-		r, ok, err := Home(n, hi, hs)
+		r, ok, err := refineHome(n, hi, hs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -106,6 +131,20 @@ func hasExact(n *devices.Neighbourhood) bool {
 // actions can be refined or the refinement would not lower the home's
 // objective (a plan of equal cost does not replace the solved one).
 func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.HomeSchedule, bool, error) {
+	return home(n, hi, hs, false)
+}
+
+// HomeOnLoad is Home for a street also judged on the load that flows
+// (ScheduleOnLoad): besides its committed caps, the home's draw in every
+// slot of a coordination window stays at most the solved plan's (its
+// positive part: power fed back offsets nobody's peak), so that its part
+// of the street's peak term cannot rise.
+func HomeOnLoad(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.HomeSchedule, bool, error) {
+	return home(n, hi, hs, true)
+}
+
+// home is Home, and HomeOnLoad where onLoad.
+func home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, onLoad bool) (devices.HomeSchedule, bool, error) {
 	if hi < 0 || hi >= len(n.Homes) {
 		return hs, false, fmt.Errorf("refine: home %d of %d", hi, len(n.Homes))
 	}
@@ -127,6 +166,20 @@ func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.Ho
 	if !before.Feasible {
 		return hs, false, nil
 	}
+	// On the load that flows: the solved draw bounds each coordinated
+	// slot's.
+	var bound []float64
+	if onLoad {
+		bound = make([]float64, n.Horizon.Slots)
+		for t := range bound {
+			bound[t] = math.Inf(1)
+		}
+		for _, w := range n.Windows {
+			for t := w.From; t < w.To && t < len(bound); t++ {
+				bound[t] = math.Max(before.Homes[0].Load[t], 0)
+			}
+		}
+	}
 	cur := hs
 	cur.Actions = slices.Clone(hs.Actions)
 	done := false
@@ -134,7 +187,7 @@ func Home(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.Ho
 		if h.Devices[d].Exact == nil {
 			continue
 		}
-		row, ok := device(own, 0, cur, d, before.Homes[0].Peak)
+		row, ok := device(own, 0, cur, d, before.Homes[0].Peak, bound)
 		if ok {
 			cur.Actions[d], done = row, true
 		}
@@ -189,8 +242,9 @@ type goal struct {
 // device as hs has it, and true; false where the device cannot be refined
 // (its actions move more than one property, too many goals or states, or
 // no plan keeps the hard rules). peak is the solved plan's highest draw,
-// which a home with a demand charge keeps.
-func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, peak float64) ([]int, bool) {
+// which a home with a demand charge keeps; bound, where not nil, bounds
+// each slot's draw too (HomeOnLoad).
+func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, peak float64, bound []float64) ([]int, bool) {
 	h, hz := &n.Homes[hi], n.Horizon
 	dev := &h.Devices[d]
 	T := hz.Slots
@@ -253,6 +307,9 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 		limit := math.Inf(1)
 		if w := n.WindowOf(t); w >= 0 {
 			limit = n.LevelCaps(hi, w)[hs.Levels[w]]
+		}
+		if bound != nil {
+			limit = math.Min(limit, bound[t])
 		}
 		cost[t], move[t] = make([]float64, len(opts)), make([]int64, len(opts))
 		for o, a := range opts {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/baseline"
 	"github.com/hearth-dcop/hearth/devices/refine"
 )
 
@@ -185,5 +187,116 @@ func TestRefineAgainstBruteForce(t *testing.T) {
 	t.Logf("%d of %d homes refined to the brute-force optimum", improved, homes)
 	if improved < homes/2 {
 		t.Fatalf("only %d of %d homes refined", improved, homes)
+	}
+}
+
+// streetText writes a seeded street of two or three homes with automatic
+// wallboxes, one coordination window over the whole horizon and a peak
+// term, the homes sharing cheap and dear hours: a refinement on each
+// home's bill alone moves charging into the first, cheap hour, which
+// every home shares.
+func streetText(seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 0x51ee7))
+	T := 3 + rng.IntN(2)
+	var b strings.Builder
+	fmt.Fprintf(&b, "[horizon]\nslots = %d\n[coordination]\nwindows = [[0, %d]]\n[objective]\npeak = %g\n", T, T, float64(1+rng.IntN(20))/100)
+	ps := []string{fmt.Sprint(float64(5+rng.IntN(5)) / 100)}
+	for range T - 1 {
+		ps = append(ps, fmt.Sprint(float64(20+rng.IntN(30))/100))
+	}
+	fmt.Fprintf(&b, "[prices]\nper_slot = [%s]\n", strings.Join(ps, ", "))
+	for h := range 2 + rng.IntN(2) {
+		initial := float64(rng.IntN(200)) / 10
+		fmt.Fprintf(&b, "[[home]]\nname = \"h%d\"\nbackground_kw = %g\n", h, float64(rng.IntN(10))/10)
+		fmt.Fprintf(&b, "[[home.device]]\nname = \"ev\"\nkind = \"ev_wallbox_7kw\"\npower_steps = \"auto\"\ninitial = { charge = %g }\n", initial)
+		fmt.Fprintf(&b, "rules = [\"charge geq %g before %02d:00\"]\n", initial+float64(20+rng.IntN(100))/10, T-1)
+	}
+	return b.String()
+}
+
+// TestScheduleOnLoad: on seeded streets judged on the load that flows,
+// ScheduleOnLoad never raises the objective on the load that flows
+// (devices/baseline.FlowObjective, computed apart from the refinement)
+// nor the one on committed levels, and lowers the first on some; the
+// refinement on each home's bill alone within its caps (Schedule) raises
+// it on some of the same streets, which is why streets use
+// ScheduleOnLoad. HomeOnLoad, what a home of `hearth run` runs on its own
+// plan, refines each home as ScheduleOnLoad does.
+func TestScheduleOnLoad(t *testing.T) {
+	streets := 24
+	if testing.Short() || raceEnabled {
+		streets = 8
+	}
+	lowered, raised := 0, 0
+	for seed := range uint64(streets) {
+		text := streetText(seed)
+		cfg, err := config.Parse("street.toml", []byte(text), nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, text)
+		}
+		n := cfg.Neighbourhood
+		// A start: every wallbox at its least compiled charging level in
+		// every slot (the load spread out), every home at its greatest
+		// committed level.
+		s := &devices.Schedule{}
+		for hi := range n.Homes {
+			h := &n.Homes[hi]
+			hs := devices.HomeSchedule{Actions: make([][]int, len(h.Devices)), Levels: make([]int, len(n.Windows))}
+			for d := range h.Devices {
+				hs.Actions[d] = make([]int, n.Horizon.Slots)
+				for t := range hs.Actions[d] {
+					hs.Actions[d][t] = 1
+				}
+			}
+			for w := range n.Windows {
+				hs.Levels[w] = len(n.LevelCaps(hi, w)) - 1
+			}
+			s.Homes = append(s.Homes, hs)
+		}
+		ev, err := n.Evaluate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ev.Feasible {
+			continue
+		}
+		flow := func(e *devices.Evaluation) float64 { return baseline.FlowObjective(n, e) }
+		got, gev, err := refine.ScheduleOnLoad(n, s, ev)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !gev.Feasible {
+			t.Fatalf("seed %d: the refined street is not feasible: %v", seed, gev.Violations)
+		}
+		check, err := n.Evaluate(got)
+		if err != nil || math.Abs(check.Cost-gev.Cost) > 1e-9*math.Max(1, math.Abs(gev.Cost)) {
+			t.Fatalf("seed %d: the returned evaluation is not the schedule's: %v", seed, err)
+		}
+		f0, f1 := flow(ev), flow(gev)
+		if f1 > f0+1e-9*math.Max(1, f0) || gev.Cost > ev.Cost+1e-9*math.Max(1, ev.Cost) {
+			t.Fatalf("seed %d: on the load that flows %g → %g, on levels %g → %g\n%s", seed, f0, f1, ev.Cost, gev.Cost, text)
+		}
+		if f1 < f0-1e-9*math.Max(1, f0) {
+			lowered++
+		}
+		for hi := range n.Homes {
+			one, _, err := refine.HomeOnLoad(n, hi, s.Homes[hi])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(one.Actions, got.Homes[hi].Actions, slices.Equal) {
+				t.Fatalf("seed %d, home %d: alone refined to %v, in the street to %v", seed, hi, one.Actions, got.Homes[hi].Actions)
+			}
+		}
+		if _, bev, err := refine.Schedule(n, s, ev); err == nil && flow(bev) > f0+1e-9*math.Max(1, f0) {
+			raised++
+		}
+	}
+	t.Logf("%d of %d streets lowered on the load that flows; the bill-only refinement raised %d", lowered, streets, raised)
+	if lowered == 0 {
+		t.Fatal("no street was refined")
+	}
+	if raised == 0 {
+		t.Fatal("no street shows the bill-only refinement raising the load that flows: the streets do not test what ScheduleOnLoad is for")
 	}
 }
