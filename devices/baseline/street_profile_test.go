@@ -49,11 +49,11 @@ func TestProfileSHDS(t *testing.T) {
 	}
 	if os.Getenv("HEARTH_PROFILE_SKIP_IMPROVE") == "" {
 		measure("improve from uncoordinated", func() string {
-			a, err := Improve(ctx, n, u.Schedule, ImproveOptions{Seed: 1, Options: Options{ExactEntries: 1 << 20}})
+			a, err := Improve(ctx, n, u.Schedule, ImproveOptions{Seed: 1, KickedHomes: -1, Options: Options{ExactEntries: 1 << 20}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			return fmt.Sprintf("objective %.0f → %.0f, rounds %d, moves %d, kicks %d (%d kept), approximate %d", a.Start, a.Flow, a.Rounds, a.Moves, a.Kicks, a.Accepted, a.Approximate)
+			return fmt.Sprintf("objective %.0f → %.0f, rounds %d, moves %d, kicks %d (%d kept), responses %d (budgeted %v), approximate %d", a.Start, a.Flow, a.Rounds, a.Moves, a.Kicks, a.Accepted, a.Responses, a.Budgeted, a.Approximate)
 		})
 	}
 }
