@@ -79,7 +79,7 @@ type baselineFlags struct {
 }
 
 func (b *baselineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&b.kicks, "improve", 0, fmt.Sprintf("homes: escapes of the improvement phase on the load that flows, after the protocol (0: %d for SHDS files, for TOML neighbourhoods its descent without escapes, restarted from the SH-MGM-style baseline's plan; -1: no improvement phase)", baseline.DefaultKicks))
+	fs.IntVar(&b.kicks, "improve", 0, fmt.Sprintf("homes: escapes of the improvement phase on the load that flows, after the protocol (0: %d for SHDS files, fewer past 109 homes (%d kicked homes in all); for TOML neighbourhoods its descent without escapes, restarted from the SH-MGM-style baseline's plan; -1: no improvement phase)", baseline.DefaultKicks, baseline.DefaultKickedHomes))
 	fs.IntVar(&b.rounds, "shmgm-rounds", 0, "homes: rounds of the SH-MGM-style baseline, which stops earlier when no home gains (0: max(100, 2·homes); -1: skip it); bounded by rounds, never by time, so that it is the same on any machine")
 }
 

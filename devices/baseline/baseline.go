@@ -42,6 +42,9 @@ type Options struct {
 	ExactEntries int
 	// forceBlocks makes every home use block descent (tests).
 	forceBlocks bool
+	// eager makes SH-MGM re-solve every home whose neighbours moved,
+	// without the gain bounds of lazyMGM (tests: the two must agree).
+	eager bool
 	// levelPeak puts every home's peak term on level variables, as
 	// before newSlotPeakSolver (tests: the two must agree).
 	levelPeak bool

@@ -45,6 +45,9 @@ type homeSolver struct {
 	// distinct draws (a table limit): its peak term is then on level
 	// caps above the draw, an approximation of its best response.
 	coarse bool
+	// lo and hi are the least and greatest coefficient of N in each
+	// window's peak function (coefRange), computed on first use.
+	lo, hi []float64
 }
 
 // alone is the street n with h as its only home, priced but with no peak

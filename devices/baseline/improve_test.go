@@ -291,3 +291,39 @@ func TestImproveFeederPerWindow(t *testing.T) {
 		t.Errorf("%d limits for %d windows were not refused", len(short.FeederLimits), len(n.Windows))
 	}
 }
+
+// TestImproveKickedHomes: the escapes' budget of kicked homes stops a run
+// exactly where a run asked for that many escapes ends — a budget of
+// 4 homes on dm_7_1_2 (two kicked per escape) is Kicks 2 — and the
+// default budget leaves a 7-home street its ten escapes.
+func TestImproveKickedHomes(t *testing.T) {
+	ctx := context.Background()
+	n := shdsFile(t, "dm_7_1_2")
+	u, err := Uncoordinated(ctx, n, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(o ImproveOptions) *Improvement {
+		t.Helper()
+		o.Seed = 3
+		a, err := Improve(ctx, n, u.Schedule, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	same := func(a, b *Improvement) bool {
+		return a.Flow == b.Flow && a.Kicks == b.Kicks && a.Rounds == b.Rounds && slices.EqualFunc(a.Schedule.Homes, b.Schedule.Homes, sameActions)
+	}
+	budget, two := run(ImproveOptions{KickedHomes: 4}), run(ImproveOptions{Kicks: 2, KickedHomes: -1})
+	if !budget.Budgeted || two.Budgeted || budget.Kicks != 2 || !same(budget, two) {
+		t.Errorf("budget of 4 homes: %d escapes (budgeted %v), flow %v; 2 escapes: flow %v", budget.Kicks, budget.Budgeted, budget.Flow, two.Flow)
+	}
+	def, all := run(ImproveOptions{}), run(ImproveOptions{KickedHomes: -1})
+	if def.Budgeted || def.Kicks != DefaultKicks || !same(def, all) {
+		t.Errorf("default budget: %d escapes (budgeted %v), flow %v; unbounded: %d, flow %v", def.Kicks, def.Budgeted, def.Flow, all.Kicks, all.Flow)
+	}
+	if DefaultKickedHomes/kickCount(109) < DefaultKicks || DefaultKickedHomes/kickCount(110) >= DefaultKicks {
+		t.Errorf("the default budget does not start binding at 110 homes")
+	}
+}

@@ -61,6 +61,8 @@ type exactHome struct {
 	s         *homeSolver
 	cur, cand []int
 	n         int
+	// now is the adopted schedule's cost at the last respond.
+	now float64
 }
 
 func (e *exactHome) respond(ctx context.Context, N []float64) (float64, error) {
@@ -78,6 +80,7 @@ func (e *exactHome) respond(ctx context.Context, N []float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	e.now = now
 	return gainOf(now, c), nil
 }
 

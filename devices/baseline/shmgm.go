@@ -105,6 +105,13 @@ func SHMGM(ctx context.Context, n *devices.Neighbourhood, o Options) (*Outcome, 
 	if rounds == 0 {
 		rounds = max(DefaultRounds, 2*H)
 	}
+	if o.Solver == nil && !o.eager && Complete(n) {
+		l := &lazyMGM{n: n, o: &o, homes: homes, loads: loads, gain: gain, nbrs: nbrs, adopt: adopt}
+		if err := l.rounds(ctx, rounds, out); err != nil {
+			return fail(err)
+		}
+		return finish(n, homes, out, start)
+	}
 	dirty := all
 	for r := 1; r <= rounds; r++ {
 		if err := best(dirty); err != nil {
@@ -137,8 +144,14 @@ func SHMGM(ctx context.Context, n *devices.Neighbourhood, o Options) (*Outcome, 
 		}
 	}
 
-	s := &devices.Schedule{Homes: make([]devices.HomeSchedule, H)}
-	for i := range H {
+	return finish(n, homes, out, start)
+}
+
+// finish fills out with the homes' adopted schedules, their evaluation
+// and the solves.
+func finish(n *devices.Neighbourhood, homes []responder, out *Outcome, start time.Time) (*Outcome, error) {
+	s := &devices.Schedule{Homes: make([]devices.HomeSchedule, len(homes))}
+	for i := range homes {
 		s.Homes[i] = homes[i].schedule()
 		out.Solves += homes[i].solves()
 		if homes[i].coarse() {
@@ -147,7 +160,7 @@ func SHMGM(ctx context.Context, n *devices.Neighbourhood, o Options) (*Outcome, 
 	}
 	ev, err := n.Evaluate(s)
 	if err != nil {
-		return fail(err)
+		return nil, fmt.Errorf("SH-MGM baseline: %w", err)
 	}
 	out.Schedule, out.Eval, out.Wall = s, ev, time.Since(start)
 	return out, nil

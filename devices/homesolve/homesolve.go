@@ -123,8 +123,10 @@ type Overrides struct {
 	NoBaselines bool
 	// Kicks is the number of escapes of the improvement phase on the
 	// load that flows (Improve); 0 means baseline.DefaultKicks for SHDS
-	// files and, for TOML neighbourhoods, the phase's descent without
-	// escapes (improvement); negative no improvement phase.
+	// files, fewer on streets past 109 homes (their budget of
+	// baseline.DefaultKickedHomes kicked homes), and, for TOML
+	// neighbourhoods, the phase's descent without escapes (improvement);
+	// negative none. A positive Kicks is run in full whatever the street.
 	Kicks int
 }
 
@@ -1000,19 +1002,18 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 		return nil, res, false, err
 	}
 	o := baseline.ImproveOptions{Kicks: kicks, Seed: r.seed, Options: baseline.Options{ExactEntries: improveEntries}}
-	starts := []baseline.Start{{Name: res.Algorithm.Global + "'s plan", Schedule: s}}
+	if r.opts.Kicks != 0 {
+		o.KickedHomes = -1 // --improve N: N escapes, whatever the street
+	}
+	// The baselines first: they are the report's yardstick and two of
+	// the starts, and a run stopped during the improvement phase then
+	// still reports the converged SH-MGM-style baseline beside its best
+	// plan so far (a stop during them leaves them out; the protocol's
+	// plan is then returned as it is, stopped).
+	starts := append([]baseline.Start{{Name: res.Algorithm.Global + "'s plan", Schedule: s}}, r.restarts(ctx, kicks < 0)...)
 	rs, err := baseline.ImproveFrom(ctx, r.Model(), starts, o)
 	if err != nil {
 		return nil, res, false, err
-	}
-	if !rs.Stopped {
-		// The baselines are computed only now, so that a run with a
-		// --timeout spends its time on the protocol's plan first.
-		more := r.restarts(ctx, kicks < 0)
-		if err := rs.Continue(ctx, r.Model(), more, o); err != nil {
-			return nil, res, false, err
-		}
-		starts = append(starts, more...)
 	}
 	imp := rs.Improvement()
 	out, err := r.compiled.Encode(imp.Schedule)
@@ -1030,7 +1031,7 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	improved.Status = mva.StatusFeasible
 	improved.Notes = append(slices.Clone(res.Notes), fmt.Sprintf(
 		"improved on the load that flows after %s: objective %.0f → %.0f (%+.1f%%) in %d rounds of joint best responses (%d moves) and %d escapes (%d kept), %.1f s",
-		res.Algorithm.Global, rs.Runs[0].Start, rs.Runs[0].Flow, 100*(rs.Runs[0].Flow-rs.Runs[0].Start)/rs.Runs[0].Start, rs.Runs[0].Rounds, rs.Runs[0].Moves, rs.Runs[0].Kicks, rs.Runs[0].Accepted, rs.Runs[0].Wall.Seconds()))
+		res.Algorithm.Global, rs.Runs[0].Start, rs.Runs[0].Flow, 100*(rs.Runs[0].Flow-rs.Runs[0].Start)/rs.Runs[0].Start, rs.Runs[0].Rounds, rs.Runs[0].Moves, rs.Runs[0].Kicks, rs.Runs[0].Accepted, rs.Runs[0].Wall.Seconds())+budgetNote(rs.Runs[0]))
 	if len(starts) > 1 {
 		improved.Notes = append(improved.Notes, restartNote(starts, rs))
 	}
@@ -1063,6 +1064,15 @@ func (r *Run) restarts(ctx context.Context, descentOnly bool) []baseline.Start {
 	return out
 }
 
+// budgetNote says, where the responses' budget ended a run's escapes
+// early, that it did ("" otherwise).
+func budgetNote(run *baseline.Improvement) string {
+	if !run.Budgeted {
+		return ""
+	}
+	return fmt.Sprintf("; the escapes' budget of %d kicked homes ended them", baseline.DefaultKickedHomes)
+}
+
 // restartNote says what each start of the improvement phase led to and
 // which plan was kept.
 func restartNote(starts []baseline.Start, rs *baseline.Restarts) string {
@@ -1073,7 +1083,7 @@ func restartNote(starts []baseline.Start, rs *baseline.Restarts) string {
 			b.WriteString(";")
 		}
 		if run := rs.Runs[k]; run != nil {
-			fmt.Fprintf(&b, " %s (objective %.0f → %.0f, %d escapes, %d kept, %.1f s)", starts[k].Name, run.Start, run.Flow, run.Kicks, run.Accepted, run.Wall.Seconds())
+			fmt.Fprintf(&b, " %s (objective %.0f → %.0f, %d escapes, %d kept, %.1f s%s)", starts[k].Name, run.Start, run.Flow, run.Kicks, run.Accepted, run.Wall.Seconds(), budgetNote(run))
 		} else {
 			fmt.Fprintf(&b, " %s (skipped: %s)", starts[k].Name, rs.Skipped[k])
 		}
