@@ -84,7 +84,10 @@ import (
 // that rounding cannot prune the optimum. Reported costs are always the
 // exact sum of the original functions for the assignment found.
 type EDAC struct {
-	lp  *mva.LocalProblem
+	lp  *mva.LocalProblem // the problem searched: merge.red when merge is set
+	// merge is the functional substitution NewEDAC made (nil: none):
+	// SolveRow takes and returns the values of merge.orig.
+	merge *funcMerge
 	bad error
 	n   int   // interior variables; variable i is local index NB+i
 	dom []int // domain sizes
@@ -262,9 +265,21 @@ func dacRank(lp *mva.LocalProblem) []int {
 	return rank
 }
 
-// NewEDAC prepares an EDAC solver for lp: the binary and n-ary functions
-// the row's conditioning leaves, merged per pair, and the search state.
+// NewEDAC prepares an EDAC solver for lp: the functional substitution of
+// mergeFunctional, then (newEDAC) the binary and n-ary functions the row's
+// conditioning leaves, merged per pair, and the search state.
 func NewEDAC(lp *mva.LocalProblem) *EDAC {
+	fm := mergeFunctional(lp)
+	if fm == nil {
+		return newEDAC(lp)
+	}
+	s := newEDAC(fm.red)
+	s.merge = fm
+	return s
+}
+
+// newEDAC is NewEDAC without the substitution.
+func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s := &EDAC{lp: lp, n: lp.NumInterior(), lastFn: -1, lastConflict: -1}
 	for k, d := range lp.Domains {
 		if d < 1 {
@@ -443,13 +458,38 @@ func (s *EDAC) Describe() string {
 	if s.bad != nil {
 		return s.bad.Error()
 	}
-	return fmt.Sprintf("edac: %d variables (%d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
-		s.n, len(s.elim), len(s.bins), len(s.narys), s.rootLB, s.nodes, s.dynElims)
+	merged := 0
+	if s.merge != nil {
+		merged = s.merge.n
+	}
+	return fmt.Sprintf("edac: %d variables (%d merged into others by functional substitution, %d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
+		s.n, merged, len(s.elim), len(s.bins), len(s.narys), s.rootLB, s.nodes, s.dynElims)
 }
 
 // SolveRow finds the cheapest interior assignment for the boundary values.
 // It returns Hard, with interior set to zeros, when none is feasible.
 func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
+	fm := s.merge
+	if fm == nil {
+		return s.solveRow(ctx, boundary, interior)
+	}
+	if s.bad != nil {
+		return 0, s.bad
+	}
+	if err := checkRowArgs(fm.orig, boundary, interior); err != nil {
+		return 0, fmt.Errorf("edac: %w", err)
+	}
+	clear(interior)
+	c, err := s.solveRow(ctx, boundary, fm.buf)
+	if err != nil || mva.IsHard(c) {
+		return c, err
+	}
+	fm.expand(interior)
+	return c, nil
+}
+
+// solveRow is SolveRow on s.lp.
+func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64, error) {
 	lp := s.lp
 	if s.bad != nil {
 		return 0, s.bad
