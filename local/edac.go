@@ -84,13 +84,13 @@ import (
 // that rounding cannot prune the optimum. Reported costs are always the
 // exact sum of the original functions for the assignment found.
 type EDAC struct {
-	lp  *mva.LocalProblem // the problem searched: merge.red when merge is set
+	lp *mva.LocalProblem // the problem searched: merge.red when merge is set
 	// merge is the functional substitution NewEDAC made (nil: none):
 	// SolveRow takes and returns the values of merge.orig.
 	merge *funcMerge
-	bad error
-	n   int   // interior variables; variable i is local index NB+i
-	dom []int // domain sizes
+	bad   error
+	n     int   // interior variables; variable i is local index NB+i
+	dom   []int // domain sizes
 
 	srcs  []edacSrc  // every function, conditioned on the row
 	bins  []edacBin  // binary functions, merged per pair
