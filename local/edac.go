@@ -464,7 +464,7 @@ func (s *EDAC) Describe() string {
 	if s.merge != nil {
 		merged = s.merge.n
 	}
-	return fmt.Sprintf("edac: %d variables (%d merged into others by functional substitution, %d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
+	return fmt.Sprintf("edac: %d variables (%d more merged into them by functional substitution, %d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
 		s.n, merged, len(s.elim), len(s.bins), len(s.narys), s.rootLB, s.nodes, s.dynElims)
 }
 
