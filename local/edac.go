@@ -43,7 +43,9 @@ import (
 // All four are enforced by one propagation loop over queues of variables
 // (domain shrunk: AC; unary cost raised from zero: DAC and the
 // neighbours' EAC; unary cost raised: NC* pruning), after every branching
-// decision. Every operation is an equivalence-
+// decision, EAC's queue first, as toulbar2 orders them (last, the root
+// bound of frequency assignment of 80 links was 17 against 38, and a
+// 150-node scale-free graph took 567 nodes against 189). Every operation is an equivalence-
 // preserving transfer between non-negative costs, so c∅ is a lower bound
 // whatever state the loop stops in (it has a cap on EAC rounds, which on
 // integer costs always reach their fixpoint first).
@@ -84,10 +86,13 @@ import (
 // that rounding cannot prune the optimum. Reported costs are always the
 // exact sum of the original functions for the assignment found.
 type EDAC struct {
-	lp  *mva.LocalProblem
-	bad error
-	n   int   // interior variables; variable i is local index NB+i
-	dom []int // domain sizes
+	lp *mva.LocalProblem // the problem searched: merge.red when merge is set
+	// merge is the functional substitution NewEDAC made (nil: none):
+	// SolveRow takes and returns the values of merge.orig.
+	merge *funcMerge
+	bad   error
+	n     int   // interior variables; variable i is local index NB+i
+	dom   []int // domain sizes
 
 	srcs  []edacSrc  // every function, conditioned on the row
 	bins  []edacBin  // binary functions, merged per pair
@@ -262,9 +267,21 @@ func dacRank(lp *mva.LocalProblem) []int {
 	return rank
 }
 
-// NewEDAC prepares an EDAC solver for lp: the binary and n-ary functions
-// the row's conditioning leaves, merged per pair, and the search state.
+// NewEDAC prepares an EDAC solver for lp: the functional substitution of
+// mergeFunctional, then (newEDAC) the binary and n-ary functions the row's
+// conditioning leaves, merged per pair, and the search state.
 func NewEDAC(lp *mva.LocalProblem) *EDAC {
+	fm := mergeFunctional(lp)
+	if fm == nil {
+		return newEDAC(lp)
+	}
+	s := newEDAC(fm.red)
+	s.merge = fm
+	return s
+}
+
+// newEDAC is NewEDAC without the substitution.
+func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s := &EDAC{lp: lp, n: lp.NumInterior(), lastFn: -1, lastConflict: -1}
 	for k, d := range lp.Domains {
 		if d < 1 {
@@ -443,13 +460,38 @@ func (s *EDAC) Describe() string {
 	if s.bad != nil {
 		return s.bad.Error()
 	}
-	return fmt.Sprintf("edac: %d variables (%d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
-		s.n, len(s.elim), len(s.bins), len(s.narys), s.rootLB, s.nodes, s.dynElims)
+	merged := 0
+	if s.merge != nil {
+		merged = s.merge.n
+	}
+	return fmt.Sprintf("edac: %d variables (%d more merged into them by functional substitution, %d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
+		s.n, merged, len(s.elim), len(s.bins), len(s.narys), s.rootLB, s.nodes, s.dynElims)
 }
 
 // SolveRow finds the cheapest interior assignment for the boundary values.
 // It returns Hard, with interior set to zeros, when none is feasible.
 func (s *EDAC) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
+	fm := s.merge
+	if fm == nil {
+		return s.solveRow(ctx, boundary, interior)
+	}
+	if s.bad != nil {
+		return 0, s.bad
+	}
+	if err := checkRowArgs(fm.orig, boundary, interior); err != nil {
+		return 0, fmt.Errorf("edac: %w", err)
+	}
+	clear(interior)
+	c, err := s.solveRow(ctx, boundary, fm.buf)
+	if err != nil || mva.IsHard(c) {
+		return c, err
+	}
+	fm.expand(interior)
+	return c, nil
+}
+
+// solveRow is SolveRow on s.lp.
+func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64, error) {
 	lp := s.lp
 	if s.bad != nil {
 		return 0, s.bad

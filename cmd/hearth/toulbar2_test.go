@@ -100,6 +100,11 @@ func TestSolveMatchesToulbar2(t *testing.T) {
 		{"shds_dm_7_1_5_home1.wcsp", "auto", 0},
 		{"shds_dm_7_1_5_home5.wcsp", "aobb", 0},
 		{"shds_dm_7_1_5_home5.wcsp", "edac", 0},
+		// Frequency assignment (`hearth gen fap pairs=32 radius=0.3
+		// --seed 2`): EDAC merges each link's duplex partner into it
+		// (functional substitution) before search.
+		{"gen_fap32.wcsp", "edac", 0},
+		{"gen_fap32.wcsp", "auto", 0},
 		// A 1 MiB budget: bucket elimination is refused where its tables
 		// pass it, and auto's search still proves toulbar2's optimum.
 		{"fabe_test_0.wcsp", "auto", 1},

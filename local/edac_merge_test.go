@@ -1,0 +1,150 @@
+package local
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/internal/randprob"
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// plantFunctional adds to p, for k random pairs of variables, a binary
+// function that allows at most one value of the second for each value of
+// the first (y = h(x), some values of x left without one), with a cost on
+// each allowed pair: the constraints mergeFunctional substitutes, in
+// chains and cycles when pairs share variables.
+func plantFunctional(p *mva.Problem, r *rand.Rand, k int) {
+	for i := range k {
+		x, y := r.IntN(len(p.Variables)), r.IntN(len(p.Variables))
+		if x == y {
+			continue
+		}
+		dx, dy := p.Variables[x].Domain, p.Variables[y].Domain
+		costs := make([]float64, len(dx)*len(dy))
+		for j := range costs {
+			costs[j] = mva.Hard
+		}
+		for a := range len(dx) {
+			if r.IntN(6) == 0 {
+				continue
+			}
+			costs[a*len(dy)+r.IntN(len(dy))] = float64(r.IntN(4))
+		}
+		p.Functions = append(p.Functions, mva.Function{Name: "h" + strconv.Itoa(i), Scope: []int{x, y}, Costs: costs})
+	}
+}
+
+// TestEDACFunctionalEqualsBruteForce: seeded random problems with planted
+// functional constraints, every row of every agent's table and the whole
+// problem, EDAC (which substitutes them: asserted on the whole problems)
+// against brute force, and the assignment EDAC returns must cost what it
+// reports in the original problem.
+func TestEDACFunctionalEqualsBruteForce(t *testing.T) {
+	ctx := context.Background()
+	checked, merged := 0, 0
+	for seed := range int64(300) {
+		o := edacOptions(seed)
+		p := randprob.New(seed, o)
+		plantFunctional(p, rand.New(rand.NewPCG(uint64(seed), 7)), 1+int(seed%4))
+		if space(p) > 1<<13 {
+			continue
+		}
+		subs := []*mva.Subproblem{mva.Whole(p)}
+		d := mva.Decompose(p)
+		for i := range d.Subs {
+			subs = append(subs, &d.Subs[i])
+		}
+		for si, sub := range subs {
+			lp := mva.NewLocalProblem(p, sub)
+			rows, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, s := NewBruteForce(lp), NewEDAC(lp)
+			if si == 0 && s.merge != nil {
+				merged++
+			}
+			s.noLocalSearch = seed%2 == 0
+			b := make([]int, lp.NB)
+			want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+			for r := range rows {
+				lp.DecodeRow(r, b)
+				wc, err := ref.SolveRow(ctx, b, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gc, err := s.SolveRow(ctx, b, got)
+				if err != nil {
+					t.Fatalf("seed %d sub %d row %d: %v", seed, si, r, err)
+				}
+				if !sameCost(gc, wc) {
+					t.Fatalf("seed %d sub %d row %d (boundary %v): edac %v, bruteforce %v", seed, si, r, b, gc, wc)
+				}
+				if e := evalRow(lp, r, got); !mva.IsHard(gc) && e != gc {
+					t.Fatalf("seed %d sub %d row %d: edac reports %v, its assignment %v costs %v", seed, si, r, gc, got, e)
+				}
+				if mva.IsHard(gc) {
+					for i, v := range got {
+						if v != 0 {
+							t.Fatalf("seed %d sub %d row %d: infeasible, but interior value %d is %d", seed, si, r, i, v)
+						}
+					}
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 1000 || merged < 100 {
+		t.Fatalf("only %d rows checked, %d whole problems substituted", checked, merged)
+	}
+	t.Logf("%d rows, %d whole problems substituted", checked, merged)
+}
+
+// TestMergeFunctionalChain: x1 = x0 + 1 (mod 4) and x2 = x1 + 1 (no
+// value for x1 = 3) merge into x0, so x0 = 2 becomes Hard; f23, which
+// allows two values of either side, is left alone.
+func TestMergeFunctionalChain(t *testing.T) {
+	shift := func(c float64, wrap bool) []float64 {
+		t := make([]float64, 16)
+		for i := range t {
+			t[i] = mva.Hard
+		}
+		for a := range 4 {
+			if b := a + 1; b < 4 || wrap {
+				t[a*4+b%4] = c
+			}
+		}
+		return t
+	}
+	p := &mva.Problem{Agents: []mva.Agent{{Name: "a"}}}
+	for i := range 4 {
+		p.Variables = append(p.Variables, mva.Variable{Name: "x" + strconv.Itoa(i), Domain: []string{"0", "1", "2", "3"}})
+	}
+	p.Functions = []mva.Function{
+		{Name: "f01", Scope: []int{0, 1}, Costs: shift(1, true)},
+		{Name: "f12", Scope: []int{1, 2}, Costs: shift(2, false)},
+		{Name: "u2", Scope: []int{2}, Costs: []float64{5, 0, 3, 7}},
+		// Two values of x3 for each of x2: not functional.
+		{Name: "f23", Scope: []int{2, 3}, Costs: []float64{0, 0, 9, 9, 9, 0, 0, 9, 9, 9, 0, 0, 0, 9, 9, 0}},
+	}
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	fm := mergeFunctional(lp)
+	if fm == nil || fm.n != 2 || fm.red.NumInterior() != 2 {
+		t.Fatalf("merge %+v: want x1 and x2 merged into x0", fm)
+	}
+	s := NewEDAC(lp)
+	got := make([]int, 4)
+	c, err := s.SolveRow(context.Background(), nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x0 = 0: x1 = 1, x2 = 2 (u2 3): 1 + 2 + 3 = 6; x0 = 1: x2 = 3 (u2
+	// 7): 10; x0 = 2: x1 = 3 has no x2, Hard; x0 = 3: x1 = 0, x2 = 1 (u2
+	// 0): 3; x3 costs nothing next to x2's value in each.
+	want, _ := NewBruteForce(lp).SolveRow(context.Background(), nil, make([]int, 4))
+	if c != want || c != 3 || got[0] != 3 || got[1] != 0 || got[2] != 1 {
+		t.Fatalf("edac %v %v, want 3 (x0 = 3, x1 = 0, x2 = 1), bruteforce %v", c, got, want)
+	}
+}
