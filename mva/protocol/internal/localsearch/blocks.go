@@ -60,6 +60,9 @@ type blockSearch struct {
 	// offered is set when the last descent's offer changed the local
 	// view (Responder.BestMove replays an answer only when it did not).
 	offered bool
+	// ext is the external part of ℓ_i by boundary row within the
+	// current descent (see cost).
+	ext map[int]Cost
 	// everyPass solves every block of every pass, settled or not (see
 	// descend): the descent as it ran before, which the tests compare.
 	everyPass bool
@@ -84,7 +87,7 @@ type blockProblem struct {
 // DefaultResponseEntries).
 func newBlockSearch(nb *Neighbourhood, view *mva.LocalView, exact mva.ExactFactory, merge, entries int) (*blockSearch, error) {
 	lp := nb.lp
-	s := &blockSearch{nb: nb, view: view, exact: exact, rc: nb.newContext(0), x: make([]int, len(lp.Vars))}
+	s := &blockSearch{nb: nb, view: view, exact: exact, rc: nb.newContext(0), x: make([]int, len(lp.Vars)), ext: map[int]Cost{}}
 	if entries <= 0 {
 		entries = DefaultResponseEntries
 	}
@@ -264,9 +267,20 @@ func (s *blockSearch) Checks() int64 {
 }
 
 // cost returns ℓ_i of the descent's assignment x with the neighbours at
-// vals: the agent's own functions and its external ones, as a pair.
+// vals: the agent's own functions and its external ones, as a pair. The
+// external part reads the boundary alone and, on a complete street, n−1
+// functions per window; the descent's trials often keep the boundary of
+// the assignment they start from, so within one descent (vals fixed) it
+// is computed once per boundary row (ext), the same sum in the same order.
 func (s *blockSearch) cost(x, vals []int) Cost {
-	return Of(s.nb.lp.Eval(x)).Add(s.nb.Ext(x[:s.nb.lp.NB], vals))
+	lp := s.nb.lp
+	row := lp.EncodeRow(x[:lp.NB])
+	e, ok := s.ext[row]
+	if !ok {
+		e = s.nb.Ext(x[:lp.NB], vals)
+		s.ext[row] = e
+	}
+	return Of(lp.Eval(x)).Add(e)
 }
 
 // improves reports whether c is cheaper than d by more than rounding
@@ -298,6 +312,7 @@ func (s *blockSearch) descend(ctx context.Context, cur int, vals []int) (int, er
 	for k, v := range interior {
 		x[lp.NB+k] = int(v)
 	}
+	clear(s.ext)
 	J := s.cost(x, vals)
 	trial := make([]int, len(x))
 	// settled counts the blocks solved, in a row, since x last changed.
