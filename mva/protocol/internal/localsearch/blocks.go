@@ -61,7 +61,8 @@ type blockSearch struct {
 	// view (Responder.BestMove replays an answer only when it did not).
 	offered bool
 	// ext is the external part of ℓ_i by boundary row within the
-	// current descent (see cost).
+	// current response (see cost), the Responder's, which clears it
+	// before each response.
 	ext map[int]Cost
 	// everyPass solves every block of every pass, settled or not (see
 	// descend): the descent as it ran before, which the tests compare.
@@ -270,7 +271,7 @@ func (s *blockSearch) Checks() int64 {
 // vals: the agent's own functions and its external ones, as a pair. The
 // external part reads the boundary alone and, on a complete street, n−1
 // functions per window; the descent's trials often keep the boundary of
-// the assignment they start from, so within one descent (vals fixed) it
+// the assignment they start from, so within one response (vals fixed) it
 // is computed once per boundary row (ext), the same sum in the same order.
 func (s *blockSearch) cost(x, vals []int) Cost {
 	lp := s.nb.lp
@@ -312,7 +313,6 @@ func (s *blockSearch) descend(ctx context.Context, cur int, vals []int) (int, er
 	for k, v := range interior {
 		x[lp.NB+k] = int(v)
 	}
-	clear(s.ext)
 	J := s.cost(x, vals)
 	trial := make([]int, len(x))
 	// settled counts the blocks solved, in a row, since x last changed.

@@ -149,6 +149,29 @@ type Responder struct {
 	offered bool
 
 	solves int64
+	// ext is the external part of ℓ_i by row within the current response
+	// (see ell); block descent shares it.
+	ext map[int]Cost
+}
+
+// ell is ℓ_i of row with the neighbours at vals, as Neighbourhood.Ell
+// computes it, the same sum in the same order. Its external part reads
+// n−1 functions per window on a complete street and is computed once per
+// row and response: the current row's cost, the candidate's and block
+// descent's trials read the same rows.
+func (r *Responder) ell(ctx context.Context, row int, vals []int) (Cost, error) {
+	c, err := r.local(ctx, row)
+	if err != nil {
+		return Cost{}, err
+	}
+	e, ok := r.ext[row]
+	if !ok {
+		b := make([]int, len(r.nb.Domains))
+		r.nb.Decode(row, b)
+		e = r.nb.Ext(b, vals)
+		r.ext[row] = e
+	}
+	return c.Add(e), nil
 }
 
 // lastMove is a BestMove's question (cur, vals) and its answer (row,
@@ -258,7 +281,7 @@ func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseCon
 	if solve && n.Exact == nil {
 		return nil, errors.New("best responses need an exact solver factory (mva.Node.Exact), and the run gives none")
 	}
-	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks}, nil
+	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks, ext: map[int]Cost{}}, nil
 }
 
 // Solving reports whether BestMove solves (true) or enumerates.
@@ -409,7 +432,9 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 	if !r.solve {
 		return r.nb.BestMove(ctx, r.local, cur, vals)
 	}
-	// A new response: the aggregates are refilled at the first solve.
+	// A new response: the aggregates are refilled at the first solve,
+	// and the external parts of ℓ_i are those of new values.
+	clear(r.ext)
 	for _, rp := range []*responseProblem{r.soft, r.weighted} {
 		if rp != nil {
 			rp.rc.stale = true
@@ -418,7 +443,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 	if r.blocks != nil {
 		r.blocks.rc.stale = true
 	}
-	curCost, err := r.nb.Ell(ctx, r.local, cur, vals)
+	curCost, err := r.ell(ctx, cur, vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}
@@ -433,6 +458,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 			if r.blocks, err = newBlockSearch(r.nb, r.view, r.exact, r.merge, r.entries); err != nil {
 				return 0, Cost{}, err
 			}
+			r.blocks.ext = r.ext
 		}
 	}
 	if r.blocks != nil && r.soft == nil {
@@ -482,7 +508,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 		return 0, Cost{}, err
 	}
 	nb := len(rp.doms)
-	first, err := r.nb.Ell(ctx, r.local, r.nb.Encode(rp.out[:nb]), vals)
+	first, err := r.ell(ctx, r.nb.Encode(rp.out[:nb]), vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}
@@ -514,7 +540,7 @@ func (r *Responder) lowestRow(ctx context.Context, rp *responseProblem, vals []i
 		return 0, Cost{}, err
 	}
 	row := r.nb.Encode(x)
-	best, err := r.nb.Ell(ctx, r.local, row, vals)
+	best, err := r.ell(ctx, row, vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}
@@ -531,7 +557,7 @@ func (r *Responder) blockMove(ctx context.Context, cur int, curCost Cost, vals [
 	if err != nil || row == cur {
 		return cur, Cost{}, err
 	}
-	best, err := r.nb.Ell(ctx, r.local, row, vals)
+	best, err := r.ell(ctx, row, vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}
