@@ -380,19 +380,16 @@ func (a *Agent) progress(ctx context.Context, out []mva.Message) ([]mva.Message,
 			for j := range a.nb.Neighbours {
 				a.nb.SetValues(j, a.values.Get(j), a.nb.Ctx)
 			}
-			best, gain, err := a.resp.BestMove(ctx, a.row, a.nb.Ctx)
-			if err != nil {
-				return nil, fmt.Errorf("mgm: agent %d: %w", a.node.ID, err)
+			if err := a.respond(ctx); err != nil {
+				return nil, err
 			}
-			a.best, a.gain = best, gain
-			a.nb.Decode(best, a.bestB)
 			for j, to := range a.nb.Neighbours {
 				if a.relay && to != a.hub {
 					continue // the hub sends its gain in the bundle
 				}
 				var w wire.Writer
 				w.Int(int64(a.round))
-				localsearch.WriteCost(&w, gain)
+				localsearch.WriteCost(&w, a.gain)
 				if a.joint {
 					a.nb.WriteValues(&w, j, a.bestB)
 				}
@@ -405,6 +402,13 @@ func (a *Agent) progress(ctx context.Context, out []mva.Message) ([]mva.Message,
 			}
 			moved := a.moves()
 			if moved {
+				if a.best < 0 {
+					best, err := a.resp.BestRow(ctx)
+					if err != nil {
+						return nil, fmt.Errorf("mgm: agent %d: %w", a.node.ID, err)
+					}
+					a.best = best
+				}
 				a.setRow(a.best)
 			}
 			if a.onRound != nil {
@@ -427,6 +431,30 @@ func (a *Agent) progress(ctx context.Context, out []mva.Message) ([]mva.Message,
 			return out, nil
 		}
 	}
+}
+
+// respond computes the agent's best response to the neighbours' values of
+// the round: its gain, and with joint moves its candidate row. Plain MGM
+// needs the row only when the agent moves, so it asks for the gain alone
+// (localsearch.Responder.BestGain) and leaves a.best at −1 until then:
+// the restricted solves that find the lowest-index minimiser of an
+// exact response run for the round's movers alone.
+func (a *Agent) respond(ctx context.Context) error {
+	if !a.joint {
+		gain, err := a.resp.BestGain(ctx, a.row, a.nb.Ctx)
+		if err != nil {
+			return fmt.Errorf("mgm: agent %d: %w", a.node.ID, err)
+		}
+		a.best, a.gain = -1, gain
+		return nil
+	}
+	best, gain, err := a.resp.BestMove(ctx, a.row, a.nb.Ctx)
+	if err != nil {
+		return fmt.Errorf("mgm: agent %d: %w", a.node.ID, err)
+	}
+	a.best, a.gain = best, gain
+	a.nb.Decode(best, a.bestB)
+	return nil
 }
 
 // moves is the round's decision, once every gain is in. Plain MGM moves

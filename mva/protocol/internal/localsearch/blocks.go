@@ -60,6 +60,13 @@ type blockSearch struct {
 	// offered is set when the last descent's offer changed the local
 	// view (Responder.BestMove replays an answer only when it did not).
 	offered bool
+	// ext is the external part of ℓ_i by boundary row within the
+	// current response (see cost), the Responder's, which clears it
+	// before each response.
+	ext map[int]Cost
+	// everyPass solves every block of every pass, settled or not (see
+	// descend): the descent as it ran before, which the tests compare.
+	everyPass bool
 }
 
 // blockProblem is one block's problem and its solver. Its inputs are the
@@ -81,7 +88,7 @@ type blockProblem struct {
 // DefaultResponseEntries).
 func newBlockSearch(nb *Neighbourhood, view *mva.LocalView, exact mva.ExactFactory, merge, entries int) (*blockSearch, error) {
 	lp := nb.lp
-	s := &blockSearch{nb: nb, view: view, exact: exact, rc: nb.newContext(0), x: make([]int, len(lp.Vars))}
+	s := &blockSearch{nb: nb, view: view, exact: exact, rc: nb.newContext(0), x: make([]int, len(lp.Vars)), ext: map[int]Cost{}}
 	if entries <= 0 {
 		entries = DefaultResponseEntries
 	}
@@ -261,9 +268,20 @@ func (s *blockSearch) Checks() int64 {
 }
 
 // cost returns ℓ_i of the descent's assignment x with the neighbours at
-// vals: the agent's own functions and its external ones, as a pair.
+// vals: the agent's own functions and its external ones, as a pair. The
+// external part reads the boundary alone and, on a complete street, n−1
+// functions per window; the descent's trials often keep the boundary of
+// the assignment they start from, so within one response (vals fixed) it
+// is computed once per boundary row (ext), the same sum in the same order.
 func (s *blockSearch) cost(x, vals []int) Cost {
-	return Of(s.nb.lp.Eval(x)).Add(s.nb.Ext(x[:s.nb.lp.NB], vals))
+	lp := s.nb.lp
+	row := lp.EncodeRow(x[:lp.NB])
+	e, ok := s.ext[row]
+	if !ok {
+		e = s.nb.Ext(x[:lp.NB], vals)
+		s.ext[row] = e
+	}
+	return Of(lp.Eval(x)).Add(e)
 }
 
 // improves reports whether c is cheaper than d by more than rounding
@@ -297,9 +315,24 @@ func (s *blockSearch) descend(ctx context.Context, cur int, vals []int) (int, er
 	}
 	J := s.cost(x, vals)
 	trial := make([]int, len(x))
+	// settled counts the blocks solved, in a row, since x last changed.
+	// A block's problem reads the context, the aggregates and the other
+	// blocks' interior, none of which its own move changes: solved again
+	// with x unchanged since its last solve, it would find the same
+	// minimiser and, x being that minimiser or better, improve nothing.
+	// Once every block is settled the descent is over: a pass over them
+	// would change nothing. On a home that does not move this skips the
+	// part of the last pass after its last improvement, the same
+	// descent for fewer solves.
+	settled := 0
+passes:
 	for range maxPasses {
 		improved := false
 		for _, bp := range s.blocks {
+			if settled >= len(s.blocks) && !s.everyPass {
+				break passes
+			}
+			settled++
 			s.rc.gather(s.nb, vals, bp.in)
 			for j, k := range bp.fixed {
 				bp.in[bp.slots+j] = x[k]
@@ -321,6 +354,7 @@ func (s *blockSearch) descend(ctx context.Context, cur int, vals []int) (int, er
 			if t := s.cost(trial, vals); improves(t, J) {
 				copy(x, trial)
 				J, improved = t, true
+				settled = 1
 			}
 		}
 		if !improved {

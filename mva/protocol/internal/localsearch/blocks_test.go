@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/local"
@@ -149,4 +150,105 @@ func recompute(t *testing.T, n *mva.Node, assign []int, row int, interior []int3
 		total = total.Add(localsearch.Of(f.Costs[idx]))
 	}
 	return total
+}
+
+// TestBlockDescentSettled checks that block descent, which stops once
+// every block has been solved since the assignment last changed, answers
+// every question as the descent that solves every block of every pass
+// does: the same row and gain, bit for bit, the same completion in the
+// local view, in fewer or as many solves (seeded problems, one block per
+// component, the same questions asked of both).
+func TestBlockDescentSettled(t *testing.T) {
+	ctx := context.Background()
+	seeds := int64(120)
+	if testing.Short() {
+		seeds = 40
+	}
+	var cases, moved, fewer int
+	var solves, everySolves int64
+	for seed := int64(1); seed <= seeds; seed++ {
+		p := responseInstance(seed)
+		build := func() []*mva.Node {
+			solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("be", lp) }
+			nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(p), solver, false, 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exactNodes(nodes)
+			return nodes
+		}
+		// Each responder has its own nodes: the offers go to its view.
+		nodes, everyNodes := build(), build()
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		for i, n := range nodes {
+			m := everyNodes[i]
+			nb, err := localsearch.New(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mnb, err := localsearch.New(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := localsearch.NewBlockResponder(n, nb, func(ctx context.Context, row int) (localsearch.Cost, error) {
+				return localsearch.RowCost(ctx, n.Local, row)
+			}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			every, err := localsearch.NewBlockResponder(m, mnb, func(ctx context.Context, row int) (localsearch.Cost, error) {
+				return localsearch.RowCost(ctx, m.Local, row)
+			}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			every.SolveEveryPass()
+			cur := rng.IntN(nb.Rows())
+			for draw := range 4 {
+				drawContext(rng, p, nb)
+				copy(mnb.Ctx, nb.Ctx)
+				where := fmt.Sprintf("seed %d agent %d draw %d (%d blocks, cur %d)", seed, n.ID, draw, r.NumBlocks(), cur)
+				s0, e0 := r.Solves(), every.Solves()
+				row, gain, err := r.BestMove(ctx, cur, nb.Ctx)
+				if err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+				wantRow, wantGain, err := every.BestMove(ctx, cur, mnb.Ctx)
+				if err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+				if row != wantRow || gain != wantGain {
+					t.Errorf("%s: row %d gain %v, every pass: row %d gain %v", where, row, gain, wantRow, wantGain)
+				}
+				c, in, err := n.Local.RowIndex(ctx, row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wc, win, err := m.Local.RowIndex(ctx, row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c != wc || !slices.Equal(in, win) {
+					t.Errorf("%s: the view holds %v %v for row %d, every pass %v %v", where, c, in, row, wc, win)
+				}
+				ds, de := r.Solves()-s0, every.Solves()-e0
+				if ds > de {
+					t.Errorf("%s: %d solves, every pass %d", where, ds, de)
+				}
+				if ds < de {
+					fewer++
+				}
+				solves, everySolves = solves+ds, everySolves+de
+				cases++
+				if row != cur {
+					moved++
+					cur = row
+				}
+			}
+		}
+	}
+	t.Logf("%d responses, %d moves: %d block solves against %d solving every pass (%d responses with fewer)", cases, moved, solves, everySolves, fewer)
+	if moved < cases/5 || fewer < cases/10 {
+		t.Errorf("too few cases exercised: %d moves, %d with fewer solves of %d", moved, fewer, cases)
+	}
 }

@@ -27,8 +27,14 @@ func NewBlockResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, merge in
 	if err != nil {
 		return nil, err
 	}
-	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: true, mode: ResponseBlocks, blocks: bs}, nil
+	r := &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: true, mode: ResponseBlocks, blocks: bs, ext: map[int]Cost{}}
+	bs.ext = r.ext
+	return r, nil
 }
+
+// SolveEveryPass makes a block responder solve every block of every
+// pass, as block descent did before it stopped at settled blocks.
+func (r *Responder) SolveEveryPass() { r.blocks.everyPass = true }
 
 // NumBlocks returns the number of blocks of a block responder.
 func (r *Responder) NumBlocks() int {

@@ -140,21 +140,64 @@ type Responder struct {
 	// last is the previous BestMove's question and answer, replayed when
 	// the same question comes again (see BestMove).
 	last lastMove
+	// lazy is set during a BestGain: a response solved exactly leaves its
+	// lowest-index minimiser to BestRow (pend).
+	lazy bool
+	pend pendingRow
 	// offered is set when a response offered a completion that the
 	// local view took (it changed a row's cost).
 	offered bool
 
 	solves int64
+	// ext is the external part of ℓ_i by row within the current response
+	// (see ell); block descent shares it.
+	ext map[int]Cost
+}
+
+// ell is ℓ_i of row with the neighbours at vals, as Neighbourhood.Ell
+// computes it, the same sum in the same order. Its external part reads
+// n−1 functions per window on a complete street and is computed once per
+// row and response: the current row's cost, the candidate's and block
+// descent's trials read the same rows.
+func (r *Responder) ell(ctx context.Context, row int, vals []int) (Cost, error) {
+	c, err := r.local(ctx, row)
+	if err != nil {
+		return Cost{}, err
+	}
+	e, ok := r.ext[row]
+	if !ok {
+		b := make([]int, len(r.nb.Domains))
+		r.nb.Decode(row, b)
+		e = r.nb.Ext(b, vals)
+		r.ext[row] = e
+	}
+	return c.Add(e), nil
 }
 
 // lastMove is a BestMove's question (cur, vals) and its answer (row,
-// gain); ok says it may be replayed.
+// gain); ok says it may be replayed. row is pendingRowIndex while a
+// BestGain's row waits for BestRow (pend).
 type lastMove struct {
 	ok   bool
 	cur  int
 	vals []int
 	row  int
 	gain Cost
+}
+
+// pendingRowIndex is lastMove.row while the row is not yet known.
+const pendingRowIndex = -1
+
+// pendingRow is what BestRow needs to finish a BestGain's exact
+// response: the problem solved at the question's aggregates (still in
+// its functions: no response has run since), the solver's optimum opt
+// there, and the current row and its ℓ_i.
+type pendingRow struct {
+	ok      bool
+	rp      *responseProblem
+	opt     float64
+	cur     int
+	curCost Cost
 }
 
 // responseProblem is a built response problem and its solver.
@@ -238,7 +281,7 @@ func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseCon
 	if solve && n.Exact == nil {
 		return nil, errors.New("best responses need an exact solver factory (mva.Node.Exact), and the run gives none")
 	}
-	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks}, nil
+	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks, ext: map[int]Cost{}}, nil
 }
 
 // Solving reports whether BestMove solves (true) or enumerates.
@@ -285,17 +328,70 @@ func (r *Responder) Checks() int64 {
 // until the last: MGM runs a fixed number of rounds. The local cost must
 // be a function of the view (RowCost), as MGM's and MGM-2's are.
 func (r *Responder) BestMove(ctx context.Context, cur int, vals []int) (int, Cost, error) {
-	if l := &r.last; l.ok && l.cur == cur && slices.Equal(l.vals, vals) {
-		return l.row, l.gain, nil
-	}
-	r.last.ok, r.offered = false, false
-	defer r.release()
-	row, gain, err := r.bestMove(ctx, cur, vals)
+	gain, err := r.answer(ctx, cur, vals, false)
 	if err != nil {
 		return 0, Cost{}, err
 	}
-	r.last = lastMove{ok: !r.offered && !(r.blocks != nil && r.blocks.offered), cur: cur, vals: append(r.last.vals[:0], vals...), row: row, gain: gain}
+	row, err := r.BestRow(ctx)
+	if err != nil {
+		return 0, Cost{}, err
+	}
 	return row, gain, nil
+}
+
+// BestGain is the first half of BestMove: the gain of the best response
+// with the neighbours at vals from cur, whose row BestRow returns when it
+// is wanted. MGM wants the row of the round's movers alone (in a
+// complete street, one home a round); every other agent only sends its
+// gain. Where the response is solved exactly, the gain is that of the
+// solver's first minimiser and BestRow then runs the restricted solves
+// that find the lowest-index one (Responder), up to four in five of an
+// SHDS home's solves: the gain is the same, both rows being minimisers,
+// unless ℓ_i, summed as pairs in another order than the solver's floats,
+// tells two tied rows apart by rounding (see Responder).
+func (r *Responder) BestGain(ctx context.Context, cur int, vals []int) (Cost, error) {
+	return r.answer(ctx, cur, vals, true)
+}
+
+// answer is BestGain, or with lazy false BestMove, whose row is then
+// known when it returns.
+func (r *Responder) answer(ctx context.Context, cur int, vals []int, lazy bool) (Cost, error) {
+	if l := &r.last; l.ok && l.cur == cur && slices.Equal(l.vals, vals) {
+		return l.gain, nil
+	}
+	r.last.ok, r.offered, r.pend.ok = false, false, false
+	defer r.release()
+	r.lazy = lazy
+	row, gain, err := r.bestMove(ctx, cur, vals)
+	r.lazy = false
+	if err != nil {
+		return Cost{}, err
+	}
+	r.last = lastMove{ok: !r.offered && !(r.blocks != nil && r.blocks.offered), cur: cur, vals: append(r.last.vals[:0], vals...), row: row, gain: gain}
+	return gain, nil
+}
+
+// BestRow returns the row of the last BestGain's response: the
+// lowest-index minimiser, or the current row where no row is strictly
+// cheaper, as BestMove answers.
+func (r *Responder) BestRow(ctx context.Context) (int, error) {
+	l := &r.last
+	if l.row != pendingRowIndex {
+		return l.row, nil
+	}
+	p := &r.pend
+	if !p.ok {
+		return 0, errors.New("best response: no pending row (BestRow without BestGain)")
+	}
+	defer r.release()
+	r.offered = false
+	row, _, err := r.lowestRow(ctx, p.rp, l.vals, p.opt, p.cur, p.curCost)
+	if err != nil {
+		return 0, err
+	}
+	p.ok, l.row = false, row
+	l.ok = l.ok && !r.offered
+	return row, nil
 }
 
 // release drops the working memory the response's solvers held for the
@@ -336,7 +432,9 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 	if !r.solve {
 		return r.nb.BestMove(ctx, r.local, cur, vals)
 	}
-	// A new response: the aggregates are refilled at the first solve.
+	// A new response: the aggregates are refilled at the first solve,
+	// and the external parts of ℓ_i are those of new values.
+	clear(r.ext)
 	for _, rp := range []*responseProblem{r.soft, r.weighted} {
 		if rp != nil {
 			rp.rc.stale = true
@@ -345,7 +443,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 	if r.blocks != nil {
 		r.blocks.rc.stale = true
 	}
-	curCost, err := r.nb.Ell(ctx, r.local, cur, vals)
+	curCost, err := r.ell(ctx, cur, vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}
@@ -360,6 +458,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 			if r.blocks, err = newBlockSearch(r.nb, r.view, r.exact, r.merge, r.entries); err != nil {
 				return 0, Cost{}, err
 			}
+			r.blocks.ext = r.ext
 		}
 	}
 	if r.blocks != nil && r.soft == nil {
@@ -409,7 +508,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 		return 0, Cost{}, err
 	}
 	nb := len(rp.doms)
-	first, err := r.nb.Ell(ctx, r.local, r.nb.Encode(rp.out[:nb]), vals)
+	first, err := r.ell(ctx, r.nb.Encode(rp.out[:nb]), vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}
@@ -421,6 +520,18 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 		// lowest-index one (see ResponseBlocks).
 		return r.nb.Encode(rp.out[:nb]), curCost.Sub(first), nil
 	}
+	if r.lazy {
+		r.pend = pendingRow{ok: true, rp: rp, opt: opt, cur: cur, curCost: curCost}
+		return pendingRowIndex, curCost.Sub(first), nil
+	}
+	return r.lowestRow(ctx, rp, vals, opt, cur, curCost)
+}
+
+// lowestRow finishes an exact response whose solver optimum with the
+// neighbours at vals is opt: the lowest-index minimiser and its gain from
+// cur (of cost curCost), or cur where ℓ_i says it is not strictly
+// cheaper.
+func (r *Responder) lowestRow(ctx context.Context, rp *responseProblem, vals []int, opt float64, cur int, curCost Cost) (int, Cost, error) {
 	x, full, err := r.lexMin(ctx, rp, vals, opt)
 	if err != nil {
 		return 0, Cost{}, err
@@ -429,7 +540,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 		return 0, Cost{}, err
 	}
 	row := r.nb.Encode(x)
-	best, err := r.nb.Ell(ctx, r.local, row, vals)
+	best, err := r.ell(ctx, row, vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}
@@ -446,7 +557,7 @@ func (r *Responder) blockMove(ctx context.Context, cur int, curCost Cost, vals [
 	if err != nil || row == cur {
 		return cur, Cost{}, err
 	}
-	best, err := r.nb.Ell(ctx, r.local, row, vals)
+	best, err := r.ell(ctx, row, vals)
 	if err != nil {
 		return 0, Cost{}, err
 	}

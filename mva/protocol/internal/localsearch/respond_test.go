@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -108,6 +109,12 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// lazy is solve asked as plain MGM asks: the gain first,
+			// the row only where the agent moves (BestGain, BestRow).
+			lazy, err := localsearch.NewResponder(n, nb, rowCost, responseConfig(t, n))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if enum.Solving() || !solve.Solving() {
 				t.Fatal("response parameter ignored")
 			}
@@ -127,8 +134,14 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 				for _, tc := range []struct {
 					name string
 					r    *localsearch.Responder
-				}{{"enumerate", enum}, {"solve", solve}} {
-					row, gain, err := tc.r.BestMove(ctx, cur, nb.Ctx)
+				}{{"enumerate", enum}, {"solve", solve}, {"gain, then row", lazy}} {
+					var row int
+					var gain localsearch.Cost
+					if tc.r == lazy {
+						row, gain, err = gainThenRow(ctx, lazy, cur, nb.Ctx, draw)
+					} else {
+						row, gain, err = tc.r.BestMove(ctx, cur, nb.Ctx)
+					}
 					if err != nil {
 						t.Fatalf("seed %d agent %d: %s: %v", seed, n.ID, tc.name, err)
 					}
@@ -168,6 +181,34 @@ func TestResponderMatchesEnumeration(t *testing.T) {
 	if moved < cases/4 || hardBest < 20 || weighted < 10 || bounded < 20 {
 		t.Errorf("too few cases exercised: %d moves, %d hard optima, %d weighted, %d aobb of %d", moved, hardBest, weighted, bounded, cases)
 	}
+}
+
+// gainThenRow asks r as plain MGM does, BestGain and then BestRow, in
+// one of the orders a run can take (by draw): the row at once; the gain
+// asked twice (the second answer replayed) before the row; or, first, a
+// question whose row is never asked for, abandoned as a non-moving
+// agent's is, before the real one.
+func gainThenRow(ctx context.Context, r *localsearch.Responder, cur int, vals []int, draw int) (int, localsearch.Cost, error) {
+	switch draw % 3 {
+	case 1:
+		if _, err := r.BestGain(ctx, cur, vals); err != nil {
+			return 0, localsearch.Cost{}, err
+		}
+	case 2:
+		other := slices.Clone(vals)
+		for s := range other {
+			other[s] = 0
+		}
+		if _, err := r.BestGain(ctx, cur, other); err != nil {
+			return 0, localsearch.Cost{}, err
+		}
+	}
+	gain, err := r.BestGain(ctx, cur, vals)
+	if err != nil {
+		return 0, localsearch.Cost{}, err
+	}
+	row, err := r.BestRow(ctx)
+	return row, gain, err
 }
 
 // chainHome is the large-boundary instance: agent 0 owns 12 boundary
@@ -361,7 +402,14 @@ func TestResponderLargeBoundary(t *testing.T) {
 				if optCost := localsearch.Of(opt); optCost.Less(curCost) {
 					want, wantGain = nb.Encode(lex), curCost.Sub(optCost)
 				}
-				row, gain, err := r.BestMove(ctx, nb.Encode(cur), nb.Ctx)
+				var row int
+				var gain localsearch.Cost
+				if draw%2 == 1 {
+					// As plain MGM asks: the gain, then the row.
+					row, gain, err = gainThenRow(ctx, r, nb.Encode(cur), nb.Ctx, draw)
+				} else {
+					row, gain, err = r.BestMove(ctx, nb.Encode(cur), nb.Ctx)
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
