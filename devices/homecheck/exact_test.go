@@ -1,18 +1,15 @@
 package homecheck_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
-	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/homecheck"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/refine"
 	"github.com/hearth-dcop/hearth/devices/report"
-	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -48,26 +45,9 @@ func refinedReport(t *testing.T, text string) (*devices.Neighbourhood, *report.H
 		t.Fatal(err)
 	}
 	n := cfg.Neighbourhood
-	c, err := compile.Compile(n, compile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
-	s, err := local.New("be", lp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := make([]int, lp.NumInterior())
-	if _, err := s.SolveRow(context.Background(), nil, in); err != nil {
-		t.Fatal(err)
-	}
-	assign := make([]int, len(c.Problem.Variables))
-	for k, v := range lp.Vars {
-		assign[v] = in[k]
-	}
-	sched, ev, err := c.Report(assign)
-	if err != nil {
-		t.Fatal(err)
+	sched, ev, ok := solveSchedule(t, n)
+	if !ok {
+		t.Fatal("no schedule keeps the hard rules")
 	}
 	refined, ev2, err := refine.Schedule(n, sched, ev)
 	if err != nil {
