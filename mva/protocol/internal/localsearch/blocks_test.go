@@ -27,8 +27,9 @@ import (
 func TestBlockResponse(t *testing.T) {
 	ctx := context.Background()
 	seeds := int64(240)
+	minMulti := 30 // multi-block moves: 55 on the full run
 	if testing.Short() {
-		seeds = 90
+		seeds, minMulti = 90, 10 // 20 on 90 seeds
 	}
 	var cases, moved, multi, multiMoved, exactChecked, hardStart int
 	for seed := int64(1); seed <= seeds; seed++ {
@@ -119,7 +120,7 @@ func TestBlockResponse(t *testing.T) {
 		}
 	}
 	t.Logf("%d responses: %d moves, %d exact checks, %d infeasible starts, %d agents with several blocks (%d moves)", cases, moved, exactChecked, hardStart, multi, multiMoved)
-	if moved < cases/5 || exactChecked < cases/5 || multiMoved < 30 {
+	if moved < cases/5 || exactChecked < cases/5 || multiMoved < minMulti {
 		t.Errorf("too few cases exercised: %d moves, %d exact checks, %d multi-block moves of %d", moved, exactChecked, multiMoved, cases)
 	}
 }
