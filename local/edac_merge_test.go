@@ -51,11 +51,7 @@ func TestEDACFunctionalEqualsBruteForce(t *testing.T) {
 		if space(p) > 1<<13 {
 			continue
 		}
-		subs := []*mva.Subproblem{mva.Whole(p)}
-		d := mva.Decompose(p)
-		for i := range d.Subs {
-			subs = append(subs, &d.Subs[i])
-		}
+		subs := wholeAndSubs(p)
 		for si, sub := range subs {
 			lp := mva.NewLocalProblem(p, sub)
 			rows, err := lp.Rows()

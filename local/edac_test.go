@@ -38,11 +38,7 @@ func TestEDACEqualsBruteForce(t *testing.T) {
 		if space(p) > 1<<14 {
 			continue
 		}
-		subs := []*mva.Subproblem{mva.Whole(p)}
-		d := mva.Decompose(p)
-		for i := range d.Subs {
-			subs = append(subs, &d.Subs[i])
-		}
+		subs := wholeAndSubs(p)
 		for si, sub := range subs {
 			lp := mva.NewLocalProblem(p, sub)
 			rows, err := lp.Rows()

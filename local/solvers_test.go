@@ -120,6 +120,17 @@ func space(p *mva.Problem) float64 {
 	return n
 }
 
+// wholeAndSubs returns p's whole problem followed by every agent's
+// subproblem of its MVA decomposition: the tests' rows of both kinds.
+func wholeAndSubs(p *mva.Problem) []*mva.Subproblem {
+	subs := []*mva.Subproblem{mva.Whole(p)}
+	d := mva.Decompose(p)
+	for i := range d.Subs {
+		subs = append(subs, &d.Subs[i])
+	}
+	return subs
+}
+
 func TestSolversWholeProblem(t *testing.T) {
 	checked := 0
 	for seed := range int64(400) {
