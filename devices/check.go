@@ -272,7 +272,13 @@ func (h *Home) infeasible(ri int, format string, args ...any) error {
 
 // format writes a value in steps in natural units.
 func (p *Property) format(v int64) string {
-	s := strconv.FormatFloat(float64(v)*p.Scale, 'f', decimals(p.Scale), 64)
+	d := decimals(p.Scale)
+	s := strconv.FormatFloat(float64(v)*p.Scale, 'f', d, 64)
+	if d > 3 {
+		// A fine resolution (an automatic wallbox's 1 mWh) would print
+		// trailing zeros: 28.0966, not 28.096600.
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
 	if p.Unit != "" {
 		s += " " + p.Unit
 	}

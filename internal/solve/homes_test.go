@@ -60,8 +60,8 @@ func TestHomesExample(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if got.EnergyCost != h.EnergyCost || got.PeakKW != h.PeakKW || len(got.Charts) != 2 || *got.Objective != *res.Objective {
-		t.Errorf("JSON: cost %v peak %v charts %v", got.EnergyCost, got.PeakKW, got.Charts)
+	if got.EnergyCost != h.EnergyCost || got.PeakKW != h.PeakKW || len(got.Charts) != 2 || got.Objective == nil || h.Objective == nil || *got.Objective != *h.Objective {
+		t.Errorf("JSON: cost %v peak %v charts %v objective %v, the report's %v", got.EnergyCost, got.PeakKW, got.Charts, got.Objective, h.Objective)
 	}
 	fh, err := os.Open(got.Charts[0])
 	if err != nil {
