@@ -75,8 +75,9 @@ const (
 )
 
 // MGM is the SHDS default. Its best responses (one local solve of a home,
-// localsearch.Responder) are exact where the home fits bucket
-// elimination, block descent where not; with joint moves (-p joint=1)
+// localsearch.Responder) are exact: by bucket elimination where the home
+// fits it, by AND/OR search within a budget of checks where not, and by
+// block descent only past that budget; with joint moves (-p joint=1)
 // the homes whose moves provably still lower the total move together,
 // and on the complete graphs of SHDS the run ends at the first round
 // without a gain (-p quiet=1). Plain MGM moves one home per round there,
@@ -94,6 +95,22 @@ const (
 	// changes the protocol ran 1.2–13× faster (dm_251_1_5: 163 s
 	// against 471), to a lower objective on 9 of them (README.md).
 	responseEntries = 1 << 20
+	// responseChecks bounds each exact best response of a home past
+	// responseEntries (AND/OR search, local.AOBB within its memory
+	// budget): past it the home answers by block descent, from then on.
+	// The budget counts checks, not time, so which homes answer exactly
+	// does not depend on the machine's load. Every response measured of
+	// the SHDS homes of width 17–21 (dm_7_1_5, dm_7_1_6: first questions
+	// 0.5·10^6–4·10^7 checks, 5 ms–2 s of one loaded core, the hardest
+	// 10^8) ends well within 2^28 (a few seconds of one core).
+	responseChecks = 1 << 28
+	// responseWidth bounds the induced width of the AND/OR search's
+	// pseudo-tree that is tried at all: past it the mini-bucket bound
+	// covers too little of the home for the search to end within the
+	// budget, and the home answers by block descent without trying. The
+	// response problems of the published homes have trees of width
+	// 13–21 (their whole own problems: min-fill width 17–21).
+	responseWidth = 24
 )
 
 // maxEagerRows is the largest MVA table (rows of one home) an eager table
@@ -297,10 +314,13 @@ func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 // ending at the first round without a gain where the homes form a
 // complete graph (all the published instances do). Where some home's
 // exact best response is too wide for bucket elimination (homes with many
-// rules), those homes answer by block descent (-p response=3; with -p
-// response_checks=N, by AND/OR search within N checks first) from their
-// own schedules (-p init=3), and the importer's 4 levels per slot stay:
-// such a run never samples a row.
+// rules), those homes answer by AND/OR search within responseChecks
+// checks per response where its pseudo-tree's width is at most
+// responseWidth, and by block descent past either (-p response=3,
+// response_checks, response_width; response_checks=0 is block descent
+// at once, the default before), from their own schedules (-p init=3),
+// and the importer's 4 levels per slot stay: such a run never samples a
+// row.
 //
 // D-Gibbs (the command line's choice) reads MVA rows. Where they are too
 // wide for fast bucket elimination, --local auto samples those homes'
@@ -333,15 +353,17 @@ func (r *Run) fitSHDS(o Overrides) error {
 			// wave, not n−1 messages (the same moves; mgm's relay).
 			r.paramDefault("relay", 1)
 		}
-		if wide || !r.fitsResponse() {
+		if n := r.wideResponses(); wide || n > 0 {
 			r.paramDefault("response", mgm.ResponseBlocks)
 			r.paramDefault("response_entries", responseEntries)
+			r.paramDefault("response_checks", responseChecks)
+			r.paramDefault("response_width", responseWidth)
 			r.paramDefault("init", mgm.InitStart)
 			how := "by block descent"
-			if c := r.paramOr("response_checks", mgm.DefaultResponseChecks); c > 0 {
-				how = fmt.Sprintf("by AND/OR search within %.3g checks, past them by block descent", c)
+			if c := r.params["response_checks"]; c > 0 {
+				how = fmt.Sprintf("by exact best responses, AND/OR search within %.3g checks each (-p response_checks) where its pseudo-tree's induced width is at most %v (-p response_width), and by block descent past either", c, r.params["response_width"])
 			}
-			r.notes = append(r.notes, fmt.Sprintf("homes too wide for an exact best response by bucket elimination answer %s (-p response=%v) from their own schedules (-p init=%v)", how, r.params["response"], r.params["init"]))
+			r.notes = append(r.notes, fmt.Sprintf("%d of %d homes are too wide for an exact best response by bucket elimination in %.3g-entry tables: they answer %s (-p response=%v), from their own schedules (-p init=%v)", n, homes, r.params["response_entries"], how, r.params["response"], r.params["init"]))
 		}
 		return nil
 	}
@@ -390,20 +412,21 @@ func (r *Run) paramDefault(k string, v float64) {
 	}
 }
 
-// fitsResponse reports whether bucket elimination solves every home's
-// whole local problem (boundary included, as an MGM best response does)
-// with tables of at most responseEntries.
-func (r *Run) fitsResponse() bool {
+// wideResponses counts the homes whose whole local problem (boundary
+// included, as an MGM best response solves it) bucket elimination does
+// not solve with tables of at most responseEntries.
+func (r *Run) wideResponses() int {
 	p := r.Problem()
 	d := mva.Decompose(p)
+	n := 0
 	for i := range d.Subs {
 		sub := d.Subs[i]
 		sub.Boundary, sub.Interior = nil, sub.Local
 		if _, err := local.NewBE(mva.NewLocalProblem(p, &sub), local.BEOptions{MaxEntries: responseEntries}); err != nil {
-			return false
+			n++
 		}
 	}
-	return true
+	return n
 }
 
 func policy(o Overrides) shds.Policy {

@@ -28,7 +28,8 @@ const (
 	// ResponseBlocks is ResponseAuto where bucket elimination solves the
 	// response within response_entries, and where it would not, the
 	// memory-bounded exact solve within response_checks checks (0: not
-	// tried) and block coordinate descent (blockSearch) past them: an
+	// tried; nor where its pseudo-tree's induced width passes
+	// response_width) and block coordinate descent (blockSearch) past them: an
 	// approximate response that never makes ℓ_i worse, for agents too
 	// wide to solve exactly in time. An agent whose exact solve passed
 	// the budget once answers by block descent from then on. It needs a
@@ -123,6 +124,9 @@ type Responder struct {
 	// within it.
 	checks int64
 	budget bool
+	// width bounds the induced width of the exact solve's pseudo-tree
+	// under ResponseBlocks (0: none); past it, block descent at once.
+	width int
 	// exactMoves and blockMoves count the responses of each kind under
 	// ResponseBlocks.
 	exactMoves, blockMoves int64
@@ -232,6 +236,11 @@ type ResponseConfig struct {
 	// solve of a response past bucket elimination's tables (parameter
 	// "response_checks"; 0: block descent without trying).
 	Checks int64
+	// Width is, with ResponseBlocks, the largest induced width of the
+	// exact solve's pseudo-tree that is tried within Checks; past it
+	// block descent answers without trying (parameter "response_width";
+	// 0: no bound).
+	Width int
 }
 
 // DefaultResponseChecks is the default budget of one exact solve of a
@@ -247,7 +256,8 @@ type ResponseConfig struct {
 const DefaultResponseChecks = 0
 
 // ParseResponse reads parameters "response" (0 auto, 1 enumerate, 2
-// solve, 3 blocks; default auto), "response_entries" and "block_entries"
+// solve, 3 blocks; default auto), "response_entries", "block_entries",
+// "response_checks" and "response_width"
 // of params, with an error naming the one out of range.
 func ParseResponse(params map[string]float64) (ResponseConfig, error) {
 	mode, err := Int(params, "response", int(ResponseAuto), int(ResponseAuto), int(ResponseBlocks))
@@ -266,14 +276,18 @@ func ParseResponse(params map[string]float64) (ResponseConfig, error) {
 	if err != nil {
 		return ResponseConfig{}, err
 	}
-	return ResponseConfig{Mode: Response(mode), Entries: entries, BlockEntries: merge, Checks: int64(checks)}, nil
+	width, err := Int(params, "response_width", 0, 0, math.MaxInt32)
+	if err != nil {
+		return ResponseConfig{}, err
+	}
+	return ResponseConfig{Mode: Response(mode), Entries: entries, BlockEntries: merge, Checks: int64(checks), Width: width}, nil
 }
 
 // NewResponder returns the responder of the agent with neighbourhood nb
 // and local cost local (normally RowCost on n's view), answering as c
 // says.
 func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseConfig) (*Responder, error) {
-	if c.Mode < ResponseAuto || c.Mode > ResponseBlocks || c.Entries < 0 || c.BlockEntries < 1 || c.Checks < 0 {
+	if c.Mode < ResponseAuto || c.Mode > ResponseBlocks || c.Entries < 0 || c.BlockEntries < 1 || c.Checks < 0 || c.Width < 0 {
 		return nil, fmt.Errorf("response configuration %+v out of range", c)
 	}
 	m := c.Mode
@@ -281,7 +295,7 @@ func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseCon
 	if solve && n.Exact == nil {
 		return nil, errors.New("best responses need an exact solver factory (mva.Node.Exact), and the run gives none")
 	}
-	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks, ext: map[int]Cost{}}, nil
+	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks, width: c.Width, ext: map[int]Cost{}}, nil
 }
 
 // Solving reports whether BestMove solves (true) or enumerates.
@@ -452,7 +466,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 			return 0, Cost{}, err
 		}
 		if r.soft.bounded && r.mode == ResponseBlocks {
-			if _, ok := r.soft.solver.(withinSolver); !ok || r.checks == 0 {
+			if _, ok := r.soft.solver.(withinSolver); !ok || r.checks == 0 || r.tooWide(r.soft.solver) {
 				r.soft = nil
 			}
 			if r.blocks, err = newBlockSearch(r.nb, r.view, r.exact, r.merge, r.entries); err != nil {
@@ -462,6 +476,7 @@ func (r *Responder) bestMove(ctx context.Context, cur int, vals []int) (int, Cos
 		}
 	}
 	if r.blocks != nil && r.soft == nil {
+		r.blockMoves++
 		return r.blockMove(ctx, cur, curCost, vals)
 	}
 	rp := r.soft
@@ -565,6 +580,18 @@ func (r *Responder) blockMove(ctx context.Context, cur int, curCost Cost, vals [
 		return cur, Cost{}, nil
 	}
 	return row, curCost.Sub(best), nil
+}
+
+// widthSolver is a solver that knows the induced width of its search
+// (local.AOBB's pseudo-tree).
+type widthSolver interface{ Width() int }
+
+// tooWide reports whether s, the exact solve of a ResponseBlocks response,
+// searches a pseudo-tree wider than response_width: such an agent answers
+// by block descent without trying it.
+func (r *Responder) tooWide(s mva.LocalSolver) bool {
+	w, ok := s.(widthSolver)
+	return r.width > 0 && ok && w.Width() > r.width
 }
 
 // run solves rp with the context at vals and the masks as they are.
