@@ -111,6 +111,13 @@ const (
 	// response problems of the published homes have trees of width
 	// 13–21 (their whole own problems: min-fill width 17–21).
 	responseWidth = 24
+	// responseTotal bounds the checks of all of one home's exact
+	// responses in a run (each home's CPU for them, whatever the number
+	// of MGM rounds): past it the home answers by block descent. A wide
+	// home's first response took 6·10^5–1.7·10^8 checks and its later
+	// ones 10^6–4·10^7 (TestExportSHDSResponses on dm_7_1_5 and
+	// dm_7_1_6): 2^30 leaves room for about 25 rounds of the costliest.
+	responseTotal = 1 << 30
 )
 
 // maxEagerRows is the largest MVA table (rows of one home) an eager table
@@ -315,10 +322,11 @@ func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 // complete graph (all the published instances do). Where some home's
 // exact best response is too wide for bucket elimination (homes with many
 // rules), those homes answer by AND/OR search within responseChecks
-// checks per response where its pseudo-tree's width is at most
-// responseWidth, and by block descent past either (-p response=3,
-// response_checks, response_width; response_checks=0 is block descent
-// at once, the default before), from their own schedules (-p init=3),
+// checks per response and responseTotal in all per home, where its
+// pseudo-tree's width is at most responseWidth, and by block descent
+// past any of them (-p response=3, response_checks, response_total,
+// response_width; response_checks=0 is block descent at once, the
+// default before), from their own schedules (-p init=3),
 // and the importer's 4 levels per slot stay: such a run never samples a
 // row.
 //
@@ -358,10 +366,11 @@ func (r *Run) fitSHDS(o Overrides) error {
 			r.paramDefault("response_entries", responseEntries)
 			r.paramDefault("response_checks", responseChecks)
 			r.paramDefault("response_width", responseWidth)
+			r.paramDefault("response_total", responseTotal)
 			r.paramDefault("init", mgm.InitStart)
 			how := "by block descent"
 			if c := r.params["response_checks"]; c > 0 {
-				how = fmt.Sprintf("by exact best responses, AND/OR search within %.3g checks each (-p response_checks) where its pseudo-tree's induced width is at most %v (-p response_width), and by block descent past either", c, r.params["response_width"])
+				how = fmt.Sprintf("by exact best responses, AND/OR search within %.3g checks each (-p response_checks) and %.3g in all per home (-p response_total) where its pseudo-tree's induced width is at most %v (-p response_width), and by block descent past any of them", c, r.params["response_total"], r.params["response_width"])
 			}
 			r.notes = append(r.notes, fmt.Sprintf("%d of %d homes are too wide for an exact best response by bucket elimination in %.3g-entry tables: they answer %s (-p response=%v), from their own schedules (-p init=%v)", n, homes, r.params["response_entries"], how, r.params["response"], r.params["init"]))
 		}

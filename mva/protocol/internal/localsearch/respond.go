@@ -32,8 +32,9 @@ const (
 	// response_width) and block coordinate descent (blockSearch) past them: an
 	// approximate response that never makes ℓ_i worse, for agents too
 	// wide to solve exactly in time. An agent whose exact solve passed
-	// the budget once answers by block descent from then on. It needs a
-	// feasible start (init = 3).
+	// the budget once, or whose exact solves together passed
+	// response_total checks, answers by block descent from then on. It
+	// needs a feasible start (init = 3).
 	//
 	// An exact response within the budget is the solver's minimiser when
 	// it is strictly cheaper than the current row: a row of least ℓ_i,
@@ -127,6 +128,9 @@ type Responder struct {
 	// width bounds the induced width of the exact solve's pseudo-tree
 	// under ResponseBlocks (0: none); past it, block descent at once.
 	width int
+	// total bounds the checks of all the agent's exact solves under
+	// ResponseBlocks (0: none); past it, block descent from then on.
+	total int64
 	// exactMoves and blockMoves count the responses of each kind under
 	// ResponseBlocks.
 	exactMoves, blockMoves int64
@@ -241,6 +245,12 @@ type ResponseConfig struct {
 	// block descent answers without trying (parameter "response_width";
 	// 0: no bound).
 	Width int
+	// Total is, with ResponseBlocks, the budget of checks of all the
+	// agent's exact solves together, the first question's race
+	// included: the solve that would pass it stops there, and block
+	// descent answers from then on (parameter "response_total"; 0: no
+	// bound).
+	Total int64
 }
 
 // DefaultResponseChecks is the default budget of one exact solve of a
@@ -257,7 +267,7 @@ const DefaultResponseChecks = 0
 
 // ParseResponse reads parameters "response" (0 auto, 1 enumerate, 2
 // solve, 3 blocks; default auto), "response_entries", "block_entries",
-// "response_checks" and "response_width"
+// "response_checks", "response_width" and "response_total"
 // of params, with an error naming the one out of range.
 func ParseResponse(params map[string]float64) (ResponseConfig, error) {
 	mode, err := Int(params, "response", int(ResponseAuto), int(ResponseAuto), int(ResponseBlocks))
@@ -280,14 +290,18 @@ func ParseResponse(params map[string]float64) (ResponseConfig, error) {
 	if err != nil {
 		return ResponseConfig{}, err
 	}
-	return ResponseConfig{Mode: Response(mode), Entries: entries, BlockEntries: merge, Checks: int64(checks), Width: width}, nil
+	total, err := Int(params, "response_total", 0, 0, math.MaxInt)
+	if err != nil {
+		return ResponseConfig{}, err
+	}
+	return ResponseConfig{Mode: Response(mode), Entries: entries, BlockEntries: merge, Checks: int64(checks), Width: width, Total: int64(total)}, nil
 }
 
 // NewResponder returns the responder of the agent with neighbourhood nb
 // and local cost local (normally RowCost on n's view), answering as c
 // says.
 func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseConfig) (*Responder, error) {
-	if c.Mode < ResponseAuto || c.Mode > ResponseBlocks || c.Entries < 0 || c.BlockEntries < 1 || c.Checks < 0 || c.Width < 0 {
+	if c.Mode < ResponseAuto || c.Mode > ResponseBlocks || c.Entries < 0 || c.BlockEntries < 1 || c.Checks < 0 || c.Width < 0 || c.Total < 0 {
 		return nil, fmt.Errorf("response configuration %+v out of range", c)
 	}
 	m := c.Mode
@@ -295,7 +309,7 @@ func NewResponder(n *mva.Node, nb *Neighbourhood, local LocalCost, c ResponseCon
 	if solve && n.Exact == nil {
 		return nil, errors.New("best responses need an exact solver factory (mva.Node.Exact), and the run gives none")
 	}
-	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks, width: c.Width, ext: map[int]Cost{}}, nil
+	return &Responder{nb: nb, view: n.Local, exact: n.Exact, local: local, solve: solve, mode: m, entries: c.Entries, merge: c.BlockEntries, checks: c.Checks, width: c.Width, total: c.Total, ext: map[int]Cost{}}, nil
 }
 
 // Solving reports whether BestMove solves (true) or enumerates.
@@ -614,17 +628,27 @@ type withinSolver interface {
 	SolveRowWithin(ctx context.Context, boundary, interior []int, ub float64, checks int64) (c float64, found, done bool, err error)
 }
 
-// runWithin is run, within the budget while r.budget is set: done false
-// says the budget ran out.
+// runWithin is run, within the budget while r.budget is set (each
+// solve's checks, and what is left of the agent's total): done false says
+// the budget ran out.
 func (r *Responder) runWithin(ctx context.Context, rp *responseProblem, vals []int) (c float64, done bool, err error) {
 	ws, ok := rp.solver.(withinSolver)
 	if !ok || !r.budget {
 		c, err := r.run(ctx, rp, vals)
 		return c, err == nil, err
 	}
+	checks := r.checks
+	if r.total > 0 {
+		// What is left of the agent's budget of exact solves.
+		left := r.total - rp.solver.Checks()
+		if left <= 0 {
+			return 0, false, nil
+		}
+		checks = min(checks, left)
+	}
 	rp.rc.gather(r.nb, vals, rp.in)
 	r.solves++
-	c, _, done, err = ws.SolveRowWithin(ctx, rp.in, rp.out, math.Inf(1), r.checks)
+	c, _, done, err = ws.SolveRowWithin(ctx, rp.in, rp.out, math.Inf(1), checks)
 	if err != nil {
 		return 0, false, fmt.Errorf("best response: %w", err)
 	}

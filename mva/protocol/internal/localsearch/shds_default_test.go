@@ -76,7 +76,10 @@ func TestSHDSDefaultExactResponse(t *testing.T) {
 	// the same question is answered by block descent, without trying.
 	narrow := cfg
 	narrow.Width = 10
-	for _, c := range []localsearch.ResponseConfig{narrow, cfg} {
+	// So is one past the agent's total budget of exact solves.
+	spent := cfg
+	spent.Total = 1
+	for _, c := range []localsearch.ResponseConfig{narrow, spent, cfg} {
 		resp, err := localsearch.NewResponder(n, nb, rowCost, c)
 		if err != nil {
 			t.Fatal(err)
@@ -86,10 +89,10 @@ func TestSHDSDefaultExactResponse(t *testing.T) {
 			t.Fatal(err)
 		}
 		exact, blocks := resp.Moves()
-		t.Logf("home %d, response_width %d: row %d, gain %v, %d exact and %d block-descent responses", home, c.Width, row, gain, exact, blocks)
-		if c.Width == narrow.Width {
+		t.Logf("home %d, response_width %d, response_total %d: row %d, gain %v, %d exact and %d block-descent responses", home, c.Width, c.Total, row, gain, exact, blocks)
+		if c != cfg {
 			if exact != 0 || blocks != 1 {
-				t.Fatalf("home %d: %d exact and %d block-descent responses past response_width, want block descent", home, exact, blocks)
+				t.Fatalf("home %d (%+v): %d exact and %d block-descent responses past its bounds, want block descent", home, c, exact, blocks)
 			}
 			continue
 		}
