@@ -48,8 +48,10 @@
 //   - response = 3 answers, where the solve would exceed
 //     response_entries (homes with many rules), by the AND/OR solve
 //     within response_checks checks (deterministic, unlike a time limit;
-//     its minimiser, not necessarily the lowest-index one) and past them
-//     by block coordinate descent: blocks of
+//     its minimiser, not necessarily the lowest-index one; tried only
+//     where its pseudo-tree's width is at most response_width and while
+//     the agent's exact solves together stay within response_total
+//     checks) and past them by block coordinate descent: blocks of
 //     the agent's interior, each with the whole boundary, re-optimised
 //     exactly in turn from the current row and its completion, the
 //     candidate's completion offered to the agent's MVA table. The gain
@@ -82,7 +84,8 @@
 // Parameters: rounds (default 50, ≥ 0), init (default 1), response
 // (default 0, auto), response_entries (default
 // localsearch.DefaultResponseEntries), response_checks (default
-// localsearch.DefaultResponseChecks), block_entries (default
+// localsearch.DefaultResponseChecks), response_width and response_total
+// (default 0, no bound), block_entries (default
 // localsearch.BlockEntries), joint (default 0), quiet (default 0), relay
 // (default 0).
 package mgm

@@ -61,13 +61,13 @@
 //     past it, with response = 3 where bucket elimination is too wide by
 //     AND/OR search within response_checks and past them by block
 //     descent (parameters response, response_entries, response_checks,
-//     block_entries). Joint moves
+//     response_width, response_total, block_entries). Joint moves
 //     still enumerate the agent's rows: an offer lists them, and the
 //     receiver's best extensions range over them.
 //
 // Parameters: rounds (default 50), offer_prob (0.5), positive_offers (0),
 // max_offers (0), accept_over_unilateral (0), init (1), response (0),
 // response_entries (localsearch.DefaultResponseEntries), response_checks
-// (localsearch.DefaultResponseChecks), block_entries
-// (localsearch.BlockEntries).
+// (localsearch.DefaultResponseChecks), response_width (0, none),
+// response_total (0, none), block_entries (localsearch.BlockEntries).
 package mgm2
