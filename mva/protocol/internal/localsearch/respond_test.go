@@ -351,9 +351,11 @@ func TestResponderLargeBoundary(t *testing.T) {
 			{"response": blocks, "response_entries": 0, "response_checks": 1 << 40},
 			// A budget every response passes: block descent answers.
 			{"response": blocks, "response_entries": 0, "response_checks": 1},
+			// So it does past the agent's total budget of exact solves.
+			{"response": blocks, "response_entries": 0, "response_checks": 1 << 40, "response_total": 1},
 		} {
 			entries := params["response_entries"]
-			fallback := params["response_checks"] == 1
+			fallback := params["response_checks"] == 1 || params["response_total"] == 1
 			nodes, _, err := mva.BuildNodes(ctx, mva.Decompose(h.p), solver, false, 1, params)
 			exactNodes(nodes)
 			if err != nil {

@@ -49,11 +49,10 @@ func TestSHDSDefaultExactResponse(t *testing.T) {
 		t.Fatalf("home %d fits bucket elimination in %v entries", home, params["response_entries"])
 	}
 	solver := func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return local.New("aobb", lp) }
-	nodes, _, err := mva.BuildNodes(ctx, d, solver, false, 1, params)
+	n, _, err := mva.BuildNode(ctx, d, d.Neighbours(), home, solver, false, 1, params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := nodes[home]
 	n.Exact = local.Exact
 	nb, err := localsearch.New(n)
 	if err != nil {
@@ -76,10 +75,7 @@ func TestSHDSDefaultExactResponse(t *testing.T) {
 	// the same question is answered by block descent, without trying.
 	narrow := cfg
 	narrow.Width = 10
-	// So is one past the agent's total budget of exact solves.
-	spent := cfg
-	spent.Total = 1
-	for _, c := range []localsearch.ResponseConfig{narrow, spent, cfg} {
+	for _, c := range []localsearch.ResponseConfig{narrow, cfg} {
 		resp, err := localsearch.NewResponder(n, nb, rowCost, c)
 		if err != nil {
 			t.Fatal(err)
