@@ -44,17 +44,14 @@ func checkedSHDS(t *testing.T, name string) (inst, dict string) {
 // recomputed ones. It logs the objective on the load that
 // actually flows, Σ_t L_t² + bill at the file's prices, of hearth and of
 // the SH-MGM-style baseline. Last, a plan broken in one slot must fail
-// the check. Under -race only dm_7_1_2 and dm_7_1_3 run unless
+// the check. Under -race only dm_7_1_2 and dm_7_1_6 run unless
 // HEARTH_SHDS_LONG=1.
 func TestSHDSChecked(t *testing.T) {
 	names := []string{"dm_7_1_2", "dm_7_1_3", "dm_7_1_4", "dm_7_1_5", "dm_7_1_6"}
 	if raceEnabled && os.Getenv("HEARTH_SHDS_LONG") == "" {
 		// Under the race detector the three others take minutes on 2
-		// cores; HEARTH_SHDS_LONG=1 runs them. dm_7_1_3 has one home
-		// too wide for bucket elimination (an exact AND/OR response by
-		// default); dm_7_1_6's seven cost 1.8 times its CPU since
-		// their responses are exact by default.
-		names = []string{"dm_7_1_2", "dm_7_1_3"}
+		// cores; HEARTH_SHDS_LONG=1 runs them.
+		names = []string{"dm_7_1_2", "dm_7_1_6"}
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {

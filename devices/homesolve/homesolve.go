@@ -75,9 +75,9 @@ const (
 )
 
 // MGM is the SHDS default. Its best responses (one local solve of a home,
-// localsearch.Responder) are exact: by bucket elimination where the home
-// fits it, by AND/OR search within a budget of checks where not, and by
-// block descent only past that budget; with joint moves (-p joint=1)
+// localsearch.Responder) are exact where the home fits bucket
+// elimination, block descent where not (or, with -p response_checks,
+// AND/OR search within bounds first); with joint moves (-p joint=1)
 // the homes whose moves provably still lower the total move together,
 // and on the complete graphs of SHDS the run ends at the first round
 // without a gain (-p quiet=1). Plain MGM moves one home per round there,
@@ -95,15 +95,6 @@ const (
 	// changes the protocol ran 1.2–13× faster (dm_251_1_5: 163 s
 	// against 471), to a lower objective on 9 of them (README.md).
 	responseEntries = 1 << 20
-	// responseChecks bounds each exact best response of a home past
-	// responseEntries (AND/OR search, local.AOBB within its memory
-	// budget): past it the home answers by block descent, from then on.
-	// The budget counts checks, not time, so which homes answer exactly
-	// does not depend on the machine's load. Every response measured of
-	// the SHDS homes of width 17–21 (dm_7_1_5, dm_7_1_6: first questions
-	// 0.5·10^6–4·10^7 checks, 5 ms–2 s of one loaded core, the hardest
-	// 10^8) ends well within 2^28 (a few seconds of one core).
-	responseChecks = 1 << 28
 	// responseWidth bounds the induced width of the AND/OR search's
 	// pseudo-tree that is tried at all: past it the mini-bucket bound
 	// covers too little of the home for the search to end within the
@@ -119,6 +110,25 @@ const (
 	// dm_7_1_6): 2^30 leaves room for about 25 rounds of the costliest.
 	responseTotal = 1 << 30
 )
+
+// ExactResponseChecks is the budget of checks of one exact best response
+// of a home past responseEntries (AND/OR search, local.AOBB within its
+// memory budget) that makes those homes' responses exact (-p
+// response_checks=268435456): past it the home answers by block descent,
+// from then on. The budget counts checks, not time, so which homes
+// answer exactly does not depend on the machine's load. Every response
+// measured of the SHDS homes of width 17–21 but one ends well within 2^28
+// (first questions 6·10^5–1.7·10^8 checks on dm_7_1_5 and dm_7_1_6, 5 ms
+// to 2 s of one loaded core; dm_7_1_5's seventh home passes it).
+//
+// It is not --shds's default (response_checks = 0, block descent at
+// once): measured end to end (README.md, "Exact best responses for wide
+// SHDS homes"), exact responses cost 1.4–1.9 times block descent's CPU
+// and left the objective on the load that flows higher on dm_7_1_5
+// (+0.05%) and a 13-home street (+0.002%), lower only on dm_7_1_6
+// (−0.04%): an exact best response need not lead MGM and the improvement
+// phase after it to a better local optimum.
+const ExactResponseChecks = 1 << 28
 
 // maxEagerRows is the largest MVA table (rows of one home) an eager table
 // is filled for; past it Options falls back to lazy rows, because a TOML
@@ -321,12 +331,12 @@ func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 // ending at the first round without a gain where the homes form a
 // complete graph (all the published instances do). Where some home's
 // exact best response is too wide for bucket elimination (homes with many
-// rules), those homes answer by AND/OR search within responseChecks
-// checks per response and responseTotal in all per home, where its
-// pseudo-tree's width is at most responseWidth, and by block descent
-// past any of them (-p response=3, response_checks, response_total,
-// response_width; response_checks=0 is block descent at once, the
-// default before), from their own schedules (-p init=3),
+// rules), those homes answer by block descent (-p response=3) — with -p
+// response_checks=N (ExactResponseChecks), by AND/OR search within N
+// checks per response and responseTotal in all per home where its
+// pseudo-tree's width is at most responseWidth (-p response_total,
+// response_width), and by block descent past any of them — from their
+// own schedules (-p init=3),
 // and the importer's 4 levels per slot stay: such a run never samples a
 // row.
 //
@@ -364,12 +374,11 @@ func (r *Run) fitSHDS(o Overrides) error {
 		if n := r.wideResponses(); wide || n > 0 {
 			r.paramDefault("response", mgm.ResponseBlocks)
 			r.paramDefault("response_entries", responseEntries)
-			r.paramDefault("response_checks", responseChecks)
 			r.paramDefault("response_width", responseWidth)
 			r.paramDefault("response_total", responseTotal)
 			r.paramDefault("init", mgm.InitStart)
-			how := "by block descent"
-			if c := r.params["response_checks"]; c > 0 {
+			how := fmt.Sprintf("by block descent (-p response_checks=%d: by exact best responses where they end within bounds)", ExactResponseChecks)
+			if c := r.paramOr("response_checks", mgm.DefaultResponseChecks); c > 0 {
 				how = fmt.Sprintf("by exact best responses, AND/OR search within %.3g checks each (-p response_checks) and %.3g in all per home (-p response_total) where its pseudo-tree's induced width is at most %v (-p response_width), and by block descent past any of them", c, r.params["response_total"], r.params["response_width"])
 			}
 			r.notes = append(r.notes, fmt.Sprintf("%d of %d homes are too wide for an exact best response by bucket elimination in %.3g-entry tables: they answer %s (-p response=%v), from their own schedules (-p init=%v)", n, homes, r.params["response_entries"], how, r.params["response"], r.params["init"]))

@@ -14,27 +14,30 @@ import (
 	"github.com/hearth-dcop/hearth/mva/protocol/internal/localsearch"
 )
 
-// TestSHDSDefaultExactResponse checks that `--shds`'s default choice
-// (devices/homesolve) answers a home too wide for bucket elimination —
-// dm_7_1_5's second home, min-fill width 17 or more — with an exact best
+// TestSHDSExactResponse checks that `--shds`'s choice (devices/homesolve)
+// with -p response_checks=homesolve.ExactResponseChecks, its other
+// parameters (response_width, response_total) left to it, answers a home
+// too wide for bucket elimination — dm_7_1_5's second home, whose
+// response problem has min-fill width 17 or more — with an exact best
 // response, not block descent: its first question (the other homes at
 // their own schedules, as MGM with init=3 asks) is answered by the
-// AND/OR search within the budget, and the row's ℓ_i is toulbar2's
+// AND/OR search within the bounds, and the row's ℓ_i is toulbar2's
 // optimum of the same response problem (written as a .wcsp, costs ×100).
-func TestSHDSDefaultExactResponse(t *testing.T) {
+// Past response_width the same question is answered by block descent.
+func TestSHDSExactResponse(t *testing.T) {
 	if _, err := exec.LookPath("toulbar2"); err != nil {
 		t.Skip("toulbar2 is not installed")
 	}
 	const home = 1
 	ctx := context.Background()
-	r, err := homesolve.Load(filepath.Join("..", "..", "..", "..", "testdata", "shds_dm_7_1_5.json"), true, homesolve.Overrides{})
+	r, err := homesolve.Load(filepath.Join("..", "..", "..", "..", "testdata", "shds_dm_7_1_5.json"), true, homesolve.Overrides{Params: map[string]float64{"response_checks": homesolve.ExactResponseChecks}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	choice := r.WithStart(r.Choice())
 	params := choice.Params
 	if params["response"] != float64(localsearch.ResponseBlocks) || params["response_checks"] <= 0 {
-		t.Fatalf("--shds's default parameters %v: no exact responses for wide homes", params)
+		t.Fatalf("--shds's parameters %v: no exact responses for wide homes", params)
 	}
 	cfg, err := localsearch.ParseResponse(params)
 	if err != nil {
