@@ -105,9 +105,10 @@ const (
 	// responseTotal bounds the checks of all of one home's exact
 	// responses in a run (each home's CPU for them, whatever the number
 	// of MGM rounds): past it the home answers by block descent. A wide
-	// home's first response took 6·10^5–1.7·10^8 checks and its later
-	// ones 10^6–4·10^7 (TestExportSHDSResponses on dm_7_1_5 and
-	// dm_7_1_6): 2^30 leaves room for about 25 rounds of the costliest.
+	// home's first response took 5.5·10^5–4.2·10^7 checks (one passed
+	// 2^28) and its later ones 8·10^5–4·10^7 (TestExportSHDSResponses
+	// on dm_7_1_5 and dm_7_1_6): 2^30 leaves room for about 25 rounds
+	// of the costliest.
 	responseTotal = 1 << 30
 )
 
@@ -116,10 +117,10 @@ const (
 // memory budget) that makes those homes' responses exact (-p
 // response_checks=268435456): past it the home answers by block descent,
 // from then on. The budget counts checks, not time, so which homes
-// answer exactly does not depend on the machine's load. Every response
-// measured of the SHDS homes of width 17–21 but one ends well within 2^28
-// (first questions 6·10^5–1.7·10^8 checks on dm_7_1_5 and dm_7_1_6, 5 ms
-// to 2 s of one loaded core; dm_7_1_5's seventh home passes it).
+// answer exactly does not depend on the machine's load. The first
+// responses of 13 of the 14 wide homes of dm_7_1_5 and dm_7_1_6 end
+// within 2^28 (5.5·10^5–4.2·10^7 checks, 0.04–4.2 s of wall time on a
+// loaded core); dm_7_1_5's seventh home passes it.
 //
 // It is not --shds's default (response_checks = 0, block descent at
 // once): measured end to end (README.md, "Exact best responses for wide
@@ -336,9 +337,8 @@ func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 // checks per response and responseTotal in all per home where its
 // pseudo-tree's width is at most responseWidth (-p response_total,
 // response_width), and by block descent past any of them — from their
-// own schedules (-p init=3),
-// and the importer's 4 levels per slot stay: such a run never samples a
-// row.
+// own schedules (-p init=3), and the importer's 4 levels per slot stay:
+// such a run never samples a row.
 //
 // D-Gibbs (the command line's choice) reads MVA rows. Where they are too
 // wide for fast bucket elimination, --local auto samples those homes'
