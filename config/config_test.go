@@ -368,6 +368,8 @@ func FuzzLoad(f *testing.F) {
 	} {
 		f.Add([]byte(s), []byte(home))
 	}
+	// A car's plugged-in window (arrival, departure).
+	f.Add([]byte(neighbourhood("")), []byte(windowHome))
 	f.Fuzz(func(t *testing.T, nb, hm []byte) {
 		fsys := files{"/x/alder.toml": string(hm)}
 		cfg, err := config.Parse("/x/n.toml", nb, fsys.read)

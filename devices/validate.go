@@ -166,6 +166,14 @@ func (h *Home) validate(hz Horizon) []error {
 		if !finite(d.CycleCost) || d.CycleCost < 0 {
 			add(PartDevice, di, "device %s: cycle cost %v must be a non-negative number", d.Name, d.CycleCost)
 		}
+		if d.Away != nil {
+			switch {
+			case len(d.Away) != hz.Slots:
+				add(PartDevice, di, "device %s: away in %d slots of %d: give one entry per slot", d.Name, len(d.Away), hz.Slots)
+			case d.Idle() < 0:
+				add(PartDevice, di, "device %s: it leaves in some slots but has no action that draws nothing and changes nothing (off)", d.Name)
+			}
+		}
 		acts := map[string]bool{}
 		for _, a := range d.Actions {
 			if a.Name == "" || acts[a.Name] {
