@@ -41,7 +41,7 @@ func awaySlots(d *devices.Device) []int {
 func TestWindowKeys(t *testing.T) {
 	tests := []struct {
 		name, horizon, home string
-		away               []int // nil: Away nil
+		away                []int // nil: Away nil
 	}{
 		// 17:00–07:00 hourly: 17–18 and 18–19 (arrival 18:30), 06–07
 		// (departure 06:30).

@@ -59,7 +59,7 @@ type Space struct {
 	// take in the class's slots where it is away (Device.Away), −1 where
 	// it is plugged in; nil when no actuator is ever away.
 	idle [][]int
-	init  int64
+	init int64
 	// Per index: the ALL checks, the ANY checks (with their bit) and the
 	// bits that must be set by then.
 	all  [][]check
