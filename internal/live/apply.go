@@ -392,7 +392,20 @@ func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.Dev
 	}
 	pk := key{h.Name, dl.Device, "plugged"}
 	r, ok := in.readings[pk]
-	if !ok || r.plugged || now.Sub(r.at) > cfg.Live.Forget {
+	if !ok || now.Sub(r.at) > cfg.Live.Forget {
+		return notes
+	}
+	if d := &h.Devices[di]; d.Plug != nil && len(h.Background) > 0 {
+		// A plugged-in window ([[device]] arrival, departure) is the
+		// forecast of the slots ahead; the live state wins for the
+		// current one, slot 0.
+		away := make([]bool, len(h.Background))
+		copy(away, d.Away)
+		away[0] = !r.plugged
+		d.Away = away
+		return notes
+	}
+	if r.plugged {
 		return notes
 	}
 	// The car is away: no goal on its charge applies to this plan, and
