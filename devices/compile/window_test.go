@@ -1,14 +1,19 @@
 package compile_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
 	cbcsolve "github.com/hearth-dcop/hearth/internal/cbc"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
 )
 
 // windowHome writes a random home with one catalogue EV charger that is
@@ -103,5 +108,71 @@ func TestWindowAgainstMILP(t *testing.T) {
 			t.Errorf("%s: without the window the optimum is %g, not below the window's %g: the window does not bind", name, free, got)
 		}
 		t.Logf("%s: away %v, plan %.4f, MILP %.4f, without the window %.4f", name, away, got, want, free)
+	}
+}
+
+// TestAwayExact solves seeded random homes whose devices leave in some
+// slots (devices.Device.Away), of both dynamics and of uneven slots,
+// centrally with bucket elimination and compares with the enumeration
+// of every schedule, which the model's evaluation prices (a schedule
+// that runs a device while it is away is infeasible there); every
+// solved schedule keeps its devices idle while away.
+func TestAwayExact(t *testing.T) {
+	solved, left := 0, 0
+	for seed := range uint64(120) {
+		n := testhomes.Random(3000+seed, testhomes.Options{Homes: 1, Slots: 3 + int(seed%2), Devices: 2, Actions: 3, Mixed: true, Feeder: true, Soft: seed%3 == 0, Uneven: seed%4 == 0, Away: true})
+		gone := false
+		for _, d := range n.Homes[0].Devices {
+			gone = gone || slices.Contains(d.Away, true)
+		}
+		if gone {
+			left++
+		}
+		want := bruteForce(n)
+		c, ok := compileOrInfeasible(t, n)
+		if !ok {
+			if !math.IsInf(want, 1) {
+				t.Fatalf("seed %d: compiler says infeasible, enumeration finds %v", seed, want)
+			}
+			continue
+		}
+		lp := mva.NewLocalProblem(c.Problem, mva.Whole(c.Problem))
+		s, err := local.New("be", lp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := make([]int, lp.NumInterior())
+		got, err := s.SolveRow(context.Background(), nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !same(got, want) {
+			t.Fatalf("seed %d: optimum %v, enumeration %v", seed, got, want)
+		}
+		if math.IsInf(got, 1) {
+			continue
+		}
+		assign := make([]int, len(c.Problem.Variables))
+		for k, v := range lp.Vars {
+			assign[v] = in[k]
+		}
+		sched, ev, err := c.Report(assign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ev.Feasible || !same(ev.Cost, got) {
+			t.Fatalf("seed %d: the solver's schedule costs %v (%v), the solver says %v", seed, ev.Cost, ev.Violations, got)
+		}
+		for d, dev := range n.Homes[0].Devices {
+			for slot, a := range sched.Homes[0].Actions[d] {
+				if dev.AwayIn(slot) && a != dev.Idle() {
+					t.Fatalf("seed %d: device %s runs %s in slot %d, while away", seed, dev.Name, dev.Act(a).Name, slot)
+				}
+			}
+		}
+		solved++
+	}
+	if solved < 50 || left < 40 {
+		t.Fatalf("only %d feasible solves, %d homes with a device away", solved, left)
 	}
 }
