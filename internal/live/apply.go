@@ -398,10 +398,18 @@ func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.Dev
 	if d := &h.Devices[di]; d.Plug != nil && len(h.Background) > 0 {
 		// A plugged-in window ([[device]] arrival, departure) is the
 		// forecast of the slots ahead; the live state wins for the
-		// current one, slot 0.
+		// current one, slot 0. A car home before the window's arrival
+		// stays until its departure: the slots the window has it away
+		// from now to that arrival are plugged in.
 		away := make([]bool, len(h.Background))
 		copy(away, d.Away)
-		away[0] = !r.plugged
+		if r.plugged {
+			for t := 0; t < len(away) && away[t]; t++ {
+				away[t] = false
+			}
+		} else {
+			away[0] = true
+		}
 		d.Away = away
 		return notes
 	}
