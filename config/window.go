@@ -12,7 +12,7 @@ import (
 // [[device]] (docs/toml.md, "[[device]]"). The names are evcc's: its
 // charging plans end at the car's "departure"; arrival is when it is
 // plugged in again.
-var windowKeys = []string{"arrival", "departure"}
+var windowKeys = []string{"arrival", "departure", "arrival_charge"}
 
 // window reads a device's arrival and departure: the daily clock times
 // between which the car is plugged in (wrapping past midnight: arrival
@@ -26,6 +26,9 @@ var windowKeys = []string{"arrival", "departure"}
 func (r *homeReader) window(n *node, dev *devices.Device, props []devices.Property) {
 	hasA, hasD := n.has("arrival"), n.has("departure")
 	if !hasA && !hasD {
+		if n.has("arrival_charge") {
+			n.errorf("arrival_charge", "arrival_charge is what the car comes back with: it needs arrival and departure (its plugged-in window)")
+		}
 		return
 	}
 	key := "arrival"
@@ -47,7 +50,7 @@ func (r *homeReader) window(n *node, dev *devices.Device, props []devices.Proper
 		return
 	}
 	var at [2]int
-	for i, k := range windowKeys {
+	for i, k := range windowKeys[:2] {
 		s, ok := n.str(k)
 		if !ok {
 			return
@@ -79,6 +82,91 @@ func (r *homeReader) window(n *node, dev *devices.Device, props []devices.Proper
 	if gone {
 		dev.Away = away
 	}
+	r.arrivalCharge(n, dev, props)
+}
+
+// arrivalCharge reads a device's arrival_charge: what the car holds when
+// it comes back, in the stored property's unit (kWh) or "N%" of its
+// capacity. The property is reset to it at the boundary each arrival
+// inside the horizon ends on (the start of the first slot the car is
+// plugged in for whole: devices.Property.Reset), and home-sim's car comes
+// back with it. Energy homes do not plan it (their storages have no
+// reset), nor the SHDS indexing.
+func (r *homeReader) arrivalCharge(n *node, dev *devices.Device, props []devices.Property) {
+	raw, ok := n.get("arrival_charge")
+	if !ok {
+		return
+	}
+	switch {
+	case r.hs.planner == PlannerEnergy:
+		n.errorf("arrival_charge", "an energy home (planner = \"energy\") does not plan the charge a car comes back with yet; leave arrival_charge out, or plan the home with the compiled planner")
+		return
+	case r.hz.Dynamics != devices.Full:
+		n.errorf("arrival_charge", "arrival_charge needs full dynamics (the SHDS indexing has no boundary to reset at)")
+		return
+	}
+	stored := -1
+	for i := range props {
+		if props[i].Min != nil || props[i].Max != nil || len(props) == 1 {
+			if stored >= 0 {
+				n.errorf("arrival_charge", "device %s stores more than one property; arrival_charge applies to a storage that keeps one (an EV's charge)", dev.Name)
+				return
+			}
+			stored = i
+		}
+	}
+	if stored < 0 {
+		n.errorf("arrival_charge", "device %s stores nothing with a physical range; arrival_charge applies to a storage (an EV's charge)", dev.Name)
+		return
+	}
+	p := &props[stored]
+	var v float64
+	switch x := raw.(type) {
+	case string:
+		pct, isPct := strings.CutSuffix(strings.TrimSpace(x), "%")
+		f, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		if !isPct || err != nil || f < 0 || f > 100 {
+			n.errorf("arrival_charge", "arrival_charge = %q: want a number (%s) or a percentage of the capacity such as \"40%%\"", x, p.Unit)
+			return
+		}
+		if p.Max == nil {
+			n.errorf("arrival_charge", "arrival_charge = %q: a percentage needs the device's capacity; give it in %s", x, p.Name)
+			return
+		}
+		v = f / 100 * *p.Max
+	default:
+		f, isNum := asNumber(raw)
+		if !isNum {
+			n.errorf("arrival_charge", "want a number (%s) or a percentage such as \"40%%\", got %s", p.Unit, typeName(raw))
+			return
+		}
+		v = f
+	}
+	if p.Min != nil && v < *p.Min || p.Max != nil && v > *p.Max || v != v {
+		n.errorf("arrival_charge", "arrival_charge = %g is outside %s's range [%s]", v, p.Name, rangeText(p))
+		return
+	}
+	dev.Plug.Charge = &v
+	for i := 1; i < len(dev.Away); i++ {
+		if dev.Away[i-1] && !dev.Away[i] {
+			if p.Reset == nil {
+				p.Reset = map[int]float64{}
+			}
+			p.Reset[i] = v
+		}
+	}
+}
+
+// rangeText writes a property's range, "0, 60".
+func rangeText(p *devices.Property) string {
+	lo, hi := "−∞", "∞"
+	if p.Min != nil {
+		lo = strconv.FormatFloat(*p.Min, 'g', -1, 64)
+	}
+	if p.Max != nil {
+		hi = strconv.FormatFloat(*p.Max, 'g', -1, 64)
+	}
+	return lo + ", " + hi
 }
 
 // awayGoals refuses a timed rule on what a device with a plugged-in

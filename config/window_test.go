@@ -3,6 +3,7 @@ package config_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,5 +144,60 @@ departure = "06:00"
 	}
 	if d := &cfg.Neighbourhood.Homes[0].Devices[0]; !slices.Equal(awaySlots(d), []int{0, 13}) {
 		t.Errorf("custom storage away in %v, want [0 13]", awaySlots(d))
+	}
+}
+
+// TestArrivalCharge: arrival_charge, in kWh or % of the capacity, resets
+// the car's charge at the boundary each arrival inside the horizon ends
+// on (the start of the first slot it is plugged in for whole) and is
+// the window's charge for home-sim; without a window, in an energy home,
+// under the SHDS indexing, outside the car's range or in another form
+// it is refused at its key.
+func TestArrivalCharge(t *testing.T) {
+	for _, tc := range []struct{ key, want string }{{`arrival_charge = 12.5`, "12.5"}, {`arrival_charge = "25%"`, "15"}} {
+		// A day from 06:00: the car leaves at 06:30 (slot 0 away) and
+		// is back at 18:30 (slots 0 and 12 away): resets at 13.
+		home := strings.NewReplacer(`departure = "06:30"`, "departure = \"06:30\"\n"+tc.key, "before 06:30", "before 05:00").Replace(windowHome)
+		cfg, err := config.Parse("/x/n.toml", []byte("homes = [\"alder.toml\"]\n[horizon]\nstart = \"06:00\"\nslots = 24\n"), files{"/x/alder.toml": home}.read)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.key, err)
+		}
+		h := &cfg.Neighbourhood.Homes[0]
+		d := &h.Devices[0]
+		p := &h.Properties[h.Property("ev", "charge")]
+		if got := awaySlots(d); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}) {
+			t.Fatalf("%s: away in %v", tc.key, got)
+		}
+		if len(p.Reset) != 1 || strconv.FormatFloat(p.Reset[13], 'g', -1, 64) != tc.want || d.Plug.Charge == nil || *d.Plug.Charge != p.Reset[13] {
+			t.Errorf("%s: resets %v, window charge %v, want %s at index 13", tc.key, p.Reset, d.Plug.Charge, tc.want)
+		}
+	}
+	tests := []struct {
+		name, home, nb string
+		line           int
+		key, msg       string
+	}{
+		{"without a window", strings.NewReplacer("arrival = \"18:30\"\n", "", "departure = \"06:30\"\n", "arrival_charge = 10\n").Replace(windowHome), "", 7, "device[0].arrival_charge", "it needs arrival and departure"},
+		{"energy home", strings.Replace(strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 10\n", 1), "background_kw = 0.4\n", "background_kw = 0.4\nplanner = \"energy\"\n", 1), "", 10, "device[0].arrival_charge", "does not plan the charge a car comes back with"},
+		{"above the capacity", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 61\n", 1), "", 9, "device[0].arrival_charge", "outside charge's range [0, 60]"},
+		{"not a percentage", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = \"half\"\n", 1), "", 9, "device[0].arrival_charge", "want a number (kWh) or a percentage"},
+		{"shds", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 10\n", 1), "shds", 9, "device[0].arrival_charge", "needs full dynamics"},
+	}
+	for _, tc := range tests {
+		nb := neighbourhood("")
+		if tc.nb != "" {
+			nb = neighbourhood("dynamics = \"shds\"\n")
+		}
+		_, err := config.Parse("/x/n.toml", []byte(nb), files{"/x/alder.toml": tc.home}.read)
+		var es config.Errors
+		if !errors.As(err, &es) {
+			t.Errorf("%s: error %v, want config.Errors", tc.name, err)
+			continue
+		}
+		if !slices.ContainsFunc(es, func(e *config.Error) bool {
+			return strings.Contains(e.Msg, tc.msg) && e.File == "/x/alder.toml" && e.Line == tc.line && e.Key == tc.key
+		}) {
+			t.Errorf("%s: got\n%v\nwant /x/alder.toml:%d: %s: …%s…", tc.name, err, tc.line, tc.key, tc.msg)
+		}
 	}
 }

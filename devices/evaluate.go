@@ -334,7 +334,7 @@ func (h *Home) trajectory(hz Horizon, pi int, hs *HomeSchedule) []int64 {
 			delta, _ := dev.Act(hs.Actions[d][t]).EffectIn(p.Name, hz, t)
 			v += Steps(delta, p.Scale)
 		}
-		out[i] = v
+		out[i] = p.At(i, v)
 	}
 	return out
 }

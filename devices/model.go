@@ -227,7 +227,13 @@ type Device struct {
 // PlugWindow is a car's daily plugged-in window: it arrives at Arrival
 // and leaves at Departure, both minutes after local midnight (Departure
 // before Arrival for a car plugged in overnight).
-type PlugWindow struct{ Arrival, Departure int }
+type PlugWindow struct {
+	Arrival, Departure int
+	// Charge, when not nil, is what the car holds when it arrives (the
+	// stored property's unit, kWh for an EV): the property's Reset at
+	// every arrival inside the horizon. nil: what it left with.
+	Charge *float64
+}
 
 // Plugged reports whether the car is plugged in at clock minute m
 // (taken modulo a day): in [Arrival, Departure), wrapping past midnight.
@@ -327,6 +333,21 @@ type Property struct {
 	// worth (currency per natural unit, a storage's value per kWh left
 	// at the horizon's end); it is subtracted from the objective.
 	EndValue float64
+	// Reset, when not nil, sets the property to a value at trajectory
+	// indices ≥ 1 whatever came before: the charge a car comes back
+	// with at the boundary it is plugged in again ([[device]]
+	// arrival_charge). The slot before such an index is one its device
+	// is away in, so no action of the slot is lost.
+	Reset map[int]float64
+}
+
+// At returns the property's value in steps at index i reached as v
+// (Reset's value where one applies).
+func (p *Property) At(i int, v int64) int64 {
+	if r, ok := p.Reset[i]; ok {
+		return Steps(r, p.Scale)
+	}
+	return v
 }
 
 // Steps rounds v to whole steps of scale.

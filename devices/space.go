@@ -59,7 +59,10 @@ type Space struct {
 	// take in the class's slots where it is away (Device.Away), −1 where
 	// it is plugged in; nil when no actuator is ever away.
 	idle [][]int
-	init int64
+	// reset[i] is the value (steps) the property takes at index i
+	// whatever came before (Property.Reset); nil for none.
+	reset map[int]int64
+	init  int64
 	// Per index: the ALL checks, the ANY checks (with their bit) and the
 	// bits that must be set by then.
 	all  [][]check
@@ -98,6 +101,14 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 	}
 	p := &h.Properties[m.Property]
 	s := &Space{Model: m, hz: hz, init: Steps(p.Initial, p.Scale), class: make([]int, hz.Slots)}
+	for i, v := range p.Reset {
+		if i >= 1 {
+			if s.reset == nil {
+				s.reset = map[int]int64{}
+			}
+			s.reset[i] = Steps(v, p.Scale)
+		}
+	}
 	// Slots share a class when they have one length and the same
 	// actuators away.
 	type classKey struct {
@@ -233,6 +244,9 @@ func (s *Space) Init() (State, bool) { return s.apply(0, s.init, 0) }
 // rules that hold, rejects it when a finished ANY window was missed and
 // forgets the ANY rules whose window closed before i.
 func (s *Space) apply(i int, v int64, flags uint64) (State, bool) {
+	if r, ok := s.reset[i]; ok {
+		v = r // the car comes back with its arrival charge
+	}
 	flags &^= s.expired[i]
 	for _, c := range s.all[i] {
 		if !c.rel.Holds(v, c.goal) {

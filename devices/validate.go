@@ -219,6 +219,11 @@ func (h *Home) validate(hz Horizon) []error {
 		if !finite(p.Initial) || !finite(p.Drift) {
 			add(PartProperty, pi, "property %s at %s: initial value and drift must be numbers", p.Name, p.Location)
 		}
+		for i, v := range p.Reset {
+			if i < 1 || i >= hz.Indices() || !finite(v) || finite(p.Scale) && p.Scale > 0 && math.Abs(v/p.Scale) > maxSteps {
+				add(PartProperty, pi, "property %s at %s: reset to %v at index %d: want a number at an index from 1 to %d", p.Name, p.Location, v, i, hz.Indices()-1)
+			}
+		}
 		if finite(p.Scale) && p.Scale > 0 && (math.Abs(p.Initial/p.Scale) > maxSteps || math.Abs(p.Drift/p.Scale) > maxSteps) {
 			add(PartProperty, pi, "property %s at %s: values are too large for resolution %v", p.Name, p.Location, p.Scale)
 		}

@@ -594,6 +594,10 @@ func trajectory(hz devices.Horizon, h *devices.Home, p *devices.Property, acts [
 				}
 			}
 		}
+		if r, ok := p.Reset[i]; ok {
+			// The car is back with the charge it arrives with.
+			v = steps(r, p.Scale)
+		}
 		out[i] = v
 	}
 	return out

@@ -96,3 +96,37 @@ func TestCatchesChargingWhileAway(t *testing.T) {
 		}
 	}
 }
+
+// TestChecksArrivalCharge: a car that comes back with 5 kWh
+// (arrival_charge) where it started the night with 15 is replayed from
+// 5 kWh at its arrival: its solved plan passes, and the same plan with
+// one charging slot fewer — which would still meet the goal from 15 kWh
+// — is rejected for missing it.
+func TestChecksArrivalCharge(t *testing.T) {
+	text := strings.Replace(windowStreet, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 5\n", 1)
+	cfg, err := config.Parse("w.toml", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	good, ok := solve(t, n)
+	if !ok {
+		t.Fatal("no plan")
+	}
+	if err := homecheck.Check(n, homesolve.Street(good)).Err(); err != nil {
+		t.Fatalf("the solved plan is rejected: %v", err)
+	}
+	bad := clone(homesolve.Street(good))
+	acts := bad.Plans[0].Actions["ev"]
+	i := slices.IndexFunc(acts, func(a string) bool { return a != "off" })
+	if i < 0 {
+		t.Fatalf("the plan never charges: %v", acts)
+	}
+	acts[i] = "off"
+	rep := homecheck.Check(n, bad)
+	if rep.OK() || !slices.ContainsFunc(rep.Violations, func(v string) bool {
+		return strings.Contains(v, `rule "charge geq 40 before 06:30" holds: true; replayed: false`)
+	}) {
+		t.Errorf("a plan short of the goal from the arrival charge passes: %v", rep.Violations)
+	}
+}

@@ -59,7 +59,8 @@ func (tr *Trip) away(t time.Time) bool {
 // DefaultTrips gives every EV of the home (a catalogue ev_* device) its
 // daily trip: one with a plugged-in window (devices.Device.Plug:
 // [[device]] arrival and departure) leaves at its departure and comes
-// back at its arrival, with the file's charge; any other leaves at the
+// back at its arrival, with its arrival_charge (else the file's
+// charge); any other leaves at the
 // horizon's end and comes back at its start, plugged in for the whole
 // planned horizon (a horizon of a whole day leaves it no time away, so
 // no trip). A custom device with a window stays home here, where its
@@ -71,7 +72,7 @@ func DefaultTrips(n *devices.Neighbourhood, home int) []Trip {
 	for _, d := range n.Homes[home].Devices {
 		switch {
 		case d.Plug != nil && strings.HasPrefix(d.Kind, "ev_"):
-			out = append(out, Trip{Device: d.Name, Leave: d.Plug.Departure, Return: d.Plug.Arrival})
+			out = append(out, Trip{Device: d.Name, Leave: d.Plug.Departure, Return: d.Plug.Arrival, ArriveWith: d.Plug.Charge})
 		case strings.HasPrefix(d.Kind, "ev_") && span < 1440:
 			out = append(out, Trip{Device: d.Name, Leave: (hz.Start + span) % 1440, Return: hz.Start})
 		}

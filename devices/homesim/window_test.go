@@ -33,6 +33,11 @@ func TestWindowTrips(t *testing.T) {
 	if got := homesim.DefaultTrips(load(t, street(t)), 0); len(got) != 1 || got[0].Leave != 21*60 || got[0].Return != 17*60 {
 		t.Errorf("default trips without a window %+v, want 21:00–17:00", got)
 	}
+	// With arrival_charge the car comes back with it.
+	withCharge := load(t, strings.Replace(src, "departure = \"06:30\"", "departure = \"06:30\"\narrival_charge = 7.5", 1))
+	if got := homesim.DefaultTrips(withCharge, 0); len(got) != 1 || got[0].ArriveWith == nil || *got[0].ArriveWith != 7.5 {
+		t.Errorf("default trips with arrival_charge %+v, want back with 7.5 kWh", got)
+	}
 	// A --car spec replaces the window's trip.
 	spec, err := homesim.ParseTripSpec("ev=08:00-17:00")
 	if err != nil {

@@ -433,8 +433,9 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 			lo, hi = min(lo, s.v), max(hi, s.v)
 		}
 		lo, hi = lo+slices.Min(move[t]), hi+slices.Max(move[t])
+		_, reset := p.Reset[t+1]
 		useDense := false
-		if g > 0 {
+		if g > 0 && !reset {
 			if span := ((hi-lo)/g + 1) << bits; span <= maxDense {
 				useDense = true
 				if int64(len(dense)) < span {
@@ -450,7 +451,7 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 				if math.IsInf(cost[t][o], 1) {
 					continue
 				}
-				v := s.v + move[t][o]
+				v := p.At(t+1, s.v+move[t][o])
 				c, held := at(t+1, v, s.held)
 				if math.IsInf(c, 1) {
 					continue

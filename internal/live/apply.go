@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -404,8 +405,15 @@ func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.Dev
 		away := make([]bool, len(h.Background))
 		copy(away, d.Away)
 		if r.plugged {
-			for t := 0; t < len(away) && away[t]; t++ {
+			t := 0
+			for ; t < len(away) && away[t]; t++ {
 				away[t] = false
+			}
+			if _, ok := p.Reset[t]; ok && t > 0 {
+				// Home already, with the charge read live: that
+				// arrival's charge is not planned.
+				p.Reset = maps.Clone(p.Reset)
+				delete(p.Reset, t)
 			}
 		} else {
 			away[0] = true

@@ -35,7 +35,9 @@ type Options struct {
 	Uneven bool
 	// Away makes about three in four devices with an idle action leave in
 	// about a third of the slots (devices.Device.Away: an EV outside its
-	// plugged-in window). Its draws come from a stream of their own.
+	// plugged-in window), and three in four of those under full dynamics come
+	// back with a charge of their own (devices.Property.Reset). Its
+	// draws come from a stream of their own.
 	Away bool
 }
 
@@ -100,6 +102,23 @@ func away(rng *rand.Rand, n *devices.Neighbourhood) {
 			dev.Away = make([]bool, n.Horizon.Slots)
 			for t := range dev.Away {
 				dev.Away[t] = rng.IntN(3) == 0
+			}
+			// Under full dynamics, three in four come back with a
+			// charge of their own (devices.Property.Reset) to the
+			// property they alone keep, at each arrival.
+			pi := n.Homes[hi].Property(dev.Name, "p")
+			if n.Horizon.Dynamics != devices.Full || pi < 0 || rng.IntN(4) == 0 {
+				continue
+			}
+			p := &n.Homes[hi].Properties[pi]
+			v := float64(rng.IntN(4)) * p.Scale
+			for i := 1; i < len(dev.Away); i++ {
+				if dev.Away[i-1] && !dev.Away[i] {
+					if p.Reset == nil {
+						p.Reset = map[int]float64{}
+					}
+					p.Reset[i] = v
+				}
 			}
 		}
 	}
