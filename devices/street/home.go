@@ -118,6 +118,9 @@ func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64, sizes map
 			return nil, err
 		}
 		st.NoGridCharge, st.NoGridDischarge = d.NoGridCharge, d.NoGridDischarge
+		if h.Properties[pi].Reset != nil {
+			return nil, fmt.Errorf("home %s: device %s: the charge a car comes back with (arrival_charge) is not planned by energy homes: %w", h.Name, d.Name, ErrNotEnergy)
+		}
 		if d.Away != nil {
 			// The plugged-in window: away slots are unavailable.
 			st.Available = make([]bool, T)
