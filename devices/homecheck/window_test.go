@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/homecheck"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
 )
 
 // windowStreet is one home whose EV is plugged in from 18:30 to 06:30
@@ -129,4 +130,48 @@ func TestChecksArrivalCharge(t *testing.T) {
 	}) {
 		t.Errorf("a plan short of the goal from the arrival charge passes: %v", rep.Violations)
 	}
+}
+
+// TestRandomHomesAway: seeded random neighbourhoods whose devices leave
+// in some slots, some coming back with a charge of their own
+// (testhomes.Options.Away), solved exactly: the checker accepts every
+// plan, alone and in its street, and finds the same missed goals.
+func TestRandomHomesAway(t *testing.T) {
+	seeds := 600
+	if testing.Short() {
+		seeds = 150
+	}
+	solved, away := 0, 0
+	for seed := range uint64(seeds) {
+		n := testhomes.Random(90000+seed, testhomes.Options{Homes: 1 + int(seed%2), Slots: 3 + int(seed%2), Devices: 2, Actions: 3, Mixed: true, Feeder: true, Soft: seed%4 != 0, Away: true})
+		h, ok := solve(t, n)
+		if !ok {
+			continue
+		}
+		solved++
+		for _, hm := range n.Homes {
+			for _, d := range hm.Devices {
+				if slices.Contains(d.Away, true) {
+					away++
+				}
+			}
+		}
+		rep := homecheck.Check(n, homesolve.Street(h))
+		if err := rep.Err(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if len(rep.Misses) != len(h.GoalsMissed) {
+			t.Fatalf("seed %d: the checker finds %d missed goals, the plan %d", seed, len(rep.Misses), len(h.GoalsMissed))
+		}
+		for hi, p := range h.Schedules {
+			p.Levels = nil
+			if err := homecheck.CheckHome(n, hi, homesolve.Plan(p)).Err(); err != nil {
+				t.Fatalf("seed %d home %s alone: %v", seed, p.Home, err)
+			}
+		}
+	}
+	if solved < seeds/3 || away < seeds/8 {
+		t.Fatalf("%d of %d neighbourhoods solved, %d devices away in them: the generator tests too little", solved, seeds, away)
+	}
+	t.Logf("%d of %d neighbourhoods solved and checked, %d devices away in them", solved, seeds, away)
 }
