@@ -761,11 +761,19 @@ func (r *homeReader) autoNeeds() {
 			a.n.errorf("power_steps", "power_steps = \"auto\" stores %s's %s to %g %s (its levels are whole quanta of it); leave out the resolution %g", dev.Name, a.entry.Properties[0].Name, a.scale, a.entry.Properties[0].Unit, sc)
 			continue
 		}
-		initial := r.h.Properties[pi].Initial
+		prop := &r.h.Properties[pi]
 		var needs []float64
 		for _, rule := range r.h.Rules {
-			if rule.Location == dev.Name && rule.Property == a.entry.Properties[0].Name && rule.Rel == devices.Geq && rule.Goal > initial {
-				needs = append(needs, rule.Goal-initial)
+			// A goal counts from the initial value, or from the charge
+			// the car last came back with before it (arrival_charge).
+			from, last := prop.Initial, 0
+			for i, v := range prop.Reset {
+				if i < rule.T1 && i > last {
+					from, last = v, i
+				}
+			}
+			if rule.Location == dev.Name && rule.Property == a.entry.Properties[0].Name && rule.Rel == devices.Geq && rule.Goal > from {
+				needs = append(needs, rule.Goal-from)
 			}
 		}
 		if len(needs) == 0 {
