@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
 	cbcsolve "github.com/hearth-dcop/hearth/internal/cbc"
 	"github.com/hearth-dcop/hearth/local"
@@ -192,5 +193,30 @@ func TestAwayExact(t *testing.T) {
 	t.Logf("%d feasible solves, %d homes with a device away, %d with an arrival charge", solved, left, resets)
 	if solved < 50 || left < 40 || resets < 10 {
 		t.Fatalf("only %d feasible solves, %d homes with a device away, %d with an arrival charge", solved, left, resets)
+	}
+}
+
+// TestWindowInfeasible: a hard goal the window leaves out of reach (the
+// car is plugged in for the last two hours of the night only) is named
+// as infeasible, with the slots the car is away in.
+func TestWindowInfeasible(t *testing.T) {
+	const text = `[horizon]
+start = "17:00"
+slots = 14
+[[home]]
+name = "h"
+[[home.device]]
+name = "ev"
+kind = "ev_wallbox_7kw"
+power_steps = "fixed"
+arrival = "05:00"
+departure = "07:00"
+initial = { charge = 15.0 }
+rules = [{ rule = "charge geq 40 before 07:00", hard = true }]
+`
+	// The loader checks the hard rules: the file is refused.
+	_, err := config.Parse("w.toml", []byte(text), nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot be satisfied") || !strings.Contains(err.Error(), "ev is away in 12 of the 14 slots before it") {
+		t.Fatalf("load: %v, want the goal infeasible with ev away in 12 of 14 slots", err)
 	}
 }
