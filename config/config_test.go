@@ -368,6 +368,9 @@ func FuzzLoad(f *testing.F) {
 	} {
 		f.Add([]byte(s), []byte(home))
 	}
+	// A car's plugged-in window (arrival, departure).
+	f.Add([]byte(neighbourhood("")), []byte(windowHome))
+	f.Add([]byte(neighbourhood("")), []byte(strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = \"25%\"\n", 1)))
 	f.Fuzz(func(t *testing.T, nb, hm []byte) {
 		fsys := files{"/x/alder.toml": string(hm)}
 		cfg, err := config.Parse("/x/n.toml", nb, fsys.read)

@@ -47,6 +47,9 @@ type homeReader struct {
 	// autos are the catalogue devices with automatic levels, by device
 	// index: their entry before sizing and their figures (autoNeeds).
 	autos map[int]autoDevice
+	// ruleToks are the time tokens each rule was written with, by index
+	// in h.Rules (awayGoals).
+	ruleToks map[int][]string
 }
 
 // autoDevice is a device with automatic levels as its [[device]] gave it.
@@ -92,6 +95,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	}
 	r.ranges()
 	r.percentGoals()
+	r.awayGoals()
 	r.autoNeeds()
 	r.addBounds()
 	n.done(append([]string{"name", "planner", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor"}, meterKeys...)...)
@@ -208,8 +212,8 @@ func (r *homeReader) rule(text, key, loc string, hard bool) {
 		}
 		parsed = strings.Join(f, " ")
 	}
-	conv := r.ck.goalBoundary
 	var toks []string
+	conv := func(tok string) (int, error) { toks = append(toks, tok); return r.ck.goalBoundary(tok) }
 	if r.ck.rolling {
 		// On a rolling horizon a window's ends are read together
 		// (clock.rollingTimes).
@@ -230,6 +234,12 @@ func (r *homeReader) rule(text, key, loc string, hard bool) {
 	rule.Soft = !hard
 	if pct {
 		r.pct = append(r.pct, len(r.h.Rules))
+	}
+	if len(toks) > 0 {
+		if r.ruleToks == nil {
+			r.ruleToks = map[int][]string{}
+		}
+		r.ruleToks[len(r.h.Rules)] = toks
 	}
 	r.h.Rules = append(r.h.Rules, rule)
 	r.hs.rules = append(r.hs.rules, key)
@@ -293,7 +303,7 @@ func (r *homeReader) device(n *node) {
 				msg = fmt.Sprintf("unknown device kind %q; did you mean %q?", kind, c)
 			}
 			n.errorf(k, "%s", msg)
-			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "cycle_cost", "soc", "plugged"}, append(sizingKeys, storageKeys...)...)...)
+			n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "cycle_cost", "soc", "plugged"}, slices.Concat(sizingKeys, storageKeys, windowKeys)...)...)
 			return
 		}
 		sz, key, ok := sizing(n)
@@ -347,7 +357,7 @@ func (r *homeReader) device(n *node) {
 		r.customRange(n, name, props)
 	default:
 		n.errorf("kind", "a device needs kind = \"…\" (one of %s) or actions = [{name = \"off\", power_kw = 0}, …]", strings.Join(devices.Kinds(), ", "))
-		n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged"}, storageKeys...)...)
+		n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged"}, slices.Concat(storageKeys, windowKeys)...)...)
 		return
 	}
 	if v, ok := n.num("cycle_cost"); ok {
@@ -358,6 +368,7 @@ func (r *homeReader) device(n *node) {
 		}
 	}
 	r.storage(n, &dev, props)
+	r.window(n, &dev, props)
 	r.overrides(n, name, props)
 	r.deviceLive(n, name, props, entry)
 	r.h.Devices = append(r.h.Devices, dev)
@@ -366,7 +377,7 @@ func (r *homeReader) device(n *node) {
 		r.property(p, n.path)
 	}
 	r.rules(n, name)
-	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged"}, append(sizingKeys, storageKeys...)...)...)
+	n.done(append([]string{"name", "kind", "size", "location", "initial", "drift", "resolution", "rules", "actions", "range", "cycle_cost", "soc", "plugged"}, slices.Concat(sizingKeys, storageKeys, windowKeys)...)...)
 }
 
 // autoByDefault reports whether a catalogue device of kind that gives
@@ -750,11 +761,19 @@ func (r *homeReader) autoNeeds() {
 			a.n.errorf("power_steps", "power_steps = \"auto\" stores %s's %s to %g %s (its levels are whole quanta of it); leave out the resolution %g", dev.Name, a.entry.Properties[0].Name, a.scale, a.entry.Properties[0].Unit, sc)
 			continue
 		}
-		initial := r.h.Properties[pi].Initial
+		prop := &r.h.Properties[pi]
 		var needs []float64
 		for _, rule := range r.h.Rules {
-			if rule.Location == dev.Name && rule.Property == a.entry.Properties[0].Name && rule.Rel == devices.Geq && rule.Goal > initial {
-				needs = append(needs, rule.Goal-initial)
+			// A goal counts from the initial value, or from the charge
+			// the car last came back with before it (arrival_charge).
+			from, last := prop.Initial, 0
+			for i, v := range prop.Reset {
+				if i < rule.T1 && i > last {
+					from, last = v, i
+				}
+			}
+			if rule.Location == dev.Name && rule.Property == a.entry.Properties[0].Name && rule.Rel == devices.Geq && rule.Goal > from {
+				needs = append(needs, rule.Goal-from)
 			}
 		}
 		if len(needs) == 0 {

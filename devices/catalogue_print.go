@@ -43,6 +43,9 @@ func WriteCatalogue(w io.Writer) error {
 				fmt.Fprintf(tw, ", discharge_to_grid = true")
 			}
 			fmt.Fprintf(tw, " (defaults)\n")
+			if strings.HasPrefix(e.Kind, "ev_") {
+				fmt.Fprintf(tw, "  window\tarrival = \"HH:MM\", departure = \"HH:MM\": the car's daily plugged-in window, off while away (default: always plugged in); arrival_charge = kWh or \"N%%\": what it comes back with\n")
+			}
 		}
 		for _, p := range e.Properties {
 			rng := "no physical range"

@@ -222,7 +222,7 @@ func (h *Home) why(hz Horizon, base *Space, ri int) string {
 	switch r.Rel {
 	case Gt, Geq:
 		if !r.Rel.Holds(hi, goal) {
-			return fmt.Sprintf("at best %s %s reaches %s in the rule's window: the goal needs more than the devices can deliver in time", p.Location, p.Name, p.format(hi))
+			return fmt.Sprintf("at best %s %s reaches %s in the rule's window: the goal needs more than the devices can deliver in time%s", p.Location, p.Name, p.format(hi), h.awayNote(base.Model.Actuators, to))
 		}
 	case Lt, Leq:
 		if !r.Rel.Holds(lo, goal) {
@@ -230,6 +230,29 @@ func (h *Home) why(hz Horizon, base *Space, ri int) string {
 		}
 	}
 	return fmt.Sprintf("no reachable value of %s %s in the rule's window (between %s and %s) satisfies %s %s for long enough", p.Location, p.Name, p.format(lo), p.format(hi), r.Rel, p.format(goal))
+}
+
+// awayNote says, for an infeasibility message, how many of the slots
+// before index to the model's actuators are away in (Device.Away: a car
+// outside its plugged-in window); "" where none is.
+func (h *Home) awayNote(actuators []int, to int) string {
+	var notes []string
+	for _, di := range actuators {
+		d := &h.Devices[di]
+		n := 0
+		for t := 0; t < to && t < len(d.Away); t++ {
+			if d.Away[t] {
+				n++
+			}
+		}
+		if n > 0 {
+			notes = append(notes, fmt.Sprintf("%s is away in %d of the %d slots before it", d.Name, n, min(to, len(d.Away))))
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, "; ") + ")"
 }
 
 // blameComponent reports a component whose models are feasible alone but

@@ -119,6 +119,9 @@ func (n *Neighbourhood) Evaluate(s *Schedule) (*Evaluation, error) {
 			for d := range h.Devices {
 				dev := &h.Devices[d]
 				ev.CycleCost += n.Weights.Price * dev.CycleCost * math.Abs(dev.Act(hs.Actions[d][t]).Power) * dt
+				if !dev.Allowed(t, hs.Actions[d][t]) {
+					ev.violate("home %s device %s slot %d: runs %s while away (not plugged in)", h.Name, dev.Name, t, dev.Act(hs.Actions[d][t]).Name)
+				}
 			}
 			act := func(d int) int { return hs.Actions[d][t] }
 			noImport, noExport := h.Restricted(t, act)
@@ -331,7 +334,7 @@ func (h *Home) trajectory(hz Horizon, pi int, hs *HomeSchedule) []int64 {
 			delta, _ := dev.Act(hs.Actions[d][t]).EffectIn(p.Name, hz, t)
 			v += Steps(delta, p.Scale)
 		}
-		out[i] = v
+		out[i] = p.At(i, v)
 	}
 	return out
 }

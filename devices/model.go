@@ -213,7 +213,68 @@ type Device struct {
 	// the home imports; NoGridDischarge forbids discharging (a negative
 	// power) in a slot where it exports (Home.Restricted).
 	NoGridCharge, NoGridDischarge bool
+	// Away, when not nil, holds one entry per slot: true where the
+	// device is not plugged in (an EV outside its plugged-in window) and
+	// may only take its idle action (Idle: no power, no effect). A slot
+	// the car leaves or arrives in is away as a whole (Plug).
+	Away []bool
+	// Plug is the daily plugged-in window Away was laid from ([[device]]
+	// arrival and departure); nil for a device that never leaves. It
+	// tells simulators when the car comes and goes (devices/homesim).
+	Plug *PlugWindow
 }
+
+// PlugWindow is a car's daily plugged-in window: it arrives at Arrival
+// and leaves at Departure, both minutes after local midnight (Departure
+// before Arrival for a car plugged in overnight).
+type PlugWindow struct {
+	Arrival, Departure int
+	// Charge, when not nil, is what the car holds when it arrives (the
+	// stored property's unit, kWh for an EV): the property's Reset at
+	// every arrival inside the horizon. nil: what it left with.
+	Charge *float64
+}
+
+// Plugged reports whether the car is plugged in at clock minute m
+// (taken modulo a day): in [Arrival, Departure), wrapping past midnight.
+func (w PlugWindow) Plugged(m int) bool {
+	m = (m%1440 + 1440) % 1440
+	if w.Arrival < w.Departure {
+		return m >= w.Arrival && m < w.Departure
+	}
+	return m >= w.Arrival || m < w.Departure
+}
+
+// AwayIn reports whether the device is away (not plugged in) in slot t.
+func (d *Device) AwayIn(t int) bool { return t >= 0 && t < len(d.Away) && d.Away[t] }
+
+// Idle returns the index of the device's action that draws nothing and
+// moves nothing (an EV charger's "off"), or −1.
+func (d *Device) Idle() int {
+	for a := range d.Actions {
+		if d.Actions[a].Power != 0 {
+			continue
+		}
+		moves := false
+		for _, e := range d.Actions[a].Effects {
+			moves = moves || e.Delta != 0
+		}
+		for _, effs := range d.Actions[a].ByLength {
+			for _, e := range effs {
+				moves = moves || e.Delta != 0
+			}
+		}
+		if !moves {
+			return a
+		}
+	}
+	return -1
+}
+
+// Allowed reports whether the device may take action a (a schedule's
+// index, Act) in slot t: any action where it is plugged in, only its
+// idle one where it is away.
+func (d *Device) Allowed(t, a int) bool { return !d.AwayIn(t) || a == d.Idle() }
 
 // Action is one thing a device can do during a slot.
 type Action struct {
@@ -272,6 +333,21 @@ type Property struct {
 	// worth (currency per natural unit, a storage's value per kWh left
 	// at the horizon's end); it is subtracted from the objective.
 	EndValue float64
+	// Reset, when not nil, sets the property to a value at trajectory
+	// indices ≥ 1 whatever came before: the charge a car comes back
+	// with at the boundary it is plugged in again ([[device]]
+	// arrival_charge). The slot before such an index is one its device
+	// is away in, so no action of the slot is lost.
+	Reset map[int]float64
+}
+
+// At returns the property's value in steps at index i reached as v
+// (Reset's value where one applies).
+func (p *Property) At(i int, v int64) int64 {
+	if r, ok := p.Reset[i]; ok {
+		return Steps(r, p.Scale)
+	}
+	return v
 }
 
 // Steps rounds v to whole steps of scale.

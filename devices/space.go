@@ -55,6 +55,13 @@ type Space struct {
 	class []int
 	drift []int64     // [class] steps
 	delta [][][]int64 // [class][actuator position][action] steps
+	// idle[class][actuator position] is the only action the actuator may
+	// take in the class's slots where it is away (Device.Away), −1 where
+	// it is plugged in; nil when no actuator is ever away.
+	idle [][]int
+	// reset[i] is the value (steps) the property takes at index i
+	// whatever came before (Property.Reset); nil for none.
+	reset map[int]int64
 	init  int64
 	// Per index: the ALL checks, the ANY checks (with their bit) and the
 	// bits that must be set by then.
@@ -94,14 +101,53 @@ func (h *Home) newSpace(hz Horizon, m Model, limit, last int) (*Space, error) {
 	}
 	p := &h.Properties[m.Property]
 	s := &Space{Model: m, hz: hz, init: Steps(p.Initial, p.Scale), class: make([]int, hz.Slots)}
-	seen := map[int]int{}
+	for i, v := range p.Reset {
+		if i >= 1 {
+			if s.reset == nil {
+				s.reset = map[int]int64{}
+			}
+			s.reset[i] = Steps(v, p.Scale)
+		}
+	}
+	// Slots share a class when they have one length and the same
+	// actuators away.
+	type classKey struct {
+		minutes int
+		away    string
+	}
+	leaves := false
+	for _, di := range m.Actuators {
+		leaves = leaves || h.Devices[di].Away != nil
+	}
+	seen := map[classKey]int{}
 	for t := range hz.Slots {
-		c, ok := seen[hz.Minutes(t)]
+		key := classKey{minutes: hz.Minutes(t)}
+		if leaves {
+			b := make([]byte, len(m.Actuators))
+			for j, di := range m.Actuators {
+				b[j] = '0'
+				if h.Devices[di].AwayIn(t) {
+					b[j] = '1'
+				}
+			}
+			key.away = string(b)
+		}
+		c, ok := seen[key]
 		if !ok {
-			// The first slot of each length stands for its class.
+			// The first slot of each class stands for it.
 			c = len(s.drift)
-			seen[hz.Minutes(t)] = c
+			seen[key] = c
 			s.drift = append(s.drift, Steps(p.DriftIn(hz, t), p.Scale))
+			if leaves {
+				idle := make([]int, len(m.Actuators))
+				for j, di := range m.Actuators {
+					idle[j] = -1
+					if h.Devices[di].AwayIn(t) {
+						idle[j] = h.Devices[di].Idle()
+					}
+				}
+				s.idle = append(s.idle, idle)
+			}
 			var rows [][]int64
 			for _, di := range m.Actuators {
 				d := &h.Devices[di]
@@ -198,6 +244,9 @@ func (s *Space) Init() (State, bool) { return s.apply(0, s.init, 0) }
 // rules that hold, rejects it when a finished ANY window was missed and
 // forgets the ANY rules whose window closed before i.
 func (s *Space) apply(i int, v int64, flags uint64) (State, bool) {
+	if r, ok := s.reset[i]; ok {
+		v = r // the car comes back with its arrival charge
+	}
 	flags &^= s.expired[i]
 	for _, c := range s.all[i] {
 		if !c.rel.Holds(v, c.goal) {
@@ -227,11 +276,28 @@ func (s *Space) Delta(t int, actions []int) int64 {
 	return d
 }
 
+// Allowed reports whether the model's actuators may run actions in slot
+// t: an actuator that is away there (Device.Away) only its idle action.
+func (s *Space) Allowed(t int, actions []int) bool {
+	if s.idle == nil || t < 0 || t >= len(s.class) {
+		return true
+	}
+	for j, k := range s.idle[s.class[t]] {
+		if k >= 0 && j < len(actions) && actions[j] != k {
+			return false
+		}
+	}
+	return true
+}
+
 // Step returns the state at index i ≥ 1 reached from st at index i−1 when
 // the model's actuators run actions in slot hz.Mover(i), and whether it is
 // a state of the space.
 func (s *Space) Step(i int, st State, actions []int) (State, bool) {
 	if i < 1 || i > s.Last || len(actions) != len(s.Model.Actuators) {
+		return State{}, false
+	}
+	if !s.Allowed(s.hz.Mover(i), actions) {
 		return State{}, false
 	}
 	next, ok := s.apply(i, st.Value+s.Delta(s.hz.Mover(i), actions), st.Flags)
@@ -353,7 +419,11 @@ func (s *Space) buildIndex() {
 // can make.
 func (s *Space) distinctDeltas(c int) []int64 {
 	sums := map[int64]bool{s.drift[c]: true}
-	for _, row := range s.delta[c] {
+	for j, row := range s.delta[c] {
+		if s.idle != nil && s.idle[c][j] >= 0 {
+			// Away: only the idle action.
+			row = row[s.idle[c][j] : s.idle[c][j]+1]
+		}
 		next := map[int64]bool{}
 		for v := range sums {
 			for _, d := range row {

@@ -166,6 +166,14 @@ func (h *Home) validate(hz Horizon) []error {
 		if !finite(d.CycleCost) || d.CycleCost < 0 {
 			add(PartDevice, di, "device %s: cycle cost %v must be a non-negative number", d.Name, d.CycleCost)
 		}
+		if d.Away != nil {
+			switch {
+			case len(d.Away) != hz.Slots:
+				add(PartDevice, di, "device %s: away in %d slots of %d: give one entry per slot", d.Name, len(d.Away), hz.Slots)
+			case d.Idle() < 0:
+				add(PartDevice, di, "device %s: it leaves in some slots but has no action that draws nothing and changes nothing (off)", d.Name)
+			}
+		}
 		acts := map[string]bool{}
 		for _, a := range d.Actions {
 			if a.Name == "" || acts[a.Name] {
@@ -210,6 +218,11 @@ func (h *Home) validate(hz Horizon) []error {
 		}
 		if !finite(p.Initial) || !finite(p.Drift) {
 			add(PartProperty, pi, "property %s at %s: initial value and drift must be numbers", p.Name, p.Location)
+		}
+		for i, v := range p.Reset {
+			if i < 1 || i >= hz.Indices() || !finite(v) || finite(p.Scale) && p.Scale > 0 && math.Abs(v/p.Scale) > maxSteps {
+				add(PartProperty, pi, "property %s at %s: reset to %v at index %d: want a number at an index from 1 to %d", p.Name, p.Location, v, i, hz.Indices()-1)
+			}
 		}
 		if finite(p.Scale) && p.Scale > 0 && (math.Abs(p.Initial/p.Scale) > maxSteps || math.Abs(p.Drift/p.Scale) > maxSteps) {
 			add(PartProperty, pi, "property %s at %s: values are too large for resolution %v", p.Name, p.Location, p.Scale)

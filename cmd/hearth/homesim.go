@@ -57,7 +57,7 @@ func runHomeSim(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&duration, "duration", 0, "simulated time to run for (instead of --until)")
 	fs.Float64Var(&noise, "noise", 0.1, "relative σ of the base load's noise per slot (0: the file's background exactly)")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the base load's noise")
-	fs.Var(&cars, "car", "a car's daily `TRIP`, DEVICE=LEAVE-RETURN[@CHARGE] (e.g. ev=07:30-17:45@20) or DEVICE=home; repeatable (default: EVs are away outside the file's horizon and come back with its initial charge)")
+	fs.Var(&cars, "car", "a car's daily `TRIP`, DEVICE=LEAVE-RETURN[@CHARGE] (e.g. ev=07:30-17:45@20) or DEVICE=home; repeatable (default: an EV with arrival and departure in its file keeps that window, other EVs are away outside the file's horizon; both come back with its initial charge)")
 	fs.DurationVar(&publish, "publish", homesim.DefaultPublish, "how often (simulated) each home publishes its devices' state, besides every slot boundary")
 	fs.DurationVar(&step, "step", homesim.DefaultStep, "simulation step (simulated time)")
 	fs.StringVar(&serve, "serve", "", "start an embedded MQTT broker listening on ADDR (e.g. 127.0.0.1:1883) for the homes and their agents, when no broker is named")

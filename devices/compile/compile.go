@@ -31,6 +31,10 @@
 //     one meter function over all the home's actions instead,
 //     Weights.Price·Bill(t, draw)·Δ with the background inside (the level
 //     link's scope, so the width does not grow);
+//   - away (hard): where a device is away (devices.Device.Away: an EV
+//     outside its plugged-in window), every action but its idle one is
+//     Hard in the slot's price or meter function, and the property's
+//     transitions (devices.Space.Step) refuse it;
 //   - transitions (hard): for each property and index i, the function
 //     over (state i−1, the actions in slot Mover(i) of the devices that move
 //     the property, state i) that is 0 where state i is state i−1 plus drift

@@ -10,6 +10,18 @@ import (
 	"github.com/hearth-dcop/hearth/mva"
 )
 
+// allowed reports whether every device of h may run its action of acts
+// in slot t (devices.Device.Allowed: a device away runs only its idle
+// action).
+func allowed(h *devices.Home, t int, acts []int) bool {
+	for d := range h.Devices {
+		if !h.Devices[d].Allowed(t, acts[d]) {
+			return false
+		}
+	}
+	return true
+}
+
 // prices adds one unary price function per action variable whose actions
 // do not all cost nothing, at the home's tariff (Neighbourhood.Tariff).
 // Where the bill is not linear in the devices' powers — the home can feed
@@ -44,7 +56,7 @@ func (k *compiler) prices(hi int) error {
 				}
 				noImport, noExport := h.Restricted(t, act)
 				m := n.Meter(hi, t, h.Draw(t, act), noImport, noExport)
-				if m.Broken != "" {
+				if m.Broken != "" || !allowed(h, t, acts) {
 					costs[idx] = mva.Hard
 				} else {
 					costs[idx] = n.Weights.Price*m.Bill + n.Weights.Miss*m.Over
@@ -63,6 +75,10 @@ func (k *compiler) prices(hi int) error {
 			zero := true
 			for a := range dev.Actions {
 				costs[a] = n.Weights.Price*imp[t]*dev.Actions[a].Power*dt + k.cycle(dev, a, t)
+				if !dev.Allowed(t, a) {
+					// Away (not plugged in): only its idle action.
+					costs[a] = mva.Hard
+				}
 				zero = zero && costs[a] == 0
 			}
 			if !zero {

@@ -129,6 +129,12 @@ func continuousLP(T int, dt float64, prices []float64, maxKW, eff, need float64)
 // of the physical charger costs at least; the continuous optimum
 // (continuousLP) is below it by what whole currents cannot match.
 func currentsMILP(T int, dt float64, prices []float64, maxKW, eff, need float64) string {
+	return currentsMILPAway(T, dt, prices, maxKW, eff, need, nil)
+}
+
+// currentsMILPAway is currentsMILP for a car that is away in the slots
+// away marks (nil: none): no current there.
+func currentsMILPAway(T int, dt float64, prices []float64, maxKW, eff, need float64, away []bool) string {
 	phases, top := 1, 32
 	if maxKW > 7.4 {
 		phases, top = 3, 16
@@ -136,6 +142,9 @@ func currentsMILP(T int, dt float64, prices []float64, maxKW, eff, need float64)
 	var p cbcsolve.Program
 	var stored []string
 	for t := range T {
+		if away != nil && away[t] {
+			continue
+		}
 		var one []string
 		for amps := 6; amps <= top; amps++ {
 			kw := math.Min(float64(amps*230*phases)/1000, maxKW)

@@ -7,6 +7,7 @@
 // (a hard one must hold; a soft one is measured: which goals are missed
 // and by how much), each device's power against its actions and its
 // limits, the draw per slot, the committed levels and the feeder limit,
+// a device away from home (an EV outside its plugged-in window) idle,
 // and a home's meter (its own tariff, its curtailed PV, its import and
 // export limits, its storage's grid permissions); it recomputes each
 // home's bill from the import and export prices and its demand charge,
@@ -358,6 +359,7 @@ func (c *checker) home(hi int, p *Plan, levels bool) (replay, bool) {
 	if p.KW != nil {
 		c.power(h, acts, p.KW)
 	}
+	c.away(h, acts)
 	c.exact(h, acts)
 	res := replay{load: make([]float64, H)}
 	energy, peak := 0.0, math.Inf(-1)
@@ -592,6 +594,10 @@ func trajectory(hz devices.Horizon, h *devices.Home, p *devices.Property, acts [
 				}
 			}
 		}
+		if r, ok := p.Reset[i]; ok {
+			// The car is back with the charge it arrives with.
+			v = steps(r, p.Scale)
+		}
 		out[i] = v
 	}
 	return out
@@ -662,6 +668,38 @@ func value(v int64, p *devices.Property) string {
 		s += " " + p.Unit
 	}
 	return s
+}
+
+// away checks that a device that is not plugged in (devices.Device.Away:
+// an EV outside its plugged-in window) neither draws nor moves anything
+// in those slots: its action there must have no power and no effect, in
+// any slot length.
+func (c *checker) away(h *devices.Home, acts [][]int) {
+	for d := range h.Devices {
+		dev := &h.Devices[d]
+		if dev.Away != nil && len(dev.Away) != len(acts[d]) {
+			c.r.violate("home %s: device %s is away in %d slots of %d", h.Name, dev.Name, len(dev.Away), len(acts[d]))
+			continue
+		}
+		for t, gone := range dev.Away {
+			if !gone {
+				continue
+			}
+			a := &actions(dev)[acts[d][t]]
+			moves := a.Power != 0
+			for _, e := range a.Effects {
+				moves = moves || e.Delta != 0
+			}
+			for _, effs := range a.ByLength {
+				for _, e := range effs {
+					moves = moves || e.Delta != 0
+				}
+			}
+			if moves {
+				c.r.violate("home %s: device %s slot %d: runs %s (%g kW) while away (not plugged in)", h.Name, dev.Name, t, a.Name, a.Power*c.kw)
+			}
+		}
+	}
 }
 
 // power checks what each device is said to draw against its actions'

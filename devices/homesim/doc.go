@@ -44,7 +44,9 @@
 //     dishwasher whose programme is done stops; a water heater at its
 //     maximum stops heating), and its idle action for the rest.
 //   - A car leaves and returns (Trip): unplugged, it refuses to charge;
-//     when it returns it holds the charge it comes home with.
+//     when it returns it holds the charge it comes home with. By default
+//     (DefaultTrips) an EV with a plugged-in window in its file leaves at
+//     the window's departure and returns at its arrival.
 //   - Properties drift as the file says, whatever the devices do.
 //   - The base load is the file's background (gross of PV) times
 //     1 + σ·z, z a standard normal drawn once per slot from the seed; PV

@@ -56,19 +56,24 @@ func (tr *Trip) away(t time.Time) bool {
 	return m >= tr.Leave || m < tr.Return
 }
 
-// DefaultTrips gives every EV of the home (a catalogue ev_* device) a
-// trip from the horizon's end to its start: plugged in for the whole
-// planned horizon, away outside it, back with the file's charge. A
-// horizon of a whole day leaves no time away, so no trip.
+// DefaultTrips gives every EV of the home (a catalogue ev_* device) its
+// daily trip: one with a plugged-in window (devices.Device.Plug:
+// [[device]] arrival and departure) leaves at its departure and comes
+// back at its arrival, with its arrival_charge (else the file's
+// charge); any other leaves at the
+// horizon's end and comes back at its start, plugged in for the whole
+// planned horizon (a horizon of a whole day leaves it no time away, so
+// no trip). A custom device with a window stays home here, where its
+// plan keeps it off while away anyway: only catalogue storages leave.
 func DefaultTrips(n *devices.Neighbourhood, home int) []Trip {
 	hz := n.Horizon
 	span := spanMinutes(hz)
-	if span >= 1440 {
-		return nil
-	}
 	var out []Trip
 	for _, d := range n.Homes[home].Devices {
-		if strings.HasPrefix(d.Kind, "ev_") {
+		switch {
+		case d.Plug != nil && strings.HasPrefix(d.Kind, "ev_"):
+			out = append(out, Trip{Device: d.Name, Leave: d.Plug.Departure, Return: d.Plug.Arrival, ArriveWith: d.Plug.Charge})
+		case strings.HasPrefix(d.Kind, "ev_") && span < 1440:
 			out = append(out, Trip{Device: d.Name, Leave: (hz.Start + span) % 1440, Return: hz.Start})
 		}
 	}

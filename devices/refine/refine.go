@@ -18,7 +18,9 @@
 // own objective of the slot as the model prices it (devices.Neighbourhood.
 // Meter: import and export prices, soft limits, grid permissions; the
 // cycle cost), the goals soft with their penalty or hard, the property's
-// range and the value of what it stores at the end.
+// range and the value of what it stores at the end. A device away in a
+// slot (devices.Device.Away: an EV outside its plugged-in window) is off
+// there.
 //
 // The street's terms on committed levels read a home's draw only
 // through its committed caps (the peak term and the feeder limit are over
@@ -323,7 +325,7 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 			m := n.Meter(hi, t, h.Draw(t, act), noImport, noExport)
 			pw := dev.Act(a).Power
 			c := n.Weights.Price*m.Bill + n.Weights.Miss*m.Over + n.Weights.Price*dev.CycleCost*math.Abs(pw)*dt
-			if m.Broken != "" || !devices.Fits(m.Draw, limit) || demand && !devices.Fits(m.Draw, math.Max(peak, h.Meter.DemandThreshold)) {
+			if m.Broken != "" || !devices.Fits(m.Draw, limit) || demand && !devices.Fits(m.Draw, math.Max(peak, h.Meter.DemandThreshold)) || a != off && dev.AwayIn(t) {
 				c = math.Inf(1)
 			}
 			delta, _ := dev.Act(a).EffectIn(p.Name, hz, t)
@@ -431,8 +433,9 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 			lo, hi = min(lo, s.v), max(hi, s.v)
 		}
 		lo, hi = lo+slices.Min(move[t]), hi+slices.Max(move[t])
+		_, reset := p.Reset[t+1]
 		useDense := false
-		if g > 0 {
+		if g > 0 && !reset {
 			if span := ((hi-lo)/g + 1) << bits; span <= maxDense {
 				useDense = true
 				if int64(len(dense)) < span {
@@ -448,7 +451,7 @@ func device(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule, d int, pe
 				if math.IsInf(cost[t][o], 1) {
 					continue
 				}
-				v := s.v + move[t][o]
+				v := p.At(t+1, s.v+move[t][o])
 				c, held := at(t+1, v, s.held)
 				if math.IsInf(c, 1) {
 					continue

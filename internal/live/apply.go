@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -392,7 +393,35 @@ func (in *Inputs) applyDevice(cfg *config.Config, h *devices.Home, dl config.Dev
 	}
 	pk := key{h.Name, dl.Device, "plugged"}
 	r, ok := in.readings[pk]
-	if !ok || r.plugged || now.Sub(r.at) > cfg.Live.Forget {
+	if !ok || now.Sub(r.at) > cfg.Live.Forget {
+		return notes
+	}
+	if d := &h.Devices[di]; d.Plug != nil && len(h.Background) > 0 {
+		// A plugged-in window ([[device]] arrival, departure) is the
+		// forecast of the slots ahead; the live state wins for the
+		// current one, slot 0. A car home before the window's arrival
+		// stays until its departure: the slots the window has it away
+		// from now to that arrival are plugged in.
+		away := make([]bool, len(h.Background))
+		copy(away, d.Away)
+		if r.plugged {
+			t := 0
+			for ; t < len(away) && away[t]; t++ {
+				away[t] = false
+			}
+			if _, ok := p.Reset[t]; ok && t > 0 {
+				// Home already, with the charge read live: that
+				// arrival's charge is not planned.
+				p.Reset = maps.Clone(p.Reset)
+				delete(p.Reset, t)
+			}
+		} else {
+			away[0] = true
+		}
+		d.Away = away
+		return notes
+	}
+	if r.plugged {
 		return notes
 	}
 	// The car is away: no goal on its charge applies to this plan, and

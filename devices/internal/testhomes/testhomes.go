@@ -33,6 +33,12 @@ type Options struct {
 	// (devices.Action.ByLength). Its draws come from a stream of their
 	// own, as Soft's.
 	Uneven bool
+	// Away makes about three in four devices with an idle action leave in
+	// about a third of the slots (devices.Device.Away: an EV outside its
+	// plugged-in window), and three in four of those under full dynamics come
+	// back with a charge of their own (devices.Property.Reset). Its
+	// draws come from a stream of their own.
+	Away bool
 }
 
 // Random returns a valid neighbourhood drawn from seed.
@@ -76,10 +82,46 @@ func Random(seed uint64, o Options) *devices.Neighbourhood {
 	if o.Uneven && n.Horizon.Dynamics == devices.Full {
 		uneven(rand.New(rand.NewPCG(seed, 0x0e7e)), n)
 	}
+	if o.Away {
+		away(rand.New(rand.NewPCG(seed, 0xa3a7)), n)
+	}
 	if err := n.Validate(); err != nil {
 		panic(fmt.Sprintf("testhomes: seed %d: %v", seed, err))
 	}
 	return n
+}
+
+// away draws the Away option's slots away.
+func away(rng *rand.Rand, n *devices.Neighbourhood) {
+	for hi := range n.Homes {
+		for d := range n.Homes[hi].Devices {
+			dev := &n.Homes[hi].Devices[d]
+			if dev.Idle() < 0 || rng.IntN(4) == 0 {
+				continue
+			}
+			dev.Away = make([]bool, n.Horizon.Slots)
+			for t := range dev.Away {
+				dev.Away[t] = rng.IntN(3) == 0
+			}
+			// Under full dynamics, three in four come back with a
+			// charge of their own (devices.Property.Reset) to the
+			// property they alone keep, at each arrival.
+			pi := n.Homes[hi].Property(dev.Name, "p")
+			if n.Horizon.Dynamics != devices.Full || pi < 0 || rng.IntN(4) == 0 {
+				continue
+			}
+			p := &n.Homes[hi].Properties[pi]
+			v := float64(rng.IntN(4)) * p.Scale
+			for i := 1; i < len(dev.Away); i++ {
+				if dev.Away[i-1] && !dev.Away[i] {
+					if p.Reset == nil {
+						p.Reset = map[int]float64{}
+					}
+					p.Reset[i] = v
+				}
+			}
+		}
+	}
 }
 
 // uneven draws the Uneven option's slot lengths and per-length effects.
