@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -171,10 +172,14 @@ type EDAC struct {
 	rootLB float64
 	ft     []fTrail
 	it     []iTrail
-	sides  []side // per binary function: seen from x, then from y
-	sup    []int  // per variable: last EAC support found (a hint)
-	weight []int64
-	lastFn int
+	// sides holds each binary function seen from x, then from y, for the
+	// functions below firstDormant; dsides the dormant ones' (sideAt).
+	sides        []side
+	dsides       [][]side
+	firstDormant int
+	sup          []int // per variable: last EAC support found (a hint)
+	weight       []int64
+	lastFn       int
 	// lastConflict is the variable whose assignment last failed at
 	// once (-1: none); it is branched on first while it is unassigned
 	// (last-conflict reasoning, Lecoutre et al. 2009, as toulbar2 does).
@@ -297,11 +302,32 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s.adjB = make([][]int, s.n)
 	s.adjN = make([][]int, s.n)
 	pair := make(map[[2]int]int, len(lp.Funcs))
+	// The functions' factors and their index slices are carved from slabs
+	// (five slices of each function's arity), and srcs and bins are sized
+	// up front: one allocation each where a 40×40 grid made 3 per function
+	// and grew both lists by doubling.
+	arity := 0
 	for _, f := range lp.Funcs {
-		c := condFunc{f: &Factor{}, costs: f.Costs}
-		strides := make([]int, len(f.Scope))
+		arity += len(f.Scope)
+	}
+	factors := make([]Factor, len(lp.Funcs))
+	slab := make([]int, 0, 5*arity)
+	carve := func(n int) []int {
+		sl := slab[len(slab) : len(slab) : len(slab)+n]
+		slab = slab[:len(slab)+n]
+		return sl
+	}
+	s.srcs = make([]edacSrc, 0, len(lp.Funcs))
+	s.bins = make([]edacBin, 0, len(lp.Funcs))
+	var strides []int
+	for i, f := range lp.Funcs {
+		n := len(f.Scope)
+		c := condFunc{f: &factors[i], costs: f.Costs}
+		c.bvars, c.bstrides, c.istrides = carve(n), carve(n), carve(n)
+		c.f.Vars, c.f.Dims = carve(n), carve(n)
+		strides = slices.Grow(strides[:0], n)[:n]
 		m := 1
-		for p := len(f.Scope) - 1; p >= 0; p-- {
+		for p := n - 1; p >= 0; p-- {
 			strides[p] = m
 			m *= lp.Domains[f.Scope[p]]
 		}
@@ -314,6 +340,9 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 				c.f.Dims = append(c.f.Dims, lp.Domains[v])
 				c.istrides = append(c.istrides, strides[p])
 			}
+		}
+		if len(c.bvars) == 0 {
+			c.bvars, c.bstrides = nil, nil
 		}
 		c.static = len(c.bvars) == 0
 		size := 1
