@@ -99,8 +99,10 @@ func (p *Problem) PrimalGraph() *Graph {
 //
 // Each vertex's fill (the non-adjacent pairs among its neighbours) is kept
 // and recomputed only where an elimination can change it: at the
-// eliminated vertex's neighbours, whose neighbourhoods change, and at their
-// neighbours, which may see a new edge between two of their own.
+// eliminated vertex's neighbours, whose neighbourhoods change, and, when
+// the elimination added fill edges (all between those neighbours), at the
+// vertices adjacent to two or more of them, the only ones that may see a
+// new edge between two of their own.
 func (g *Graph) MinFill(elim []int) (order []int, width int) {
 	order, width, _ = g.minFill(elim, nil, 0)
 	return order, width
@@ -124,8 +126,8 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 	rows := append([]uint64(nil), g.rows...)
 	row := func(u int) []uint64 { return rows[u*w : (u+1)*w] }
 	// left, then dirty and nb, are bit sets over the vertices.
-	sets := make([]uint64, 3*w)
-	left, dirty, nb := sets[:w], sets[w:2*w], sets[2*w:]
+	sets := make([]uint64, 4*w)
+	left, dirty, nb, once := sets[:w], sets[w:2*w], sets[2*w:3*w], sets[3*w:]
 	count := 0
 	for _, v := range elim {
 		if v >= 0 && v < n && left[v/64]&(1<<(v%64)) == 0 {
@@ -204,10 +206,12 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 			}
 		}
 		clear(dirty)
+		clear(once)
 		bw, bb := best/64, uint64(1)<<(best%64)
 		// Every word loop runs over the words the rows span only.
 		nlo, nhi := span(nb)
 		dlo, dhi := nlo, nhi
+		fills := fill[best] > 0
 		forEach(nb[nlo:nhi], func(a int) {
 			a += nlo * 64
 			ra := row(a)
@@ -217,9 +221,16 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 			}
 			ra[aw] &^= ab
 			ra[bw] &^= bb
+			if !fills {
+				return
+			}
+			// dirty gathers the vertices outside nb adjacent to two
+			// or more of nb, once those adjacent to one so far.
 			lo, hi := span(ra)
 			for i := lo; i < hi; i++ {
-				dirty[i] |= ra[i]
+				x := ra[i] &^ nb[i]
+				dirty[i] |= once[i] & x
+				once[i] |= x
 			}
 			dlo, dhi = min(dlo, lo), max(dhi, hi)
 		})
