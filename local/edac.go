@@ -177,7 +177,8 @@ type EDAC struct {
 	sides        []side
 	dsides       [][]side
 	firstDormant int
-	sup          []int // per variable: last EAC support found (a hint)
+	sup          []int   // per variable: last EAC support found (a hint)
+	res          []int32 // the binary functions' residual supports (edacBin.resOff)
 	weight       []int64
 	lastFn       int
 	// lastConflict is the variable whose assignment last failed at
@@ -238,14 +239,15 @@ type edacBin struct {
 	x, y, dx, dy int
 	tab          []float64
 	px, py       int // offsets in fs of the deltas
-	// cur is the table search works on, a view of fs at curOff: tab
-	// plus what variables eliminated during search added.
-	cur    []float64
+	// curOff is where in fs the table search works on starts: tab plus
+	// what variables eliminated during search added.
 	curOff int
 	// Residual supports (hints, not trailed): for each value of x, its
-	// last AC support and full support in y, and the same for y in x.
-	resX, fresX, resY, fresY []int32
-	live                     int // is index: 1 while both variables are unassigned
+	// last AC support and full support in y, and the same for y in x, at
+	// resOff in EDAC.res (dx, dx, dy, dy entries; an offset, not four
+	// slices, for a collector that scans every function).
+	resOff int
+	live   int // is index: 1 while both variables are unassigned
 }
 
 // edacNary is a function over three or more interior variables; its cost
@@ -397,12 +399,14 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 		nt += s.bins[k].dx * s.bins[k].dy
 		nr += 2 * (s.bins[k].dx + s.bins[k].dy)
 	}
-	tabs, res := make([]float64, nt), make([]int32, nr)
+	tabs := make([]float64, nt)
+	s.res = make([]int32, nr)
+	nr = 0
 	for k := range s.bins {
 		b := &s.bins[k]
 		b.tab, tabs = tabs[:b.dx*b.dy:b.dx*b.dy], tabs[b.dx*b.dy:]
-		b.resX, b.fresX, res = res[:b.dx:b.dx], res[b.dx:2*b.dx:2*b.dx], res[2*b.dx:]
-		b.resY, b.fresY, res = res[:b.dy:b.dy], res[b.dy:2*b.dy:2*b.dy], res[2*b.dy:]
+		b.resOff = nr
+		nr += 2 * (b.dx + b.dy)
 	}
 
 	// Trailed state layout.
@@ -691,7 +695,8 @@ func (s *EDAC) reset() {
 		s.fs[s.umaxOff+x] = math.Inf(1) // unknown: the first scan sets it
 	}
 	for k := range s.bins {
-		copy(s.bins[k].cur, s.bins[k].tab)
+		b := &s.bins[k]
+		copy(s.fs[b.curOff:b.curOff+len(b.tab)], b.tab)
 	}
 	clear(s.is)
 	for x, d := range s.dom {

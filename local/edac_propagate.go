@@ -307,8 +307,9 @@ func (s *EDAC) sideAt(i int) *side {
 	return &c[d%(2*sideChunk)]
 }
 
-// makeSides builds every binary function's two sides, once fs and is
-// exist (they are never reallocated, so the views stay valid); a dormant
+// makeSides builds the two sides of every binary function but the
+// dormant ones, which planDormant appended last, once fs and is exist
+// (they are never reallocated, so the views stay valid); a dormant
 // function's when it first wakes (most never do).
 func (s *EDAC) makeSides() {
 	s.firstDormant = len(s.bins)
@@ -317,12 +318,8 @@ func (s *EDAC) makeSides() {
 	}
 	s.sides = make([]side, 2*s.firstDormant)
 	s.dsides = make([][]side, (len(s.bins)-s.firstDormant+sideChunk-1)/sideChunk)
-	for k := range s.bins {
-		b := &s.bins[k]
-		b.cur = s.fs[b.curOff : b.curOff+b.dx*b.dy]
-		if !s.dormant[k] {
-			s.makeSide(k)
-		}
+	for k := range s.firstDormant {
+		s.makeSide(k)
 	}
 }
 
@@ -331,13 +328,15 @@ func (s *EDAC) makeSide(k int) {
 	b := &s.bins[k]
 	for i := range 2 {
 		sd := s.sideAt(2*k + i)
-		sd.tab = b.cur
+		sd.tab = s.fs[b.curOff : b.curOff+b.dx*b.dy]
 		if i == 0 {
 			sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
-			sd.res, sd.fres = b.resX, b.fresX
+			o := b.resOff
+			sd.res, sd.fres = s.res[o:o+b.dx:o+b.dx], s.res[o+b.dx:o+2*b.dx:o+2*b.dx]
 		} else {
 			sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.y, b.x, 1, b.dy, b.py, b.px, b.dy, b.dx
-			sd.res, sd.fres = b.resY, b.fresY
+			o := b.resOff + 2*b.dx
+			sd.res, sd.fres = s.res[o:o+b.dy:o+b.dy], s.res[o+b.dy:o+2*b.dy:o+2*b.dy]
 		}
 		sd.pon, sd.pot = s.fs[sd.pOn:sd.pOn+sd.don], s.fs[sd.pOt:sd.pOt+sd.dot]
 		sd.aon, sd.aot = s.is[s.aoff[sd.on]:s.aoff[sd.on]+sd.don], s.is[s.aoff[sd.ot]:s.aoff[sd.ot]+sd.dot]
