@@ -303,15 +303,39 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s.rank = dacRank(lp)
 	s.adjB = make([][]int, s.n)
 	s.adjN = make([][]int, s.n)
-	pair := make(map[[2]int]int, len(lp.Funcs))
 	// The functions' factors and their index slices are carved from slabs
-	// (five slices of each function's arity), and srcs and bins are sized
-	// up front: one allocation each where a 40×40 grid made 3 per function
-	// and grew both lists by doubling.
-	arity := 0
+	// (five slices of each function's arity), and srcs, bins and pair are
+	// sized up front: one allocation each where a 40×40 grid made 3 per
+	// function and grew the lists and the map by doubling. bins and pair
+	// also get room for planElimination's functions (at most one a
+	// variable) and planDormant's (at most d(d-1)/2 for a variable of d
+	// binary functions, and dormantShare times the functions and
+	// variables in all).
+	arity, dormant := 0, 0
+	deg := make([]int, s.n)
 	for _, f := range lp.Funcs {
 		arity += len(f.Scope)
+		in := 0
+		for _, v := range f.Scope {
+			if v >= lp.NB {
+				in++
+			}
+		}
+		if in == 2 {
+			for _, v := range f.Scope {
+				if v >= lp.NB {
+					deg[v-lp.NB]++
+				}
+			}
+		}
 	}
+	for x, d := range deg {
+		if s.dom[x]*s.dom[x] <= dormantMaxTable { // neighbours of as many values
+			dormant += d * (d - 1) / 2
+		}
+	}
+	room := len(lp.Funcs) + s.n + min(dormant, dormantShare*(len(lp.Funcs)+s.n))
+	pair := make(map[[2]int]int, room)
 	factors := make([]Factor, len(lp.Funcs))
 	slab := make([]int, 0, 5*arity)
 	carve := func(n int) []int {
@@ -320,7 +344,7 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 		return sl
 	}
 	s.srcs = make([]edacSrc, 0, len(lp.Funcs))
-	s.bins = make([]edacBin, 0, len(lp.Funcs))
+	s.bins = make([]edacBin, 0, room)
 	var strides []int
 	for i, f := range lp.Funcs {
 		n := len(f.Scope)
