@@ -1081,7 +1081,7 @@ func (s *EDAC) localSearch() {
 		best, bc := 0, math.Inf(1)
 		for a := range s.dom[x] {
 			c := s.u0[s.uoff[x]+a]
-			for _, k := range s.adjB[x] {
+			for _, k := range s.costedB(x) {
 				b := &s.bins[k]
 				y := b.x + b.y - x
 				if !set[y] || s.goneBin[k] {
@@ -1137,7 +1137,8 @@ func (s *EDAC) localSearch() {
 func (s *EDAC) localCost(x, a int) float64 {
 	cur := s.full[s.lp.NB:]
 	c := s.u0[s.uoff[x]+a]
-	for _, k := range s.adjB[x] {
+	adj := s.costedB(x)
+	for _, k := range adj {
 		b := &s.bins[k]
 		if s.goneBin[k] {
 			continue
@@ -1160,6 +1161,19 @@ func (s *EDAC) localCost(x, a int) float64 {
 		}
 		c += nf.tab[idx]
 	}
-	s.checks += int64(len(s.adjB[x]) + len(s.adjN[x]))
+	s.checks += int64(len(adj) + len(s.adjN[x]))
 	return c
+}
+
+// costedB returns x's binary functions but the dormant ones, which hold no
+// cost before the search wakes them: adjB[x] lists functions in the order
+// they were made, the dormant last (on a 40×40 grid two thirds of them,
+// which the local search read for nothing: a fifth of the row's checks).
+func (s *EDAC) costedB(x int) []int {
+	adj := s.adjB[x]
+	n := len(adj)
+	for n > 0 && adj[n-1] >= s.firstDormant {
+		n--
+	}
+	return adj[:n]
 }
