@@ -238,17 +238,41 @@ const maxElimDegree = 2
 // it is made once; condition runs it on each row's tables.
 func (s *EDAC) planElimination(pair map[[2]int]int) {
 	s.gone = make([]bool, s.n)
-	nbrs := make([]map[int]int, s.n) // neighbour -> binary function
-	for x := range nbrs {
-		nbrs[x] = map[int]int{}
+	// nbrs lists each variable's neighbours and their binary functions,
+	// carved from one slab (lists, not maps: a 40×40 grid built 1600 maps
+	// for the four variables it eliminates).
+	type nbr struct{ y, k int }
+	cnt := make([]int, s.n)
+	for _, b := range s.bins {
+		cnt[b.x]++
+		cnt[b.y]++
+	}
+	slab := make([]nbr, 2*len(s.bins))
+	nbrs := make([][]nbr, s.n)
+	for x, c := range cnt {
+		nbrs[x], slab = slab[:0:c], slab[c:]
 	}
 	for k, b := range s.bins {
-		nbrs[b.x][b.y] = k
-		nbrs[b.y][b.x] = k
+		nbrs[b.x] = append(nbrs[b.x], nbr{b.y, k})
+		nbrs[b.y] = append(nbrs[b.y], nbr{b.x, k})
 	}
+	drop := func(y, x int) {
+		l := nbrs[y]
+		for i, e := range l {
+			if e.y == x {
+				l[i] = l[len(l)-1]
+				nbrs[y] = l[:len(l)-1]
+				return
+			}
+		}
+	}
+	// The lowest eligible variable goes first; eliminating x changes only
+	// its neighbours' eligibility, so the scan resumes at the lowest of
+	// them and x.
+	next := 0
 	for {
 		x := -1
-		for v := range s.n {
+		for v := next; v < s.n; v++ {
 			if !s.gone[v] && len(s.adjN[v]) == 0 && len(nbrs[v]) <= maxElimDegree {
 				x = v
 				break
@@ -257,18 +281,20 @@ func (s *EDAC) planElimination(pair map[[2]int]int) {
 		if x < 0 {
 			break
 		}
+		next = x
 		e := edacElim{x: x, into: -1}
 		var ys []int
-		for y, k := range nbrs[x] {
-			ys = append(ys, y)
-			e.ks = append(e.ks, k)
+		for _, nb := range nbrs[x] {
+			ys = append(ys, nb.y)
+			e.ks = append(e.ks, nb.k)
 		}
 		if len(ys) == 2 && s.rank[ys[0]] > s.rank[ys[1]] {
 			ys[0], ys[1] = ys[1], ys[0]
 			e.ks[0], e.ks[1] = e.ks[1], e.ks[0]
 		}
 		for _, y := range ys {
-			delete(nbrs[y], x)
+			drop(y, x)
+			next = min(next, y)
 		}
 		if len(ys) == 2 {
 			y, z := ys[0], ys[1]
@@ -279,11 +305,12 @@ func (s *EDAC) planElimination(pair map[[2]int]int) {
 				s.bins = append(s.bins, s.newBin(y, z))
 				s.adjB[y] = append(s.adjB[y], k)
 				s.adjB[z] = append(s.adjB[z], k)
-				nbrs[y][z] = k
-				nbrs[z][y] = k
+				nbrs[y] = append(nbrs[y], nbr{z, k})
+				nbrs[z] = append(nbrs[z], nbr{y, k})
 			}
 			e.into = k
 		}
+		nbrs[x] = nil
 		s.gone[x] = true
 		s.elim = append(s.elim, e)
 	}

@@ -366,3 +366,71 @@ func TestEDACGridsDeadEnds(t *testing.T) {
 	}
 	t.Logf("dead-end elimination at %d nodes, %d dormant functions woken", dee, woken)
 }
+
+// TestEDACTwoValuesEqualsBruteForce checks the search's rules for problems
+// of two values (the DAC order flipped for the search, ties of dom/wdeg to
+// the largest unary cost, dead-end elimination) against brute force on
+// rows of seeded random binary problems over two values, dense
+// enough that the search branches, with EDAC alone (also without the
+// local search's bound and costliest value first) and with Auto under a
+// 1 MiB budget.
+func TestEDACTwoValuesEqualsBruteForce(t *testing.T) {
+	ctx := context.Background()
+	checked, branched, flipped := 0, 0, 0
+	for seed := range int64(60) {
+		o := randprob.Options{
+			Agents: 1 + int(seed%3), Vars: 8 + int(seed%7), MinDomain: 2, MaxDomain: 2,
+			MaxArity: 2, Functions: 14 + int(seed%19), HardProb: []float64{0, 0, 0.1}[seed%3],
+			IntCosts: seed%4 != 0, MaxCost: []float64{5, 30, 100}[seed%3], Locality: 0.5,
+		}
+		p := randprob.New(seed, o)
+		for si, sub := range wholeAndSubs(p) {
+			lp := mva.NewLocalProblem(p, sub)
+			if lp.NumInterior() == 0 {
+				continue
+			}
+			rows, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			auto, _, err := Auto(lp, AutoOptions{Memory: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, s, bare := NewBruteForce(lp), NewEDAC(lp), NewEDAC(lp)
+			bare.noLocalSearch, bare.worstFirst = true, true
+			if s.flipForSearch() {
+				flipped++
+			}
+			b := make([]int, lp.NB)
+			want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+			for r := range min(rows, 4) {
+				lp.DecodeRow(r, b)
+				wc, err := ref.SolveRow(ctx, b, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for name, sv := range map[string]mva.LocalSolver{"edac": s, "bare": bare, "auto": auto} {
+					gc, err := sv.SolveRow(ctx, b, got)
+					if err != nil {
+						t.Fatalf("seed %d sub %d row %d %s: %v", seed, si, r, name, err)
+					}
+					if !sameCost(gc, wc) || (o.IntCosts && gc != wc) {
+						t.Fatalf("seed %d sub %d row %d (boundary %v) %s: %v, bruteforce %v", seed, si, r, b, name, gc, wc)
+					}
+					if e := evalRow(lp, r, got); !mva.IsHard(gc) && !sameCost(e, gc) {
+						t.Fatalf("seed %d sub %d row %d %s: reports %v, its assignment %v costs %v", seed, si, r, name, gc, got, e)
+					}
+				}
+				checked++
+			}
+			if bare.Nodes() > 1 {
+				branched++
+			}
+		}
+	}
+	if checked < 200 || branched < 20 || flipped < 40 {
+		t.Fatalf("%d rows checked, %d subproblems branched, %d flipped: the test no longer reaches the rules", checked, branched, flipped)
+	}
+	t.Logf("%d rows, %d subproblems branched, %d flipped", checked, branched, flipped)
+}

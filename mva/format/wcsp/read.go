@@ -55,6 +55,14 @@ func (errTooLong) Error() string { return "token too long" }
 
 // next returns the next token and its line; io.EOF at the end of the input.
 func (s *scanner) next() (string, int, error) {
+	b, line, err := s.nextBytes()
+	return string(b), line, err
+}
+
+// nextBytes is next with the token as bytes, valid until the next call:
+// integers are parsed from them without a string each (a 40×40 grid's file
+// holds 15000 tokens).
+func (s *scanner) nextBytes() ([]byte, int, error) {
 	c, err := s.r.ReadByte()
 	for err == nil && isSpace(c) {
 		if c == '\n' {
@@ -63,7 +71,7 @@ func (s *scanner) next() (string, int, error) {
 		c, err = s.r.ReadByte()
 	}
 	if err != nil {
-		return "", s.line, err
+		return nil, s.line, err
 	}
 	s.buf = append(s.buf[:0], c)
 	for {
@@ -72,21 +80,21 @@ func (s *scanner) next() (string, int, error) {
 			break
 		}
 		if err != nil {
-			return "", s.line, err
+			return nil, s.line, err
 		}
 		if isSpace(c) {
 			if c == '\n' {
 				s.line++
-				return string(s.buf), s.line - 1, nil
+				return s.buf, s.line - 1, nil
 			}
 			break
 		}
 		if len(s.buf) >= maxTokenSize {
-			return "", s.line, errTooLong{}
+			return nil, s.line, errTooLong{}
 		}
 		s.buf = append(s.buf, c)
 	}
-	return string(s.buf), s.line, nil
+	return s.buf, s.line, nil
 }
 
 type parser struct {
@@ -118,32 +126,65 @@ func (p *parser) errorf(line int, format string, args ...any) error {
 // error at the end of the input (it is called only on failure, so that
 // reading a big file formats no messages).
 func (p *parser) token(describe func() string) (string, int, error) {
-	tok, line, err := p.sc.next()
+	tok, line, err := p.tokenBytes(describe)
+	return string(tok), line, err
+}
+
+// tokenBytes is token with the token as bytes (scanner.nextBytes).
+func (p *parser) tokenBytes(describe func() string) ([]byte, int, error) {
+	tok, line, err := p.sc.nextBytes()
 	if err == nil {
 		p.last = line
 		return tok, line, nil
 	}
 	if _, ok := err.(errTooLong); ok {
-		return "", line, p.errorf(line, "%s: token longer than %d bytes", describe(), maxTokenSize)
+		return nil, line, p.errorf(line, "%s: token longer than %d bytes", describe(), maxTokenSize)
 	}
 	if err == io.EOF {
 		// Point at the last token: the line after it may not exist.
-		return "", line, p.errorf(max(p.last, 1), "unexpected end of file: want %s", describe())
+		return nil, line, p.errorf(max(p.last, 1), "unexpected end of file: want %s", describe())
 	}
-	return "", line, fmt.Errorf("reading %s: %w", p.file, err)
+	return nil, line, fmt.Errorf("reading %s: %w", p.file, err)
 }
 
 // integer reads an integer token.
 func (p *parser) integer(describe func() string) (int64, int, error) {
-	tok, line, err := p.token(describe)
+	tok, line, err := p.tokenBytes(describe)
 	if err != nil {
 		return 0, line, err
 	}
-	v, err := strconv.ParseInt(tok, 10, 64)
+	if v, ok := smallInt(tok); ok {
+		return v, line, nil
+	}
+	v, err := strconv.ParseInt(string(tok), 10, 64)
 	if err != nil {
 		return 0, line, p.errorf(line, "%s: %q is not an integer", describe(), tok)
 	}
 	return v, line, nil
+}
+
+// smallInt parses b when it is an optional minus sign and 1 to 18 decimal
+// digits, which no int64 overflows; anything else is left to
+// strconv.ParseInt, which decides and words the errors.
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 func text(s string) func() string { return func() string { return s } }
@@ -259,10 +300,13 @@ func (p *parser) parse() error {
 	return nil
 }
 
+// fn names the function being read, for errors (made only for one: a
+// 40×40 grid's file has 3120 functions).
+func (p *parser) fn() string { return "cost function " + strconv.Itoa(p.nfun) }
+
 // function reads one cost function.
 func (p *parser) function() error {
-	fn := "cost function " + strconv.Itoa(p.nfun)
-	arity64, line, err := p.integer(text(fn + ": the arity"))
+	arity64, line, err := p.integer(func() string { return p.fn() + ": the arity" })
 	if err != nil {
 		return err
 	}
@@ -271,72 +315,75 @@ func (p *parser) function() error {
 		arity64 = -arity64
 	}
 	if arity64 > int64(len(p.doms)) || arity64 < 0 {
-		return p.errorf(line, "%s: arity %d exceeds the %d variables", fn, arity64, len(p.doms))
+		return p.errorf(line, "%s: arity %d exceeds the %d variables", p.fn(), arity64, len(p.doms))
 	}
 	arity := int(arity64)
 	if share && arity == 0 {
-		return p.errorf(line, "%s: a shared cost function needs a scope", fn)
+		return p.errorf(line, "%s: a shared cost function needs a scope", p.fn())
 	}
 	scope := make([]int, arity)
 	for i := range scope {
-		v, vline, err := p.integer(func() string { return fmt.Sprintf("%s: variable %d of the scope", fn, i) })
+		v, vline, err := p.integer(func() string { return fmt.Sprintf("%s: variable %d of the scope", p.fn(), i) })
 		if err != nil {
 			return err
 		}
 		if v < 0 || v >= int64(len(p.doms)) {
-			return p.errorf(vline, "%s: variable index %d is not between 0 and %d", fn, v, len(p.doms)-1)
+			return p.errorf(vline, "%s: variable index %d is not between 0 and %d", p.fn(), v, len(p.doms)-1)
 		}
 		for _, w := range scope[:i] {
 			if w == int(v) {
-				return p.errorf(vline, "%s: variable %d appears twice in the scope", fn, v)
+				return p.errorf(vline, "%s: variable %d appears twice in the scope", p.fn(), v)
 			}
 		}
 		scope[i] = int(v)
 	}
 
-	deftok, defline, err := p.token(text(fn + ": the default cost"))
+	deftok, defline, err := p.tokenBytes(func() string { return p.fn() + ": the default cost" })
 	if err != nil {
 		return err
 	}
-	if arity > 0 && deftok == "-1" {
-		kw, kline, err := p.token(text(fn + ": the keyword of a cost function in intension"))
+	if arity > 0 && string(deftok) == "-1" {
+		kw, kline, err := p.token(func() string { return p.fn() + ": the keyword of a cost function in intension" })
 		if err != nil {
 			return err
 		}
-		return p.errorf(kline, "%s: cost functions in intension and global cost functions (keyword %q) are not supported", fn, kw)
+		return p.errorf(kline, "%s: cost functions in intension and global cost functions (keyword %q) are not supported", p.fn(), kw)
 	}
-	def64, err := strconv.ParseInt(deftok, 10, 64)
+	def64, ok := smallInt(deftok)
+	if !ok {
+		def64, err = strconv.ParseInt(string(deftok), 10, 64)
+	}
 	if err != nil {
-		return p.errorf(defline, "%s: the default cost %q is not an integer", fn, deftok)
+		return p.errorf(defline, "%s: the default cost %q is not an integer", p.fn(), deftok)
 	}
 	def, _, err := p.internal(def64, defline)
 	if err != nil {
 		return err
 	}
-	ntuples, tline, err := p.integer(text(fn + ": the number of tuples"))
+	ntuples, tline, err := p.integer(func() string { return p.fn() + ": the number of tuples" })
 	if err != nil {
 		return err
 	}
 
 	if arity == 0 {
-		return p.constant(fn, def, ntuples, tline)
+		return p.constant(p.fn(), def, ntuples, tline)
 	}
 	if ntuples < 0 {
 		if share {
-			return p.errorf(tline, "%s: a shared cost function must list its tuples, not reuse table %d", fn, -ntuples)
+			return p.errorf(tline, "%s: a shared cost function must list its tuples, not reuse table %d", p.fn(), -ntuples)
 		}
-		return p.reuse(fn, scope, -ntuples, tline)
+		return p.reuse(p.fn(), scope, -ntuples, tline)
 	}
 
 	size := 1
 	for _, v := range scope {
 		d := p.doms[v]
 		if size > p.lim.table/d {
-			return p.errorf(line, "%s: its table would have more than %d entries", fn, p.lim.table)
+			return p.errorf(line, "%s: its table would have more than %d entries", p.fn(), p.lim.table)
 		}
 		size *= d
 	}
-	if err := p.reserve(fn, line, size); err != nil {
+	if err := p.reserve(line, size); err != nil {
 		return err
 	}
 	costs := make([]float64, size)
@@ -346,16 +393,16 @@ func (p *parser) function() error {
 	for t := int64(0); t < ntuples; t++ {
 		idx := 0
 		for j, v := range scope {
-			val, vline, err := p.integer(func() string { return fmt.Sprintf("%s: value %d of tuple %d", fn, j, t) })
+			val, vline, err := p.integer(func() string { return fmt.Sprintf("%s: value %d of tuple %d", p.fn(), j, t) })
 			if err != nil {
 				return err
 			}
 			if val < 0 || val >= int64(p.doms[v]) {
-				return p.errorf(vline, "%s: value %d is outside the domain of variable %d (size %d)", fn, val, v, p.doms[v])
+				return p.errorf(vline, "%s: value %d is outside the domain of variable %d (size %d)", p.fn(), val, v, p.doms[v])
 			}
 			idx = idx*p.doms[v] + int(val)
 		}
-		c, _, err := p.cost(func() string { return fmt.Sprintf("%s: the cost of tuple %d", fn, t) })
+		c, _, err := p.cost(func() string { return fmt.Sprintf("%s: the cost of tuple %d", p.fn(), t) })
 		if err != nil {
 			return err
 		}
@@ -372,9 +419,9 @@ func (p *parser) function() error {
 	return nil
 }
 
-func (p *parser) reserve(fn string, line, size int) error {
+func (p *parser) reserve(line, size int) error {
 	if size > p.lim.tableTotal-p.total {
-		return p.errorf(line, "%s: the tables would have more than %d entries in all", fn, p.lim.tableTotal)
+		return p.errorf(line, "%s: the tables would have more than %d entries in all", p.fn(), p.lim.tableTotal)
 	}
 	p.total += size
 	return nil
@@ -421,7 +468,7 @@ func (p *parser) reuse(fn string, scope []int, n int64, line int) error {
 				fn, v, p.doms[v], i, n, s.line, s.doms[i])
 		}
 	}
-	if err := p.reserve(fn, line, len(s.costs)); err != nil {
+	if err := p.reserve(line, len(s.costs)); err != nil {
 		return err
 	}
 	p.add(scope, append([]float64(nil), s.costs...))

@@ -659,3 +659,26 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestSmallIntMatchesParseInt checks the reader's fast integer path
+// against strconv.ParseInt: where it answers, the same value; it leaves
+// every other token (signs, overflow, non-digits) to ParseInt.
+func TestSmallIntMatchesParseInt(t *testing.T) {
+	toks := []string{"0", "-0", "7", "-1", "007", "+5", "-", "", "1a", " 1", "123456789012345678",
+		"-123456789012345678", "1234567890123456789", "9223372036854775807", "-9223372036854775808",
+		"99999999999999999999", "1_000", "0x10", "--1"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		toks = append(toks, strconv.FormatInt(rng.Int64()>>rng.IntN(63), 10), strconv.FormatInt(-rng.Int64()>>rng.IntN(63), 10))
+	}
+	for _, tok := range toks {
+		got, ok := smallInt([]byte(tok))
+		want, err := strconv.ParseInt(tok, 10, 64)
+		if ok && (err != nil || got != want) {
+			t.Errorf("smallInt(%q) = %d; ParseInt: %d, %v", tok, got, want, err)
+		}
+		if !ok && err == nil && len(strings.TrimPrefix(tok, "-")) <= 18 && !strings.HasPrefix(tok, "+") {
+			t.Errorf("smallInt(%q) declined a plain integer of 18 digits or fewer", tok)
+		}
+	}
+}
