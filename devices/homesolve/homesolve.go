@@ -1010,7 +1010,8 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	// still reports the converged SH-MGM-style baseline beside its best
 	// plan so far (a stop during them leaves them out; the protocol's
 	// plan is then returned as it is, stopped).
-	starts := append([]baseline.Start{{Name: res.Algorithm.Global + "'s plan", Schedule: s}}, r.restarts(ctx, kicks < 0)...)
+	by := solverName(res)
+	starts := append([]baseline.Start{{Name: by + "'s plan", Schedule: s}}, r.restarts(ctx, kicks < 0)...)
 	rs, err := baseline.ImproveFrom(ctx, r.Model(), starts, o)
 	if err != nil {
 		return nil, res, false, err
@@ -1031,13 +1032,22 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	improved.Status = mva.StatusFeasible
 	improved.Notes = append(slices.Clone(res.Notes), fmt.Sprintf(
 		"improved on the load that flows after %s: objective %.0f → %.0f (%+.1f%%) in %d rounds of joint best responses (%d moves) and %d escapes (%d kept), %.1f s",
-		res.Algorithm.Global, rs.Runs[0].Start, rs.Runs[0].Flow, 100*(rs.Runs[0].Flow-rs.Runs[0].Start)/rs.Runs[0].Start, rs.Runs[0].Rounds, rs.Runs[0].Moves, rs.Runs[0].Kicks, rs.Runs[0].Accepted, rs.Runs[0].Wall.Seconds())+budgetNote(rs.Runs[0]))
+		by, rs.Runs[0].Start, rs.Runs[0].Flow, 100*(rs.Runs[0].Flow-rs.Runs[0].Start)/rs.Runs[0].Start, rs.Runs[0].Rounds, rs.Runs[0].Moves, rs.Runs[0].Kicks, rs.Runs[0].Accepted, rs.Runs[0].Wall.Seconds())+budgetNote(rs.Runs[0]))
 	if len(starts) > 1 {
 		improved.Notes = append(improved.Notes, restartNote(starts, rs))
 	}
 	// A stop while the restarts' baselines were computed is a stop too:
 	// the report must not compute them again regardless.
 	return out, improved, rs.Stopped || ctx.Err() != nil, nil
+}
+
+// solverName names what found res in the notes: its protocol, or "the
+// central solve" for --global none (`hearth solve`).
+func solverName(res mva.Result) string {
+	if g := res.Algorithm.Global; g != "" && g != "none" {
+		return g
+	}
+	return "the central solve"
 }
 
 // restarts returns the further starts of the improvement phase: the
