@@ -623,7 +623,7 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 	if err := r.Baselines(context.Background()); err != nil {
 		return nil, err
 	}
-	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.refinedOutcome(r.uncoordinated), SHMGM: r.shmgm, Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.refinedOutcome(r.uncoordinated), SHMGM: r.refinedSHMGM(), Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
 	if res.Feasible {
 		if assign == nil {
 			var err error
@@ -683,16 +683,7 @@ func (r *Run) schedule(assign []int) (*devices.Schedule, *devices.Evaluation, bo
 	if err != nil || len(r.energy) > 0 {
 		return s, ev, false, err
 	}
-	n := r.Model()
-	if len(n.Homes) < 2 {
-		s2, ev2, err := refine.Schedule(n, s, ev)
-		return s2, ev2, s2 != s, err
-	}
-	// A street is also judged on the load that flows, which reads each
-	// home's draw, not only its committed caps: a refinement that only
-	// lowered a home's bill could raise the street's peak (HomePlan
-	// refines a home of `hearth run` alike).
-	s2, ev2, err := refine.ScheduleOnLoad(n, s, ev)
+	s2, ev2, err := refineCompiled(r.Model(), s, ev)
 	return s2, ev2, s2 != s, err
 }
 
@@ -701,8 +692,8 @@ func (r *Run) schedule(assign []int) (*devices.Schedule, *devices.Evaluation, bo
 // home saves against planning alone compares like with like: each home
 // refined with no committed levels, as it plans alone, then evaluated on
 // the street with the tightest levels its draw fits, as the baseline is.
-// (The SH-MGM-style baseline, a heuristic's coordination on levels, is
-// reported as it ran.) The outcome itself is left as it is: its schedule
+// (The SH-MGM-style baseline's plan is refined as the coordinated plan
+// is: refinedSHMGM.) The outcome itself is left as it is: its schedule
 // is also the start the protocol encodes. Without devices to refine, in
 // a street with energy homes, or where the refinement cannot be
 // evaluated, it is o.
@@ -1017,7 +1008,15 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 		return nil, res, false, err
 	}
 	imp := rs.Improvement()
-	out, err := r.compiled.Encode(imp.Schedule)
+	kept := imp.Schedule
+	choice, choiceNote, err := r.refinedChoice(rs, starts)
+	if err != nil {
+		return nil, res, false, err
+	}
+	if choice != nil {
+		kept = choice
+	}
+	out, err := r.compiled.Encode(kept)
 	if err != nil {
 		return nil, res, false, err
 	}
@@ -1035,6 +1034,9 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 		by, rs.Runs[0].Start, rs.Runs[0].Flow, 100*(rs.Runs[0].Flow-rs.Runs[0].Start)/rs.Runs[0].Start, rs.Runs[0].Rounds, rs.Runs[0].Moves, rs.Runs[0].Kicks, rs.Runs[0].Accepted, rs.Runs[0].Wall.Seconds())+budgetNote(rs.Runs[0]))
 	if len(starts) > 1 {
 		improved.Notes = append(improved.Notes, restartNote(starts, rs))
+	}
+	if choiceNote != "" {
+		improved.Notes = append(improved.Notes, choiceNote)
 	}
 	// A stop while the restarts' baselines were computed is a stop too:
 	// the report must not compute them again regardless.
