@@ -674,14 +674,18 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 // schedule decodes assign and evaluates it, and refines the devices with
 // exact actions onto them (devices/refine; true where that changed the
 // plan; in a street never raising the objective on the load that flows
-// either) — except in a street with
-// energy homes, which answer the compiled homes' load that flows, not
-// only their committed caps, so that the load they answered stays the
-// load reported.
+// either: refineCompiled). In a street with energy homes the compiled
+// homes are refined with the energy homes' plans fixed as they answered
+// them, each refinement kept only where it lowers the street's
+// objective (refineMixed).
 func (r *Run) schedule(assign []int) (*devices.Schedule, *devices.Evaluation, bool, error) {
 	s, ev, err := r.compiled.Report(assign)
-	if err != nil || len(r.energy) > 0 {
+	if err != nil {
 		return s, ev, false, err
+	}
+	if len(r.energy) > 0 {
+		s2, ev2, err := r.refineMixed(assign, s, ev)
+		return s2, ev2, s2 != s, err
 	}
 	s2, ev2, err := refineCompiled(r.Model(), s, ev)
 	return s2, ev2, s2 != s, err

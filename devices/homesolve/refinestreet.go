@@ -8,6 +8,8 @@ import (
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/baseline"
 	"github.com/hearth-dcop/hearth/devices/refine"
+	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/devices/street"
 )
 
 // This file refines plans other than the protocol's the way the
@@ -147,4 +149,86 @@ func (r *Run) refinedChoice(rs *baseline.Restarts, starts []baseline.Start) (*de
 		return nil, "", nil
 	}
 	return cands[best].s, fmt.Sprintf("once refined onto the exact currents (devices/refine), the plan from %s is the lowest on the load that flows (objective %.4g): it is the plan kept", cands[best].name, bestFlow), nil
+}
+
+// mixedRefined is refineMixed's result for Answer's assignment: the
+// compiled homes' refined schedule, its evaluation and the energy homes'
+// part of the result for it.
+type mixedRefined struct {
+	s    *devices.Schedule
+	ev   *devices.Evaluation
+	part *report.EnergyStreet
+}
+
+// refineMixed refines the compiled homes of a street with energy homes
+// (schedule s, evaluation ev, of assign) with the energy homes' plans
+// fixed as Answer left them for assign: each compiled home in turn by
+// refine.HomeOnLoad (its committed levels kept, its draw in no
+// coordinated slot above the solved plan's), kept only where the
+// street's objective — the compiled homes' costs, the energy homes'
+// costs, the peak term on the street's load that flows and the feeder's
+// excess (street.Street.Objective) — is strictly lower with it. The
+// energy homes' plans stay the ones they answered: a compiled home that
+// draws less in a slot only lowers the street's load there, so their
+// plans stay feasible and their feeder room the same (the committed caps
+// do not move). It returns s and ev themselves where Answer has not run
+// on assign (the energy homes then plan against the unrefined load, as
+// energyHomes does), there is nothing to refine, or no refinement lowers
+// the street's objective.
+func (r *Run) refineMixed(assign []int, s *devices.Schedule, ev *devices.Evaluation) (*devices.Schedule, *devices.Evaluation, error) {
+	a := r.answered
+	n := r.Model()
+	if a == nil || a.st == nil || !slices.Equal(a.assign, assign) || !ev.Feasible || !hasExact(n) {
+		return s, ev, nil
+	}
+	if m := a.refined; m != nil {
+		if m.part == a.part {
+			return s, ev, nil // nothing refined
+		}
+		return m.s, m.ev, nil
+	}
+	streetOf := func(ev *devices.Evaluation) *street.Street {
+		st := *a.st
+		st.Compiled, st.Feeder.Committed = flowLoads(n, ev), committedKW(n, ev)
+		return &st
+	}
+	// The compiled homes' part of the street's objective is their
+	// costs but the peak term on their committed levels, which the
+	// street's own peak term on the load that flows replaces.
+	objective := func(ev *devices.Evaluation) float64 {
+		return ev.Cost - ev.PeakCost + streetOf(ev).Objective(r.energy)
+	}
+	cur := &devices.Schedule{Homes: slices.Clone(s.Homes)}
+	for hi := range cur.Homes {
+		cur.Homes[hi].Levels = slices.Clone(ev.Homes[hi].Levels)
+	}
+	curEv, best := ev, objective(ev)
+	changed := false
+	for hi := range n.Homes {
+		hs, ok, err := refine.HomeOnLoad(n, hi, cur.Homes[hi])
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		cand := &devices.Schedule{Homes: slices.Clone(cur.Homes)}
+		cand.Homes[hi] = hs
+		cev, err := n.Evaluate(cand)
+		if err != nil {
+			return nil, nil, fmt.Errorf("refine: %w", err)
+		}
+		if !cev.Feasible {
+			continue
+		}
+		if o := objective(cev); o < best-1e-9*math.Max(1, math.Abs(best)) {
+			cur, curEv, best, changed = cand, cev, o, true
+		}
+	}
+	if !changed {
+		a.refined = &mixedRefined{s: s, ev: ev, part: a.part}
+		return s, ev, nil
+	}
+	a.refined = &mixedRefined{s: cur, ev: curEv, part: street.StreetSummary(r.energy, streetOf(curEv), a.alone, a.rounds, a.moves)}
+	return cur, curEv, nil
 }
