@@ -895,23 +895,25 @@ func (r *Run) HomePlan(assign []int, home int) (report.HomePlan, error) {
 			hs.Actions[d][t] = assign[v]
 		}
 	}
-	if len(r.energy) == 0 {
-		// Its devices with exact actions refined within the levels it
-		// committed to (its own variables).
-		hs.Levels = make([]int, len(hc.Levels))
-		for w, v := range hc.Levels {
-			hs.Levels[w] = assign[v]
-		}
-		refineHome := refine.Home
-		if len(r.Model().Homes) > 1 {
-			refineHome = refine.HomeOnLoad // as schedule refines a street
-		}
-		refined, _, err := refineHome(r.Model(), home, hs)
-		if err != nil {
-			return report.HomePlan{}, err
-		}
-		hs = refined
+	// Its devices with exact actions refined within the levels it
+	// committed to (its own variables); in a street, energy homes
+	// included, with its draw in no coordinated slot above the solved
+	// one's, as schedule refines a street (refineMixed keeps such a
+	// refinement wherever it lowers the home's own objective: the
+	// street's terms can then only fall).
+	hs.Levels = make([]int, len(hc.Levels))
+	for w, v := range hc.Levels {
+		hs.Levels[w] = assign[v]
 	}
+	refineHome := refine.Home
+	if len(r.Model().Homes) > 1 || len(r.energy) > 0 {
+		refineHome = refine.HomeOnLoad
+	}
+	refined, _, err := refineHome(r.Model(), home, hs)
+	if err != nil {
+		return report.HomePlan{}, err
+	}
+	hs = refined
 	plan, err := report.PlanOf(r.Model(), home, hs)
 	if err != nil {
 		return report.HomePlan{}, err

@@ -22,7 +22,9 @@ import (
 // (streetObjective: bills, the energy home's stored worth, the peak term
 // on the street's load) is strictly below the unrefined plan's, the
 // energy home's import is the one it answered, and the compiled home
-// draws no more than its unrefined plan in any coordinated slot. The
+// draws no more than its unrefined plan in any coordinated slot; the
+// home alone (HomePlan, what `hearth run` publishes) refines to the same
+// plan. The
 // result passes the independent checker (Report runs devices/homecheck
 // and the feeder check).
 func TestRefineMixed(t *testing.T) {
@@ -101,6 +103,17 @@ func refineMixedStreet(t *testing.T, path string, refined bool) {
 		}
 	}
 	for i, p := range h.Schedules {
+		// A compiled home of `hearth run`, which knows only its own
+		// values, refines its plan to the same.
+		one, err := r.HomePlan(assign, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for d := range p.Devices {
+			if !slices.Equal(one.Devices[d].Actions, p.Devices[d].Actions) {
+				t.Errorf("home %s, %s: alone refined to %v, in the street to %v", p.Home, p.Devices[d].Device, one.Devices[d].Actions, p.Devices[d].Actions)
+			}
+		}
 		for _, ti := range slots {
 			if p.LoadKW[ti] > max(u.Schedules[i].LoadKW[ti], 0)+1e-9 {
 				t.Errorf("home %s slot %d: refined draw %.4f kW above the solved %.4f", p.Home, ti, p.LoadKW[ti], u.Schedules[i].LoadKW[ti])
