@@ -73,7 +73,9 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "solve", "FILE [flags]\n\n"+
 		"Solves FILE — an instance, a neighbourhood .toml or --shds FILE.json — centrally\n"+
 		"(--global none, the default) or with a protocol between its agents on the\n"+
-		"simulated runtime. A neighbourhood takes its [solver] but for --global.")
+		"simulated runtime. A neighbourhood takes its [solver] but for --global, and\n"+
+		"after the solve runs hearth sim's improvement phase on the load that flows\n"+
+		"(--improve).")
 	o.register(fs, "none")
 	hf.register(fs, true)
 	pos, err := parseArgs(fs, args)
