@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices/report"
+	"github.com/hearth-dcop/hearth/mva"
 )
 
 // flowOf recomputes the objective on the load that flows from a
@@ -120,5 +124,28 @@ func TestSolveImproveDefault(t *testing.T) {
 	plain := homesJSON(t, "solve", file, "--json", "--improve", "-1")
 	if got := flowOf(plain.LoadKW, plain.EnergyCost); got < shmgm*1.5 || strings.Contains(strings.Join(plain.Notes, "\n"), "load that flows") {
 		t.Errorf("--improve -1: the central plan's %.4f on the load that flows against the baseline's %.4f (want it far above), notes %v", got, shmgm, plain.Notes)
+	}
+}
+
+// TestSolveStopped: a `hearth solve` of a street whose --timeout ends
+// before the solver has a plan prints the homes' own schedules (improved
+// on the load that flows as far as time allows), status feasible, every
+// rule kept, and exits with the code of a stopped run, as `hearth sim`
+// does; the report passed devices/homecheck on its way out.
+func TestSolveStopped(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"solve", "testdata/descent.toml", "--json", "--timeout", "1ns"}, &out, &errb)
+	if code != exitStopped {
+		t.Fatalf("exit %d, want %d: %s", code, exitStopped, errb.String())
+	}
+	var h report.Homes
+	if err := json.Unmarshal(out.Bytes(), &h); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if h.Status != mva.StatusFeasible || h.RulesSatisfied != h.RulesTotal || len(h.Schedules) != 3 {
+		t.Errorf("status %q, rules %d of %d, %d schedules", h.Status, h.RulesSatisfied, h.RulesTotal, len(h.Schedules))
+	}
+	if notes := strings.Join(h.Notes, "\n"); !strings.Contains(notes, "stopped by --timeout 1ns during the solve") {
+		t.Errorf("no stop in the notes:\n%s", notes)
 	}
 }

@@ -167,24 +167,42 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 // then the energy homes' answer. So `hearth solve` and `hearth sim` of a
 // street report the same objective, on the load that flows, with both
 // baselines on it. With --timeout the solver gets two thirds of it, as
-// sim's protocol does, so that the improvement phase has time to work; a
-// run the timeout stops during that phase prints its best plan so far and
-// exits exitStopped.
+// sim's protocol does, so that the improvement phase has time to work: a
+// solve stopped before it has a plan starts the phase from the homes' own
+// schedules (homesolve.Run.Fallback), and a run the timeout stops prints
+// its best plan so far and exits exitStopped.
 func solveHomes(ctx context.Context, e *env, homes *homesolve.Run, path string, o solveOptions, hf *homeFlags, dev *gpu.Device) int {
 	started := time.Now()
 	po := o.Options
+	pctx := ctx
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
-		po.Timeout = o.Timeout * 2 / 3
+		pctx, cancel = context.WithTimeout(ctx, o.Timeout*2/3)
+		defer cancel()
+		po.Timeout = 0 // pctx bounds the solve
 	}
-	res, assign, err := solve.Homes(ctx, homes, po, dev)
+	res, assign, err := solve.Homes(pctx, homes, po, dev)
 	stopped := ""
+	if pctx.Err() != nil && (err != nil || !res.Feasible) {
+		// Stopped before the solver had a plan: the homes' own
+		// schedules, improved on the load that flows in the time left,
+		// as sim's stopped protocol.
+		stopped = stopReason(ctx, o.Timeout, started)
+		a, fb, ok := homes.Fallback()
+		if !ok {
+			fmt.Fprintf(e.stderr, "hearth solve: %s: %s during the solve, with no feasible plan yet\n", path, stopped)
+			return exitFailed
+		}
+		fb.Algorithm = mva.Algorithm{Global: o.Global, Local: o.Local.Name, Table: o.Table}
+		fb.Notes = append(fb.Notes, fmt.Sprintf("%s during the solve: the plan starts from the homes' own schedules", stopped))
+		assign, res, err = a, fb, nil
+	}
 	if err == nil && res.Feasible {
 		var halted bool
 		assign, res, halted, err = homes.Improve(ctx, assign, res)
-		if err == nil && halted {
+		if err == nil && halted && stopped == "" {
 			stopped = stopReason(ctx, o.Timeout, started)
 			res.Notes = append(res.Notes, stopped+" during the improvement phase: the plan is the best found so far")
 		}
