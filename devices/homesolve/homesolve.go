@@ -978,7 +978,9 @@ func (r *Run) Restart(c Choice) (Choice, bool) {
 // the homes' own schedules and the SH-MGM-style baseline's plan where the
 // run computes them (restarts; baseline.ImproveFrom keeps the best of the
 // three, so the plan is never above the baseline's on that objective, and
-// a note says which start it came from). It returns the result
+// a note says which start it came from; where the report refines plans
+// onto exact currents, the one lowest once refined, refinedChoice). It
+// returns the result
 // of the improved schedule — its objective on the committed levels that
 // fit it tightest, status feasible — and whether ctx stopped the search
 // (the result is then the best found so far). Without an improvement
