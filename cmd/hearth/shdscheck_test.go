@@ -163,3 +163,61 @@ func idleOneSlot(raw map[string]any) bool {
 	}
 	return false
 }
+
+// TestSHDSSolveChecked: `hearth solve --shds FILE --global mgm` runs the
+// improvement phase `hearth sim` runs (escapes and restarts, on the load
+// that flows), and the independent checker of internal/shdscheck, which
+// recomputes the plans and both baselines from the instance, finds every
+// rule held, the reported figures right and hearth's objective on the
+// real load at most the SH-MGM-style baseline's.
+func TestSHDSSolveChecked(t *testing.T) {
+	instPath, dictPath := checkedSHDS(t, "dm_7_1_2")
+	inst, err := shdscheck.ReadInstance(instPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict, err := shdscheck.ReadDictionary(dictPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"solve", "--shds", instPath, "--global", "mgm", "--json"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	o, err := shdscheck.DecodeOutput(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := map[string]*shdscheck.Report{}
+	for name, p := range map[string]*shdscheck.Plan{"hearth": o.Coordinated(), "shmgm": o.Baselines.SHMGM} {
+		if p == nil || len(p.Schedules) == 0 {
+			t.Fatalf("%s: no schedules in the output", name)
+		}
+		r, err := shdscheck.Check(inst, dict, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Err(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if r.Rules == 0 || r.Held != r.Rules || r.Claimed != r.Rules {
+			t.Errorf("%s: %d of %d rules hold, %d counted kept", name, r.Held, r.Rules, r.Claimed)
+		}
+		for _, f := range r.Findings {
+			t.Errorf("%s: %s", name, f)
+		}
+		real[name] = r
+	}
+	h, b := real["hearth"], real["shmgm"]
+	t.Logf("objective on the real load: hearth %.0f, SH-MGM-style %.0f", h.RealObjective, b.RealObjective)
+	if h.RealObjective > b.RealObjective*(1+1e-12) {
+		t.Errorf("hearth solve's objective on the real load %.1f is above the SH-MGM-style baseline's %.1f", h.RealObjective, b.RealObjective)
+	}
+	var raw struct{ Notes []string }
+	if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(raw.Notes, "\n"); !strings.Contains(notes, "improved on the load that flows after mgm") {
+		t.Errorf("no improvement phase in the notes:\n%s", notes)
+	}
+}

@@ -7,9 +7,11 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/internal/solve"
+	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
 	"github.com/hearth-dcop/hearth/mva/reform"
@@ -71,7 +73,9 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet(e, "solve", "FILE [flags]\n\n"+
 		"Solves FILE — an instance, a neighbourhood .toml or --shds FILE.json — centrally\n"+
 		"(--global none, the default) or with a protocol between its agents on the\n"+
-		"simulated runtime. A neighbourhood takes its [solver] but for --global.")
+		"simulated runtime. A neighbourhood takes its [solver] but for --global, and\n"+
+		"after the solve runs hearth sim's improvement phase on the load that flows\n"+
+		"(--improve).")
 	o.register(fs, "none")
 	hf.register(fs, true)
 	pos, err := parseArgs(fs, args)
@@ -118,21 +122,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		defer dev.Close()
 	}
 	if homes != nil {
-		res, assign, err := solve.Homes(ctx, homes, o.Options, dev)
-		if err == nil {
-			// Energy homes and the compiled homes answer each other
-			// on the load that flows.
-			assign, res, err = homes.Answer(ctx, assign, res)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
-			return energyExit(err)
-		}
-		if err := hf.render(e.stdout, homes, assign, res, o.json, nil); err != nil {
-			fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
-			return energyExit(err)
-		}
-		return resultExit(res)
+		return solveHomes(ctx, e, homes, path, o, &hf, dev)
 	}
 	p, err := loadInstance(path, &o)
 	if err != nil {
@@ -164,6 +154,79 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		e.stdout.Write(b)
 	} else {
 		printSummary(e.stdout, p, res)
+	}
+	return resultExit(res)
+}
+
+// solveHomes solves a neighbourhood (a TOML street or --shds) as `hearth
+// sim` does, but centrally or on the simulated runtime rather than over
+// MQTT: the solver of o (the committed levels' optimum for --global
+// none), then the same improvement phase on the load that flows
+// (homesolve.Run.Improve: the descent, escapes for SHDS files, restarts
+// from the SH-MGM-style baseline's plan; [solver] improve or --improve),
+// then the energy homes' answer. So `hearth solve` and `hearth sim` of a
+// street report the same objective, on the load that flows, with both
+// baselines on it. With --timeout the solver gets two thirds of it, as
+// sim's protocol does, so that the improvement phase has time to work: a
+// solve stopped before it has a plan starts the phase from the homes' own
+// schedules (homesolve.Run.Fallback), and a run the timeout stops prints
+// its best plan so far and exits exitStopped.
+func solveHomes(ctx context.Context, e *env, homes *homesolve.Run, path string, o solveOptions, hf *homeFlags, dev *gpu.Device) int {
+	started := time.Now()
+	po := o.Options
+	pctx := ctx
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		pctx, cancel = context.WithTimeout(ctx, o.Timeout*2/3)
+		defer cancel()
+		po.Timeout = 0 // pctx bounds the solve
+	}
+	res, assign, err := solve.Homes(pctx, homes, po, dev)
+	stopped := ""
+	if pctx.Err() != nil && (err != nil || !res.Feasible) {
+		// Stopped before the solver had a plan: the homes' own
+		// schedules, improved on the load that flows in the time left,
+		// as sim's stopped protocol.
+		stopped = stopReason(ctx, o.Timeout, started)
+		a, fb, ok := homes.Fallback()
+		if !ok {
+			fmt.Fprintf(e.stderr, "hearth solve: %s: %s during the solve, with no feasible plan yet\n", path, stopped)
+			return exitFailed
+		}
+		fb.Algorithm = mva.Algorithm{Global: o.Global, Local: o.Local.Name, Table: o.Table}
+		fb.Notes = append(fb.Notes, fmt.Sprintf("%s during the solve: the plan starts from the homes' own schedules", stopped))
+		assign, res, err = a, fb, nil
+	}
+	if err == nil && res.Feasible {
+		var halted bool
+		assign, res, halted, err = homes.Improve(ctx, assign, res)
+		if err == nil && halted && stopped == "" {
+			stopped = stopReason(ctx, o.Timeout, started)
+			res.Notes = append(res.Notes, stopped+" during the improvement phase: the plan is the best found so far")
+		}
+	}
+	if err == nil && stopped == "" {
+		// Energy homes and the compiled homes answer each other on the
+		// load that flows.
+		assign, res, err = homes.Answer(ctx, assign, res)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
+		return energyExit(err)
+	}
+	if stopped != "" {
+		homes.SkipSHMGM(stopped)
+		res.Optimal, res.Status = false, mva.StatusFeasible
+		res.Metrics.WallMs = float64(time.Since(started).Microseconds()) / 1000
+	}
+	if err := hf.render(e.stdout, homes, assign, res, o.json, nil); err != nil {
+		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
+		return energyExit(err)
+	}
+	if stopped != "" {
+		return exitStopped
 	}
 	return resultExit(res)
 }

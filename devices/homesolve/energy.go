@@ -21,6 +21,14 @@ import (
 type answered struct {
 	assign []int
 	part   *report.EnergyStreet
+	// st is the street the energy homes' plans answered (the compiled
+	// homes' loads of assign), alone the one they were planned alone
+	// against, rounds and moves Answer's counts: what refineMixed
+	// rebuilds the energy part from for the compiled homes' refined
+	// plan, whose result refined caches (nil until computed).
+	st, alone     *street.Street
+	rounds, moves int
+	refined       *mixedRefined
 }
 
 // maxAnswers bounds Answer's alternations between the compiled homes and
@@ -65,6 +73,9 @@ func (r *Run) energyHomes(assign []int, ev *devices.Evaluation) (*report.EnergyS
 		return nil, nil
 	}
 	if a := r.answered; a != nil && slices.Equal(a.assign, assign) {
+		if a.refined != nil && ev == a.refined.ev {
+			return a.refined.part, nil
+		}
 		return a.part, nil
 	}
 	return street.PlanStreet(context.Background(), r.energy, r.streetOf(ev), street.Options{})
@@ -186,7 +197,8 @@ func (r *Run) Answer(ctx context.Context, assign []int, res mva.Result) ([]int, 
 		out.Notes = append(slices.Clone(res.Notes), fmt.Sprintf(
 			"the compiled homes answered the energy homes on the load that flows after %s, %d home moves: their objective with the energy homes' import as outside load %.2f → %.2f", res.Algorithm.Global, compiledMoves, startFlow, endFlow))
 	}
-	r.answered = &answered{assign: slices.Clone(assign), part: street.StreetSummary(r.energy, st, &alone, rounds, moves)}
+	r.answered = &answered{assign: slices.Clone(assign), part: street.StreetSummary(r.energy, st, &alone, rounds, moves),
+		st: st, alone: &alone, rounds: rounds, moves: moves}
 	return assign, out, nil
 }
 

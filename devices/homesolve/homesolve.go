@@ -664,7 +664,7 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 	if err := r.Baselines(context.Background()); err != nil {
 		return nil, err
 	}
-	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.refinedOutcome(r.uncoordinated), SHMGM: r.shmgm, Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
+	in := report.Input{Model: r.Model(), Result: res, Uncoordinated: r.refinedOutcome(r.uncoordinated), SHMGM: r.refinedSHMGM(), Missing: r.missing, Dropped: r.dropped, LowerBound: r.lowerBound(), Notes: append(slices.Clone(res.Notes), r.notes...)}
 	if res.Feasible {
 		if assign == nil {
 			var err error
@@ -715,25 +715,20 @@ func (r *Run) Report(assign []int, res mva.Result) (*report.Homes, error) {
 // schedule decodes assign and evaluates it, and refines the devices with
 // exact actions onto them (devices/refine; true where that changed the
 // plan; in a street never raising the objective on the load that flows
-// either) — except in a street with
-// energy homes, which answer the compiled homes' load that flows, not
-// only their committed caps, so that the load they answered stays the
-// load reported.
+// either: refineCompiled). In a street with energy homes the compiled
+// homes are refined with the energy homes' plans fixed as they answered
+// them, each refinement kept only where it lowers the street's
+// objective (refineMixed).
 func (r *Run) schedule(assign []int) (*devices.Schedule, *devices.Evaluation, bool, error) {
 	s, ev, err := r.compiled.Report(assign)
-	if err != nil || len(r.energy) > 0 {
+	if err != nil {
 		return s, ev, false, err
 	}
-	n := r.Model()
-	if len(n.Homes) < 2 {
-		s2, ev2, err := refine.Schedule(n, s, ev)
+	if len(r.energy) > 0 {
+		s2, ev2, err := r.refineMixed(assign, s, ev)
 		return s2, ev2, s2 != s, err
 	}
-	// A street is also judged on the load that flows, which reads each
-	// home's draw, not only its committed caps: a refinement that only
-	// lowered a home's bill could raise the street's peak (HomePlan
-	// refines a home of `hearth run` alike).
-	s2, ev2, err := refine.ScheduleOnLoad(n, s, ev)
+	s2, ev2, err := refineCompiled(r.Model(), s, ev)
 	return s2, ev2, s2 != s, err
 }
 
@@ -742,8 +737,8 @@ func (r *Run) schedule(assign []int) (*devices.Schedule, *devices.Evaluation, bo
 // home saves against planning alone compares like with like: each home
 // refined with no committed levels, as it plans alone, then evaluated on
 // the street with the tightest levels its draw fits, as the baseline is.
-// (The SH-MGM-style baseline, a heuristic's coordination on levels, is
-// reported as it ran.) The outcome itself is left as it is: its schedule
+// (The SH-MGM-style baseline's plan is refined as the coordinated plan
+// is: refinedSHMGM.) The outcome itself is left as it is: its schedule
 // is also the start the protocol encodes. Without devices to refine, in
 // a street with energy homes, or where the refinement cannot be
 // evaluated, it is o.
@@ -941,23 +936,25 @@ func (r *Run) HomePlan(assign []int, home int) (report.HomePlan, error) {
 			hs.Actions[d][t] = assign[v]
 		}
 	}
-	if len(r.energy) == 0 {
-		// Its devices with exact actions refined within the levels it
-		// committed to (its own variables).
-		hs.Levels = make([]int, len(hc.Levels))
-		for w, v := range hc.Levels {
-			hs.Levels[w] = assign[v]
-		}
-		refineHome := refine.Home
-		if len(r.Model().Homes) > 1 {
-			refineHome = refine.HomeOnLoad // as schedule refines a street
-		}
-		refined, _, err := refineHome(r.Model(), home, hs)
-		if err != nil {
-			return report.HomePlan{}, err
-		}
-		hs = refined
+	// Its devices with exact actions refined within the levels it
+	// committed to (its own variables); in a street, energy homes
+	// included, with its draw in no coordinated slot above the solved
+	// one's, as schedule refines a street (refineMixed keeps such a
+	// refinement wherever it lowers the home's own objective: the
+	// street's terms can then only fall).
+	hs.Levels = make([]int, len(hc.Levels))
+	for w, v := range hc.Levels {
+		hs.Levels[w] = assign[v]
 	}
+	refineHome := refine.Home
+	if len(r.Model().Homes) > 1 || len(r.energy) > 0 {
+		refineHome = refine.HomeOnLoad
+	}
+	refined, _, err := refineHome(r.Model(), home, hs)
+	if err != nil {
+		return report.HomePlan{}, err
+	}
+	hs = refined
 	plan, err := report.PlanOf(r.Model(), home, hs)
 	if err != nil {
 		return report.HomePlan{}, err
@@ -1022,7 +1019,9 @@ func (r *Run) Restart(c Choice) (Choice, bool) {
 // the homes' own schedules and the SH-MGM-style baseline's plan where the
 // run computes them (restarts; baseline.ImproveFrom keeps the best of the
 // three, so the plan is never above the baseline's on that objective, and
-// a note says which start it came from). It returns the result
+// a note says which start it came from; where the report refines plans
+// onto exact currents, the one lowest once refined, refinedChoice). It
+// returns the result
 // of the improved schedule — its objective on the committed levels that
 // fit it tightest, status feasible — and whether ctx stopped the search
 // (the result is then the best found so far). Without an improvement
@@ -1051,13 +1050,22 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	// still reports the converged SH-MGM-style baseline beside its best
 	// plan so far (a stop during them leaves them out; the protocol's
 	// plan is then returned as it is, stopped).
-	starts := append([]baseline.Start{{Name: res.Algorithm.Global + "'s plan", Schedule: s}}, r.restarts(ctx, kicks < 0)...)
+	by := solverName(res)
+	starts := append([]baseline.Start{{Name: by + "'s plan", Schedule: s}}, r.restarts(ctx, kicks < 0)...)
 	rs, err := baseline.ImproveFrom(ctx, r.Model(), starts, o)
 	if err != nil {
 		return nil, res, false, err
 	}
 	imp := rs.Improvement()
-	out, err := r.compiled.Encode(imp.Schedule)
+	kept := imp.Schedule
+	choice, choiceNote, err := r.refinedChoice(rs, starts)
+	if err != nil {
+		return nil, res, false, err
+	}
+	if choice != nil {
+		kept = choice
+	}
+	out, err := r.compiled.Encode(kept)
 	if err != nil {
 		return nil, res, false, err
 	}
@@ -1072,13 +1080,25 @@ func (r *Run) Improve(ctx context.Context, assign []int, res mva.Result) ([]int,
 	improved.Status = mva.StatusFeasible
 	improved.Notes = append(slices.Clone(res.Notes), fmt.Sprintf(
 		"improved on the load that flows after %s: objective %.0f → %.0f (%+.1f%%) in %d rounds of joint best responses (%d moves) and %d escapes (%d kept), %.1f s",
-		res.Algorithm.Global, rs.Runs[0].Start, rs.Runs[0].Flow, 100*(rs.Runs[0].Flow-rs.Runs[0].Start)/rs.Runs[0].Start, rs.Runs[0].Rounds, rs.Runs[0].Moves, rs.Runs[0].Kicks, rs.Runs[0].Accepted, rs.Runs[0].Wall.Seconds())+budgetNote(rs.Runs[0]))
+		by, rs.Runs[0].Start, rs.Runs[0].Flow, 100*(rs.Runs[0].Flow-rs.Runs[0].Start)/rs.Runs[0].Start, rs.Runs[0].Rounds, rs.Runs[0].Moves, rs.Runs[0].Kicks, rs.Runs[0].Accepted, rs.Runs[0].Wall.Seconds())+budgetNote(rs.Runs[0]))
 	if len(starts) > 1 {
 		improved.Notes = append(improved.Notes, restartNote(starts, rs))
+	}
+	if choiceNote != "" {
+		improved.Notes = append(improved.Notes, choiceNote)
 	}
 	// A stop while the restarts' baselines were computed is a stop too:
 	// the report must not compute them again regardless.
 	return out, improved, rs.Stopped || ctx.Err() != nil, nil
+}
+
+// solverName names what found res in the notes: its protocol, or "the
+// central solve" for --global none (`hearth solve`).
+func solverName(res mva.Result) string {
+	if g := res.Algorithm.Global; g != "" && g != "none" {
+		return g
+	}
+	return "the central solve"
 }
 
 // restarts returns the further starts of the improvement phase: the
