@@ -75,15 +75,17 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		"(--global none, the default) or with a protocol between its agents on the\n"+
 		"simulated runtime. A neighbourhood takes its [solver] but for --global, and\n"+
 		"after the solve runs hearth sim's improvement phase on the load that flows\n"+
-		"(--improve).")
+		"(--improve). An SHDS street without --global is solved as sim solves it\n"+
+		"(joint MGM): its central problem is far too wide.")
 	o.register(fs, "none")
 	hf.register(fs, true)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	if set := map[string]bool{}; o.Global == "none" {
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.Global == "none" {
 		if !set["local"] {
 			o.Local.Name = solve.LocalAuto
 		}
@@ -106,8 +108,14 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 			return loadExit(e.stderr, "solve", err)
 		}
 		// solve is central unless --global says otherwise: the file's
-		// protocol is for sim and run.
-		o.Global = global
+		// protocol is for sim and run. An SHDS street is the exception:
+		// its central problem (every home's levels in one table) is far
+		// beyond bucket elimination and exact search (dm_7_1_2 has
+		// induced width 45), so without --global it is solved as sim
+		// solves it, by the protocol fitSHDS chose.
+		if hf.shds == "" || set["global"] {
+			o.Global = global
+		}
 	}
 	if err := o.Check(); err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
