@@ -35,17 +35,10 @@ type Command struct {
 	// whichever is later. A storage device delivers it by SlotEnd in
 	// place of the set point: what is left over the time left, within
 	// its power, so that a late command or one made inside the slot
-	// still stores what the plan needs (internal/live.Command).
+	// still stores what the plan needs (internal/live.Command). The
+	// simulator counts it from when it first runs the command, which
+	// is no earlier than either.
 	EnergyKWh *float64 `json:"energy_kwh,omitempty"`
-}
-
-// from is when c's energy starts to count: SlotStart, or Created where
-// the command was made inside its slot.
-func (c *Command) from() time.Time {
-	if c.Created.After(c.SlotStart) {
-		return c.Created
-	}
-	return c.SlotStart
 }
 
 // maxCommandBytes bounds a command message: a command is a few hundred
