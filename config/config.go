@@ -181,10 +181,6 @@ type loader struct {
 	fileStart int
 	// series collects the series files (Config.SeriesFiles).
 	series map[SeriesKey]string
-	// live is set while the homes of a street with [live] are read:
-	// their storages keep the catalogue's fixed levels by default
-	// (homeReader.autoByDefault).
-	liveStreet bool
 }
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }

@@ -390,15 +390,15 @@ func (r *homeReader) device(n *node) {
 // continuous power and reads only the strongest levels, which stay the
 // catalogue's; a device that sets its own resolution keeps the fixed
 // levels, whose stored energy follows it (automatic levels store whole
-// quanta of their own). So do the homes of a street with [live]: plans
-// that meet a goal to within a quantum leave no slack for commands that
-// reach the home late in the slot, and the live example's night missed
-// two goals by 0.2–0.3 kWh at 720× (docs/DESIGN.md, "TOML streets").
+// quanta of their own). A street with [live] takes them too: its rounds
+// refine a wallbox's plan never behind the solved one in the slot that
+// runs (refine.HomeRolling), and home-sim runs the exact currents as set
+// points (docs/DESIGN.md, "Live streets take automatic levels").
 func (r *homeReader) autoByDefault(n *node, kind string) bool {
 	if _, sizable := devices.SizingDefaults(kind); !sizable {
 		return false
 	}
-	return !n.has("power_steps") && !n.has("resolution") && r.hs.planner != PlannerEnergy && !r.l.liveStreet
+	return !n.has("power_steps") && !n.has("resolution") && r.hs.planner != PlannerEnergy
 }
 
 // sizingKeys are a sizable catalogue device's parameters

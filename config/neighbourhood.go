@@ -38,7 +38,6 @@ func (l *loader) neighbourhood(path string, data []byte) *Config {
 	cfg.Run = l.run(root)
 	cfg.Publish = l.publish(root)
 	cfg.Live = l.live(root)
-	l.liveStreet = cfg.Live.On
 	var srcs []*homeSrc
 	if files, ok := root.strs("homes"); ok {
 		for i, f := range files {

@@ -113,9 +113,12 @@ func TestPowerStepsAutoResolution(t *testing.T) {
 // TestPowerStepsDefault: a catalogue storage of a compiled home that
 // gives no power_steps gets the levels power_steps = "auto" gives it
 // (issue 17: levels chosen from the device, not two fixed ones);
-// "fixed", an energy home, a device that sets its own resolution and a
-// street with [live] keep the catalogue's own actions (devices.Lookup's); a number still gives
-// that many levels; "fixed" on a kind without levels is refused.
+// so does a street with [live] (its rounds refine a wallbox's plan never
+// behind the solved one in slot 0, refine.HomeRolling); "fixed", an
+// energy home and a device that sets its own resolution keep the
+// catalogue's own actions (devices.Lookup's), in a street with [live]
+// too; a number still gives that many levels; "fixed" on a kind without
+// levels is refused.
 func TestPowerStepsDefault(t *testing.T) {
 	actions := func(t *testing.T, dev string) []string {
 		t.Helper()
@@ -156,8 +159,9 @@ func TestPowerStepsDefault(t *testing.T) {
 			{"fixed", dev + "power_steps = \"fixed\"\n", catalogue(kind)},
 			{"resolution", dev + "resolution = { " + map[bool]string{true: "soc", false: "charge"}[kind == "home_battery"] + " = 0.1 }\n", catalogue(kind)},
 			{"energy home", "planner = \"energy\"\n" + dev, catalogue(kind)},
-			{"live street", "[live]\n" + dev, catalogue(kind)},
+			{"live street", "[live]\n" + dev, auto},
 			{"live street, auto", "[live]\n" + dev + "power_steps = \"auto\"\n", auto},
+			{"live street, fixed", "[live]\n" + dev + "power_steps = \"fixed\"\n", catalogue(kind)},
 		} {
 			if got := actions(t, tc.dev); strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Errorf("%s, %s: actions %v, want %v", kind, tc.name, got, tc.want)

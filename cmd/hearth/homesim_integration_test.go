@@ -26,20 +26,26 @@ const liveStreet = "../../examples/live/street.toml"
 // plan's (the whole night and the base load the homes drew known at
 // 17:00, solved centrally) the street's realised bill and objective may
 // be. The homes plan by the objective — bill, committed peak, goals —
-// and, re-planning every slot, find that the rest of a running
-// coordination window holds caps their neighbours no longer use: they
-// trade bill for a lower committed peak (internal/live's TestRollingDay
-// shows how, in process, without timing: bill +26.0 %, objective +2.7 %;
-// with no weight on the peak both +0.0 %). Measured here (and by hand,
-// the same processes without -race): bill 19.35 to 20.08 $ against
-// 15.65 $ (+23.6 % to +28.3 %), objective +2.7 % and +6.2 % where every
-// goal was kept; in clean-clone CI on a loaded 2-core machine, under
-// -race, bill +12 % and +15 %, objective (bill and committed peak)
-// +15.5 % and +15.9 %: late commands there move load into costlier
-// committed levels. Below the perfect plan is no fault.
+// re-planning every slot on a rolling horizon that knows neither the
+// slots of a running coordination window that have passed nor the
+// noise of the base load to come, so they commit to different windows
+// than the perfect plan (internal/live's TestRollingDay shows how, in
+// process, without timing). Measured here on automatic power levels
+// (the default since live streets take them; by hand, the same
+// processes, a machine at load 20): bill 15.69 $ against 15.19 $
+// (+3.3 %), objective (bill and committed peak) 64.62 against 42.67
+// (+51.4 %), every goal kept: dogwood's battery and cedar's car both
+// charge in the 01:00 window, where the perfect plan puts the battery in
+// the 21:00 one, and the noise takes dogwood's import in the 17:00
+// window above the nothing it planned (its tightest level 3.9 kW). On
+// the catalogue's fixed levels the same night measured bill 19.35 to
+// 20.08 $ against 15.65 $ (+23.6 % to +28.3 %), objective 65.94 and
+// 68.22 against 64.22: the automatic levels' perfect plan is a third
+// cheaper, and the live night's objective about what it was, its bill a
+// fifth lower. Below the perfect plan is no fault.
 const (
 	liveBillMargin      = 0.30
-	liveObjectiveMargin = 0.25
+	liveObjectiveMargin = 0.60
 )
 
 // liveLead is how much earlier than the night's start the homes'

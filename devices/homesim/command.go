@@ -30,6 +30,15 @@ type Command struct {
 	// PowerKW is the draw asked for: > 0 draws from the meter, < 0 feeds
 	// it. Storage devices take it as their set point.
 	PowerKW float64 `json:"power_kw"`
+	// EnergyKWh, where given, is what the slot's plan moves through the
+	// meter (> 0 drawn, < 0 fed back), counted from SlotStart or Created,
+	// whichever is later. A storage device delivers it by SlotEnd in
+	// place of the set point: what is left over the time left, within
+	// its power, so that a late command or one made inside the slot
+	// still stores what the plan needs (internal/live.Command). The
+	// simulator counts it from when it first runs the command, which
+	// is no earlier than either.
+	EnergyKWh *float64 `json:"energy_kwh,omitempty"`
 }
 
 // maxCommandBytes bounds a command message: a command is a few hundred
@@ -50,6 +59,7 @@ func ParseCommand(b []byte) (Command, error) {
 		Expires   *string         `json:"expires"`
 		Action    *string         `json:"action"`
 		PowerKW   *float64        `json:"power_kw"`
+		EnergyKWh *float64        `json:"energy_kwh"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&raw); err != nil {
@@ -110,6 +120,12 @@ func ParseCommand(b []byte) (Command, error) {
 			return Command{}, fmt.Errorf("command: power_kw = %g: want a finite power up to 10000 kW", *raw.PowerKW)
 		}
 		c.PowerKW = *raw.PowerKW
+	}
+	if e := raw.EnergyKWh; e != nil {
+		if math.IsNaN(*e) || math.IsInf(*e, 0) || math.Abs(*e) > 1e5 {
+			return Command{}, fmt.Errorf("command: energy_kwh = %g: want a finite energy up to 100000 kWh", *e)
+		}
+		c.EnergyKWh = e
 	}
 	return c, nil
 }

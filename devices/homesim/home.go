@@ -155,6 +155,11 @@ type simDevice struct {
 	stored  int
 	trip    *Trip
 	plugged bool
+	// energyOf and moved follow the command with an energy that the
+	// storage runs (its slot start and creation): moved is what it has
+	// drawn from the meter, net, since the energy began to count.
+	energyOf [2]time.Time
+	moved    float64
 }
 
 // Home is one simulated home. It is not safe for concurrent use, except
@@ -329,19 +334,7 @@ func newSimDevice(h *devices.Home, d int, hz devices.Horizon) (*simDevice, error
 			props = append(props, p)
 		}
 	}
-	// rates returns every action's effects per hour in slot t, a slot of
-	// its own length.
-	rates := func(t int) [][]effect {
-		out := make([][]effect, len(dev.Actions))
-		for a := range dev.Actions {
-			for _, p := range props {
-				if delta, ok := dev.Actions[a].EffectIn(h.Properties[p].Name, hz, t); ok && delta != 0 {
-					out[a] = append(out[a], effect{prop: p, rate: delta / hz.SlotHours(t)})
-				}
-			}
-		}
-		return out
-	}
+	rates := func(t int) [][]effect { return effectsOf(h, dev.Actions, props, hz, t) }
 	sd.effects = rates(0)
 	for t := range hz.Slots {
 		if m := hz.Minutes(t); m != hz.SlotMinutes && sd.byLength[m] == nil {
@@ -353,9 +346,19 @@ func newSimDevice(h *devices.Home, d int, hz devices.Horizon) (*simDevice, error
 	}
 	if _, sizable := devices.SizingDefaults(dev.Kind); sizable && len(props) == 1 {
 		sd.stored = props[0]
-		sd.store = storageOf(dev, props[0], sd.effects)
-		for m, effs := range sd.byLength {
-			st := storageOf(dev, props[0], effs)
+		// A wallbox on automatic levels is a storage by its exact
+		// currents (Device.Exact: what the device does, each storing in
+		// proportion to its draw), not by the levels the compiler
+		// rounded down to whole quanta: it runs a refined plan's current
+		// ("13a") as a set point, as the physical charger does.
+		acts := physical(dev)
+		sd.store = storageOf(acts, props[0], effectsOf(h, acts, props, hz, 0))
+		for t := range hz.Slots {
+			m := hz.Minutes(t)
+			if m == hz.SlotMinutes || sd.storeByLength[m] != nil {
+				continue
+			}
+			st := storageOf(acts, props[0], effectsOf(h, acts, props, hz, t))
 			if st == nil || sd.store == nil {
 				// A storage in one slot length and not in another runs
 				// by its actions in all (tracecheck replays it so).
@@ -371,13 +374,37 @@ func newSimDevice(h *devices.Home, d int, hz devices.Horizon) (*simDevice, error
 	return sd, nil
 }
 
+// effectsOf returns the effects per hour of every action of acts on
+// properties props of h in slot t of hz, a slot of its own length.
+func effectsOf(h *devices.Home, acts []devices.Action, props []int, hz devices.Horizon, t int) [][]effect {
+	out := make([][]effect, len(acts))
+	for a := range acts {
+		for _, p := range props {
+			if delta, ok := acts[a].EffectIn(h.Properties[p].Name, hz, t); ok && delta != 0 {
+				out[a] = append(out[a], effect{prop: p, rate: delta / hz.SlotHours(t)})
+			}
+		}
+	}
+	return out
+}
+
+// physical returns the actions device d physically has: its Actions,
+// or, where those are levels quantised for the compiler (Device.Exact,
+// a wallbox on automatic levels), its idle action and its exact ones.
+func physical(d *devices.Device) []devices.Action {
+	if len(d.Exact) == 0 {
+		return d.Actions
+	}
+	return append([]devices.Action{d.Actions[IdleAction(d)]}, d.Exact...)
+}
+
 // storageOf returns the storage model of a catalogue battery or EV (the
 // sizable kinds) whose every action moves property p in proportion to its
 // power, nil for any other. A dishwasher's progress is proportional to
 // its energy too, but it runs programmes, not set points.
-func storageOf(dev *devices.Device, p int, effects [][]effect) *storage {
+func storageOf(acts []devices.Action, p int, effects [][]effect) *storage {
 	st := &storage{prop: p}
-	for a, act := range dev.Actions {
+	for a, act := range acts {
 		rate := 0.0
 		for _, e := range effects[a] {
 			rate += e.rate
@@ -627,13 +654,20 @@ func (s *Home) runDevice(k int, at time.Time, sd *simDevice, ds *DeviceSlot, dtH
 	}
 	if sd.store != nil {
 		p := 0.0
+		energy := ok && cmd.EnergyKWh != nil
 		if ok {
 			p = cmd.PowerKW
 			if p == 0 && actionIndex(sd.dev, cmd.Action) >= 0 {
 				p = sd.dev.Actions[a].Power
 			}
 		}
+		if energy {
+			p = s.energyPower(k, sd, &cmd, at)
+		}
 		in, out = s.runStorage(k, sd, ds, p, dtH)
+		if energy {
+			sd.moved += in - out
+		}
 	} else {
 		if ok && a != sd.idle && cmd.PowerKW != 0 && math.Abs(cmd.PowerKW-sd.dev.Actions[a].Power) > 1e-3*math.Max(1, math.Abs(cmd.PowerKW)) {
 			s.refuse(k, sd, ds, "power_kw is not the action's power; runs the action", "power_kw", cmd.PowerKW, "action_kw", sd.dev.Actions[a].Power)
@@ -665,14 +699,41 @@ func actionIndex(d *devices.Device, name string) int {
 // error, and is held at the bound, not refused.
 const roundingKWh = 1e-9
 
-// runStorage runs a storage device at set point p (kW) for dtH hours.
-func (s *Home) runStorage(k int, sd *simDevice, ds *DeviceSlot, p, dtH float64) (in, out float64) {
-	st := sd.store
+// energyPower is the power (kW) at which storage sd, from at, delivers
+// what is left of command c's energy by the slot's end: what it has
+// not yet moved through the meter since the energy began to count
+// (Command.EnergyKWh), over the time left, within the device's power
+// and never against the energy's sign.
+func (s *Home) energyPower(k int, sd *simDevice, c *Command, at time.Time) float64 {
+	if key := [2]time.Time{c.SlotStart, c.Created}; sd.energyOf != key {
+		sd.energyOf, sd.moved = key, 0
+	}
+	e := *c.EnergyKWh
+	leftH := c.SlotEnd.Sub(at).Hours()
+	if leftH <= 0 || e == 0 {
+		return 0
+	}
+	st := s.storeIn(k, sd)
+	p := (e - sd.moved) / leftH
+	if e > 0 {
+		return math.Min(math.Max(p, 0), st.maxC)
+	}
+	return math.Max(math.Min(p, 0), -st.maxD)
+}
+
+// storeIn is sd's storage model in slot k: that of the slot's length.
+func (s *Home) storeIn(k int, sd *simDevice) *storage {
 	if k >= 0 && k < s.n.Horizon.Slots {
 		if o, ok := sd.storeByLength[s.n.Horizon.Minutes(k)]; ok {
-			st = o
+			return o
 		}
 	}
+	return sd.store
+}
+
+// runStorage runs a storage device at set point p (kW) for dtH hours.
+func (s *Home) runStorage(k int, sd *simDevice, ds *DeviceSlot, p, dtH float64) (in, out float64) {
+	st := s.storeIn(k, sd)
 	if p > st.maxC+1e-9 {
 		s.refuse(k, sd, ds, "above the greatest charging power", "power_kw", p, "max_kw", st.maxC)
 		p = st.maxC

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,5 +223,119 @@ func TestAsSimulated(t *testing.T) {
 	}
 	if same := homesim.AsSimulated(n, homesim.Options{}, [][]float64{pv0}); !slices.Equal(same.Homes[0].Background, n.Homes[0].Background) {
 		t.Errorf("without noise: %v, want %v", same.Homes[0].Background, n.Homes[0].Background)
+	}
+}
+
+// TestExactCurrents: a wallbox on automatic levels (power_steps "auto")
+// runs the exact current a refined plan commands ("13a", 2.99 kW, not
+// one of the compiled levels) as a set point storing 89 % of its draw,
+// as it does a compiled level's current ("charge_15a") — the physical
+// charger, not the levels the compiler rounded down to whole quanta; the
+// replay passes, and the day as a schedule of the model reads the exact
+// current back.
+func TestExactCurrents(t *testing.T) {
+	src := strings.Replace(street(t), "kind = \"ev_wallbox_7kw\"\npower_steps = \"fixed\"", "kind = \"ev_wallbox_7kw\"", 1)
+	n := load(t, src)
+	ev := &n.Homes[0].Devices[n.Homes[0].Device("ev")]
+	if len(ev.Exact) == 0 || actionOf(ev.Actions, "13a") >= 0 || actionOf(ev.Exact, "13a") < 0 {
+		t.Fatalf("the wallbox is not on automatic levels with 13a exact only: %d levels, %d exact", len(ev.Actions), len(ev.Exact))
+	}
+	h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []homesim.Command{cmd(0, "13a", 2.99), cmd(1, "charge_15a", 3.45), cmd(2, "32a", 7.36)} {
+		if err := h.Command("ev", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Advance(day.Add(4 * time.Hour))
+	tr := h.Trace()
+	d := n.Homes[0].Device("ev")
+	charge := tr.Properties[n.Homes[0].Property("ev", "charge")].Values
+	want := []float64{10, 10 + 0.89*2.99, 10 + 0.89*(2.99+3.45), 10 + 0.89*(2.99+3.45+7.36), 10 + 0.89*(2.99+3.45+7.36)}
+	for i := range want {
+		if math.Abs(charge[i]-want[i]) > 1e-6 {
+			t.Errorf("boundary %d: charge %.4f, want %.4f", i, charge[i], want[i])
+		}
+	}
+	for s, kw := range []float64{2.99, 3.45, 7.36, 0} {
+		if got := tr.Slots[s].Devices[d].InKWh; math.Abs(got-kw) > 1e-9 || len(tr.Slots[s].Devices[d].Refused) > 0 {
+			t.Errorf("slot %d: drew %.4f kWh (want %.4f), refused %v", s, got, kw, tr.Slots[s].Devices[d].Refused)
+		}
+	}
+	if rep := tracecheck.Check(n, 0, pv0, tr); !rep.OK() {
+		t.Errorf("replay: %v", rep.Violations)
+	}
+	hs := tr.Schedule(&n.Homes[0])
+	var got []string
+	for _, a := range hs.Actions[d] {
+		got = append(got, ev.Act(a).Name)
+	}
+	if want := []string{"13a", "charge_15a", "32a", "off"}; !slices.Equal(got, want) {
+		t.Errorf("the car's schedule %v, want %v", got, want)
+	}
+}
+
+func actionOf(acts []devices.Action, name string) int {
+	return slices.IndexFunc(acts, func(a devices.Action) bool { return a.Name == name })
+}
+
+// TestCommandEnergy: a storage given a command's energy_kwh delivers it
+// by the slot's end, counting from the slot's start or the command's
+// creation, whichever is later — worked by hand on the street's car
+// (7.4 kW, 6.6 of 7.4 kWh stored): 2 kWh commanded but received half-way
+// through slot 0 are drawn at 4 kW in the half hour left; 7 kWh received
+// a quarter into slot 1 need 9.33 kW and get the 7.4 kW the box has
+// (5.55 kWh); in slot 2 a command of 1 kWh runs at 1 kW until a round
+// made at 19:30 replaces it with 1 kWh from then (2 kW): 1.5 kWh.
+func TestCommandEnergy(t *testing.T) {
+	n := load(t, street(t))
+	h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	energy := func(c homesim.Command, e float64) homesim.Command {
+		c.EnergyKWh = &e
+		return c
+	}
+	at := func(m int) time.Time { return day.Add(time.Duration(m) * time.Minute) }
+	late := energy(cmd(2, "charge_16a", 1), 1)
+	replaced := late
+	replaced.Created = at(150)
+	replaced = energy(replaced, 1)
+	for _, step := range []struct {
+		at time.Time
+		c  homesim.Command
+	}{
+		{at(30), energy(cmd(0, "charge_16a", 2), 2)},
+		{at(75), energy(cmd(1, "charge_32a", 7), 7)},
+		{at(120), late},
+		{at(150), replaced},
+	} {
+		h.Advance(step.at)
+		if err := h.Command("ev", step.c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Advance(day.Add(4 * time.Hour))
+	tr := h.Trace()
+	d := n.Homes[0].Device("ev")
+	eta := 6.6 / 7.4
+	drawn := []float64{2, 7.4 * 0.75, 1.5, 0}
+	v := 10.0
+	charge := tr.Properties[n.Homes[0].Property("ev", "charge")].Values
+	for s, want := range drawn {
+		ds := tr.Slots[s].Devices[d]
+		if math.Abs(ds.InKWh-want) > 1e-9 || len(ds.Refused) > 0 {
+			t.Errorf("slot %d: drew %.6f kWh, want %.6f (refused %v)", s, ds.InKWh, want, ds.Refused)
+		}
+		v += eta * want
+		if math.Abs(charge[s+1]-v) > 1e-6 {
+			t.Errorf("boundary %d: charge %.6f, want %.6f", s+1, charge[s+1], v)
+		}
+	}
+	if rep := tracecheck.Check(n, 0, pv0, tr); !rep.OK() {
+		t.Errorf("replay: %v", rep.Violations)
 	}
 }

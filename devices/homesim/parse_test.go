@@ -1,6 +1,7 @@
 package homesim_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,12 @@ func TestParseCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Round != "2026-11-26T1700" || c.Action != "charge_32a" || c.PowerKW != 7.4 || c.Expires.Sub(c.SlotEnd) != 5*time.Minute {
+	if c.Round != "2026-11-26T1700" || c.Action != "charge_32a" || c.PowerKW != 7.4 || c.Expires.Sub(c.SlotEnd) != 5*time.Minute || c.EnergyKWh != nil {
 		t.Errorf("parsed %+v", c)
+	}
+	c, err = homesim.ParseCommand([]byte(strings.Replace(ok, `"power_kw":7.4`, `"power_kw":2.99,"energy_kwh":2.99`, 1)))
+	if err != nil || c.EnergyKWh == nil || *c.EnergyKWh != 2.99 {
+		t.Errorf("with energy_kwh: %+v, %v", c, err)
 	}
 	c, err = homesim.ParseCommand([]byte(`{"round":7,"slot_start":"2026-11-26T17:00:00Z","slot_end":"2026-11-26T19:00:00+01:00","action":"off"}`))
 	if err != nil || c.Round != "7" || !c.Expires.Equal(c.SlotEnd) {
@@ -30,6 +35,8 @@ func TestParseCommand(t *testing.T) {
 		{`{"slot_start":"2026-11-26T17:00:00Z","slot_end":"2026-11-26T18:00:00Z","action":"x","power_kw":1e9}`, "power_kw"},
 		{`{"round":{},"slot_start":"2026-11-26T17:00:00Z","slot_end":"2026-11-26T18:00:00Z","action":"x"}`, "round"},
 		{`{"action":"x"} {}`, "after the JSON object"},
+		{`{"slot_start":"2026-11-26T17:00:00Z","slot_end":"2026-11-26T18:00:00Z","action":"x","energy_kwh":1e9}`, "energy_kwh"},
+		{`{"slot_start":"2026-11-26T17:00:00Z","slot_end":"2026-11-26T18:00:00Z","action":"x","energy_kwh":"2"}`, "not a JSON object"},
 	} {
 		_, err := homesim.ParseCommand([]byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -41,12 +48,13 @@ func TestParseCommand(t *testing.T) {
 func FuzzParseCommand(f *testing.F) {
 	f.Add([]byte(`{"round":"r","created":"2026-11-26T16:59:00Z","slot_start":"2026-11-26T17:00:00Z","slot_end":"2026-11-26T18:00:00Z","expires":"2026-11-26T18:00:00Z","action":"run","power_kw":0.7}`))
 	f.Add([]byte(`{"slot_start":"2026-11-26T17:00:00Z","slot_end":"2026-11-26T17:15:00Z","action":"off","power_kw":-5}`))
+	f.Add([]byte(`{"slot_start":"2026-11-26T17:00:00Z","slot_end":"2026-11-26T18:00:00Z","action":"13a","power_kw":2.99,"energy_kwh":2.99}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := homesim.ParseCommand(b)
 		if err != nil {
 			return
 		}
-		if c.Action == "" || !c.SlotEnd.After(c.SlotStart) || c.Expires.IsZero() {
+		if c.Action == "" || !c.SlotEnd.After(c.SlotStart) || c.Expires.IsZero() || c.EnergyKWh != nil && (math.IsNaN(*c.EnergyKWh) || math.Abs(*c.EnergyKWh) > 1e5) {
 			t.Fatalf("accepted %q as %+v", b, c)
 		}
 	})

@@ -288,7 +288,12 @@ func (sc *simClient) publishState(prefix string, t time.Time, log *slog.Logger) 
 		props, plugged := h.State(d)
 		m := map[string]any{"time": t.Format(time.RFC3339)}
 		for k, v := range props {
-			m[k] = math.Round(v*1000) / 1000
+			// Down to a thousandth (a Wh of stored energy): never more
+			// than the device holds, so that a plan that meets a goal
+			// exactly from this state meets it on the device (the
+			// automatic levels' goals are kept to 1 mWh). The slack of
+			// 10⁻⁶ keeps a float a hair under a thousandth on it.
+			m[k] = math.Floor(v*1000+1e-3) / 1000
 		}
 		if plugged != nil {
 			m["plugged"] = *plugged

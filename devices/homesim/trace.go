@@ -247,7 +247,7 @@ func (tr *Trace) Schedule(h *devices.Home) devices.HomeSchedule {
 			}
 			best := 0.0
 			for name, sec := range tr.Slots[t].Devices[d].RunS {
-				a := actionIndex(dev, name)
+				a := actIndex(dev, name)
 				if a >= 0 && (sec > best || sec == best && a < row[t]) {
 					row[t], best = a, sec
 				}
@@ -270,9 +270,25 @@ func PlanSchedule(h *devices.Home, p report.HomePlan) devices.HomeSchedule {
 				continue
 			}
 			for _, name := range dp.Actions {
-				hs.Actions[d] = append(hs.Actions[d], max(actionIndex(dev, name), 0))
+				hs.Actions[d] = append(hs.Actions[d], max(actIndex(dev, name), 0))
 			}
 		}
 	}
 	return hs
+}
+
+// actIndex is the schedule index (devices.Device.Act) of d's action
+// name: one of its Actions, or past them one of its Exact actions (a
+// wallbox's current on automatic levels, which a refined plan commands
+// and the simulator records by name); -1 for none.
+func actIndex(d *devices.Device, name string) int {
+	if a := actionIndex(d, name); a >= 0 {
+		return a
+	}
+	for e := range d.Exact {
+		if d.Exact[e].Name == name {
+			return len(d.Actions) + e
+		}
+	}
+	return -1
 }

@@ -946,9 +946,18 @@ func (r *Run) HomePlan(assign []int, home int) (report.HomePlan, error) {
 	for w, v := range hc.Levels {
 		hs.Levels[w] = assign[v]
 	}
+	onLoad := len(r.Model().Homes) > 1 || len(r.energy) > 0
 	refineHome := refine.Home
-	if len(r.Model().Homes) > 1 || len(r.energy) > 0 {
+	if onLoad {
 		refineHome = refine.HomeOnLoad
+	}
+	if r.cfg != nil && r.cfg.Live.On {
+		// A rolling horizon runs slot 0 only, then plans again from
+		// what the devices hold: never behind the solved plan there
+		// (refine.HomeRolling).
+		refineHome = func(n *devices.Neighbourhood, hi int, hs devices.HomeSchedule) (devices.HomeSchedule, bool, error) {
+			return refine.HomeRolling(n, hi, hs, onLoad)
+		}
 	}
 	refined, _, err := refineHome(r.Model(), home, hs)
 	if err != nil {

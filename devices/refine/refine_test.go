@@ -300,3 +300,110 @@ func TestScheduleOnLoad(t *testing.T) {
 		t.Fatal("no street shows the bill-only refinement raising the load that flows: the streets do not test what ScheduleOnLoad is for")
 	}
 }
+
+// TestHomeRolling: on the seeded homes of TestRefineAgainstBruteForce,
+// started from the wallbox at seeded compiled levels, HomeRolling's
+// wallbox stores in slot 0 at least what the start's level does there,
+// and reaches the least objective over every plan of the exact currents
+// that does (brute force through the model's evaluator), or keeps the
+// start where none beats it. On some homes Home (the refinement off a
+// rolling horizon) stores less than the start in slot 0: what the rule
+// is for.
+func TestHomeRolling(t *testing.T) {
+	homes := 30
+	if testing.Short() || raceEnabled {
+		homes = 6
+	}
+	behind, refined := 0, 0
+	for seed := range uint64(homes) {
+		text := refineHome(seed)
+		cfg, err := config.Parse("refine.toml", []byte(text), nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, text)
+		}
+		n := cfg.Neighbourhood
+		h := &n.Homes[0]
+		d := h.Device("ev")
+		dev := &h.Devices[d]
+		rng := rand.New(rand.NewPCG(seed, 0x0a11))
+		T := n.Horizon.Slots
+		hs := devices.HomeSchedule{Actions: make([][]int, len(h.Devices))}
+		for k := range hs.Actions {
+			hs.Actions[k] = make([]int, T)
+		}
+		for t := range T {
+			hs.Actions[d][t] = rng.IntN(len(dev.Actions))
+		}
+		if len(n.Windows) > 0 {
+			hs.Levels = make([]int, len(n.Windows))
+			for w := range n.Windows {
+				hs.Levels[w] = len(n.LevelCaps(0, w)) - 1
+			}
+		}
+		ev, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{hs}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ev.Feasible {
+			continue
+		}
+		stored := func(a int) float64 {
+			e, _ := dev.Act(a).EffectIn("charge", n.Horizon, 0)
+			return e
+		}
+		floor := stored(hs.Actions[d][0])
+		// The truth: every plan of off and the exact currents whose slot
+		// 0 stores at least floor.
+		opts := []int{0}
+		for k := range dev.Exact {
+			opts = append(opts, len(dev.Actions)+k)
+		}
+		want := ev.Cost
+		cur := hs
+		cur.Actions = slices.Clone(hs.Actions)
+		row := make([]int, T)
+		cur.Actions[d] = row
+		var walk func(t int)
+		walk = func(t int) {
+			if t == T {
+				e, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{cur}})
+				if err == nil && e.Feasible {
+					want = math.Min(want, e.Cost)
+				}
+				return
+			}
+			for _, a := range opts {
+				if t == 0 && devices.Steps(stored(a), h.Properties[0].Scale) < devices.Steps(floor, h.Properties[0].Scale) {
+					continue
+				}
+				row[t] = a
+				walk(t + 1)
+			}
+		}
+		walk(0)
+		got, ok, err := refine.HomeRolling(n, 0, hs, false)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if s := stored(got.Actions[d][0]); devices.Steps(s, h.Properties[0].Scale) < devices.Steps(floor, h.Properties[0].Scale) {
+			t.Fatalf("seed %d: slot 0 stores %g, the start's level %g\n%s", seed, s, floor, text)
+		}
+		e2, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{got}})
+		if err != nil || !e2.Feasible {
+			t.Fatalf("seed %d: the refined plan is not feasible: %v", seed, err)
+		}
+		if math.Abs(e2.Cost-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Fatalf("seed %d: refined to %g, the best plan ahead of the start in slot 0 costs %g (start %g)\n%s", seed, e2.Cost, want, ev.Cost, text)
+		}
+		if ok {
+			refined++
+		}
+		if plain, ok, err := refine.Home(n, 0, hs); err == nil && ok && stored(plain.Actions[d][0]) < floor-1e-9 {
+			behind++
+		}
+	}
+	t.Logf("%d of %d homes refined; on %d the refinement off a rolling horizon stores less in slot 0", refined, homes, behind)
+	if refined == 0 || behind == 0 {
+		t.Fatalf("refined %d, behind %d: the homes do not test the rule", refined, behind)
+	}
+}

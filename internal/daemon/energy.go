@@ -345,7 +345,7 @@ func (e *EnergyHome) Run(ctx context.Context) error {
 			return
 		}
 		for s, st := range res.Home.Storage {
-			e.in.Expect(st.Name, res.Horizon.Start, res.Horizon.Slot, res.Plan.Energy[s])
+			e.in.Expect(st.Name, res.Horizon.Start, res.Horizon.Slot, res.Plan.Energy[s], time.Time{})
 		}
 		pctx, cancel := context.WithTimeout(ctx, publishWait)
 		defer cancel()

@@ -450,7 +450,7 @@ func (s *server) livePlan(ctx context.Context, req mqtt.Request, rep RoundResult
 	}
 	lh.plan = &p
 	for d, vals := range p.Stored {
-		lh.in.Expect(d, p.Horizon.Start, p.Horizon.Slot, vals)
+		lh.in.Expect(d, p.Horizon.Start, p.Horizon.Slot, vals, lh.began)
 	}
 	// A plan made ahead of its slot has no command for now: the
 	// commander publishes its first at the boundary.

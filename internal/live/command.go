@@ -3,6 +3,7 @@ package live
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -16,6 +17,15 @@ import (
 // on it until Expires (SlotEnd plus [live] command_grace), by which time
 // the next slot's command has replaced it; past it, a controller falls
 // back to its own default (hearth has stopped or lost the broker).
+//
+// EnergyKWh is what the plan has the device move through the meter in
+// the slot (PowerKW times the slot's length) from the state the round
+// read: a storage's controller that can set its power delivers it by
+// SlotEnd, counting from SlotStart or Created, whichever is later — a
+// command that reaches it late, or a round made inside the slot (which
+// plans slot 0 as a whole slot from the state it read), then still
+// stores what the plan needs, within the device's power. A controller
+// that reads only Action or PowerKW runs as before.
 type Command struct {
 	Round     string  `json:"round"`
 	Created   string  `json:"created"`
@@ -24,6 +34,7 @@ type Command struct {
 	Expires   string  `json:"expires"`
 	Action    string  `json:"action"`
 	PowerKW   float64 `json:"power_kw"`
+	EnergyKWh float64 `json:"energy_kwh"`
 }
 
 // Plan is a home's plan of a round, as the commands and the off-plan
@@ -56,8 +67,17 @@ func NewPlan(round string, created time.Time, hz Horizon, n *devices.Neighbourho
 			v := prop.Initial
 			for t, name := range dp.Actions {
 				v += prop.DriftIn(n.Horizon, t)
-				if ai := slices.IndexFunc(dev.Actions, func(a devices.Action) bool { return a.Name == name }); ai >= 0 {
-					if e, ok := dev.Actions[ai].EffectIn(prop.Name, n.Horizon, t); ok {
+				// A refined plan names a wallbox's exact current
+				// (Device.Exact) where the compiled level is not one.
+				byName := func(a devices.Action) bool { return a.Name == name }
+				act := (*devices.Action)(nil)
+				if ai := slices.IndexFunc(dev.Actions, byName); ai >= 0 {
+					act = &dev.Actions[ai]
+				} else if ai := slices.IndexFunc(dev.Exact, byName); ai >= 0 {
+					act = &dev.Exact[ai]
+				}
+				if act != nil {
+					if e, ok := act.EffectIn(prop.Name, n.Horizon, t); ok {
 						v += e
 					}
 				}
@@ -84,7 +104,8 @@ func (p Plan) Commands(prefix, home string, now time.Time, grace time.Duration) 
 			return nil, fmt.Errorf("plan of %s has %d slots, the horizon %d", d.Device, len(d.Actions), p.Horizon.Slots)
 		}
 		c := Command{Round: p.Round, Created: p.Created.Format(time.RFC3339), SlotStart: from.Format(time.RFC3339),
-			SlotEnd: to.Format(time.RFC3339), Expires: to.Add(grace).Format(time.RFC3339), Action: d.Actions[k], PowerKW: d.KW[k]}
+			SlotEnd: to.Format(time.RFC3339), Expires: to.Add(grace).Format(time.RFC3339), Action: d.Actions[k], PowerKW: d.KW[k],
+			EnergyKWh: math.Round(d.KW[k]*to.Sub(from).Hours()*1e6) / 1e6}
 		b, err := json.Marshal(c)
 		if err != nil {
 			return nil, err

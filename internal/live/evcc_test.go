@@ -134,11 +134,31 @@ func TestEvccAutomations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The street's own devices, on automatic power levels (the default):
+	// the actions its commands name, a wallbox's exact currents (13a)
+	// among them.
+	cfg, err := config.Load(evccStreet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := cfg.Neighbourhood.Homes[0]
+	street := map[string][]devices.Action{}
+	for _, d := range home.Devices {
+		street[d.Kind] = slices.Concat(d.Actions, d.Exact)
+	}
+	if len(street["home_battery"]) <= len(bat.Actions) || len(street["ev_wallbox_11kw"]) <= 5 {
+		t.Fatalf("the street's battery has %d actions and its wallbox %d: not on automatic levels", len(street["home_battery"]), len(street["ev_wallbox_11kw"]))
+	}
 	modes := doc.Automation[1]["variables"].(map[string]any)["modes"].(map[string]any)
-	for _, a := range bat.Actions {
-		m, ok := modes[a.Name].(string)
+	family := regexp.MustCompile(`split\('_'\)\[0\]`)
+	if !family.MatchString(doc.Automation[1]["variables"].(map[string]any)["action"].(string)) {
+		t.Errorf("the battery automation does not read the action's family (before its first _)")
+	}
+	for _, a := range slices.Concat(bat.Actions, street["home_battery"]) {
+		f, _, _ := strings.Cut(a.Name, "_")
+		m, ok := modes[f].(string)
 		if !ok || !slices.Contains(evccWritable["evcc/site/batteryMode/set"], m) {
-			t.Errorf("battery action %s maps to %v, not an evcc battery mode", a.Name, modes[a.Name])
+			t.Errorf("battery action %s maps to %v, not an evcc battery mode", a.Name, modes[f])
 		}
 	}
 	// The car's current comes from its action's name: at 230 V per
@@ -150,7 +170,7 @@ func TestEvccAutomations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range e.Actions {
+		for _, a := range slices.Concat(e.Actions, street[kind]) {
 			if a.Name == "off" {
 				continue
 			}

@@ -111,20 +111,34 @@ type Inputs struct {
 	// props are the live values of properties other than stored
 	// energies (props.go).
 	props map[propKey]*reading
+	// running are the commands every home's storages run (their
+	// retained command topics), by home and device: what carries a
+	// stored energy read before slot 0 on to its start (ahead).
+	running map[key]running
+}
+
+// running is a storage's command as the inputs read it.
+type running struct {
+	start, end time.Time
+	action     string
 }
 
 type expectation struct {
 	start  time.Time
 	slot   time.Duration
 	values []float64
+	// from is when values[0] held: the instant the round read the
+	// state, inside slot 0 for a round made within its slot.
+	from time.Time
 }
 
 type route struct {
-	k      key
-	series bool
-	target bool
-	avail  bool
-	src    *config.Source // nil: the device's own state topic
+	k       key
+	command bool
+	series  bool
+	target  bool
+	avail   bool
+	src     *config.Source // nil: the device's own state topic
 	// prop is set for a [[sensor]]'s own topic: the property it reads.
 	prop *propKey
 	unit string
@@ -140,7 +154,7 @@ func NewInputs(cfg *config.Config, prefix, home string, clock *Clock, log *slog.
 		readings: map[key]*reading{}, series: map[string]Series{}, hashes: map[string]string{},
 		files: map[string]Series{}, fileErrs: map[string]string{},
 		targets: map[[3]string]string{}, expected: map[string]expectation{}, missing: map[key]bool{},
-		changes: make(chan Change, 16), online: map[string]bool{}}
+		changes: make(chan Change, 16), online: map[string]bool{}, running: map[key]running{}}
 	in.routes()
 	return in
 }
@@ -156,6 +170,7 @@ func (in *Inputs) routes() {
 		for _, dl := range in.cfg.Devices[hi] {
 			own := StateTopic(in.prefix, h.Name, dl.Device)
 			if dl.Property != "" {
+				add(CommandTopic(in.prefix, h.Name, dl.Device), route{k: key{h.Name, dl.Device, "command"}, command: true})
 				if dl.SoC != nil {
 					add(dl.SoC.Topic, route{k: key{h.Name, dl.Device, "soc"}, src: dl.SoC, unit: dl.SoC.Unit, full: dl.Full})
 				} else {
@@ -207,6 +222,8 @@ func (in *Inputs) Handle(t string, payload []byte) {
 	var st *State
 	for _, r := range routes {
 		switch {
+		case r.command:
+			in.handleCommand(r.k, payload)
 		case r.avail:
 			in.handleAvailability(r.k.home, payload, now)
 		case r.target:
@@ -347,6 +364,23 @@ func (in *Inputs) handleSeries(t string, r route, payload []byte, now time.Time)
 	}
 }
 
+// handleCommand keeps the command a home's storage runs.
+func (in *Inputs) handleCommand(k key, payload []byte) {
+	c, err := ParseCommand(payload)
+	if err != nil {
+		in.log.Warn("command ignored", "home", k.home, "device", k.device, "err", err)
+		return
+	}
+	start, err1 := time.Parse(time.RFC3339, c.SlotStart)
+	end, err2 := time.Parse(time.RFC3339, c.SlotEnd)
+	if err1 != nil || err2 != nil || !end.After(start) {
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.running[k] = running{start: start, end: end, action: c.Action}
+}
+
 func (in *Inputs) signal(c Change) {
 	select {
 	case in.changes <- c:
@@ -366,16 +400,27 @@ func (e expectation) at(t time.Time) (float64, bool) {
 		return 0, false
 	}
 	f := x - float64(i)
+	if i == 0 && e.from.After(e.start) {
+		// A round made inside slot 0 planned it from the state at
+		// from, to be reached by the slot's end: the course runs from
+		// there (a whole slot's course from the slot's start would
+		// put the device behind it by what the slot had already
+		// moved, and ask for round after round).
+		if t.Before(e.from) {
+			return 0, false
+		}
+		f = float64(t.Sub(e.from)) / float64(e.start.Add(e.slot).Sub(e.from))
+	}
 	return e.values[i]*(1-f) + e.values[i+1]*f, true
 }
 
 // Expect records the plan's stored energy of this home's device at the
-// slot boundaries from start (values[0] at start), for the off-plan
-// check.
-func (in *Inputs) Expect(device string, start time.Time, slot time.Duration, values []float64) {
+// slot boundaries from start (values[0] at start, or at from where the
+// round read the state inside slot 0), for the off-plan check.
+func (in *Inputs) Expect(device string, start time.Time, slot time.Duration, values []float64, from time.Time) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.expected[device] = expectation{start: start, slot: slot, values: slices.Clone(values)}
+	in.expected[device] = expectation{start: start, slot: slot, values: slices.Clone(values), from: from}
 }
 
 // handleTarget takes the value in effect of a home's target; a change
@@ -446,7 +491,7 @@ func (in *Inputs) Unread() int {
 	n := 0
 	for _, routes := range in.route {
 		for _, r := range routes {
-			if r.series || r.target || r.avail || r.k.what == whatProps {
+			if r.series || r.target || r.avail || r.command || r.k.what == whatProps {
 				continue
 			}
 			if r.prop != nil {

@@ -42,16 +42,26 @@ func solveRun(t *testing.T, r *homesolve.Run) []int {
 // (bill, committed peak, goals missed; devices.Neighbourhood.Evaluate on
 // the drawn base load).
 //
-// Measured (this test, deterministic): with the example's weight on the
-// committed peak, the day's objective is 2.7 % above the perfect plan's
-// (65.94 against 64.22) and its bill 26.0 % (19.72 $ against 15.65 $):
-// re-planning every slot, the homes find that the rest of a running
-// coordination window holds caps that the neighbours no longer use, and
-// trade bill for a lower committed peak (46.1 against 48.5) — moving
-// dogwood's battery charge from 23:00 to 19:00, alder's car to 7.4 kW at
-// 21:00. With no weight on the peak the realised bill equals the perfect
-// plan's to the cent (14.80 $): the rolling horizon, the live state and
-// the model's rounding of storage effects cost nothing here.
+// Measured (this test, deterministic), on automatic power levels (the
+// default since live streets take them): with the example's weight on
+// the committed peak, the day's objective is 15.5 % above the perfect
+// plan's (49.27 against 42.67) and its bill 10.9 % (16.85 $ against
+// 15.19 $): re-planning every slot, the rounds charge cedar's car from
+// 20:00 (the last, dear hour of the 17:00 window, under the cap its oven
+// took, then the 21:00 window) and dogwood's battery in the night window,
+// where the perfect plan does the other way round; and the base load's
+// noise, which only the perfect plan knows, takes dogwood's import in
+// the 17:00 window to 0.11 kW, above the nothing it planned, whose
+// tightest level is 3.9 kW (peak 32.27 against 27.32). Alder and birch alone (the two-home
+// day) and the day with no weight on the peak equal the perfect plan to
+// the cent (8.00 $, 13.76 $). On the catalogue's fixed levels the same
+// day was 65.94 against 64.22 (+2.7 %) and its bill 19.72 $ against
+// 15.65 $ (+26.0 %): the automatic levels lower both. Before a rolling
+// round's refinement kept slot 0 at least at the solved plan's charge
+// (refine.HomeRolling) the two-home day was 17.08 against 12.21: the
+// refinement deferred alder's charging to cheaper slots, the next round's
+// quantised levels then found the car behind and bought the goal with
+// the top level (8.46 kW in the 21:00 window).
 func TestRollingDay(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
@@ -65,7 +75,7 @@ func TestRollingDay(t *testing.T) {
 		// cent).
 		race bool
 	}{
-		{name: "example", file: liveStreet, bill: 0.30, objective: 0.05},
+		{name: "example", file: liveStreet, bill: 0.15, objective: 0.20},
 		{name: "bill only", file: "testdata/billonly/street.toml", bill: 0.005, objective: 0.005},
 		{name: "two homes", file: "testdata/pair/street.toml", bill: 0.005, objective: 0.005, race: true},
 	} {

@@ -73,7 +73,14 @@ func readStore(h *devices.Home, d *devices.Device, hz devices.Horizon, t int) st
 	s.prop = s.propsMoved[0]
 	name := h.Properties[s.prop].Name
 	s.isStorage = true
-	for _, a := range d.Actions {
+	// A wallbox on automatic levels stores by its exact currents
+	// (Device.Exact), which the simulator runs as set points; its
+	// Actions are the compiler's levels, rounded down to whole quanta.
+	acts := d.Actions
+	if len(d.Exact) > 0 {
+		acts = d.Exact
+	}
+	for _, a := range acts {
 		delta, _ := a.EffectIn(name, hz, t)
 		perKWh := 0.0
 		if a.Power != 0 {
