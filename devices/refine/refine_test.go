@@ -513,3 +513,80 @@ func TestRefineTwoBatteries(t *testing.T) {
 		t.Fatal("no two-battery home was refined")
 	}
 }
+
+// TestScheduleOnLoadBatteries: on seeded streets of battery homes (one
+// coordination window over the horizon, a peak term), ScheduleOnLoad
+// keeps every home's committed levels and its draw in every slot at most
+// its start's (the positive part), never raises the objective, and
+// lowers it on some streets.
+func TestScheduleOnLoadBatteries(t *testing.T) {
+	streets := 12
+	if testing.Short() || raceEnabled {
+		streets = 4
+	}
+	lowered := 0
+	for seed := range uint64(streets) {
+		rng := rand.New(rand.NewPCG(seed, 0xba75))
+		T := 3 + rng.IntN(2)
+		var b strings.Builder
+		fmt.Fprintf(&b, "[horizon]\nslots = %d\n[coordination]\nwindows = [[0, %d]]\n[objective]\npeak = %g\n", T, T, float64(1+rng.IntN(20))/100)
+		var ps []string
+		for range T {
+			ps = append(ps, fmt.Sprint(float64(5+rng.IntN(40))/100))
+		}
+		fmt.Fprintf(&b, "[prices]\nper_slot = [%s]\n", strings.Join(ps, ", "))
+		for h := range 2 + rng.IntN(2) {
+			fmt.Fprintf(&b, "[[home]]\nname = \"h%d\"\nbackground_kw = %g\n", h, float64(5+rng.IntN(20))/10)
+			fmt.Fprintf(&b, "[[home.device]]\nname = \"b\"\nkind = \"home_battery\"\npower_steps = \"auto\"\ninitial = { soc = %g }\n", float64(2+rng.IntN(10)))
+		}
+		text := b.String()
+		cfg, err := config.Parse("street.toml", []byte(text), nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, text)
+		}
+		n := cfg.Neighbourhood
+		// A start: every battery charging at its least level in every
+		// slot, every home at its greatest committed level.
+		s := &devices.Schedule{}
+		for hi := range n.Homes {
+			dev := &n.Homes[hi].Devices[0]
+			least := slices.IndexFunc(dev.Actions, func(a devices.Action) bool { return a.Power > 0 })
+			hs := devices.HomeSchedule{Actions: [][]int{make([]int, T)}, Levels: []int{len(n.LevelCaps(hi, 0)) - 1}}
+			for t := range T {
+				hs.Actions[0][t] = least
+			}
+			s.Homes = append(s.Homes, hs)
+		}
+		ev, err := n.Evaluate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ev.Feasible {
+			continue
+		}
+		got, gev, err := refine.ScheduleOnLoad(n, s, ev)
+		if err != nil || !gev.Feasible {
+			t.Fatalf("seed %d: %v %v", seed, err, gev.Violations)
+		}
+		flow := func(e *devices.Evaluation) float64 { return baseline.FlowObjective(n, e) }
+		if f0, f1 := flow(ev), flow(gev); f1 > f0+1e-9*math.Max(1, f0) || gev.Cost > ev.Cost+1e-9*math.Max(1, ev.Cost) {
+			t.Fatalf("seed %d: on the load that flows %g → %g, on levels %g → %g\n%s", seed, f0, f1, ev.Cost, gev.Cost, text)
+		} else if f1 < f0-1e-9*math.Max(1, f0) {
+			lowered++
+		}
+		for hi := range n.Homes {
+			if !slices.Equal(got.Homes[hi].Levels, ev.Homes[hi].Levels) {
+				t.Fatalf("seed %d, home %d: levels %v, start %v", seed, hi, got.Homes[hi].Levels, ev.Homes[hi].Levels)
+			}
+			for t2 := range T {
+				if gev.Homes[hi].Load[t2] > math.Max(ev.Homes[hi].Load[t2], 0)+1e-9 {
+					t.Fatalf("seed %d, home %d, slot %d: refined draw %g above the start's %g", seed, hi, t2, gev.Homes[hi].Load[t2], ev.Homes[hi].Load[t2])
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d streets lowered on the load that flows", lowered, streets)
+	if lowered == 0 {
+		t.Fatal("no street was refined")
+	}
+}
