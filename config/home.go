@@ -756,7 +756,7 @@ func (r *homeReader) autoNeeds() {
 			continue
 		}
 		if sc := r.h.Properties[pi].Scale; a.scale != a.entry.Properties[0].Scale && sc != a.scale {
-			// A wallbox's levels are whole quanta of its own resolution;
+			// A wallbox's or battery's levels are whole quanta of its own resolution;
 			// another would round them, maybe in the plan's favour.
 			a.n.errorf("power_steps", "power_steps = \"auto\" stores %s's %s to %g %s (its levels are whole quanta of it); leave out the resolution %g", dev.Name, a.entry.Properties[0].Name, a.scale, a.entry.Properties[0].Unit, sc)
 			continue

@@ -90,9 +90,9 @@ func TestPowerStepsAutoNeeds(t *testing.T) {
 	}
 }
 
-// TestPowerStepsAutoResolution: a wallbox with automatic levels stores
-// its charge to its own resolution, so a resolution given for it is
-// refused at power_steps rather than rounding its levels.
+// TestPowerStepsAutoResolution: a wallbox or battery with automatic
+// levels stores its energy to its own resolution, so a resolution given
+// for it is refused at power_steps rather than rounding its levels.
 func TestPowerStepsAutoResolution(t *testing.T) {
 	for _, extra := range []string{
 		"resolution = { charge = 0.1 }\n",
@@ -104,9 +104,11 @@ func TestPowerStepsAutoResolution(t *testing.T) {
 			t.Errorf("%q: %v", extra, err)
 		}
 	}
+	// So does a battery's (its exact actions, devices/refine's, are
+	// whole quanta of 1 mWh too).
 	text := "[horizon]\nslots = 4\n[coordination]\nwindows = []\n[[home]]\nname = \"h\"\n[[home.device]]\nname = \"b\"\nkind = \"home_battery\"\npower_steps = \"auto\"\nresolution = { soc = 0.1 }\n"
-	if _, err := config.Parse("n.toml", []byte(text), nil); err != nil {
-		t.Errorf("a battery keeps its resolution: %v", err)
+	if _, err := config.Parse("n.toml", []byte(text), nil); err == nil || !strings.Contains(err.Error(), "power_steps: power_steps = \"auto\" stores b's soc to 1e-06 kWh") {
+		t.Errorf("a battery's resolution: %v", err)
 	}
 }
 

@@ -413,6 +413,57 @@ func exactCurrents(kind string, s Sizing, prop string) []Action {
 	return out
 }
 
+// ExactBatteryBudget bounds the work of refining a battery's plan onto
+// its exact actions (devices/refine): the stored values of a slot times
+// the exact actions, S·A, before goal bits. At 2^16 the 13.5 kWh battery
+// gets δ = 50 Wh hourly and 25 Wh on quarter-hours, and refining a home
+// costs less than compiling and solving it; 2^18 (25 Wh hourly) gained
+// 0.06 % of the bill on quarter-hours for 2–6× the time (docs/DESIGN.md).
+const ExactBatteryBudget = 1 << 16
+
+// exactBattery are a battery's physical actions (Device.Exact): its
+// inverter is continuous, so they are its levels for a finer quantum δ
+// of stored energy, each storing k·δ per slot at the least power (to the
+// watt) that stores it or delivering the most that k·δ gives, as the
+// levels of quantum q do (levelsFor). δ is the finest whole number of
+// watt-hours that divides q and keeps S·A within ExactBatteryBudget, so
+// that every compiled level is also an exact action (k·q = km·δ, at the
+// same power) and a refined plan never costs more than the solved one:
+// 50 Wh for the 13.5 kWh battery on hourly slots (q = 0.3 kWh; 200
+// actions), which also reach the 5 kW the compiled levels stop short of
+// (4.5 kWh stored of 4.75). Effects are per hour like Actions'.
+func exactBattery(s Sizing, q float64, prop string) []Action {
+	span := s.CapacityKWh - s.ReserveKWh
+	wh := int64(math.Round(q * 1000))
+	var out []Action
+	for m := int64(1); m <= wh; m++ {
+		if wh%m != 0 {
+			continue
+		}
+		d := float64(wh/m) / 1000
+		acts := (s.MaxChargeKW*s.ChargeEff + s.MaxDischargeKW/s.DischargeEff) * s.SlotHours / d
+		if (span/d+1)*(acts+1) > ExactBatteryBudget && out != nil {
+			break
+		}
+		discharge, charge := levelsFor("", s, d)
+		out = out[:0]
+		for _, l := range slices.Concat(discharge, charge) {
+			if l.Power == 0 {
+				// Takes energy and delivers nothing (to the watt,
+				// on long slots): never better than idle.
+				continue
+			}
+			name := "in_" + kw3(l.Power)
+			if l.Power < 0 {
+				name = "out_" + kw3(-l.Power)
+			}
+			out = append(out, Action{Name: name, Power: l.Power, Effects: []Effect{{prop, l.Stored / s.SlotHours}}})
+		}
+	}
+	SortActions(out)
+	return out
+}
+
 // autoSized is Sized with automatic levels.
 func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	discharge, charge, q := AutoLevels(e.Kind, s, scale)
@@ -440,6 +491,9 @@ func (e Entry) autoSized(s Sizing, scale float64) (Entry, error) {
 	if _, ok := wallboxes[e.Kind]; ok {
 		out.Properties[0].Scale = ExactResolution
 		out.Exact = exactCurrents(e.Kind, s, prop)
+	} else if s.MaxDischargeKW > 0 {
+		out.Properties[0].Scale = ExactResolution
+		out.Exact = exactBattery(s, q, prop)
 	}
 	top := charge[len(charge)-1]
 	out.Description = fmt.Sprintf("%s; %d charging levels %g–%g kW", e.Description, len(charge), charge[0].Power, top.Power)

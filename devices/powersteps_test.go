@@ -2,6 +2,7 @@ package devices
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,16 +60,15 @@ func TestAutoLevels(t *testing.T) {
 			maxC, eff := pick(sz.MaxChargeKW, def.MaxChargeKW), def.ChargeEff
 			maxD, effD := pick(sz.MaxDischargeKW, def.MaxDischargeKW), def.DischargeEff
 			dt := sz.SlotHours
-			// A wallbox's stored energy has its own resolution
-			// (ExactResolution), a battery keeps the catalogue's.
+			// The stored energy of a wallbox and of a battery has its
+			// own resolution (ExactResolution), at which their exact
+			// actions are whole.
 			scale := out.Properties[0].Scale
-			if want := 0.1; tc.kind != "home_battery" {
-				want = ExactResolution
-				if scale != want {
-					t.Fatalf("resolution %g, want %g", scale, want)
-				}
-			} else if scale != want {
-				t.Fatalf("resolution %g, want %g", scale, want)
+			if scale != ExactResolution {
+				t.Fatalf("resolution %g, want %g", scale, ExactResolution)
+			}
+			if tc.kind == "home_battery" {
+				checkExactBattery(t, out, maxC, eff, maxD, effD, dt)
 			}
 			var charge, discharge []Action
 			for _, a := range out.Actions {
@@ -227,4 +227,60 @@ func TestAutoLevelsNeeds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkExactBattery checks a battery's exact actions (Device.Exact)
+// against its physics written out apart: each charging action stores at
+// most its power × efficiency × slot and within 1 W of it, each
+// discharging one takes at least what it delivers ÷ efficiency and within
+// 1 W of it, all within the power limits and on one lattice of stored
+// energy that holds every compiled level (so that a refined plan can
+// always keep the solved one), and their number within
+// ExactBatteryBudget.
+func checkExactBattery(t *testing.T, out Entry, maxC, eff, maxD, effD, dt float64) {
+	t.Helper()
+	if len(out.Exact) == 0 {
+		t.Fatal("a battery with automatic levels has no exact actions")
+	}
+	prop := out.Properties[0].Name
+	stored := func(a Action) float64 { v, _ := a.Effect(prop); return v * dt }
+	var lattice int64
+	for _, a := range out.Exact {
+		s := stored(a)
+		switch {
+		case a.Power > 0:
+			if a.Power > maxC+1e-9 || s > a.Power*eff*dt+1e-9 || a.Power*eff*dt-s > 0.001*eff*dt+1e-9 {
+				t.Errorf("exact %s: %g kW storing %g kWh (efficiency %g, limit %g kW)", a.Name, a.Power, s, eff, maxC)
+			}
+		case a.Power < 0:
+			if -a.Power > maxD+1e-9 || -a.Power*dt > -s*effD+1e-9 || -s*effD-(-a.Power*dt) > 0.001*dt+1e-9 {
+				t.Errorf("exact %s: delivers %g kW taking %g kWh (efficiency %g, limit %g kW)", a.Name, -a.Power, -s, effD, maxD)
+			}
+		default:
+			t.Errorf("exact %s draws and stores nothing", a.Name)
+		}
+		lattice = gcdInt(lattice, int64(math.Round(s/ExactResolution)))
+	}
+	states := (*out.Properties[0].Max - *out.Properties[0].Min) / (float64(lattice) * ExactResolution)
+	if (states+1)*float64(len(out.Exact)+1) > ExactBatteryBudget {
+		t.Errorf("%g states × %d exact actions over the budget %d", states+1, len(out.Exact)+1, ExactBatteryBudget)
+	}
+	for _, l := range out.Actions {
+		if l.Power == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(out.Exact, func(a Action) bool {
+			return math.Abs(a.Power-l.Power) < 1e-9 && math.Abs(stored(a)-stored(l)) < 1e-9
+		}) {
+			t.Errorf("level %s (%g kW, %g kWh) is no exact action", l.Name, l.Power, stored(l))
+		}
+	}
+}
+
+func gcdInt(a, b int64) int64 {
+	a, b = max(a, -a), max(b, -b)
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }

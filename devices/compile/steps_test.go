@@ -68,8 +68,16 @@ func stepsHomeAt(seed uint64, steps string, perHour int) (text string, T int, pr
 // power up to 5 kW taking 1/0.95, the range [0, 13.5] kWh, and the
 // catalogue's cycle cost of 0.01 per kWh through the battery.
 func batteryHome(seed uint64, steps string) (text, lp string, background float64) {
+	return batteryHomeAt(seed, steps, 1)
+}
+
+// batteryHomeAt is batteryHome on perHour slots an hour (the same hours,
+// a price per slot).
+func batteryHomeAt(seed uint64, steps string, perHour int) (text, lp string, background float64) {
 	rng := rand.New(rand.NewPCG(seed, 0xba77))
-	T := 5 + rng.IntN(3)
+	hours := 5 + rng.IntN(3)
+	T := hours * perHour
+	dt := 1 / float64(perHour)
 	initial := float64(2 + rng.IntN(8))
 	// At most 13.5 − 4.7: the catalogue battery can always reach it.
 	goal := math.Round((1+7.8*rng.Float64())*10) / 10
@@ -78,20 +86,24 @@ func batteryHome(seed uint64, steps string) (text, lp string, background float64
 	for t := range T {
 		price := float64(10+rng.IntN(40)) / 100
 		ps = append(ps, strconv.FormatFloat(price, 'f', -1, 64))
-		background += 6 * price
-		p.Objective = append(p.Objective, fmt.Sprintf("+ %g c%d - %g d%d", price+0.01, t, price-0.01, t))
+		background += 6 * price * dt
+		p.Objective = append(p.Objective, fmt.Sprintf("+ %.12g c%d - %.12g d%d", (price+0.01)*dt, t, (price-0.01)*dt, t))
 		p.Bounds = append(p.Bounds, fmt.Sprintf("0 <= c%d <= 5", t), fmt.Sprintf("0 <= d%d <= 5", t), fmt.Sprintf("0 <= s%d <= 13.5", t))
 		if t == 0 {
-			p.Rows = append(p.Rows, fmt.Sprintf("s0 - 0.95 c0 + %.12g d0 = %g", 1/0.95, initial))
+			p.Rows = append(p.Rows, fmt.Sprintf("s0 - %.12g c0 + %.12g d0 = %g", 0.95*dt, dt/0.95, initial))
 		} else {
-			p.Rows = append(p.Rows, fmt.Sprintf("s%d - s%d - 0.95 c%d + %.12g d%d = 0", t, t-1, t, 1/0.95, t))
+			p.Rows = append(p.Rows, fmt.Sprintf("s%d - s%d - %.12g c%d + %.12g d%d = 0", t, t-1, 0.95*dt, t, dt/0.95, t))
 		}
 	}
 	p.Rows = append(p.Rows, fmt.Sprintf("s%d >= %g", T-1, goal))
 	var b strings.Builder
-	fmt.Fprintf(&b, "[horizon]\nslots = %d\n[coordination]\nwindows = []\n[objective]\npeak = 0\n[prices]\nper_slot = [%s]\n", T, strings.Join(ps, ", "))
+	horizon := fmt.Sprintf("slots = %d", T)
+	if perHour > 1 {
+		horizon = fmt.Sprintf("slot = \"%dm\"\nslots = %d", 60/perHour, T)
+	}
+	fmt.Fprintf(&b, "[horizon]\n%s\n[coordination]\nwindows = []\n[objective]\npeak = 0\n[prices]\nper_slot = [%s]\n", horizon, strings.Join(ps, ", "))
 	fmt.Fprintf(&b, "[[home]]\nname = \"h\"\nbackground_kw = 6\n[[home.device]]\nname = \"b\"\nkind = \"home_battery\"\n%s\ninitial = { soc = %g }\n", steps, initial)
-	fmt.Fprintf(&b, "rules = [{ rule = \"soc geq %g at %02d:00\", hard = true }]\n", goal, T)
+	fmt.Fprintf(&b, "rules = [{ rule = \"soc geq %g at %02d:00\", hard = true }]\n", goal, hours)
 	return b.String(), p.String(), background
 }
 
@@ -290,43 +302,79 @@ func stepsGaps(t *testing.T, homes, perHour int) gaps {
 
 // TestAutoBatteryStepsAgainstLP: the same for a home battery that
 // charges and discharges against random prices towards a goal: the
-// automatic levels' plans cost less above the continuous optimum, on
-// average, than the catalogue's single ±5 kW level.
+// automatic levels' plans, refined onto the battery's exact actions
+// (devices/refine, as hearth refines every plan it reports; each refined
+// plan passes the independent checker and costs no more than the solved
+// one), cost within autoBatteryWorst of the continuous optimum (an LP
+// written from the home's figures alone, CBC) on every home and less
+// above it, on average, than the catalogue's single ±5 kW level.
+// HEARTH_STEPS_HOMES sets the number of homes (default 12, 4 under the
+// race detector); HEARTH_STEPS_QUARTER=1 also runs them on quarter-hour
+// slots.
 func TestAutoBatteryStepsAgainstLP(t *testing.T) {
 	cbcsolve.Require(t)
 	homes := 12
 	if raceEnabled {
 		homes = 4
 	}
-	var gapFixed, gapAuto float64
-	for seed := range uint64(homes) {
-		var got [2]float64
-		var lpText string
-		var background float64
-		for i, steps := range []string{`power_steps = "fixed"`, `power_steps = "auto"`} {
-			var text string
-			text, lpText, background = batteryHome(seed, steps)
-			got[i] = optimumOf(t, fmt.Sprintf("battery%d.toml", seed), text)
+	if s := os.Getenv("HEARTH_STEPS_HOMES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("HEARTH_STEPS_HOMES=%q: want a positive number", s)
 		}
-		want, ok := cbcsolve.Solve(t, lpText)
-		if !ok {
-			t.Fatalf("seed %d: the continuous LP is infeasible\n%s", seed, lpText)
-		}
-		want += background
-		if got[0] < want-1e-6 || got[1] < want-1e-6 {
-			t.Fatalf("seed %d: a discrete plan (%g fixed, %g auto) beats the continuous optimum %g", seed, got[0], got[1], want)
-		}
-		t.Logf("seed %d: continuous %.4f, one level %.4f (+%.4f), automatic %.4f (+%.4f)", seed, want, got[0], got[0]-want, got[1], got[1]-want)
-		gapFixed += got[0] - want
-		gapAuto += got[1] - want
+		homes = n
 	}
-	gapFixed /= float64(homes)
-	gapAuto /= float64(homes)
-	t.Logf("mean cost above the continuous optimum: one level %.4f, automatic %.4f", gapFixed, gapAuto)
-	if gapAuto >= gapFixed {
-		t.Fatalf("automatic levels' mean gap %.4f is not below one level's %.4f", gapAuto, gapFixed)
+	perHour := []int{1}
+	if os.Getenv("HEARTH_STEPS_QUARTER") == "1" {
+		perHour = append(perHour, 4)
+	}
+	for _, ph := range perHour {
+		var gapFixed, gapAuto, worst float64
+		for seed := range uint64(homes) {
+			var got [2]float64
+			var lpText string
+			var background float64
+			for i, steps := range []string{`power_steps = "fixed"`, `power_steps = "auto"`} {
+				var text string
+				text, lpText, background = batteryHomeAt(seed, steps, ph)
+				name := fmt.Sprintf("battery%d_%d.toml", seed, ph)
+				if i == 0 {
+					got[i] = optimumOf(t, name, text)
+					continue
+				}
+				got[i], _ = checkedPlan(t, name, text, "b")
+			}
+			want, ok := cbcsolve.Solve(t, lpText)
+			if !ok {
+				t.Fatalf("seed %d: the continuous LP is infeasible\n%s", seed, lpText)
+			}
+			want += background
+			if got[0] < want-1e-6 || got[1] < want-1e-6 {
+				t.Fatalf("seed %d, %d slots an hour: a discrete plan (%g fixed, %g auto) beats the continuous optimum %g", seed, ph, got[0], got[1], want)
+			}
+			gf, ga := (got[0]-want)/want, (got[1]-want)/want
+			t.Logf("seed %d, %d slots an hour: continuous %.4f, one level %.4f (+%.2f%%), automatic refined %.4f (+%.3f%%)", seed, ph, want, got[0], 100*gf, got[1], 100*ga)
+			if ga > autoBatteryWorst {
+				t.Errorf("seed %d, %d slots an hour: the refined plan (%g) costs %.3f%% more than the continuous optimum %g, want at most %g%%", seed, ph, got[1], 100*ga, want, 100*autoBatteryWorst)
+			}
+			gapFixed += gf
+			gapAuto += ga
+			worst = max(worst, ga)
+		}
+		gapFixed /= float64(homes)
+		gapAuto /= float64(homes)
+		t.Logf("%d slots an hour: gap to the continuous optimum: one level mean %.3f%%; automatic refined mean %.3f%%, max %.3f%%", ph, 100*gapFixed, 100*gapAuto, 100*worst)
+		if gapAuto >= gapFixed {
+			t.Fatalf("%d slots an hour: automatic levels' mean gap %.3f%% is not below one level's %.3f%%", ph, 100*gapAuto, 100*gapFixed)
+		}
 	}
 }
+
+// autoBatteryWorst bounds the refined battery plan's gap to the
+// continuous optimum on every home: issue 17's 1 %. (Before the
+// refinement the compiled levels were 0.6–2.3 % above it, mean 1.4 %, on
+// the 12 default homes.)
+const autoBatteryWorst = 0.01
 
 // BenchmarkPowerSteps compiles and solves the seeded EV and battery homes
 // of the tests above with the catalogue's fixed levels and with
@@ -433,9 +481,22 @@ func checkedPlan(t *testing.T, name, text, dev string) (float64, []float64) {
 // wallbox's exact currents (devices/refine) against that of compiling and
 // solving the home, on the seeded EV homes of TestAutoStepsAgainstLP
 // (eight homes, hourly and on quarter-hours): "solve" compiles and solves
-// them, "refine" refines their solved plans.
+// them, "refine" refines their solved plans; "battery-solve" and
+// "battery-refine" the same for the battery homes of
+// TestAutoBatteryStepsAgainstLP, refined onto the battery's exact
+// actions.
 func BenchmarkRefine(b *testing.B) {
-	for _, perHour := range []int{1, 4} {
+	for _, kind := range []string{"", "battery-"} {
+		for _, perHour := range []int{1, 4} {
+			benchmarkRefine(b, kind, perHour)
+		}
+	}
+}
+
+// benchmarkRefine is BenchmarkRefine's runs for kind ("" for the EV
+// homes, "battery-") on perHour slots an hour.
+func benchmarkRefine(b *testing.B, kind string, perHour int) {
+	{
 		type solved struct {
 			n     *devices.Neighbourhood
 			s     *devices.Schedule
@@ -445,6 +506,9 @@ func BenchmarkRefine(b *testing.B) {
 		var homes []solved
 		for seed := range uint64(8) {
 			text, _, _, _, _, _ := stepsHomeAt(seed, `power_steps = "auto"`, perHour)
+			if kind != "" {
+				text, _, _ = batteryHomeAt(seed, `power_steps = "auto"`, perHour)
+			}
 			cfg, err := config.Parse("bench.toml", []byte(text), nil)
 			if err != nil {
 				b.Fatal(err)
@@ -456,7 +520,7 @@ func BenchmarkRefine(b *testing.B) {
 			}
 			homes = append(homes, solved{cfg.Neighbourhood, s, ev, text})
 		}
-		b.Run(fmt.Sprintf("solve/%dperhour", perHour), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%ssolve/%dperhour", kind, perHour), func(b *testing.B) {
 			for b.Loop() {
 				for _, h := range homes {
 					cfg, err := config.Parse("bench.toml", []byte(h.texts), nil)
@@ -467,7 +531,7 @@ func BenchmarkRefine(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("refine/%dperhour", perHour), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%srefine/%dperhour", kind, perHour), func(b *testing.B) {
 			for b.Loop() {
 				for _, h := range homes {
 					if _, _, err := refine.Schedule(h.n, h.s, h.ev); err != nil {

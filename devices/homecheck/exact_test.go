@@ -1,6 +1,7 @@
 package homecheck_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,6 +104,78 @@ func TestExactActions(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n, h := refinedReport(t, exactHome)
+			st := homesolve.Street(h)
+			c.tamper(&st.Plans[0], n)
+			err := homecheck.Check(n, st).Err()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("checker: %v, want a violation that says %q", err, c.want)
+			}
+		})
+	}
+}
+
+// exactBattery is a home whose battery plan the refinement moves onto its
+// exact actions: 6 kW of background against a dear, a cheap and a dear
+// hour, the battery to end at 8 kWh or more: its compiled levels
+// deliver at most 4.845 kW (17 quanta of 0.3 kWh at 95 %), its exact
+// actions 4.987 kW.
+const exactBattery = `[horizon]
+slots = 3
+[coordination]
+windows = []
+[objective]
+peak = 0
+[prices]
+per_slot = [0.45, 0.11, 0.41]
+[[home]]
+name = "h"
+background_kw = 6
+[[home.device]]
+name = "b"
+kind = "home_battery"
+power_steps = "auto"
+initial = { soc = 7 }
+rules = [{ rule = "soc geq 8 at 03:00", hard = true }]
+`
+
+// TestExactBatteryActions: the checker accepts a plan refined onto a
+// battery's exact actions and rejects one whose exact discharging action
+// breaks the physics (delivers more than it takes) or that names an
+// action the battery does not have.
+func TestExactBatteryActions(t *testing.T) {
+	n, h := refinedReport(t, exactBattery)
+	if err := homecheck.Check(n, homesolve.Street(h)).Err(); err != nil {
+		t.Fatalf("the checker rejects the refined plan: %v", err)
+	}
+	dev := &n.Homes[0].Devices[0]
+	slot, exact := -1, ""
+	for t2, a := range h.Schedules[0].Devices[0].Actions {
+		for _, x := range dev.Exact {
+			if x.Name == a && x.Power < 0 && !slices.ContainsFunc(dev.Actions, func(l devices.Action) bool { return l.Power == x.Power }) {
+				slot, exact = t2, a
+			}
+		}
+	}
+	if exact == "" {
+		t.Fatalf("the refined plan %v discharges at no exact power beyond the levels", h.Schedules[0].Devices[0].Actions)
+	}
+	for _, c := range []struct {
+		name, want string
+		tamper     func(p *homecheck.Plan, n *devices.Neighbourhood)
+	}{
+		{"another power", "the plan says", func(p *homecheck.Plan, _ *devices.Neighbourhood) { p.KW["b"][slot] -= 0.05 }},
+		{"no such action", "is not one of its actions", func(p *homecheck.Plan, _ *devices.Neighbourhood) { p.Actions["b"][slot] = "out_4.999kw" }},
+		{"delivers more than it takes", "takes", func(_ *homecheck.Plan, n *devices.Neighbourhood) {
+			d := &n.Homes[0].Devices[0]
+			for k := range d.Exact {
+				if d.Exact[k].Name == exact {
+					d.Exact[k].Effects[0].Delta = d.Exact[k].Power * 0.95
+				}
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, h := refinedReport(t, exactBattery)
 			st := homesolve.Street(h)
 			c.tamper(&st.Plans[0], n)
 			err := homecheck.Check(n, st).Err()

@@ -605,7 +605,8 @@ func trajectory(hz devices.Horizon, h *devices.Home, p *devices.Property, acts [
 
 // actions returns the actions a plan may name for dev: its compiled
 // ones and, for a device with exact actions (a wallbox's whole currents
-// beside its quantised levels), those, which a refined plan names.
+// or a battery's finer powers beside its quantised levels), those, which
+// a refined plan names.
 func actions(dev *devices.Device) []devices.Action {
 	if dev.Exact == nil {
 		return dev.Actions
@@ -615,7 +616,9 @@ func actions(dev *devices.Device) []devices.Action {
 
 // exact checks what the exact actions of a plan store against their
 // power: in slot t an action that draws p kW for Δ hours stores at most
-// p·Δ kWh (no efficiency above 1) and takes nothing while charging. The
+// p·Δ kWh (no efficiency above 1) and takes nothing while charging; one
+// that delivers p kW (a battery discharging) takes at least p·Δ kWh and
+// stores nothing. The
 // compiled levels are checked against their rounding by the replay
 // alone; an exact action's energy is the device's physics itself, so it
 // is held to it.
@@ -647,6 +650,9 @@ func (c *checker) exact(h *devices.Home, acts [][]int) {
 				stored, most := e.Delta*f, a.Power*c.kw*slotHours(hz, t)
 				if a.Power >= 0 && (stored < 0 || stored > most+1e-9) {
 					c.r.violate("home %s: device %s slot %d: %s stores %g kWh drawing %g kW for %g h", h.Name, dev.Name, t, a.Name, stored, a.Power*c.kw, slotHours(hz, t))
+				}
+				if a.Power < 0 && (stored > 0 || -stored < -most-1e-9) {
+					c.r.violate("home %s: device %s slot %d: %s takes %g kWh delivering %g kW for %g h", h.Name, dev.Name, t, a.Name, -stored, -a.Power*c.kw, slotHours(hz, t))
 				}
 			}
 		}

@@ -1,18 +1,20 @@
 // Package refine moves a compiled plan's devices with exact actions
 // (devices.Device.Exact: a wallbox with power_steps = "auto", whose
 // compiled levels credit each current with its energy rounded down to
-// whole quanta) onto their physical actions after the solve.
+// whole quanta, and a home battery with power_steps = "auto", whose
+// levels move whole quanta) onto their physical actions after the solve.
 //
 // The compiler tables a storage's energy in whole quanta, so a plan can
-// only follow whole quanta, and where the whole-current optimum clears a
-// goal by a few watt-hours the quantised plan pays for a larger current
-// (docs/DESIGN.md, "Automatic levels are refined onto the exact
-// currents after the solve").
+// only follow whole quanta: where the whole-current optimum clears a
+// goal by a few watt-hours the quantised plan pays for a larger current,
+// and a battery's plan moves 0.3 kWh steps where a continuous inverter
+// could follow the prices more closely (docs/DESIGN.md, "Automatic
+// levels are refined onto the exact currents after the solve").
 // Here, with every other device's actions and the home's committed levels
 // fixed, an exact dynamic programme chooses the device's action in every
 // slot — off or one of its exact actions — over its stored energy in
-// whole steps of the property's resolution (1 mWh for a wallbox,
-// devices.ExactResolution): its
+// whole steps of the property's resolution (1 mWh for a wallbox or a
+// battery, devices.ExactResolution): its
 // states are the pairs (stored energy, which of the property's
 // before/after goals have held so far), and a slot's cost is the home's
 // own objective of the slot as the model prices it (devices.Neighbourhood.
@@ -32,7 +34,11 @@
 // slot also stays at most the solved plan's (ScheduleOnLoad, HomeOnLoad).
 // A refined home is kept only where its objective, evaluated by the
 // model (devices.Neighbourhood.Evaluate), is lower than the solved
-// plan's: the street's objectives then never rise either.
+// plan's: the street's objectives then never rise either. A home with
+// several devices with exact actions (two batteries, a battery and an
+// EV) refines them one at a time in one pass, each with the others as
+// they then stand: each device's best response, not the home's joint
+// optimum.
 package refine
 
 import (
@@ -47,7 +53,9 @@ import (
 // device keeps its compiled plan. A wallbox's currents store whole
 // multiples of one ampere's energy (devices.ExactResolution), so the sums
 // stay few: the seeded quarter-hour homes of devices/compile's
-// TestAutoStepsAgainstLP reach at most 3,266 states a slot.
+// TestAutoStepsAgainstLP reach at most 3,266 states a slot. A battery's
+// exact actions store whole multiples of δ (devices.ExactBatteryBudget
+// bounds its values times its actions), 271 values for 13.5 kWh hourly.
 const MaxStates = 1 << 18
 
 // maxDense bounds the dense table of a slot's states (entries of 4
