@@ -277,6 +277,52 @@ func TestExactCurrents(t *testing.T) {
 	}
 }
 
+// TestExactBatteryPowers: a home battery on automatic levels runs the
+// finer powers a refined plan commands (Device.Exact, in_/out_, whose
+// stored energies are rounded to 50 Wh in the plan's disfavour) as set
+// points at its one efficiency, 95 % each way: charging at 1.053 kW for
+// an hour stores 1.0 kWh (the plan counted 1.0), discharging 0.285 kW
+// takes 0.3 kWh (the plan counted 0.3); the replay passes.
+func TestExactBatteryPowers(t *testing.T) {
+	src := strings.Replace(street(t), "kind = \"home_battery\"\npower_steps = \"fixed\"\ninitial = { soc = 12.0 }", "kind = \"home_battery\"\ninitial = { soc = 6.0 }", 1)
+	n := load(t, src)
+	bat := &n.Homes[0].Devices[n.Homes[0].Device("battery")]
+	for _, name := range []string{"in_1.053kw", "out_0.285kw"} {
+		if actionOf(bat.Exact, name) < 0 || actionOf(bat.Actions, name) >= 0 {
+			t.Fatalf("the battery is not on automatic levels with %s exact only: %d levels, %d exact", name, len(bat.Actions), len(bat.Exact))
+		}
+	}
+	h, err := homesim.NewHome(n, 0, day, day, homesim.Options{PV: pv0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []homesim.Command{cmd(0, "in_1.053kw", 1.053), cmd(1, "out_0.285kw", -0.285)} {
+		if err := h.Command("battery", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Advance(day.Add(2 * time.Hour))
+	tr := h.Trace()
+	d := n.Homes[0].Device("battery")
+	soc := tr.Properties[n.Homes[0].Property("battery", "soc")].Values
+	want := []float64{6, 6 + 0.95*1.053, 6 + 0.95*1.053 - 0.285/0.95}
+	for i := range want {
+		// The efficiencies are the strongest actions', whose powers are
+		// rounded to the watt (4.987 kW out for 5.25 kWh: 94.99 %).
+		if math.Abs(soc[i]-want[i]) > 1e-3 {
+			t.Errorf("boundary %d: soc %.4f, want %.4f", i, soc[i], want[i])
+		}
+	}
+	for s := range 2 {
+		if r := tr.Slots[s].Devices[d].Refused; len(r) > 0 {
+			t.Errorf("slot %d: refused %v", s, r)
+		}
+	}
+	if rep := tracecheck.Check(n, 0, pv0, tr); !rep.OK() {
+		t.Errorf("replay: %v", rep.Violations)
+	}
+}
+
 func actionOf(acts []devices.Action, name string) int {
 	return slices.IndexFunc(acts, func(a devices.Action) bool { return a.Name == name })
 }

@@ -73,39 +73,50 @@ func readStore(h *devices.Home, d *devices.Device, hz devices.Horizon, t int) st
 	s.prop = s.propsMoved[0]
 	name := h.Properties[s.prop].Name
 	s.isStorage = true
-	// A wallbox on automatic levels stores by its exact currents
-	// (Device.Exact), which the simulator runs as set points; its
-	// Actions are the compiler's levels, rounded down to whole quanta.
+	// A wallbox or battery on automatic levels stores by its exact
+	// actions (Device.Exact), which the simulator runs as set points;
+	// its Actions are the compiler's levels, rounded down to whole quanta.
 	acts := d.Actions
 	if len(d.Exact) > 0 {
 		acts = d.Exact
 	}
-	for _, a := range acts {
-		delta, _ := a.EffectIn(name, hz, t)
-		perKWh := 0.0
-		if a.Power != 0 {
-			perKWh = delta / (a.Power * slotH)
-		}
-		// Actions whose efficiencies differ by more than 1 % (a small
-		// power's charge rounded to whole steps) make the simulator run
-		// the device by its actions, and the replay likewise.
+	// The efficiencies are those of the strongest actions each way.
+	deltas := make([]float64, len(acts))
+	for i, a := range acts {
+		deltas[i], _ = a.EffectIn(name, hz, t)
 		switch {
-		case a.Power == 0 && delta == 0:
-		case a.Power > 0 && delta > 0:
-			if s.maxIn > 0 && math.Abs(perKWh-s.etaIn) > 0.01*s.etaIn {
-				s.isStorage = false
-			}
+		case a.Power == 0 && deltas[i] == 0:
+		case a.Power > 0 && deltas[i] > 0:
 			if a.Power > s.maxIn {
-				s.maxIn, s.etaIn = a.Power, perKWh
+				s.maxIn, s.etaIn = a.Power, deltas[i]/(a.Power*slotH)
 			}
-		case a.Power < 0 && delta < 0:
-			if s.maxOut > 0 && math.Abs(1/perKWh-s.etaOut) > 0.01*s.etaOut {
-				s.isStorage = false
-			}
+		case a.Power < 0 && deltas[i] < 0:
 			if -a.Power > s.maxOut {
-				s.maxOut, s.etaOut = -a.Power, 1/perKWh
+				s.maxOut, s.etaOut = -a.Power, a.Power*slotH/deltas[i]
 			}
 		default:
+			s.isStorage = false
+		}
+	}
+	// A weaker action may move less per kWh than the strongest (its
+	// stored energy rounded in the plan's disfavour, by at most one step
+	// of 0.1 kWh per hour), never more; an action off by more makes the
+	// simulator run the device by its actions, and the replay likewise.
+	for i, a := range acts {
+		var prop float64 // what the efficiency alone would move
+		switch {
+		case a.Power > 0:
+			prop = a.Power * slotH * s.etaIn
+		case a.Power < 0 && s.maxOut > 0:
+			prop = a.Power * slotH / s.etaOut
+		default:
+			continue
+		}
+		short := deltas[i] - prop // charging: ≤ 0; discharging: ≤ 0
+		if math.Abs(short) <= 0.01*math.Abs(prop) {
+			continue
+		}
+		if short > 0 || -short > 0.1*slotH+1e-9 {
 			s.isStorage = false
 		}
 	}
