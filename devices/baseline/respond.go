@@ -132,6 +132,10 @@ type blockHome struct {
 	count     int
 	// wasCoarse is true once a block's solve had fewer levels than draws.
 	wasCoarse bool
+	// cache[k] are block k's compiled solvers (solver), most recent
+	// first; compiles counts the blocks compiled.
+	cache    [][]blockSolver
+	compiles int
 }
 
 // block is a part of a home that shares no modelled property with the
@@ -190,22 +194,37 @@ func (b *blockHome) respond(ctx context.Context, N []float64) (float64, error) {
 		hs := s.schedule(a)
 		start = &hs
 	}
+	if b.cache == nil {
+		b.cache = make([][]blockSolver, len(b.blocks))
+	}
 	cand := clone(*start)
 	J := b.cost(&cand, N)
+	// others[k] is the other blocks' actions when block k was last
+	// solved in this response: solving it again with them unchanged
+	// gives the same part, which is already in cand (it was kept) or
+	// was not cheaper then, with the same cand around it (it was not).
+	// cand is never edited in place (a kept part replaces it by a
+	// clone), so others keeps its values, not copies of its actions.
+	others := make([]*devices.HomeSchedule, len(b.blocks))
 	for range maxPasses {
 		improved := false
-		for _, bl := range b.blocks {
-			s, err := newHomeSolver(b.n, b.sub(bl, &cand), true, b.o)
+		for k, bl := range b.blocks {
+			if others[k] != nil && !b.o.noReuse && b.sameOthers(bl, others[k], &cand) {
+				continue
+			}
+			s, err := b.solver(k, bl, &cand)
 			if err != nil {
 				return 0, err
 			}
 			b.wasCoarse = b.wasCoarse || s.coarse
 			s.setOutside(N)
-			a, _, err := s.solve(ctx)
+			a, _, err := s.solveOnce(ctx)
 			if err != nil {
 				return 0, err
 			}
 			b.count++
+			at := cand
+			others[k] = &at
 			part := s.schedule(a)
 			trial := clone(cand)
 			for j, d := range bl.devices {
@@ -226,24 +245,93 @@ func (b *blockHome) respond(ctx context.Context, N []float64) (float64, error) {
 	return gainOf(b.cost(b.cur, N), J), nil
 }
 
-// sub returns the home reduced to block bl, the other devices' draws
-// under hs folded into its background.
-func (b *blockHome) sub(bl block, hs *devices.HomeSchedule) devices.Home {
+// sameOthers reports whether the devices outside block bl have the same
+// actions under x and y.
+func (b *blockHome) sameOthers(bl block, x, y *devices.HomeSchedule) bool {
+	in := 0
+	for d := range b.h.Devices {
+		if in < len(bl.devices) && bl.devices[in] == d {
+			in++
+			continue
+		}
+		if !slices.Equal(x.Actions[d], y.Actions[d]) {
+			return false
+		}
+	}
+	return true
+}
+
+// blockCache is how many compiled solvers a block keeps, one per
+// background (the other blocks' draws): a home that did not move starts
+// its next response from the same schedule, and a pass that changes one
+// block leaves the others' backgrounds as they were.
+const blockCache = 2
+
+// blockSolver is a block compiled for one background.
+type blockSolver struct {
+	bg []float64
+	s  *homeSolver
+}
+
+// solver returns block k's solver for its background under hs: a cached
+// one compiled for the same background (the compiled problem depends on
+// nothing else, and setOutside rewrites its peak terms), or a new one.
+func (b *blockHome) solver(k int, bl block, hs *devices.HomeSchedule) (*homeSolver, error) {
+	bg := b.background(bl, hs)
+	b.compiles++
+	if b.o.noReuse {
+		return newHomeSolver(b.n, b.sub(bl, bg), true, b.o)
+	}
+	c := b.cache[k]
+	for i, e := range c {
+		if slices.Equal(e.bg, bg) {
+			copy(c[1:i+1], c[:i]) // most recent first
+			c[0] = e
+			b.compiles--
+			return e.s, nil
+		}
+	}
+	s, err := newHomeSolver(b.n, b.sub(bl, bg), true, b.o)
+	if err != nil {
+		return nil, err
+	}
+	if len(c) < blockCache {
+		c = append(c, blockSolver{})
+	}
+	copy(c[1:], c[:len(c)-1])
+	c[0] = blockSolver{bg: bg, s: s}
+	b.cache[k] = c
+	return s, nil
+}
+
+// background returns the home's background plus the draws of the
+// devices outside block bl under hs, per slot.
+func (b *blockHome) background(bl block, hs *devices.HomeSchedule) []float64 {
 	h := b.h
-	sub := devices.Home{Name: h.Name, OutsideLoad: h.OutsideLoad, Background: make([]float64, len(h.Background)), Meter: h.Meter}
 	inBlock := make([]bool, len(h.Devices))
 	for _, d := range bl.devices {
 		inBlock[d] = true
-		sub.Devices = append(sub.Devices, h.Devices[d])
 	}
-	for t := range sub.Background {
+	bg := make([]float64, len(h.Background))
+	for t := range bg {
 		v := h.Background[t]
 		for d := range h.Devices {
 			if !inBlock[d] {
 				v += h.Devices[d].Actions[hs.Actions[d][t]].Power
 			}
 		}
-		sub.Background[t] = v
+		bg[t] = v
+	}
+	return bg
+}
+
+// sub returns the home reduced to block bl, the other devices' draws
+// folded into its background bg (background).
+func (b *blockHome) sub(bl block, bg []float64) devices.Home {
+	h := b.h
+	sub := devices.Home{Name: h.Name, OutsideLoad: h.OutsideLoad, Background: bg, Meter: h.Meter}
+	for _, d := range bl.devices {
+		sub.Devices = append(sub.Devices, h.Devices[d])
 	}
 	for _, p := range bl.props {
 		sub.Properties = append(sub.Properties, h.Properties[p])

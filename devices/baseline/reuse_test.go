@@ -1,0 +1,115 @@
+package baseline
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/devices/internal/testhomes"
+)
+
+// TestBlockReuseMatchesFresh runs block descent on every home with its
+// reuse (blocks whose other devices did not change since their last
+// solve are skipped; compiled blocks are kept per background) and
+// without it (every block compiled and solved on every pass, as before),
+// and checks the SH-MGM-style baseline's schedule, rounds and moves are
+// the same, and that reuse solved fewer blocks.
+func TestBlockReuseMatchesFresh(t *testing.T) {
+	ns := []*devices.Neighbourhood{shdsFile(t, "dm_7_1_2")}
+	for seed := uint64(1); len(ns) < 13 && seed < 500; seed++ {
+		n := testhomes.Random(seed, testhomes.Options{Homes: 3, Slots: 4, Devices: 4, Actions: 3, Mixed: true})
+		if _, err := compile.Compile(n, compile.Options{}); err != nil {
+			if errors.Is(err, devices.ErrInfeasible) {
+				continue
+			}
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		ns = append(ns, n)
+	}
+	var reused, fresh int
+	for _, n := range ns {
+		t.Run(n.Name, func(t *testing.T) {
+			ctx := context.Background()
+			a, err := SHMGM(ctx, n, Options{forceBlocks: true, eager: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := SHMGM(ctx, n, Options{forceBlocks: true, eager: true, noReuse: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a.Schedule, b.Schedule) || a.Rounds != b.Rounds || a.Moves != b.Moves || a.Converged != b.Converged {
+				t.Fatalf("with reuse: rounds %d moves %d converged %v; without: %d %d %v; schedules equal %v",
+					a.Rounds, a.Moves, a.Converged, b.Rounds, b.Moves, b.Converged, reflect.DeepEqual(a.Schedule, b.Schedule))
+			}
+			if a.Solves > b.Solves {
+				t.Errorf("reuse solved %d blocks, without it %d", a.Solves, b.Solves)
+			}
+			reused += a.Solves
+			fresh += b.Solves
+		})
+	}
+	if reused >= fresh {
+		t.Errorf("reuse solved %d blocks over the streets, without it %d: nothing skipped", reused, fresh)
+	}
+	t.Logf("%d streets: %d block solves with reuse, %d without", len(ns), reused, fresh)
+}
+
+// TestBlockResponsesMatchFresh asks every home of dm_7_1_2 (block descent
+// forced) a seeded sequence of best responses to random neighbour loads,
+// adopting some, with and without reuse: every candidate and gain must be
+// the same, bit for bit, and the cached blocks must have served some
+// solves.
+func TestBlockResponsesMatchFresh(t *testing.T) {
+	n := shdsFile(t, "dm_7_1_2")
+	ctx := context.Background()
+	for hi := range n.Homes {
+		ro := Options{forceBlocks: true}.withPool()
+		fo := Options{forceBlocks: true, noReuse: true}.withPool()
+		r, _, err := newResponder(n, hi, &ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _, err := newResponder(n, hi, &fo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(7, uint64(hi)))
+		N := make([]float64, n.Horizon.Slots)
+		for q := range 12 {
+			if q%3 != 2 { // a neighbour moves: a few slots change
+				for range 1 + rng.IntN(4) {
+					N[rng.IntN(len(N))] = float64(rng.IntN(20))
+				}
+			}
+			gr, err := r.respond(ctx, N)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gf, err := f.respond(ctx, N)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Float64bits(gr) != math.Float64bits(gf) || !reflect.DeepEqual(r.candidate(), f.candidate()) {
+				t.Fatalf("home %d question %d: gain %v with reuse, %v without; candidates equal %v", hi, q, gr, gf, reflect.DeepEqual(r.candidate(), f.candidate()))
+			}
+			if rng.IntN(2) == 0 {
+				r.adopt()
+				f.adopt()
+			}
+		}
+		if r.solves() >= f.solves() {
+			t.Errorf("home %d: %d solves with reuse, %d without", hi, r.solves(), f.solves())
+		}
+		// The price-only start is one solve of no block.
+		if b := r.(*blockHome); b.compiles >= r.solves()-1 {
+			t.Errorf("home %d: %d blocks compiled for %d solves: no compiled block served again", hi, b.compiles, r.solves()-1)
+		}
+		t.Logf("home %d: %d solves with reuse (%d blocks compiled), %d without", hi, r.solves(), r.(*blockHome).compiles, f.solves())
+	}
+}
