@@ -30,6 +30,13 @@ type BEOptions struct {
 	// problem allows a search (mva.Problem.SearchOrder): the baseline of
 	// the order's benchmarks.
 	MinFill bool
+	// SearchOrder searches the order by the entries its buckets join
+	// (as where mva.Problem.SearchOrder allows it) whatever the problem
+	// says, unless MinFill. Its tables are often a tenth of min-fill's
+	// on SHDS homes, but among equal optima it may answer another one,
+	// and its sums may round differently: for callers that want the
+	// optimum's cost (the SH-MGM baseline's gains), not min-fill's row.
+	SearchOrder bool
 	// Pool, when set, lends the row plan's bucket tables wherever they
 	// are not kept between rows (transient tables, and every table after
 	// Release), and they go back to it after the row instead of to the
@@ -264,6 +271,10 @@ func (b *BE) planTable() {
 // order returns the elimination order of interior over scopes
 // (problemOrder) and its induced width.
 func (b *BE) order(scopes [][]int, interior []int) ([]int, int) {
+	if b.opts.SearchOrder && !b.opts.MinFill {
+		order, width, _ := beOrder(len(b.lp.Vars), scopes, b.lp.Domains, interior)
+		return order, width
+	}
 	order, width, _ := problemOrder(b.lp, scopes, interior, b.opts.MinFill)
 	return order, width
 }
@@ -286,6 +297,10 @@ func (b *BE) Width() int {
 // RowWidth returns the induced width of the order SolveRow uses, where the
 // boundary is fixed.
 func (b *BE) RowWidth() int { return b.rowWidth }
+
+// RowEntries returns the entries of the bucket tables SolveRow fills,
+// the measure of its work and memory.
+func (b *BE) RowEntries() int { return b.row.entries() }
 
 // symbolic runs bucket elimination on scopes alone: for every variable of
 // order, the factors that hold it and the scope of their join without it.

@@ -53,6 +53,9 @@ type Options struct {
 	// every pass, as before blockHome's cache and skips (tests: the two
 	// must agree).
 	noReuse bool
+	// gainFrom overrides gainSolverFrom (tests: 1 gives every exact
+	// home a gain solver).
+	gainFrom int
 	// pool lends bucket elimination's tables to every home's solves
 	// (withPool); nil allocates them for each solve.
 	pool *local.TablePool

@@ -409,7 +409,7 @@ func loadOf(h *devices.Home, hs *devices.HomeSchedule, slots int) []float64 {
 // (nil: allocated), or depth-first branch and bound where elimination
 // would need tables past its limit.
 func defaultSolver(lp *mva.LocalProblem, pool *local.TablePool) (mva.LocalSolver, error) {
-	s, err := local.NewBE(lp, local.BEOptions{Pool: pool})
+	s, err := local.NewBE(lp, local.BEOptions{Pool: pool, Workers: 1})
 	if errors.Is(err, local.ErrTooLarge) {
 		return local.New("dfbnb", lp)
 	}
@@ -433,7 +433,7 @@ func (s *homeSolver) fitsBE(limit int) bool {
 	}
 	p := s.c.Problem
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	be, err := local.NewBE(lp, local.BEOptions{MaxEntries: limit, Pool: s.pool})
+	be, err := local.NewBE(lp, local.BEOptions{MaxEntries: limit, Pool: s.pool, Workers: 1})
 	if err != nil {
 		return false
 	}

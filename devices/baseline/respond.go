@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/local"
+	"github.com/hearth-dcop/hearth/mva"
 )
 
 // responder is one home of the SH-MGM-style baseline: it keeps the home's
@@ -50,7 +52,7 @@ func newResponder(n *devices.Neighbourhood, hi int, o *Options) (responder, bool
 		return nil, false, err
 	}
 	if o.Solver != nil || len(s.slots) == 0 || !o.forceBlocks && s.fitsBE(o.ExactEntries) {
-		return &exactHome{s: s}, !s.coarse, nil
+		return newExactHome(s, o), !s.coarse, nil
 	}
 	b, err := newBlockHome(n, hi, o)
 	return b, false, err
@@ -63,25 +65,97 @@ type exactHome struct {
 	n         int
 	// now is the adopted schedule's cost at the last respond.
 	now float64
+	// gain, where the home's tables are large (gainSolverFrom), is a
+	// second bucket elimination of the same problem in a searched
+	// order, often a tenth of min-fill's tables, that answers the
+	// respond's gain alone: the candidate, min-fill's row (the one it
+	// always was, whatever ties the other order breaks otherwise), is
+	// solved only when asked for (pending), which in SH-MGM's lazy
+	// rounds is for the one home that moves.
+	gain    *local.BE
+	gainLP  *mva.LocalProblem
+	pending bool
+}
+
+// gainSolverFrom is the least number of min-fill bucket entries past
+// which a home answers gains with a searched order (exactHome.gain):
+// below it min-fill's tables are kept between responses (BE's memo), and
+// a second order saves little.
+const gainSolverFrom = 1 << 20
+
+// newExactHome returns s as an exact responder, with a gain solver
+// where its tables are large and a searched order's are smaller.
+func newExactHome(s *homeSolver, o *Options) *exactHome {
+	e := &exactHome{s: s}
+	from := gainSolverFrom
+	if o.gainFrom > 0 {
+		from = o.gainFrom
+	}
+	if o.Solver != nil || s.be == nil || s.be.RowEntries() < from {
+		return e
+	}
+	p := s.c.Problem
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	g, err := local.NewBE(lp, local.BEOptions{MaxEntries: s.be.RowEntries(), SearchOrder: true, Pool: s.pool, Workers: 1})
+	if err != nil || g.RowEntries() >= s.be.RowEntries() && o.gainFrom == 0 {
+		return e
+	}
+	e.gain, e.gainLP = g, lp
+	return e
 }
 
 func (e *exactHome) respond(ctx context.Context, N []float64) (float64, error) {
 	e.s.setOutside(N)
+	if e.gain != nil && e.cur != nil {
+		e.gain.Hold()
+		_, c, err := e.s.solveWith(ctx, e.gain, e.gainLP)
+		e.gain.Release()
+		if err != nil {
+			return 0, err
+		}
+		e.n++
+		e.cand, e.pending = nil, true
+		return e.gainAt(c)
+	}
 	a, c, err := e.s.solve(ctx)
 	if err != nil {
 		return 0, err
 	}
 	e.n++
-	e.cand = a
+	e.cand, e.pending = a, false
 	if e.cur == nil {
 		return 0, nil
 	}
+	return e.gainAt(c)
+}
+
+// gainAt returns the adopted schedule's gain against the optimum's cost
+// c under the current outside load.
+func (e *exactHome) gainAt(c float64) (float64, error) {
 	now, err := e.s.eval(e.cur)
 	if err != nil {
 		return 0, err
 	}
 	e.now = now
 	return gainOf(now, c), nil
+}
+
+// row returns the candidate, solving min-fill's row first where the
+// last respond answered its gain alone. That solve is of the costs as
+// the respond left them (setOutside runs in respond only), which the gain
+// solve found feasible; were it to fail all the same, the candidate is
+// the adopted schedule: no move.
+func (e *exactHome) row() []int {
+	if e.pending {
+		e.pending = false
+		a, _, err := e.s.solve(context.Background())
+		e.n++
+		if err != nil {
+			a = e.cur
+		}
+		e.cand = a
+	}
+	return e.cand
 }
 
 // gainOf returns now − best, or 0 when that is rounding noise: a move
@@ -93,15 +167,15 @@ func gainOf(now, best float64) float64 {
 	return 0
 }
 
-func (e *exactHome) adopt()                          { e.cur = e.cand }
-func (e *exactHome) candidate() devices.HomeSchedule { return e.s.schedule(e.cand) }
+func (e *exactHome) adopt()                          { e.cur = e.row() }
+func (e *exactHome) candidate() devices.HomeSchedule { return e.s.schedule(e.row()) }
 
 func (e *exactHome) set(hs devices.HomeSchedule) error {
 	a, err := e.s.c.Encode(&devices.Schedule{Homes: []devices.HomeSchedule{{Actions: hs.Actions}}})
 	if err != nil {
 		return fmt.Errorf("home %s: %w", e.s.name, err)
 	}
-	e.cur, e.cand = a, a
+	e.cur, e.cand, e.pending = a, a, false
 	return nil
 }
 
