@@ -50,8 +50,9 @@ type Options struct {
 	// before newSlotPeakSolver (tests: the two must agree).
 	levelPeak bool
 	// noReuse makes block descent compile and solve every block on
-	// every pass, as before blockHome's cache and skips (tests: the two
-	// must agree).
+	// every pass, as before blockHome's cache and skips, and every
+	// responder solve a question asked again (tests: the two must
+	// agree).
 	noReuse bool
 	// gainFrom overrides gainSolverFrom (tests: 1 gives every exact
 	// home a gain solver).

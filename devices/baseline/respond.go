@@ -75,6 +75,35 @@ type exactHome struct {
 	gain    *local.BE
 	gainLP  *mva.LocalProblem
 	pending bool
+	// last is the last respond's question and answer, until adopt or
+	// set changes the schedule it was asked about; never with noReuse.
+	last    asked
+	noReuse bool
+}
+
+// asked is a responder's last question (the neighbour load) and its
+// gain: asked again with the same load about the same adopted schedule,
+// a responder answers the same, without solving (a street's homes far
+// from the round's movers, or the improvement phase's questions after a
+// round that moved none of their neighbours).
+type asked struct {
+	N    []float64
+	gain float64
+	ok   bool
+}
+
+// again reports the last answer when N is the last question's load.
+func (a *asked) again(N []float64) (float64, bool) {
+	if a.ok && slices.Equal(a.N, N) {
+		return a.gain, true
+	}
+	return 0, false
+}
+
+// keep records the answer g to N.
+func (a *asked) keep(N []float64, g float64) {
+	a.N = append(a.N[:0], N...)
+	a.gain, a.ok = g, true
 }
 
 // gainSolverFrom is the least number of min-fill bucket entries past
@@ -86,7 +115,7 @@ const gainSolverFrom = 1 << 20
 // newExactHome returns s as an exact responder, with a gain solver
 // where its tables are large and a searched order's are smaller.
 func newExactHome(s *homeSolver, o *Options) *exactHome {
-	e := &exactHome{s: s}
+	e := &exactHome{s: s, noReuse: o.noReuse}
 	from := gainSolverFrom
 	if o.gainFrom > 0 {
 		from = o.gainFrom
@@ -105,6 +134,20 @@ func newExactHome(s *homeSolver, o *Options) *exactHome {
 }
 
 func (e *exactHome) respond(ctx context.Context, N []float64) (float64, error) {
+	if g, ok := e.last.again(N); ok && !e.noReuse {
+		return g, nil
+	}
+	g, err := e.answer(ctx, N)
+	if err == nil {
+		e.last.keep(N, g)
+	} else {
+		e.last.ok = false
+	}
+	return g, err
+}
+
+// answer is respond without the memory of the last question.
+func (e *exactHome) answer(ctx context.Context, N []float64) (float64, error) {
 	e.s.setOutside(N)
 	if e.gain != nil && e.cur != nil {
 		e.gain.Hold()
@@ -167,7 +210,8 @@ func gainOf(now, best float64) float64 {
 	return 0
 }
 
-func (e *exactHome) adopt()                          { e.cur = e.row() }
+func (e *exactHome) adopt() { e.cur, e.last.ok = e.row(), false }
+
 func (e *exactHome) candidate() devices.HomeSchedule { return e.s.schedule(e.row()) }
 
 func (e *exactHome) set(hs devices.HomeSchedule) error {
@@ -175,7 +219,7 @@ func (e *exactHome) set(hs devices.HomeSchedule) error {
 	if err != nil {
 		return fmt.Errorf("home %s: %w", e.s.name, err)
 	}
-	e.cur, e.cand, e.pending = a, a, false
+	e.cur, e.cand, e.pending, e.last.ok = a, a, false, false
 	return nil
 }
 
@@ -210,6 +254,8 @@ type blockHome struct {
 	// first; compiles counts the blocks compiled.
 	cache    [][]blockSolver
 	compiles int
+	// last is as exactHome's.
+	last asked
 }
 
 // block is a part of a home that shares no modelled property with the
@@ -252,6 +298,20 @@ func newBlockHome(n *devices.Neighbourhood, hi int, o *Options) (*blockHome, err
 }
 
 func (b *blockHome) respond(ctx context.Context, N []float64) (float64, error) {
+	if g, ok := b.last.again(N); ok && !b.o.noReuse {
+		return g, nil
+	}
+	g, err := b.answer(ctx, N)
+	if err == nil {
+		b.last.keep(N, g)
+	} else {
+		b.last.ok = false
+	}
+	return g, err
+}
+
+// answer is respond without the memory of the last question.
+func (b *blockHome) answer(ctx context.Context, N []float64) (float64, error) {
 	start := b.cur
 	if start == nil {
 		// The price-only optimum: its components are independent, so
@@ -453,12 +513,13 @@ func (b *blockHome) cost(hs *devices.HomeSchedule, N []float64) float64 {
 	return n.Weights.Price*price + n.Weights.Miss*over + n.Weights.Peak*dt*dt*peak
 }
 
-func (b *blockHome) adopt()                          { b.cur = b.cand }
+func (b *blockHome) adopt() { b.cur, b.last.ok = b.cand, false }
+
 func (b *blockHome) candidate() devices.HomeSchedule { return clone(*b.cand) }
 
 func (b *blockHome) set(hs devices.HomeSchedule) error {
 	c := clone(hs)
-	b.cur, b.cand = &c, &c
+	b.cur, b.cand, b.last.ok = &c, &c, false
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/devices"
@@ -193,4 +194,68 @@ func TestGainSolverMatchesRow(t *testing.T) {
 		t.Fatalf("only %d homes had a gain solver", withGain)
 	}
 	t.Logf("%d homes with a gain solver", withGain)
+}
+
+// TestRepeatedQuestionSkipped asks every home of dm_7_1_2 (exact and,
+// forced, by block descent) the same neighbour load twice: the second
+// answer costs no solve and equals a responder's that solves it again;
+// after adopt the same load is a new question (solved).
+func TestRepeatedQuestionSkipped(t *testing.T) {
+	n := shdsFile(t, "dm_7_1_2")
+	ctx := context.Background()
+	for _, blocks := range []bool{false, true} {
+		for hi := range n.Homes {
+			ro := Options{forceBlocks: blocks, gainFrom: 1}.withPool()
+			fo := Options{forceBlocks: blocks, gainFrom: 1, noReuse: true}.withPool()
+			r, _, err := newResponder(n, hi, &ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _, err := newResponder(n, hi, &fo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, uint64(hi)))
+			N := make([]float64, n.Horizon.Slots)
+			for q := range 6 {
+				for t := range N {
+					N[t] = float64(rng.IntN(30)) / 2
+				}
+				for _, x := range []responder{r, f} {
+					if _, err := x.respond(ctx, N); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before := r.solves()
+				gr, err := r.respond(ctx, slices.Clone(N))
+				if err != nil {
+					t.Fatal(err)
+				}
+				gf, err := f.respond(ctx, N)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.solves() != before {
+					t.Errorf("blocks %v home %d question %d: asked again, %d solves", blocks, hi, q, r.solves()-before)
+				}
+				if math.Float64bits(gr) != math.Float64bits(gf) || !reflect.DeepEqual(r.candidate(), f.candidate()) {
+					t.Fatalf("blocks %v home %d question %d: asked again, gain %v, solved again %v (candidates equal %v)", blocks, hi, q, gr, gf, reflect.DeepEqual(r.candidate(), f.candidate()))
+				}
+				if q%2 == 1 {
+					r.adopt()
+					f.adopt()
+					before = r.solves()
+					if _, err := r.respond(ctx, N); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := f.respond(ctx, N); err != nil {
+						t.Fatal(err)
+					}
+					if r.solves() == before {
+						t.Errorf("blocks %v home %d question %d: after adopt the same load was not solved", blocks, hi, q)
+					}
+				}
+			}
+		}
+	}
 }
