@@ -123,17 +123,14 @@ func TestBlockResponsesMatchFresh(t *testing.T) {
 // dm_7_1_2 and random streets; and SH-MGM's schedules, rounds and moves
 // equal, eager and lazy.
 func TestGainSolverMatchesRow(t *testing.T) {
-	ns := []*devices.Neighbourhood{shdsFile(t, "dm_7_1_2")}
-	for _, n := range randomNeighbourhoods(t, 8) {
-		ns = append(ns, n)
-	}
+	ns := append([]*devices.Neighbourhood{shdsFile(t, "dm_7_1_2")}, randomNeighbourhoods(t, 8)...)
 	ctx := context.Background()
 	withGain := 0
 	for _, n := range ns {
 		for hi := range n.Homes {
-			go_ := Options{gainFrom: 1}.withPool()
+			gopts := Options{gainFrom: 1}.withPool()
 			ro := Options{}.withPool()
-			g, _, err := newResponder(n, hi, &go_)
+			g, _, err := newResponder(n, hi, &gopts)
 			if err != nil {
 				t.Fatal(err)
 			}
