@@ -62,10 +62,11 @@ type Options struct {
 	pool *local.TablePool
 }
 
-// poolBytes bounds the tables a run's pool keeps between solves: a few
-// of the widest homes' buckets (exactEntries of 12 bytes each, output
-// and argmin), so that two workers' solves in turn find theirs.
-const poolBytes = 256 << 20
+// poolBytes bounds the tables a run's pool keeps between solves: the
+// gain solvers' and the blocks' buckets of two workers (up to a few
+// million entries of 12 bytes, output and argmin), not min-fill's
+// widest, which only a mover's row needs.
+const poolBytes = 64 << 20
 
 // withPool returns o with a table pool for its homes' solves, shared by
 // every responder made with it; o's own pool where it has one.
