@@ -30,6 +30,18 @@ type BEOptions struct {
 	// problem allows a search (mva.Problem.SearchOrder): the baseline of
 	// the order's benchmarks.
 	MinFill bool
+	// SearchOrder searches the order by the entries its buckets join
+	// (as where mva.Problem.SearchOrder allows it) whatever the problem
+	// says, unless MinFill. Its tables are often a tenth of min-fill's
+	// on SHDS homes, but among equal optima it may answer another one,
+	// and its sums may round differently: for callers that want the
+	// optimum's cost (the SH-MGM baseline's gains), not min-fill's row.
+	SearchOrder bool
+	// Pool, when set, lends the row plan's bucket tables wherever they
+	// are not kept between rows (transient tables, and every table after
+	// Release), and they go back to it after the row instead of to the
+	// garbage collector; nil allocates them. Results do not depend on it.
+	Pool *TablePool
 
 	// plan is an elimination order already searched for this problem
 	// (Choose's, passed on by Auto and NewBEWithin), used instead of
@@ -139,6 +151,8 @@ type beStep struct {
 // bucket with its output and argmin tables, and the factors left at the
 // end.
 type bePlan struct {
+	// pool lends the bucket tables (nil: Go memory of their own).
+	pool    *TablePool
 	factors []*Factor
 	steps   []beStep
 	plans   []*JoinProject
@@ -257,6 +271,10 @@ func (b *BE) planTable() {
 // order returns the elimination order of interior over scopes
 // (problemOrder) and its induced width.
 func (b *BE) order(scopes [][]int, interior []int) ([]int, int) {
+	if b.opts.SearchOrder && !b.opts.MinFill {
+		order, width, _ := beOrder(len(b.lp.Vars), scopes, b.lp.Domains, interior)
+		return order, width
+	}
 	order, width, _ := problemOrder(b.lp, scopes, interior, b.opts.MinFill)
 	return order, width
 }
@@ -279,6 +297,10 @@ func (b *BE) Width() int {
 // RowWidth returns the induced width of the order SolveRow uses, where the
 // boundary is fixed.
 func (b *BE) RowWidth() int { return b.rowWidth }
+
+// RowEntries returns the entries of the bucket tables SolveRow fills,
+// the measure of its work and memory.
+func (b *BE) RowEntries() int { return b.row.entries() }
 
 // symbolic runs bucket elimination on scopes alone: for every variable of
 // order, the factors that hold it and the scope of their join without it.
@@ -369,7 +391,7 @@ func (b *BE) symbolic(scopes [][]int, order []int, width int) (steps []beStep, r
 // gives the plan Go memory (alloc), a BucketRunner gives it its own (see
 // runWith), so that tables left on a device never take host memory.
 func (b *BE) build(factors []*Factor, steps []beStep, rest []int) (*bePlan, error) {
-	p := &bePlan{factors: factors, steps: steps, rest: rest}
+	p := &bePlan{pool: b.opts.Pool, factors: factors, steps: steps, rest: rest}
 	for _, st := range steps {
 		in := make([]*Factor, len(st.in))
 		for k, i := range st.in {
@@ -405,10 +427,15 @@ func (p *bePlan) entries() int {
 	return n
 }
 
-// release drops the bucket tables (output and argmin) of p.
+// release drops the bucket tables (output and argmin) of p, giving
+// them back to its pool if it has one.
 func (p *bePlan) release() {
 	first := len(p.factors) - len(p.plans)
 	for s := range p.plans {
+		if p.pool != nil {
+			p.pool.putFloats(p.factors[first+s].Costs)
+			p.pool.putInts(p.args[s])
+		}
 		p.factors[first+s].Costs = nil
 		p.args[s] = nil
 	}
@@ -422,12 +449,14 @@ func (p *bePlan) alloc() {
 	}
 }
 
-// allocStep gives bucket s's tables Go memory when it has none.
+// allocStep gives bucket s's tables memory when it has none: the pool's
+// (its contents unspecified; the kernel writes every entry) or Go's.
 func (p *bePlan) allocStep(s int) {
 	first := len(p.factors) - len(p.plans)
-	if p.factors[first+s].Costs == nil || p.args[s] == nil {
-		p.factors[first+s].Costs = make([]float64, p.plans[s].Rows())
-		p.args[s] = make([]int32, p.plans[s].Rows())
+	f := p.factors[first+s]
+	if f.Costs == nil || p.args[s] == nil {
+		f.Costs = p.pool.floatsOf(p.plans[s].Rows())
+		p.args[s] = p.pool.intsOf(p.plans[s].Rows())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/compile"
+	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 )
 
@@ -48,13 +49,40 @@ type Options struct {
 	// levelPeak puts every home's peak term on level variables, as
 	// before newSlotPeakSolver (tests: the two must agree).
 	levelPeak bool
+	// noReuse makes block descent compile and solve every block on
+	// every pass, as before blockHome's cache and skips, and every
+	// responder solve a question asked again (tests: the two must
+	// agree).
+	noReuse bool
+	// gainFrom overrides gainSolverFrom (tests: 1 gives every exact
+	// home a gain solver).
+	gainFrom int
+	// pool lends bucket elimination's tables to every home's solves
+	// (withPool); nil allocates them for each solve.
+	pool *local.TablePool
+}
+
+// poolBytes bounds the tables a run's pool keeps between solves: the
+// gain solvers' and the blocks' buckets of two workers (up to a few
+// million entries of 12 bytes, output and argmin), not min-fill's
+// widest, which only a mover's row needs.
+const poolBytes = 64 << 20
+
+// withPool returns o with a table pool for its homes' solves, shared by
+// every responder made with it; o's own pool where it has one.
+func (o Options) withPool() Options {
+	if o.pool == nil {
+		o.pool = local.NewTablePool(poolBytes)
+	}
+	return o
 }
 
 func (o *Options) solver() mva.SolverFactory {
 	if o.Solver != nil {
 		return o.Solver
 	}
-	return defaultSolver
+	pool := o.pool
+	return func(lp *mva.LocalProblem) (mva.LocalSolver, error) { return defaultSolver(lp, pool) }
 }
 
 func (o *Options) maxTable() int {

@@ -117,6 +117,7 @@ func Descend(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 		p.Agents[i].Name = n.Homes[i].Name
 		owner[i] = i
 	}
+	o.Options = o.Options.withPool()
 	homes := make([]*flowHome, len(owned))
 	exact := make([]bool, len(owned))
 	if err := parallel(ctx, o.workers(), len(owned), func(k int) error {

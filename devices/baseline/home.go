@@ -48,6 +48,8 @@ type homeSolver struct {
 	// lo and hi are the least and greatest coefficient of N in each
 	// window's peak function (coefRange), computed on first use.
 	lo, hi []float64
+	// pool lends the tables of the bucket elimination fitsBE makes.
+	pool *local.TablePool
 }
 
 // alone is the street n with h as its only home, priced but with no peak
@@ -97,7 +99,7 @@ func newHomeSolver(n *devices.Neighbourhood, h devices.Home, peak bool, o *Optio
 		return nil, fmt.Errorf("home %s alone: %w", h.Name, err)
 	}
 	dt := n.Horizon.Hours()
-	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: one.Weights.Peak * dt * dt, factory: o.solver(), coarse: coarse}
+	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: one.Weights.Peak * dt * dt, factory: o.solver(), coarse: coarse, pool: o.pool}
 
 	if len(slots) > 0 {
 		p := c.Problem
@@ -134,7 +136,7 @@ func newSlotPeakSolver(n *devices.Neighbourhood, h devices.Home, o *Options) (*h
 	}
 	dt := n.Horizon.Hours()
 	slots := coordinated(n)
-	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: n.Weights.Peak * dt * dt, factory: o.solver()}
+	s := &homeSolver{name: h.Name, c: c, slots: slots, peakW: n.Weights.Peak * dt * dt, factory: o.solver(), pool: o.pool}
 	p, hc, hm := c.Problem, &c.Homes[0], &c.Model.Homes[0]
 	acts := make([]int, len(hm.Devices))
 	for _, t := range slots {
@@ -311,19 +313,16 @@ func (s *homeSolver) setOutside(N []float64) {
 // solve returns the optimum of the home's problem as it stands (its
 // outside load included) and its cost.
 func (s *homeSolver) solve(ctx context.Context) ([]int, float64, error) {
-	p := s.c.Problem
-	var sv mva.LocalSolver = s.be
-	lp := s.lp
-	if s.be == nil {
-		lp = mva.NewLocalProblem(p, mva.Whole(p))
-		var err error
-		if sv, err = s.factory(lp); err != nil {
-			return nil, 0, fmt.Errorf("home %s: %w", s.name, err)
-		}
-		if be, ok := sv.(*local.BE); ok {
-			s.be, s.lp = be, lp
-		}
+	sv, lp, err := s.solver()
+	if err != nil {
+		return nil, 0, err
 	}
+	return s.solveWith(ctx, sv, lp)
+}
+
+// solveWith is solve with the solver sv of lp.
+func (s *homeSolver) solveWith(ctx context.Context, sv mva.LocalSolver, lp *mva.LocalProblem) ([]int, float64, error) {
+	p := s.c.Problem
 	in := make([]int, lp.NumInterior())
 	cost, err := sv.SolveRow(ctx, nil, in)
 	if err != nil {
@@ -337,6 +336,40 @@ func (s *homeSolver) solve(ctx context.Context) ([]int, float64, error) {
 		assign[lp.Vars[k]] = v
 	}
 	return assign, cost + p.Offset, nil
+}
+
+// solver returns the solver of the next solve: the home's bucket
+// elimination, kept, or a new one of the factory's.
+func (s *homeSolver) solver() (mva.LocalSolver, *mva.LocalProblem, error) {
+	if s.be != nil {
+		return s.be, s.lp, nil
+	}
+	p := s.c.Problem
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	sv, err := s.factory(lp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("home %s: %w", s.name, err)
+	}
+	if be, ok := sv.(*local.BE); ok {
+		s.be, s.lp = be, lp
+	}
+	return sv, lp, nil
+}
+
+// solveOnce is solve for a solver kept between uses that are few and far
+// apart (a block's, between responses): bucket elimination's tables go
+// back to the pool after the solve, and no copy of the costs is kept to
+// find edits (mva.HoldingSolver).
+func (s *homeSolver) solveOnce(ctx context.Context) ([]int, float64, error) {
+	sv, lp, err := s.solver()
+	if err != nil {
+		return nil, 0, err
+	}
+	if s.be != nil {
+		s.be.Hold()
+		defer s.be.Release()
+	}
+	return s.solveWith(ctx, sv, lp)
 }
 
 // eval returns the cost of an assignment of the home's problem under the
@@ -372,10 +405,11 @@ func loadOf(h *devices.Home, hs *devices.HomeSchedule, slots int) []float64 {
 	return out
 }
 
-// defaultSolver is exact bucket elimination, or depth-first branch and
-// bound where elimination would need tables past its limit.
-func defaultSolver(lp *mva.LocalProblem) (mva.LocalSolver, error) {
-	s, err := local.New("be", lp)
+// defaultSolver is exact bucket elimination, its tables lent by pool
+// (nil: allocated), or depth-first branch and bound where elimination
+// would need tables past its limit.
+func defaultSolver(lp *mva.LocalProblem, pool *local.TablePool) (mva.LocalSolver, error) {
+	s, err := local.NewBE(lp, local.BEOptions{Pool: pool, Workers: 1})
 	if errors.Is(err, local.ErrTooLarge) {
 		return local.New("dfbnb", lp)
 	}
@@ -399,7 +433,7 @@ func (s *homeSolver) fitsBE(limit int) bool {
 	}
 	p := s.c.Problem
 	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	be, err := local.NewBE(lp, local.BEOptions{MaxEntries: limit})
+	be, err := local.NewBE(lp, local.BEOptions{MaxEntries: limit, Pool: s.pool, Workers: 1})
 	if err != nil {
 		return false
 	}

@@ -172,6 +172,7 @@ func Improve(ctx context.Context, n *devices.Neighbourhood, start *devices.Sched
 		imp.Wall = time.Since(began)
 		return imp, nil
 	}
+	o.Options = o.Options.withPool()
 	s := &improver{n: n, o: &o, limits: limits, H: H, homes: make([]responder, H), loads: make([][]float64, H), gain: make([]float64, H)}
 	s.nbrs = neighbourLists(n)
 	s.linked = make([]map[int]bool, H)

@@ -30,6 +30,7 @@ func SHMGM(ctx context.Context, n *devices.Neighbourhood, o Options) (*Outcome, 
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
+	o = o.withPool()
 	H := len(n.Homes)
 	hz := n.Horizon
 	nbrs := make([][]int, H)

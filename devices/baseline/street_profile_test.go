@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 // -cpuprofile` it is the profile of the 251-home phases without the
 // protocol's MQTT run before them. HEARTH_PROFILE_SKIP_SHMGM and
 // HEARTH_PROFILE_SKIP_IMPROVE leave one out; HEARTH_PROFILE_EAGER runs
-// SH-MGM's eager rounds. Skipped without HEARTH_SHDS_PROFILE.
+// SH-MGM's eager rounds; HEARTH_PROFILE_ROUNDS bounds its rounds (a
+// shorter profile). Skipped without HEARTH_SHDS_PROFILE.
 func TestProfileSHDS(t *testing.T) {
 	name := os.Getenv("HEARTH_SHDS_PROFILE")
 	if name == "" {
@@ -40,7 +42,8 @@ func TestProfileSHDS(t *testing.T) {
 	})
 	if os.Getenv("HEARTH_PROFILE_SKIP_SHMGM") == "" {
 		measure("SH-MGM-style", func() string {
-			s, err := SHMGM(ctx, n, Options{eager: os.Getenv("HEARTH_PROFILE_EAGER") != ""})
+			rounds, _ := strconv.Atoi(os.Getenv("HEARTH_PROFILE_ROUNDS"))
+			s, err := SHMGM(ctx, n, Options{Rounds: rounds, eager: os.Getenv("HEARTH_PROFILE_EAGER") != ""})
 			if err != nil {
 				t.Fatal(err)
 			}
