@@ -144,46 +144,8 @@ func TestRefineAgainstBruteForce(t *testing.T) {
 		for t := range T {
 			hs.Actions[d][t] = top
 		}
-		if len(n.Windows) > 0 {
-			hs.Levels = make([]int, len(n.Windows))
-			for w := range n.Windows {
-				hs.Levels[w] = len(n.LevelCaps(0, w)) - 1
-			}
-		}
-		ev, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{hs}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := brute(n, hs, d)
-		got, ok, err := refine.Home(n, 0, hs)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if !ev.Feasible {
-			if ok {
-				t.Fatalf("seed %d: refined a plan that breaks a hard constraint", seed)
-			}
-			continue
-		}
-		cost := ev.Cost
-		if ok {
-			ev2, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{got}})
-			if err != nil || !ev2.Feasible {
-				t.Fatalf("seed %d: the refined plan is not feasible: %v %v\n%s", seed, err, ev2.Violations, text)
-			}
-			if ev2.Cost > ev.Cost+1e-9 {
-				t.Fatalf("seed %d: the refined plan costs %g, more than the start's %g", seed, ev2.Cost, ev.Cost)
-			}
-			for w := range got.Levels {
-				if got.Levels[w] != hs.Levels[w] {
-					t.Fatalf("seed %d: the refinement moved window %d's level", seed, w)
-				}
-			}
-			cost = ev2.Cost
+		if checkRefined(t, seed, text, n, hs, d) {
 			improved++
-		}
-		if math.Abs(cost-want) > 1e-9*math.Max(1, math.Abs(want)) {
-			t.Fatalf("seed %d: refined to %g, the best plan of the exact currents costs %g (start %g)\n%s", seed, cost, want, ev.Cost, text)
 		}
 	}
 	t.Logf("%d of %d homes refined to the brute-force optimum", improved, homes)
@@ -514,41 +476,8 @@ func TestRefineBatteryAgainstBruteForce(t *testing.T) {
 		for t := range T {
 			hs.Actions[d][t] = idle
 		}
-		if len(n.Windows) > 0 {
-			hs.Levels = make([]int, len(n.Windows))
-			for w := range n.Windows {
-				hs.Levels[w] = len(n.LevelCaps(0, w)) - 1
-			}
-		}
-		ev, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{hs}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := brute(n, hs, d)
-		got, ok, err := refine.Home(n, 0, hs)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if !ev.Feasible {
-			if ok {
-				t.Fatalf("seed %d: refined a plan that breaks a hard constraint", seed)
-			}
-			continue
-		}
-		cost := ev.Cost
-		if ok {
-			ev2, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{got}})
-			if err != nil || !ev2.Feasible {
-				t.Fatalf("seed %d: the refined plan is not feasible: %v %v\n%s", seed, err, ev2.Violations, text)
-			}
-			if ev2.Cost > ev.Cost+1e-9 || !slices.Equal(got.Levels, hs.Levels) {
-				t.Fatalf("seed %d: the refined plan costs %g (start %g), levels %v (start %v)", seed, ev2.Cost, ev.Cost, got.Levels, hs.Levels)
-			}
-			cost = ev2.Cost
+		if checkRefined(t, seed, text, n, hs, d) {
 			improved++
-		}
-		if math.Abs(cost-want) > 1e-9*math.Max(1, math.Abs(want)) {
-			t.Fatalf("seed %d: refined to %g, the best plan of the exact actions costs %g (start %g)\n%s", seed, cost, want, ev.Cost, text)
 		}
 	}
 	t.Logf("%d of %d homes refined to the brute-force optimum", improved, homes)
@@ -696,4 +625,50 @@ func TestScheduleOnLoadBatteries(t *testing.T) {
 	if lowered == 0 {
 		t.Fatal("no street was refined")
 	}
+}
+
+// checkRefined refines home 0's start hs (its committed levels the
+// highest where the horizon has windows) and holds device d's refined
+// row to brute force over its exact actions (brute): the refinement
+// keeps the levels, never costs more than the start, refines nothing
+// that breaks a hard constraint, and ends at the brute-force optimum.
+// It reports whether the refinement changed the plan.
+func checkRefined(t *testing.T, seed uint64, text string, n *devices.Neighbourhood, hs devices.HomeSchedule, d int) bool {
+	t.Helper()
+	if len(n.Windows) > 0 {
+		hs.Levels = make([]int, len(n.Windows))
+		for w := range n.Windows {
+			hs.Levels[w] = len(n.LevelCaps(0, w)) - 1
+		}
+	}
+	ev, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{hs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := brute(n, hs, d)
+	got, ok, err := refine.Home(n, 0, hs)
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	if !ev.Feasible {
+		if ok {
+			t.Fatalf("seed %d: refined a plan that breaks a hard constraint", seed)
+		}
+		return false
+	}
+	cost := ev.Cost
+	if ok {
+		ev2, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{got}})
+		if err != nil || !ev2.Feasible {
+			t.Fatalf("seed %d: the refined plan is not feasible: %v %v\n%s", seed, err, ev2.Violations, text)
+		}
+		if ev2.Cost > ev.Cost+1e-9 || !slices.Equal(got.Levels, hs.Levels) {
+			t.Fatalf("seed %d: the refined plan costs %g (start %g), levels %v (start %v)", seed, ev2.Cost, ev.Cost, got.Levels, hs.Levels)
+		}
+		cost = ev2.Cost
+	}
+	if math.Abs(cost-want) > 1e-9*math.Max(1, math.Abs(want)) {
+		t.Fatalf("seed %d: refined to %g, the best plan of the exact actions costs %g (start %g)\n%s", seed, cost, want, ev.Cost, text)
+	}
+	return ok
 }
