@@ -67,6 +67,10 @@ type AgentConfig struct {
 	// Attempts bounds the runs a round may take (a run that breaks is
 	// started again); less than 1 means 1.
 	Attempts int
+	// Settle is how long a round asked for waits for the rest of a
+	// burst before the agent orders the queue by creation time;
+	// 0 means mqtt.DefaultSettle. Every agent of a run needs the same.
+	Settle time.Duration
 	// After, when not nil, is a second phase between the homes after the
 	// protocol (homesolve.Run.HomeDescent: the improvement phase's
 	// descent on the load that flows), run over MQTT under the round's
@@ -251,6 +255,7 @@ type Agent struct {
 	instance string
 	attempts int
 	timeout  time.Duration
+	settle   time.Duration // mqtt.Control's queue settling; 0: its default
 	// neighbours are the MQTT names of the homes this one shares a
 	// function with.
 	neighbours []string
@@ -297,7 +302,7 @@ func NewAgent(ctx context.Context, c AgentConfig) (*Agent, error) {
 	}
 	homeNames := mqtt.AgentNames(p)
 	h := &Agent{p: p, prep: c.Prepared, plan: plan, home: home, name: homeNames[home], cfg: c.MQTT, log: log.With("agent", homeNames[home]),
-		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout, after: c.After, answer: c.Answer}
+		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout, settle: c.Settle, after: c.After, answer: c.Answer}
 	if h.cfg.Identity.Client == "" {
 		h.cfg.Identity = mqtt.NewIdentity()
 	}
@@ -523,7 +528,7 @@ func newControl(h *Agent, serving bool) *mqtt.Control {
 	cfg := h.cfg
 	cfg.Logger = h.log
 	c := mqtt.NewControl(cfg, h.name, h.neighbours, serving)
-	c.SetTiming(h.timeout, 0)
+	c.SetTiming(h.timeout, h.settle)
 	return c
 }
 

@@ -18,6 +18,12 @@ import (
 // process, race-checked, and sends them a burst of three rounds in the
 // reverse order of their creation: every agent runs each round once, in
 // the order of creation, each with DPOP's optimum, and stops cleanly.
+// The queue settles for 2 s (AgentConfig.Settle) rather than the
+// default half second: under a loaded -race CI run an agent descheduled
+// for longer than the settling time may start the burst's newest round
+// before the older ones reach it, and with no round time-out here the
+// split round would wait for ever (it failed so once in clean-clone CI,
+// 60 s without three results).
 func TestAgentsBurst(t *testing.T) {
 	p := testProblem()
 	want, b := dpopTruth(t, p)
@@ -92,7 +98,7 @@ func TestAgentsBurst(t *testing.T) {
 	errs := make([]error, len(p.Agents))
 	var wg sync.WaitGroup
 	for i, a := range p.Agents {
-		h, err := NewAgent(ctx, AgentConfig{Problem: p, Name: a.Name, Prepared: prepared(), MQTT: cfg, Attempts: 2})
+		h, err := NewAgent(ctx, AgentConfig{Problem: p, Name: a.Name, Prepared: prepared(), MQTT: cfg, Attempts: 2, Settle: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
