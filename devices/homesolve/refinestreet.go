@@ -33,19 +33,6 @@ func refineCompiled(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.E
 	return refine.ScheduleOnLoad(n, s, ev)
 }
 
-// hasExact reports whether some compiled home has a device with exact
-// actions (power_steps = "auto"), the only ones devices/refine moves.
-func hasExact(n *devices.Neighbourhood) bool {
-	for hi := range n.Homes {
-		for d := range n.Homes[hi].Devices {
-			if n.Homes[hi].Devices[d].Exact != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // refinedSHMGM is the SH-MGM-style baseline's outcome with its plan
 // refined as the coordinated plan is (refineCompiled, on the committed
 // levels that fit it tightest, as the baseline is scored), then scored
@@ -60,7 +47,7 @@ func hasExact(n *devices.Neighbourhood) bool {
 // refined by refineMixed), it is r.shmgm.
 func (r *Run) refinedSHMGM() *baseline.Outcome {
 	o := r.shmgm
-	if o == nil || o.Schedule == nil || o.Eval == nil || !o.Eval.Feasible || len(r.energy) > 0 || !hasExact(r.Model()) {
+	if o == nil || o.Schedule == nil || o.Eval == nil || !o.Eval.Feasible || len(r.energy) > 0 || !refine.HasExact(r.Model()) {
 		return o
 	}
 	n := r.Model()
@@ -73,7 +60,10 @@ func (r *Run) refinedSHMGM() *baseline.Outcome {
 		s.Homes[i].Levels = nil
 	}
 	ev, err := n.Evaluate(s)
-	if err != nil || !ev.Feasible || baseline.FlowObjective(n, ev) > baseline.FlowObjective(n, o.Eval)+1e-9*math.Max(1, math.Abs(baseline.FlowObjective(n, o.Eval))) {
+	if err != nil || !ev.Feasible {
+		return o
+	}
+	if before := baseline.FlowObjective(n, o.Eval); baseline.FlowObjective(n, ev) > before+1e-9*math.Max(1, math.Abs(before)) {
 		return o
 	}
 	out := *o
@@ -111,7 +101,7 @@ func (r *Run) refinedFlow(s *devices.Schedule) (float64, error) {
 // baseline's (refinedSHMGM). It returns nil where the choice is
 // ImproveFrom's, else the plan and a note saying why.
 func (r *Run) refinedChoice(rs *baseline.Restarts, starts []baseline.Start) (*devices.Schedule, string, error) {
-	if len(r.energy) > 0 || !hasExact(r.Model()) {
+	if len(r.energy) > 0 || !refine.HasExact(r.Model()) {
 		return nil, "", nil
 	}
 	type cand struct {
@@ -178,7 +168,7 @@ type mixedRefined struct {
 func (r *Run) refineMixed(assign []int, s *devices.Schedule, ev *devices.Evaluation) (*devices.Schedule, *devices.Evaluation, error) {
 	a := r.answered
 	n := r.Model()
-	if a == nil || a.st == nil || !slices.Equal(a.assign, assign) || !ev.Feasible || !hasExact(n) {
+	if a == nil || a.st == nil || !slices.Equal(a.assign, assign) || !ev.Feasible || !refine.HasExact(n) {
 		return s, ev, nil
 	}
 	if m := a.refined; m != nil {

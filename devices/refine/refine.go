@@ -93,7 +93,7 @@ func ScheduleOnLoad(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.E
 }
 
 func schedule(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluation, refineHome func(*devices.Neighbourhood, int, devices.HomeSchedule) (devices.HomeSchedule, bool, error)) (*devices.Schedule, *devices.Evaluation, error) {
-	if !ev.Feasible || !hasExact(n) {
+	if !ev.Feasible || !HasExact(n) {
 		return s, ev, nil
 	}
 	out := &devices.Schedule{Homes: slices.Clone(s.Homes)}
@@ -124,7 +124,10 @@ func schedule(n *devices.Neighbourhood, s *devices.Schedule, ev *devices.Evaluat
 	return out, ev2, nil
 }
 
-func hasExact(n *devices.Neighbourhood) bool {
+// HasExact reports whether some home of n has a device with exact
+// actions (Device.Exact: automatic power levels), the only devices a
+// refinement moves; without one every refinement is the plan itself.
+func HasExact(n *devices.Neighbourhood) bool {
 	for hi := range n.Homes {
 		for d := range n.Homes[hi].Devices {
 			if n.Homes[hi].Devices[d].Exact != nil {
