@@ -53,82 +53,75 @@ func (p *TablePool) Held() int64 {
 
 // floatsOf returns a table of n entries whose contents are unspecified.
 func (p *TablePool) floatsOf(n int) []float64 {
-	if p == nil || n < p.least {
+	if p == nil {
 		return make([]float64, n)
 	}
-	c := class(n)
-	var s []float64
-	p.mu.Lock()
-	if free := p.floats[c]; len(free) > 0 {
-		s = free[len(free)-1][:n]
-		p.floats[c] = free[:len(free)-1]
-		p.held -= int64(8 * c)
-	}
-	p.mu.Unlock()
-	if s == nil {
-		s = make([]float64, n, c)
-	}
-	if p.poison {
-		for i := range s {
-			s[i] = float64(-7 - i%5)
-		}
-	}
-	return s
+	return lend(p, p.floats, n, 8, func(i int) float64 { return float64(-7 - i%5) })
 }
 
 // intsOf returns an argmin table of n entries whose contents are
 // unspecified.
 func (p *TablePool) intsOf(n int) []int32 {
-	if p == nil || n < p.least {
+	if p == nil {
 		return make([]int32, n)
 	}
-	c := class(n)
-	var s []int32
-	p.mu.Lock()
-	if free := p.ints[c]; len(free) > 0 {
-		s = free[len(free)-1][:n]
-		p.ints[c] = free[:len(free)-1]
-		p.held -= int64(4 * c)
-	}
-	p.mu.Unlock()
-	if s == nil {
-		s = make([]int32, n, c)
-	}
-	if p.poison {
-		for i := range s {
-			s[i] = int32(1000 + i%3)
-		}
-	}
-	return s
+	return lend(p, p.ints, n, 4, func(i int) int32 { return int32(1000 + i%3) })
 }
 
 // putFloats gives s back; the caller must not use it afterwards. Tables
 // the pool did not lend (another capacity) are left to the collector.
 func (p *TablePool) putFloats(s []float64) {
-	if p == nil || cap(s) < p.least || cap(s) != class(cap(s)) {
-		return
+	if p != nil {
+		give(p, p.floats, s, 8)
 	}
-	c := cap(s)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.held+int64(8*c) > p.maxBytes {
-		return
-	}
-	p.floats[c] = append(p.floats[c], s[:c])
-	p.held += int64(8 * c)
 }
 
 // putInts is putFloats for argmin tables.
 func (p *TablePool) putInts(s []int32) {
-	if p == nil || cap(s) < p.least || cap(s) != class(cap(s)) {
+	if p != nil {
+		give(p, p.ints, s, 4)
+	}
+}
+
+// lend takes a table of n entries of size bytes each from free (p's
+// shelf of that kind), or allocates one of n's capacity class; with
+// p.poison it fills the table with garbage(i).
+func lend[T float64 | int32](p *TablePool, free map[int][][]T, n int, size int64, garbage func(int) T) []T {
+	if n < p.least {
+		return make([]T, n)
+	}
+	c := class(n)
+	var s []T
+	p.mu.Lock()
+	if f := free[c]; len(f) > 0 {
+		s = f[len(f)-1][:n]
+		free[c] = f[:len(f)-1]
+		p.held -= size * int64(c)
+	}
+	p.mu.Unlock()
+	if s == nil {
+		s = make([]T, n, c)
+	}
+	if p.poison {
+		for i := range s {
+			s[i] = garbage(i)
+		}
+	}
+	return s
+}
+
+// give puts s back on free (p's shelf of its kind, size bytes an entry)
+// where p lent it and the pool's bound leaves room.
+func give[T float64 | int32](p *TablePool, free map[int][][]T, s []T, size int64) {
+	c := cap(s)
+	if c < p.least || c != class(c) {
 		return
 	}
-	c := cap(s)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.held+int64(4*c) > p.maxBytes {
+	if p.held+size*int64(c) > p.maxBytes {
 		return
 	}
-	p.ints[c] = append(p.ints[c], s[:c])
-	p.held += int64(4 * c)
+	free[c] = append(free[c], s[:c])
+	p.held += size * int64(c)
 }
