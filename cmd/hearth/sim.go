@@ -194,28 +194,8 @@ func runSim(ctx context.Context, e *env, args []string) int {
 			err = derr
 		}
 	}
-	if err == nil && homes != nil && res.Feasible {
-		var a []int
-		var r2 mva.Result
-		var halted bool
-		a, r2, halted, err = homes.Improve(ctx, assign, res.Result)
-		if err == nil {
-			assign, res.Result = a, r2
-			if halted && stopped == "" {
-				stopped = stopReason(ctx, o.Timeout, started)
-				res.Notes = append(res.Notes, stopped+" during the improvement phase: the plan is the best found so far")
-			}
-		}
-	}
-	if err == nil && homes != nil && res.Feasible && stopped == "" {
-		// Energy homes (planner = "energy") and the compiled homes
-		// answer each other on the load that flows.
-		assign, res.Result, err = homes.Answer(ctx, assign, res.Result)
-	}
-	if stopped != "" {
-		homes.SkipSHMGM(stopped)
-		res.Optimal, res.Status = false, mva.StatusFeasible
-		res.Metrics.WallMs = float64(time.Since(started).Microseconds()) / 1000
+	if err == nil && homes != nil {
+		assign, res.Result, stopped, err = finishHomes(ctx, homes, assign, res.Result, stopped, o.Timeout, started)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth sim: %s: %v\n", pos[0], err)
@@ -250,6 +230,41 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		printMQTTSummary(e.stdout, res)
 	}
 	return resultExit(res.Result)
+}
+
+// finishHomes runs what follows a street's protocol in `hearth sim` and
+// `hearth solve` alike: on a feasible plan the improvement phase on the
+// load that flows (homesolve.Run.Improve), then, unless a stop came
+// first, the energy homes' answer (homesolve.Run.Answer). A stopped run
+// (stopped names why, or the phase halted for ctx: stopReason) is marked
+// feasible, not optimal, and reports no SH-MGM-style baseline it could
+// not finish. It returns the plan, its result and the stop's reason, ""
+// when none.
+func finishHomes(ctx context.Context, homes *homesolve.Run, assign []int, res mva.Result, stopped string, timeout time.Duration, started time.Time) ([]int, mva.Result, string, error) {
+	if res.Feasible {
+		a, r2, halted, err := homes.Improve(ctx, assign, res)
+		if err != nil {
+			return assign, res, stopped, err
+		}
+		assign, res = a, r2
+		if halted && stopped == "" {
+			stopped = stopReason(ctx, timeout, started)
+			res.Notes = append(res.Notes, stopped+" during the improvement phase: the plan is the best found so far")
+		}
+		if stopped == "" {
+			// Energy homes (planner = "energy") and the compiled homes
+			// answer each other on the load that flows.
+			if assign, res, err = homes.Answer(ctx, assign, res); err != nil {
+				return assign, res, stopped, err
+			}
+		}
+	}
+	if stopped != "" {
+		homes.SkipSHMGM(stopped)
+		res.Optimal, res.Status = false, mva.StatusFeasible
+		res.Metrics.WallMs = float64(time.Since(started).Microseconds()) / 1000
+	}
+	return assign, res, stopped, nil
 }
 
 // stopReason says what stopped a run: its --timeout, or a signal.

@@ -207,27 +207,12 @@ func solveHomes(ctx context.Context, e *env, homes *homesolve.Run, path string, 
 		fb.Notes = append(fb.Notes, fmt.Sprintf("%s during the solve: the plan starts from the homes' own schedules", stopped))
 		assign, res, err = a, fb, nil
 	}
-	if err == nil && res.Feasible {
-		var halted bool
-		assign, res, halted, err = homes.Improve(ctx, assign, res)
-		if err == nil && halted && stopped == "" {
-			stopped = stopReason(ctx, o.Timeout, started)
-			res.Notes = append(res.Notes, stopped+" during the improvement phase: the plan is the best found so far")
-		}
-	}
-	if err == nil && stopped == "" {
-		// Energy homes and the compiled homes answer each other on the
-		// load that flows.
-		assign, res, err = homes.Answer(ctx, assign, res)
+	if err == nil {
+		assign, res, stopped, err = finishHomes(ctx, homes, assign, res, stopped, o.Timeout, started)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
 		return energyExit(err)
-	}
-	if stopped != "" {
-		homes.SkipSHMGM(stopped)
-		res.Optimal, res.Status = false, mva.StatusFeasible
-		res.Metrics.WallMs = float64(time.Since(started).Microseconds()) / 1000
 	}
 	if err := hf.render(e.stdout, homes, assign, res, o.json, nil); err != nil {
 		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
