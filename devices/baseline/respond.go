@@ -92,18 +92,21 @@ type asked struct {
 	ok   bool
 }
 
-// again reports the last answer when N is the last question's load.
-func (a *asked) again(N []float64) (float64, bool) {
-	if a.ok && slices.Equal(a.N, N) {
-		return a.gain, true
+// through answers N: with reuse, as last time where N is the last
+// question's load; else by answer, whose answer it then keeps (a failed
+// answer forgets the last).
+func (a *asked) through(ctx context.Context, N []float64, reuse bool, answer func(context.Context, []float64) (float64, error)) (float64, error) {
+	if reuse && a.ok && slices.Equal(a.N, N) {
+		return a.gain, nil
 	}
-	return 0, false
-}
-
-// keep records the answer g to N.
-func (a *asked) keep(N []float64, g float64) {
+	g, err := answer(ctx, N)
+	if err != nil {
+		a.ok = false
+		return g, err
+	}
 	a.N = append(a.N[:0], N...)
 	a.gain, a.ok = g, true
+	return g, nil
 }
 
 // gainSolverFrom is the least number of min-fill bucket entries past
@@ -134,16 +137,7 @@ func newExactHome(s *homeSolver, o *Options) *exactHome {
 }
 
 func (e *exactHome) respond(ctx context.Context, N []float64) (float64, error) {
-	if g, ok := e.last.again(N); ok && !e.noReuse {
-		return g, nil
-	}
-	g, err := e.answer(ctx, N)
-	if err == nil {
-		e.last.keep(N, g)
-	} else {
-		e.last.ok = false
-	}
-	return g, err
+	return e.last.through(ctx, N, !e.noReuse, e.answer)
 }
 
 // answer is respond without the memory of the last question.
@@ -298,16 +292,7 @@ func newBlockHome(n *devices.Neighbourhood, hi int, o *Options) (*blockHome, err
 }
 
 func (b *blockHome) respond(ctx context.Context, N []float64) (float64, error) {
-	if g, ok := b.last.again(N); ok && !b.o.noReuse {
-		return g, nil
-	}
-	g, err := b.answer(ctx, N)
-	if err == nil {
-		b.last.keep(N, g)
-	} else {
-		b.last.ok = false
-	}
-	return g, err
+	return b.last.through(ctx, N, !b.o.noReuse, b.answer)
 }
 
 // answer is respond without the memory of the last question.
