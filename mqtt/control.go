@@ -66,9 +66,12 @@ type Control struct {
 	// (which alone calls Connect, Pause, Publish and Close); paho's
 	// goroutines read it under mu.
 	client paho.Client
-	// ready is closed once a connection's subscriptions are in place.
+	// ready is closed once a connection's subscriptions are in place;
+	// echo once the broker delivered the connection's own presence back
+	// to it (see Connect).
 	readyMu sync.Mutex
 	ready   chan struct{}
+	echo    chan struct{}
 
 	mu         sync.Mutex
 	neighbours []string
@@ -316,6 +319,14 @@ func (c *Control) claimWait() time.Duration {
 // re-established, and waits for it. The process's first connection also
 // waits claimWait for another process running this home, and returns an
 // error wrapping ErrDuplicate if it finds one.
+//
+// The first connection of a serving client also checks that the broker
+// delivers to it: its own presence must come back. A broker may still be
+// disposing of cleanStart's session with the same client id when the
+// persistent one arrives, and forget the new connection with the old
+// (Mochi 2.7 removes the client id's entry after a taken-over check, so
+// the new client's subscriptions stay but nothing reaches it). A home so
+// deafened misses every round; one fresh connection cures it.
 func (c *Control) Connect(ctx context.Context) error {
 	if c.client != nil && c.client.IsConnected() {
 		return nil
@@ -328,15 +339,52 @@ func (c *Control) Connect(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := c.dial(ctx); err != nil {
+		return err
+	}
+	if !first || !c.serving {
+		return nil
+	}
+	if err := c.claim(ctx); err != nil {
+		return err
+	}
+	if c.echoed() {
+		return nil
+	}
+	c.log.Warn("the broker does not deliver to this home's connection: connecting again", "broker", c.cfg.Broker.URL)
+	c.client.Disconnect(0)
+	if err := c.dial(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-c.echoChan():
+	case err := <-c.conflict:
+		c.client.Disconnect(0)
+		return err
+	case <-time.After(c.claimWait()):
+		// A broker whose rules refuse this home its own presence topic
+		// never echoes; the subscription's warning said so.
+		c.log.Warn("this home's own presence did not come back: check the broker's access rules", "broker", c.cfg.Broker.URL)
+	case <-ctx.Done():
+		c.client.Disconnect(0)
+		return ctx.Err()
+	}
+	return nil
+}
+
+// dial makes one connection and waits until its subscriptions are in
+// place.
+func (c *Control) dial(ctx context.Context) error {
 	c.readyMu.Lock()
 	c.ready = make(chan struct{})
+	c.echo = make(chan struct{})
 	ready := c.ready
 	c.readyMu.Unlock()
 	cl := paho.NewClient(c.options())
 	c.mu.Lock()
 	c.client = cl
 	c.mu.Unlock()
-	tok := c.client.Connect()
+	tok := cl.Connect()
 	select {
 	case <-tok.Done():
 		if err := tok.Error(); err != nil {
@@ -347,19 +395,22 @@ func (c *Control) Connect(ctx context.Context) error {
 		select {
 		case <-ready:
 		case <-ctx.Done():
-			c.client.Disconnect(0)
+			cl.Disconnect(0)
 			return ctx.Err()
 		}
 	case err := <-c.refused:
-		c.client.Disconnect(0)
+		cl.Disconnect(0)
 		return fmt.Errorf("%s refused user %q: %w", c.cfg.Broker.URL, c.cfg.Broker.Username, err)
 	case <-ctx.Done():
-		c.client.Disconnect(0)
+		cl.Disconnect(0)
 		return ctx.Err()
 	}
-	if !first || !c.serving {
-		return nil
-	}
+	return nil
+}
+
+// claim waits claimWait after the process's first connection for another
+// process running this home.
+func (c *Control) claim(ctx context.Context) error {
 	select {
 	case err := <-c.conflict:
 		c.client.Disconnect(0)
@@ -369,6 +420,38 @@ func (c *Control) Connect(ctx context.Context) error {
 	case <-ctx.Done():
 		c.client.Disconnect(0)
 		return ctx.Err()
+	}
+}
+
+// echoChan is the current connection's echo channel.
+func (c *Control) echoChan() <-chan struct{} {
+	c.readyMu.Lock()
+	defer c.readyMu.Unlock()
+	return c.echo
+}
+
+// echoed reports whether the current connection's own presence came back.
+func (c *Control) echoed() bool {
+	select {
+	case <-c.echoChan():
+		return true
+	default:
+		return false
+	}
+}
+
+// echoSeen records that the broker delivered this process's own presence
+// live (not as a retained message, which a subscription gets anyway).
+func (c *Control) echoSeen() {
+	c.readyMu.Lock()
+	defer c.readyMu.Unlock()
+	if c.echo == nil {
+		return
+	}
+	select {
+	case <-c.echo:
+	default:
+		close(c.echo)
 	}
 }
 
@@ -749,7 +832,13 @@ func (c *Control) takenAdd(id string) {
 // announcing itself again.
 func (c *Control) onOwnPresence(b []byte, retained bool) {
 	pr, err := decodePresence(b, c.name)
-	if err != nil || pr.Client == "" || pr.Client == c.id.Client {
+	if err != nil || pr.Client == "" {
+		return
+	}
+	if pr.Client == c.id.Client {
+		if !retained {
+			c.echoSeen()
+		}
 		return
 	}
 	c.mu.Lock()
