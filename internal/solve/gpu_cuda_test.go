@@ -4,10 +4,12 @@ package solve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
@@ -80,6 +82,13 @@ func TestGPUMatchesCPU(t *testing.T) {
 	}
 	for _, p := range probs {
 		cpu, err := Central(ctx, p, lo, 1, nil)
+		if errors.Is(err, local.ErrTooLarge) {
+			// testdata also holds search instances (frequency
+			// assignment, SHDS responses) beyond bucket elimination's
+			// table limit: no CPU answer to compare with.
+			t.Logf("%s: %v", p.Name, err)
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
