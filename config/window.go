@@ -90,18 +90,14 @@ func (r *homeReader) window(n *node, dev *devices.Device, props []devices.Proper
 // capacity. The property is reset to it at the boundary each arrival
 // inside the horizon ends on (the start of the first slot the car is
 // plugged in for whole: devices.Property.Reset), and home-sim's car comes
-// back with it. Energy homes do not plan it (their storages have no
-// reset), nor the SHDS indexing.
+// back with it; energy homes plan it as their storage's arrivals
+// (devices/street, energy.Storage.Arrivals). The SHDS indexing does not.
 func (r *homeReader) arrivalCharge(n *node, dev *devices.Device, props []devices.Property) {
 	raw, ok := n.get("arrival_charge")
 	if !ok {
 		return
 	}
-	switch {
-	case r.hs.planner == PlannerEnergy:
-		n.errorf("arrival_charge", "an energy home (planner = \"energy\") does not plan the charge a car comes back with yet; leave arrival_charge out, or plan the home with the compiled planner")
-		return
-	case r.hz.Dynamics != devices.Full:
+	if r.hz.Dynamics != devices.Full {
 		n.errorf("arrival_charge", "arrival_charge needs full dynamics (the SHDS indexing has no boundary to reset at)")
 		return
 	}

@@ -150,14 +150,15 @@ departure = "06:00"
 // TestArrivalCharge: arrival_charge, in kWh or % of the capacity, resets
 // the car's charge at the boundary each arrival inside the horizon ends
 // on (the start of the first slot it is plugged in for whole) and is
-// the window's charge for home-sim; without a window, in an energy home,
-// under the SHDS indexing, outside the car's range or in another form
+// the window's charge for home-sim, in compiled and energy homes alike;
+// without a window, under the SHDS indexing, outside the car's range or in another form
 // it is refused at its key.
 func TestArrivalCharge(t *testing.T) {
-	for _, tc := range []struct{ key, want string }{{`arrival_charge = 12.5`, "12.5"}, {`arrival_charge = "25%"`, "15"}} {
+	for _, tc := range []struct{ key, want, planner string }{{`arrival_charge = 12.5`, "12.5", ""}, {`arrival_charge = "25%"`, "15", ""}, {`arrival_charge = "25%"`, "15", "planner = \"energy\"\n"}} {
 		// A day from 06:00: the car leaves at 06:30 (slot 0 away) and
-		// is back at 18:30 (slots 0 and 12 away): resets at 13.
-		home := strings.NewReplacer(`departure = "06:30"`, "departure = \"06:30\"\n"+tc.key, "before 06:30", "before 05:00").Replace(windowHome)
+		// is back at 18:30 (slots 0 and 12 away): resets at 13, in
+		// compiled and energy homes alike.
+		home := strings.NewReplacer(`departure = "06:30"`, "departure = \"06:30\"\n"+tc.key, "before 06:30", "before 05:00", "background_kw = 0.4\n", "background_kw = 0.4\n"+tc.planner).Replace(windowHome)
 		cfg, err := config.Parse("/x/n.toml", []byte("homes = [\"alder.toml\"]\n[horizon]\nstart = \"06:00\"\nslots = 24\n"), files{"/x/alder.toml": home}.read)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.key, err)
@@ -178,7 +179,6 @@ func TestArrivalCharge(t *testing.T) {
 		key, msg       string
 	}{
 		{"without a window", strings.NewReplacer("arrival = \"18:30\"\n", "", "departure = \"06:30\"\n", "arrival_charge = 10\n").Replace(windowHome), "", 7, "device[0].arrival_charge", "it needs arrival and departure"},
-		{"energy home", strings.Replace(strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 10\n", 1), "background_kw = 0.4\n", "background_kw = 0.4\nplanner = \"energy\"\n", 1), "", 10, "device[0].arrival_charge", "does not plan the charge a car comes back with"},
 		{"above the capacity", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 61\n", 1), "", 9, "device[0].arrival_charge", "outside charge's range [0, 60]"},
 		{"not a percentage", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = \"half\"\n", 1), "", 9, "device[0].arrival_charge", "want a number (kWh) or a percentage"},
 		{"shds", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 10\n", 1), "shds", 9, "device[0].arrival_charge", "needs full dynamics"},

@@ -249,3 +249,76 @@ func TestBudgetAtForcedLoad(t *testing.T) {
 		t.Errorf("hearth %.5f, cbc %.5f: gap %.3f%%", p.Cost(), opt.Cost, 100*g)
 	}
 }
+
+// TestArrivalsAgainstMILP: homes whose EV leaves twice and comes back
+// each time with a charge of its own (Storage.Arrivals), with soft and
+// hard goals at each departure counting from what it came back with, are
+// planned within milp.GapBound of CBC's optimum of the same description
+// (the MILP fixes the energy at each arrival, package internal/milp),
+// refused exactly where CBC proves them infeasible; every plan holds the
+// arrival's charge at each arrival, never charges while the car is away,
+// and passes the checker. The arrivals bind: planned as if the car kept
+// its charge while away, the homes cost otherwise.
+func TestArrivalsAgainstMILP(t *testing.T) {
+	cbc.Require(t)
+	n := 12
+	if raceEnabled {
+		n = 3
+	}
+	shapes := []homegen.Shape{homegen.Hourly, homegen.Quarter, homegen.Mixed}
+	refused, differ, missed := 0, 0, 0
+	for i := range n {
+		seed := uint64(3000 + i)
+		h := homegen.Trips(seed, shapes[i%len(shapes)])
+		ev := &h.Storage[len(h.Storage)-1]
+		p, err := energy.Solve(context.Background(), h, energy.Options{})
+		opt, cerr := milp.Solve(context.Background(), h, t.TempDir())
+		switch {
+		case errors.Is(cerr, milp.ErrInfeasible):
+			if !errors.Is(err, energy.ErrInfeasible) {
+				t.Errorf("seed %d: CBC proves the home infeasible, the planner says %v", seed, err)
+			}
+			refused++
+			continue
+		case cerr != nil:
+			t.Fatalf("seed %d: %v", seed, cerr)
+		case err != nil:
+			t.Errorf("seed %d: CBC plans at %.4f, the planner refuses: %v", seed, opt.Cost, err)
+			continue
+		}
+		if err := plancheck.Check(h, p).Err(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		s := len(h.Storage) - 1
+		for _, a := range ev.Arrivals {
+			if got := p.Energy[s][a.Index]; math.Abs(got-a.Energy) > 1e-9 {
+				t.Errorf("seed %d: the car holds %g kWh at its arrival (boundary %d), it comes back with %g", seed, got, a.Index, a.Energy)
+			}
+		}
+		for tt, on := range ev.Available {
+			if !on && p.Charge[s][tt] != 0 {
+				t.Errorf("seed %d: the car charges %g kW in slot %d, while away", seed, p.Charge[s][tt], tt)
+			}
+		}
+		missed += len(p.Missed)
+		g := gap(p.Cost(), opt.Cost)
+		if g > milp.GapBound || g < -1e-5 {
+			t.Errorf("seed %d: hearth %.5f, cbc %.5f: gap %.3f%% outside [0, %.0f%%]", seed, p.Cost(), opt.Cost, 100*g, 100*milp.GapBound)
+		}
+		if ge := gap(p.Objective, opt.Objective); math.Abs(ge) > milp.GapBound {
+			t.Errorf("seed %d: hearth's economic objective %.5f is %.2f%% off CBC's %.5f", seed, p.Objective, 100*ge, opt.Objective)
+		}
+		// Without the arrivals the car keeps what it left with.
+		kept := *h
+		kept.Storage = slices.Clone(h.Storage)
+		kept.Storage[s].Arrivals = nil
+		if q, err := energy.Solve(context.Background(), &kept, energy.Options{}); err != nil || math.Abs(q.Cost()-p.Cost()) > 1e-3 {
+			differ++
+		}
+		t.Logf("seed %d: arrivals %+v, goals %d, hearth %.4f, cbc %.4f, gap %.3f%%, missed %d", seed, ev.Arrivals, len(ev.Goals), p.Cost(), opt.Cost, 100*g, len(p.Missed))
+	}
+	t.Logf("%d of %d homes infeasible, %d with soft misses, %d whose arrivals change the cost", refused, n, missed, differ)
+	if differ == 0 {
+		t.Errorf("no home's cost depends on its arrivals: the test cannot tell a planner that ignores them")
+	}
+}
