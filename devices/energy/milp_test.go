@@ -257,8 +257,8 @@ func TestBudgetAtForcedLoad(t *testing.T) {
 // (the MILP fixes the energy at each arrival, package internal/milp),
 // refused exactly where CBC proves them infeasible; every plan holds the
 // arrival's charge at each arrival, never charges while the car is away,
-// and passes the checker. The arrivals bind: planned as if the car kept
-// its charge while away, the homes cost otherwise.
+// and passes the checker. The arrivals bind: they move the car's energy
+// away from what it left with.
 func TestArrivalsAgainstMILP(t *testing.T) {
 	cbc.Require(t)
 	n := 12
@@ -266,7 +266,7 @@ func TestArrivalsAgainstMILP(t *testing.T) {
 		n = 3
 	}
 	shapes := []homegen.Shape{homegen.Hourly, homegen.Quarter, homegen.Mixed}
-	refused, differ, missed := 0, 0, 0
+	refused, jumps, missed := 0, 0, 0
 	for i := range n {
 		seed := uint64(3000 + i)
 		h := homegen.Trips(seed, shapes[i%len(shapes)])
@@ -294,6 +294,11 @@ func TestArrivalsAgainstMILP(t *testing.T) {
 			if got := p.Energy[s][a.Index]; math.Abs(got-a.Energy) > 1e-9 {
 				t.Errorf("seed %d: the car holds %g kWh at its arrival (boundary %d), it comes back with %g", seed, got, a.Index, a.Energy)
 			}
+			// What it held when it left, which a planner that
+			// ignored the arrival would carry on with.
+			if math.Abs(p.Energy[s][a.Index-1]-a.Energy) > 1e-3 {
+				jumps++
+			}
 		}
 		for tt, on := range ev.Available {
 			if !on && p.Charge[s][tt] != 0 {
@@ -308,17 +313,10 @@ func TestArrivalsAgainstMILP(t *testing.T) {
 		if ge := gap(p.Objective, opt.Objective); math.Abs(ge) > milp.GapBound {
 			t.Errorf("seed %d: hearth's economic objective %.5f is %.2f%% off CBC's %.5f", seed, p.Objective, 100*ge, opt.Objective)
 		}
-		// Without the arrivals the car keeps what it left with.
-		kept := *h
-		kept.Storage = slices.Clone(h.Storage)
-		kept.Storage[s].Arrivals = nil
-		if q, err := energy.Solve(context.Background(), &kept, energy.Options{}); err != nil || math.Abs(q.Cost()-p.Cost()) > 1e-3 {
-			differ++
-		}
 		t.Logf("seed %d: arrivals %+v, goals %d, hearth %.4f, cbc %.4f, gap %.3f%%, missed %d", seed, ev.Arrivals, len(ev.Goals), p.Cost(), opt.Cost, 100*g, len(p.Missed))
 	}
-	t.Logf("%d of %d homes infeasible, %d with soft misses, %d whose arrivals change the cost", refused, n, missed, differ)
-	if differ == 0 {
-		t.Errorf("no home's cost depends on its arrivals: the test cannot tell a planner that ignores them")
+	t.Logf("%d of %d homes infeasible, %d soft misses, %d arrivals that move the car's energy", refused, n, missed, jumps)
+	if jumps == 0 {
+		t.Errorf("no arrival moves the car's energy: the test cannot tell a planner that ignores them")
 	}
 }
