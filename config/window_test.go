@@ -201,3 +201,48 @@ func TestArrivalCharge(t *testing.T) {
 		}
 	}
 }
+
+// TestTripGoals: a goal "charge geq VALUE before TIME" on a car that
+// comes back (arrival_charge) after the horizon's start and before TIME
+// is read at TIME, counting from the charge it comes back with, where
+// nothing lowers the charge (a catalogue EV, a custom storage that only
+// charges); without an arrival charge, on a storage that can discharge
+// or for another relation it keeps its reading, any boundary up to TIME.
+func TestTripGoals(t *testing.T) {
+	back := "departure = \"06:30\"\narrival_charge = 10\n"
+	custom := func(effects string) string {
+		return `name = "alder"
+
+[[device]]
+name = "ev"
+actions = [{ name = "off", power_kw = 0 }, { name = "in", power_kw = 2, effects = { charge = 1.8 } }` + effects + `]
+range = { charge = [0, 60] }
+initial = { charge = 50.0 }
+arrival = "18:30"
+` + back + `rules = ["charge geq 40 before 06:30"]
+`
+	}
+	for _, tc := range []struct {
+		name, home string
+		want       devices.Prefix
+	}{
+		{"ev back", strings.Replace(windowHome, "departure = \"06:30\"\n", back, 1), devices.At},
+		{"ev without arrival charge", windowHome, devices.Before},
+		{"ev, leq", strings.NewReplacer("departure = \"06:30\"\n", back, "charge geq 40", "charge leq 40").Replace(windowHome), devices.Before},
+		{"charge-only storage", custom(""), devices.At},
+		{"storage that discharges", custom(`, { name = "out", power_kw = -2, effects = { charge = -2.1 } }`), devices.Before},
+	} {
+		cfg, err := config.Parse("/x/n.toml", []byte(neighbourhood("")), files{"/x/alder.toml": tc.home}.read)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		h := &cfg.Neighbourhood.Homes[0]
+		i := slices.IndexFunc(h.Rules, func(r devices.Rule) bool { return strings.HasPrefix(r.Text, "charge ") && r.Active() })
+		if i < 0 {
+			t.Fatalf("%s: no goal in %+v", tc.name, h.Rules)
+		}
+		if r := h.Rules[i]; r.Prefix != tc.want || r.T1 != 14 {
+			t.Errorf("%s: %q reads as %s %d, want %s 14", tc.name, r.Text, r.Prefix, r.T1, tc.want)
+		}
+	}
+}
