@@ -263,7 +263,7 @@ func TestArrivalsAgainstMILP(t *testing.T) {
 	cbc.Require(t)
 	n := 12
 	if raceEnabled {
-		n = 3
+		n = 2
 	}
 	shapes := []homegen.Shape{homegen.Hourly, homegen.Quarter, homegen.Mixed}
 	refused, jumps, missed := 0, 0, 0
