@@ -96,6 +96,7 @@ func (l *loader) home(n *node, hz devices.Horizon, ck clock, defName string) (de
 	r.ranges()
 	r.percentGoals()
 	r.awayGoals()
+	r.tripGoals()
 	r.autoNeeds()
 	r.addBounds()
 	n.done(append([]string{"name", "planner", "background_kw", "pv_kw", "pv_file", "background_file", "rules", "device", "sensor"}, meterKeys...)...)

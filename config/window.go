@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,18 +91,14 @@ func (r *homeReader) window(n *node, dev *devices.Device, props []devices.Proper
 // capacity. The property is reset to it at the boundary each arrival
 // inside the horizon ends on (the start of the first slot the car is
 // plugged in for whole: devices.Property.Reset), and home-sim's car comes
-// back with it. Energy homes do not plan it (their storages have no
-// reset), nor the SHDS indexing.
+// back with it; energy homes plan it as their storage's arrivals
+// (devices/street, energy.Storage.Arrivals). The SHDS indexing does not.
 func (r *homeReader) arrivalCharge(n *node, dev *devices.Device, props []devices.Property) {
 	raw, ok := n.get("arrival_charge")
 	if !ok {
 		return
 	}
-	switch {
-	case r.hs.planner == PlannerEnergy:
-		n.errorf("arrival_charge", "an energy home (planner = \"energy\") does not plan the charge a car comes back with yet; leave arrival_charge out, or plan the home with the compiled planner")
-		return
-	case r.hz.Dynamics != devices.Full:
+	if r.hz.Dynamics != devices.Full {
 		n.errorf("arrival_charge", "arrival_charge needs full dynamics (the SHDS indexing has no boundary to reset at)")
 		return
 	}
@@ -199,6 +196,57 @@ func (r *homeReader) awayGoals() {
 			}
 		}
 	}
+}
+
+// tripGoals reads a goal "PROPERTY geq|gt VALUE before TIME" on what a
+// car stores as holding at TIME where the car comes back
+// (arrival_charge) after the horizon's start and at or before TIME, and
+// no device ever lowers what it stores: the goal counts from the charge
+// the car comes back with. Read as "at any boundary up to TIME" it would
+// be met by a charge held before the trip (yesterday's car, not the one
+// that leaves at TIME); from the last arrival on the charge never falls,
+// so "at TIME" is that window's reading, and the energy planner's.
+func (r *homeReader) tripGoals() {
+	for ri := range r.h.Rules {
+		rule := &r.h.Rules[ri]
+		if rule.Prefix != devices.Before || rule.Rel != devices.Geq && rule.Rel != devices.Gt {
+			continue
+		}
+		pi := r.h.Property(rule.Location, rule.Property)
+		if pi < 0 || r.h.Properties[pi].Drift < 0 {
+			continue
+		}
+		back := false
+		for i := range r.h.Properties[pi].Reset {
+			back = back || i <= rule.T1
+		}
+		if back && !r.lowers(rule.Location, rule.Property) {
+			rule.Prefix = devices.At
+		}
+	}
+}
+
+// lowers reports whether a device of the home can lower property p at
+// loc: an action, in any slot length, with a negative effect on it.
+func (r *homeReader) lowers(loc, p string) bool {
+	for di := range r.h.Devices {
+		d := &r.h.Devices[di]
+		if !d.Affects(loc, p) {
+			continue
+		}
+		for _, a := range d.Actions {
+			effs := slices.Clone(a.Effects)
+			for _, e := range a.ByLength {
+				effs = append(effs, e...)
+			}
+			for _, e := range effs {
+				if e.Property == p && e.Delta < 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // clockOf returns the clock minute of a rule's time token: an "HH:MM",

@@ -150,14 +150,15 @@ departure = "06:00"
 // TestArrivalCharge: arrival_charge, in kWh or % of the capacity, resets
 // the car's charge at the boundary each arrival inside the horizon ends
 // on (the start of the first slot it is plugged in for whole) and is
-// the window's charge for home-sim; without a window, in an energy home,
-// under the SHDS indexing, outside the car's range or in another form
+// the window's charge for home-sim, in compiled and energy homes alike;
+// without a window, under the SHDS indexing, outside the car's range or in another form
 // it is refused at its key.
 func TestArrivalCharge(t *testing.T) {
-	for _, tc := range []struct{ key, want string }{{`arrival_charge = 12.5`, "12.5"}, {`arrival_charge = "25%"`, "15"}} {
+	for _, tc := range []struct{ key, want, planner string }{{`arrival_charge = 12.5`, "12.5", ""}, {`arrival_charge = "25%"`, "15", ""}, {`arrival_charge = "25%"`, "15", "planner = \"energy\"\n"}} {
 		// A day from 06:00: the car leaves at 06:30 (slot 0 away) and
-		// is back at 18:30 (slots 0 and 12 away): resets at 13.
-		home := strings.NewReplacer(`departure = "06:30"`, "departure = \"06:30\"\n"+tc.key, "before 06:30", "before 05:00").Replace(windowHome)
+		// is back at 18:30 (slots 0 and 12 away): resets at 13, in
+		// compiled and energy homes alike.
+		home := strings.NewReplacer(`departure = "06:30"`, "departure = \"06:30\"\n"+tc.key, "before 06:30", "before 05:00", "background_kw = 0.4\n", "background_kw = 0.4\n"+tc.planner).Replace(windowHome)
 		cfg, err := config.Parse("/x/n.toml", []byte("homes = [\"alder.toml\"]\n[horizon]\nstart = \"06:00\"\nslots = 24\n"), files{"/x/alder.toml": home}.read)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.key, err)
@@ -178,7 +179,6 @@ func TestArrivalCharge(t *testing.T) {
 		key, msg       string
 	}{
 		{"without a window", strings.NewReplacer("arrival = \"18:30\"\n", "", "departure = \"06:30\"\n", "arrival_charge = 10\n").Replace(windowHome), "", 7, "device[0].arrival_charge", "it needs arrival and departure"},
-		{"energy home", strings.Replace(strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 10\n", 1), "background_kw = 0.4\n", "background_kw = 0.4\nplanner = \"energy\"\n", 1), "", 10, "device[0].arrival_charge", "does not plan the charge a car comes back with"},
 		{"above the capacity", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 61\n", 1), "", 9, "device[0].arrival_charge", "outside charge's range [0, 60]"},
 		{"not a percentage", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = \"half\"\n", 1), "", 9, "device[0].arrival_charge", "want a number (kWh) or a percentage"},
 		{"shds", strings.Replace(windowHome, "departure = \"06:30\"\n", "departure = \"06:30\"\narrival_charge = 10\n", 1), "shds", 9, "device[0].arrival_charge", "needs full dynamics"},
@@ -198,6 +198,51 @@ func TestArrivalCharge(t *testing.T) {
 			return strings.Contains(e.Msg, tc.msg) && e.File == "/x/alder.toml" && e.Line == tc.line && e.Key == tc.key
 		}) {
 			t.Errorf("%s: got\n%v\nwant /x/alder.toml:%d: %s: …%s…", tc.name, err, tc.line, tc.key, tc.msg)
+		}
+	}
+}
+
+// TestTripGoals: a goal "charge geq VALUE before TIME" on a car that
+// comes back (arrival_charge) after the horizon's start and before TIME
+// is read at TIME, counting from the charge it comes back with, where
+// nothing lowers the charge (a catalogue EV, a custom storage that only
+// charges); without an arrival charge, on a storage that can discharge
+// or for another relation it keeps its reading, any boundary up to TIME.
+func TestTripGoals(t *testing.T) {
+	back := "departure = \"06:30\"\narrival_charge = 10\n"
+	custom := func(effects string) string {
+		return `name = "alder"
+
+[[device]]
+name = "ev"
+actions = [{ name = "off", power_kw = 0 }, { name = "in", power_kw = 2, effects = { charge = 1.8 } }` + effects + `]
+range = { charge = [0, 60] }
+initial = { charge = 50.0 }
+arrival = "18:30"
+` + back + `rules = ["charge geq 40 before 06:30"]
+`
+	}
+	for _, tc := range []struct {
+		name, home string
+		want       devices.Prefix
+	}{
+		{"ev back", strings.Replace(windowHome, "departure = \"06:30\"\n", back, 1), devices.At},
+		{"ev without arrival charge", windowHome, devices.Before},
+		{"ev, leq", strings.NewReplacer("departure = \"06:30\"\n", back, "charge geq 40", "charge leq 40").Replace(windowHome), devices.Before},
+		{"charge-only storage", custom(""), devices.At},
+		{"storage that discharges", custom(`, { name = "out", power_kw = -2, effects = { charge = -2.1 } }`), devices.Before},
+	} {
+		cfg, err := config.Parse("/x/n.toml", []byte(neighbourhood("")), files{"/x/alder.toml": tc.home}.read)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		h := &cfg.Neighbourhood.Homes[0]
+		i := slices.IndexFunc(h.Rules, func(r devices.Rule) bool { return strings.HasPrefix(r.Text, "charge ") && r.Active() })
+		if i < 0 {
+			t.Fatalf("%s: no goal in %+v", tc.name, h.Rules)
+		}
+		if r := h.Rules[i]; r.Prefix != tc.want || r.T1 != 14 {
+			t.Errorf("%s: %q reads as %s %d, want %s 14", tc.name, r.Text, r.Prefix, r.T1, tc.want)
 		}
 	}
 }

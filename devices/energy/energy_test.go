@@ -139,6 +139,27 @@ func TestValidate(t *testing.T) {
 		{"range", func(h *energy.Home) { h.Storage[0].Min = 20 }, "range [20, 10]"},
 		{"goal outside", func(h *energy.Home) { h.Storage[0].Goals = []energy.Goal{{Index: 9, Text: "g"}} }, "outside 1..2"},
 		{"negative PV", func(h *energy.Home) { h.PV = []energy.PV{{Name: "roof", Forecast: []float64{-1, 0}}} }, "pv roof forecast[0]"},
+		{"arrival while plugged", func(h *energy.Home) { h.Storage[0].Arrivals = []energy.Arrival{{Index: 1, Energy: 4}} }, "follows slot 0, in which it is available"},
+		{"arrival after plugged slot", func(h *energy.Home) {
+			h.Storage[0].Available = []bool{true, true}
+			h.Storage[0].Arrivals = []energy.Arrival{{Index: 2, Energy: 4}}
+		}, "follows slot 1, in which it is available"},
+		{"arrival outside", func(h *energy.Home) {
+			h.Storage[0].Available = []bool{false, false}
+			h.Storage[0].Arrivals = []energy.Arrival{{Index: 3, Energy: 4}}
+		}, "arrivals lie at boundaries 1..2"},
+		{"arrivals out of order", func(h *energy.Home) {
+			h.Storage[0].Available = []bool{false, false}
+			h.Storage[0].Arrivals = []energy.Arrival{{Index: 2, Energy: 4}, {Index: 1, Energy: 4}}
+		}, "arrival 1 at boundary 1"},
+		{"arrival above the range", func(h *energy.Home) {
+			h.Storage[0].Available = []bool{false, true}
+			h.Storage[0].Arrivals = []energy.Arrival{{Index: 1, Energy: 11}}
+		}, "with 11 kWh, outside its range [0, 10]"},
+		{"arrival NaN", func(h *energy.Home) {
+			h.Storage[0].Available = []bool{false, true}
+			h.Storage[0].Arrivals = []energy.Arrival{{Index: 1, Energy: math.NaN()}}
+		}, "outside its range"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := good()

@@ -249,3 +249,74 @@ func TestBudgetAtForcedLoad(t *testing.T) {
 		t.Errorf("hearth %.5f, cbc %.5f: gap %.3f%%", p.Cost(), opt.Cost, 100*g)
 	}
 }
+
+// TestArrivalsAgainstMILP: homes whose EV leaves twice and comes back
+// each time with a charge of its own (Storage.Arrivals), with soft and
+// hard goals at each departure counting from what it came back with, are
+// planned within milp.GapBound of CBC's optimum of the same description
+// (the MILP fixes the energy at each arrival, package internal/milp),
+// refused exactly where CBC proves them infeasible; every plan holds the
+// arrival's charge at each arrival, never charges while the car is away,
+// and passes the checker. The arrivals bind: they move the car's energy
+// away from what it left with.
+func TestArrivalsAgainstMILP(t *testing.T) {
+	cbc.Require(t)
+	n := 12
+	if raceEnabled {
+		n = 2
+	}
+	shapes := []homegen.Shape{homegen.Hourly, homegen.Quarter, homegen.Mixed}
+	refused, jumps, missed := 0, 0, 0
+	for i := range n {
+		seed := uint64(3000 + i)
+		h := homegen.Trips(seed, shapes[i%len(shapes)])
+		ev := &h.Storage[len(h.Storage)-1]
+		p, err := energy.Solve(context.Background(), h, energy.Options{})
+		opt, cerr := milp.Solve(context.Background(), h, t.TempDir())
+		switch {
+		case errors.Is(cerr, milp.ErrInfeasible):
+			if !errors.Is(err, energy.ErrInfeasible) {
+				t.Errorf("seed %d: CBC proves the home infeasible, the planner says %v", seed, err)
+			}
+			refused++
+			continue
+		case cerr != nil:
+			t.Fatalf("seed %d: %v", seed, cerr)
+		case err != nil:
+			t.Errorf("seed %d: CBC plans at %.4f, the planner refuses: %v", seed, opt.Cost, err)
+			continue
+		}
+		if err := plancheck.Check(h, p).Err(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		s := len(h.Storage) - 1
+		for _, a := range ev.Arrivals {
+			if got := p.Energy[s][a.Index]; math.Abs(got-a.Energy) > 1e-9 {
+				t.Errorf("seed %d: the car holds %g kWh at its arrival (boundary %d), it comes back with %g", seed, got, a.Index, a.Energy)
+			}
+			// What it held when it left, which a planner that
+			// ignored the arrival would carry on with.
+			if math.Abs(p.Energy[s][a.Index-1]-a.Energy) > 1e-3 {
+				jumps++
+			}
+		}
+		for tt, on := range ev.Available {
+			if !on && p.Charge[s][tt] != 0 {
+				t.Errorf("seed %d: the car charges %g kW in slot %d, while away", seed, p.Charge[s][tt], tt)
+			}
+		}
+		missed += len(p.Missed)
+		g := gap(p.Cost(), opt.Cost)
+		if g > milp.GapBound || g < -1e-5 {
+			t.Errorf("seed %d: hearth %.5f, cbc %.5f: gap %.3f%% outside [0, %.0f%%]", seed, p.Cost(), opt.Cost, 100*g, 100*milp.GapBound)
+		}
+		if ge := gap(p.Objective, opt.Objective); math.Abs(ge) > milp.GapBound {
+			t.Errorf("seed %d: hearth's economic objective %.5f is %.2f%% off CBC's %.5f", seed, p.Objective, 100*ge, opt.Objective)
+		}
+		t.Logf("seed %d: arrivals %+v, goals %d, hearth %.4f, cbc %.4f, gap %.3f%%, missed %d", seed, ev.Arrivals, len(ev.Goals), p.Cost(), opt.Cost, 100*g, len(p.Missed))
+	}
+	t.Logf("%d of %d homes infeasible, %d soft misses, %d arrivals that move the car's energy", refused, n, missed, jumps)
+	if jumps == 0 {
+		t.Errorf("no arrival moves the car's energy: the test cannot tell a planner that ignores them")
+	}
+}

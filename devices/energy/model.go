@@ -18,7 +18,10 @@
 // (a storage that starts below Min may charge but not discharge until it
 // is back in range; likewise above Max). Charging is semi-continuous: 0 or
 // in [MinCharge, MaxCharge]; discharging is in [0, MaxDischarge]; a
-// storage that is not plugged in (Available false) does neither.
+// storage that is not plugged in (Available false) does neither. An EV
+// that comes home after such slots holds what it comes back with
+// (Arrivals): E(s,a) is set at its arrival boundary a whatever came
+// before, and goals after it count from there.
 //
 // # The meter
 //
@@ -173,7 +176,12 @@ type Storage struct {
 	// Available[t] tells whether the storage can act in slot t (an EV is
 	// plugged in); nil means always.
 	Available []bool
-	Goals     []Goal
+	// Arrivals set the stored energy at boundaries whatever came before:
+	// an EV comes home holding what it holds, and the energy it drew
+	// while away is not the home's. Each follows a slot the storage is
+	// unavailable in (so no action of the slot is lost), in time order.
+	Arrivals []Arrival
+	Goals    []Goal
 	// EndValue is the worth of a kWh left at the horizon's end
 	// (currency per kWh).
 	EndValue float64
@@ -181,6 +189,14 @@ type Storage struct {
 	// more than Deadband; NoGridDischarge forbids discharging in a slot
 	// where it exports more than Deadband.
 	NoGridCharge, NoGridDischarge bool
+}
+
+// Arrival is what a storage holds when it comes back: Energy kWh at
+// boundary Index (the start of slot Index; 1..slots), in its range.
+// Goals after it count from it.
+type Arrival struct {
+	Index  int
+	Energy float64
 }
 
 // Goal asks for at least Energy kWh in a storage at boundary Index (the
@@ -219,6 +235,27 @@ const (
 // only trade energy at a net of zero; inverters regulate to within tens of
 // watts, not to zero, so the permissions keep a band of 100 W.
 const Deadband = 0.1
+
+// arrivalAt returns the energy storage s is set to at boundary i, and
+// whether it has an arrival there.
+func (s *Storage) arrivalAt(i int) (float64, bool) {
+	for _, a := range s.Arrivals {
+		if a.Index == i {
+			return a.Energy, true
+		}
+	}
+	return 0, false
+}
+
+// span returns the least and greatest energy storage s starts a stretch
+// with: its initial energy and its arrivals'.
+func (s *Storage) span() (lo, hi float64) {
+	lo, hi = s.Initial, s.Initial
+	for _, a := range s.Arrivals {
+		lo, hi = math.Min(lo, a.Energy), math.Max(hi, a.Energy)
+	}
+	return lo, hi
+}
 
 // Slots returns the number of slots.
 func (h *Home) Slots() int { return len(h.Dt) }
@@ -346,6 +383,16 @@ func (s *Storage) validate(home string, T int) error {
 		return fmt.Errorf("home %s: storage %s: efficiencies %g, %g must lie in (0, 1]", home, s.Name, s.EtaC, s.EtaD)
 	case s.Available != nil && len(s.Available) != T:
 		return fmt.Errorf("home %s: storage %s: availability has %d slots for %d", home, s.Name, len(s.Available), T)
+	}
+	for k, a := range s.Arrivals {
+		switch {
+		case a.Index < 1 || a.Index > T || k > 0 && a.Index <= s.Arrivals[k-1].Index:
+			return fmt.Errorf("home %s: storage %s: arrival %d at boundary %d: arrivals lie at boundaries 1..%d in time order", home, s.Name, k, a.Index, T)
+		case s.Available == nil || s.Available[a.Index-1]:
+			return fmt.Errorf("home %s: storage %s: arrival at boundary %d follows slot %d, in which it is available: a storage comes back after a slot it is away in", home, s.Name, a.Index, a.Index-1)
+		case !fin(a.Energy) || a.Energy < s.Min || a.Energy > s.Max:
+			return fmt.Errorf("home %s: storage %s: arrival at boundary %d with %g kWh, outside its range [%g, %g]", home, s.Name, a.Index, a.Energy, s.Min, s.Max)
+		}
 	}
 	for _, g := range s.Goals {
 		if g.Index < 1 || g.Index > T {

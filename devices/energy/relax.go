@@ -374,13 +374,21 @@ func build(h *Home) *model {
 		// The range, energyMargin inside where the range is wider than
 		// that (and never excluding the start), so that the replay's
 		// rounding cannot carry a plan across it.
-		lo, hi := math.Min(st.Min, st.Initial), math.Max(st.Max, st.Initial)
+		// An arrival's energy, like the start, is never excluded.
+		from, to := st.span()
+		lo, hi := math.Min(st.Min, from), math.Max(st.Max, to)
 		if st.Max-st.Min > 4*energyMargin {
-			lo = math.Min(st.Min+energyMargin, st.Initial)
-			hi = math.Max(st.Max-energyMargin, st.Initial)
+			lo = math.Min(st.Min+energyMargin, from)
+			hi = math.Max(st.Max-energyMargin, to)
 		}
 		m.c[s], m.d[s], m.e[s] = make([]int, T), make([]int, T), make([]int, T)
 		p.B[dyn[s][0]] = st.Initial
+		// An arrival at boundary a makes slot a−1's balance
+		// e(a) = Energy: the slot is one the storage is away in (no
+		// power), and e(a−1) no longer enters it.
+		for _, a := range st.Arrivals {
+			p.B[dyn[s][a.Index-1]] = a.Energy
+		}
 		for t := range T {
 			dt := h.Dt[t]
 			avail := 1.0
@@ -443,8 +451,10 @@ func build(h *Home) *model {
 			if t == T-1 {
 				cost -= st.EndValue
 			}
+			// e(t+1) enters slot t+1's balance, unless the storage
+			// arrives at its end (boundary t+2) with an energy of its own.
 			e := []float64{float64(dyn[s][t]), 1}
-			if t+1 < T {
+			if _, back := st.arrivalAt(t + 2); t+1 < T && !back {
 				e = append(e, float64(dyn[s][t+1]), -1)
 			}
 			for _, gr := range goalsAt[t+1] {
@@ -468,7 +478,8 @@ func build(h *Home) *model {
 			}
 			// Shortfall and surplus are bounded by the storage's range.
 			st := &h.Storage[gr.s]
-			lo, hi := math.Min(st.Min, st.Initial), math.Max(st.Max, st.Initial)
+			from, to := st.span()
+			lo, hi := math.Min(st.Min, from), math.Max(st.Max, to)
 			sh := col(cost, 0, math.Max(gl.Energy-lo, 0)+1, float64(gr.row), 1)
 			if gl.Hard {
 				m.hard = append(m.hard, sh)

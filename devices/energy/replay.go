@@ -54,6 +54,9 @@ func (m *model) assemble(x []float64) *Plan {
 			}
 			ch[t], dis[t] = c, d
 			e += st.EtaC*c*dt - d*dt/st.EtaD
+			if v, back := st.arrivalAt(t + 1); back {
+				e = v
+			}
 			en[t+1] = e
 			net[t] += c - d
 			p.Wear += m.wear * (c + d) * dt

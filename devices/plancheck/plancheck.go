@@ -1,6 +1,7 @@
 // Package plancheck is an independent check of an energy home's plan
 // (package devices/energy): it replays the plan's powers through the
-// storage physics slot by slot from the home's description, checks every
+// storage physics slot by slot from the home's description (an EV's
+// energy set to what it comes home with at each arrival), checks every
 // bound, power limit, permission, availability, meter balance and hard
 // limit, measures every soft goal and limit it misses, and recomputes the
 // bill. It shares no code with the planner beyond the description types,
@@ -123,6 +124,19 @@ func Check(h *energy.Home, p *energy.Plan) *Report {
 			if next < -tol {
 				r.bad("storage %s slot %d: holds %.6g kWh, less than nothing", st.Name, t, next)
 			}
+			if back, ok := arrival(st, t+1); ok {
+				// The car comes home holding back: what it drew
+				// while away is not the home's, and an action in the
+				// slot before would be lost.
+				if c > tol || d > tol {
+					r.bad("storage %s slot %d: acts in the slot before it arrives (boundary %d), where the arrival's charge replaces what it stored", st.Name, t, t+1)
+				}
+				if math.Abs(back-p.Energy[s][t+1]) > 1e-4*math.Max(1, back) {
+					r.bad("storage %s boundary %d: the plan says %.6g kWh, but it arrives with %.6g", st.Name, t+1, p.Energy[s][t+1], back)
+				}
+				e = back
+				continue
+			}
 			if math.Abs(next-p.Energy[s][t+1]) > 1e-4*math.Max(1, math.Abs(next)) {
 				r.bad("storage %s boundary %d: the plan says %.6g kWh, its powers give %.6g", st.Name, t+1, p.Energy[s][t+1], next)
 			}
@@ -217,12 +231,27 @@ func Check(h *energy.Home, p *energy.Plan) *Report {
 	return r
 }
 
-// replay integrates storage s's powers up to boundary i.
+// replay integrates storage s's powers up to boundary i, from its last
+// arrival before i (or its start).
 func replay(h *energy.Home, p *energy.Plan, s, i int) float64 {
 	st := &h.Storage[s]
 	e := st.Initial
 	for t := range i {
 		e += st.EtaC*p.Charge[s][t]*h.Dt[t] - p.Discharge[s][t]*h.Dt[t]/st.EtaD
+		if back, ok := arrival(st, t+1); ok {
+			e = back
+		}
 	}
 	return e
+}
+
+// arrival returns what storage st comes home with at boundary i, if it
+// arrives there.
+func arrival(st *energy.Storage, i int) (float64, bool) {
+	for _, a := range st.Arrivals {
+		if a.Index == i {
+			return a.Energy, true
+		}
+	}
+	return 0, false
 }

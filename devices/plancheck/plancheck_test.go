@@ -108,7 +108,8 @@ func TestRejects(t *testing.T) {
 // the checker, the checker's bill equals the plan's, and the soft goals
 // the checker finds missed are those the plan names. The homes have
 // storages starting outside their range, minimum charging powers,
-// availability windows, grid permissions, soft and hard limits, caps,
+// availability windows with arrivals (an EV back with a charge of its
+// own), grid permissions, soft and hard limits, caps,
 // demand charges and hard goals; a home with a hard term may be refused
 // (ErrInfeasible), never planned wrong. HEARTH_RANDOM_HOMES and
 // HEARTH_RANDOM_SEED set the number of homes (default 400, 60 under the
@@ -126,6 +127,8 @@ func TestRandomHomes(t *testing.T) {
 		seed = uint64(v)
 	}
 	r := rand.New(rand.NewPCG(seed, 1))
+	// back draws the arrivals apart, so that r's homes stay as they were.
+	back := rand.New(rand.NewPCG(seed, 2))
 	defer func() { t.Logf("%d of %d homes refused as infeasible", refused, homes) }()
 	for i := range homes {
 		T := 2 + r.IntN(6)
@@ -156,6 +159,11 @@ func TestRandomHomes(t *testing.T) {
 				st.Available = make([]bool, T)
 				for t := range T {
 					st.Available[t] = r.IntN(4) != 0
+				}
+				for i := 1; i <= T; i++ {
+					if !st.Available[i-1] && back.IntN(2) == 0 {
+						st.Arrivals = append(st.Arrivals, energy.Arrival{Index: i, Energy: st.Min + (st.Max-st.Min)*back.Float64()})
+					}
 				}
 			}
 			if r.IntN(2) == 0 {
@@ -211,6 +219,62 @@ func TestRandomHomes(t *testing.T) {
 		}
 		if goals != named {
 			t.Fatalf("home %d: the checker finds %d goals missed, the plan names %d (%+v)", i, goals, named, p.Missed)
+		}
+	}
+}
+
+// TestArrivals: an EV away in slots 2 and 3 comes back at boundary 4
+// with 5 kWh where it left with more; a soft goal of 30 kWh at boundary
+// 6 counts from those 5 kWh (two slots at 7 kW and 90% reach 17.6, a
+// shortfall of 12.4 the checker and the plan both name). A plan that
+// carries the energy across the trip (planned without the arrival),
+// one that charges in the slot before the arrival and one whose energy
+// claim at the arrival is off are each rejected.
+func TestArrivals(t *testing.T) {
+	home := func(arrive bool) *energy.Home {
+		h := &energy.Home{
+			Name: "trip", Wear: -1,
+			Dt:   []float64{1, 1, 1, 1, 1, 1},
+			Load: []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5},
+			Storage: []energy.Storage{{Name: "ev", Max: 60, Initial: 20, MaxCharge: 7, MinCharge: 1.4, EtaC: 0.9, EtaD: 1,
+				Available: []bool{true, true, false, false, true, true}, Goals: []energy.Goal{{Index: 6, Energy: 30, Text: "ev 30 kWh"}}}},
+			Tariff: energy.Tariff{Import: []float64{0.1, 0.1, 0.3, 0.3, 0.3, 0.3}, Export: make([]float64, 6)},
+		}
+		if arrive {
+			h.Storage[0].Arrivals = []energy.Arrival{{Index: 4, Energy: 5}}
+		}
+		return h
+	}
+	h := home(true)
+	good := solve(t, h)
+	rep := plancheck.Check(h, good)
+	if err := rep.Err(); err != nil {
+		t.Fatalf("the planner's plan is rejected: %v", err)
+	}
+	if len(rep.Shortfalls) != 1 || math.Abs(rep.Shortfalls[0].By-12.4) > 1e-4 {
+		t.Errorf("checker's shortfalls %+v, want 12.4 kWh short of the goal", rep.Shortfalls)
+	}
+	if len(good.Missed) != 1 || math.Abs(good.Missed[0].By-12.4) > 1e-4 {
+		t.Errorf("plan's misses %+v, want 12.4 kWh short of the goal", good.Missed)
+	}
+	// Charging before the trip is worth nothing to the goal: the plan
+	// charges only after the arrival.
+	if good.Charge[0][0] != 0 || good.Charge[0][1] != 0 {
+		t.Errorf("the plan charges %v kW before the trip, which the arrival discards", good.Charge[0][:2])
+	}
+	kept := solve(t, home(false))
+	for _, tc := range []struct {
+		name string
+		plan *energy.Plan
+		want string
+	}{
+		{"carried across the trip", kept, "arrives with 5"},
+		{"charges before arriving", func() *energy.Plan { p := clone(good); p.Charge[0][3] = 2; p.Import[3] += 2; return p }(), "acts in the slot before it arrives"},
+		{"energy claim at the arrival", func() *energy.Plan { p := clone(good); p.Energy[0][4] = 6; return p }(), "the plan says 6 kWh, but it arrives with 5"},
+	} {
+		rep := plancheck.Check(h, tc.plan)
+		if rep.OK() || !strings.Contains(rep.Err().Error(), tc.want) {
+			t.Errorf("%s: want a violation with %q, got %v", tc.name, tc.want, rep.Err())
 		}
 	}
 }

@@ -24,6 +24,7 @@ func FuzzSplit(f *testing.F) {
 	f.Add("name = \"h\"\nplanner = \"energy\"\n[[device]]\nname = \"b\"\nkind = \"home_battery\"\ncapacity_kwh = 0.001\nrules = [\"soc geq 100% at 19:00\", { rule = \"soc gt 0 before 17:30\", hard = true }]\n")
 	f.Add("name = \"h\"\nplanner = \"energy\"\npv_kw = 1e6\nbackground_kw = -5\n")
 	f.Add("name = \"h\"\nplanner = \"energy\"\npv_kw = 3\npv_curtailable = true\n[prices]\ndefault = -0.1\nexport_default = -0.2\n[grid]\nimport_limit_kw = 2\nexport_limit_kw = 0.5\nhard = true\ndemand_charge = 0.4\ndemand_threshold_kw = 1\n[[device]]\nname = \"b\"\nkind = \"home_battery\"\ncharge_from_grid = false\ndischarge_to_grid = false\nend_value = -1e6\n")
+	f.Add("name = \"h\"\nplanner = \"energy\"\n[[device]]\nname = \"ev\"\nkind = \"ev_wallbox_11kw\"\narrival = \"18:30\"\ndeparture = \"07:30\"\narrival_charge = \"20%\"\ninitial = { charge = 50 }\nrules = [\"charge geq 80% before 07:30\", { rule = \"charge geq 30 at 19:00\", hard = true }]\n")
 	nb := "homes = [\"h.toml\"]\n[horizon]\nstart = \"17:00\"\nslots = 24\n[prices]\nexport_default = 0.05\n[coordination]\nwindows = [[\"17:00\", \"07:00\"]]\n"
 	f.Fuzz(func(t *testing.T, home string) {
 		files := map[string]string{"/x/n.toml": nb, "/x/h.toml": home}

@@ -15,6 +15,7 @@ package street
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -56,7 +57,8 @@ var storageKinds = []string{"home_battery", "ev_wallbox_7kw", "ev_wallbox_11kw"}
 // price, as in the compiled model. The home's meter maps one to one
 // (mapMeter), and a storage's grid permissions and end value are its
 // device's and property's; an EV's plugged-in window (devices.Device.Away)
-// is its availability.
+// is its availability, and the charge it comes back with
+// (devices.Property.Reset, arrival_charge) its arrivals.
 func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64, sizes map[string]devices.Sizing) (*energy.Home, error) {
 	hz := n.Horizon
 	T := hz.Slots
@@ -118,15 +120,17 @@ func FromHome(n *devices.Neighbourhood, h *devices.Home, pv []float64, sizes map
 			return nil, err
 		}
 		st.NoGridCharge, st.NoGridDischarge = d.NoGridCharge, d.NoGridDischarge
-		if h.Properties[pi].Reset != nil {
-			return nil, fmt.Errorf("home %s: device %s: the charge a car comes back with (arrival_charge) is not planned by energy homes: %w", h.Name, d.Name, ErrNotEnergy)
-		}
 		if d.Away != nil {
 			// The plugged-in window: away slots are unavailable.
 			st.Available = make([]bool, T)
 			for t := range T {
 				st.Available[t] = !d.AwayIn(t)
 			}
+		}
+		// The charge the car comes back with (arrival_charge), at each
+		// arrival inside the horizon.
+		for _, i := range slices.Sorted(maps.Keys(h.Properties[pi].Reset)) {
+			st.Arrivals = append(st.Arrivals, energy.Arrival{Index: i, Energy: h.Properties[pi].Reset[i]})
 		}
 		st.EndValue = h.Properties[pi].EndValue * ps
 		prop[pi] = len(eh.Storage)

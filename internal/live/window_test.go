@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
+	"github.com/hearth-dcop/hearth/devices/energy"
+	"github.com/hearth-dcop/hearth/devices/plancheck"
+	energystreet "github.com/hearth-dcop/hearth/devices/street"
 )
 
 // TestPluggedWindow: an EV with a plugged-in window (arrival 18:30,
@@ -62,5 +66,69 @@ func TestPluggedWindow(t *testing.T) {
 	a, reset, goal = away(time.Date(2026, 11, 26, 20, 10, 0, 0, time.Local), false)
 	if len(a) != 24 || !a[0] || a[1] || a[10] || !a[11] || !a[22] || a[23] || !goal || len(reset) != 1 || reset[23] != 10 {
 		t.Errorf("away at 20:10: away %v, resets %v, goal kept %v; want slot 0 away, 1–10 plugged, 11–22 away, back with 10 kWh at 19:00 (index 23), the goal kept", a, reset, goal)
+	}
+}
+
+// TestPluggedWindowEnergy: the same car in an energy home (planner =
+// "energy"): home early at 17:10 it is available from slot 0 and comes
+// back with no charge of the file's (it is home, its charge read live);
+// away at 20:10 slot 0 is unavailable, and it comes back at 19:00
+// (boundary 23) with its arrival_charge of 10 kWh, which the plan holds
+// there, the checker accepting it.
+func TestPluggedWindowEnergy(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"street.toml", "alder.toml", "dogwood.toml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "street", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "alder.toml" {
+			b = []byte(strings.NewReplacer("initial = { charge = 15.0 }", "initial = { charge = 15.0 }\narrival = \"18:30\"\ndeparture = \"07:00\"\narrival_charge = 10",
+				"background_kw = 0.4", "background_kw = 0.4\nplanner = \"energy\"").Replace(string(b)))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "street.toml")
+	storage := func(now time.Time, plugged bool) *energy.Home {
+		t.Helper()
+		cfg, err := config.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := NewInputs(cfg, "hearth", "alder", fixedClock(t, now), nil)
+		in.Handle(StateTopic("hearth", "alder", "ev"), []byte(fmt.Sprintf(`{"time":%q,"charge":20,"plugged":%v}`, now.Format(time.RFC3339), plugged)))
+		got, _, _, err := in.LoadConfig(path, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ms, err := energystreet.Split(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != 1 || len(ms[0].Home.Storage) != 1 {
+			t.Fatalf("%d energy homes", len(ms))
+		}
+		return ms[0].Home
+	}
+	h := storage(time.Date(2026, 11, 26, 17, 10, 0, 0, time.Local), true)
+	if st := h.Storage[0]; !st.Available[0] || len(st.Arrivals) != 0 || st.Initial != 20 {
+		t.Errorf("home early at 17:10: available in slot 0 %v, arrivals %+v, initial %g; want available, none, 20 kWh read live", st.Available[0], st.Arrivals, st.Initial)
+	}
+	h = storage(time.Date(2026, 11, 26, 20, 10, 0, 0, time.Local), false)
+	st := h.Storage[0]
+	if st.Available[0] || !st.Available[1] || len(st.Arrivals) != 1 || st.Arrivals[0] != (energy.Arrival{Index: 23, Energy: 10}) {
+		t.Fatalf("away at 20:10: available %v, arrivals %+v; want slot 0 away, 1 plugged, back with 10 kWh at boundary 23", st.Available, st.Arrivals)
+	}
+	p, err := energy.Solve(context.Background(), h, energy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plancheck.Check(h, p).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Energy[0][23] != 10 || p.Energy[0][11] < 40-1e-4 {
+		t.Errorf("the car holds %g kWh at 07:00 and %g at its arrival, want at least 40 and 10", p.Energy[0][11], p.Energy[0][23])
 	}
 }

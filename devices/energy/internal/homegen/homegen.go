@@ -124,6 +124,43 @@ func Home(seed uint64, shape Shape) *energy.Home {
 	return h
 }
 
+// Trips returns Home(seed, shape) with its EV away twice: plugged in
+// from the start to a first departure, back at an arrival with a charge
+// of its own (energy.Storage.Arrivals), away again, and back for the
+// horizon's end with another. Its goals are at each departure, soft or
+// hard, counting from what it came back with; some ask more than a
+// stretch can charge (a soft miss, or on a hard goal an infeasible home),
+// and some arrivals bring more than the goal after them.
+func Trips(seed uint64, shape Shape) *energy.Home {
+	h := Home(seed, shape)
+	r := rand.New(rand.NewPCG(seed, 0x18))
+	ev := &h.Storage[len(h.Storage)-1]
+	T := len(h.Dt)
+	// Cuts: leave1 < back1 < leave2 < back2 < T.
+	q := T / 5
+	leave1 := 1 + r.IntN(q)
+	back1 := leave1 + 1 + r.IntN(q)
+	leave2 := back1 + 1 + r.IntN(q)
+	back2 := leave2 + 1 + r.IntN(q)
+	ev.Available = make([]bool, T)
+	for t := range T {
+		ev.Available[t] = t < leave1 || t >= back1 && t < leave2 || t >= back2
+	}
+	charge := func() float64 { return round(ev.Max*(0.05+0.6*r.Float64()), 1) }
+	ev.Arrivals = []energy.Arrival{{Index: back1, Energy: charge()}, {Index: back2, Energy: charge()}}
+	ev.Goals = nil
+	for k, at := range []int{leave1, leave2, T} {
+		from := ev.Initial
+		if k > 0 {
+			from = ev.Arrivals[k-1].Energy
+		}
+		g := energy.Goal{Index: at, Energy: round(math.Min(from+ev.Max*(0.6*r.Float64()-0.05), ev.Max), 1), Text: fmt.Sprintf("departure %d", k)}
+		g.Hard = r.IntN(6) == 0
+		ev.Goals = append(ev.Goals, g)
+	}
+	return h
+}
+
 func fill(n int, v float64) []float64 {
 	out := make([]float64, n)
 	for i := range out {

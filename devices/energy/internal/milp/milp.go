@@ -5,7 +5,8 @@
 // the package documentation of devices/energy, not from the planner's
 // code, with continuous powers (no lattice) and binaries for what is not
 // convex — charging or discharging, minimum charging power, importing or
-// exporting, the grid permissions.
+// exporting, the grid permissions. A storage's arrival (an EV coming
+// home) fixes its energy at the boundary whatever came before.
 package milp
 
 import (
@@ -153,13 +154,24 @@ func Write(h *energy.Home) string {
 			}
 			term(&obj, wear*dt, c)
 			term(&obj, wear*dt, d)
-			// e(t+1) − e(t) − ηc·dt·c + dt/ηd·d = 0
+			// e(t+1) − e(t) − ηc·dt·c + dt/ηd·d = 0, or at an
+			// arrival e(t+1) = what the storage comes back with.
 			prev := fmt.Sprintf(" - e%d_%d", s, t)
 			r := 0.0
 			if t == 0 {
 				prev, r = "", st.Initial
 			}
-			con(fmt.Sprintf(" e%d_%d%s - %.12g %s + %.12g %s", s, t+1, prev, st.EtaC*dt, c, dt/st.EtaD, d), "=", r)
+			back := false
+			for _, a := range st.Arrivals {
+				if a.Index == t+1 {
+					back, r = true, a.Energy
+				}
+			}
+			if back {
+				con(fmt.Sprintf(" e%d_%d", s, t+1), "=", r)
+			} else {
+				con(fmt.Sprintf(" e%d_%d%s - %.12g %s + %.12g %s", s, t+1, prev, st.EtaC*dt, c, dt/st.EtaD, d), "=", r)
+			}
 			fmt.Fprintf(&bnds, " %.12g <= e%d_%d <= %.12g\n", st.Min, s, t+1, st.Max)
 		}
 		con(bal.String(), "=", rhs)
