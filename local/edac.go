@@ -170,6 +170,10 @@ type EDAC struct {
 	// trail nothing then (see setF); rootLB is the last row's root bound.
 	rooted bool
 	rootLB float64
+	// useVAC adds virtual arc consistency at the root (vac.go), vac its
+	// scratch.
+	useVAC bool
+	vac    *vacState
 	ft     []fTrail
 	it     []iTrail
 	// sides holds each binary function seen from x, then from y, for the
@@ -600,6 +604,9 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 			}
 		}
 		ok = s.propagate()
+	}
+	if ok && s.useVAC {
+		ok = s.enforceVAC()
 	}
 	s.rooted = false
 	s.rootLB = s.fs[0]
