@@ -65,6 +65,7 @@ type vacState struct {
 	// order lists the removals, as (variable, value).
 	order [][2]int32
 	cnt   []int32 // per variable: values left in Bool_θ(P)
+	moved []bool  // per variable: its costs moved since enforceVAC began
 	q     []int32
 	inQ   []bool
 	// ext holds the quanta extended from a value into a binary function,
@@ -99,6 +100,7 @@ func (s *EDAC) enforceVAC() bool {
 			draw:   make([]int64, len(s.fs)),
 			cnt:    make([]int32, s.n),
 			inQ:    make([]bool, s.n),
+			moved:  make([]bool, s.n),
 			vres:   make([]int32, len(s.res)),
 		}
 		s.vac = v
@@ -135,14 +137,17 @@ func (s *EDAC) enforceVAC() bool {
 	if !changed {
 		return true
 	}
+	// Restore EDAC around the variables whose costs moved: an extension
+	// raised a function's costs towards their neighbours (AC* supports
+	// may be lost), a projection raised unary costs (full and existential
+	// supports may be lost).
 	for x := range s.n {
-		if s.gone[x] || s.deleted(x) {
+		if !v.moved[x] {
 			continue
 		}
+		v.moved[x] = false
 		s.pushAC(x)
-		s.pushDAC(x)
-		s.pushEAC(x)
-		s.markDEE(x)
+		s.raised(x)
 	}
 	s.ncAll = true
 	return s.propagate()
@@ -381,10 +386,12 @@ func (s *EDAC) vacApply(x0 int, lam float64) {
 			ui := s.uoff[y] + b
 			s.setF(ui, s.fs[ui]-amt)
 			s.markDEE(y)
+			v.moved[y] = true
 		}
 		amt := float64(d) * lam
 		s.setF(sd.pOn+a, s.fs[sd.pOn+a]+amt) // c_xy(a, ·) falls by amt
 		s.addUnary(x, a, amt)
+		v.moved[x] = true
 	}
 	o := s.uoff[x0]
 	for a := range s.dom[x0] {
@@ -393,6 +400,7 @@ func (s *EDAC) vacApply(x0 int, lam float64) {
 		}
 	}
 	s.markDEE(x0)
+	v.moved[x0] = true
 	s.setF(0, s.fs[0]+lam)
 	s.ncAll = true
 	s.vacClear()
