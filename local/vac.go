@@ -52,7 +52,19 @@ package local
 // are not in Bool_θ(P)), which only weakens the bound. EDAC's propagation
 // runs once VAC is done, to restore its supports.
 
-import "math"
+import (
+	"math"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
+
+// NewEDACVAC is NewEDAC with virtual arc consistency enforced at each
+// row's root, after EDAC's own root propagation (`--local vac`).
+func NewEDACVAC(lp *mva.LocalProblem) *EDAC {
+	s := NewEDAC(lp)
+	s.useVAC = true
+	return s
+}
 
 // vacState is VAC's scratch, kept between rows.
 type vacState struct {
