@@ -117,6 +117,35 @@ func (s *EDAC) enforceVAC() bool {
 		}
 		s.vac = v
 	}
+	for range vacRounds {
+		lb := s.fs[0]
+		if !s.vacRound() {
+			return false
+		}
+		if !(s.fs[0] > lb) {
+			break
+		}
+	}
+	return true
+}
+
+// vacRounds bounds the rounds of VAC then EDAC at one root: EDAC's
+// propagation after VAC moves costs again, which may leave Bool(P)
+// without a closure again.
+const vacRounds = 4
+
+// vacRound runs VAC's iterations over the threshold schedule, then EDAC's
+// propagation; false when c∅ reaches the upper bound.
+func (s *EDAC) vacRound() bool {
+	v := s.vac
+	// Bool_θ(P) forbids more as θ falls, so its closure shrinks: when
+	// Bool_1(P), the finest, keeps a value in every domain, no θ wipes out
+	// and the root is already VAC (one arc consistency where the whole
+	// schedule, 14 thresholds on frequency assignment's costs, gains
+	// nothing).
+	if s.vacAC(1) < 0 {
+		return true
+	}
 	theta := s.vacTop()
 	iters := 0
 	changed := false
