@@ -81,10 +81,11 @@ type vacState struct {
 	q     []int32
 	inQ   []bool
 	// ext holds the quanta extended from a value into a binary function,
-	// indexed by the fs index of that value's delta in the function;
-	// draw the quanta a forbidden pair pays, by its fs index.
-	ext, draw []int64
-	touched   []int32 // fs indices of ext and draw to clear
+	// keyed by the fs index of that value's delta in the function; draw
+	// the quanta a forbidden pair pays, by its fs index. Maps: a
+	// trace-back touches a few of them, and fs holds every table (on
+	// frequency assignment, megabytes that slices would clear per row).
+	ext, draw map[int32]int64
 	vres      []int32 // residual supports in Bool_θ(P), laid out as EDAC.res
 	// Counters over all rows: iterations that raised c∅, and by how much.
 	iters int64
@@ -99,17 +100,18 @@ func (s *EDAC) vacMaxIters() int { return 64*s.n + 1024 }
 // quanta allow, then restores EDAC. It reports false when c∅ reaches the
 // upper bound (the root is pruned).
 func (s *EDAC) enforceVAC() bool {
-	if !s.integral {
+	if !s.integral || s.n == 0 {
 		return true
 	}
 	v := s.vac
 	if v == nil {
+		nu := s.uoff[s.n-1] + s.dom[s.n-1] // fs indices of the unary costs
 		v = &vacState{
-			stamp:  make([]int32, len(s.fs)),
-			killer: make([]int32, len(s.fs)),
-			demand: make([]int64, len(s.fs)),
-			ext:    make([]int64, len(s.fs)),
-			draw:   make([]int64, len(s.fs)),
+			stamp:  make([]int32, nu),
+			killer: make([]int32, nu),
+			demand: make([]int64, nu),
+			ext:    map[int32]int64{},
+			draw:   map[int32]int64{},
 			cnt:    make([]int32, s.n),
 			inQ:    make([]bool, s.n),
 			moved:  make([]bool, s.n),
@@ -343,10 +345,8 @@ func (s *EDAC) vacClear() {
 		v.stamp[i], v.demand[i] = 0, 0
 	}
 	v.order = v.order[:0]
-	for _, i := range v.touched {
-		v.ext[i], v.draw[i] = 0, 0
-	}
-	v.touched = v.touched[:0]
+	clear(v.ext)
+	clear(v.draw)
 }
 
 // vacTrace computes the demands of the removals that wiped x0 out and
@@ -379,21 +379,15 @@ func (s *EDAC) vacTrace(x0 int, theta float64) float64 {
 				continue
 			}
 			if c := sd.cost(a, b); c >= theta {
-				t := s.bins[k].curOff + a*sd.son + b*sd.sot
-				if v.draw[t] == 0 && v.ext[t] == 0 {
-					v.touched = append(v.touched, int32(t))
-				}
+				t := int32(s.bins[k].curOff + a*sd.son + b*sd.sot)
 				v.draw[t] += d
 				lam = min(lam, math.Floor(c/float64(v.draw[t])))
 				continue
 			}
 			// b left Bool_θ(P) before a: an extension from it pays.
-			e := sd.pOt + b
-			if d > v.ext[e] {
-				if v.ext[e] == 0 && v.draw[e] == 0 {
-					v.touched = append(v.touched, int32(e))
-				}
-				v.demand[s.uoff[y]+b] += d - v.ext[e]
+			e := int32(sd.pOt + b)
+			if was := v.ext[e]; d > was {
+				v.demand[s.uoff[y]+b] += d - was
 				v.ext[e] = d
 			}
 		}
@@ -418,11 +412,12 @@ func (s *EDAC) vacApply(x0 int, lam float64) {
 		y := sd.ot
 		for b := range sd.dot {
 			e := sd.pOt + b
-			if v.ext[e] == 0 {
+			q := v.ext[int32(e)]
+			if q == 0 {
 				continue
 			}
-			amt := float64(v.ext[e]) * lam
-			v.ext[e] = 0
+			amt := float64(q) * lam
+			delete(v.ext, int32(e))
 			s.setF(e, s.fs[e]-amt) // c_xy(·, b) rises by amt
 			ui := s.uoff[y] + b
 			s.setF(ui, s.fs[ui]-amt)
