@@ -167,6 +167,7 @@ func (s *EDAC) vacRound() bool {
 		if math.IsInf(lam, 1) {
 			s.vacClear()
 			s.setF(0, lam)
+			s.vacFail()
 			return false
 		}
 		s.vacApply(x0, lam)
@@ -174,6 +175,7 @@ func (s *EDAC) vacRound() bool {
 		v.gain += lam
 		changed = true
 		if !(s.fs[0] < s.threshold()) {
+			s.vacFail()
 			return false
 		}
 	}
@@ -194,6 +196,13 @@ func (s *EDAC) vacRound() bool {
 	}
 	s.ncAll = true
 	return s.propagate()
+}
+
+// vacFail ends a round that pruned the node: EDAC's queues emptied, the
+// moved marks cleared.
+func (s *EDAC) vacFail() {
+	clear(s.vac.moved)
+	s.fail()
 }
 
 // vacTop returns the first threshold: the largest finite live cost (0
