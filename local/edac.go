@@ -528,8 +528,12 @@ func (s *EDAC) Describe() string {
 	if s.merge != nil {
 		merged = s.merge.n
 	}
-	return fmt.Sprintf("edac: %d variables (%d more merged into them by functional substitution, %d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
-		s.n, merged, len(s.elim), len(s.bins), len(s.narys), s.rootLB, s.nodes, s.dynElims)
+	vac := ""
+	if s.vac != nil {
+		vac = fmt.Sprintf(" (VAC added %v in %d iterations)", s.vac.gain, s.vac.iters)
+	}
+	return fmt.Sprintf("edac: %d variables (%d more merged into them by functional substitution, %d eliminated before search), %d binary and %d n-ary functions, root bound %v%s, %d nodes, %d eliminations during search",
+		s.n, merged, len(s.elim), len(s.bins), len(s.narys), s.rootLB, vac, s.nodes, s.dynElims)
 }
 
 // SolveRow finds the cheapest interior assignment for the boundary values.
