@@ -166,7 +166,7 @@ func checkVACRoot(t *testing.T, tag string, lp *mva.LocalProblem) (raised, check
 // EDAC's bound on most of them); VAC must raise the bound on some.
 func TestVACEquivalentAndBounded(t *testing.T) {
 	raised, n := 0, 0
-	for seed := range int64(400) {
+	for seed := range int64(150) {
 		o := randprob.Options{Vars: 4 + int(seed%6), MinDomain: 2, MaxDomain: 2 + int(seed%3), MaxArity: 2,
 			Functions: 8 + int(seed%12), IntCosts: true, MaxCost: []float64{3, 9, 100}[seed%3],
 			HardProb: []float64{0, 0.05, 0.2}[seed%3]}
@@ -183,9 +183,9 @@ func TestVACEquivalentAndBounded(t *testing.T) {
 		}
 	}
 	sfRaised, sfN := 0, 0
-	for seed := range uint64(30) {
+	for seed := range uint64(24) {
 		o := gen.DefaultScaleFree()
-		o.Agents, o.Links, o.Domain, o.Tightness, o.Plant = 7+int(seed%3), 2+int(seed%2), 3, 0.9, false
+		o.Agents, o.Links, o.Domain, o.Tightness, o.Plant = 7, 2+int(seed%2), 3, 0.9, false
 		p, err := gen.ScaleFree(seed, o)
 		if err != nil {
 			t.Fatal(err)
@@ -198,7 +198,7 @@ func TestVACEquivalentAndBounded(t *testing.T) {
 			sfN++
 		}
 	}
-	if n < 200 || raised == 0 || sfRaised == 0 {
+	if n < 100 || raised == 0 || sfRaised == 0 {
 		t.Fatalf("VAC raised EDAC's root bound on %d of %d random problems, %d of %d scale-free graphs", raised, n, sfRaised, sfN)
 	}
 	t.Logf("VAC raised EDAC's root bound on %d of %d random problems, %d of %d scale-free graphs", raised, n, sfRaised, sfN)
@@ -211,7 +211,7 @@ func TestVACEquivalentAndBounded(t *testing.T) {
 func TestVACEqualsBruteForce(t *testing.T) {
 	ctx := context.Background()
 	checked := 0
-	for seed := range int64(300) {
+	for seed := range int64(150) {
 		o := edacOptions(seed)
 		p := randprob.New(seed, o)
 		if space(p) > 1<<13 {
@@ -248,7 +248,7 @@ func TestVACEqualsBruteForce(t *testing.T) {
 			}
 		}
 	}
-	if checked < 1000 {
+	if checked < 500 {
 		t.Fatalf("only %d rows checked", checked)
 	}
 }
