@@ -324,6 +324,15 @@ func (s *EDAC) vacRevise(k, x int, theta float64) (lost, wiped bool) {
 		if !s.vacIn(x, a) {
 			continue
 		}
+		// EDAC's residual supports first (its AC* and full supports cost
+		// nothing, so they are allowed pairs unless y's value left
+		// Bool_θ(P)), then VAC's own.
+		if r := int(sd.res[a]); s.vacIn(y, r) && sd.cost(a, r) < theta {
+			continue
+		}
+		if r := int(sd.fres[a]); s.vacIn(y, r) && sd.cost(a, r) < theta {
+			continue
+		}
 		if r := int(res[a]); r < sd.dot && s.vacIn(y, r) && sd.cost(a, r) < theta {
 			continue
 		}
