@@ -90,6 +90,12 @@ type vacState struct {
 	// Counters over all rows: iterations that raised c∅, and by how much.
 	iters int64
 	gain  float64
+	acs   int64 // arc consistencies on Bool_θ(P)
+	// start caps the next round's first threshold: twice the one at
+	// which this round first raised c∅ (later rounds find their
+	// wipe-outs at thresholds no higher, and each threshold above costs
+	// one arc consistency for nothing).
+	start float64
 }
 
 // vacMaxIters caps one root's VAC iterations: each raises c∅ by at least
@@ -119,6 +125,7 @@ func (s *EDAC) enforceVAC() bool {
 		}
 		s.vac = v
 	}
+	v.start = math.Inf(1)
 	for range vacRounds {
 		lb := s.fs[0]
 		if !s.vacRound() {
@@ -148,7 +155,7 @@ func (s *EDAC) vacRound() bool {
 	if s.vacAC(1) < 0 {
 		return true
 	}
-	theta := s.vacTop()
+	theta := min(s.vacTop(), v.start)
 	iters := 0
 	changed := false
 	for theta >= 1 && iters < s.vacMaxIters() {
@@ -173,6 +180,9 @@ func (s *EDAC) vacRound() bool {
 		s.vacApply(x0, lam)
 		v.iters++
 		v.gain += lam
+		if !changed {
+			v.start = 2 * theta
+		}
 		changed = true
 		if !(s.fs[0] < s.threshold()) {
 			s.vacFail()
@@ -264,6 +274,7 @@ func (s *EDAC) vacIn(x, a int) bool {
 // recorded (vacClear forgets them).
 func (s *EDAC) vacAC(theta float64) int {
 	v := s.vac
+	v.acs++
 	s.vacClear()
 	v.q = v.q[:0]
 	for x := range s.n {

@@ -288,13 +288,13 @@ func TestVACFiles(t *testing.T) {
 				opt[i] = v
 			}
 			slices.Sort(cpus)
-			var it int64
+			var it, acs int64
 			var gain float64
 			if s.vac != nil {
-				it, gain = s.vac.iters, s.vac.gain
+				it, gain, acs = s.vac.iters, s.vac.gain, s.vac.acs
 			}
-			t.Logf("%s vac=%v: optimum %v, root bound %v (vac %d iterations, +%v), %d nodes, %d checks, cpu %v",
-				f, vac, opt[i], s.rootLB, it, gain, s.Nodes(), s.Checks(), cpus[len(cpus)/2])
+			t.Logf("%s vac=%v: optimum %v, root bound %v (vac %d iterations, +%v, %d arc consistencies), %d nodes, %d checks, cpu %v",
+				f, vac, opt[i], s.rootLB, it, gain, acs, s.Nodes(), s.Checks(), cpus[len(cpus)/2])
 		}
 		if opt[0] != opt[1] && !(math.IsInf(opt[0], 1) && math.IsInf(opt[1], 1)) {
 			t.Fatalf("%s: optimum %v without VAC, %v with", f, opt[0], opt[1])
