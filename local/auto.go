@@ -208,9 +208,9 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 	c := Choose(lp, opts)
 	switch c.Name {
 	case "edac":
-		return NewEDAC(lp), c, nil
+		return NewEDACVAC(lp), c, nil
 	case "edac+aobb":
-		e := NewEDAC(lp)
+		e := NewEDACVAC(lp)
 		e.budget = c.budget
 		return &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory}, c, nil
 	case "be":

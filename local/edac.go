@@ -170,6 +170,10 @@ type EDAC struct {
 	// trail nothing then (see setF); rootLB is the last row's root bound.
 	rooted bool
 	rootLB float64
+	// useVAC adds virtual arc consistency at the root (vac.go), vac its
+	// scratch.
+	useVAC bool
+	vac    *vacState
 	ft     []fTrail
 	it     []iTrail
 	// sides holds each binary function seen from x, then from y, for the
@@ -524,8 +528,12 @@ func (s *EDAC) Describe() string {
 	if s.merge != nil {
 		merged = s.merge.n
 	}
-	return fmt.Sprintf("edac: %d variables (%d more merged into them by functional substitution, %d eliminated before search), %d binary and %d n-ary functions, root bound %v, %d nodes, %d eliminations during search",
-		s.n, merged, len(s.elim), len(s.bins), len(s.narys), s.rootLB, s.nodes, s.dynElims)
+	vac := ""
+	if s.vac != nil {
+		vac = fmt.Sprintf(" (VAC added %v in %d iterations)", s.vac.gain, s.vac.iters)
+	}
+	return fmt.Sprintf("edac: %d variables (%d more merged into them by functional substitution, %d eliminated before search), %d binary and %d n-ary functions, root bound %v%s, %d nodes, %d eliminations during search",
+		s.n, merged, len(s.elim), len(s.bins), len(s.narys), s.rootLB, vac, s.nodes, s.dynElims)
 }
 
 // SolveRow finds the cheapest interior assignment for the boundary values.
@@ -600,6 +608,9 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 			}
 		}
 		ok = s.propagate()
+	}
+	if ok && s.useVAC {
+		ok = s.enforceVAC()
 	}
 	s.rooted = false
 	s.rootLB = s.fs[0]

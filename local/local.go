@@ -36,10 +36,11 @@ import (
 
 // Names returns the solvers New knows, in the order the command line shows
 // them.
-func Names() []string { return []string{"dfbnb", "be", "aobb", "edac", "bruteforce"} }
+func Names() []string { return []string{"dfbnb", "be", "aobb", "edac", "vac", "bruteforce"} }
 
 // New returns the local solver called name for lp: "dfbnb", "be" (with
-// default BEOptions), "aobb" (with default AOBBOptions), "edac" or
+// default BEOptions), "aobb" (with default AOBBOptions), "edac", "vac"
+// (EDAC with virtual arc consistency at the root: NewEDACVAC) or
 // "bruteforce".
 func New(name string, lp *mva.LocalProblem) (mva.LocalSolver, error) {
 	switch name {
@@ -55,6 +56,8 @@ func New(name string, lp *mva.LocalProblem) (mva.LocalSolver, error) {
 		return NewAOBB(lp, AOBBOptions{}), nil
 	case "edac":
 		return NewEDAC(lp), nil
+	case "vac":
+		return NewEDACVAC(lp), nil
 	case "bruteforce":
 		return NewBruteForce(lp), nil
 	}

@@ -46,7 +46,7 @@ func (o *solveOptions) register(fs *flag.FlagSet, defGlobal string) {
 
 // registerLocal declares the flags of the local solver on fs.
 func registerLocal(fs *flag.FlagSet, o *solve.Local) {
-	fs.StringVar(&o.Name, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), aobb (AND/OR branch and bound), edac (branch and bound maintaining soft arc consistency), bruteforce, gibbs, mh (Metropolis-Hastings), auto (one row: be, edac or aobb, chosen per subproblem, the default of solve --global none; agents: be where its tables fit 2^16 entries, else gibbs)")
+	fs.StringVar(&o.Name, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), aobb (AND/OR branch and bound), edac (branch and bound maintaining soft arc consistency), vac (edac with virtual arc consistency at the root), bruteforce, gibbs, mh (Metropolis-Hastings), auto (one row: be, edac or aobb, chosen per subproblem, the default of solve --global none; agents: be where its tables fit 2^16 entries, else gibbs)")
 	fs.Int64Var(&o.Memory, "memory", 0, "memory budget of the exact local solvers in MiB (aobb's heuristics and caches, auto's choice); 0 means a quarter of physical memory")
 	fs.IntVar(&o.Runs, "runs", sampler.DefaultRuns, "gibbs/mh: independent chains R per MVA row")
 	fs.IntVar(&o.Trials, "trials", sampler.DefaultTrials, "gibbs/mh: samples T per chain (Gibbs sweeps or MH proposals)")
