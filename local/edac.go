@@ -304,13 +304,15 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s.adjB = make([][]int, s.n)
 	s.adjN = make([][]int, s.n)
 	// The functions' factors and their index slices are carved from slabs
-	// (five slices of each function's arity), and srcs, bins and pair are
-	// sized up front: one allocation each where a 40×40 grid made 3 per
-	// function and grew the lists and the map by doubling. bins and pair
-	// also get room for planElimination's functions (at most one a
-	// variable) and planDormant's (at most d(d-1)/2 for a variable of d
-	// binary functions, and dormantShare times the functions and
-	// variables in all).
+	// (five slices of each function's arity), srcs and bins are sized up
+	// front, and so are the variables' lists of binary functions: one
+	// allocation each where a 40×40 grid made 3 per function and grew
+	// the lists by doubling. bins and the lists also get room for
+	// planElimination's functions (at most one a variable) and
+	// planDormant's (at most d(d-1)/2 for a variable of d binary
+	// functions, and dormantShare times the functions and variables in
+	// all). The function over a pair is found by pairIndex, not a map
+	// of every pair (a 40×40 grid's NewEDAC a fifth less CPU).
 	arity, dormant := 0, 0
 	deg := make([]int, s.n)
 	for _, f := range lp.Funcs {
@@ -329,13 +331,20 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 			}
 		}
 	}
+	adjRoom := 0
 	for x, d := range deg {
 		if s.dom[x]*s.dom[x] <= dormantMaxTable { // neighbours of as many values
 			dormant += d * (d - 1) / 2
 		}
+		adjRoom += adjCap(d)
 	}
 	room := len(lp.Funcs) + s.n + min(dormant, dormantShare*(len(lp.Funcs)+s.n))
-	pair := make(map[[2]int]int, room)
+	adjSlab := make([]int, adjRoom)
+	for x, d := range deg {
+		c := adjCap(d)
+		s.adjB[x], adjSlab = adjSlab[:0:c], adjSlab[c:]
+	}
+	pair := pairIndex{s: s}
 	factors := make([]Factor, len(lp.Funcs))
 	slab := make([]int, 0, 5*arity)
 	carve := func(n int) []int {
@@ -390,13 +399,9 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 				x, y = y, x
 				src.swap = true
 			}
-			k, ok := pair[[2]int{x, y}]
+			k, ok := pair.find(x, y)
 			if !ok {
-				k = len(s.bins)
-				pair[[2]int{x, y}] = k
-				s.bins = append(s.bins, s.newBin(x, y))
-				s.adjB[x] = append(s.adjB[x], k)
-				s.adjB[y] = append(s.adjB[y], k)
+				k = pair.add(x, y)
 			}
 			src.target = k
 		case 3:
@@ -414,8 +419,8 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 		}
 		s.srcs = append(s.srcs, src)
 	}
-	s.planElimination(pair)
-	s.planDormant(pair)
+	s.planElimination(&pair)
+	s.planDormant(&pair)
 	// The binary functions' tables and residual supports, carved from
 	// one slab each (a 40×40 grid has 9198 functions, two thirds dormant).
 	nt, nr := 0, 0
