@@ -173,9 +173,14 @@ type EDAC struct {
 	ft     []fTrail
 	it     []iTrail
 	// sides holds each binary function seen from x, then from y, for the
-	// functions below firstDormant; dsides the dormant ones' (sideAt).
+	// functions below firstDormant; dsides the dormant ones' that were
+	// asked for, sideChunk functions a chunk in the order asked, dslot
+	// each dormant function's place there plus one (0: none yet) and
+	// dused the places taken (sideAt).
 	sides        []side
 	dsides       [][]side
+	dslot        []int32
+	dused        int
 	firstDormant int
 	sup          []int   // per variable: last EAC support found (a hint)
 	res          []int32 // the binary functions' residual supports (edacBin.resOff)
