@@ -145,6 +145,9 @@ type EDAC struct {
 	// values, over all rows; noDEE turns it off (measurements).
 	deeRemovals int64
 	noDEE       bool
+	// twoValues is set when every variable left to the search has at
+	// most two values (flipForSearch; the row's root sets it).
+	twoValues bool
 	// deeQ holds the variables dee tests next, elimQ those
 	// eliminateSmall looks at next (their live functions dropped).
 	deeQ, elimQ varQueue
@@ -591,8 +594,9 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 	// grid: 3.7·10^6 checks and 320 nodes become 2.7·10^6 and 256;
 	// over eight grids of 30×30 to 60×60 and three seeds a quarter
 	// fewer checks, though one 60×60 grid took 16% more).
+	s.twoValues = s.flipForSearch()
 	pairs := dacPasses
-	if s.flipForSearch() {
+	if s.twoValues {
 		pairs = 0
 	}
 	ok := s.propagate() && s.reverseDAC(pairs)
@@ -609,7 +613,7 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 			ok = s.reverseDAC(dacPasses)
 		}
 	}
-	if ok && s.flipForSearch() {
+	if ok && s.twoValues {
 		// The search's DAC order is the other one than the root's
 		// last pass (see flipForSearch).
 		s.dacRev = !s.dacRev
@@ -1047,7 +1051,14 @@ func (s *EDAC) search(ctx context.Context) {
 // simplify eliminates the variables of small degree and removes the
 // dead ends (dee), propagating after each change, until neither changes
 // anything; it reports whether anything changed, and false when the node
-// is pruned.
+// is pruned. Where every variable has at most two values (twoValues),
+// dead-end elimination follows the eliminations before they are
+// propagated, not only once they change nothing: the 60×60 binary grid's
+// root bound 240187 → 240258 (toulbar2's 240196), 256 → 111 nodes,
+// 2.7·10^6 → 1.6·10^6 checks; two more 60×60 grids 1076 → 440 and 1419
+// → 792 nodes, 40×40 grids 37 → 36, 69 → 52, 104 → 80. On larger
+// domains it is no rule (a 60-node random graph over five values 3777 →
+// 4680 nodes), so there the eliminations are propagated first.
 func (s *EDAC) simplify() (any, ok bool) {
 	for {
 		changed, ok := s.eliminateSmall()
@@ -1055,8 +1066,8 @@ func (s *EDAC) simplify() (any, ok bool) {
 			s.fail()
 			return true, false
 		}
-		if !changed && !s.noDEE {
-			changed = s.dee()
+		if !s.noDEE && (!changed || s.twoValues) {
+			changed = s.dee() || changed
 		}
 		if changed && !s.propagate() {
 			return true, false
