@@ -483,12 +483,12 @@ func TestChooseTwoValuesFirst(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.agents {
-				// Two agents, the first three columns of rows one agent's:
-				// the other's rows have a boundary of three variables.
+				// Two agents, a 2×2 corner one agent's: the other's rows
+				// have a boundary of four variables.
 				p.Agents = []mva.Agent{{Name: "a"}, {Name: "b"}}
 				for v := range p.Variables {
 					p.Variables[v].Agent = 1
-					if v%tc.cols < 3 && v/tc.cols < 3 {
+					if v%tc.cols < 2 && v/tc.cols < 2 {
 						p.Variables[v].Agent = 0
 					}
 				}

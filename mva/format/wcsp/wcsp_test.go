@@ -683,11 +683,11 @@ func TestSmallIntMatchesParseInt(t *testing.T) {
 	}
 }
 
-// TestReadChunks reads files through readers that return a few bytes a
-// call (tokens and line ends across every chunk boundary) and, for the
-// larger, with tokens of up to maxTokenSize bytes across the scanner's
-// own chunks: the problem, or the error with its line, is the one read
-// from one whole buffer.
+// TestReadChunks reads files through readers that return 1 byte a call
+// (files up to 16 KiB) or 7 (tokens and line ends across every chunk
+// boundary) and, for the larger, with tokens of up to maxTokenSize bytes
+// across the scanner's own chunks: the problem, or the error with its
+// line, is the one read from one whole buffer.
 func TestReadChunks(t *testing.T) {
 	srcs := []string{strings.Join(base, "\n"), strings.Join(base, "\r\n") + "\n"}
 	for _, c := range errorCases {
@@ -717,7 +717,10 @@ func TestReadChunks(t *testing.T) {
 	}
 	for i, src := range srcs {
 		want, wantErr := Read(strings.NewReader(src), "t.wcsp")
-		for n := 1; n <= 7; n += 3 {
+		for _, n := range []int{1, 7} {
+			if n == 1 && len(src) > 1<<14 {
+				continue // the 7-byte reads cross as many boundaries
+			}
 			r := strings.NewReader(src)
 			got, err := Read(readerFunc(func(b []byte) (int, error) { return r.Read(b[:min(n, len(b))]) }), "t.wcsp")
 			if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
