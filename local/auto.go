@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -49,8 +50,10 @@ type Choice struct {
 	AtLeast bool
 	// Reason says why, in words, for a result's notes.
 	Reason string
-	// budget is EDAC's checks under edac+aobb.
-	budget int64
+	// budget is EDAC's checks under edac+aobb; first, when positive,
+	// those of its first try, before bucket elimination is sized (see
+	// Choose).
+	budget, first int64
 	// plan is the elimination order beCost found, for Auto to pass on
 	// to bucket elimination rather than search it again.
 	plan *beGivenOrder
@@ -81,7 +84,64 @@ type Choice struct {
 // random graphs, meeting scheduling and SPOT5 files of at most 10
 // values). The min-fill elimination that sizes bucket elimination's
 // tables stops once they pass what BE may have (Choice.AtLeast).
+//
+// One case comes before the sizing: rows whose functions are all binary
+// over domains of at most two values, with edacFirstVars interior
+// variables or more, get EDAC first within edacFirstPerVar checks a
+// variable (Choice.first), and only when it passes them does the row
+// size bucket elimination's tables (chooseSized) and take bucket
+// elimination where they are small, else EDAC within edacTwoBudget
+// checks, then AOBB. Dead-end elimination and elimination during search
+// make EDAC fast there whatever the width (binary grids of 10×10 to 60×60
+// answer within 3.7·10^6 checks), while the min-fill elimination that
+// sizes the tables was a third to two thirds of the grids' EDAC time on
+// one core (Width and Entries are then left at zero, AtLeast set).
 func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
+	if opts.Memory <= 0 {
+		opts.Memory = DefaultMemory()
+	}
+	if n := lp.NumInterior(); !opts.Table && n >= edacFirstVars && slices.Max(lp.Domains[lp.NB:]) <= deeMaxSize && allBinary(lp) {
+		first := edacFirstPerVar * int64(n)
+		return Choice{Name: "edac+aobb", AtLeast: true, budget: edacTwoBudget, first: first,
+			Reason: fmt.Sprintf("auto chose edac+aobb: every function is binary, over two values (dead-end elimination), %d variables: edac first within %.3g checks, unsized; past them bucket elimination where its tables are small, else edac within %.3g checks, then aobb",
+				n, float64(first), float64(edacTwoBudget))}
+	}
+	return chooseSized(lp, opts)
+}
+
+// edacFirstVars is the interior size from which Choose gives binary
+// problems over two values EDAC before sizing bucket elimination: below
+// it the sizing costs little (a 10×10 grid's min-fill 0.5 ms, the whole
+// EDAC row 2 ms), and what Choose answered before stays.
+const edacFirstVars = 64
+
+// edacFirstPerVar is the checks a variable EDAC's first try gets under
+// Choose's first case: 2048 a variable is 7.4·10^6 checks on a 60×60
+// binary grid (3600 variables), which needs 3.7·10^6, and at most about
+// 0.2 ms of one core a variable lost where bucket elimination then
+// answers.
+const edacFirstPerVar = 2048
+
+// allBinary reports whether every function of lp has at most two
+// interior variables.
+func allBinary(lp *mva.LocalProblem) bool {
+	for _, f := range lp.Funcs {
+		in := 0
+		for _, v := range f.Scope {
+			if v >= lp.NB {
+				in++
+			}
+		}
+		if in > 2 {
+			return false
+		}
+	}
+	return true
+}
+
+// chooseSized is Choose once bucket elimination's tables are sized: the
+// rules of Choose's comment but its first case.
+func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
@@ -212,7 +272,7 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 	case "edac+aobb":
 		e := NewEDACVAC(lp)
 		e.budget = c.budget
-		return &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory}, c, nil
+		return &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory, first: c.first}, c, nil
 	case "be":
 		maxEntries := int(min(float64(opts.Memory)/beBytesPerEntry, math.MaxInt32))
 		be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries, plan: c.plan})
@@ -330,16 +390,47 @@ const edacTwoBudget = 1 << 28
 // edacThenAOBB answers a row by EDAC within its budget of checks and,
 // when EDAC passes it, by AOBB (made at the first such row). Both are
 // exact, and the budget counts checks, not time, so the answer does not
-// depend on the machine's load.
+// depend on the machine's load. With first (Choose's first case), EDAC
+// first tries the row within first checks; past them, chooseSized sizes
+// bucket elimination once, and the rows go to bucket elimination where it
+// chose it, else as above.
 type edacThenAOBB struct {
 	lp     *mva.LocalProblem
 	edac   *EDAC
 	aobb   *AOBB
 	memory int64
 	byAOBB bool // the last row was AOBB's
+	first  int64
+	be     *BE
+	sized  string // chooseSized's reason, once it ran
+	byBE   bool   // the last row was bucket elimination's
 }
 
 func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
+	s.byBE = false
+	if s.first > 0 && s.first < s.edac.budget {
+		budget := s.edac.budget
+		s.edac.budget = s.first
+		c, err := s.edac.SolveRow(ctx, boundary, interior)
+		s.edac.budget = budget
+		if s.byAOBB = false; !errors.Is(err, errBudget) {
+			return c, err
+		}
+		s.first = 0
+		sc := chooseSized(s.lp, AutoOptions{Memory: s.memory})
+		s.sized = sc.Reason
+		if sc.Name == "be" {
+			be, err := NewBE(s.lp, BEOptions{MaxEntries: int(min(float64(s.memory)/beBytesPerEntry, math.MaxInt32)), plan: sc.plan})
+			if err != nil {
+				return 0, err
+			}
+			s.be = be
+		}
+	}
+	if s.be != nil {
+		s.byBE = true
+		return s.be.SolveRow(ctx, boundary, interior)
+	}
 	c, err := s.edac.SolveRow(ctx, boundary, interior)
 	s.byAOBB = errors.Is(err, errBudget)
 	if !s.byAOBB {
@@ -356,11 +447,17 @@ func (s *edacThenAOBB) Checks() int64 {
 	if s.aobb != nil {
 		c += s.aobb.Checks()
 	}
+	if s.be != nil {
+		c += s.be.Checks()
+	}
 	return c
 }
 
 // Describe says which solver answered the last row, for a result's notes.
 func (s *edacThenAOBB) Describe() string {
+	if s.byBE {
+		return fmt.Sprintf("edac passed its first budget (%d nodes); %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "))
+	}
 	if s.byAOBB {
 		return fmt.Sprintf("edac passed its budget of %.3g checks (%d nodes); %s", float64(s.edac.budget), s.edac.Nodes(), s.aobb.Describe())
 	}

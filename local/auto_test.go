@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -455,5 +456,105 @@ func solveBothBudgets(t *testing.T, lp *mva.LocalProblem, budget int64, want flo
 		if d := pf.Describe(); described && !strings.HasPrefix(d, map[bool]string{true: "edac passed", false: "edac:"}[b == 1]) {
 			t.Fatalf("budget %d: described %q", b, d)
 		}
+	}
+}
+
+// TestChooseTwoValuesFirst checks Choose's first case: binary problems
+// over two values of edacFirstVars variables or more get EDAC first,
+// unsized; past its first budget (made one check here) a narrow one (a
+// 4×40 grid) goes to bucket elimination and a wide one (16×16) to EDAC
+// within edacTwoBudget checks, each answering bucket elimination's or
+// AOBB's optimum with an assignment of that cost, for every row of a
+// table with a boundary too. Below edacFirstVars, Choose sizes the
+// tables as before.
+func TestChooseTwoValuesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		rows, cols int
+		agents     bool
+		sized      string // chooseSized's choice
+	}{
+		{4, 40, false, "be"},
+		{16, 16, false, "edac+aobb"},
+		{6, 16, true, "be"},
+	} {
+		t.Run(fmt.Sprintf("%dx%d agents %v", tc.rows, tc.cols, tc.agents), func(t *testing.T) {
+			p, err := gen.Grid(uint64(tc.rows), gen.GridOptions{Rows: tc.rows, Cols: tc.cols, GraphOptions: gen.GraphOptions{Domain: 2, MaxCost: 100, Tightness: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.agents {
+				// Two agents, a 2×2 corner one agent's: the other's rows
+				// have a boundary of four variables.
+				p.Agents = []mva.Agent{{Name: "a"}, {Name: "b"}}
+				for v := range p.Variables {
+					p.Variables[v].Agent = 1
+					if v%tc.cols < 2 && v/tc.cols < 2 {
+						p.Variables[v].Agent = 0
+					}
+				}
+			}
+			lp := mva.NewLocalProblem(p, mva.Whole(p))
+			if tc.agents {
+				d := mva.Decompose(p)
+				lp = mva.NewLocalProblem(p, &d.Subs[1])
+				if lp.NB == 0 {
+					t.Fatal("no boundary")
+				}
+			}
+			c := Choose(lp, AutoOptions{})
+			if c.Name != "edac+aobb" || c.first != edacFirstPerVar*int64(lp.NumInterior()) || !c.AtLeast || !strings.Contains(c.Reason, "two values") {
+				t.Fatalf("chose %s (%s), first %d", c.Name, c.Reason, c.first)
+			}
+			if sc := chooseSized(lp, AutoOptions{}); sc.Name != tc.sized {
+				t.Fatalf("sized: chose %s (%s), want %s", sc.Name, sc.Reason, tc.sized)
+			}
+			truth := NewAOBB(lp, AOBBOptions{})
+			rows := 1
+			for _, v := range lp.Domains[:lp.NB] {
+				rows *= v
+			}
+			for _, first := range []int64{c.first, 1} {
+				s, _, err := Auto(lp, AutoOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pf := s.(*edacThenAOBB)
+				pf.first = first
+				bd := make([]int, lp.NB)
+				for r := range rows {
+					for i, m := 0, r; i < lp.NB; i++ {
+						bd[i], m = m%lp.Domains[i], m/lp.Domains[i]
+					}
+					in := make([]int, lp.NumInterior())
+					want, err := truth.SolveRow(context.Background(), bd, make([]int, lp.NumInterior()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := s.SolveRow(context.Background(), bd, in)
+					if err != nil || got != want {
+						t.Fatalf("first %d row %d: %v (%v), want %v", first, r, got, err, want)
+					}
+					full := append(slices.Clone(bd), in...)
+					if e := lp.Eval(full); e != got {
+						t.Fatalf("first %d row %d: assignment costs %v, reported %v", first, r, e, got)
+					}
+					byBE := first == 1 && tc.sized == "be"
+					if pf.byBE != byBE || pf.byAOBB {
+						t.Fatalf("first %d row %d: by be %v, by aobb %v", first, r, pf.byBE, pf.byAOBB)
+					}
+					if d := pf.Describe(); !strings.HasPrefix(d, map[bool]string{true: "edac passed its first budget", false: "edac:"}[byBE]) {
+						t.Fatalf("first %d: described %q", first, d)
+					}
+				}
+			}
+		})
+	}
+	p, err := gen.Grid(3, gen.GridOptions{Rows: 7, Cols: 9, GraphOptions: gen.GraphOptions{Domain: 2, MaxCost: 100, Tightness: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := mva.NewLocalProblem(p, mva.Whole(p))
+	if c := Choose(lp, AutoOptions{}); c.first != 0 || c.Name != "be" || c.AtLeast {
+		t.Fatalf("63 variables: chose %s (%s), first %d", c.Name, c.Reason, c.first)
 	}
 }

@@ -236,7 +236,7 @@ const maxElimDegree = 2
 // it is eliminated, which adds a binary function between its two
 // neighbours when they had none. The plan depends on the scopes only, so
 // it is made once; condition runs it on each row's tables.
-func (s *EDAC) planElimination(pair map[[2]int]int) {
+func (s *EDAC) planElimination(pair *pairIndex) {
 	s.gone = make([]bool, s.n)
 	// nbrs lists each variable's neighbours and their binary functions,
 	// carved from one slab (lists, not maps: a 40×40 grid built 1600 maps
@@ -298,13 +298,9 @@ func (s *EDAC) planElimination(pair map[[2]int]int) {
 		}
 		if len(ys) == 2 {
 			y, z := ys[0], ys[1]
-			k, ok := pair[[2]int{y, z}]
+			k, ok := pair.find(y, z)
 			if !ok {
-				k = len(s.bins)
-				pair[[2]int{y, z}] = k
-				s.bins = append(s.bins, s.newBin(y, z))
-				s.adjB[y] = append(s.adjB[y], k)
-				s.adjB[z] = append(s.adjB[z], k)
+				k = pair.add(y, z)
 				nbrs[y] = append(nbrs[y], nbr{z, k})
 				nbrs[z] = append(nbrs[z], nbr{y, k})
 			}
@@ -341,7 +337,7 @@ const (
 // toulbar2's with 140. Tables over more than dormantMaxTable entries are
 // not added, and no more than dormantShare times the binary functions
 // plus variables in all.
-func (s *EDAC) planDormant(pair map[[2]int]int) {
+func (s *EDAC) planDormant(pair *pairIndex) {
 	base := len(s.bins)
 	limit := dormantShare * (base + s.n)
 	added := 0
@@ -367,14 +363,13 @@ func (s *EDAC) planDormant(pair map[[2]int]int) {
 				if s.rank[y] > s.rank[z] {
 					y, z = z, y
 				}
-				if _, ok := pair[[2]int{y, z}]; ok || s.dom[y]*s.dom[z] > dormantMaxTable || added >= limit {
+				if s.dom[y]*s.dom[z] > dormantMaxTable || added >= limit {
 					continue
 				}
-				k := len(s.bins)
-				pair[[2]int{y, z}] = k
-				s.bins = append(s.bins, s.newBin(y, z))
-				s.adjB[y] = append(s.adjB[y], k)
-				s.adjB[z] = append(s.adjB[z], k)
+				if _, ok := pair.find(y, z); ok {
+					continue
+				}
+				pair.add(y, z)
 				added++
 			}
 		}
@@ -455,3 +450,75 @@ func (s *EDAC) restore(vals []int) {
 		vals[x] = best
 	}
 }
+
+// pairScan is the length of a variable's list of binary functions up to
+// which pairIndex scans it.
+const pairScan = 16
+
+// pairIndex finds the binary function over two variables while NewEDAC
+// builds them: by a scan of the shorter of the two variables' lists
+// (adjB) when it has at most pairScan functions, else in a map that holds
+// every function of the variables whose lists are longer. Grids and most
+// WCSP files have short lists only, where a map of every pair (a 40×40
+// grid's 9198 functions) was a fifth of NewEDAC's CPU.
+type pairIndex struct {
+	s   *EDAC
+	big map[[2]int]int // keyed by (lower index, higher index)
+}
+
+func pairKey(x, y int) [2]int {
+	if x > y {
+		x, y = y, x
+	}
+	return [2]int{x, y}
+}
+
+// find returns the binary function over x and y, if any.
+func (p *pairIndex) find(x, y int) (int, bool) {
+	s := p.s
+	v, w := x, y
+	if len(s.adjB[w]) < len(s.adjB[v]) {
+		v, w = w, v
+	}
+	if l := s.adjB[v]; len(l) <= pairScan {
+		for _, k := range l {
+			if b := &s.bins[k]; b.x+b.y-v == w {
+				return k, true
+			}
+		}
+		return 0, false
+	}
+	k, ok := p.big[pairKey(x, y)]
+	return k, ok
+}
+
+// add appends a new binary function over x and y, rank[x] < rank[y], to
+// bins and to both variables' lists, and returns its index.
+func (p *pairIndex) add(x, y int) int {
+	s := p.s
+	k := len(s.bins)
+	s.bins = append(s.bins, s.newBin(x, y))
+	for _, v := range [2]int{x, y} {
+		s.adjB[v] = append(s.adjB[v], k)
+		switch l := s.adjB[v]; {
+		case len(l) == pairScan+1:
+			// v's list is past scanning: all its functions go in.
+			if p.big == nil {
+				p.big = map[[2]int]int{}
+			}
+			for _, j := range l {
+				b := &s.bins[j]
+				p.big[pairKey(b.x, b.y)] = j
+			}
+		case len(l) > pairScan+1:
+			p.big[pairKey(x, y)] = k
+		}
+	}
+	return k
+}
+
+// adjCap is the room newEDAC gives the list of binary functions of a
+// variable of d binary functions in the problem: planDormant's functions
+// (three more a neighbour on a grid) and planElimination's fill among
+// them; a list that needs more grows.
+func adjCap(d int) int { return min(d*d, d+16) + 2 }

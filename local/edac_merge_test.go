@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -142,5 +144,77 @@ func TestMergeFunctionalChain(t *testing.T) {
 	want, _ := NewBruteForce(lp).SolveRow(context.Background(), nil, make([]int, 4))
 	if c != want || c != 3 || got[0] != 3 || got[1] != 0 || got[2] != 1 {
 		t.Fatalf("edac %v %v, want 3 (x0 = 3, x1 = 0, x2 = 1), bruteforce %v", c, got, want)
+	}
+}
+
+// TestEDACPairIndexHubs builds EDAC on problems with hubs of up to 60
+// binary functions (past pairIndex's scan, so its map is used) and
+// functions repeated over the same pair in both orders: every pair of
+// variables must get one binary function, and EDAC must answer bucket
+// elimination's optimum.
+func TestEDACPairIndexHubs(t *testing.T) {
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		n := 30 + int(seed)*6
+		p := &mva.Problem{Agents: []mva.Agent{{Name: "a"}}}
+		for v := range n {
+			p.Variables = append(p.Variables, mva.Variable{Name: fmt.Sprintf("x%d", v), Domain: []string{"0", "1"}})
+		}
+		edge := func(a, b int) {
+			c := make([]float64, 4)
+			for i := range c {
+				c[i] = float64(rng.IntN(10))
+			}
+			p.Functions = append(p.Functions, mva.Function{Scope: []int{a, b}, Costs: c})
+		}
+		hubs := 1 + int(seed%3)
+		for h := range hubs {
+			for v := hubs; v < n; v++ {
+				edge(h, v)
+				if rng.IntN(4) == 0 {
+					edge(v, h) // the same pair again, the other way round
+				}
+			}
+		}
+		for range n / 3 {
+			a, b := hubs+rng.IntN(n-hubs), hubs+rng.IntN(n-hubs)
+			if a != b {
+				edge(a, b)
+			}
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		s := NewEDAC(lp)
+		seen := map[[2]int]bool{}
+		for k, b := range s.bins {
+			key := pairKey(b.x, b.y)
+			if seen[key] {
+				t.Fatalf("seed %d: two binary functions over %v (the second %d)", seed, key, k)
+			}
+			seen[key] = true
+		}
+		for _, f := range p.Functions {
+			if !seen[pairKey(f.Scope[0], f.Scope[1])] {
+				t.Fatalf("seed %d: no binary function over %v", seed, f.Scope)
+			}
+		}
+		if long := slices.MaxFunc(s.adjB, func(a, b []int) int { return len(a) - len(b) }); len(long) <= pairScan {
+			t.Fatalf("seed %d: the longest list has %d functions, want more than %d", seed, len(long), pairScan)
+		}
+		be, err := NewBEWithin(lp, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := be.SolveRow(context.Background(), nil, make([]int, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := make([]int, n)
+		got, err := s.SolveRow(context.Background(), nil, in)
+		if err != nil || got != want || lp.Eval(in) != got {
+			t.Fatalf("seed %d: edac %v (%v, assignment %v), be %v", seed, got, err, lp.Eval(in), want)
+		}
 	}
 }

@@ -682,3 +682,50 @@ func TestSmallIntMatchesParseInt(t *testing.T) {
 		}
 	}
 }
+
+// TestReadChunks reads files through readers that return 1 byte a call
+// (files up to 16 KiB) or 7 (tokens and line ends across every chunk
+// boundary) and, for the larger, with tokens of up to maxTokenSize bytes
+// across the scanner's own chunks: the problem, or the error with its
+// line, is the one read from one whole buffer.
+func TestReadChunks(t *testing.T) {
+	srcs := []string{strings.Join(base, "\n"), strings.Join(base, "\r\n") + "\n"}
+	for _, c := range errorCases {
+		srcs = append(srcs, mutate(c))
+	}
+	for _, name := range sampleFiles(t) {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, string(b))
+	}
+	// Long tokens (zeros before a cost) across the scanner's first and
+	// second chunk boundaries, and one past maxTokenSize.
+	head := "t 2 2 1 9\n2 2\n2 0 1"
+	pad := func(at, n int) string { return strings.Repeat(" ", at-n) }
+	cost := strings.Repeat("0", maxTokenSize-1)
+	long := head + pad(scanChunk-100, len(head)) + cost + "3 1\n0 0"
+	long += pad(2*scanChunk-50, len(long)) + cost + "7\n"
+	srcs = append(srcs, long, strings.Replace(long, "3 1", "03 1", 1), strings.Replace(long, "7\n", "7", 1))
+	p, err := Read(strings.NewReader(long), "t.wcsp")
+	if err != nil || p.Functions[0].Costs[0] != 7 || p.Functions[0].Costs[1] != 3 {
+		t.Fatalf("long tokens: %v", err)
+	}
+	if _, err := Read(strings.NewReader(srcs[len(srcs)-2]), "t.wcsp"); err == nil || !strings.Contains(err.Error(), "token longer") {
+		t.Fatalf("a token past maxTokenSize: %v", err)
+	}
+	for i, src := range srcs {
+		want, wantErr := Read(strings.NewReader(src), "t.wcsp")
+		for _, n := range []int{1, 7} {
+			if n == 1 && len(src) > 1<<14 {
+				continue // the 7-byte reads cross as many boundaries
+			}
+			r := strings.NewReader(src)
+			got, err := Read(readerFunc(func(b []byte) (int, error) { return r.Read(b[:min(n, len(b))]) }), "t.wcsp")
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("source %d, %d bytes a read: %v, %v; whole: %v", i, n, got, err, wantErr)
+			}
+		}
+	}
+}
