@@ -18,8 +18,8 @@ import (
 // diveChecks bounds the checks of one dive (see dive): an eighth of the
 // checks a search gets before its heuristic escalates (searchFloor), so
 // that a dive that finds nothing costs little against the search it was
-// meant to shorten. Home 5 of dm_7_1_5's dive takes 2.1·10^5, without a
-// backtrack.
+// meant to shorten. The dive of testdata/shds_dm_7_1_5_home5.wcsp
+// takes 4.5·10^4 checks, without a backtrack.
 const diveChecks = 1 << 19
 
 // initialBound sets s.val to the first incumbent of a row's search and
@@ -108,8 +108,9 @@ func (s *AOBB) improve() float64 {
 // the descent infeasible where the heuristic is too coarse to see them,
 // no one-variable move repairs a chain, and a depth-first search that
 // checks a chain only once it is complete thrashes over the actions above
-// it (home 5 of dm_7_1_5: 50k nodes). Arc consistency on a chain of
-// functions that share one variable pairwise is exact on it, so a value
+// it (testdata/shds_dm_7_1_5_home5.wcsp: 50k nodes). Arc consistency on
+// a chain of functions that share one variable pairwise is exact on it,
+// so a value
 // that leaves a counter's target out of reach is removed where it is
 // tried. Values are tried in the order of the heuristic (w + h, as the
 // descent takes them), a value whose bound is Hard skipped. It stops after
@@ -145,9 +146,11 @@ type diver struct {
 	holders [][]int
 	queue   []int
 	queued  []bool
-	dig     []int // scratch: an entry's values
-	end     int64 // checks at which the dive stops
-	out     bool  // it stopped
+	dig     []int   // scratch of revise: an entry's places in lists
+	strides []int   // scratch of revise: the function's strides
+	lists   [][]int // scratch of revise: each variable's live values
+	end     int64   // checks at which the dive stops
+	out     bool    // it stopped
 }
 
 func newDiver(s *AOBB) *diver {
@@ -176,6 +179,8 @@ func newDiver(s *AOBB) *diver {
 		}
 		if len(f.Vars) > len(d.dig) {
 			d.dig = make([]int, len(f.Vars))
+			d.strides = make([]int, len(f.Vars))
+			d.lists = make([][]int, len(f.Vars))
 		}
 	}
 	return d
@@ -251,39 +256,55 @@ func (d *diver) propagate() bool {
 func (d *diver) revise(i int) bool {
 	f := d.s.cond[i].f
 	k := len(f.Vars)
+	// The live values of each variable, and the entries they span: the
+	// walk visits only those (after a few assignments, a counter of 182
+	// values has one or two left).
+	n := 1
+	for p, u := range f.Vars {
+		clear(d.sup[d.off[u]:d.off[u+1]])
+		l := d.lists[p][:0]
+		for a := range f.Dims[p] {
+			if d.live[d.off[u]+a] {
+				l = append(l, a)
+			}
+		}
+		d.lists[p] = l
+		n *= len(l)
+	}
+	stride := 1
+	for p := k - 1; p >= 0; p-- {
+		d.strides[p] = stride
+		stride *= f.Dims[p]
+	}
+	// Walk the live entries in order, the last variable fastest.
 	dig := d.dig[:k]
 	clear(dig)
-	for _, u := range f.Vars {
-		clear(d.sup[d.off[u]:d.off[u+1]])
+	idx := 0
+	for p := range k {
+		idx += d.lists[p][0] * d.strides[p]
 	}
-	// Walk the entries in order, the last variable fastest.
-	for _, c := range f.Costs {
-		if !mva.IsHard(c) {
-			ok := true
+	for range n {
+		if !mva.IsHard(f.Costs[idx]) {
 			for p, u := range f.Vars {
-				if !d.live[d.off[u]+dig[p]] {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				for p, u := range f.Vars {
-					d.sup[d.off[u]+dig[p]] = true
-				}
+				d.sup[d.off[u]+d.lists[p][dig[p]]] = true
 			}
 		}
 		for p := k - 1; p >= 0; p-- {
+			l := d.lists[p]
+			idx -= l[dig[p]] * d.strides[p]
 			dig[p]++
-			if dig[p] < f.Dims[p] {
+			if dig[p] < len(l) {
+				idx += l[dig[p]] * d.strides[p]
 				break
 			}
 			dig[p] = 0
+			idx += l[0] * d.strides[p]
 		}
 	}
-	d.s.checks += int64(len(f.Costs))
-	for _, u := range f.Vars {
-		for a := range d.s.lp.Domains[u] {
-			if slot := d.off[u] + a; d.live[slot] && !d.sup[slot] {
+	d.s.checks += int64(n)
+	for p, u := range f.Vars {
+		for _, a := range d.lists[p] {
+			if !d.sup[d.off[u]+a] {
 				if !d.remove(u, a) {
 					return false
 				}
@@ -341,20 +362,28 @@ func (d *diver) search(k int) bool {
 	return false
 }
 
-// guessFactor is the ratio of searchRoot's successive guessed bounds.
-const guessFactor = 2
+// guessFactor is the ratio of searchRoot's successive guessed bounds,
+// guessMax the most it tries: past guessFactor^guessMax times the root's
+// bound, the bound is too weak for a guess to be worth its search (a
+// first heuristic that fits no i-bound: dm_7_1_5's home2 response,
+// exported by TestExportSHDSResponses, 5954 against 8.9·10^6).
+const (
+	guessFactor = 2
+	guessMax    = 3
+)
 
 // searchRoot searches the whole AND/OR space below the incumbent's cost
 // ub. Where ub is more than guessFactor times the root's lower bound lb
-// (a repaired descent's incumbent: home 5 of dm_7_1_5, 6.8·10^6 against
-// a bound of 5.8·10^5 and an optimum of 7.4·10^5), it first searches
-// below guessed bounds guessFactor·lb, guessFactor²·lb, ... while they
-// are below ub: a search's nodes grow with its bound (that home: 16.5k
-// nodes below the optimum plus one, 24.5k below 2·10^6, 81k below
-// 6.8·10^6, 124k with no incumbent), and one that finds an assignment below its bound has found
-// the optimum, since everything it pruned was bounded below by it. A
-// guess below the optimum ends with nothing found, its exact subproblem
-// values cached for the next.
+// (a repaired descent's incumbent: testdata/shds_dm_7_1_5_home5.wcsp,
+// 6.8·10^6 against a bound of 5.8·10^5 and an optimum of 7.4·10^5), it
+// first searches below guessed bounds guessFactor·lb, guessFactor²·lb,
+// ... (at most guessMax) while they are below ub: a search's nodes grow
+// with its bound (that home: 16.5k nodes below the optimum plus one,
+// 24.5k below 2·10^6, 81k below 6.8·10^6, 124k with no incumbent), and
+// one that finds an assignment below its bound has found the optimum,
+// since everything it pruned was bounded below by it. A guess below the
+// optimum ends with nothing found, its exact subproblem values cached
+// for the next.
 func (s *AOBB) searchRoot(ub float64) (float64, bool) {
 	root := len(s.lp.Vars)
 	if mva.IsHard(ub) {
@@ -369,7 +398,8 @@ func (s *AOBB) searchRoot(ub float64) (float64, bool) {
 		}
 	}
 	if lb > 0 && !mva.IsHard(lb) {
-		for u := guessFactor * lb; u < ub; u *= guessFactor {
+		u := guessFactor * lb
+		for k := 0; k < guessMax && u < ub; k, u = k+1, u*guessFactor {
 			s.guesses++
 			r, exact := s.solveAND(root, u)
 			if s.stop || exact && r < u {
