@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/hearth-dcop/hearth/internal/cputime"
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format/wcsp"
@@ -273,5 +274,38 @@ func TestAOBBSHDSResponses(t *testing.T) {
 		if (s.dives > 0) != tc.dive || (s.guesses > 0) != tc.guess {
 			t.Errorf("%s: %d dives, %d guessed bounds; want dive %v, guess %v", tc.file, s.dives, s.guesses, tc.dive, tc.guess)
 		}
+	}
+}
+
+// BenchmarkAOBBSHDSResponses solves the two exported SHDS best responses
+// from the file's problem (the pseudo-tree, the heuristic and the search,
+// as `hearth solve FILE --local aobb` does after reading), reporting CPU
+// time and OR nodes per solve.
+func BenchmarkAOBBSHDSResponses(b *testing.B) {
+	for _, name := range []string{"home1", "home5"} {
+		path := filepath.Join("..", "testdata", "shds_dm_7_1_5_"+name+".wcsp")
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := wcsp.Read(f, path)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			var nodes int64
+			cpu0 := cputime.Used()
+			for b.Loop() {
+				lp := mva.NewLocalProblem(p, mva.Whole(p))
+				s := NewAOBB(lp, AOBBOptions{})
+				if _, err := s.SolveRow(context.Background(), nil, make([]int, lp.NumInterior())); err != nil {
+					b.Fatal(err)
+				}
+				nodes += s.Nodes()
+			}
+			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
+			b.ReportMetric(float64(cputime.Used()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }
