@@ -60,8 +60,10 @@ type AOBBOptions struct {
 // subproblem's cost (miniBuckets). A node is pruned when that bound, plus
 // the exact costs and bounds of the other pending subproblems of the
 // ancestors' AND nodes, reaches the incumbent, which starts as the best of
-// a greedy descent along the heuristic, improved by one-variable local
-// search, and the previous row's assignment.
+// a greedy descent along the heuristic (repaired by a dive where it is
+// infeasible), improved by one-variable local search, and the previous
+// row's assignment (initialBound). Where that incumbent is far above the
+// root's bound, the search first runs below guessed bounds (searchRoot).
 //
 // Value ordering is by the child's bound, cheapest first; once one value's
 // bound reaches the incumbent, the rest are pruned together.
@@ -154,6 +156,12 @@ type AOBB struct {
 	cacheUsed, cacheBudget int64
 	cachedVars             int
 
+	// dv is the dive's state (see dive), made at the first; dives and
+	// guesses count the dives and the searches below guessed bounds
+	// (searchRoot).
+	dv             *diver
+	dives, guesses int
+
 	// below is the bound of SolveRowBelow (+Inf for SolveRow), missed
 	// that its last search found nothing under it.
 	below  float64
@@ -204,16 +212,23 @@ func newRef(f *Factor, v int) aobbRef {
 }
 
 // aobbCache is one variable's cache: an entry per assignment of its
-// context met, valid when its generation is the variable's. A small
-// context gets a dense table, allocated at the first entry; a larger one a
-// map from the context's index to a slot of the same slabs.
+// context met, valid when its generation is the variable's. A context of
+// a few assignments gets a dense table, allocated at the first entry;
+// a larger one starts as a map from the context's index to a slot of the
+// same slabs, and becomes a dense table (densify) once the map holds a
+// denseFill-th of the contexts, if the table fits denseCacheBytes and the
+// budget. A search that meets few contexts then allocates no table for
+// the others: an SHDS home's response (testdata/shds_dm_7_1_5_home1.wcsp)
+// met 8665 OR nodes over dense tables of 8.8 MiB, whose allocation and
+// first writes were two thirds of its search's time.
 type aobbCache struct {
 	on      bool
 	ctx     []int
 	strides []int
-	size    int // context assignments (dense only)
+	size    int // context assignments
 	sub     int // subtree variables stored per entry
 	dense   bool
+	grow    bool // sparse now, dense once it fills (see densify)
 	slots   map[int]int32
 	vals    []float64
 	gens    []uint32
@@ -242,6 +257,14 @@ func denseCache(n, sub int) bool {
 // denseCacheBytes is the largest cache given a dense table; larger ones
 // hold only the contexts the search meets.
 const denseCacheBytes = 1 << 20
+
+// denseStartBytes is the largest dense table allocated at a cache's first
+// entry; denseFill the share of its contexts (one in denseFill) a larger
+// cache's map holds when it becomes dense.
+const (
+	denseStartBytes = 1 << 12
+	denseFill       = 8
+)
 
 // sparseEntryBytes estimates a map slot's overhead beyond its entry.
 const sparseEntryBytes = 48
@@ -553,8 +576,9 @@ func (s *AOBB) planCaches() {
 			}
 			ca.corr = make([]float64, off)
 		}
-		ca.dense = denseCache(n, ca.sub)
+		ca.dense = denseCache(n, ca.sub) && int64(n)*(12+2*int64(ca.sub)) <= denseStartBytes
 		if !ca.dense {
+			ca.grow = denseCache(n, ca.sub)
 			ca.slots = map[int]int32{}
 		}
 		s.cachedVars++
@@ -799,13 +823,16 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 
 		// Incumbent: greedy descent plus local search, or the last row's
 		// answer if it is better here.
-		ub = s.greedy()
-		copy(s.inc, s.val)
+		s.ctx = ctx
+		prev := math.Inf(1)
 		if s.hasPrev {
-			if c := s.cost(s.prev); c < ub {
-				ub = c
-				copy(s.inc, s.prev)
-			}
+			prev = s.cost(s.prev)
+		}
+		ub = s.initialBound(!mva.IsHard(prev))
+		copy(s.inc, s.val)
+		if prev < ub {
+			ub = prev
+			copy(s.inc, s.prev)
 		}
 		// SolveRowBelow's bound, when it is the tighter: the incumbent
 		// is then no assignment.
@@ -823,7 +850,7 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 			s.limit = s.checks + max(s.searchFloor, s.searchShare*s.mbReads, s.searchShare*(s.checks-before))
 		}
 		s.ctx, s.stop, s.err = ctx, false, nil
-		r, exact = s.solveAND(len(lp.Vars), ub)
+		r, exact = s.searchRoot(ub)
 		s.ctx = nil
 		if s.stop && errors.Is(s.err, errEscalate) {
 			if err := s.escalate(); err != nil {
@@ -1237,65 +1264,6 @@ func (s *AOBB) cost(x []int) float64 {
 	return total
 }
 
-// greedy assigns s.val by descending the pseudo-tree along the heuristic
-// (each variable takes its cheapest value given the ones above), improves
-// it by one-variable moves until none helps (at most 20 sweeps), and
-// returns its cost.
-func (s *AOBB) greedy() float64 {
-	for _, v := range s.pre {
-		s.expand(v)
-		best, bc := 0, math.Inf(1)
-		for a := range s.lp.Domains[v] {
-			if c := s.w[v][a] + s.h[v][a]; c < bc {
-				best, bc = a, c
-			}
-		}
-		s.val[v] = best
-	}
-	// Moves compare (Hard entries, sum of the others), so that an
-	// infeasible descent can still walk towards feasibility.
-	var sum []float64
-	var hard []int
-	for range 20 {
-		moved := false
-		for _, v := range s.pre {
-			d := s.lp.Domains[v]
-			if cap(sum) < d {
-				sum, hard = make([]float64, d), make([]int, d)
-			}
-			sum, hard = sum[:d], hard[:d]
-			clear(sum)
-			clear(hard)
-			for k := range s.nbr[v] {
-				r := &s.nbr[v][k]
-				b := r.base(s.val)
-				for a := range d {
-					if c := r.f.Costs[b+a*r.vstride]; mva.IsHard(c) {
-						hard[a]++
-					} else {
-						sum[a] += c
-					}
-				}
-				s.checks += int64(d)
-			}
-			cur := s.val[v]
-			for a := range d {
-				if hard[a] < hard[cur] || hard[a] == hard[cur] && sum[a] < sum[cur] {
-					cur = a
-				}
-			}
-			if cur != s.val[v] {
-				s.val[v] = cur
-				moved = true
-			}
-		}
-		if !moved {
-			break
-		}
-	}
-	return s.cost(s.val)
-}
-
 // expand fills s.w[c] (the exact cost of c's bucket functions) and s.h[c]
 // (the messages into c's bucket) for every value of c, and s.interV[c]
 // (the messages from below c to above it), given the values above c, and
@@ -1402,6 +1370,8 @@ func (s *AOBB) cachePut(c int, value float64) {
 			ca.gens = make([]uint32, ca.size)
 			ca.sols = make([]uint16, ca.size*ca.sub)
 		}
+	} else if ca.grow && len(ca.slots) >= ca.size/denseFill && s.densify(ca) {
+		// now dense, e indexes the table
 	} else {
 		slot, ok := ca.slots[e]
 		if !ok {
@@ -1423,6 +1393,28 @@ func (s *AOBB) cachePut(c int, value float64) {
 	for k, u := range s.pt.subtree[c] {
 		sol[k] = uint16(s.val[u])
 	}
+}
+
+// densify moves ca's map into a dense table, if that fits the budget
+// (otherwise ca stays a map for good), and reports whether it did.
+func (s *AOBB) densify(ca *aobbCache) bool {
+	ca.grow = false
+	sub := int64(ca.sub)
+	dense := int64(ca.size) * (12 + 2*sub)
+	sparse := int64(len(ca.slots)) * (12 + 2*sub + sparseEntryBytes)
+	if s.cacheUsed-sparse+dense > s.cacheBudget {
+		return false
+	}
+	vals := make([]float64, ca.size)
+	gens := make([]uint32, ca.size)
+	sols := make([]uint16, ca.size*ca.sub)
+	for e, slot := range ca.slots {
+		vals[e], gens[e] = ca.vals[slot], ca.gens[slot]
+		copy(sols[e*ca.sub:(e+1)*ca.sub], ca.sols[int(slot)*ca.sub:])
+	}
+	ca.vals, ca.gens, ca.sols, ca.slots, ca.dense = vals, gens, sols, nil, true
+	s.cacheUsed += dense - sparse
+	return true
 }
 
 // kids returns the children of AND node v (len(Vars): the roots).
