@@ -223,7 +223,8 @@ func beTestdata(t *testing.T, d *Device) {
 // the .wcsp files of the folder HEARTH_GPU_WCSP (../shared/data/wcsp: the
 // public FABE and GpuBE instances, too large for the default suite) at
 // every threshold: on the default device, with integer costs at every
-// size, and with a 64 MiB budget that forces large buckets through chunks.
+// size (jp_prod, or jp_prodw wherever it fits), and with a 64 MiB budget
+// that forces large buckets through chunks.
 func TestBEPublicFiles(t *testing.T) {
 	dir := os.Getenv("HEARTH_GPU_WCSP")
 	if dir == "" {
@@ -236,6 +237,7 @@ func TestBEPublicFiles(t *testing.T) {
 	devs := map[string]*Device{
 		"default": openDevice(t, Options{}), "i32": openI32(t, Options{}),
 		"chunked": openDevice(t, Options{Budget: 64 << 20}), "chunked i32": openI32(t, Options{Budget: 64 << 20}),
+		"i32 wide": openWithT(t, kernelsI32Wide),
 	}
 	for _, f := range files {
 		p, err := format.ReadFile(f, format.Options{})
@@ -243,9 +245,10 @@ func TestBEPublicFiles(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		for name, d := range devs {
-			before, prodBefore := i32Steps(t, d), prodSteps(t, d)
+			before, prodBefore, wideBefore := i32Steps(t, d), prodSteps(t, d), prodWSteps(t, d)
 			compareWhole(t, d, filepath.Base(f)+" "+name, mva.NewLocalProblem(p, mva.Whole(p)))
-			t.Logf("%s %s: %d steps on integer costs, %d of them products (jp_prod)", filepath.Base(f), name, i32Steps(t, d)-before, prodSteps(t, d)-prodBefore)
+			t.Logf("%s %s: %d steps on integer costs, %d of them products (jp_prod), %d small-P products (jp_prodw)",
+				filepath.Base(f), name, i32Steps(t, d)-before, prodSteps(t, d)-prodBefore, prodWSteps(t, d)-wideBefore)
 		}
 	}
 }

@@ -81,7 +81,9 @@ func i32Time(d *Device, p *local.JoinProject, pk *packed, keys [][]int32, reps i
 // (many: jp_fastn16, no tile, and jp_generic as before); every result must equal the CPU kernel's
 // bit for bit. The integer kernel's share counts the bytes the double
 // kernel must move (minBytes), as the goal does, and its own.
-// Set HEARTH_GPU_I32=1 to run it.
+// Set HEARTH_GPU_I32=1 to run it, and HEARTH_GPU_I32_SHAPES to a
+// comma-separated list to run only those shapes. On the wide shape the
+// product is jp_prodw (a P of one variable, 10 values).
 func TestI32Bench(t *testing.T) {
 	if os.Getenv("HEARTH_GPU_I32") == "" {
 		t.Skip("set HEARTH_GPU_I32=1")
@@ -96,7 +98,11 @@ func TestI32Bench(t *testing.T) {
 	share := func(bytes int64, ms float64) string {
 		return fmt.Sprintf("%5.1f%%", 100*float64(bytes)/(ms*1e6)/bw)
 	}
-	for _, shape := range []string{"bucket", "wide", "many"} {
+	shapes := []string{"bucket", "wide", "many"}
+	if s := os.Getenv("HEARTH_GPU_I32_SHAPES"); s != "" {
+		shapes = strings.Split(s, ",") // e.g. bucket,wide
+	}
+	for _, shape := range shapes {
 		for _, entries := range []int64{1e7, 1e8, 1e9} {
 			p, minBytes, err := benchSet(shape, entries, uint64(entries))
 			if err != nil {

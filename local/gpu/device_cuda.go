@@ -147,8 +147,9 @@ type owner struct {
 	sms     int
 	// i32Steps counts the steps that ran on integer costs (for tests).
 	i32Steps int
-	// prodSteps counts those that ran jp_prod (for tests).
-	prodSteps int
+	// prodSteps and prodWSteps count those that ran jp_prod and
+	// jp_prodw (for tests).
+	prodSteps, prodWSteps int
 }
 
 // own is the device goroutine: it sets the device up, reports to Open
@@ -209,7 +210,7 @@ func (d *Device) setup(opts Options) (*owner, error) {
 	if o.mod, err = cu.LoadData(fatbin); err != nil {
 		return o, fmt.Errorf("gpu: loading the kernels on %s (compute capability %d.%d): %w", d.name, maj, mnr, err)
 	}
-	for _, name := range append(append(slices.Clone(kernelNames), i32Kernels()...), kProd) {
+	for _, name := range append(append(slices.Clone(kernelNames), i32Kernels()...), kProd, kProdW[1], kProdW[2], kProdW[3], kProdW[4]) {
 		fn, err := o.mod.Function(name)
 		if err != nil {
 			return o, fmt.Errorf("gpu: kernel %s: %w", name, err)

@@ -44,7 +44,12 @@
 // compares) and writes the same doubles and argmins as the double kernel;
 // otherwise (fractions, -0, large costs: UAI files' log-probabilities,
 // for one) the double kernel runs. The decision is per step, made on the
-// device, so it also covers tables that never left it.
+// device, so it also covers tables that never left it. Integer steps whose
+// inputs split the output variables into a prefix P and a suffix S, every
+// input over one side (a (min,+) product), run i32_jp_prod_k, or
+// i32_jp_prodw*_k where P has at most 16 assignments (the wide bucket):
+// one add and one unsigned min per row and value, the argmin packed into
+// the sums' low bits.
 //
 // # Bucket elimination
 //

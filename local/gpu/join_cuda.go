@@ -350,8 +350,11 @@ func (o *owner) joinProject(ctx context.Context, res resident, rq jpRequest) (r 
 	if i32Plan != 0 {
 		planPtr = i32Plan
 		o.i32Steps++
-		if kernel == kProd {
+		switch {
+		case kernel == kProd:
 			o.prodSteps++
+		case prod:
+			o.prodWSteps++
 		}
 	}
 	for i := range nch {

@@ -196,7 +196,7 @@ func checkSet(t *testing.T, d *Device, tag string, s factorSet) {
 func TestKernelMatchesCPU(t *testing.T) {
 	fast := openDevice(t, Options{}) // skips without a device
 	devs := []*Device{fast}
-	for _, c := range []kernelChoice{kernelsTileAlways, kernelsNoTile, kernelsNoFast, kernelsI32Always, kernelsI32NoFast} {
+	for _, c := range []kernelChoice{kernelsTileAlways, kernelsNoTile, kernelsNoFast, kernelsI32Always, kernelsI32NoFast, kernelsI32Wide} {
 		d, err := openWith(Options{}, c)
 		if err != nil {
 			t.Fatal(err)

@@ -664,6 +664,194 @@ extern "C" __global__ void __launch_bounds__(256, 2) i32_jp_prod_k(const i64 *pl
 	}
 }
 
+// jp_prodw is jp_prod for a product whose P side is small: at most
+// PW_MAXP assignments of P, as in the "wide" bucket, where one input as
+// large as the output holds S and the eliminated variable and a small one
+// holds P (jp_prod's tile of PROD_NP assignments of P would be mostly
+// empty there). Each block stages A for every assignment of P in the
+// launch once (As[e][p], PW_MAXP words a value, read as uint4 by the
+// whole warp at one address); each thread then takes PW_TS assignments of
+// S (s = its index + 256k within the block's tile: neighbouring threads,
+// neighbouring s, so that the stores coalesce), reads the S inputs' D
+// values of each into registers (every load issued before the first
+// compare) and keeps NP4 × 4 × PW_TS packed sums. The packing, the
+// ranges and the tie rule are jp_prod's: a staged A entry holds
+// ((A + I32_LIMIT) << 4) | e, a B value B << 4, and one unsigned min
+// keeps the least sum with the smallest e. The S inputs are listed in
+// the plan's jp_prodw words after side[nIn]: nB, the slots of the S
+// inputs holding the eliminated variable (PW_MAXB), nBR, the slots of
+// those that do not (PW_MAXBR). The host cuts chunks into whole
+// assignments of P, so a launch covers whole assignments of P.
+#define PW_MAXP 16
+#define PW_TS 2
+#define PW_MAXB 4
+#define PW_MAXBR 2
+
+template <int NP4>
+__device__ void jp_prodw(const i64 *sp, double *dst, int *argmin, i64 row0, i64 nrows)
+{
+	typedef unsigned int u32;
+	const int nIn = (int)sp[P_NIN], ne = (int)sp[P_NE], nOut = (int)sp[P_NOUT];
+	const int *const *addr = (const int *const *)(sp + P_HDR);
+	const i64 *outDim = sp + P_HDR + nIn;
+	const u32 D = (u32)outDim[nOut]; // elimDim[0], at most PROD_MAXD
+	const i64 *ost = outDim + nOut + 1;
+	const i64 *est = ost + (i64)nOut * nIn;
+	const i64 *magic = est + ne;
+	const i64 *pw = sp + sp[7];
+	const int split = (int)pw[0];
+	const u32 S = (u32)pw[1];
+	const i64 *side = pw + 2;
+	const i64 *bw = side + nIn;
+	const int nB = (int)bw[0], nBR = (int)bw[1 + PW_MAXB];
+	u32 *As = (u32 *)(sp + ((sp[P_WORDS] + 1) & ~1ll));
+	const u32 p0 = (u32)(row0 / S), np = (u32)((row0 + nrows) / S) - p0;
+	if (np == 0)
+		return; // uniform: before any barrier
+	if (threadIdx.x < 4 * NP4) {
+		// A for p = p0 + threadIdx.x (clamped: rows past the launch's
+		// last assignment of P read a valid one and are not written).
+		u32 q = p0 + min((u32)threadIdx.x, np - 1);
+		u32 off[PROD_MAXIN];
+		bool use[PROD_MAXIN];
+#pragma unroll
+		for (int j = 0; j < PROD_MAXIN; j++) {
+			off[j] = 0;
+			use[j] = j < nIn && side[j] != 2;
+		}
+		for (int k = split - 1; k >= 0; k--) {
+			u32 d = fdivmod(&q, (u32)outDim[k], (u32)magic[k]);
+#pragma unroll
+			for (int j = 0; j < PROD_MAXIN; j++)
+				if (j < nIn)
+					off[j] += d * (u32)ost[k * nIn + j];
+		}
+		int c = 0;
+#pragma unroll
+		for (int j = 0; j < PROD_MAXIN; j++)
+			if (j >= ne && use[j])
+				c += addr[j][off[j]];
+		for (u32 e = 0; e < D; e++) {
+			int v = c;
+#pragma unroll
+			for (int j = 0; j < PROD_MAXIN; j++)
+				if (j < ne && use[j])
+					v += addr[j][off[j] + e * (u32)est[j]];
+			v = min(v, I32_HARD);
+			As[e * PW_MAXP + threadIdx.x] = (((u32)(v + I32_LIMIT)) << 4) | e;
+		}
+	}
+	__syncthreads();
+	// The S inputs in registers: pointers and eliminated strides.
+	const int *bp[PW_MAXB], *brp[PW_MAXBR];
+	int bj[PW_MAXB], brj[PW_MAXBR];
+	u32 bst[PW_MAXB];
+#pragma unroll
+	for (int b = 0; b < PW_MAXB; b++) {
+		bj[b] = b < nB ? (int)bw[1 + b] : 0;
+		bp[b] = addr[bj[b]];
+		bst[b] = b < nB ? (u32)est[bj[b]] : 0;
+	}
+#pragma unroll
+	for (int b = 0; b < PW_MAXBR; b++) {
+		brj[b] = b < nBR ? (int)bw[2 + PW_MAXB + b] : 0;
+		brp[b] = addr[brj[b]];
+	}
+	const u32 NS = 256 * PW_TS;
+	const u32 nst = (S + NS - 1) / NS;
+	for (u32 t = blockIdx.x; t < nst; t += gridDim.x) {
+		const u32 s0 = t * NS + threadIdx.x;
+		// B for each of the thread's PW_TS values of S, every value of
+		// the eliminated variable, shifted by 4.
+		u32 bv[PW_TS][PROD_MAXD];
+#pragma unroll
+		for (int u = 0; u < PW_TS; u++) {
+			u32 q = min(s0 + 256 * u, S - 1);
+			u32 o[PW_MAXB], ro[PW_MAXBR];
+#pragma unroll
+			for (int b = 0; b < PW_MAXB; b++)
+				o[b] = 0;
+#pragma unroll
+			for (int b = 0; b < PW_MAXBR; b++)
+				ro[b] = 0;
+			for (int k = nOut - 1; k >= split; k--) {
+				u32 d = fdivmod(&q, (u32)outDim[k], (u32)magic[k]);
+				const i64 *st = ost + k * nIn;
+#pragma unroll
+				for (int b = 0; b < PW_MAXB; b++)
+					if (b < nB)
+						o[b] += d * (u32)st[bj[b]];
+#pragma unroll
+				for (int b = 0; b < PW_MAXBR; b++)
+					if (b < nBR)
+						ro[b] += d * (u32)st[brj[b]];
+			}
+			int c = 0;
+#pragma unroll
+			for (int b = 0; b < PW_MAXBR; b++)
+				if (b < nBR)
+					c += brp[b][ro[b]];
+#pragma unroll
+			for (u32 e = 0; e < PROD_MAXD; e++) {
+				int v = c;
+#pragma unroll
+				for (int b = 0; b < PW_MAXB; b++)
+					if (b < nB && e < D)
+						v += bp[b][o[b] + e * bst[b]];
+				bv[u][e] = ((u32)min(v, I32_HARD)) << 4;
+			}
+		}
+		u32 key[4 * NP4][PW_TS];
+#pragma unroll
+		for (int i = 0; i < 4 * NP4; i++)
+#pragma unroll
+			for (int u = 0; u < PW_TS; u++)
+				key[i][u] = 0xffffffffu;
+#pragma unroll
+		for (u32 e = 0; e < PROD_MAXD; e++) {
+			if (e < D) {
+				u32 a[4 * NP4];
+#pragma unroll
+				for (int i = 0; i < NP4; i++) {
+					const uint4 x = *(const uint4 *)(As + e * PW_MAXP + 4 * i);
+					a[4 * i] = x.x;
+					a[4 * i + 1] = x.y;
+					a[4 * i + 2] = x.z;
+					a[4 * i + 3] = x.w;
+				}
+#pragma unroll
+				for (int i = 0; i < 4 * NP4; i++)
+#pragma unroll
+					for (int u = 0; u < PW_TS; u++)
+						key[i][u] = min(key[i][u], a[i] + bv[u][e]);
+			}
+		}
+#pragma unroll
+		for (int i = 0; i < 4 * NP4; i++) {
+			if ((u32)i < np) {
+#pragma unroll
+				for (int u = 0; u < PW_TS; u++) {
+					const u32 s = s0 + 256 * u;
+					if (s < S)
+						cost<int>::put((int)(key[i][u] >> 4) - I32_LIMIT, key[i][u] & 15u, dst, argmin, (u32)i * S + s);
+				}
+			}
+		}
+	}
+}
+
+#define PW_ENTRY(N)                                                                                                          \
+	extern "C" __global__ void __launch_bounds__(256, 2) i32_jp_prodw##N##_k(const i64 *plan, double *dst, int *argmin, i64 row0, i64 nrows) \
+	{                                                                                                                        \
+		extern __shared__ i64 sp[];                                                                                          \
+		load_plan(plan, sp);                                                                                                 \
+		jp_prodw<N>(sp, dst, argmin, row0, nrows);                                                                           \
+	}
+PW_ENTRY(1)
+PW_ENTRY(2)
+PW_ENTRY(3)
+PW_ENTRY(4)
+
 // The kernels' entry points. Each loads its plan into shared memory and
 // runs one of the templates above for one cost type: doubles under the
 // plain names, integer costs (see cost<int>) under the same names with

@@ -96,6 +96,7 @@ const (
 	kernelsDouble                  // as kernelsAll, never integer costs
 	kernelsI32NoFast               // as kernelsNoFast, and integer costs at every size
 	kernelsNoProd                  // as kernelsAll, never jp_prod (its baseline in benchmarks)
+	kernelsI32Wide                 // as kernelsI32Always, jp_prodw instead of jp_prod wherever it fits (tests)
 )
 
 // minI32Rows is the smallest output for which a step tries the integer
@@ -109,7 +110,7 @@ func (c kernelChoice) i32Rows() int64 {
 	switch c {
 	case kernelsAll, kernelsNoProd:
 		return minI32Rows
-	case kernelsI32Always, kernelsI32NoFast:
+	case kernelsI32Always, kernelsI32NoFast, kernelsI32Wide:
 		return 0
 	}
 	return -1
@@ -185,9 +186,11 @@ type packed struct {
 	// (threads); plain is the kernel for a chunk smaller than a block.
 	block, tiles int64
 	plain        string
-	// With jp_prod (integer steps of a tiled plan): the rows per
-	// assignment of the output variables before the split (S); 0 without.
-	prodRows int64
+	// With jp_prod or jp_prodw (integer steps of a tiled plan): the rows
+	// per assignment of the output variables before the split (S), 0
+	// without, and the kernel.
+	prodRows   int64
+	prodKernel string
 }
 
 // units returns the threads a launch of pk.kernel over n rows needs.
@@ -281,7 +284,7 @@ func pack(p *local.JoinProject, choice kernelChoice) (*packed, error) {
 		}
 	}
 	pk := &packed{words: w, slots: slots, kernel: k}
-	tile := choice == kernelsTileAlways || choice == kernelsI32Always || (choice == kernelsAll || choice == kernelsDouble || choice == kernelsNoProd) && p.Rows() >= minTileRows
+	tile := choice == kernelsTileAlways || choice == kernelsI32Always || choice == kernelsI32Wide || (choice == kernelsAll || choice == kernelsDouble || choice == kernelsNoProd) && p.Rows() >= minTileRows
 	if tile && k != jpFastN && slices.Contains(jpFast[:], k) && n+3*len(out)+2 <= maxSharedBytes/8 {
 		st := make([][]int64, len(out))
 		for i, v := range out {
@@ -294,10 +297,13 @@ func pack(p *local.JoinProject, choice kernelChoice) (*packed, error) {
 			pk.tile(p.OutDims(), k2, ne)
 		}
 	}
-	if slices.Contains(jpFast[:], pk.plainKernel()) && (choice == kernelsAll || choice == kernelsI32Always) {
-		minS, minP := int64(prodNS), int64(prodNP)
-		if choice == kernelsI32Always {
-			minS, minP = 1, 1 // every product shape, partial tiles too (tests)
+	if slices.Contains(jpFast[:], pk.plainKernel()) && (choice == kernelsAll || choice == kernelsI32Always || choice == kernelsI32Wide) {
+		// jp_prod where its tile of prodNP × prodNS rows fills; else
+		// jp_prodw where P is small (at most pwMaxP assignments) and S
+		// fills its tile of pwNS.
+		minS, minP, minSW := int64(prodNS), int64(prodNP), int64(pwNS)
+		if choice != kernelsAll {
+			minS, minP, minSW = 1, 1, 1 // every product shape, partial tiles too (tests)
 		}
 		side := make([][]int, len(out))
 		for k, v := range out {
@@ -309,8 +315,11 @@ func pack(p *local.JoinProject, choice kernelChoice) (*packed, error) {
 			}
 		}
 		staged := (len(pk.words)+3+nIn)/2*16 + (prodNP+prodNS)*p.ElimSize()*4
-		if split, ok := chooseSplit(p.OutDims(), side, p.ElimSize(), minS, minP); ok && staged <= maxSharedBytes {
+		stagedW := (len(pk.words)+5+nIn+pwMaxB+pwMaxBR)/2*16 + pwMaxP*p.ElimSize()*4
+		if split, ok := chooseSplit(p.OutDims(), side, p.ElimSize(), minS, minP); ok && staged <= maxSharedBytes && choice != kernelsI32Wide {
 			pk.product(p.OutDims(), split, side)
+		} else if split, ok := chooseSplitWide(p.OutDims(), side, ne, p.ElimSize(), minSW); ok && stagedW <= maxSharedBytes {
+			pk.productWide(p.OutDims(), split, side, ne)
 		}
 	}
 	return pk, nil
@@ -324,6 +333,100 @@ const (
 	prodMaxIn = 8
 	kProd     = "i32_jp_prod_k"
 )
+
+// jp_prodw (kernels.cu): the most assignments of P, the assignments of S a
+// block's tile holds (256 threads × PW_TS), the most inputs over S with and
+// without the eliminated variable; kProdW[n] serves up to 4n assignments
+// of P.
+const (
+	pwMaxP  = 16
+	pwNS    = blockThreads * 2
+	pwMaxB  = 4
+	pwMaxBR = 2
+)
+
+var kProdW = [...]string{1: "i32_jp_prodw1_k", 2: "i32_jp_prodw2_k", 3: "i32_jp_prodw3_k", 4: "i32_jp_prodw4_k"}
+
+// chooseSplitWide picks where jp_prodw splits the output variables of a
+// jp_fast plan (ne inputs holding the eliminated variable first, as in
+// chooseSplit's holds) when P is small: every input on one side, P of at
+// most pwMaxP assignments, S of at least minS, the S inputs within
+// jp_prodw's registers, the eliminated variable within the packed argmin.
+// Among the splits that qualify it takes the one with the most
+// assignments of P: each read of the S inputs then serves the most rows.
+func chooseSplitWide(dims []int, holds [][]int, ne, esize int, minS int64) (int, bool) {
+	n := len(dims)
+	if n < 2 || esize > prodMaxD || len(holds[0]) > prodMaxIn {
+		return 0, false
+	}
+	best, bestP := 0, int64(0)
+	for split := 1; split < n; split++ {
+		ok := true
+		nB, nBR := 0, 0
+		for s := range holds[0] {
+			inP, inS := false, false
+			for k := range n {
+				if holds[k][s] != 0 {
+					inP, inS = inP || k < split, inS || k >= split
+				}
+			}
+			ok = ok && !(inP && inS)
+			if inS && s < ne {
+				nB++
+			} else if inS {
+				nBR++
+			}
+		}
+		sRows, pRows := int64(1), int64(1)
+		for k, d := range dims {
+			if k < split {
+				pRows *= int64(d)
+			} else {
+				sRows *= int64(d)
+			}
+		}
+		if !ok || nB > pwMaxB || nBR > pwMaxBR || pRows > pwMaxP || sRows < minS {
+			continue
+		}
+		if pRows > bestP {
+			best, bestP = split, pRows
+		}
+	}
+	return best, bestP > 0
+}
+
+// productWide appends jp_prodw's words (kernels.cu) to a tiled plan:
+// jp_prod's (product), then the S inputs' slots, those holding the
+// eliminated variable (slots below ne) and the others, each list as its
+// count and pwMaxB or pwMaxBR entries.
+func (pk *packed) productWide(dims []int, split int, holds [][]int, ne int) {
+	pk.product(dims, split, holds)
+	var b, br []int64
+	for s := range holds[0] {
+		inS := false
+		for k := split; k < len(dims); k++ {
+			inS = inS || holds[k][s] != 0
+		}
+		switch {
+		case inS && s < ne:
+			b = append(b, int64(s))
+		case inS:
+			br = append(br, int64(s))
+		}
+	}
+	w := append(pk.words, int64(len(b)))
+	w = append(w, b...)
+	w = append(w, make([]int64, pwMaxB-len(b))...)
+	w = append(w, int64(len(br)))
+	w = append(w, br...)
+	w = append(w, make([]int64, pwMaxBR-len(br))...)
+	w[pWords] = int64(len(w))
+	pRows := int64(1)
+	for _, d := range dims[:split] {
+		pRows *= int64(d)
+	}
+	pk.words, pk.prodKernel = w, kProdW[(pRows+3)/4]
+}
 
 // chooseSplit picks where jp_prod splits the output variables of a
 // jp_fast plan (esize eliminated values) into a prefix P and a suffix S:
@@ -392,7 +495,7 @@ func (pk *packed) product(dims []int, split int, holds [][]int) {
 		w = append(w, side)
 	}
 	w[pWords] = int64(len(w))
-	pk.words, pk.prodRows = w, sRows
+	pk.words, pk.prodRows, pk.prodKernel = w, sRows, kProd
 }
 
 // plainKernel returns the kernel of a chunk too small for pk's blocks:
@@ -405,13 +508,14 @@ func (pk *packed) plainKernel() string {
 }
 
 // chunkUnit returns the rows a launch of pk's kernel must cover whole
-// (chunks are cut to multiples of it; 0: any), with jp_prod when prod:
-// jp_tile's blocks, jp_prod's assignments of P (S rows each). Both are
-// products of the last output dims, so the larger is a multiple of the
-// other.
+// (chunks are cut to multiples of it; 0: any): with jp_prod or jp_prodw
+// (prod) its assignments of P (S rows each), whatever jp_tile's blocks,
+// since every launch of the step then takes the product kernel; else
+// jp_tile's blocks. (The wide bucket's tile block is the whole table, so
+// a chunked step of that shape ran untiled.)
 func (pk *packed) chunkUnit(prod bool) int64 {
 	if prod {
-		return max(pk.block, pk.prodRows)
+		return pk.prodRows
 	}
 	return pk.block
 }
@@ -423,6 +527,10 @@ func (pk *packed) chunkUnit(prod bool) int64 {
 func (pk *packed) kernelFor(kernel string, i32, prod bool, n int64) (string, int, int64) {
 	shared := len(pk.words) * 8
 	switch {
+	case prod && pk.prodKernel != kProd:
+		esize := pk.words[pHdr+pk.words[pNIn]+pk.words[pNOut]]
+		shared = (len(pk.words)+1)/2*16 + int(pwMaxP*esize*4)
+		return pk.prodKernel, shared, (pk.prodRows + pwNS - 1) / pwNS * blockThreads
 	case prod:
 		esize := pk.words[pHdr+pk.words[pNIn]+pk.words[pNOut]]
 		shared = (len(pk.words)+1)/2*16 + int((prodNP+prodNS)*esize*4)
