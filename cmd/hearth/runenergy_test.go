@@ -331,3 +331,82 @@ func stateAt(t *testing.T, c paho.Client, now time.Time) func(home, dev, body st
 		}
 	}
 }
+
+// TestRunRefinedObjective: the compiled homes of the mixed street
+// (compiled.toml: alder, oak), alder's wallbox on automatic power levels
+// (the default), each a `hearth run --once` with [live] over the
+// embedded broker, signed, report the objective of the refined plans
+// they publish (devices/refine; the homes tell each other their plans
+// after the round, internal/daemon's plans.go), which is `hearth sim`'s
+// of the same street to 1e-9 — not the protocol's, of the compiled
+// values, above it (sim's note gives both: the test fails where they
+// are equal).
+func TestRunRefinedObjective(t *testing.T) {
+	_, dir, keys := energyRunStreet(t)
+	alder := filepath.Join(dir, "alder.toml")
+	b, err := os.ReadFile(alder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto := strings.Replace(string(b), `power_steps = "fixed"`, `power_steps = "auto"`, 1)
+	if auto == string(b) {
+		t.Fatal("alder.toml: no fixed power levels to turn to automatic ones")
+	}
+	if err := os.WriteFile(alder, []byte(auto), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "compiled.toml")
+	want := homesJSON(t, "sim", path, "--json")
+	if want.Objective == nil {
+		t.Fatal("sim: no objective")
+	}
+	refined := false
+	for _, n := range want.Notes {
+		refined = refined || strings.Contains(n, "refined onto their exact currents")
+	}
+	if !refined {
+		t.Fatalf("sim did not refine the plan (notes %q): the test would show nothing", want.Notes)
+	}
+
+	b2 := startEmbedded(t)
+	now := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)
+	c := testClient(t, b2.URL(), "test-refined-objective")
+	mixedStreetState(t, c, now)
+	ctx := testCtx(t, 60*time.Second)
+	homes := []string{"alder", "oak"}
+	outs := make([]syncBuffer, len(homes))
+	logs := make([]syncBuffer, len(homes))
+	var wg sync.WaitGroup
+	for i, h := range homes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"run", "-c", path, "--home", h, "--once", "--run-id", "r1", "--now", now.Format(time.RFC3339),
+				"--broker", b2.URL(), "--keys", keys, "--sign-key", filepath.Join(dir, h+".key"), "--json"}
+			if code := run(ctx, args, &outs[i], &logs[i]); code != exitOK {
+				t.Errorf("%s: exit %d\n%s", h, code, logs[i].String())
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, h := range homes {
+		var rep struct {
+			Objective  *float64          `json:"objective"`
+			Assignment map[string]string `json:"assignment"`
+		}
+		if err := json.Unmarshal([]byte(outs[i].String()), &rep); err != nil || rep.Objective == nil {
+			t.Fatalf("%s: %v\n%s", h, err, outs[i].String())
+		}
+		if math.Abs(*rep.Objective-*want.Objective) > 1e-9*math.Max(1, math.Abs(*want.Objective)) {
+			t.Errorf("%s: objective %v, sim %v", h, *rep.Objective, *want.Objective)
+		}
+		for v, x := range rep.Assignment {
+			if want.Assignment[v] != x {
+				t.Errorf("%s: %s = %s, sim %s", h, v, x, want.Assignment[v])
+			}
+		}
+	}
+}
