@@ -37,17 +37,24 @@ func plansHook(r *homesolve.Run) func(ctx context.Context, values []int, home in
 		return nil
 	}
 	return func(ctx context.Context, values []int, home int, rt pipeline.Runtime) (float64, error) {
-		hs, err := r.HomeRefined(values, home)
-		if err != nil {
-			return math.NaN(), err
+		// A home that cannot tell its plan still takes part, with the
+		// reason: the others then keep the protocol's objective at once
+		// rather than wait for it until the round's time-out.
+		hs, herr := r.HomeRefined(values, home)
+		msg := planMessage{Actions: hs.Actions, Levels: hs.Levels}
+		if herr != nil {
+			msg = planMessage{Error: herr.Error()}
 		}
-		mine, err := json.Marshal(planMessage{Actions: hs.Actions, Levels: hs.Levels})
+		mine, err := json.Marshal(msg)
 		if err != nil {
 			return math.NaN(), err
 		}
 		got, err := sharePlans(ctx, rt, len(n.Homes), home, mine)
 		if err != nil {
 			return math.NaN(), err
+		}
+		if herr != nil {
+			return math.NaN(), herr
 		}
 		homes := make([]devices.HomeSchedule, len(n.Homes))
 		for i, b := range got {
@@ -59,16 +66,21 @@ func plansHook(r *homesolve.Run) func(ctx context.Context, values []int, home in
 			if err := json.Unmarshal(b, &m); err != nil {
 				return math.NaN(), fmt.Errorf("home %s's plan: %w", n.Homes[i].Name, err)
 			}
+			if m.Error != "" {
+				return math.NaN(), fmt.Errorf("home %s has no plan to tell: %s", n.Homes[i].Name, m.Error)
+			}
 			homes[i] = devices.HomeSchedule{Actions: m.Actions, Levels: m.Levels}
 		}
 		return r.PlansObjective(homes)
 	}
 }
 
-// planMessage is a home's published schedule as it tells the others.
+// planMessage is a home's published schedule as it tells the others, or
+// why it has none.
 type planMessage struct {
-	Actions [][]int `json:"actions"`
-	Levels  []int   `json:"levels"`
+	Actions [][]int `json:"actions,omitempty"`
+	Levels  []int   `json:"levels,omitempty"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // planKind is the kind of a home's planMessage.
