@@ -921,3 +921,56 @@ func TestRefineTwoBatteriesJoint(t *testing.T) {
 		t.Fatal("no home was feasible idle")
 	}
 }
+
+// BenchmarkRefinePasses refines a day of hourly slots of a home with PV,
+// an export price and two batteries (13.5 kWh at 5 kW, 10 kWh at 3 kW)
+// from idle in one pass and in passes until none moves (refine.Home):
+// the ratio is what the further passes cost.
+func BenchmarkRefinePasses(b *testing.B) {
+	var text strings.Builder
+	text.WriteString("[horizon]\nslots = 24\n[coordination]\nwindows = []\n[objective]\npeak = 0\n[prices]\nper_slot = [")
+	rng := rand.New(rand.NewPCG(7, 0xbe7c))
+	var ps, xs, pv []string
+	for t := range 24 {
+		p := float64(10+rng.IntN(30)) / 100
+		ps, xs = append(ps, fmt.Sprint(p)), append(xs, fmt.Sprint(math.Round(p*60)/100))
+		pv = append(pv, fmt.Sprint(math.Round(math.Max(0, 4*math.Sin(math.Pi*float64(t-6)/12))*10)/10))
+	}
+	fmt.Fprintf(&text, "%s]\nexport_per_slot = [%s]\n[[home]]\nname = \"h\"\nbackground_kw = 0.6\npv_kw = [%s]\n", strings.Join(ps, ", "), strings.Join(xs, ", "), strings.Join(pv, ", "))
+	text.WriteString("[[home.device]]\nname = \"b\"\nkind = \"home_battery\"\npower_steps = \"auto\"\ninitial = { soc = 4 }\n")
+	text.WriteString("[[home.device]]\nname = \"b2\"\nkind = \"home_battery\"\npower_steps = \"auto\"\ncapacity_kwh = 10\nmax_charge_kw = 3\nmax_discharge_kw = 3\ninitial = { soc = 6 }\n")
+	cfg, err := config.Parse("passes.toml", []byte(text.String()), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := cfg.Neighbourhood
+	h := &n.Homes[0]
+	hs := devices.HomeSchedule{Actions: make([][]int, len(h.Devices))}
+	for d := range h.Devices {
+		idle := slices.IndexFunc(h.Devices[d].Actions, func(a devices.Action) bool { return a.Power == 0 })
+		hs.Actions[d] = make([]int, 24)
+		for t := range 24 {
+			hs.Actions[d][t] = idle
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		passes int
+	}{{"one-pass", 1}, {"passes", refine.MaxPasses}} {
+		b.Run(c.name, func(b *testing.B) {
+			var cost float64
+			for b.Loop() {
+				got, ok, err := refine.HomePasses(n, 0, hs, c.passes)
+				if err != nil || !ok {
+					b.Fatalf("%v %v", ok, err)
+				}
+				ev, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{got}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cost = ev.Cost
+			}
+			b.ReportMetric(cost, "objective")
+		})
+	}
+}
