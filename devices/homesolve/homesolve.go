@@ -988,6 +988,25 @@ func (r *Run) HomeRefined(assign []int, home int) (devices.HomeSchedule, error) 
 	return refined, nil
 }
 
+// HomeRefinedLoad is the draw per slot (kW) of the schedule of home home
+// that HomePlan publishes (HomeRefined): with automatic levels, what its
+// refined plan draws, which a mixed street's energy homes of `hearth run`
+// score the street on after the phases, as `hearth sim` scores it on the
+// refined compiled homes.
+func (r *Run) HomeRefinedLoad(assign []int, home int) ([]float64, error) {
+	hs, err := r.HomeRefined(assign, home)
+	if err != nil {
+		return nil, err
+	}
+	n := r.Model()
+	scale := powerScale(n)
+	out := make([]float64, n.Horizon.Slots)
+	for t := range out {
+		out[t] = n.Homes[home].Draw(t, func(d int) int { return hs.Actions[d][t] }) * scale
+	}
+	return out, nil
+}
+
 // PlansObjective is the objective of the compiled homes' schedules homes
 // (one per home, in the street's order: what each publishes,
 // HomeRefined) as `hearth sim` reports a plan's: the model's evaluation
