@@ -457,7 +457,9 @@ type RoundResult struct {
 	Sense    string `json:"sense,omitempty"`
 	// Objective is the whole problem's objective in the file's sense as
 	// the protocol told this agent, or null when it does not tell agents
-	// (D-Gibbs, MGM) or the problem is infeasible.
+	// (D-Gibbs, MGM) or the problem is infeasible; for a home of a street
+	// with devices to refine, that of the refined plans the homes
+	// publish (AgentConfig.Objective), as `hearth sim` reports it.
 	Objective *float64 `json:"objective"`
 	// LocalObjective is the agent's own functions' part of it.
 	LocalObjective *float64 `json:"local_objective"`
