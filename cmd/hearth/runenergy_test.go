@@ -207,14 +207,16 @@ func TestRunEnergyStreet(t *testing.T) {
 // TestRunMixedStreet: a street of two compiled homes (alder, oak) and
 // two energy homes (fir, hazel), each a `hearth run --once` with [live]
 // over the embedded broker, signed. The compiled homes plan by the
-// protocol among themselves (the objective they report is that of
-// `hearth sim` of the street without its energy homes); then the two
-// kinds answer each other in phases over MQTT (internal/daemon,
-// mixed.go), as `hearth sim` of the whole street alternates them in
-// process (homesolve.Run.Answer): every compiled home's values are
-// sim's (here its answer moves a home, so the protocol's values would
-// not be), every energy home's plan is sim's to 1e-6 kW, the sweeps and
-// moves are sim's, and the street objective is sim's to 1e-9.
+// protocol among themselves; then the two kinds answer each other in
+// phases over MQTT (internal/daemon, mixed.go), as `hearth sim` of the
+// whole street alternates them in process (homesolve.Run.Answer), and
+// alder's wallbox is refined onto its exact currents: every compiled
+// home's values are sim's (here its answer moves a home, so the
+// protocol's values would not be) and the objective it reports is
+// sim's of the refined plans published (internal/daemon, plans.go),
+// every energy home's plan is sim's to 1e-6 kW, the sweeps and moves are
+// sim's, and the street objective, on the compiled homes' refined loads
+// (mixed.go's refinedPhase), is sim's to 1e-9.
 func TestRunMixedStreet(t *testing.T) {
 	_, dir, keys := energyRunStreet(t)
 	path := filepath.Join(dir, "mixed.toml")
@@ -271,8 +273,8 @@ func TestRunMixedStreet(t *testing.T) {
 		if err := json.Unmarshal([]byte(outs[i].String()), &rep); err != nil || rep.Objective == nil {
 			t.Fatalf("%s: %v\n%s", h, err, outs[i].String())
 		}
-		if math.Abs(*rep.Objective-*proto.Objective) > 1e-9*math.Max(1, math.Abs(*proto.Objective)) {
-			t.Errorf("%s: the protocol's objective %v, sim of the compiled homes %v", h, *rep.Objective, *proto.Objective)
+		if math.Abs(*rep.Objective-*full.Objective) > 1e-9*math.Max(1, math.Abs(*full.Objective)) {
+			t.Errorf("%s: objective %v, sim of the whole street %v", h, *rep.Objective, *full.Objective)
 		}
 		if len(rep.Assignment) == 0 {
 			t.Errorf("%s: no values", h)
@@ -328,6 +330,73 @@ func stateAt(t *testing.T, c paho.Client, now time.Time) func(home, dev, body st
 		tok := c.Publish(liveclock.StateTopic("hearth", home, dev), 1, true, fmt.Sprintf(`{"time":%q,%s}`, now.Format(time.RFC3339), body))
 		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 			t.Fatal(tok.Error())
+		}
+	}
+}
+
+// TestRunRefinedObjective: the compiled homes of the mixed street
+// without its energy homes (compiled.toml: alder, oak; alder's wallbox on
+// automatic power levels, the default), each a `hearth run --once` with
+// [live] over the embedded broker, signed, report the objective of the
+// refined plans they publish (devices/refine; the homes tell each other their plans
+// after the round, internal/daemon's plans.go), which is `hearth sim`'s
+// of the same street to 1e-9 — not the protocol's, of the compiled
+// values, above it (sim's note gives both: the test fails where they
+// are equal).
+func TestRunRefinedObjective(t *testing.T) {
+	_, dir, keys := energyRunStreet(t)
+	path := filepath.Join(dir, "compiled.toml")
+	want := homesJSON(t, "sim", path, "--json")
+	if want.Objective == nil {
+		t.Fatal("sim: no objective")
+	}
+	refined := false
+	for _, n := range want.Notes {
+		refined = refined || strings.Contains(n, "refined onto their exact currents")
+	}
+	if !refined {
+		t.Fatalf("sim did not refine the plan (notes %q): the test would show nothing", want.Notes)
+	}
+
+	b2 := startEmbedded(t)
+	now := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)
+	c := testClient(t, b2.URL(), "test-refined-objective")
+	mixedStreetState(t, c, now)
+	ctx := testCtx(t, 60*time.Second)
+	homes := []string{"alder", "oak"}
+	outs := make([]syncBuffer, len(homes))
+	logs := make([]syncBuffer, len(homes))
+	var wg sync.WaitGroup
+	for i, h := range homes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"run", "-c", path, "--home", h, "--once", "--run-id", "r1", "--now", now.Format(time.RFC3339),
+				"--broker", b2.URL(), "--keys", keys, "--sign-key", filepath.Join(dir, h+".key"), "--json"}
+			if code := run(ctx, args, &outs[i], &logs[i]); code != exitOK {
+				t.Errorf("%s: exit %d\n%s", h, code, logs[i].String())
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, h := range homes {
+		var rep struct {
+			Objective  *float64          `json:"objective"`
+			Assignment map[string]string `json:"assignment"`
+		}
+		if err := json.Unmarshal([]byte(outs[i].String()), &rep); err != nil || rep.Objective == nil {
+			t.Fatalf("%s: %v\n%s", h, err, outs[i].String())
+		}
+		if math.Abs(*rep.Objective-*want.Objective) > 1e-9*math.Max(1, math.Abs(*want.Objective)) {
+			t.Errorf("%s: objective %v, sim %v", h, *rep.Objective, *want.Objective)
+		}
+		for v, x := range rep.Assignment {
+			if want.Assignment[v] != x {
+				t.Errorf("%s: %s = %s, sim %s", h, v, x, want.Assignment[v])
+			}
 		}
 	}
 }

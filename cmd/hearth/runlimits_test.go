@@ -166,8 +166,8 @@ func TestRunEnergyStreetLimits(t *testing.T) {
 	}
 }
 
-// TestRunMixedHardFeeder: on the mixed street (TestRunMixedStreet's)
-// under a hard feeder limit of 5 kW, with and without a peak term,
+// TestRunMixedHardFeeder: on the mixed street (TestRunMixedStreet's,
+// alder's wallbox on fixed levels) under a hard feeder limit of 5 kW, with and without a peak term,
 // `hearth sim` exits 1 naming the limit (the energy homes' best
 // responses end above it). Run as four `hearth run --once` processes,
 // every home — the compiled homes too, which would otherwise wait for
@@ -176,6 +176,20 @@ func TestRunEnergyStreetLimits(t *testing.T) {
 // exit 1 and the same named reason, and prints no plan.
 func TestRunMixedHardFeeder(t *testing.T) {
 	_, dir, keys := energyRunStreet(t)
+	// alder's wallbox on the catalogue's fixed levels (3.7 or 7.4 kW):
+	// on its whole currents the street keeps 5 kW.
+	alder := filepath.Join(dir, "alder.toml")
+	b0, err := os.ReadFile(alder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := strings.Replace(string(b0), "\ninitial = { charge = 15.0 }", "\npower_steps = \"fixed\"\ninitial = { charge = 15.0 }", 1)
+	if fixed == string(b0) {
+		t.Fatal("alder.toml: no initial charge to put fixed levels before")
+	}
+	if err := os.WriteFile(alder, []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	mixed, err := os.ReadFile(filepath.Join(dir, "mixed.toml"))
 	if err != nil {
 		t.Fatal(err)

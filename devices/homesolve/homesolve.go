@@ -920,13 +920,35 @@ func (r *Run) HomePublications(assign []int, home int, o report.PublishOptions) 
 }
 
 // HomePlan is one home's plan (its devices' actions and kW per slot) in
-// an assignment that needs values for the home's variables only.
+// an assignment that needs values for the home's variables only: the
+// schedule HomeRefined returns, checked.
 func (r *Run) HomePlan(assign []int, home int) (report.HomePlan, error) {
+	hs, err := r.HomeRefined(assign, home)
+	if err != nil {
+		return report.HomePlan{}, err
+	}
+	plan, err := report.PlanOf(r.Model(), home, hs)
+	if err != nil {
+		return report.HomePlan{}, err
+	}
+	if err := homecheck.CheckHome(r.Model(), home, Plan(plan)).Err(); err != nil {
+		return report.HomePlan{}, fmt.Errorf("home %s: %w", plan.Home, err)
+	}
+	return plan, nil
+}
+
+// HomeRefined is the schedule of home home that HomePlan publishes for
+// an assignment that needs values for the home's variables only: its
+// actions and committed levels, its devices with exact actions refined
+// (devices/refine). It reads nothing of the other homes, so every home
+// of `hearth run` can tell the others what it publishes
+// (PlansObjective).
+func (r *Run) HomeRefined(assign []int, home int) (devices.HomeSchedule, error) {
 	if home < 0 || home >= len(r.compiled.Homes) {
-		return report.HomePlan{}, fmt.Errorf("home %d of %d", home, len(r.compiled.Homes))
+		return devices.HomeSchedule{}, fmt.Errorf("home %d of %d", home, len(r.compiled.Homes))
 	}
 	if len(assign) != len(r.Problem().Variables) {
-		return report.HomePlan{}, fmt.Errorf("assignment has %d values for %d variables", len(assign), len(r.Problem().Variables))
+		return devices.HomeSchedule{}, fmt.Errorf("assignment has %d values for %d variables", len(assign), len(r.Problem().Variables))
 	}
 	hc := &r.compiled.Homes[home]
 	hs := devices.HomeSchedule{Actions: make([][]int, len(hc.Actions))}
@@ -961,17 +983,51 @@ func (r *Run) HomePlan(assign []int, home int) (report.HomePlan, error) {
 	}
 	refined, _, err := refineHome(r.Model(), home, hs)
 	if err != nil {
-		return report.HomePlan{}, err
+		return devices.HomeSchedule{}, err
 	}
-	hs = refined
-	plan, err := report.PlanOf(r.Model(), home, hs)
+	return refined, nil
+}
+
+// HomeRefinedLoad is the draw per slot (kW) of the schedule of home home
+// that HomePlan publishes (HomeRefined): with automatic levels, what its
+// refined plan draws, which a mixed street's energy homes of `hearth run`
+// score the street on after the phases, as `hearth sim` scores it on the
+// refined compiled homes.
+func (r *Run) HomeRefinedLoad(assign []int, home int) ([]float64, error) {
+	hs, err := r.HomeRefined(assign, home)
 	if err != nil {
-		return report.HomePlan{}, err
+		return nil, err
 	}
-	if err := homecheck.CheckHome(r.Model(), home, Plan(plan)).Err(); err != nil {
-		return report.HomePlan{}, fmt.Errorf("home %s: %w", plan.Home, err)
+	n := r.Model()
+	scale := powerScale(n)
+	out := make([]float64, n.Horizon.Slots)
+	for t := range out {
+		out[t] = n.Homes[home].Draw(t, func(d int) int { return hs.Actions[d][t] }) * scale
 	}
-	return plan, nil
+	return out, nil
+}
+
+// PlansObjective is the objective of the compiled homes' schedules homes
+// (one per home, in the street's order: what each publishes,
+// HomeRefined) as `hearth sim` reports a plan's: the model's evaluation
+// on their committed levels (devices.Neighbourhood.Evaluate). A home of
+// `hearth run` reports it once the homes have told each other their
+// schedules, so that with automatic power levels the objective it
+// reports is that of the refined plan published, not the protocol's.
+// It fails where the schedules break a hard rule or limit.
+func (r *Run) PlansObjective(homes []devices.HomeSchedule) (float64, error) {
+	n := r.Model()
+	if len(homes) != len(n.Homes) {
+		return 0, fmt.Errorf("%d schedules for %d homes", len(homes), len(n.Homes))
+	}
+	ev, err := n.Evaluate(&devices.Schedule{Homes: homes})
+	if err != nil {
+		return 0, err
+	}
+	if !ev.Feasible {
+		return 0, fmt.Errorf("the published plans break the street's rules: %s", strings.Join(ev.Violations, "; "))
+	}
+	return ev.Cost, nil
 }
 
 func (r *Run) publishDefaults(o report.PublishOptions) report.PublishOptions {

@@ -83,6 +83,12 @@ type AgentConfig struct {
 	// runtime of its k-th descent between the homes, under the round's
 	// run id with "-aK" added.
 	Answer func(ctx context.Context, round string, values []int, group func(k int) pipeline.Runtime) ([]int, error)
+	// Objective, when not nil, is the objective of the plans the homes
+	// publish for the values reported, after Answer (plansHook: the
+	// homes' refined plans), run over MQTT under the round's run id with
+	// "-plans" added; it replaces the protocol's. Where it fails the
+	// protocol's stands, with a warning.
+	Objective func(ctx context.Context, values []int, home int, rt pipeline.Runtime) (float64, error)
 }
 
 // AttemptRun is the MQTT run id of attempt k (from 0) of a round
@@ -261,6 +267,7 @@ type Agent struct {
 	neighbours []string
 	after      func(ctx context.Context, values []int, home int, rt pipeline.Runtime) ([]int, error)
 	answer     func(ctx context.Context, round string, values []int, group func(k int) pipeline.Runtime) ([]int, error)
+	objective  func(ctx context.Context, values []int, home int, rt pipeline.Runtime) (float64, error)
 }
 
 // findHome returns the index of the agent named agent (its name in the
@@ -302,7 +309,7 @@ func NewAgent(ctx context.Context, c AgentConfig) (*Agent, error) {
 	}
 	homeNames := mqtt.AgentNames(p)
 	h := &Agent{p: p, prep: c.Prepared, plan: plan, home: home, name: homeNames[home], cfg: c.MQTT, log: log.With("agent", homeNames[home]),
-		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout, settle: c.Settle, after: c.After, answer: c.Answer}
+		instance: c.Instance, attempts: max(c.Attempts, 1), timeout: c.Prepared.Timeout, settle: c.Settle, after: c.After, answer: c.Answer, objective: c.Objective}
 	if h.cfg.Identity.Client == "" {
 		h.cfg.Identity = mqtt.NewIdentity()
 	}
@@ -405,6 +412,18 @@ func (h *Agent) round(ctx context.Context, id string, listen *mqtt.Listener) (Ro
 					stats = append(slices.Clone(stats), g.Last.Stats...)
 				}
 			}
+			if h.objective != nil && !sol.HardRow {
+				// The objective of the plans published, refined
+				// (plansHook), for the protocol's.
+				g := &mqtt.Group{Config: mqtt.GroupConfig{Config: h.cfg}}
+				g.Config.Run, g.Config.Listen, g.Config.Agents = run+"-plans", listen, mqtt.AgentNames(h.p)
+				if cost, oerr := h.objective(ctx, sol.Assign, h.home, g); oerr != nil {
+					h.log.Warn("the homes' plans not shared; the objective is the protocol's", "round", id, "err", oerr)
+				} else {
+					sol.Reported = h.p.Sense.Report(cost)
+				}
+				stats = append(slices.Clone(stats), g.Last.Stats...)
+			}
 			rep, err := h.report(id, run, k+1, sol, stats)
 			rep.Dropped = mqtt.SecurityDropped(stats)
 			if rep.Dropped != nil {
@@ -438,7 +457,9 @@ type RoundResult struct {
 	Sense    string `json:"sense,omitempty"`
 	// Objective is the whole problem's objective in the file's sense as
 	// the protocol told this agent, or null when it does not tell agents
-	// (D-Gibbs, MGM) or the problem is infeasible.
+	// (D-Gibbs, MGM) or the problem is infeasible; for a home of a street
+	// with devices to refine, that of the refined plans the homes
+	// publish (AgentConfig.Objective), as `hearth sim` reports it.
 	Objective *float64 `json:"objective"`
 	// LocalObjective is the agent's own functions' part of it.
 	LocalObjective *float64 `json:"local_objective"`

@@ -218,7 +218,7 @@ func (st *homeState) agent(ctx context.Context, r *homesolve.Run) (*Agent, error
 		}
 	}
 	return NewAgent(ctx, AgentConfig{Problem: r.Problem(), Name: st.cfg.Home, Prepared: prep, MQTT: st.cfg.MQTT, Log: st.log,
-		Instance: st.cfg.Path, Attempts: st.cfg.Attempts, After: r.HomeDescent(), Answer: st.answerHook(r)})
+		Instance: st.cfg.Path, Attempts: st.cfg.Attempts, After: r.HomeDescent(), Answer: st.answerHook(r), Objective: plansHook(r)})
 }
 
 // DefaultHomeTimeout bounds a home's round when neither [solver] timeout

@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/energy"
 	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/refine"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/street"
 	"github.com/hearth-dcop/hearth/internal/energyround"
@@ -61,6 +62,7 @@ func (st *homeState) answerHook(r *homesolve.Run) func(ctx context.Context, roun
 	}
 	keys := st.cfg.MQTT.Keys
 	log := st.log
+	exact := refine.HasExact(n)
 	return func(ctx context.Context, round string, values []int, group func(int) pipeline.Runtime) ([]int, error) {
 		if !st.once && !slotRound(round, lh.hz.Slot) {
 			// A round the compiled homes asked for among themselves
@@ -163,8 +165,51 @@ func (st *homeState) answerHook(r *homesolve.Run) func(ctx context.Context, roun
 			}
 			prev = cur
 		}
+		if exact {
+			// The refined plan's load, which the energy homes score
+			// the street on (refinedPhase).
+			load, err := r.HomeRefinedLoad(values, home)
+			if err != nil {
+				return values, err
+			}
+			for t, v := range load {
+				load[t] = math.Max(v, 0)
+			}
+			caps, err := r.HomeCaps(values, home)
+			if err != nil {
+				return values, err
+			}
+			if _, err := energyround.Final(ctx, lh.prefix, energyround.Load{Round: energyround.PhaseRound(round, refinedPhase), Home: st.cfg.Home,
+				Slot0: slot0.Format(time.RFC3339), ImportKW: load, CommittedKW: caps}, signer, publish, log); err != nil {
+				return values, err
+			}
+		}
 		return values, nil
 	}
+}
+
+// refinedPhase is the phase of a mixed street's round on which, with a
+// peak term, the compiled homes with devices to refine publish the load
+// of their refined plans (devices/refine) once the phases are over: the
+// energy homes score the street on it, as `hearth sim` scores it on the
+// refined compiled homes (homesolve's refineMixed). It follows the
+// last phase the answers can reach.
+const refinedPhase = energyround.MaxAnswers + 1
+
+// compiledExact reports whether a compiled home of cfg (compiled names
+// them) has a device with exact actions, which its plan refines.
+func compiledExact(cfg *config.Config, compiled []string) bool {
+	for _, h := range cfg.Neighbourhood.Homes {
+		if !slices.Contains(compiled, h.Name) {
+			continue
+		}
+		for d := range h.Devices {
+			if h.Devices[d].Exact != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // newPhases returns the holder of a mixed street's final loads for a
@@ -220,6 +265,7 @@ func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, cfg *co
 	if !ok {
 		return err
 	}
+	loads := res.Street.Loads
 	for k := 1; k <= energyround.MaxAnswers; k++ {
 		cur, ok, err := await(k)
 		if !ok {
@@ -250,8 +296,9 @@ func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, cfg *co
 		res.Street.Moves += r.Moves
 		res.Street.Dropped += r.Dropped
 		res.Street.Objective, res.Street.Others, res.Street.OthersCost, res.Street.Missing = r.Objective, r.Others, r.OthersCost, r.Missing
+		loads = r.Loads
 		if len(r.Missing) > 0 {
-			break
+			return nil
 		}
 		if err := final(k, r.Moves > 0); err != nil {
 			return err
@@ -261,6 +308,18 @@ func (e *EnergyHome) answerPhases(ctx context.Context, res *EnergyRound, cfg *co
 		}
 		prev = cur
 	}
+	if !compiledExact(cfg, compiled) || x.Street == nil {
+		return nil
+	}
+	// The compiled homes' refined loads: the street's objective on
+	// them, as `hearth sim` reports it.
+	got, ok, err := await(refinedPhase)
+	if !ok {
+		return err
+	}
+	st := streetOfLoads(cfg, x.Energy, compiled, got)
+	s, ms, _ := energyround.View(st, x.Energy, m, loads)
+	res.Street.Objective, res.street = s.Objective(ms), st
 	return nil
 }
 

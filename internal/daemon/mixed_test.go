@@ -2,7 +2,9 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,16 +34,60 @@ import (
 //
 // It is left out under the race detector, where rowan's LPs take most
 // of a minute, and with -short.
+//
+// It runs twice: alder's wallbox on the catalogue's fixed levels, and on
+// automatic ones, where after the round alder's refined plan gives the
+// objective it reports (plans.go) and, after the phases, its refined
+// load, on which rowan scores the street (mixed.go's refinedPhase):
+// neither waits for the other there either.
 func TestMixedStreetRun(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		t.Skip("a simulated slot round at 60×: the energy home's LPs take most of a minute under the race detector")
 	}
+	fixed := filepath.Join("testdata", "energy", "mixed-live.toml")
+	t.Run("fixed levels", func(t *testing.T) { mixedStreetRun(t, fixed) })
+	t.Run("automatic levels", func(t *testing.T) {
+		dir := t.TempDir()
+		rowan, err := filepath.Abs(filepath.Join("testdata", "energy", "rowan.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		street, err := os.ReadFile(fixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alder, err := os.ReadFile(filepath.Join("..", "live", "testdata", "street", "alder.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := strings.Replace(string(street), `homes = ["rowan.toml", "../../../live/testdata/street/alder.toml"]`, fmt.Sprintf("homes = [%q, \"alder.toml\"]", rowan), 1)
+		var lines []string
+		for _, ln := range strings.Split(string(alder), "\n") {
+			if !strings.HasPrefix(ln, "power_steps") {
+				lines = append(lines, ln)
+			}
+		}
+		if st == string(street) || len(lines) == len(strings.Split(string(alder), "\n")) {
+			t.Fatal("mixed-live.toml or alder.toml: no homes line or fixed levels to change")
+		}
+		path := filepath.Join(dir, "mixed-live.toml")
+		if err := os.WriteFile(path, []byte(st), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "alder.toml"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mixedStreetRun(t, path)
+	})
+}
+
+// mixedStreetRun is TestMixedStreetRun on the street at path.
+func mixedStreetRun(t *testing.T, path string) {
 	b, err := broker.Start(broker.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	path := filepath.Join("testdata", "energy", "mixed-live.toml")
 	now0 := time.Date(2026, 11, 26, 21, 54, 0, 0, time.Local)
 	clock, err := live.NewClock(now0, time.Time{}, 60, nil)
 	if err != nil {
@@ -106,6 +152,9 @@ func TestMixedStreetRun(t *testing.T) {
 	for name, l := range map[string]*logBuf{"rowan": rowanLog, "alder": s.logs["alder"]} {
 		if ln := line(l, "did not come"); ln != "" {
 			t.Errorf("%s waited out the round's time-out: %s", name, ln)
+		}
+		if ln := line(l, "plans not shared"); ln != "" {
+			t.Errorf("%s: %s", name, ln)
 		}
 	}
 }
