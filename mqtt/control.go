@@ -284,10 +284,6 @@ func (c *Control) options() *paho.ClientOptions {
 		SetConnectTimeout(10 * time.Second).
 		SetKeepAlive(t.KeepAlive).
 		SetOrderMatters(true).
-		// A persistent session resumes stored publishes on reconnect;
-		// the copying store keeps paho from setting DUP on a packet its
-		// writer is still sending (see store.go).
-		SetStore(newCopyStore()).
 		SetDefaultPublishHandler(c.onMessage).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
@@ -380,7 +376,14 @@ func (c *Control) dial(ctx context.Context) error {
 	c.echo = make(chan struct{})
 	ready := c.ready
 	c.readyMu.Unlock()
-	cl := paho.NewClient(c.options())
+	o := c.options()
+	// A persistent session resumes stored publishes on reconnect; the
+	// copying store keeps paho from setting DUP on a packet its writer
+	// is still sending, and the resume from claiming a message sent on
+	// the new connection (see store.go).
+	attached := newCopyStore().attach(o)
+	cl := paho.NewClient(o)
+	attached(cl)
 	c.mu.Lock()
 	c.client = cl
 	c.mu.Unlock()

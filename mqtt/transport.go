@@ -105,7 +105,6 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 		SetKeepAlive(keepAlive).
 		SetPingTimeout(min(10*time.Second, tm.KeepAlive)).
 		SetOrderMatters(true).
-		SetStore(newCopyStore()).
 		SetBinaryWill(topic.PresenceTopic(cfg.Prefix, t.name), will, 1, true).
 		SetDefaultPublishHandler(t.onMessage).
 		SetOnConnectHandler(t.onConnect).
@@ -120,7 +119,9 @@ func newTransport(cfg AgentConfig, mbox *mailbox, ctr *counters, log *slog.Logge
 			return dial(ctx)
 		})
 	}
+	attached := newCopyStore().attach(o)
 	t.client = paho.NewClient(o)
+	attached(t.client)
 	return t
 }
 

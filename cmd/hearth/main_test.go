@@ -59,7 +59,7 @@ func TestExitCodes(t *testing.T) {
 		{"solve unknown format", []string{"solve", "x.txt"}, exitUsage, "", "unknown instance format"},
 		{"solve malformed", []string{"solve", malformed}, exitUsage, "", "bad.wcsp:3:"},
 		{"solve unknown global", []string{"solve", good, "--global", "nope"}, exitUsage, "", "--global"},
-		{"solve unknown local", []string{"solve", good, "--local", "nope"}, exitUsage, "", "valid: dfbnb, be, aobb, edac, bruteforce, gibbs, mh"},
+		{"solve unknown local", []string{"solve", good, "--local", "nope"}, exitUsage, "", "valid: dfbnb, be, aobb, edac, vac, bruteforce, gibbs, mh"},
 		{"solve bad flag", []string{"solve", good, "--frob"}, exitUsage, "", "frob"},
 		{"solve bad protocol parameter", []string{"solve", good, "--global", "mgm", "-p", "response=9"}, exitUsage, "", "parameter response = 9"},
 		{"solve bad afb parameter", []string{"solve", good, "--global", "afb", "-p", "afb_order=7"}, exitUsage, "", "afb_order = 7"},
