@@ -260,16 +260,23 @@ func (s *EDAC) projectUnary(x int) bool {
 // side describes binary function k seen from variable on: the strides of
 // on's and the other variable's values in the table, their deltas, alive
 // flags and unary costs, and the residual supports of on's values.
+//
+// The fields that hasFull reads (EAC's check of a full support, a third
+// of EDAC's time on the grids, most of it a residual that still holds)
+// come first, in three of the record's five cache lines; the rest after.
 type side struct {
-	tab       []float64
-	on, ot    int       // variables
-	son, sot  int       // strides
-	pon, pot  []float64 // deltas (views of fs)
-	aon, aot  []int32   // alive flags (views of is)
-	uon, uot  []float64 // unary costs (views of fs)
-	pOn, pOt  int       // fs offsets of the deltas
-	res, fres []int32   // on's residual AC and full supports
-	don, dot  int       // domain sizes
+	fres     []int32   // on's residual full supports
+	aot      []int32   // the other variable's alive flags (a view of is)
+	tab      []float64 // the table
+	pon, pot []float64 // deltas (views of fs)
+	uot      []float64 // the other variable's unary costs (a view of fs)
+	son, sot int       // strides
+	dot, don int       // domain sizes
+	res      []int32   // on's residual AC supports
+	aon      []int32   // on's alive flags (a view of is)
+	uon      []float64 // on's unary costs (a view of fs)
+	on, ot   int       // variables
+	pOn, pOt int       // fs offsets of the deltas
 }
 
 // side returns binary function k seen from on.
