@@ -440,6 +440,12 @@ func (sd *side) hasFull(a int) bool {
 	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
 		return true
 	}
+	return sd.scanFull(a)
+}
+
+// scanFull is hasFull past its residual: the first full support of on =
+// a over the other variable's live values becomes the residual.
+func (sd *side) scanFull(a int) bool {
 	n := sd.dot
 	aot, pot, uot := sd.aot[:n], sd.pot[:n], sd.uot[:n]
 	pa := sd.pon[a]
@@ -812,10 +818,24 @@ func (s *EDAC) eacSupported(x, a int) bool {
 	if !s.alive(x, a) || s.u(x, a) > 0 {
 		return false
 	}
+	// side and hasFull by hand: most calls end at the residual, and
+	// neither call is inlined (3% fewer instructions on the 60×60 grid).
 	for _, k := range s.ladj(x) {
-		sd := s.side(int(k), x)
+		i := 2 * int(k)
+		if x != s.bins[k].x {
+			i++
+		}
+		var sd *side
+		if int(k) < s.firstDormant {
+			sd = &s.sides[i]
+		} else {
+			sd = s.sideAt(i)
+		}
 		s.checks += int64(sd.dot)
-		if !sd.hasFull(a) {
+		if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.tab[a*sd.son+r*sd.sot]-sd.pon[a]-sd.pot[r]+sd.uot[r] <= 0 {
+			continue
+		}
+		if !sd.scanFull(a) {
 			return false
 		}
 	}
