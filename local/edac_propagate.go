@@ -261,7 +261,7 @@ func (s *EDAC) projectUnary(x int) bool {
 // on's and the other variable's values in the table, their deltas, alive
 // flags and unary costs, and the residual supports of on's values.
 //
-// The fields that hasFull reads (EAC's check of a full support, a third
+// The fields that EAC reads to check a full support (eacSupported, a third
 // of EDAC's time on the grids, most of it a residual that still holds)
 // come first, in three of the record's five cache lines; the rest after.
 type side struct {
@@ -433,18 +433,10 @@ func (sd *side) minFull(a int, live []int32) float64 {
 	return m
 }
 
-// hasFull reports whether on = a has a full support, c(a, c) + u(c) ≤ 0
-// for a live c: minFull's answer to "is it zero", which may stop at the
-// first support it meets (EAC asks only that).
-func (sd *side) hasFull(a int) bool {
-	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
-		return true
-	}
-	return sd.scanFull(a)
-}
-
-// scanFull is hasFull past its residual: the first full support of on =
-// a over the other variable's live values becomes the residual.
+// scanFull reports whether on = a has a full support, c(a, c) + u(c) ≤ 0
+// for a live c, past its residual (which eacSupported tries first,
+// inline): minFull's answer to "is it zero", which stops at the first
+// support it meets (EAC asks only that), the new residual.
 func (sd *side) scanFull(a int) bool {
 	n := sd.dot
 	aot, pot, uot := sd.aot[:n], sd.pot[:n], sd.uot[:n]
@@ -818,8 +810,9 @@ func (s *EDAC) eacSupported(x, a int) bool {
 	if !s.alive(x, a) || s.u(x, a) > 0 {
 		return false
 	}
-	// side and hasFull by hand: most calls end at the residual, and
-	// neither call is inlined (3% fewer instructions on the 60×60 grid).
+	// side and the residual full support by hand: most calls end at
+	// the residual, and a call to side or to a method that also scans
+	// is not inlined (3% fewer instructions on the 60×60 grid).
 	for _, k := range s.ladj(x) {
 		i := 2 * int(k)
 		if x != s.bins[k].x {
