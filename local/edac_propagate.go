@@ -260,16 +260,23 @@ func (s *EDAC) projectUnary(x int) bool {
 // side describes binary function k seen from variable on: the strides of
 // on's and the other variable's values in the table, their deltas, alive
 // flags and unary costs, and the residual supports of on's values.
+//
+// The fields that EAC reads to check a full support (eacSupported, a third
+// of EDAC's time on the grids, most of it a residual that still holds)
+// come first, in three of the record's five cache lines; the rest after.
 type side struct {
-	tab       []float64
-	on, ot    int       // variables
-	son, sot  int       // strides
-	pon, pot  []float64 // deltas (views of fs)
-	aon, aot  []int32   // alive flags (views of is)
-	uon, uot  []float64 // unary costs (views of fs)
-	pOn, pOt  int       // fs offsets of the deltas
-	res, fres []int32   // on's residual AC and full supports
-	don, dot  int       // domain sizes
+	fres     []int32   // on's residual full supports
+	aot      []int32   // the other variable's alive flags (a view of is)
+	tab      []float64 // the table
+	pon, pot []float64 // deltas (views of fs)
+	uot      []float64 // the other variable's unary costs (a view of fs)
+	son, sot int       // strides
+	dot, don int       // domain sizes
+	res      []int32   // on's residual AC supports
+	aon      []int32   // on's alive flags (a view of is)
+	uon      []float64 // on's unary costs (a view of fs)
+	on, ot   int       // variables
+	pOn, pOt int       // fs offsets of the deltas
 }
 
 // side returns binary function k seen from on.
@@ -426,13 +433,11 @@ func (sd *side) minFull(a int, live []int32) float64 {
 	return m
 }
 
-// hasFull reports whether on = a has a full support, c(a, c) + u(c) ≤ 0
-// for a live c: minFull's answer to "is it zero", which may stop at the
-// first support it meets (EAC asks only that).
-func (sd *side) hasFull(a int) bool {
-	if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.cost(a, r)+sd.uot[r] <= 0 {
-		return true
-	}
+// scanFull reports whether on = a has a full support, c(a, c) + u(c) ≤ 0
+// for a live c, past its residual (which eacSupported tries first,
+// inline): minFull's answer to "is it zero", which stops at the first
+// support it meets (EAC asks only that), the new residual.
+func (sd *side) scanFull(a int) bool {
 	n := sd.dot
 	aot, pot, uot := sd.aot[:n], sd.pot[:n], sd.uot[:n]
 	pa := sd.pon[a]
@@ -805,10 +810,25 @@ func (s *EDAC) eacSupported(x, a int) bool {
 	if !s.alive(x, a) || s.u(x, a) > 0 {
 		return false
 	}
+	// side and the residual full support by hand: most calls end at
+	// the residual, and a call to side or to a method that also scans
+	// is not inlined (3% fewer instructions on the 60×60 grid).
 	for _, k := range s.ladj(x) {
-		sd := s.side(int(k), x)
+		i := 2 * int(k)
+		if x != s.bins[k].x {
+			i++
+		}
+		var sd *side
+		if int(k) < s.firstDormant {
+			sd = &s.sides[i]
+		} else {
+			sd = s.sideAt(i)
+		}
 		s.checks += int64(sd.dot)
-		if !sd.hasFull(a) {
+		if r := int(sd.fres[a]); sd.aot[r] != 0 && sd.tab[a*sd.son+r*sd.sot]-sd.pon[a]-sd.pot[r]+sd.uot[r] <= 0 {
+			continue
+		}
+		if !sd.scanFull(a) {
 			return false
 		}
 	}
