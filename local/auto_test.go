@@ -558,3 +558,79 @@ func TestChooseTwoValuesFirst(t *testing.T) {
 		t.Fatalf("63 variables: chose %s (%s), first %d", c.Name, c.Reason, c.first)
 	}
 }
+
+// TestChooseSearchSpace checks Choose's last binary rule: binary random
+// problems over 5 values, too wide for bucket elimination, with few
+// variables to eliminate and a min-fill AND/OR search space past
+// EDACSpace get EDAC within edacBudget checks, then AOBB, whole and as
+// the rows of a boundary (the neighbours of another agent's one
+// variable; two of its rows). Each row answers the same optimum both ways
+// (EDAC within the budget; AOBB after an EDAC of one check), with an
+// assignment of that cost. A 12×12 grid over 3 values, whose space is
+// below EDACSpace, stays with AOBB.
+func TestChooseSearchSpace(t *testing.T) {
+	for _, tc := range []struct {
+		seed   int64
+		agents bool
+	}{{7, false}, {4, true}} {
+		p := randprob.New(tc.seed, randprob.Options{Vars: 60, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 300, IntCosts: true, MaxCost: 20})
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		if tc.agents {
+			p.Agents = []mva.Agent{{Name: "a"}, {Name: "b"}}
+			for v := range p.Variables {
+				p.Variables[v].Agent = min(v, 1)
+			}
+			d := mva.Decompose(p)
+			lp = mva.NewLocalProblem(p, &d.Subs[1])
+			if lp.NB == 0 {
+				t.Fatal("no boundary")
+			}
+		}
+		c := Choose(lp, AutoOptions{})
+		if sp := searchSpace(lp); c.Name != "edac+aobb" || c.budget != edacBudget || sp < EDACSpace || !strings.Contains(c.Reason, "search space") {
+			t.Fatalf("seed %d: chose %s (%s), budget %d, space %.3g; want edac+aobb within %d checks", tc.seed, c.Name, c.Reason, c.budget, sp, edacBudget)
+		}
+		rows := 1
+		for _, v := range lp.Domains[:lp.NB] {
+			rows *= v
+		}
+		for _, r := range slices.Compact([]int{0, rows - 1}) {
+			bd := make([]int, lp.NB)
+			for i, m := 0, r; i < lp.NB; i++ {
+				bd[i], m = m%lp.Domains[i], m/lp.Domains[i]
+			}
+			var answers []float64
+			for _, budget := range []int64{edacBudget, 1} {
+				s, _, err := Auto(lp, AutoOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pf := s.(*edacThenAOBB)
+				pf.edac.budget = budget
+				in := make([]int, lp.NumInterior())
+				got, err := s.SolveRow(context.Background(), bd, in)
+				if err != nil {
+					t.Fatalf("seed %d budget %d row %d: %v", tc.seed, budget, r, err)
+				}
+				if e := lp.Eval(append(slices.Clone(bd), in...)); e != got {
+					t.Fatalf("seed %d budget %d row %d: assignment costs %v, reported %v", tc.seed, budget, r, e, got)
+				}
+				if pf.byAOBB != (budget == 1) {
+					t.Fatalf("seed %d budget %d row %d: answered by aobb %v", tc.seed, budget, r, pf.byAOBB)
+				}
+				answers = append(answers, got)
+			}
+			if answers[0] != answers[1] {
+				t.Fatalf("seed %d row %d: edac %v, aobb %v", tc.seed, r, answers[0], answers[1])
+			}
+		}
+	}
+	g, err := gen.Grid(3, gen.GridOptions{Rows: 12, Cols: 12, GraphOptions: gen.GraphOptions{Domain: 3, MaxCost: 100, Tightness: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := mva.NewLocalProblem(g, mva.Whole(g))
+	if c, sp := Choose(lp, AutoOptions{}), searchSpace(lp); c.Name != "aobb" || sp >= EDACSpace {
+		t.Fatalf("12×12 grid over 3 values: chose %s (%s) at space %.3g, want aobb", c.Name, c.Reason, sp)
+	}
+}
