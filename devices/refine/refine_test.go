@@ -514,21 +514,7 @@ func TestRefineTwoBatteries(t *testing.T) {
 		}
 		n := cfg.Neighbourhood
 		h := &n.Homes[0]
-		T := n.Horizon.Slots
-		hs := devices.HomeSchedule{Actions: make([][]int, len(h.Devices))}
-		for d := range h.Devices {
-			idle := slices.IndexFunc(h.Devices[d].Actions, func(a devices.Action) bool { return a.Power == 0 })
-			hs.Actions[d] = make([]int, T)
-			for t := range T {
-				hs.Actions[d][t] = idle
-			}
-		}
-		if len(n.Windows) > 0 {
-			hs.Levels = make([]int, len(n.Windows))
-			for w := range n.Windows {
-				hs.Levels[w] = len(n.LevelCaps(0, w)) - 1
-			}
-		}
+		hs := idleSchedule(n)
 		ev, err := n.Evaluate(&devices.Schedule{Homes: []devices.HomeSchedule{hs}})
 		if err != nil {
 			t.Fatal(err)
@@ -849,21 +835,7 @@ func TestRefineTwoBatteriesJoint(t *testing.T) {
 		}
 		n := cfg.Neighbourhood
 		h := &n.Homes[0]
-		T := n.Horizon.Slots
-		hs := devices.HomeSchedule{Actions: make([][]int, len(h.Devices))}
-		for d := range h.Devices {
-			idle := slices.IndexFunc(h.Devices[d].Actions, func(a devices.Action) bool { return a.Power == 0 })
-			hs.Actions[d] = make([]int, T)
-			for t := range T {
-				hs.Actions[d][t] = idle
-			}
-		}
-		if len(n.Windows) > 0 {
-			hs.Levels = make([]int, len(n.Windows))
-			for w := range n.Windows {
-				hs.Levels[w] = len(n.LevelCaps(0, w)) - 1
-			}
-		}
+		hs := idleSchedule(n)
 		cost := func(got devices.HomeSchedule, ok bool) float64 {
 			t.Helper()
 			if !ok {
@@ -973,4 +945,26 @@ func BenchmarkRefinePasses(b *testing.B) {
 			b.ReportMetric(cost, "objective")
 		})
 	}
+}
+
+// idleSchedule is home 0 of n with every device idle (its action of no
+// power) in every slot, at the highest committed levels: the start the
+// refinement tests improve on.
+func idleSchedule(n *devices.Neighbourhood) devices.HomeSchedule {
+	h := &n.Homes[0]
+	hs := devices.HomeSchedule{Actions: make([][]int, len(h.Devices))}
+	for d := range h.Devices {
+		idle := slices.IndexFunc(h.Devices[d].Actions, func(a devices.Action) bool { return a.Power == 0 })
+		hs.Actions[d] = make([]int, n.Horizon.Slots)
+		for t := range hs.Actions[d] {
+			hs.Actions[d][t] = idle
+		}
+	}
+	if len(n.Windows) > 0 {
+		hs.Levels = make([]int, len(n.Windows))
+		for w := range n.Windows {
+			hs.Levels[w] = len(n.LevelCaps(0, w)) - 1
+		}
+	}
+	return hs
 }
