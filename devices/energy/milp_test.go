@@ -132,23 +132,9 @@ func TestHardTermsAgainstMILP(t *testing.T) {
 				}
 			}
 		}
-		p, err := energy.Solve(context.Background(), h, energy.Options{})
-		opt, cerr := milp.Solve(context.Background(), h, t.TempDir())
-		switch {
-		case errors.Is(cerr, milp.ErrInfeasible):
-			if !errors.Is(err, energy.ErrInfeasible) {
-				t.Errorf("seed %d: CBC proves the home infeasible, the planner says %v", seed, err)
-			}
-			refused++
+		p, opt, ok := planAndCBC(t, seed, h, &refused)
+		if !ok {
 			continue
-		case cerr != nil:
-			t.Fatalf("seed %d: %v", seed, cerr)
-		case err != nil:
-			t.Errorf("seed %d: CBC plans at %.4f, the planner refuses: %v", seed, opt.Cost, err)
-			continue
-		}
-		if err := plancheck.Check(h, p).Err(); err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
 		}
 		g := gap(p.Cost(), opt.Cost)
 		t.Logf("seed %d: hearth %.4f, cbc %.4f, gap %.3f%%", seed, p.Cost(), opt.Cost, 100*g)
@@ -271,23 +257,9 @@ func TestArrivalsAgainstMILP(t *testing.T) {
 		seed := uint64(3000 + i)
 		h := homegen.Trips(seed, shapes[i%len(shapes)])
 		ev := &h.Storage[len(h.Storage)-1]
-		p, err := energy.Solve(context.Background(), h, energy.Options{})
-		opt, cerr := milp.Solve(context.Background(), h, t.TempDir())
-		switch {
-		case errors.Is(cerr, milp.ErrInfeasible):
-			if !errors.Is(err, energy.ErrInfeasible) {
-				t.Errorf("seed %d: CBC proves the home infeasible, the planner says %v", seed, err)
-			}
-			refused++
+		p, opt, ok := planAndCBC(t, seed, h, &refused)
+		if !ok {
 			continue
-		case cerr != nil:
-			t.Fatalf("seed %d: %v", seed, cerr)
-		case err != nil:
-			t.Errorf("seed %d: CBC plans at %.4f, the planner refuses: %v", seed, opt.Cost, err)
-			continue
-		}
-		if err := plancheck.Check(h, p).Err(); err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
 		}
 		s := len(h.Storage) - 1
 		for _, a := range ev.Arrivals {
@@ -319,4 +291,31 @@ func TestArrivalsAgainstMILP(t *testing.T) {
 	if jumps == 0 {
 		t.Errorf("no arrival moves the car's energy: the test cannot tell a planner that ignores them")
 	}
+}
+
+// planAndCBC plans h and asks CBC for its optimum. It reports false when
+// there is nothing to compare: both refuse the home (counted in refused)
+// or one refuses what the other plans (an error). A plan it returns has
+// passed plancheck.
+func planAndCBC(t *testing.T, seed uint64, h *energy.Home, refused *int) (*energy.Plan, *milp.Result, bool) {
+	t.Helper()
+	p, err := energy.Solve(context.Background(), h, energy.Options{})
+	opt, cerr := milp.Solve(context.Background(), h, t.TempDir())
+	switch {
+	case errors.Is(cerr, milp.ErrInfeasible):
+		if !errors.Is(err, energy.ErrInfeasible) {
+			t.Errorf("seed %d: CBC proves the home infeasible, the planner says %v", seed, err)
+		}
+		*refused++
+		return nil, nil, false
+	case cerr != nil:
+		t.Fatalf("seed %d: %v", seed, cerr)
+	case err != nil:
+		t.Errorf("seed %d: CBC plans at %.4f, the planner refuses: %v", seed, opt.Cost, err)
+		return nil, nil, false
+	}
+	if err := plancheck.Check(h, p).Err(); err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	return p, opt, true
 }
