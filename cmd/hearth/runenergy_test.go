@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -247,21 +248,7 @@ func TestRunMixedStreet(t *testing.T) {
 
 	ctx := testCtx(t, 60*time.Second)
 	homes := []string{"alder", "oak", "fir", "hazel"}
-	outs := make([]syncBuffer, len(homes))
-	logs := make([]syncBuffer, len(homes))
-	var wg sync.WaitGroup
-	for i, h := range homes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			args := []string{"run", "-c", path, "--home", h, "--once", "--run-id", "m1", "--now", now.Format(time.RFC3339),
-				"--broker", b.URL(), "--keys", keys, "--sign-key", filepath.Join(dir, h+".key"), "--json"}
-			if code := run(ctx, args, &outs[i], &logs[i]); code != exitOK {
-				t.Errorf("%s: exit %d\n%s", h, code, logs[i].String())
-			}
-		}()
-	}
-	wg.Wait()
+	outs, _ := runOnceAll(ctx, t, homes, path, "m1", now, b.URL(), keys, dir)
 	if t.Failed() {
 		return
 	}
@@ -364,21 +351,7 @@ func TestRunRefinedObjective(t *testing.T) {
 	mixedStreetState(t, c, now)
 	ctx := testCtx(t, 60*time.Second)
 	homes := []string{"alder", "oak"}
-	outs := make([]syncBuffer, len(homes))
-	logs := make([]syncBuffer, len(homes))
-	var wg sync.WaitGroup
-	for i, h := range homes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			args := []string{"run", "-c", path, "--home", h, "--once", "--run-id", "r1", "--now", now.Format(time.RFC3339),
-				"--broker", b2.URL(), "--keys", keys, "--sign-key", filepath.Join(dir, h+".key"), "--json"}
-			if code := run(ctx, args, &outs[i], &logs[i]); code != exitOK {
-				t.Errorf("%s: exit %d\n%s", h, code, logs[i].String())
-			}
-		}()
-	}
-	wg.Wait()
+	outs, _ := runOnceAll(ctx, t, homes, path, "r1", now, b2.URL(), keys, dir)
 	if t.Failed() {
 		return
 	}
@@ -399,4 +372,27 @@ func TestRunRefinedObjective(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runOnceAll runs `hearth run --once` for every home of homes at once, in
+// run id, planning from now, signed with the home's key in dir, and
+// returns each home's standard output and log; a home that exits other
+// than exitOK fails the test.
+func runOnceAll(ctx context.Context, t *testing.T, homes []string, path, runID string, now time.Time, broker, keys, dir string) (outs, logs []syncBuffer) {
+	t.Helper()
+	outs, logs = make([]syncBuffer, len(homes)), make([]syncBuffer, len(homes))
+	var wg sync.WaitGroup
+	for i, h := range homes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"run", "-c", path, "--home", h, "--once", "--run-id", runID, "--now", now.Format(time.RFC3339),
+				"--broker", broker, "--keys", keys, "--sign-key", filepath.Join(dir, h+".key"), "--json"}
+			if code := run(ctx, args, &outs[i], &logs[i]); code != exitOK {
+				t.Errorf("%s: exit %d\n%s", h, code, logs[i].String())
+			}
+		}()
+	}
+	wg.Wait()
+	return outs, logs
 }
