@@ -51,85 +51,132 @@ type mbStep struct {
 // limit. Within a bucket, factors go largest scope first into the first
 // mini-bucket whose joint scope stays within ibound variables (a factor
 // larger than ibound gets a mini-bucket of its own).
-func mbSymbolic(pt *pseudoTree, domains []int, scopes [][]int, ibound, limit int) (steps []mbStep, entries int, ok bool) {
-	buckets := make([][]int, len(domains))
-	all := slices.Clone(scopes)
-	for i, sc := range scopes {
-		if v := pt.deepest(sc, 0); v >= 0 {
+//
+// With build false it only counts: it returns no steps and leaves the
+// messages' scopes unsorted (the partition depends on their sizes only),
+// and it reuses sc's buffers, so that newMiniBuckets' bisection over the
+// i-bounds allocates almost nothing; its allocations were most of the
+// planning's time on the SHDS responses.
+func mbSymbolic(pt *pseudoTree, domains []int, scopes [][]int, ibound, limit int, build bool, sc *mbScratch) (steps []mbStep, entries int, ok bool) {
+	if len(sc.buckets) != len(domains) {
+		sc.buckets = make([][]int, len(domains))
+		sc.mark = make([]int, len(domains)) // stamp of the last scope marked
+	}
+	buckets := sc.buckets
+	for v := range buckets {
+		buckets[v] = buckets[v][:0]
+	}
+	all := append(sc.all[:0], scopes...)
+	sc.arena = sc.arena[:0]
+	for i, s := range scopes {
+		if v := pt.deepest(s, 0); v >= 0 {
 			buckets[v] = append(buckets[v], i)
 		}
 	}
-	mark := make([]int, len(domains)) // stamp of the last scope marked
-	stamp := 0
-	type mini struct {
-		in    []int
-		scope []int
-	}
+	mark := sc.mark
 	for _, v := range pt.order {
-		items := slices.Clone(buckets[v])
+		items := append(sc.items[:0], buckets[v]...)
+		sc.items = items
 		slices.SortStableFunc(items, func(a, b int) int { return len(all[b]) - len(all[a]) })
-		var minis []*mini
+		nm := 0 // minis in use: sc.minis[:nm]
 		for _, it := range items {
-			var home *mini
-			for _, m := range minis {
-				stamp++
+			home := -1
+			for k := range nm {
+				m := &sc.minis[k]
+				sc.stamp++
 				for _, u := range m.scope {
-					mark[u] = stamp
+					mark[u] = sc.stamp
 				}
 				extra := 0
 				for _, u := range all[it] {
-					if mark[u] != stamp {
+					if mark[u] != sc.stamp {
 						extra++
 					}
 				}
 				if len(m.scope)+extra <= ibound {
-					home = m
+					home = k
 					break
 				}
 			}
-			if home == nil {
-				home = &mini{}
-				minis = append(minis, home)
-				stamp++
+			if home < 0 {
+				if nm == len(sc.minis) {
+					sc.minis = append(sc.minis, mbMini{})
+				}
+				home = nm
+				nm++
+				sc.minis[home].in = sc.minis[home].in[:0]
+				sc.minis[home].scope = sc.minis[home].scope[:0]
+				sc.stamp++
 			}
+			m := &sc.minis[home]
 			for _, u := range all[it] {
-				if mark[u] != stamp {
-					mark[u] = stamp
-					home.scope = append(home.scope, u)
+				if mark[u] != sc.stamp {
+					mark[u] = sc.stamp
+					m.scope = append(m.scope, u)
 				}
 			}
-			home.in = append(home.in, it)
+			m.in = append(m.in, it)
 		}
-		for _, m := range minis {
-			var out []int
+		for k := range nm {
+			m := &sc.minis[k]
+			start := len(sc.arena)
 			for _, u := range m.scope {
 				if u != v {
-					out = append(out, u)
+					sc.arena = append(sc.arena, u)
 				}
 			}
-			// Output in search order from the root: deepest last, so the
-			// search's lookups walk the table forwards.
-			slices.SortFunc(out, func(a, b int) int { return pt.pos[b] - pt.pos[a] })
+			// The arena's earlier scopes stay valid when it grows: they
+			// keep the old array, which nothing writes again.
+			out := sc.arena[start:len(sc.arena):len(sc.arena)]
+			if build {
+				out = slices.Clone(out)
+				// Output in search order from the root: deepest last, so
+				// the search's lookups walk the table forwards.
+				slices.SortFunc(out, func(a, b int) int { return pt.pos[b] - pt.pos[a] })
+			}
 			n := 1
 			for _, u := range out {
 				if n > limit/domains[u] {
+					sc.all = all
 					return nil, 0, false
 				}
 				n *= domains[u]
 			}
 			entries += n
 			if entries > limit {
+				sc.all = all
 				return nil, 0, false
 			}
 			target := pt.deepest(out, 0)
-			steps = append(steps, mbStep{v: v, in: m.in, out: out, target: target})
+			if build {
+				steps = append(steps, mbStep{v: v, in: slices.Clone(m.in), out: out, target: target})
+			}
 			all = append(all, out)
 			if target >= 0 {
 				buckets[target] = append(buckets[target], len(all)-1)
 			}
 		}
 	}
+	sc.all = all
 	return steps, entries, true
+}
+
+// mbScratch is mbSymbolic's buffers, kept across its calls by one
+// newMiniBuckets.
+type mbScratch struct {
+	buckets [][]int // per variable, the scopes (indices in all) in its bucket
+	all     [][]int // the inputs' scopes, then the messages'
+	mark    []int   // per variable, the stamp of the last scope marked
+	stamp   int
+	items   []int
+	minis   []mbMini // the mini-buckets of a bucket
+	arena   []int    // the messages' scopes when counting
+}
+
+// mbMini is a mini-bucket: its factors (indices in mbScratch.all) and
+// its joint scope.
+type mbMini struct {
+	in, scope []int
 }
 
 // newMiniBuckets chooses the largest i-bound (at most maxIBound when
@@ -153,20 +200,17 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 	// 900-variable grid of width 40 took half the planning when every i
 	// from the top was tried.
 	lo, hi := 0, top // lo fits (0: none), hi+1 does not
-	var steps []mbStep
-	var entries int
+	var sc mbScratch
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if st, e, ok := mbSymbolic(pt, domains, scopes, mid, maxEntries); ok {
-			lo, steps, entries = mid, st, e
+		if _, _, ok := mbSymbolic(pt, domains, scopes, mid, maxEntries, false, &sc); ok {
+			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
 	if i := lo; i >= 1 {
-		if steps == nil {
-			steps, entries, _ = mbSymbolic(pt, domains, scopes, i, maxEntries)
-		}
+		steps, entries, _ := mbSymbolic(pt, domains, scopes, i, maxEntries, true, &sc)
 		mb := &miniBuckets{ibound: i, exact: i >= pt.width+1, factors: slices.Clone(inputs), nIn: len(inputs), steps: steps, entries: entries}
 
 		for si := range steps {

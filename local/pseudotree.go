@@ -75,13 +75,17 @@ func newPseudoTree(nvars, nb int, scopes [][]int, order []int) *pseudoTree {
 	// The context of v in the induced graph is its later neighbours with
 	// the contexts of its children, less v: eliminating a child connects
 	// its whole context, and nothing else reaches v's later neighbours.
+	// The contexts share one array (a slice of it each, capped), as the
+	// subtrees do below: a tree is built for each of bestPseudoTree's
+	// tries, and its many small slices were most of the building.
 	kids := make([][]int, nvars)
+	var arena []int
 	for _, v := range order {
-		var c []int
+		start := len(arena)
 		add := func(u int) {
 			if u != v && stamp[u] != v {
 				stamp[u] = v
-				c = append(c, u)
+				arena = append(arena, u)
 			}
 		}
 		for _, u := range later[v] {
@@ -92,6 +96,7 @@ func newPseudoTree(nvars, nb int, scopes [][]int, order []int) *pseudoTree {
 				add(u)
 			}
 		}
+		c := arena[start:len(arena):len(arena)]
 		// Context in elimination order: the parent first.
 		slices.SortFunc(c, func(a, b int) int { return pt.pos[a] - pt.pos[b] })
 		pt.ctx[v] = c
@@ -113,13 +118,31 @@ func newPseudoTree(nvars, nb int, scopes [][]int, order []int) *pseudoTree {
 			pt.roots = append(pt.roots, v)
 		}
 	}
-	// Subtrees, leaves first: each is the node then its children's.
-	for _, v := range order {
-		st := []int{v}
-		for _, c := range pt.children[v] {
-			st = append(st, pt.subtree[c]...)
+	// Subtrees: the forest's preorder (roots and children in search
+	// order) holds each node's as the run from the node on, its size
+	// long.
+	size := make([]int, nvars)
+	for _, v := range order { // leaves first
+		size[v]++
+		if p := pt.parent[v]; p >= 0 {
+			size[p] += size[v]
 		}
-		pt.subtree[v] = st
+	}
+	pre := make([]int, 0, len(order))
+	stack := make([]int, 0, len(order))
+	for i := len(pt.roots) - 1; i >= 0; i-- {
+		stack = append(stack, pt.roots[i])
+	}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		at := len(pre)
+		pre = append(pre, v)
+		pt.subtree[v] = pre[at : at+size[v] : at+size[v]]
+		ch := pt.children[v]
+		for i := len(ch) - 1; i >= 0; i-- {
+			stack = append(stack, ch[i])
+		}
 	}
 	return pt
 }

@@ -1,6 +1,9 @@
 package mva
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // Graph is an undirected primal graph over n vertices: two vertices are
 // adjacent when some function's scope holds both. Each vertex's neighbours
@@ -137,13 +140,11 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 	}
 	fill := make([]int, n)
 	deg := make([]int, n)
-	ver := make([]int32, n)
 	// h holds every vertex of left by (fill, degree, index), the order the
-	// choice below needs, with stale entries (an older version) left in
-	// and skipped: a heap instead of a scan of left at every step, which
-	// made the choice quadratic (a fifth of the time of a 900-variable
-	// grid's solve).
-	h := make(fillHeap, 0, count)
+	// choice below needs, each once, moved when it is scored again: a
+	// heap instead of a scan of left at every step, which made the choice
+	// quadratic (a fifth of the time of a 900-variable grid's solve).
+	h := fillHeap{e: make([]fillEntry, 0, count), at: make([]int32, n)}
 	// score sets v's degree and fill from the current rows: fill is the
 	// k(k-1)/2 pairs of its k neighbours less the edges among them. It
 	// counts them the cheaper way: pair by pair with one bit test each
@@ -179,8 +180,7 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 			edges = twice / 2
 		}
 		deg[v], fill[v] = k, k*(k-1)/2-edges
-		ver[v]++
-		h.push(fillEntry{fill[v], deg[v], v, ver[v]})
+		h.set(fillEntry{uint64(min(fill[v], math.MaxUint32))<<32 | uint64(uint32(deg[v])), int32(v)})
 	}
 	forEach(left, score)
 
@@ -188,13 +188,7 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 	for range count {
 		// The least fill, then degree, then index (the lowest index wins
 		// ties of fill and degree).
-		best := -1
-		for best < 0 {
-			e := h.pop()
-			if e.ver == ver[e.v] && left[e.v/64]&(1<<(e.v%64)) != 0 {
-				best = e.v
-			}
-		}
+		best := int(h.pop().v)
 		rb := row(best)
 		copy(nb, rb)
 		width = max(width, deg[best])
@@ -245,61 +239,100 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 	return order, width, entries
 }
 
-// fillEntry is a vertex's fill, degree and index when it was scored, and
-// its version then.
+// fillEntry is a vertex's fill and degree when it was scored, packed
+// into one key (fill in the high half, so that one comparison orders by
+// fill, then degree), and its index. A fill past 2^32-1 (a vertex with
+// over 92 000 neighbours, whose graph alone takes a gigabyte) counts as
+// 2^32-1. Half the size of three ints, the heap's moves and comparisons
+// cost less.
 type fillEntry struct {
-	fill, deg, v int
-	ver          int32
+	key uint64
+	v   int32
 }
 
 func (a fillEntry) less(b fillEntry) bool {
-	if a.fill != b.fill {
-		return a.fill < b.fill
-	}
-	if a.deg != b.deg {
-		return a.deg < b.deg
+	if a.key != b.key {
+		return a.key < b.key
 	}
 	return a.v < b.v
 }
 
-// fillHeap is a binary min-heap of fillEntry.
-type fillHeap []fillEntry
+// fillHeap is a binary min-heap of fillEntry holding each vertex at most
+// once: at[v] is 1 + v's place in e, 0 when v is not in it.
+type fillHeap struct {
+	e  []fillEntry
+	at []int32
+}
 
-func (h *fillHeap) push(e fillEntry) {
-	*h = append(*h, e)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s[i].less(s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
+// set puts e in the heap, replacing e.v's entry if it has one.
+func (h *fillHeap) set(e fillEntry) {
+	i := int(h.at[e.v]) - 1
+	if i < 0 {
+		h.e = append(h.e, e)
+		h.up(len(h.e) - 1)
+		return
+	}
+	old := h.e[i]
+	h.e[i] = e
+	if e.less(old) {
+		h.up(i)
+	} else {
+		h.down(i)
 	}
 }
 
+// pop removes and returns the least entry; the heap must not be empty.
 func (h *fillHeap) pop() fillEntry {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < len(s) && s[l].less(s[m]) {
-			m = l
-		}
-		if r := l + 1; r < len(s) && s[r].less(s[m]) {
-			m = r
-		}
-		if m == i {
+	top := h.e[0]
+	h.at[top.v] = 0
+	last := len(h.e) - 1
+	if last > 0 {
+		h.e[0] = h.e[last]
+		h.e = h.e[:last]
+		h.down(0)
+	} else {
+		h.e = h.e[:0]
+	}
+	return top
+}
+
+// up moves the entry at i towards the root to its place.
+func (h *fillHeap) up(i int) {
+	e := h.e[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.less(h.e[p]) {
 			break
 		}
-		s[i], s[m] = s[m], s[i]
+		h.e[i] = h.e[p]
+		h.at[h.e[i].v] = int32(i + 1)
+		i = p
+	}
+	h.e[i] = e
+	h.at[e.v] = int32(i + 1)
+}
+
+// down moves the entry at i towards the leaves to its place.
+func (h *fillHeap) down(i int) {
+	e := h.e[i]
+	n := len(h.e)
+	for {
+		m := 2*i + 1
+		if m >= n {
+			break
+		}
+		if r := m + 1; r < n && h.e[r].less(h.e[m]) {
+			m = r
+		}
+		if !h.e[m].less(e) {
+			break
+		}
+		h.e[i] = h.e[m]
+		h.at[h.e[i].v] = int32(i + 1)
 		i = m
 	}
-	*h = s
-	return top
+	h.e[i] = e
+	h.at[e.v] = int32(i + 1)
 }
 
 // span returns the range of words of s from its first non-zero word to
