@@ -162,6 +162,10 @@ type AOBB struct {
 	dv             *diver
 	dives, guesses int
 
+	// fins is shift's lists of the conditioned functions' finite
+	// entries (see finite), kept across rows.
+	fins []finiteEntries
+
 	// below is the bound of SolveRowBelow (+Inf for SolveRow), missed
 	// that its last search found nothing under it.
 	below  float64
@@ -1009,24 +1013,35 @@ func (s *AOBB) shift() {
 		stride int
 		d      int
 		acc    []float64 // s.acc's entry, or nil
+		fin    *finiteEntries
+		p      int // the variable's position in f
 	}
+	fins := s.finite()
 	holders := make([][]holder, len(lp.Vars))
 	for i := range s.cond {
 		f := s.cond[i].f
+		var fin *finiteEntries
+		if fins[i].on {
+			fin = &fins[i]
+		}
 		stride := 1
 		for p := len(f.Vars) - 1; p >= 0; p-- {
 			var acc []float64
 			if s.acc != nil {
 				acc = s.acc[i][p]
 			}
-			holders[f.Vars[p]] = append(holders[f.Vars[p]], holder{f, stride, f.Dims[p], acc})
+			holders[f.Vars[p]] = append(holders[f.Vars[p]], holder{f, stride, f.Dims[p], acc, fin, p})
 			stride *= f.Dims[p]
 		}
 	}
 	minSum := func() float64 {
 		t := 0.0
 		for i := range s.cond {
-			t += slices.Min(s.cond[i].f.Costs)
+			if fins[i].on {
+				t += fins[i].min(s.cond[i].f.Costs)
+			} else {
+				t += slices.Min(s.cond[i].f.Costs)
+			}
 		}
 		return t
 	}
@@ -1048,7 +1063,11 @@ func (s *AOBB) shift() {
 				for a := range m {
 					m[a] = math.Inf(1)
 				}
-				marginals(h.f.Costs, h.stride, h.d, m)
+				if h.fin != nil {
+					h.fin.marginals(h.f.Costs, h.p, m)
+				} else {
+					marginals(h.f.Costs, h.stride, h.d, m)
+				}
 				s.checks += int64(len(h.f.Costs))
 			}
 			for a := range d {
@@ -1081,7 +1100,11 @@ func (s *AOBB) shift() {
 			}
 			for k, h := range hs {
 				delta := marg[k*d : (k+1)*d]
-				addMarginals(h.f.Costs, h.stride, h.d, delta)
+				if h.fin != nil {
+					h.fin.add(h.f.Costs, h.p, delta)
+				} else {
+					addMarginals(h.f.Costs, h.stride, h.d, delta)
+				}
 				if h.acc == nil {
 					continue
 				}
@@ -1097,6 +1120,119 @@ func (s *AOBB) shift() {
 			break
 		}
 		last = now
+	}
+}
+
+// finiteEntries lists a conditioned function's entries that are not Hard,
+// for shift. The SHDS responses' functions are mostly Hard (a progress
+// counter's ternary chain function allows 3 to 41 of its 648 entries, a
+// slot's six-variable function 74 of 144), and a Hard entry stays Hard
+// whatever shift adds (Hard is +Inf): shift's sweeps over the finite
+// entries alone compute the same marginals and the same tables, bit for
+// bit, for a fraction of the reads. shift's checks still count every
+// entry, so that budgets of checks (SolveRowWithin, race) are spent as
+// before.
+type finiteEntries struct {
+	on  bool
+	idx []int32 // the finite entries' offsets in the table
+	// val[p][e] is the value of the function's p-th variable at entry
+	// idx[e].
+	val [][]uint16
+}
+
+// finite returns, per conditioned function, its finite entries where
+// they are at most half its table (on false elsewhere: the dense walks
+// of marginals and addMarginals are then the cheaper), in buffers kept
+// across rows.
+func (s *AOBB) finite() []finiteEntries {
+	if len(s.fins) != len(s.cond) {
+		s.fins = make([]finiteEntries, len(s.cond))
+	}
+	for i := range s.cond {
+		f, fe := s.cond[i].f, &s.fins[i]
+		fe.on = false
+		n := 0
+		for _, c := range f.Costs {
+			if !mva.IsHard(c) {
+				n++
+			}
+		}
+		if 4*n > 3*len(f.Costs) || len(f.Costs) > math.MaxInt32 || slices.Max(f.Dims) > math.MaxUint16+1 {
+			continue
+		}
+		fe.on = true
+		fe.idx = fe.idx[:0]
+		for e, c := range f.Costs {
+			if !mva.IsHard(c) {
+				fe.idx = append(fe.idx, int32(e))
+			}
+		}
+		if len(fe.val) != len(f.Vars) {
+			fe.val = make([][]uint16, len(f.Vars))
+		}
+		stride := 1
+		for p := len(f.Vars) - 1; p >= 0; p-- {
+			vals := fe.val[p][:0]
+			d := f.Dims[p]
+			for _, e := range fe.idx {
+				vals = append(vals, uint16(int(e)/stride%d))
+			}
+			fe.val[p] = vals
+			stride *= d
+		}
+	}
+	return s.fins
+}
+
+// min returns the least of costs' entries listed in fe (+Inf when none
+// is: every entry is Hard), what slices.Min of the whole table returns.
+func (fe *finiteEntries) min(costs []float64) float64 {
+	m := math.Inf(1)
+	for _, e := range fe.idx {
+		m = min(m, costs[e])
+	}
+	return m
+}
+
+// marginals is marginals over fe's entries, for the variable at position
+// p: a value whose entries are all Hard keeps its +Inf, as there.
+func (fe *finiteEntries) marginals(costs []float64, p int, m []float64) {
+	vals := fe.val[p]
+	for e, i := range fe.idx {
+		if c, a := costs[i], vals[e]; c < m[a] {
+			m[a] = c
+		}
+	}
+}
+
+// add is addMarginals over fe's entries, for the variable at position p.
+// A Hard delta makes its entries Hard (+Inf plus a finite cost), and
+// they leave the list.
+func (fe *finiteEntries) add(costs []float64, p int, delta []float64) {
+	vals := fe.val[p]
+	hard := false
+	for e, i := range fe.idx {
+		x := delta[vals[e]]
+		costs[i] += x
+		hard = hard || mva.IsHard(x)
+	}
+	if !hard {
+		return
+	}
+	n := 0
+	for e, i := range fe.idx {
+		if mva.IsHard(costs[i]) {
+			continue
+		}
+		fe.idx[n] = i
+		for q := range fe.val {
+			fe.val[q][n] = fe.val[q][e]
+		}
+		n++
+	}
+	fe.idx = fe.idx[:n]
+	for q := range fe.val {
+		fe.val[q] = fe.val[q][:n]
 	}
 }
 

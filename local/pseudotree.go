@@ -2,6 +2,7 @@ package local
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -262,44 +263,125 @@ func bestPseudoTree(nv, nb int, scopes [][]int, interior []int) *pseudoTree {
 	for _, sc := range scopes {
 		g.AddClique(sc)
 	}
-	order, _ := g.MinFill(interior)
-	best := newPseudoTree(nv, nb, scopes, order)
-	bestDepth := best.height()
+	bestOrder, _ := g.MinFill(interior)
+	var sh treeShaper
+	bestWidth, bestDepth := sh.shape(nv, nb, scopes, bestOrder)
 	rng := rand.New(rand.NewPCG(1, uint64(nv)))
 	tries := bestTries
 	if n := len(interior); n > bestTriesVars {
 		tries = max(1, bestTries*bestTriesVars/n)
 	}
+	perm := make([]int, nv)
+	inv := make([]int, nv)
+	elim := make([]int, len(interior))
+	var m []int
 	for range tries - 1 {
 		// MinFill breaks ties by the lowest index: relabel at random.
-		perm := rng.Perm(nv)
-		inv := make([]int, nv)
-		for v, p := range perm {
+		for v, p := range rng.Perm(nv) {
+			perm[v] = p
 			inv[p] = v
 		}
 		gp := mva.NewGraph(nv)
 		for _, sc := range scopes {
-			m := make([]int, len(sc))
-			for k, v := range sc {
-				m[k] = perm[v]
+			m = m[:0]
+			for _, v := range sc {
+				m = append(m, perm[v])
 			}
 			gp.AddClique(m)
 		}
-		elim := make([]int, len(interior))
 		for k, v := range interior {
 			elim[k] = perm[v]
 		}
 		po, w := gp.MinFill(elim)
-		if w > best.width {
+		if w > bestWidth {
 			continue
 		}
 		for k, p := range po {
 			po[k] = inv[p]
 		}
-		pt := newPseudoTree(nv, nb, scopes, po)
-		if d := pt.height(); pt.width < best.width || d < bestDepth {
-			best, bestDepth = pt, d
+		// Only the winner's tree is built: a try needs its width and
+		// height alone (treeShaper), and building every try's tree was
+		// a third of the tries' time and most of their allocation.
+		if w, d := sh.shape(nv, nb, scopes, po); w < bestWidth || d < bestDepth {
+			bestOrder, bestWidth, bestDepth = po, w, d
 		}
 	}
-	return best
+	return newPseudoTree(nv, nb, scopes, bestOrder)
+}
+
+// treeShaper computes the induced width and the height of the
+// pseudo-tree of an order (newPseudoTree's width and height()) without
+// building it, in buffers kept across calls: bit sets over the order's
+// places, so that a variable's context is its later neighbours' set
+// united with its children's contexts, and its parent the context's
+// first place.
+type treeShaper struct {
+	pos   []int
+	ctx   []uint64 // per place, the context's places
+	depth []int
+}
+
+// shape returns the width and height of newPseudoTree(nv, nb, scopes,
+// order).
+func (sh *treeShaper) shape(nv, nb int, scopes [][]int, order []int) (width, height int) {
+	n := len(order)
+	words := (n + 63) / 64
+	if len(sh.pos) < nv {
+		sh.pos = make([]int, nv)
+	}
+	if len(sh.ctx) < n*words {
+		sh.ctx = make([]uint64, n*words)
+	}
+	if len(sh.depth) < n {
+		sh.depth = make([]int, n)
+	}
+	pos, ctx, depth := sh.pos[:nv], sh.ctx[:n*words], sh.depth[:n]
+	clear(ctx)
+	for i, v := range order {
+		pos[v] = i
+	}
+	for _, sc := range scopes {
+		for _, u := range sc {
+			if u < nb {
+				continue
+			}
+			row := ctx[pos[u]*words : (pos[u]+1)*words]
+			for _, w := range sc {
+				if w >= nb && pos[w] > pos[u] {
+					row[pos[w]/64] |= 1 << (pos[w] % 64)
+				}
+			}
+		}
+	}
+	parent := func(i int) int {
+		for k, x := range ctx[i*words : (i+1)*words] {
+			if x != 0 {
+				return k*64 + bits.TrailingZeros64(x)
+			}
+		}
+		return -1
+	}
+	for i := range n { // leaves first: a child's context is complete
+		row := ctx[i*words : (i+1)*words]
+		c := 0
+		for _, x := range row {
+			c += bits.OnesCount64(x)
+		}
+		width = max(width, c)
+		if p := parent(i); p >= 0 {
+			prow := ctx[p*words : (p+1)*words]
+			for k, x := range row {
+				prow[k] |= x
+			}
+			prow[p/64] &^= 1 << (p % 64)
+		}
+	}
+	for i := n - 1; i >= 0; i-- { // roots first
+		depth[i] = 0
+		if p := parent(i); p >= 0 {
+			depth[i] = depth[p] + 1
+		}
+		height = max(height, depth[i]+1)
+	}
+	return width, height
 }

@@ -203,43 +203,56 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 	if maxEntries <= 0 {
 		maxEntries = DefaultMaxEntries
 	}
-	dim := make(map[int]int)
+	// The distinct variables of the inputs and their dims, by linear
+	// scans: a plan has a few dozen variables at most, and the maps this
+	// used were most of the planning's allocation (AOBB plans a join per
+	// mini-bucket of every solve, docs/DESIGN.md).
+	var vars, dims []int
 	for j, f := range inputs {
 		if f == nil {
 			return nil, fmt.Errorf("join: input %d is nil", j)
 		}
-		check := f.check
+		var err error
 		if lazy && f.Costs == nil {
-			check = func() error { _, err := f.shape(); return err }
+			_, err = f.shape()
+		} else {
+			err = f.check()
 		}
-		if err := check(); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("join: input %d: %w", j, err)
 		}
 		for i, v := range f.Vars {
-			if d, ok := dim[v]; ok && d != f.Dims[i] {
-				return nil, fmt.Errorf("join: variable %d has %d values in one input and %d in input %d", v, d, f.Dims[i], j)
+			if k := slices.Index(vars, v); k >= 0 {
+				if dims[k] != f.Dims[i] {
+					return nil, fmt.Errorf("join: variable %d has %d values in one input and %d in input %d", v, dims[k], f.Dims[i], j)
+				}
+				continue
 			}
-			dim[v] = f.Dims[i]
+			vars = append(vars, v)
+			dims = append(dims, f.Dims[i])
 		}
 	}
-	role := make(map[int]string, len(out)+len(elim))
+	dimOf := func(v int) int { return dims[slices.Index(vars, v)] }
 	for _, s := range []struct {
 		name string
 		vars []int
 	}{{"output", out}, {"eliminated", elim}} {
-		for _, v := range s.vars {
-			if r, ok := role[v]; ok {
-				return nil, fmt.Errorf("join: variable %d is both %s and %s", v, r, s.name)
-			}
-			if _, ok := dim[v]; !ok {
+		for k, v := range s.vars {
+			switch {
+			case slices.Contains(s.vars[:k], v):
+				return nil, fmt.Errorf("join: variable %d is both %s and %s", v, s.name, s.name)
+			case s.name == "eliminated" && slices.Contains(out, v):
+				return nil, fmt.Errorf("join: variable %d is both output and eliminated", v)
+			case !slices.Contains(vars, v):
 				return nil, fmt.Errorf("join: %s variable %d is in no input", s.name, v)
 			}
-			role[v] = s.name
 		}
 	}
-	for v := range dim {
-		if _, ok := role[v]; !ok {
-			return nil, fmt.Errorf("join: variable %d is neither output nor eliminated", v)
+	if len(out)+len(elim) != len(vars) {
+		for _, v := range vars {
+			if !slices.Contains(out, v) && !slices.Contains(elim, v) {
+				return nil, fmt.Errorf("join: variable %d is neither output nor eliminated", v)
+			}
 		}
 	}
 
@@ -251,10 +264,10 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 		elimDims: make([]int, len(elim)),
 	}
 	for k, v := range out {
-		p.outDims[k] = dim[v]
+		p.outDims[k] = dimOf(v)
 	}
 	for k, v := range elim {
-		p.elimDims[k] = dim[v]
+		p.elimDims[k] = dimOf(v)
 	}
 	var err error
 	if p.rows, err = TableSize(p.outDims, maxEntries); err != nil {
@@ -266,21 +279,25 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 
 	nIn := len(inputs)
 	p.sizes = make([]int, nIn)
-	strides := make([]map[int]int, nIn)
 	for j, f := range inputs {
 		p.sizes[j], _ = TableSize(f.Dims, math.MaxInt) // checked above
-		strides[j] = make(map[int]int, len(f.Vars))
-		s := 1
+	}
+	// stride is v's stride in input j's table, 0 where j lacks v.
+	stride := func(j, v int) int {
+		f, s := inputs[j], 1
 		for i := len(f.Vars) - 1; i >= 0; i-- {
-			strides[j][f.Vars[i]] = s
+			if f.Vars[i] == v {
+				return s
+			}
 			s *= f.Dims[i]
 		}
+		return 0
 	}
 	p.ostep = make([]int, len(out)*nIn)
 	p.orew = make([]int, len(out)*nIn)
 	for k, v := range out {
 		for j := range inputs {
-			s := strides[j][v]
+			s := stride(j, v)
 			p.ostep[k*nIn+j] = s
 			p.orew[k*nIn+j] = s * (p.outDims[k] - 1)
 		}
@@ -290,13 +307,7 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 		copy(p.inner, p.ostep[(len(out)-1)*nIn:])
 	}
 	for j := range inputs {
-		has := false
-		for _, v := range elim {
-			if _, ok := strides[j][v]; ok {
-				has = true
-			}
-		}
-		if has {
+		if slices.ContainsFunc(elim, func(v int) bool { return stride(j, v) != 0 }) {
 			p.elimIn = append(p.elimIn, j)
 		} else {
 			p.rowIn = append(p.rowIn, j)
@@ -312,7 +323,7 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 		last := elim[len(elim)-1]
 		p.lastD = p.elimDims[len(elim)-1]
 		for t, j := range p.elimIn {
-			p.lstride[t] = strides[j][last]
+			p.lstride[t] = stride(j, last)
 		}
 		if len(elim) == 1 && len(out) > 0 {
 			for t, j := range p.elimIn {
@@ -333,7 +344,7 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 		p.prew = make([]int, len(pre)*ne)
 		for k, v := range pre {
 			for t, j := range p.elimIn {
-				s := strides[j][v]
+				s := stride(j, v)
 				p.pstep[k*ne+t] = s
 				p.prew[k*ne+t] = s * (p.pdims[k] - 1)
 			}
