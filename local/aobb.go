@@ -161,6 +161,9 @@ type AOBB struct {
 	// (searchRoot).
 	dv             *diver
 	dives, guesses int
+	// boundHits counts the children whose bound a cached lower bound
+	// raised above the heuristic's (cacheBound).
+	boundHits int64
 
 	// fins is shift's lists of the conditioned functions' finite
 	// entries (see finite), kept across rows.
@@ -238,6 +241,11 @@ type aobbCache struct {
 	gens    []uint32
 	sols    []uint16
 	gen     uint32
+	// bounds holds a sparse cache's lower bounds (see cacheBound) by
+	// context index, apart from slots: an entry of slots carries room
+	// for the subproblem's assignment, which a bound does not need (the
+	// subtrees of an SHDS response are up to 130 variables).
+	bounds map[int]cachedLB
 	// corr holds, per context variable k (from coff[k]) and value, the
 	// shifts of the subproblem's functions at that variable: a value
 	// cached in the functions' own costs plus corr at the context's
@@ -248,6 +256,24 @@ type aobbCache struct {
 	// when one changes between rows, the entries are stale.
 	bvars []int
 }
+
+// cachedLB is a lower bound in a sparse cache, valid in its generation.
+type cachedLB struct {
+	lb  float64
+	gen uint32
+}
+
+// boundContexts is the most contexts of a cache given lower bounds
+// (cacheBound): a bound serves only a later visit of its context, and a
+// cache over more contexts than this is rarely visited twice in one. On
+// the SHDS responses (docs/bench/toulbar2-shds-responses.md) the caches
+// of 10^6 and 3·10^6 contexts took 8 000 of home 5's 11 000 bounds, none
+// looked up again, and their maps' memory cost more than the bounds saved
+// (2^19: 13 351 OR nodes, 2^17: 14 001, 2^15: 18 685, none: 22 208).
+const boundContexts = 1 << 17
+
+// boundEntryBytes estimates a sparse cache's bytes per lower bound.
+const boundEntryBytes = 40
 
 // denseCache reports whether a cache of n contexts over a subproblem of
 // sub variables fits a dense table of denseCacheBytes. It divides rather
@@ -793,8 +819,10 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		}
 		if stale {
 			ca.gen++
-			if ca.gen == 0 { // wrapped: forget every entry
+			if ca.gen == lbGen { // wrapped: forget every entry
 				clear(ca.gens)
+				s.cacheUsed -= int64(len(ca.bounds)) * boundEntryBytes
+				clear(ca.bounds)
 				ca.gen = 1
 			}
 		}
@@ -1452,26 +1480,53 @@ func (s *AOBB) cacheKey(ca *aobbCache) int {
 // cacheGet returns c's cached value for the current context and writes
 // its subproblem's assignment into s.val, or ok false.
 func (s *AOBB) cacheGet(c int) (float64, bool) {
+	x, kind := s.cacheLookup(c)
+	return x, kind == cachedExact
+}
+
+// What cacheLookup found: nothing, the exact value, or a lower bound.
+const (
+	cachedNone = iota
+	cachedExact
+	cachedBound
+)
+
+// lbGen marks, in aobbCache.gens, an entry that holds a lower bound of its
+// subproblem rather than its value: gens[e] == gen|lbGen. Generations wrap
+// before they reach it.
+const lbGen = 1 << 31
+
+// cacheLookup returns what c's cache holds for the current context: its
+// exact value (cachedExact; its subproblem's assignment is then written
+// into s.val), a lower bound of it that an earlier search failed to beat
+// (cachedBound, see cacheBound), or cachedNone.
+func (s *AOBB) cacheLookup(c int) (float64, int) {
 	ca := &s.cache[c]
-	if !ca.on || ca.vals == nil {
-		return 0, false
+	if !ca.on || ca.vals == nil && ca.bounds == nil {
+		return 0, cachedNone
 	}
 	e := s.cacheKey(ca)
 	if !ca.dense {
 		slot, ok := ca.slots[e]
-		if !ok {
-			return 0, false
+		if !ok || ca.gens[slot] != ca.gen {
+			if b, ok := ca.bounds[e]; ok && b.gen == ca.gen {
+				return b.lb + s.correction(ca), cachedBound
+			}
+			return 0, cachedNone
 		}
 		e = int(slot)
 	}
-	if ca.gens[e] != ca.gen {
-		return 0, false
+	switch ca.gens[e] {
+	case ca.gen:
+		sol := ca.sols[e*ca.sub : (e+1)*ca.sub]
+		for k, u := range s.pt.subtree[c] {
+			s.val[u] = int(sol[k])
+		}
+		return ca.vals[e] + s.correction(ca), cachedExact
+	case ca.gen | lbGen:
+		return ca.vals[e] + s.correction(ca), cachedBound
 	}
-	sol := ca.sols[e*ca.sub : (e+1)*ca.sub]
-	for k, u := range s.pt.subtree[c] {
-		s.val[u] = int(sol[k])
-	}
-	return ca.vals[e] + s.correction(ca), true
+	return 0, cachedNone
 }
 
 // correction returns the shift of ca's subproblem at the current context
@@ -1491,15 +1546,79 @@ func (s *AOBB) correction(ca *aobbCache) float64 {
 // s.val) for the current context, unless the budget is spent.
 func (s *AOBB) cachePut(c int, value float64) {
 	ca := &s.cache[c]
-	if !ca.on {
+	e, ok := s.cacheSlot(ca)
+	if !ok {
 		return
+	}
+	ca.vals[e], ca.gens[e] = value-s.correction(ca), ca.gen
+	sol := ca.sols[e*ca.sub : (e+1)*ca.sub]
+	for k, u := range s.pt.subtree[c] {
+		sol[k] = uint16(s.val[u])
+	}
+}
+
+// cacheBound stores lb, the value a failed search of c's subproblem
+// returned (solveOR: a lower bound of the subproblem's value in the
+// current context), unless the cache holds the exact value or a bound at
+// least as high, or the budget is spent. A later visit of the context
+// starts from the larger of it and the heuristic's bound (solveAND): the
+// search below guessed bounds (searchRoot) and an AND node's siblings
+// meet the same contexts again with bounds no higher, and the bound
+// prunes them at once. The subproblem's value depends only on the
+// context, whatever the bounds of the search that failed; rows that keep
+// cached values correct bounds as they correct values (correction).
+func (s *AOBB) cacheBound(c int, lb float64) {
+	ca := &s.cache[c]
+	if !ca.on || ca.size > boundContexts {
+		return
+	}
+	own := lb - s.correction(ca)
+	e := s.cacheKey(ca)
+	if !ca.dense {
+		if slot, ok := ca.slots[e]; ok && ca.gens[slot] == ca.gen {
+			return
+		}
+		b, ok := ca.bounds[e]
+		switch {
+		case ok && b.gen == ca.gen && b.lb >= own:
+			return
+		case !ok:
+			if s.cacheUsed+boundEntryBytes > s.cacheBudget {
+				return
+			}
+			s.cacheUsed += boundEntryBytes
+			if ca.bounds == nil {
+				ca.bounds = map[int]cachedLB{}
+			}
+		}
+		ca.bounds[e] = cachedLB{own, ca.gen}
+		return
+	}
+	if ca.vals != nil {
+		if g := ca.gens[e]; g == ca.gen || g == ca.gen|lbGen && ca.vals[e] >= own {
+			return
+		}
+	}
+	e, ok := s.cacheSlot(ca)
+	if !ok {
+		return
+	}
+	ca.vals[e], ca.gens[e] = own, ca.gen|lbGen
+}
+
+// cacheSlot returns the entry of ca for the current context, made if it
+// has none (a dense table allocated, a map slot added, or the map made
+// dense), or ok false where the budget is spent.
+func (s *AOBB) cacheSlot(ca *aobbCache) (int, bool) {
+	if !ca.on {
+		return 0, false
 	}
 	e := s.cacheKey(ca)
 	if ca.dense {
 		if ca.vals == nil {
 			bytes := int64(ca.size) * (12 + 2*int64(ca.sub))
 			if s.cacheUsed+bytes > s.cacheBudget {
-				return
+				return 0, false
 			}
 			s.cacheUsed += bytes
 			ca.vals = make([]float64, ca.size)
@@ -1513,7 +1632,7 @@ func (s *AOBB) cachePut(c int, value float64) {
 		if !ok {
 			bytes := 12 + 2*int64(ca.sub) + sparseEntryBytes
 			if s.cacheUsed+bytes > s.cacheBudget || len(ca.vals) >= math.MaxInt32 {
-				return
+				return 0, false
 			}
 			s.cacheUsed += bytes
 			slot = int32(len(ca.vals))
@@ -1524,11 +1643,7 @@ func (s *AOBB) cachePut(c int, value float64) {
 		}
 		e = int(slot)
 	}
-	ca.vals[e], ca.gens[e] = value-s.correction(ca), ca.gen
-	sol := ca.sols[e*ca.sub : (e+1)*ca.sub]
-	for k, u := range s.pt.subtree[c] {
-		sol[k] = uint16(s.val[u])
-	}
+	return e, true
 }
 
 // densify moves ca's map into a dense table, if that fits the budget
@@ -1550,6 +1665,15 @@ func (s *AOBB) densify(ca *aobbCache) bool {
 	}
 	ca.vals, ca.gens, ca.sols, ca.slots, ca.dense = vals, gens, sols, nil, true
 	s.cacheUsed += dense - sparse
+	// The map's bounds move into the table where their context has no
+	// value.
+	for e, b := range ca.bounds {
+		if gens[e] != ca.gen {
+			vals[e], gens[e] = b.lb, b.gen|lbGen
+		}
+	}
+	s.cacheUsed -= int64(len(ca.bounds)) * boundEntryBytes
+	ca.bounds = nil
 	return true
 }
 
@@ -1574,9 +1698,18 @@ func (s *AOBB) solveAND(v int, ub float64) (float64, bool) {
 	lbs, hit := s.kidLB[v], s.kidHit[v]
 	sum := 0.0
 	for i, c := range kids {
-		if x, ok := s.cacheGet(c); ok {
+		x, kind := s.cacheLookup(c)
+		switch kind {
+		case cachedExact:
 			lbs[i], hit[i] = x, true
-		} else {
+		case cachedBound:
+			lb := s.expand(c)
+			if x > lb {
+				lb = x
+				s.boundHits++
+			}
+			lbs[i], hit[i] = lb, false
+		default:
 			lbs[i], hit[i] = s.expand(c), false
 		}
 		sum += lbs[i]
@@ -1673,6 +1806,11 @@ func (s *AOBB) solveOR(c int, ub float64) (float64, bool) {
 		}
 	}
 	if !found {
+		// A bound no higher than the heuristic's (the search pruned
+		// at once) is what expand finds again: not worth an entry.
+		if a := ord[0]; lbFail > w[a]+h[a]+iv {
+			s.cacheBound(c, lbFail)
+		}
 		return lbFail, false
 	}
 	if !lastBest {

@@ -37,7 +37,7 @@ var aobbConfigs = []struct {
 // configuration and compares every answer with brute force: the cost, and
 // the cost of the returned assignment. With edits, a quarter of the rows
 // are preceded by an edit of one function entry in place.
-func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, rng *rand.Rand, edits, exact bool) (escalations, raceWins int) {
+func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, rng *rand.Rand, edits, exact bool) (escalations, raceWins int, boundHits int64) {
 	t.Helper()
 	ctx := context.Background()
 	same := sameCost
@@ -97,18 +97,19 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 	for _, s := range solvers {
 		if s != nil {
 			escalations += s.escalations
+			boundHits += s.boundHits
 			if s.raceTree > 0 {
 				raceWins++
 			}
 		}
 	}
-	return escalations, raceWins
+	return escalations, raceWins, boundHits
 }
 
 // TestAOBBWholeProblems: hundreds of seeded problems, each one row,
 // against brute force under every budget.
 func TestAOBBWholeProblems(t *testing.T) {
-	checked, escalations, raceWins := 0, 0, 0
+	checked, escalations, raceWins, boundHits := 0, 0, 0, int64(0)
 	for seed := range int64(400) {
 		o := randprob.Options{
 			Agents: 1, Vars: 4 + int(seed%11), MinDomain: 2, MaxDomain: 2 + int(seed%3),
@@ -120,9 +121,10 @@ func TestAOBBWholeProblems(t *testing.T) {
 			continue
 		}
 		lp := mva.NewLocalProblem(p, mva.Whole(p))
-		e, w := checkAOBBRows(t, fmt.Sprintf("seed %d", seed), lp, [][]int{{}}, nil, false, o.IntCosts)
+		e, w, h := checkAOBBRows(t, fmt.Sprintf("seed %d", seed), lp, [][]int{{}}, nil, false, o.IntCosts)
 		escalations += e
 		raceWins += w
+		boundHits += h
 		checked++
 	}
 	if checked < 300 {
@@ -134,6 +136,10 @@ func TestAOBBWholeProblems(t *testing.T) {
 	if raceWins < 20 {
 		t.Errorf("a tree other than the first won %d races: the race is hardly tested", raceWins)
 	}
+	t.Logf("%d bounds raised by cached lower bounds", boundHits)
+	if boundHits < 50 {
+		t.Errorf("cached lower bounds raised %d bounds: hardly tested", boundHits)
+	}
 }
 
 // TestAOBBRows: MVA subproblems, rows in table order, repeated, changed in
@@ -141,7 +147,7 @@ func TestAOBBWholeProblems(t *testing.T) {
 // rows: the caches and heuristics reused across rows must never give a
 // stale answer.
 func TestAOBBRows(t *testing.T) {
-	checked := 0
+	checked, boundHits := 0, int64(0)
 	for seed := range int64(200) {
 		o := randprob.Options{
 			Agents: 2 + int(seed%2), Vars: 5 + int(seed%9), MinDomain: 2, MaxDomain: 2 + int(seed%3),
@@ -180,12 +186,17 @@ func TestAOBBRows(t *testing.T) {
 				}
 				seq = append(seq, b)
 			}
-			checkAOBBRows(t, fmt.Sprintf("seed %d agent %d", seed, i), lp, seq, rng, seed%2 == 0, o.IntCosts)
+			_, _, h := checkAOBBRows(t, fmt.Sprintf("seed %d agent %d", seed, i), lp, seq, rng, seed%2 == 0, o.IntCosts)
+			boundHits += h
 			checked++
 		}
 	}
 	if checked < 300 {
 		t.Fatalf("only %d subproblems checked", checked)
+	}
+	t.Logf("%d bounds raised by cached lower bounds", boundHits)
+	if boundHits < 50 {
+		t.Errorf("cached lower bounds raised %d bounds: hardly tested", boundHits)
 	}
 }
 
@@ -480,6 +491,7 @@ func TestAOBBRaceWithin(t *testing.T) {
 func TestAOBBShiftRowsReuse(t *testing.T) {
 	ctx := context.Background()
 	var rows, kept, dropped int
+	var boundHits int64
 	for seed := range int64(30) {
 		lp := branchyRow(seed)
 		ref := NewBruteForce(lp)
@@ -541,10 +553,11 @@ func TestAOBBShiftRowsReuse(t *testing.T) {
 				}
 			}
 		}
+		boundHits += s.boundHits
 	}
-	t.Logf("%d rows: %d kept cached values, %d later rows kept none (their Hard entries moved)", rows, kept, dropped)
-	if kept < 25 || dropped < 30 {
-		t.Errorf("too few cases: %d kept cached values, %d kept none, of %d rows", kept, dropped, rows)
+	t.Logf("%d rows: %d kept cached values, %d later rows kept none (their Hard entries moved); %d bounds raised by cached lower bounds", rows, kept, dropped, boundHits)
+	if kept < 25 || dropped < 30 || boundHits < 10 {
+		t.Errorf("too few cases: %d kept cached values, %d kept none, %d bounds raised by cached lower bounds, of %d rows", kept, dropped, boundHits, rows)
 	}
 }
 
