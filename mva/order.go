@@ -159,7 +159,12 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 		lo, hi := span(rv)
 		rv = rv[lo:hi]
 		nbuf = nbuf[:0]
-		forEach(rv, func(u int) { nbuf = append(nbuf, u+lo*64) })
+		for i, x := range rv { // forEach, without a call per neighbour
+			for x != 0 {
+				nbuf = append(nbuf, (lo+i)*64+bits.TrailingZeros64(x))
+				x &= x - 1
+			}
+		}
 		k := len(nbuf)
 		edges := 0
 		if k-1 < 2*(hi-lo) {
@@ -170,11 +175,34 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 				}
 			}
 		} else {
+			// Spans of one to three words (graphs of up to 192
+			// vertices: AOBB's pseudo-tree tries score their vertices
+			// thousands of times) get unrolled loops.
 			twice := 0
-			for _, u := range nbuf {
-				ru := row(u)[lo:hi]
-				for i, x := range rv {
-					twice += bits.OnesCount64(x & ru[i])
+			switch len(rv) {
+			case 1:
+				x0 := rv[0]
+				for _, u := range nbuf {
+					twice += bits.OnesCount64(x0 & rows[u*w+lo])
+				}
+			case 2:
+				x0, x1 := rv[0], rv[1]
+				for _, u := range nbuf {
+					ru := rows[u*w+lo : u*w+lo+2]
+					twice += bits.OnesCount64(x0&ru[0]) + bits.OnesCount64(x1&ru[1])
+				}
+			case 3:
+				x0, x1, x2 := rv[0], rv[1], rv[2]
+				for _, u := range nbuf {
+					ru := rows[u*w+lo : u*w+lo+3]
+					twice += bits.OnesCount64(x0&ru[0]) + bits.OnesCount64(x1&ru[1]) + bits.OnesCount64(x2&ru[2])
+				}
+			default:
+				for _, u := range nbuf {
+					ru := row(u)[lo:hi]
+					for i, x := range rv {
+						twice += bits.OnesCount64(x & ru[i])
+					}
 				}
 			}
 			edges = twice / 2
