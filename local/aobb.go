@@ -1447,35 +1447,37 @@ func (s *AOBB) cost(x []int) float64 {
 // interV.
 func (s *AOBB) expand(c int) float64 {
 	d := s.lp.Domains[c]
-	w, h := s.w[c], s.h[c]
+	w, h := s.w[c][:d], s.h[c][:d]
 	clear(w)
 	clear(h)
-	for k := range s.orig[c] {
-		r := &s.orig[c][k]
-		b := r.base(s.val)
-		costs := r.f.Costs
-		for a := range d {
-			w[a] += costs[b+a*r.vstride]
+	val := s.val
+	origs, augs, inters := s.orig[c], s.aug[c], s.inter[c]
+	for k := range origs {
+		r := &origs[k]
+		b := r.base(val)
+		costs, vs := r.f.Costs, r.vstride
+		for a := range w {
+			w[a] += costs[b+a*vs]
 		}
 	}
-	for k := range s.aug[c] {
-		r := &s.aug[c][k]
-		b := r.base(s.val)
-		costs := r.f.Costs
-		for a := range d {
-			h[a] += costs[b+a*r.vstride]
+	for k := range augs {
+		r := &augs[k]
+		b := r.base(val)
+		costs, vs := r.f.Costs, r.vstride
+		for a := range h {
+			h[a] += costs[b+a*vs]
 		}
 	}
 	iv := 0.0
-	for k := range s.inter[c] {
-		r := &s.inter[c][k]
-		iv += r.f.Costs[r.base(s.val)]
+	for k := range inters {
+		r := &inters[k]
+		iv += r.f.Costs[r.base(val)]
 	}
-	s.checks += int64(d*(len(s.orig[c])+len(s.aug[c])) + len(s.inter[c]))
+	s.checks += int64(d*(len(origs)+len(augs)) + len(inters))
 	s.interV[c] = iv
 	m := math.Inf(1)
-	for a := range d {
-		if x := w[a] + h[a]; x < m {
+	for a, x := range w {
+		if x += h[a]; x < m {
 			m = x
 		}
 	}
