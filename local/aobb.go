@@ -68,6 +68,11 @@ type AOBBOptions struct {
 // Value ordering is by the child's bound, cheapest first; once one value's
 // bound reaches the incumbent, the rest are pruned together.
 //
+// A search of a subproblem that fails against its bound leaves a lower
+// bound of the subproblem's value in its context, cached beside the exact
+// values (cacheBound): a later visit of the context starts from it where
+// it is above the heuristic's.
+//
 // MVA rows. Functions are conditioned on each row's boundary values; the
 // mini-bucket messages that read a changed function are recomputed (as
 // BE.runChanged does), and a cached variable keeps its entries across
@@ -1181,9 +1186,10 @@ type finiteEntries struct {
 }
 
 // finite returns, per conditioned function, its finite entries where
-// they are at most half its table (on false elsewhere: the dense walks
-// of marginals and addMarginals are then the cheaper), in buffers kept
-// across rows.
+// they are at most three quarters of its table (on false elsewhere: the
+// dense walks of marginals and addMarginals are then the cheaper; at a
+// half, the six-variable slot functions, 74 of 144 finite, stayed dense),
+// in buffers kept across rows.
 func (s *AOBB) finite() []finiteEntries {
 	if len(s.fins) != len(s.cond) {
 		s.fins = make([]finiteEntries, len(s.cond))
