@@ -221,7 +221,7 @@ func indexOf(terms []indexTerm, val []int) int {
 
 // newRef returns the reference to f for variable v (-1: none).
 func newRef(f *Factor, v int) aobbRef {
-	r := aobbRef{f: f}
+	r := aobbRef{f: f, terms: make([]indexTerm, 0, len(f.Vars))}
 	stride := 1
 	for p := len(f.Vars) - 1; p >= 0; p-- {
 		if f.Vars[p] == v {
@@ -351,7 +351,8 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 	}
 
 	// Condition every function on the boundary, as BE's rows do.
-	var scopes [][]int
+	scopes := make([][]int, 0, len(lp.Funcs))
+	s.cond = make([]condFunc, 0, len(lp.Funcs))
 	for _, f := range lp.Funcs {
 		c := condFunc{f: &Factor{}, costs: f.Costs}
 		stride := 1
