@@ -1063,7 +1063,20 @@ func (s *AOBB) shift() {
 		p      int // the variable's position in f
 	}
 	fins := s.finite()
+	// holders[v] are runs of one slab, sized by a first count.
 	holders := make([][]holder, len(lp.Vars))
+	count := make([]int, len(lp.Vars))
+	total := 0
+	for i := range s.cond {
+		for _, v := range s.cond[i].f.Vars {
+			count[v]++
+			total++
+		}
+	}
+	slab := make([]holder, total)
+	for v, n := range count {
+		holders[v], slab = slab[:0:n], slab[n:]
+	}
 	for i := range s.cond {
 		f := s.cond[i].f
 		var fin *finiteEntries

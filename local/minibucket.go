@@ -212,6 +212,10 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 	if i := lo; i >= 1 {
 		steps, entries, _ := mbSymbolic(pt, domains, scopes, i, maxEntries, true, &sc)
 		mb := &miniBuckets{ibound: i, exact: i >= pt.width+1, factors: slices.Clone(inputs), nIn: len(inputs), steps: steps, entries: entries}
+		// The messages' tables are runs of one slab (entries is their
+		// sum): a few hundred allocations of an SHDS response's
+		// heuristic become one.
+		slab := make([]float64, entries)
 
 		for si := range steps {
 			st := &mb.steps[si]
@@ -243,7 +247,12 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 				return nil, fmt.Errorf("mini-buckets: eliminating variable %d: %w", st.v, err)
 			}
 			mb.plans = append(mb.plans, jp)
-			mb.factors = append(mb.factors, jp.Output(make([]float64, jp.Rows())))
+			n := jp.Rows()
+			if n > len(slab) { // not expected: entries sums the same tables
+				slab = make([]float64, n)
+			}
+			mb.factors = append(mb.factors, jp.Output(slab[:n:n]))
+			slab = slab[n:]
 		}
 		return mb, nil
 	}
