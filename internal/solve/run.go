@@ -58,6 +58,7 @@ func Distributed(ctx context.Context, p *mva.Problem, o Options, dev *gpu.Device
 	if err != nil {
 		return mva.Result{}, err
 	}
+	d.count()
 	sol, err := pipeline.Solve(ctx, p, d.Pipeline, &sim.Runtime{Config: sim.Config{Delay: o.Delay}})
 	if err != nil {
 		return mva.Result{}, err
@@ -88,6 +89,11 @@ type Run struct {
 type responseCounter interface {
 	ResponseCounts() (exact, blocks int64)
 }
+
+// count makes the run keep the agents it builds that count their
+// responses, for Result's note: for one run (hearth solve, hearth sim),
+// not for a daemon's Prepared, whose rounds would pile up their agents.
+func (d *Run) count() { d.Pipeline.Protocol = d.counting(d.Pipeline.Protocol) }
 
 // counting wraps build so that the agents it builds that count their
 // responses are kept for Result's note. Agents may be built concurrently.
@@ -160,10 +166,11 @@ func Prepare(p *mva.Problem, o Options, dev *gpu.Device) (*Run, error) {
 	if o.Reform == "" {
 		o.Reform = "mva"
 	}
-	d := &Run{
+	return &Run{
 		p: p, o: o, exact: proto.Exact,
 		gpu: dev != nil && (o.Global == "dpop" || o.Local.Name == "be"),
 		Pipeline: pipeline.Options{
+			Protocol:   makeProto,
 			Solver:     StartSolver(o.Start, gpuSolver(localDevice(dev, o), o.Local.Name, o.Local.Factory(o.Seed))),
 			Eager:      o.Table == "eager",
 			Seed:       o.Seed,
@@ -173,9 +180,7 @@ func Prepare(p *mva.Problem, o Options, dev *gpu.Device) (*Run, error) {
 			Exact:      local.Exact,
 			Sampler:    sampler.NewConditionalSampler,
 		},
-	}
-	d.Pipeline.Protocol = d.counting(makeProto)
-	return d, nil
+	}, nil
 }
 
 // algorithm is the result object's description of the run.
