@@ -108,7 +108,8 @@ const (
 	// home's first response took 5.5·10^5–4.2·10^7 checks (one passed
 	// 2^28) and its later ones 8·10^5–4·10^7 (TestExportSHDSResponses
 	// on dm_7_1_5 and dm_7_1_6): 2^30 leaves room for about 25 rounds
-	// of the costliest.
+	// of the costliest. On dm_21_1_6 three homes' later questions grew to
+	// 2·10^8 checks each and passed it after 5–8 exact answers (README).
 	responseTotal = 1 << 30
 )
 
@@ -124,11 +125,13 @@ const (
 //
 // It is not --shds's default (response_checks = 0, block descent at
 // once): measured end to end (README.md, "Exact best responses for wide
-// SHDS homes"), exact responses cost 1.4–1.9 times block descent's CPU
-// and left the objective on the load that flows higher on dm_7_1_5
-// (+0.05%) and a 13-home street (+0.002%), lower only on dm_7_1_6
-// (−0.04%): an exact best response need not lead MGM and the improvement
-// phase after it to a better local optimum.
+// SHDS homes", re-measured after AOBB's speed-ups), exact responses cost
+// 1.5–2.2 times block descent's CPU on the 7-home files and 2.0–2.3
+// times on dm_21_1_6 and dm_35_1_6, where only 9 of 21 and 13 of 35
+// homes stay within the bounds (the others answer by block descent
+// anyway), and moved the objective on the load that flows by −0.04%
+// (dm_7_1_6) to +0.05% (dm_7_1_5): an exact best response need not lead
+// MGM and the improvement phase after it to a better local optimum.
 const ExactResponseChecks = 1 << 28
 
 // maxEagerRows is the largest MVA table (rows of one home) an eager table

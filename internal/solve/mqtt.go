@@ -40,6 +40,7 @@ func MQTT(ctx context.Context, p *mva.Problem, o Options, dev *gpu.Device, cfg m
 	if err != nil {
 		return MQTTResult{}, err
 	}
+	d.count()
 	start := time.Now()
 	d.Pipeline.Progress = progress
 	pl, err := pipeline.Prepare(ctx, p, d.Pipeline)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hearth-dcop/hearth/internal/daemon"
@@ -57,6 +58,7 @@ func Distributed(ctx context.Context, p *mva.Problem, o Options, dev *gpu.Device
 	if err != nil {
 		return mva.Result{}, err
 	}
+	d.count()
 	sol, err := pipeline.Solve(ctx, p, d.Pipeline, &sim.Runtime{Config: sim.Config{Delay: o.Delay}})
 	if err != nil {
 		return mva.Result{}, err
@@ -74,6 +76,67 @@ type Run struct {
 	Pipeline pipeline.Options
 	exact    bool
 	gpu      bool
+
+	// counters are the agents built for the run that count how their
+	// best responses were computed (responseCounter), for Result's note.
+	mu       sync.Mutex
+	counters []responseCounter
+}
+
+// responseCounter is a protocol agent that counts its best responses
+// computed by an exact solve and by block descent (mgm and mgm2 under
+// response=3: localsearch.Responder.ResponseCounts).
+type responseCounter interface {
+	ResponseCounts() (exact, blocks int64)
+}
+
+// count makes the run keep the agents it builds that count their
+// responses, for Result's note: for one run (hearth solve, hearth sim),
+// not for a daemon's Prepared, whose rounds would pile up their agents.
+func (d *Run) count() { d.Pipeline.Protocol = d.counting(d.Pipeline.Protocol) }
+
+// counting wraps build so that the agents it builds that count their
+// responses are kept for Result's note. Agents may be built concurrently.
+func (d *Run) counting(build pipeline.ProtocolFactory) pipeline.ProtocolFactory {
+	return func(n *mva.Node) (mva.Protocol, error) {
+		a, err := build(n)
+		if c, ok := a.(responseCounter); ok && err == nil {
+			d.mu.Lock()
+			d.counters = append(d.counters, c)
+			d.mu.Unlock()
+		}
+		return a, err
+	}
+}
+
+// responseNote says, when some agent computed a best response by an exact
+// solve under response=3 (-p response_checks), how many agents stayed
+// exact and how many block descent answered at least once: the option is
+// exact only within its bounds (README, "Exact best responses for wide
+// SHDS homes"). counts are each agent's (exact, blocks); agents that
+// computed neither (bucket elimination or enumeration answers) are left
+// out. Empty when no response was exact, as in the default block descent.
+func responseNote(counts [][2]int64) string {
+	var all, some, none, exact, blocks int64
+	for _, c := range counts {
+		switch {
+		case c[0] == 0 && c[1] == 0:
+			continue
+		case c[1] == 0:
+			all++
+		case c[0] == 0:
+			none++
+		default:
+			some++
+		}
+		exact += c[0]
+		blocks += c[1]
+	}
+	if exact == 0 {
+		return ""
+	}
+	return fmt.Sprintf("exact best responses (-p response_checks): %d of %d agents computed every response exactly, %d only some (block descent from a later question on, past -p response_checks or response_total), %d none (block descent from their first question on); %d exact and %d block-descent responses in all",
+		all, all+some+none, some, none, exact, blocks)
 }
 
 // localDevice is the device the local solvers use: none for sampled rows
@@ -143,6 +206,15 @@ func (d *Run) Result(sol pipeline.Solution) mva.Result {
 	r.Conclude(d.complete())
 	r.Algorithm = d.algorithm()
 	r.Metrics = sol.Outcome.Metrics
+	d.mu.Lock()
+	counts := make([][2]int64, len(d.counters))
+	for i, c := range d.counters {
+		counts[i][0], counts[i][1] = c.ResponseCounts()
+	}
+	d.mu.Unlock()
+	if note := responseNote(counts); note != "" {
+		r.Notes = append(r.Notes, note)
+	}
 	return r
 }
 

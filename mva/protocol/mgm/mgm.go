@@ -213,6 +213,11 @@ func New(n *mva.Node) (mva.Protocol, error) {
 // own.
 func (a *Agent) Checks() int64 { return a.nb.Checks() + a.resp.Checks() }
 
+// ResponseCounts returns the agent's best responses computed exactly and
+// by block descent under response=3 (localsearch.Responder.ResponseCounts),
+// for the run's note on how many homes the exact option kept exact.
+func (a *Agent) ResponseCounts() (exact, blocks int64) { return a.resp.ResponseCounts() }
+
 // Links returns the agents this one exchanges messages with: through
 // the relay, the hub alone (the hub: every neighbour); otherwise every
 // neighbour. The MQTT runtime subscribes an agent to their statuses only

@@ -120,6 +120,11 @@ func New(n *mva.Node) (mva.Protocol, error) {
 // solver counts its own.
 func (a *Agent) Checks() int64 { return a.nb.Checks() + a.resp.Checks() }
 
+// ResponseCounts returns the agent's unilateral best responses computed
+// exactly and by block descent under response=3
+// (localsearch.Responder.ResponseCounts).
+func (a *Agent) ResponseCounts() (exact, blocks int64) { return a.resp.ResponseCounts() }
+
 // Done reports that the last round is over.
 func (a *Agent) Done() bool { return a.phase == finished }
 

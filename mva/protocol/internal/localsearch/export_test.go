@@ -101,10 +101,6 @@ func (r *Responder) ResponseProblem(vals []int) (*mva.Problem, error) {
 	return q, nil
 }
 
-// Moves returns the responses answered exactly and by block descent under
-// ResponseBlocks with a budget of checks.
-func (r *Responder) Moves() (exact, blocks int64) { return r.exactMoves, r.blockMoves }
-
 // ResponseSize returns the variables and functions of the agent's
 // (unweighted) response problem.
 func (r *Responder) ResponseSize() (vars, funcs int, err error) {

@@ -441,7 +441,7 @@ func TestResponderLargeBoundary(t *testing.T) {
 				}
 			}
 			el := time.Since(start)
-			exact, byBlocks := r.Moves()
+			exact, byBlocks := r.ResponseCounts()
 			t.Logf("seed %d %v: 5 responses in %v, %d solves, %d checks, %d exact and %d block responses within the budget", seed, params, el, r.Solves(), r.Checks(), exact, byBlocks)
 			if params["response"] == blocks && (fallback && (byBlocks == 0 || exact > 0) || !fallback && (exact == 0 || byBlocks > 0)) {
 				t.Errorf("seed %d %v: %d exact and %d block responses", seed, params, exact, byBlocks)

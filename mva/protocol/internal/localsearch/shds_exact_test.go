@@ -87,7 +87,7 @@ func TestSHDSExactResponse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exact, blocks := resp.Moves()
+		exact, blocks := resp.ResponseCounts()
 		t.Logf("home %d, response_width %d, response_total %d: row %d, gain %v, %d exact and %d block-descent responses", home, c.Width, c.Total, row, gain, exact, blocks)
 		if c != cfg {
 			if exact != 0 || blocks != 1 {
