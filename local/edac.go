@@ -176,9 +176,11 @@ type EDAC struct {
 	// useVAC adds virtual arc consistency at the root (vac.go), vac its
 	// scratch.
 	useVAC bool
-	vac    *vacState
-	ft     []fTrail
-	it     []iTrail
+	// vacFull makes vacAC start from every variable (tests compare).
+	vacFull bool
+	vac     *vacState
+	ft      []fTrail
+	it      []iTrail
 	// sides holds each binary function seen from x, then from y, for the
 	// functions below firstDormant; dsides the dormant ones' that were
 	// asked for, sideChunk functions a chunk in the order asked, dslot

@@ -272,6 +272,18 @@ func (s *EDAC) vacIn(x, a int) bool {
 // vacAC enforces arc consistency on Bool_θ(P) and returns the variable it
 // wiped out, or -1 when it has a non-empty closure. The removals stay
 // recorded (vacClear forgets them).
+//
+// EDAC's AC* holds at a round's start: every live value has a pair of
+// cost 0 with a live value, allowed at every θ ≥ 1, so revising x against
+// a variable y that lost no value in Bool_θ(P) and whose costs VAC has not
+// moved this round (vacState.moved; an extension and a projection mark
+// both ends of the function) removes nothing. vacAC therefore visits the
+// variables in index order as the full AC-3 queue would, but revises only
+// against those that lost a value or moved (pending), and queues after the
+// scan those that lose one once passed: the same removals in the same
+// order as with every variable queued, without the pass over every
+// function that found a support for every value (vacFull restores that
+// pass, for the tests that compare).
 func (s *EDAC) vacAC(theta float64) int {
 	v := s.vac
 	v.acs++
@@ -279,6 +291,7 @@ func (s *EDAC) vacAC(theta float64) int {
 	v.q = v.q[:0]
 	for x := range s.n {
 		v.cnt[x] = 0
+		v.inQ[x] = false
 		if s.vacOut(x) {
 			continue
 		}
@@ -287,33 +300,57 @@ func (s *EDAC) vacAC(theta float64) int {
 				v.cnt[x]++
 			}
 		}
+		// inQ marks the pending variables during the scan.
+		v.inQ[x] = v.moved[x] || s.vacFull
 		for a := range s.dom[x] {
-			if s.alive(x, a) && s.u(x, a) >= theta && s.vacRemove(x, a, -1) {
-				return x
+			if s.alive(x, a) && s.u(x, a) >= theta {
+				v.inQ[x] = true
+				if s.vacRemove(x, a, -1) {
+					clear(v.inQ)
+					return x
+				}
 			}
 		}
-		v.q = append(v.q, int32(x))
-		v.inQ[x] = true
+	}
+	// revise revises y's neighbours against y; false on a wipe-out, whose
+	// variable it stores in wiped. Within the scan (scan ≥ 0) a neighbour
+	// past it stays pending for its turn, one before it is queued.
+	wiped := -1
+	revise := func(y, scan int) bool {
+		for _, k32 := range s.ladj(y) {
+			k := int(k32)
+			x := s.bins[k].x + s.bins[k].y - y
+			lost, w := s.vacRevise(k, x, theta)
+			if w {
+				wiped = x
+				return false
+			}
+			if lost && !v.inQ[x] {
+				v.inQ[x] = true
+				if x < scan || scan < 0 {
+					v.q = append(v.q, int32(x))
+				}
+			}
+		}
+		return true
+	}
+	for y := range s.n {
+		if !v.inQ[y] {
+			continue
+		}
+		v.inQ[y] = false
+		if !revise(y, y) {
+			clear(v.inQ)
+			return wiped
+		}
 	}
 	for len(v.q) > 0 {
 		y := int(v.q[0])
 		v.q = v.q[1:]
 		v.inQ[y] = false
-		for _, k32 := range s.ladj(y) {
-			k := int(k32)
-			x := s.bins[k].x + s.bins[k].y - y
-			lost, wiped := s.vacRevise(k, x, theta)
-			if wiped {
-				for _, z := range v.q {
-					v.inQ[z] = false
-				}
-				v.q = v.q[:0]
-				return x
-			}
-			if lost && !v.inQ[x] {
-				v.inQ[x] = true
-				v.q = append(v.q, int32(x))
-			}
+		if !revise(y, -1) {
+			clear(v.inQ)
+			return wiped
 		}
 	}
 	return -1
