@@ -358,7 +358,9 @@ func (s *EDAC) vacAC(theta float64) int {
 
 // vacRevise removes the values of x left without an allowed pair in
 // binary function k; it reports whether it removed any and whether x was
-// wiped out.
+// wiped out. It reads the side's and VAC's records through local views
+// (vacIn and side.cost through s and sd cost a third more instructions:
+// it is most of VAC's time on the scale-free graphs).
 func (s *EDAC) vacRevise(k, x int, theta float64) (lost, wiped bool) {
 	v := s.vac
 	sd := s.side(k, x)
@@ -367,26 +369,33 @@ func (s *EDAC) vacRevise(k, x int, theta float64) (lost, wiped bool) {
 	if x != s.bins[k].x {
 		roff += 2 * s.bins[k].dx
 	}
-	res := v.vres[roff : roff+sd.don]
-	for a := range sd.don {
-		if !s.vacIn(x, a) {
+	don, dot := sd.don, sd.dot
+	res := v.vres[roff : roff+don]
+	aon, aot := sd.aon[:don], sd.aot[:dot]
+	uo, ut := s.uoff[x], s.uoff[y]
+	stOn, stOt := v.stamp[uo:uo+don], v.stamp[ut:ut+dot]
+	eres, efres := sd.res[:don], sd.fres[:don]
+	tab, pon, pot := sd.tab, sd.pon[:don], sd.pot[:dot]
+	son, sot := sd.son, sd.sot
+	for a := range don {
+		if aon[a] == 0 || stOn[a] != 0 {
 			continue
+		}
+		// allowed reports whether (a, b) is in Bool_θ(P): b in it and
+		// their cost below θ.
+		base, pa := a*son, pon[a]
+		allowed := func(b int) bool {
+			return b < dot && aot[b] != 0 && stOt[b] == 0 && tab[base+b*sot]-pa-pot[b] < theta
 		}
 		// EDAC's residual supports first (its AC* and full supports cost
 		// nothing, so they are allowed pairs unless y's value left
 		// Bool_θ(P)), then VAC's own.
-		if r := int(sd.res[a]); s.vacIn(y, r) && sd.cost(a, r) < theta {
-			continue
-		}
-		if r := int(sd.fres[a]); s.vacIn(y, r) && sd.cost(a, r) < theta {
-			continue
-		}
-		if r := int(res[a]); r < sd.dot && s.vacIn(y, r) && sd.cost(a, r) < theta {
+		if allowed(int(eres[a])) || allowed(int(efres[a])) || allowed(int(res[a])) {
 			continue
 		}
 		found := false
-		for b := range sd.dot {
-			if s.vacIn(y, b) && sd.cost(a, b) < theta {
+		for b := range dot {
+			if allowed(b) {
 				res[a] = int32(b)
 				found = true
 				break
