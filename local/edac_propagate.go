@@ -112,23 +112,26 @@ func (s *EDAC) pushAC(x int) {
 // dacKey, so that processDAC sees the variables from the highest rank
 // down (the lowest up once the order is reversed): one pass then reaches
 // the fixpoint, each pop costing O(log n) where a scan of the queue cost
-// O(n) (at a 40×40 grid's root, 1600 variables a pass).
+// O(n) (at a 40×40 grid's root, 1600 variables a pass). Its entries are
+// dacEntry's, which compare as their keys (ranks differ), so that the
+// sifts compare entries instead of looking up two ranks a step.
 func (s *EDAC) pushDAC(x int) {
 	if s.inDAC[x] {
 		return
 	}
 	s.inDAC[x] = true
-	q := append(s.dacQ, x)
-	i, k := len(q)-1, s.dacKey(x)
+	e := s.dacEntry(x)
+	q := append(s.dacQ, e)
+	i := len(q) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if s.dacKey(q[p]) >= k {
+		if q[p] >= e {
 			break
 		}
 		q[i] = q[p]
 		i = p
 	}
-	q[i] = x
+	q[i] = e
 	s.dacQ = q
 }
 
@@ -140,23 +143,31 @@ func (s *EDAC) dacKey(x int) int {
 	return s.rank[x]
 }
 
+// dacEntry is x's entry in the DAC heap: dacKey(x) in the high bits, x in
+// the low 32, so entries order as their keys. The order flips (dacRev)
+// only between propagations, when the queue is empty.
+func (s *EDAC) dacEntry(x int) int { return s.dacKey(x)<<32 | x }
+
+// dacVar is the variable of a DAC heap entry.
+func dacVar(e int) int { return e & (1<<32 - 1) }
+
 // popDAC removes and returns the DAC queue's first variable.
 func (s *EDAC) popDAC() int {
 	q := s.dacQ
-	top := q[0]
+	top := dacVar(q[0])
 	last := q[len(q)-1]
 	q = q[:len(q)-1]
 	if n := len(q); n > 0 {
-		i, k := 0, s.dacKey(last)
+		i := 0
 		for {
 			c := 2*i + 1
 			if c >= n {
 				break
 			}
-			if c+1 < n && s.dacKey(q[c+1]) > s.dacKey(q[c]) {
+			if c+1 < n && q[c+1] > q[c] {
 				c++
 			}
-			if s.dacKey(q[c]) <= k {
+			if q[c] <= last {
 				break
 			}
 			q[i] = q[c]
@@ -279,16 +290,21 @@ type side struct {
 	pOn, pOt int       // fs offsets of the deltas
 }
 
-// side returns binary function k seen from on.
+// side returns binary function k seen from on. k is live or was: a
+// dormant function's sides exist once it first woke (wake's makeSide,
+// through sideAt). side reads dslot itself instead of calling sideAt so
+// that it inlines (it is called at every projection and revision, and
+// the call was 2% of the 40×40 grid's instructions).
 func (s *EDAC) side(k, on int) *side {
 	i := 2 * k
 	if on != s.bins[k].x {
 		i++
 	}
-	if k < s.firstDormant {
+	if uint(i) < uint(len(s.sides)) {
 		return &s.sides[i]
 	}
-	return s.sideAt(i)
+	n := int(s.dslot[k-s.firstDormant]) - 1
+	return &s.dsides[n/sideChunk][2*(n%sideChunk)+i%2]
 }
 
 // sideChunk is how many dormant functions' sides are allocated together,
@@ -941,10 +957,14 @@ func (s *EDAC) propagate() bool {
 // fail empties the queues after a wipe-out or a bound reached, and
 // charges the function whose transfer came last (dom/wdeg).
 func (s *EDAC) fail() {
-	for _, q := range [][]int{s.acQ, s.dacQ, s.eacQ} {
+	for _, q := range [][]int{s.acQ, s.eacQ} {
 		for _, x := range q {
 			s.inAC[x], s.inDAC[x], s.inEAC[x] = false, false, false
 		}
+	}
+	for _, e := range s.dacQ {
+		x := dacVar(e)
+		s.inAC[x], s.inDAC[x], s.inEAC[x] = false, false, false
 	}
 	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
 	for _, x := range s.ncQ {

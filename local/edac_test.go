@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
@@ -433,4 +434,102 @@ func TestEDACTwoValuesEqualsBruteForce(t *testing.T) {
 		t.Fatalf("%d rows checked, %d subproblems branched, %d flipped: the test no longer reaches the rules", checked, branched, flipped)
 	}
 	t.Logf("%d rows, %d subproblems branched, %d flipped", checked, branched, flipped)
+}
+
+// sweepEverything is localSearch as it was before its sweeps skipped the
+// variables whose neighbours had not moved: the greedy assignment, then
+// up to eight sweeps that weigh every variable. TestLocalSearchSkipsIdle
+// compares the two.
+func sweepEverything(s *EDAC) (float64, []int) {
+	cur := s.full[s.lp.NB:]
+	set := make([]bool, s.n)
+	for x := range s.n {
+		if s.gone[x] {
+			continue
+		}
+		best, bc := 0, math.Inf(1)
+		for a := range s.dom[x] {
+			c := s.u0[s.uoff[x]+a]
+			for _, k := range s.costedB(x) {
+				b := &s.bins[k]
+				y := b.x + b.y - x
+				if !set[y] || s.goneBin[k] {
+					continue
+				}
+				if x == b.x {
+					c += b.tab[a*b.dy+cur[y]]
+				} else {
+					c += b.tab[cur[y]*b.dy+a]
+				}
+			}
+			if c < bc {
+				best, bc = a, c
+			}
+		}
+		cur[x], set[x] = best, true
+	}
+	for range 8 {
+		moved := false
+		for x := range s.n {
+			if s.gone[x] {
+				continue
+			}
+			old := cur[x]
+			best, bc := old, s.localCost(x, old)
+			for a := range s.dom[x] {
+				if c := s.localCost(x, a); a != old && c < bc {
+					best, bc = a, c
+				}
+			}
+			cur[x] = best
+			moved = moved || best != old
+		}
+		if !moved {
+			break
+		}
+	}
+	s.restore(cur)
+	return s.lp.Eval(s.full), append([]int(nil), cur...)
+}
+
+// TestLocalSearchSkipsIdle checks that localSearch, whose sweeps weigh
+// only the variables next to one that moved, ends on the assignment and
+// upper bound of sweeps over every variable, on the EDAC tests' random
+// problems (ternary functions included) and on binary grids.
+func TestLocalSearchSkipsIdle(t *testing.T) {
+	var probs []*mva.Problem
+	for seed := range int64(120) {
+		probs = append(probs, randprob.New(seed, edacOptions(seed)))
+	}
+	for seed := range uint64(6) {
+		p, err := gen.Generate("grid", seed+1, map[string]string{"rows": "12", "cols": "12", "domain": []string{"2", "3"}[seed%2], "plant": "false"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs = append(probs, p)
+	}
+	for i, p := range probs {
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		var ub [2]float64
+		var best [2][]int
+		for j := range 2 {
+			s := newEDAC(lp)
+			if !s.condition(nil) {
+				break
+			}
+			if j == 0 {
+				s.ub = mva.Hard
+				s.localSearch()
+				ub[j], best[j] = s.ub, append([]int(nil), s.best...)
+				continue
+			}
+			ub[j], best[j] = sweepEverything(s)
+		}
+		if ub[0] != ub[1] && !(mva.IsHard(ub[0]) && mva.IsHard(ub[1])) {
+			t.Fatalf("problem %d: local search's bound %v, sweeping every variable %v", i, ub[0], ub[1])
+		}
+		if !mva.IsHard(ub[0]) && !slices.Equal(best[0], best[1]) {
+			t.Fatalf("problem %d: local search ends on %v, sweeping every variable on %v", i, best[0], best[1])
+		}
+	}
 }

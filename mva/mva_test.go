@@ -90,6 +90,12 @@ func TestValidate(t *testing.T) {
 		{"bad owner", func(p *mva.Problem) { p.Variables[2].Agent = 7 }},
 		{"scope out of range", func(p *mva.Problem) { p.Functions[0].Scope = []int{0, 9} }},
 		{"repeated scope variable", func(p *mva.Problem) { p.Functions[0].Scope = []int{1, 1} }},
+		// Validate marks each variable with the last function that held
+		// it: a repeat in a later function, over a variable an earlier
+		// one held too.
+		{"repeated scope variable, later function", func(p *mva.Problem) {
+			p.Functions[len(p.Functions)-1].Scope = []int{p.Functions[0].Scope[0], p.Functions[0].Scope[0]}
+		}},
 		{"table size", func(p *mva.Problem) { p.Functions[1].Costs = []float64{1, 2, 3} }},
 		{"negative infinity", func(p *mva.Problem) {
 			p.Functions[2].Costs = []float64{0, 0, 0, mva.Hard * -1}

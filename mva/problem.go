@@ -149,31 +149,32 @@ func (p *Problem) Validate() error {
 			return fmt.Errorf("%w: variable %q has no valid owner", ErrInvalid, v.Name)
 		}
 	}
+	// seenIn[v] is 1 + the index of the last function whose scope held v:
+	// one slice for the duplicate check instead of a map a function (a
+	// 40×40 grid's file has 4720 functions, and every file read is
+	// validated).
+	seenIn := make([]int, len(p.Variables))
 	for i, f := range p.Functions {
-		name := f.Name
-		if name == "" {
-			name = fmt.Sprintf("#%d", i)
-		}
-		inScope := make(map[int]bool, len(f.Scope))
+		name := func() string { return funcName(f.Name, i) } // for errors only
 		for _, v := range f.Scope {
 			if v < 0 || v >= len(p.Variables) {
-				return fmt.Errorf("%w: function %s: variable index %d out of range", ErrInvalid, name, v)
+				return fmt.Errorf("%w: function %s: variable index %d out of range", ErrInvalid, name(), v)
 			}
-			if inScope[v] {
-				return fmt.Errorf("%w: function %s: variable %q appears twice in the scope", ErrInvalid, name, p.Variables[v].Name)
+			if seenIn[v] == i+1 {
+				return fmt.Errorf("%w: function %s: variable %q appears twice in the scope", ErrInvalid, name(), p.Variables[v].Name)
 			}
-			inScope[v] = true
+			seenIn[v] = i + 1
 		}
 		n, err := p.TableSize(f.Scope)
 		if err != nil {
-			return fmt.Errorf("%w: function %s: %v", ErrInvalid, name, err)
+			return fmt.Errorf("%w: function %s: %v", ErrInvalid, name(), err)
 		}
 		if len(f.Costs) != n {
-			return fmt.Errorf("%w: function %s: table has %d entries, scope needs %d", ErrInvalid, name, len(f.Costs), n)
+			return fmt.Errorf("%w: function %s: table has %d entries, scope needs %d", ErrInvalid, name(), len(f.Costs), n)
 		}
 		for _, c := range f.Costs {
 			if math.IsNaN(c) || math.IsInf(c, -1) {
-				return fmt.Errorf("%w: function %s: cost %v is not allowed", ErrInvalid, name, c)
+				return fmt.Errorf("%w: function %s: cost %v is not allowed", ErrInvalid, name(), c)
 			}
 		}
 	}
@@ -181,6 +182,14 @@ func (p *Problem) Validate() error {
 		return fmt.Errorf("%w: constant cost %v is not allowed", ErrInvalid, p.Offset)
 	}
 	return nil
+}
+
+// funcName names function i in Validate's errors: its name, else #i.
+func funcName(name string, i int) string {
+	if name == "" {
+		return fmt.Sprintf("#%d", i)
+	}
+	return name
 }
 
 // Strides returns, for each position of a scope, how far the table index

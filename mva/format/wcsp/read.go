@@ -86,39 +86,71 @@ func (s *scanner) next() (string, int, error) {
 	return string(b), line, err
 }
 
+// spaceClass classifies a byte for nextBytes: 0 part of a token, 1 white
+// space (isSpace), 2 a newline.
+var spaceClass = func() (t [256]uint8) {
+	for _, b := range []byte(" \t\r\v\f") {
+		t[b] = 1
+	}
+	t['\n'] = 2
+	return t
+}()
+
 // nextBytes is next with the token as bytes, valid until the next call:
 // integers are parsed from them without a string each (a 40×40 grid's file
-// holds 15000 tokens).
+// holds 15000 tokens). The common case, a token inside the chunk, works on
+// local copies of the chunk, position and line and classifies bytes by
+// spaceClass: the fields through s and isSpace's six comparisons were
+// reloaded and made for every byte.
 func (s *scanner) nextBytes() ([]byte, int, error) {
+	in, pos, line := s.in, s.pos, s.line
 	// Skip white space.
 	for {
-		for s.pos < len(s.in) && isSpace(s.in[s.pos]) {
-			if s.in[s.pos] == '\n' {
-				s.line++
+		for pos < len(in) {
+			c := spaceClass[in[pos]]
+			if c == 0 {
+				break
 			}
-			s.pos++
+			if c == 2 {
+				line++
+			}
+			pos++
 		}
-		if s.pos < len(s.in) {
+		if pos < len(in) {
 			break
 		}
+		s.line = line
 		if !s.fill() {
 			if s.err == io.EOF {
 				return nil, s.line, io.EOF
 			}
 			return nil, s.line, s.err
 		}
+		in, pos = s.in, s.pos
 	}
-	start := s.pos
-	for s.pos < len(s.in) && !isSpace(s.in[s.pos]) {
-		s.pos++
+	start := pos
+	for pos < len(in) && spaceClass[in[pos]] == 0 {
+		pos++
 	}
-	if s.pos < len(s.in) || s.err == io.EOF {
-		tok := s.in[start:s.pos]
+	if pos < len(in) || s.err == io.EOF {
+		tok := in[start:pos]
 		if len(tok) > maxTokenSize {
-			return nil, s.line, errTooLong{}
+			s.pos, s.line = pos, line
+			return nil, line, errTooLong{}
 		}
-		return tok, s.end(), nil
+		// Consume the white space byte that ended the token (end): a
+		// newline counts after the token.
+		tline := line
+		if pos < len(in) {
+			if in[pos] == '\n' {
+				line++
+			}
+			pos++
+		}
+		s.pos, s.line = pos, line
+		return tok, tline, nil
 	}
+	s.pos, s.line = pos, line
 	// The token runs to the chunk's end: it goes on in the next one.
 	s.buf = append(s.buf[:0], s.in[start:s.pos]...)
 	for {
