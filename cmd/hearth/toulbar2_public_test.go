@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dcop/hearth/internal/solve"
+	tb2 "github.com/hearth-dcop/hearth/internal/toulbar2"
+	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format"
+)
+
+// publicRefusals lists the files of testdata/toulbar2 that use toulbar2
+// extensions hearth does not read, with the line and words of the error
+// each must get: a parse error naming the file, the line and the feature,
+// never a panic or a problem read wrong.
+var publicRefusals = map[string]struct {
+	line int
+	msg  string
+}{
+	"10_1.wcsp":                  {2, "interval domains (negative sizes) are not supported"},
+	"donald.wcsp":                {834, `keyword "salldiff"`},
+	"knapsack.wcsp":              {3, `keyword "knapsack"`},
+	"latin0.wcsp":                {3, `keyword "sgcc"`},
+	"latin4.wcsp":                {3, `keyword "salldiff"`},
+	"magic3.wcsp":                {499, `keyword "salldiff"`},
+	"walldiff_simple.wcsp":       {4, `keyword "walldifferent"`},
+	"weightedcspconstraint.wcsp": {11, `keyword "wcsp"`},
+	"wsum_quad.wcsp":             {4, `keyword "wsum"`},
+}
+
+// TestSolveMatchesToulbar2Public reads every file of testdata/toulbar2
+// (small public files of toulbar2's repository: testdata/toulbar2/README.md
+// says which): the ones in publicRefusals must be refused with their parse
+// error; every other one must be solved by auto, aobb, edac and be to
+// toulbar2's optimum. Shared cost functions (4queens-bis,
+// oconnell_bayesnet) and an upper bound past 2^53 are among them.
+func TestSolveMatchesToulbar2Public(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "toulbar2", "*.wcsp"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("testdata/toulbar2: %d files, %v", len(files), err)
+	}
+	refused := 0
+	for _, path := range files {
+		name := filepath.Base(path)
+		t.Run(name, func(t *testing.T) {
+			p, err := format.ReadFile(path, format.Options{})
+			if want, ok := publicRefusals[name]; ok {
+				refused++
+				checkRefusal(t, path, err, want.line, want.msg)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := tb2.Solve(t, path)
+			for _, solver := range []string{"auto", "aobb", "edac", "be"} {
+				res, err := solve.Central(context.Background(), p, &solve.Local{Name: solver}, 1, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", solver, err)
+				}
+				if !r.Feasible {
+					if res.Feasible {
+						t.Errorf("%s: feasible, toulbar2 finds no solution", solver)
+					}
+					continue
+				}
+				if !res.Feasible || !res.Optimal {
+					t.Fatalf("%s: result not feasible and optimal: %+v", solver, res)
+				}
+				if got := *res.Objective; got != float64(r.Cost) {
+					t.Errorf("%s: optimum %v, toulbar2 %d", solver, got, r.Cost)
+				}
+			}
+		})
+	}
+	if refused != len(publicRefusals) {
+		t.Errorf("%d of the %d refusals listed were found in testdata/toulbar2", refused, len(publicRefusals))
+	}
+}
+
+// checkRefusal checks that err is the parse error of path at line whose
+// message holds msg.
+func checkRefusal(t *testing.T, path string, err error, line int, msg string) {
+	t.Helper()
+	var pe *mva.ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v (%T), want a *mva.ParseError", err, err)
+	}
+	if pe.File != path || pe.Line != line || !strings.Contains(pe.Msg, msg) {
+		t.Errorf("error %q, want %s:%d: …%s…", err, path, line, msg)
+	}
+}
+
+// TestSolveMatchesToulbar2Wider is the wider check of issue 18 on a folder
+// of public files kept out of the repository (HEARTH_WIDER_DIR; the files
+// and their sources: docs/bench/toulbar2-wider.md): every file hearth
+// reads and toulbar2 proves within HEARTH_WIDER_LIMIT (a duration, 60s
+// by default) must get toulbar2's optimum from auto when auto proves one
+// within the limit; a file hearth refuses must get a parse error naming
+// it and a line. Skipped without HEARTH_WIDER_DIR.
+func TestSolveMatchesToulbar2Wider(t *testing.T) {
+	dir := os.Getenv("HEARTH_WIDER_DIR")
+	if dir == "" {
+		t.Skip("HEARTH_WIDER_DIR is not set")
+	}
+	limit := time.Minute
+	if s := os.Getenv("HEARTH_WIDER_LIMIT"); s != "" {
+		var err error
+		if limit, err = time.ParseDuration(s); err != nil {
+			t.Fatalf("HEARTH_WIDER_LIMIT: %v", err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.wcsp"))
+	if len(files) == 0 {
+		t.Fatalf("no .wcsp files in %s", dir)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			p, err := format.ReadFile(path, format.Options{})
+			if err != nil {
+				var pe *mva.ParseError
+				if !errors.As(err, &pe) || pe.File != path || pe.Line == 0 {
+					t.Fatalf("refused without a parse error naming the file and line: %v", err)
+				}
+				t.Logf("refused: %v", err)
+				return
+			}
+			want, ok := toulbar2Within(t, path, limit)
+			if !ok {
+				t.Skipf("toulbar2 proves no optimum within %v", limit)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
+			defer cancel()
+			res, err := solve.Central(ctx, p, &solve.Local{Name: "auto"}, 1, nil)
+			if err != nil || !res.Optimal {
+				t.Skipf("auto proves no optimum within %v: %v", limit, err)
+			}
+			if got := *res.Objective; got != float64(want) {
+				t.Errorf("auto: optimum %v, toulbar2 %d", got, want)
+			}
+		})
+	}
+}
+
+var toulbar2OptimumRE = regexp.MustCompile(`(?m)^Optimum: (\d+)`)
+
+// toulbar2Within returns toulbar2's optimum for path, false when it
+// proves none within limit (internal/toulbar2 waits as long as it takes,
+// and toulbar2 needs minutes on some of the wider files).
+func toulbar2Within(t *testing.T, path string, limit time.Duration) (int64, bool) {
+	t.Helper()
+	if _, err := exec.LookPath("toulbar2"); err != nil {
+		t.Skip("toulbar2 is not installed (apt-get install toulbar2)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, "toulbar2", path).CombinedOutput()
+	m := toulbar2OptimumRE.FindSubmatch(out)
+	if ctx.Err() != nil || m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(m[1]), 10, 64)
+	if err != nil {
+		t.Fatalf("toulbar2 optimum %q: %v", m[1], err)
+	}
+	return v, true
+}
