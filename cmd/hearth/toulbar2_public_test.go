@@ -194,3 +194,54 @@ func toulbar2Within(t *testing.T, path string, limit time.Duration) (float64, bo
 	}
 	return v, true
 }
+
+// TestFormatCornersMatchToulbar2 solves small files that use the corners
+// of the wcsp format where a reader could part from toulbar2's, and checks
+// hearth's optimum (or infeasibility) against toulbar2's on each: a tuple
+// listed twice (the last cost stands, in toulbar2 as in hearth), at arity 1
+// to 4; an arity-0 function with and without its one tuple, and one at the
+// upper bound; a default cost at or above the upper bound; a cost equal to
+// it; shared tables reused with another number in the default cost's place
+// and by their second index. Where another reading could change the
+// answer (the tuple that stands, the constant's source, the table a reuse
+// copies), the files are built so that it would.
+func TestFormatCornersMatchToulbar2(t *testing.T) {
+	tests := []struct{ name, src string }{
+		{"duplicate tuple, arity 1", "d 1 2 1 100\n2\n1 0 50 2\n0 1\n0 7\n"},
+		{"duplicate tuple, arity 2", "d 2 2 1 100\n2 2\n2 0 1 50 2\n0 0 1\n0 0 7\n"},
+		{"duplicate tuple, arity 3", "d 3 2 1 100\n2 2 2\n3 0 1 2 50 2\n0 0 0 1\n0 0 0 7\n"},
+		{"duplicate tuple, arity 4", "d 4 2 1 100\n2 2 2 2\n4 0 1 2 3 50 2\n0 0 0 0 1\n0 0 0 0 7\n"},
+		{"constant from its tuple", "c 1 2 2 100\n2\n0 5 1\n3\n1 0 0 1\n1 1\n"},
+		{"constant from its default", "c 1 2 2 100\n2\n0 5 0\n1 0 0 1\n1 1\n"},
+		{"constant at the bound", "c 1 2 2 100\n2\n0 100 0\n1 0 0 1\n1 1\n"},
+		{"default at the bound", "d 2 2 1 10\n2 2\n2 0 1 10 1\n1 1 3\n"},
+		{"default past the bound", "d 2 2 1 10\n2 2\n2 0 1 99 2\n1 1 3\n0 1 12\n"},
+		{"cost at the bound", "u 1 2 1 5\n2\n1 0 5 1\n1 4\n"},
+		{"shared reuse, another default", "s 3 2 3 100\n2 2 2\n-2 0 1 9 1\n0 0 0\n2 1 2 0 -1\n1 1 0 1\n0 50\n"},
+		{"shared reuse of the second", "s 4 2 4 100\n2 2 2 2\n-2 0 1 9 1\n0 0 0\n-2 0 1 3 1\n1 1 0\n2 2 3 2 -2\n1 2 0 1\n0 50\n"},
+	}
+	dir := t.TempDir()
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "corner"+strconv.Itoa(i)+".wcsp")
+			if err := os.WriteFile(path, []byte(tc.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := tb2.Solve(t, path)
+			p, err := format.ReadFile(path, format.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := solve.Central(context.Background(), p, &solve.Local{Name: "auto"}, 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case res.Feasible != r.Feasible:
+				t.Errorf("feasible %v, toulbar2 %v", res.Feasible, r.Feasible)
+			case r.Feasible && *res.Objective != float64(r.Cost):
+				t.Errorf("optimum %v, toulbar2 %d", *res.Objective, r.Cost)
+			}
+		})
+	}
+}
