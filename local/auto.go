@@ -80,11 +80,11 @@ type Choice struct {
 // AOBB is plain branch and bound with a mini-bucket bound over a few of
 // n variables, where EDAC's arc consistency bounds all of them (8 queens:
 // EDAC 0.1 ms, AOBB 3 ms). The same, within edacBudget checks, for the
-// other binary rows when AOBB's search space, of one min-fill
-// pseudo-tree, is EDACSpace or more (random graphs over 4 and 5 values;
-// below it grids over 3 values, SPOT5 and meeting scheduling, where AOBB
-// is 9× to 300× faster). Otherwise, and for rows with larger functions,
-// AOBB, which runs within any budget (measured faster than EDAC on grids,
+// other rows, binary or not, when AOBB's search space, of one min-fill
+// pseudo-tree, is EDACSpace or more (random graphs over 4 and 5 values,
+// the sequential ISCAS89 circuits; below it grids over 3 values, SPOT5,
+// meeting scheduling and the combinational circuits, where AOBB is 9× to
+// 300× faster). Otherwise AOBB, which runs within any budget (measured faster than EDAC on grids,
 // random graphs, meeting scheduling and SPOT5 files of at most 10
 // values). The min-fill elimination that sizes bucket elimination's
 // tables stops once they pass what BE may have (Choice.AtLeast).
@@ -196,12 +196,16 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 			c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; every function is binary, over two values (dead-end elimination): edac within %.3g checks, then aobb",
 				need, float64(edacTwoBudget))
 			return c
-		case binary && n > 0:
+		case n > 0:
 			if sp := searchSpace(lp); sp >= EDACSpace {
 				c.Name = "edac+aobb"
 				c.budget = edacBudget
-				c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; every function is binary and aobb's search space (min-fill pseudo-tree) is %.3g nodes, past %.0e: edac within %.3g checks, then aobb",
-					need, sp, EDACSpace, float64(edacBudget))
+				what := "every function is binary"
+				if !binary {
+					what = "functions of more than two variables"
+				}
+				c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; %s and aobb's search space (min-fill pseudo-tree) is %.3g nodes, past %.0e: edac within %.3g checks, then aobb",
+					need, what, sp, EDACSpace, float64(edacBudget))
 				return c
 			}
 		}
@@ -212,7 +216,7 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 }
 
 // EDACSpace is the size of AOBB's context-minimal search space (of the
-// min-fill pseudo-tree, searchSpace) from which Choose gives binary
+// min-fill pseudo-tree, searchSpace) from which Choose gives the
 // problems that no other rule of its takes EDAC first, within edacBudget
 // checks, then AOBB. Measured (hearth solve --local edac / aobb, the
 // solver's time in single runs; space in parentheses): random graphs of 100 and 60 variables
@@ -223,6 +227,12 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 // threshold sits between, a factor of about 40 from either side. Whole
 // solves under auto (docs/bench/auto-pick.md): the two random graphs
 // 3.8× and 1.4× faster than with AOBB, the others unchanged in route.
+// The rule holds for functions of any arity (docs/bench/toulbar2-wider.md):
+// the sequential ISCAS89 circuits s953, s1196 and s1238 (4.4·10^20,
+// 4.6·10^16, 1.8·10^17) EDAC 19, 160 and 181 ms, AOBB 0.58, 0.42 and 1.45 s;
+// the combinational c432, c499 and c880 (7.9·10^8, 1.5·10^8, 1.0·10^8)
+// EDAC past 20 s, AOBB 15 to 52 ms; pedigree1 (1.6·10^7) and the Bayesian
+// grid 75-16-5 (8.0·10^7) stay with AOBB too.
 const EDACSpace = 1e10
 
 // searchSpace returns the size of the context-minimal AND/OR search

@@ -634,3 +634,65 @@ func TestChooseSearchSpace(t *testing.T) {
 		t.Fatalf("12×12 grid over 3 values: chose %s (%s) at space %.3g, want aobb", c.Name, c.Reason, sp)
 	}
 }
+
+// TestChooseSearchSpaceNary checks that Choose's search-space rule holds
+// for functions of any arity: TestChooseSearchSpace's binary random
+// problem with ternary functions added, its search space still past
+// EDACSpace, gets EDAC within edacBudget checks, then AOBB (the sequential
+// ISCAS89 circuits, docs/bench/toulbar2-wider.md: EDAC 19 to 181 ms, AOBB
+// 0.4 to 1.45 s), and answers the same optimum both ways, with an
+// assignment of that cost; with the space below EDACSpace (a smaller
+// problem of the same kind) it stays with AOBB.
+func TestChooseSearchSpaceNary(t *testing.T) {
+	for _, tc := range []struct {
+		vars, funcs int
+		want        string
+	}{{60, 300, "edac+aobb"}, {60, 200, "aobb"}} {
+		p := randprob.New(7, randprob.Options{Vars: tc.vars, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: tc.funcs, IntCosts: true, MaxCost: 20})
+		for k := range 3 {
+			costs := make([]float64, 5*5*5)
+			for i := range costs {
+				costs[i] = float64((i*7 + k*3) % 11)
+			}
+			p.Functions = append(p.Functions, mva.Function{Name: fmt.Sprintf("t%d", k), Scope: []int{3 * k, 3*k + 1, 3*k + 2}, Costs: costs})
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		if binary, _, _ := edacShape(lp); binary {
+			t.Fatal("still binary")
+		}
+		c, sp := Choose(lp, AutoOptions{}), searchSpace(lp)
+		if c.Name != tc.want || (sp >= EDACSpace) != (tc.want == "edac+aobb") {
+			t.Fatalf("%d variables: chose %s (%s) at space %.3g, want %s", tc.vars, c.Name, c.Reason, sp, tc.want)
+		}
+		if tc.want != "edac+aobb" {
+			continue
+		}
+		if c.budget != edacBudget || !strings.Contains(c.Reason, "more than two variables") {
+			t.Fatalf("budget %d, reason %q", c.budget, c.Reason)
+		}
+		var answers []float64
+		for _, budget := range []int64{edacBudget, 1} {
+			s, _, err := Auto(lp, AutoOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pf := s.(*edacThenAOBB)
+			pf.edac.budget = budget
+			in := make([]int, lp.NumInterior())
+			got, err := s.SolveRow(context.Background(), nil, in)
+			if err != nil {
+				t.Fatalf("budget %d: %v", budget, err)
+			}
+			if e := lp.Eval(in); e != got {
+				t.Fatalf("budget %d: assignment costs %v, reported %v", budget, e, got)
+			}
+			if pf.byAOBB != (budget == 1) {
+				t.Fatalf("budget %d: answered by aobb %v", budget, pf.byAOBB)
+			}
+			answers = append(answers, got)
+		}
+		if answers[0] != answers[1] {
+			t.Fatalf("edac %v, aobb %v", answers[0], answers[1])
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -385,6 +387,14 @@ func equalInts(a, b []int) bool {
 
 func FuzzRead(f *testing.F) {
 	formattest.AddFiles(f, "fabe_misc_simple2.uai")
+	// toulbar2's own small MARKOV files: zero potentials, tabs, a last
+	// line without its newline (../../../testdata/toulbar2/README.md).
+	public, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "toulbar2", "*.uai"))
+	for _, name := range public {
+		if b, err := os.ReadFile(name); err == nil && len(b) < 1<<14 {
+			f.Add(b)
+		}
+	}
 	for _, c := range readErrorCases() {
 		f.Add([]byte(c.in))
 	}

@@ -631,7 +631,10 @@ func FuzzRead(f *testing.F) {
 		f.Add(mutate(c))
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.wcsp"))
-	for _, name := range files {
+	// toulbar2's own small files, global cost functions, interval domains
+	// and shared tables among them (../../../testdata/toulbar2/README.md).
+	public, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "toulbar2", "*.wcsp"))
+	for _, name := range append(files, public...) {
 		if b, err := os.ReadFile(name); err == nil && len(b) < 10000 {
 			f.Add(string(b))
 		}
