@@ -165,9 +165,14 @@ func TestForgedRetainedUTIL(t *testing.T) {
 	if drops[DropRetained] != 2 {
 		t.Errorf("retained inbox messages dropped %d times, want 2", drops[DropRetained])
 	}
+	// Each forged status is dropped at least once, by its home. The
+	// broker delivers at QoS 1, at least once: under load (seen with
+	// -race on a busy machine) every agent got the same retained forgery
+	// twice within a millisecond, so a copy per agent is not a bound;
+	// four per agent still catches a drop loop.
 	for _, r := range []string{DropUnsigned, DropBadSignature, DropWrongSigner} {
-		if drops[r] < 1 || drops[r] > int64(len(names)) {
-			t.Errorf("%s: %d drops, want 1 to %d", r, drops[r], len(names))
+		if drops[r] < 1 || drops[r] > int64(4*len(names)) {
+			t.Errorf("%s: %d drops, want 1 to %d", r, drops[r], 4*len(names))
 		}
 	}
 
