@@ -16,6 +16,8 @@ import (
 // table recomputes the messages its boundary values reach.
 const DefaultHeuristicEntries = 1 << 24
 
+var firstHeuristicEntries = 1 << 16
+
 // AOBBOptions tunes AOBB.
 type AOBBOptions struct {
 	// Memory bounds, in bytes, the mini-bucket tables and the caches
@@ -160,6 +162,11 @@ type AOBB struct {
 	heurBytes              int64
 	cacheUsed, cacheBudget int64
 	cachedVars             int
+
+	// deepShifted is set once this row's shift has been continued to
+	// convergence (deepShift); deepShifts counts those, for notes.
+	deepShifted bool
+	deepShifts  int
 
 	// dv is the dive's state (see dive), made at the first; dives and
 	// guesses count the dives and the searches below guessed bounds
@@ -509,8 +516,7 @@ func ownTrees(nv, nb int, doms []int, scopes [][]int, interior []int) []*pseudoT
 // firstHeuristicEntries is the size of the first mini-bucket heuristic;
 // each escalation multiplies it by heuristicGrowth.
 const (
-	firstHeuristicEntries = 1 << 16
-	heuristicGrowth       = 8
+	heuristicGrowth = 8
 )
 
 // errEscalate stops a search whose heuristic is too weak for it.
@@ -809,7 +815,8 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		if s.keeps() {
 			s.startAcc()
 		}
-		s.shift()
+		s.shift(shiftRounds, shiftTol, false)
+		s.deepShifted = false
 		if s.keeps() {
 			s.shiftCorrections()
 		}
@@ -836,13 +843,7 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 			}
 		}
 		if stale {
-			ca.gen++
-			if ca.gen == lbGen { // wrapped: forget every entry
-				clear(ca.gens)
-				s.cacheUsed -= int64(len(ca.bounds)) * boundEntryBytes
-				clear(ca.bounds)
-				ca.gen = 1
-			}
+			s.forget(ca)
 		}
 	}
 	copy(s.lastB, boundary)
@@ -903,6 +904,10 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		r, exact = s.searchRoot(ub)
 		s.ctx = nil
 		if s.stop && errors.Is(s.err, errEscalate) {
+			if s.shifts() && !s.deepShifted {
+				s.deepShift()
+				continue
+			}
 			if err := s.escalate(); err != nil {
 				return 0, err
 			}
@@ -1038,8 +1043,22 @@ func (s *AOBB) race(ctx context.Context, boundary, interior []int, budget int64)
 	}
 }
 
-// shiftRounds bounds the sweeps of shift.
-const shiftRounds = 20
+// shiftRounds bounds the sweeps of shift, shiftTol its least gain per
+// sweep (relative to the sum of minima): the first reparameterisation of
+// a row, cheap enough for every row.
+const (
+	shiftRounds = 20
+	shiftTol    = 1e-6
+)
+
+// deepShiftRounds and deepShiftTol bound the shift that continues to
+// convergence once a row's search has turned out hard (deepShift).
+const (
+	deepShiftRounds = 1000
+	deepShiftTol    = 1e-9
+)
+
+var zzRounds int
 
 // shift reparameterises the conditioned functions of a one-row problem to
 // tighten the bounds, as FGLP does (Ihler, Flerova, Dechter and Otten
@@ -1052,7 +1071,7 @@ const shiftRounds = 20
 // value Hard in one function's min-marginal is Hard in all of them. It
 // stops after shiftRounds sweeps or when a sweep raises the sum of minima
 // by less than a millionth.
-func (s *AOBB) shift() {
+func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) {
 	lp := s.lp
 	type holder struct {
 		f      *Factor
@@ -1106,7 +1125,8 @@ func (s *AOBB) shift() {
 	}
 	var marg []float64
 	last := minSum()
-	for range shiftRounds {
+	for rr := range rounds {
+		zzRounds = rr + 1
 		for _, v := range s.pre {
 			hs := holders[v]
 			if len(hs) < 2 {
@@ -1127,7 +1147,11 @@ func (s *AOBB) shift() {
 				} else {
 					marginals(h.f.Costs, h.stride, h.d, m)
 				}
-				s.checks += int64(len(h.f.Costs))
+				if readsOnly && h.fin != nil {
+					s.checks += int64(len(h.fin.idx))
+				} else {
+					s.checks += int64(len(h.f.Costs))
+				}
 			}
 			for a := range d {
 				sum, hard, integral := 0.0, false, true
@@ -1175,10 +1199,55 @@ func (s *AOBB) shift() {
 			}
 		}
 		now := minSum()
-		if !(now-last > 1e-6*max(1, math.Abs(now))) {
+		if !(now-last > tol*max(1, math.Abs(now))) {
 			break
 		}
 		last = now
+	}
+}
+
+// deepShift continues the row's reparameterisation to convergence
+// (deepShiftRounds sweeps, or until one gains less than deepShiftTol), for
+// a search that reached its first escalation: the first shift stops
+// after shiftRounds sweeps, cheap for every row, while the rows whose
+// search turns out hard need the tighter bounds. On dm_21_1_6's homes'
+// first questions it took 130 to 180 sweeps and cut the search from
+// 1.5-11 s to 12-120 ms (docs/bench/toulbar2-shds-responses.md); run
+// on every row, it cost more than it saved on easy responses, whose
+// search ends before its first escalation and never gets here. Its
+// checks count the entries it reads (the finite ones, see
+// finiteEntries), so that a response's budget of checks is not spent on
+// Hard entries it skips.
+//
+// The messages are recomputed from the shifted functions, and every
+// cached value and bound of the row is forgotten: they are of the old
+// shifts. A problem that keeps cached values across rows (keeps) keeps
+// none of this row's: its deeper shifts may make Hard values (shift
+// propagates them) that the next row's corrections know nothing of.
+func (s *AOBB) deepShift() {
+	s.deepShifted = true
+	s.deepShifts++
+	if s.keeps() {
+		s.acc = nil // the next row keeps nothing (SolveRow)
+	}
+	s.shift(deepShiftRounds, deepShiftTol, true)
+	for v := range s.cache {
+		s.forget(&s.cache[v])
+	}
+	s.mbFresh = true
+}
+
+// forget makes every entry of ca stale: a new generation.
+func (s *AOBB) forget(ca *aobbCache) {
+	if !ca.on {
+		return
+	}
+	ca.gen++
+	if ca.gen == lbGen { // wrapped: forget every entry
+		clear(ca.gens)
+		s.cacheUsed -= int64(len(ca.bounds)) * boundEntryBytes
+		clear(ca.bounds)
+		ca.gen = 1
 	}
 }
 
