@@ -904,8 +904,7 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		r, exact = s.searchRoot(ub)
 		s.ctx = nil
 		if s.stop && errors.Is(s.err, errEscalate) {
-			if s.shifts() && !s.deepShifted {
-				s.deepShift()
+			if s.shifts() && !s.deepShifted && s.deepShift(ub) {
 				continue
 			}
 			if err := s.escalate(); err != nil {
@@ -1056,9 +1055,17 @@ const (
 const (
 	deepShiftRounds = 1000
 	deepShiftTol    = 1e-9
+	// deepShiftGain is the least rise of the sum of minima, as a
+	// fraction of its gap to the incumbent, for which deepShift keeps
+	// its shift: dm_21_1_6's homes 7-71%, gen_circuit500 3%.
+	deepShiftGain = 0.1
+	// deepShiftRise is enough too: the rise as a fraction of the sum of
+	// minima itself (dm_21_1_6's homes 6-500%, gen_circuit500 2%), for
+	// rows without an incumbent (SHDS responses, mostly Hard, often have
+	// none before the search) or with a poor one (home 11's is far
+	// above its optimum, which the shift reached).
+	deepShiftRise = 0.05
 )
-
-var zzRounds int
 
 // shift reparameterises the conditioned functions of a one-row problem to
 // tighten the bounds, as FGLP does (Ihler, Flerova, Dechter and Otten
@@ -1071,7 +1078,7 @@ var zzRounds int
 // value Hard in one function's min-marginal is Hard in all of them. It
 // stops after shiftRounds sweeps or when a sweep raises the sum of minima
 // by less than a millionth.
-func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) {
+func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64) {
 	lp := s.lp
 	type holder struct {
 		f      *Factor
@@ -1125,8 +1132,8 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) {
 	}
 	var marg []float64
 	last := minSum()
-	for rr := range rounds {
-		zzRounds = rr + 1
+	from, to = last, last
+	for range rounds {
 		for _, v := range s.pre {
 			hs := holders[v]
 			if len(hs) < 2 {
@@ -1199,42 +1206,65 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) {
 			}
 		}
 		now := minSum()
+		to = now
 		if !(now-last > tol*max(1, math.Abs(now))) {
 			break
 		}
 		last = now
 	}
+	return from, to
 }
 
 // deepShift continues the row's reparameterisation to convergence
 // (deepShiftRounds sweeps, or until one gains less than deepShiftTol), for
 // a search that reached its first escalation: the first shift stops
 // after shiftRounds sweeps, cheap for every row, while the rows whose
-// search turns out hard need the tighter bounds. On dm_21_1_6's homes'
-// first questions it took 130 to 180 sweeps and cut the search from
-// 1.5-11 s to 12-120 ms (docs/bench/toulbar2-shds-responses.md); run
-// on every row, it cost more than it saved on easy responses, whose
-// search ends before its first escalation and never gets here. Its
-// checks count the entries it reads (the finite ones, see
-// finiteEntries), so that a response's budget of checks is not spent on
-// Hard entries it skips.
+// search turns out hard may need the tighter bounds. On dm_21_1_6's
+// homes' first questions it took 85 to 900 sweeps, raised the sum of
+// the functions' minima by 7-60% (to the optimum on four of them) and
+// cut the search from 1.1-11 s to 0.07-0.4 s, and home 12's from past
+// 70 s to 2.2 s (docs/bench/toulbar2-shds-responses.md); run on every
+// row, it cost more than it saved on easy responses, whose search ends
+// before its first escalation and never gets here.
 //
-// The messages are recomputed from the shifted functions, and every
-// cached value and bound of the row is forgotten: they are of the old
-// shifts. A problem that keeps cached values across rows (keeps) keeps
-// none of this row's: its deeper shifts may make Hard values (shift
-// propagates them) that the next row's corrections know nothing of.
-func (s *AOBB) deepShift() {
+// The shift is kept where it raised the sum of minima by at least
+// deepShiftGain of its gap to the incumbent ub, or by deepShiftRise of
+// the sum itself: the messages are then
+// recomputed from the shifted functions, and every cached value and
+// bound of the row is forgotten (they are of the old shifts); a problem
+// that keeps cached values across rows (keeps) keeps none of this row's,
+// as its deeper shifts may make Hard values (shift propagates them) that
+// the next row's corrections know nothing of. Elsewhere the functions
+// get their costs back and the search goes on as before, with its
+// caches: gen_circuit500's shift converged at once (296 to 302 against
+// an incumbent of 473) and forgetting its caches cost it half its CPU
+// again. Its checks count the entries it reads (the finite ones, see
+// finiteEntries), so that a response's budget of checks is not spent on
+// Hard entries it skips. It reports whether the shift was kept.
+func (s *AOBB) deepShift(ub float64) bool {
 	s.deepShifted = true
-	s.deepShifts++
-	if s.keeps() {
-		s.acc = nil // the next row keeps nothing (SolveRow)
+	saved := make([][]float64, len(s.cond))
+	for i := range s.cond {
+		saved[i] = slices.Clone(s.cond[i].f.Costs)
+		s.checks += int64(len(saved[i]))
 	}
-	s.shift(deepShiftRounds, deepShiftTol, true)
+	acc := s.acc
+	s.acc = nil // the deep shift's moves are not the row's corrections
+	from, to := s.shift(deepShiftRounds, deepShiftTol, true)
+	need := min(deepShiftGain*(ub-from), deepShiftRise*max(1, math.Abs(from)))
+	if !(to-from >= need) {
+		for i := range s.cond {
+			copy(s.cond[i].f.Costs, saved[i])
+		}
+		s.acc = acc
+		return false
+	}
+	s.deepShifts++
 	for v := range s.cache {
 		s.forget(&s.cache[v])
 	}
 	s.mbFresh = true
+	return true
 }
 
 // forget makes every entry of ca stale: a new generation.
