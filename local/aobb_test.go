@@ -15,7 +15,9 @@ import (
 // aobbConfigs are the budgets AOBB is checked under: the default, small
 // i-bounds (weak heuristics, real search), a budget too small for any
 // cache or heuristic (plain AND/OR branch and bound), one that fits
-// some caches but not all, and every row reparameterised (ShiftRows).
+// some caches but not all, and every row reparameterised (ShiftRows),
+// also escalating at once, so that each row's shift is continued to
+// convergence (deepShift), kept or thrown back.
 var aobbConfigs = []struct {
 	name     string
 	opts     AOBBOptions
@@ -29,6 +31,7 @@ var aobbConfigs = []struct {
 	{"tight", AOBBOptions{Memory: 600, IBound: 2}, false, false},
 	{"escalate", AOBBOptions{}, true, false},
 	{"shift-rows", AOBBOptions{ShiftRows: true}, false, false},
+	{"shift-rows escalate", AOBBOptions{ShiftRows: true}, true, false},
 	{"race", AOBBOptions{IBound: 1}, false, true},
 	{"shift-rows race", AOBBOptions{IBound: 1, ShiftRows: true}, false, true},
 }
