@@ -125,13 +125,15 @@ const (
 //
 // It is not --shds's default (response_checks = 0, block descent at
 // once): measured end to end (README.md, "Exact best responses for wide
-// SHDS homes", re-measured after AOBB's speed-ups), exact responses cost
-// 1.5–2.2 times block descent's CPU on the 7-home files and 2.0–2.3
-// times on dm_21_1_6 and dm_35_1_6, where only 9 of 21 and 13 of 35
-// homes stay within the bounds (the others answer by block descent
-// anyway), and moved the objective on the load that flows by −0.04%
-// (dm_7_1_6) to +0.05% (dm_7_1_5): an exact best response need not lead
-// MGM and the improvement phase after it to a better local optimum.
+// SHDS homes", latest after AOBB continues FGLP on hard searches), exact
+// responses cost 1.3–1.8 times block descent's CPU on the 7-home files
+// (every wide home exact) and 1.6 and 1.9 times on dm_21_1_6 and
+// dm_35_1_6, but there only 12 of 21 and 19 of 35 homes stay within the
+// bounds throughout (the others answer by block descent from a later
+// question on), and they moved the objective on the load that flows by
+// −0.04% (dm_7_1_6) to +0.05% (dm_7_1_5): an exact best response need
+// not lead MGM and the improvement phase after it to a better local
+// optimum.
 const ExactResponseChecks = 1 << 28
 
 // maxEagerRows is the largest MVA table (rows of one home) an eager table
