@@ -599,30 +599,7 @@ func TestChooseSearchSpace(t *testing.T) {
 			for i, m := 0, r; i < lp.NB; i++ {
 				bd[i], m = m%lp.Domains[i], m/lp.Domains[i]
 			}
-			var answers []float64
-			for _, budget := range []int64{edacBudget, 1} {
-				s, _, err := Auto(lp, AutoOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				pf := s.(*edacThenAOBB)
-				pf.edac.budget = budget
-				in := make([]int, lp.NumInterior())
-				got, err := s.SolveRow(context.Background(), bd, in)
-				if err != nil {
-					t.Fatalf("seed %d budget %d row %d: %v", tc.seed, budget, r, err)
-				}
-				if e := lp.Eval(append(slices.Clone(bd), in...)); e != got {
-					t.Fatalf("seed %d budget %d row %d: assignment costs %v, reported %v", tc.seed, budget, r, e, got)
-				}
-				if pf.byAOBB != (budget == 1) {
-					t.Fatalf("seed %d budget %d row %d: answered by aobb %v", tc.seed, budget, r, pf.byAOBB)
-				}
-				answers = append(answers, got)
-			}
-			if answers[0] != answers[1] {
-				t.Fatalf("seed %d row %d: edac %v, aobb %v", tc.seed, r, answers[0], answers[1])
-			}
+			edacAndAOBBAgree(t, fmt.Sprintf("seed %d row %d", tc.seed, r), lp, bd)
 		}
 	}
 	g, err := gen.Grid(3, gen.GridOptions{Rows: 12, Cols: 12, GraphOptions: gen.GraphOptions{Domain: 3, MaxCost: 100, Tightness: 1}})
@@ -670,29 +647,38 @@ func TestChooseSearchSpaceNary(t *testing.T) {
 		if c.budget != edacBudget || !strings.Contains(c.Reason, "more than two variables") {
 			t.Fatalf("budget %d, reason %q", c.budget, c.Reason)
 		}
-		var answers []float64
-		for _, budget := range []int64{edacBudget, 1} {
-			s, _, err := Auto(lp, AutoOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pf := s.(*edacThenAOBB)
-			pf.edac.budget = budget
-			in := make([]int, lp.NumInterior())
-			got, err := s.SolveRow(context.Background(), nil, in)
-			if err != nil {
-				t.Fatalf("budget %d: %v", budget, err)
-			}
-			if e := lp.Eval(in); e != got {
-				t.Fatalf("budget %d: assignment costs %v, reported %v", budget, e, got)
-			}
-			if pf.byAOBB != (budget == 1) {
-				t.Fatalf("budget %d: answered by aobb %v", budget, pf.byAOBB)
-			}
-			answers = append(answers, got)
+		edacAndAOBBAgree(t, fmt.Sprintf("%d variables", tc.vars), lp, nil)
+	}
+}
+
+// edacAndAOBBAgree solves row bd of lp by Auto's edac+aobb twice, EDAC
+// within edacBudget checks and within one check (so that AOBB answers),
+// and checks that each answer is the cost of its assignment, that the
+// solver the budget calls for answered, and that the two agree.
+func edacAndAOBBAgree(t *testing.T, what string, lp *mva.LocalProblem, bd []int) {
+	t.Helper()
+	var answers []float64
+	for _, budget := range []int64{edacBudget, 1} {
+		s, _, err := Auto(lp, AutoOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if answers[0] != answers[1] {
-			t.Fatalf("edac %v, aobb %v", answers[0], answers[1])
+		pf := s.(*edacThenAOBB)
+		pf.edac.budget = budget
+		in := make([]int, lp.NumInterior())
+		got, err := s.SolveRow(context.Background(), bd, in)
+		if err != nil {
+			t.Fatalf("%s budget %d: %v", what, budget, err)
 		}
+		if e := lp.Eval(append(slices.Clone(bd), in...)); e != got {
+			t.Fatalf("%s budget %d: assignment costs %v, reported %v", what, budget, e, got)
+		}
+		if pf.byAOBB != (budget == 1) {
+			t.Fatalf("%s budget %d: answered by aobb %v", what, budget, pf.byAOBB)
+		}
+		answers = append(answers, got)
+	}
+	if answers[0] != answers[1] {
+		t.Fatalf("%s: edac %v, aobb %v", what, answers[0], answers[1])
 	}
 }

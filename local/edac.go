@@ -1113,13 +1113,11 @@ func (s *EDAC) leaf() {
 	}
 }
 
-// localSearch sets the first upper bound: a greedy assignment in variable
-// order (each value chosen by the unary and binary costs towards the
-// variables already set), improved by sweeps that move one variable at a
-// time to its best value given the others, until none moves.
-func (s *EDAC) localSearch() {
-	nb := s.lp.NB
-	cur := s.full[nb:]
+// greedyStart sets cur to the greedy assignment in variable order: each
+// value chosen by the unary and binary costs towards the variables
+// already set. It returns the marks of the variables it set (those not
+// eliminated).
+func (s *EDAC) greedyStart(cur []int) []bool {
 	set := make([]bool, s.n)
 	for x := range s.n {
 		if s.gone[x] {
@@ -1147,6 +1145,16 @@ func (s *EDAC) localSearch() {
 		cur[x] = best
 		set[x] = true
 	}
+	return set
+}
+
+// localSearch sets the first upper bound: a greedy assignment in variable
+// order (each value chosen by the unary and binary costs towards the
+// variables already set), improved by sweeps that move one variable at a
+// time to its best value given the others, until none moves.
+func (s *EDAC) localSearch() {
+	cur := s.full[s.lp.NB:]
+	set := s.greedyStart(cur)
 	// dirty marks the variables whose neighbours moved since they were
 	// last weighed (all at first): a variable whose neighbourhood is as
 	// it was keeps its value (a move needs a strictly lower cost), so the

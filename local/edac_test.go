@@ -442,32 +442,7 @@ func TestEDACTwoValuesEqualsBruteForce(t *testing.T) {
 // compares the two.
 func sweepEverything(s *EDAC) (float64, []int) {
 	cur := s.full[s.lp.NB:]
-	set := make([]bool, s.n)
-	for x := range s.n {
-		if s.gone[x] {
-			continue
-		}
-		best, bc := 0, math.Inf(1)
-		for a := range s.dom[x] {
-			c := s.u0[s.uoff[x]+a]
-			for _, k := range s.costedB(x) {
-				b := &s.bins[k]
-				y := b.x + b.y - x
-				if !set[y] || s.goneBin[k] {
-					continue
-				}
-				if x == b.x {
-					c += b.tab[a*b.dy+cur[y]]
-				} else {
-					c += b.tab[cur[y]*b.dy+a]
-				}
-			}
-			if c < bc {
-				best, bc = a, c
-			}
-		}
-		cur[x], set[x] = best, true
-	}
+	s.greedyStart(cur)
 	for range 8 {
 		moved := false
 		for x := range s.n {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,33 +168,20 @@ func TestSolveMatchesToulbar2Wider(t *testing.T) {
 	}
 }
 
-var toulbar2OptimumRE = regexp.MustCompile(`(?m)^Optimum: (\d+)(?: energy: (\S+))?`)
-
 // toulbar2Within returns toulbar2's optimum for path (the −ln energy for
-// .uai files), false when it proves none within limit (internal/toulbar2
+// .uai files), false when it proves none within limit (toulbar2.Solve
 // waits as long as it takes, and toulbar2 needs minutes on some of the
-// wider files).
+// wider files) or crashes.
 func toulbar2Within(t *testing.T, path string, limit time.Duration) (float64, bool) {
 	t.Helper()
-	if _, err := exec.LookPath("toulbar2"); err != nil {
-		t.Skip("toulbar2 is not installed (apt-get install toulbar2)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, "toulbar2", path).CombinedOutput()
-	m := toulbar2OptimumRE.FindSubmatch(out)
-	if ctx.Err() != nil || m == nil {
+	r, ok := tb2.SolveWithin(t, path, limit)
+	if !ok || !r.Feasible {
 		return 0, false
 	}
-	num := m[1]
 	if strings.HasSuffix(path, ".uai") {
-		num = m[2]
+		return r.Energy, true
 	}
-	v, err := strconv.ParseFloat(string(num), 64)
-	if err != nil {
-		t.Fatalf("toulbar2 optimum %q: %v", num, err)
-	}
-	return v, true
+	return float64(r.Cost), true
 }
 
 // TestFormatCornersMatchToulbar2 solves small files that use the corners
