@@ -166,6 +166,8 @@ type EDAC struct {
 	worstFirst bool
 	// noLastConflict turns last-conflict branching off (measurements).
 	noLastConflict bool
+	// noNaryUnary turns projectToUnary off (measurements).
+	noNaryUnary bool
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
@@ -265,12 +267,16 @@ type edacBin struct {
 }
 
 // edacNary is a function over three or more interior variables; its cost
-// of a tuple is tab[index] − fs[delta].
+// of a tuple is tab[index] − fs[delta] − Σ_p fs[vd+voff[p]+value_p], the
+// last terms being what projectToUnary moved into its variables' unary
+// costs.
 type edacNary struct {
 	vars, dims, strides []int
 	tab                 []float64
-	delta               int // fs index
-	cnt                 int // is index: unassigned variables; ≤ 1: absorbed
+	delta               int   // fs index
+	vd                  int   // fs index of the per-value deltas
+	voff                []int // per position: offset of its values' deltas from vd
+	cnt                 int   // is index: unassigned variables; ≤ 1: absorbed
 }
 
 // newBin returns the binary function over x and y, rank[x] < rank[y]; its
@@ -474,6 +480,15 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 		s.narys[j].delta = nf
 		nf++
 	}
+	for j := range s.narys {
+		nfj := &s.narys[j]
+		nfj.vd = nf
+		nfj.voff = make([]int, len(nfj.vars))
+		for p, d := range nfj.dims {
+			nfj.voff[p] = nf - nfj.vd
+			nf += d
+		}
+	}
 	s.umaxOff = nf
 	nf += s.n
 	s.fs = make([]float64, nf)
@@ -612,7 +627,18 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 	if s.twoValues {
 		pairs = 0
 	}
-	ok := s.propagate() && s.reverseDAC(pairs)
+	ok := true
+	if !s.noNaryUnary {
+		// The n-ary functions' costs move into their variables' unary
+		// costs before the first propagation (projectToUnary).
+		for j := range s.narys {
+			if s.is[s.narys[j].cnt] > 1 && !s.projectToUnary(j) {
+				ok = false
+				break
+			}
+		}
+	}
+	ok = ok && s.propagate() && s.reverseDAC(pairs)
 	if ok {
 		// Elimination and dead-end elimination at the root leave
 		// other functions for the DAC passes to move costs through:

@@ -635,21 +635,23 @@ func (s *EDAC) value(x int) int {
 // assigned, into that variable's unary costs.
 func (s *EDAC) absorb(j int) bool {
 	nf := &s.narys[j]
-	base, y, sy := 0, -1, 0
+	base, y, sy, py := 0, -1, 0, 0
+	d := s.fs[nf.delta]
 	for p, v := range nf.vars {
 		if s.is[s.asgOff+v] != 0 {
-			base += s.value(v) * nf.strides[p]
+			a := s.value(v)
+			base += a * nf.strides[p]
+			d += s.fs[nf.vd+nf.voff[p]+a]
 		} else {
-			y, sy = v, nf.strides[p]
+			y, sy, py = v, nf.strides[p], p
 		}
 	}
-	d := s.fs[nf.delta]
 	raisedAny := false
 	for b := range s.dom[y] {
 		if !s.alive(y, b) {
 			continue
 		}
-		c := nf.tab[base+b*sy] - d
+		c := nf.tab[base+b*sy] - d - s.fs[nf.vd+nf.voff[py]+b]
 		s.checks++
 		if mva.IsHard(c) {
 			if !s.remove(y, b) {
@@ -670,62 +672,162 @@ func (s *EDAC) absorb(j int) bool {
 }
 
 // projectNary moves the least entry of n-ary function j consistent with
-// the assigned variables and the live values into c∅, when there are at
-// most naryProjectMax such entries.
+// the assigned variables and the live values into c∅, then, for each
+// unassigned variable y, the least entry with y = b into y's unary cost
+// of b (projectToUnary), when there are at most naryProjectMax such
+// entries.
 func (s *EDAC) projectNary(j int) bool {
 	nf := &s.narys[j]
-	base, n := 0, 1
 	var free [16]int
-	nfree := 0
+	nfree, n, base, d, ok := s.naryFree(j, &free)
+	if !ok {
+		return true
+	}
+	m := s.naryMin(j, free[:nfree], n, base, d, -1, nil)
+	if m > 0 {
+		if mva.IsHard(m) {
+			return false
+		}
+		s.setF(nf.delta, s.fs[nf.delta]+m)
+		s.setF(0, s.fs[0]+m)
+		s.ncAll = true
+		if s.fs[0] >= s.threshold() {
+			return false
+		}
+	}
+	if s.noNaryUnary {
+		return true
+	}
+	return s.projectToUnary(j)
+}
+
+// naryFree returns n-ary function j's unassigned positions, the number of
+// their tuples, the table index and the sum of the deltas the assigned
+// ones fix; ok is false past naryProjectMax tuples or 16 positions.
+func (s *EDAC) naryFree(j int, free *[16]int) (nfree, n, base int, d float64, ok bool) {
+	nf := &s.narys[j]
+	n, d = 1, s.fs[nf.delta]
 	for p, v := range nf.vars {
 		if s.is[s.asgOff+v] != 0 {
-			base += s.value(v) * nf.strides[p]
+			a := s.value(v)
+			base += a * nf.strides[p]
+			d += s.fs[nf.vd+nf.voff[p]+a]
 			continue
 		}
 		n *= nf.dims[p]
 		if nfree == len(free) || n > naryProjectMax {
-			return true
+			return 0, 0, 0, 0, false
 		}
 		free[nfree] = p
 		nfree++
 	}
+	return nfree, n, base, d, true
+}
+
+// naryMin returns the least cost of n-ary function j over the n tuples of
+// live values of the free positions (the others fixed by base and d).
+// With q ≥ 0 it also fills mins with the least cost for each value of
+// free position free[q].
+func (s *EDAC) naryMin(j int, free []int, n, base int, d float64, q int, mins []float64) float64 {
+	nf := &s.narys[j]
 	var dig [16]int
 	m := math.Inf(1)
 	idx := base
 	for range n {
 		ok := true
-		for q := range nfree {
-			if !s.alive(nf.vars[free[q]], dig[q]) {
+		c := nf.tab[idx] - d
+		for i, p := range free {
+			if !s.alive(nf.vars[p], dig[i]) {
 				ok = false
 				break
 			}
+			c -= s.fs[nf.vd+nf.voff[p]+dig[i]]
 		}
 		if ok {
-			m = min(m, nf.tab[idx])
+			m = min(m, c)
+			if q >= 0 {
+				mins[dig[q]] = min(mins[dig[q]], c)
+			}
 		}
-		for q := nfree - 1; q >= 0; q-- {
-			p := free[q]
-			dig[q]++
-			if dig[q] < nf.dims[p] {
+		for i := len(free) - 1; i >= 0; i-- {
+			p := free[i]
+			dig[i]++
+			if dig[i] < nf.dims[p] {
 				idx += nf.strides[p]
 				break
 			}
 			idx -= (nf.dims[p] - 1) * nf.strides[p]
-			dig[q] = 0
+			dig[i] = 0
 		}
 	}
 	s.checks += int64(n)
-	m -= s.fs[nf.delta]
-	if !(m > 0) {
-		return true
+	return m
+}
+
+// projectToUnary moves, for each unassigned variable y of n-ary function
+// j in turn, the least cost of j's tuples with y = b (live values, the
+// assigned variables' values) into y's unary cost of b, removing b where
+// that cost is hard: arc consistency on the n-ary function. Without it a
+// function's costs reach the unary costs only once all but one of its
+// variables are assigned, and EAC's value choice ignores them: on the
+// ISCAS89 circuits (gates of arity 3–5, a cost of 100 when the output
+// disagrees) the search's dives violated dozens of gates.
+func (s *EDAC) projectToUnary(j int) bool {
+	nf := &s.narys[j]
+	var mins [64]float64
+	for {
+		var free [16]int
+		nfree, n, base, d, ok := s.naryFree(j, &free)
+		if !ok || nfree < 2 {
+			return true
+		}
+		changed := false
+		for q := range nfree {
+			p := free[q]
+			y := nf.vars[p]
+			dy := nf.dims[p]
+			if dy > len(mins) {
+				continue
+			}
+			for b := range dy {
+				mins[b] = math.Inf(1)
+			}
+			s.naryMin(j, free[:nfree], n, base, d, q, mins[:dy])
+			raisedAny := false
+			for b := range dy {
+				c := mins[b]
+				if !s.alive(y, b) || !(c > 0) || math.IsInf(c, 1) {
+					continue
+				}
+				if mva.IsHard(c) {
+					if !s.remove(y, b) {
+						s.lastFn = len(s.bins) + j
+						return false
+					}
+					// A removal may assign y: start over.
+					changed = true
+					continue
+				}
+				s.setF(nf.vd+nf.voff[p]+b, s.fs[nf.vd+nf.voff[p]+b]+c)
+				if s.addUnary(y, b, c) {
+					raisedAny = true
+				}
+			}
+			if raisedAny {
+				s.lastFn = len(s.bins) + j
+				s.raised(y)
+				if !s.projectUnary(y) {
+					return false
+				}
+			}
+			if changed {
+				break
+			}
+		}
+		if !changed {
+			return true
+		}
 	}
-	if mva.IsHard(m) {
-		return false
-	}
-	s.setF(nf.delta, s.fs[nf.delta]+m)
-	s.setF(0, s.fs[0]+m)
-	s.ncAll = true
-	return s.fs[0] < s.threshold()
 }
 
 // processAC restores AC* around x, whose domain shrank.

@@ -508,3 +508,63 @@ func TestLocalSearchSkipsIdle(t *testing.T) {
 		}
 	}
 }
+
+// TestEDACNaryEqualsBruteForce checks the n-ary functions' projection onto
+// unary costs (projectToUnary) against brute force on whole seeded random
+// problems of functions of arity up to five, Hard entries included, with
+// the projection on and off, first value the cheapest or the costliest.
+func TestEDACNaryEqualsBruteForce(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name          string
+		noNary, worst bool
+		noLocalSearch bool
+	}{
+		{"projected", false, false, false},
+		{"projected-worst-first", false, true, true},
+		{"unprojected", true, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			checked, nary := 0, 0
+			for seed := range int64(120) {
+				o := randprob.Options{
+					Agents: 1, Vars: 6 + int(seed%7), MinDomain: 2, MaxDomain: 2 + int(seed%2),
+					MaxArity: 3 + int(seed%3), Functions: 5 + int(seed%9),
+					HardProb: []float64{0, 0.1, 0.3}[seed%3], IntCosts: seed%4 != 0, MaxCost: []float64{5, 100}[seed%2],
+					Locality: 0.6,
+				}
+				p := randprob.New(seed, o)
+				if space(p) > 1<<14 {
+					continue
+				}
+				lp := mva.NewLocalProblem(p, wholeAndSubs(p)[0])
+				s := NewEDAC(lp)
+				s.noNaryUnary, s.worstFirst, s.noLocalSearch = tc.noNary, tc.worst, tc.noLocalSearch
+				b := make([]int, lp.NB)
+				want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+				wc, err := NewBruteForce(lp).SolveRow(ctx, b, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gc, err := s.SolveRow(ctx, b, got)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				if same := sameCost(gc, wc); !same || (o.IntCosts && gc != wc) {
+					t.Fatalf("seed %d: edac %v, bruteforce %v", seed, gc, wc)
+				}
+				if e := evalRow(lp, 0, got); !mva.IsHard(gc) && e != gc {
+					t.Fatalf("seed %d: edac reports %v, its assignment %v costs %v", seed, gc, got, e)
+				}
+				checked++
+				if len(s.narys) > 0 {
+					nary++
+				}
+			}
+			if checked < 60 || nary < checked/2 {
+				t.Fatalf("only %d problems checked, %d with n-ary functions", checked, nary)
+			}
+		})
+	}
+}
