@@ -44,7 +44,6 @@ func plantFunctional(p *mva.Problem, r *rand.Rand, k int) {
 // against brute force, and the assignment EDAC returns must cost what it
 // reports in the original problem.
 func TestEDACFunctionalEqualsBruteForce(t *testing.T) {
-	ctx := context.Background()
 	checked, merged := 0, 0
 	for seed := range int64(300) {
 		o := edacOptions(seed)
@@ -65,25 +64,10 @@ func TestEDACFunctionalEqualsBruteForce(t *testing.T) {
 				merged++
 			}
 			s.noLocalSearch = seed%2 == 0
-			b := make([]int, lp.NB)
-			want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+			b, got := make([]int, lp.NB), make([]int, lp.NumInterior())
 			for r := range rows {
 				lp.DecodeRow(r, b)
-				wc, err := ref.SolveRow(ctx, b, want)
-				if err != nil {
-					t.Fatal(err)
-				}
-				gc, err := s.SolveRow(ctx, b, got)
-				if err != nil {
-					t.Fatalf("seed %d sub %d row %d: %v", seed, si, r, err)
-				}
-				if !sameCost(gc, wc) {
-					t.Fatalf("seed %d sub %d row %d (boundary %v): edac %v, bruteforce %v", seed, si, r, b, gc, wc)
-				}
-				if e := evalRow(lp, r, got); !mva.IsHard(gc) && e != gc {
-					t.Fatalf("seed %d sub %d row %d: edac reports %v, its assignment %v costs %v", seed, si, r, gc, got, e)
-				}
-				if mva.IsHard(gc) {
+				if gc := checkRow(t, fmt.Sprintf("seed %d sub %d", seed, si), lp, r, b, ref, s, false, got); mva.IsHard(gc) {
 					for i, v := range got {
 						if v != 0 {
 							t.Fatalf("seed %d sub %d row %d: infeasible, but interior value %d is %d", seed, si, r, i, v)

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -31,7 +32,6 @@ func edacOptions(seed int64) randprob.Options {
 // upper bound and with the costliest value first, so that the optimum is
 // reached through the pruning rather than found by the first dive.
 func TestEDACEqualsBruteForce(t *testing.T) {
-	ctx := context.Background()
 	checked := 0
 	for seed := range int64(500) {
 		o := edacOptions(seed)
@@ -48,32 +48,14 @@ func TestEDACEqualsBruteForce(t *testing.T) {
 			}
 			ref, s, bare := NewBruteForce(lp), NewEDAC(lp), NewEDAC(lp)
 			bare.noLocalSearch, bare.worstFirst = true, true
-			b := make([]int, lp.NB)
-			want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+			b, got := make([]int, lp.NB), make([]int, lp.NumInterior())
 			for r := range rows {
 				lp.DecodeRow(r, b)
-				wc, err := ref.SolveRow(ctx, b, want)
-				if err != nil {
-					t.Fatal(err)
-				}
 				s := s
 				if (int(seed)+si+r)%2 == 1 {
 					s = bare
 				}
-				gc, err := s.SolveRow(ctx, b, got)
-				if err != nil {
-					t.Fatalf("seed %d sub %d row %d: %v", seed, si, r, err)
-				}
-				same := sameCost(gc, wc)
-				if o.IntCosts {
-					same = gc == wc
-				}
-				if !same {
-					t.Fatalf("seed %d sub %d row %d (boundary %v): edac %v, bruteforce %v", seed, si, r, b, gc, wc)
-				}
-				if e := evalRow(lp, r, got); !mva.IsHard(gc) && e != gc {
-					t.Fatalf("seed %d sub %d row %d: edac reports %v, its assignment %v costs %v", seed, si, r, gc, got, e)
-				}
+				checkRow(t, fmt.Sprintf("seed %d sub %d", seed, si), lp, r, b, ref, s, o.IntCosts, got)
 				checked++
 			}
 		}
@@ -514,7 +496,6 @@ func TestLocalSearchSkipsIdle(t *testing.T) {
 // problems of functions of arity up to five, Hard entries included, with
 // the projection on and off, first value the cheapest or the costliest.
 func TestEDACNaryEqualsBruteForce(t *testing.T) {
-	ctx := context.Background()
 	cases := []struct {
 		name          string
 		noNary, worst bool
@@ -541,22 +522,7 @@ func TestEDACNaryEqualsBruteForce(t *testing.T) {
 				lp := mva.NewLocalProblem(p, wholeAndSubs(p)[0])
 				s := NewEDAC(lp)
 				s.noNaryUnary, s.worstFirst, s.noLocalSearch = tc.noNary, tc.worst, tc.noLocalSearch
-				b := make([]int, lp.NB)
-				want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
-				wc, err := NewBruteForce(lp).SolveRow(ctx, b, want)
-				if err != nil {
-					t.Fatal(err)
-				}
-				gc, err := s.SolveRow(ctx, b, got)
-				if err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				if same := sameCost(gc, wc); !same || (o.IntCosts && gc != wc) {
-					t.Fatalf("seed %d: edac %v, bruteforce %v", seed, gc, wc)
-				}
-				if e := evalRow(lp, 0, got); !mva.IsHard(gc) && e != gc {
-					t.Fatalf("seed %d: edac reports %v, its assignment %v costs %v", seed, gc, got, e)
-				}
+				checkRow(t, fmt.Sprintf("seed %d", seed), lp, 0, make([]int, lp.NB), NewBruteForce(lp), s, o.IntCosts, make([]int, lp.NumInterior()))
 				checked++
 				if len(s.narys) > 0 {
 					nary++
@@ -567,4 +533,28 @@ func TestEDACNaryEqualsBruteForce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkRow solves row r of lp (its boundary b) by ref, brute force, and
+// by s, and fails t unless s's cost is ref's (exactly when intCosts) and
+// the assignment s leaves in got costs what s reports. It returns s's
+// cost.
+func checkRow(t *testing.T, tag string, lp *mva.LocalProblem, r int, b []int, ref, s mva.LocalSolver, intCosts bool, got []int) float64 {
+	t.Helper()
+	ctx := context.Background()
+	wc, err := ref.SolveRow(ctx, b, make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := s.SolveRow(ctx, b, got)
+	if err != nil {
+		t.Fatalf("%s row %d: %v", tag, r, err)
+	}
+	if !sameCost(gc, wc) || (intCosts && gc != wc) {
+		t.Fatalf("%s row %d (boundary %v): %v, bruteforce %v", tag, r, b, gc, wc)
+	}
+	if e := evalRow(lp, r, got); !mva.IsHard(gc) && e != gc {
+		t.Fatalf("%s row %d: reports %v, its assignment %v costs %v", tag, r, gc, got, e)
+	}
+	return gc
 }

@@ -26,15 +26,8 @@ import (
 // against a scan of every variable (verifyQueues) and the test fails where
 // a queue missed one.
 func TestEDACFiles(t *testing.T) {
-	env := os.Getenv("HEARTH_EDAC_FILES")
-	if env == "" {
-		t.Skip("HEARTH_EDAC_FILES not set")
-	}
-	runs := 1
-	if r, err := strconv.Atoi(os.Getenv("HEARTH_EDAC_RUNS")); err == nil && r > 0 {
-		runs = r
-	}
-	for _, f := range strings.Split(env, ",") {
+	files, runs := measureFiles(t, "HEARTH_EDAC_FILES", "HEARTH_EDAC_RUNS")
+	for _, f := range files {
 		p, err := format.ReadFile(f, format.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -117,4 +110,25 @@ func BenchmarkEDACFiles(b *testing.B) {
 			}
 		})
 	}
+}
+
+// measureFiles returns the files named by the environment variable files
+// (comma separated) and the runs of each measurement, from runs (1 when
+// unset), for the measuring aids of this package; it skips the test when
+// files is not set.
+func measureFiles(t *testing.T, files, runs string) ([]string, int) {
+	t.Helper()
+	env := os.Getenv(files)
+	if env == "" {
+		t.Skip(files + " not set")
+	}
+	n := 1
+	if v := os.Getenv(runs); v != "" {
+		r, err := strconv.Atoi(v)
+		if err != nil || r < 1 {
+			t.Fatalf("%s=%q: want a positive number of runs", runs, v)
+		}
+		n = r
+	}
+	return strings.Split(env, ","), n
 }

@@ -2,11 +2,10 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -209,7 +208,6 @@ func TestVACEquivalentAndBounded(t *testing.T) {
 // functions, agents' rows) with VAC at the root and compares with brute
 // force.
 func TestVACEqualsBruteForce(t *testing.T) {
-	ctx := context.Background()
 	checked := 0
 	for seed := range int64(150) {
 		o := edacOptions(seed)
@@ -226,24 +224,10 @@ func TestVACEqualsBruteForce(t *testing.T) {
 			ref, s := NewBruteForce(lp), NewEDAC(lp)
 			s.useVAC = true
 			s.noLocalSearch = seed%2 == 0
-			b := make([]int, lp.NB)
-			want, got := make([]int, lp.NumInterior()), make([]int, lp.NumInterior())
+			b, got := make([]int, lp.NB), make([]int, lp.NumInterior())
 			for r := range rows {
 				lp.DecodeRow(r, b)
-				wc, err := ref.SolveRow(ctx, b, want)
-				if err != nil {
-					t.Fatal(err)
-				}
-				gc, err := s.SolveRow(ctx, b, got)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !sameCost(gc, wc) || (o.IntCosts && gc != wc) {
-					t.Fatalf("seed %d row %d: edac with vac %v, bruteforce %v", seed, r, gc, wc)
-				}
-				if e := evalRow(lp, r, got); !mva.IsHard(gc) && e != gc {
-					t.Fatalf("seed %d row %d: reports %v, its assignment costs %v", seed, r, gc, e)
-				}
+				checkRow(t, fmt.Sprintf("seed %d, edac with vac,", seed), lp, r, b, ref, s, o.IntCosts, got)
 				checked++
 			}
 		}
@@ -258,15 +242,8 @@ func TestVACEqualsBruteForce(t *testing.T) {
 // with and without VAC, and checks that both find the same optimum: a
 // measuring aid, skipped without the variable.
 func TestVACFiles(t *testing.T) {
-	env := os.Getenv("HEARTH_VAC_FILES")
-	if env == "" {
-		t.Skip("HEARTH_VAC_FILES not set")
-	}
-	runs := 1
-	if r, err := strconv.Atoi(os.Getenv("HEARTH_VAC_RUNS")); err == nil && r > 0 {
-		runs = r
-	}
-	for _, f := range strings.Split(env, ",") {
+	files, runs := measureFiles(t, "HEARTH_VAC_FILES", "HEARTH_VAC_RUNS")
+	for _, f := range files {
 		p, err := format.ReadFile(f, format.Options{})
 		if err != nil {
 			t.Fatal(err)

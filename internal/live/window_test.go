@@ -27,33 +27,10 @@ import (
 // (arrival_charge) is planned at the next arrival, but not at one the
 // car has already made.
 func TestPluggedWindow(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"street.toml", "alder.toml", "dogwood.toml"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "street", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == "alder.toml" {
-			b = []byte(strings.Replace(string(b), "initial = { charge = 15.0 }", "initial = { charge = 15.0 }\narrival = \"18:30\"\ndeparture = \"07:00\"\narrival_charge = 10", 1))
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, "street.toml")
+	path := windowStreet(t, strings.NewReplacer(windowEdit...))
 	away := func(now time.Time, plugged bool) ([]bool, map[int]float64, bool) {
 		t.Helper()
-		cfg, err := config.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := NewInputs(cfg, "hearth", "alder", fixedClock(t, now), nil)
-		in.Handle(StateTopic("hearth", "alder", "ev"), []byte(fmt.Sprintf(`{"time":%q,"charge":20,"plugged":%v}`, now.Format(time.RFC3339), plugged)))
-		got, _, _, err := in.LoadConfig(path, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &got.Neighbourhood.Homes[0]
+		h := &pluggedAt(t, path, now, plugged).Neighbourhood.Homes[0]
 		goal := slices.ContainsFunc(h.Rules, func(r devices.Rule) bool { return strings.HasPrefix(r.Text, "charge geq 40") })
 		return h.Devices[0].Away, h.Properties[h.Property("ev", "charge")].Reset, goal
 	}
@@ -76,34 +53,10 @@ func TestPluggedWindow(t *testing.T) {
 // (boundary 23) with its arrival_charge of 10 kWh, which the plan holds
 // there, the checker accepting it.
 func TestPluggedWindowEnergy(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"street.toml", "alder.toml", "dogwood.toml"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "street", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == "alder.toml" {
-			b = []byte(strings.NewReplacer("initial = { charge = 15.0 }", "initial = { charge = 15.0 }\narrival = \"18:30\"\ndeparture = \"07:00\"\narrival_charge = 10",
-				"background_kw = 0.4", "background_kw = 0.4\nplanner = \"energy\"").Replace(string(b)))
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, "street.toml")
+	path := windowStreet(t, strings.NewReplacer(append(windowEdit, "background_kw = 0.4", "background_kw = 0.4\nplanner = \"energy\"")...))
 	storage := func(now time.Time, plugged bool) *energy.Home {
 		t.Helper()
-		cfg, err := config.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := NewInputs(cfg, "hearth", "alder", fixedClock(t, now), nil)
-		in.Handle(StateTopic("hearth", "alder", "ev"), []byte(fmt.Sprintf(`{"time":%q,"charge":20,"plugged":%v}`, now.Format(time.RFC3339), plugged)))
-		got, _, _, err := in.LoadConfig(path, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, ms, err := energystreet.Split(got)
+		_, ms, err := energystreet.Split(pluggedAt(t, path, now, plugged))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,4 +84,45 @@ func TestPluggedWindowEnergy(t *testing.T) {
 	if p.Energy[0][23] != 10 || p.Energy[0][11] < 40-1e-4 {
 		t.Errorf("the car holds %g kWh at 07:00 and %g at its arrival, want at least 40 and 10", p.Energy[0][11], p.Energy[0][23])
 	}
+}
+
+// windowEdit gives alder's EV of testdata/street a plugged-in window
+// (arrival 18:30, departure 07:00) and a charge of 10 kWh at arrival.
+var windowEdit = []string{"initial = { charge = 15.0 }", "initial = { charge = 15.0 }\narrival = \"18:30\"\ndeparture = \"07:00\"\narrival_charge = 10"}
+
+// windowStreet copies testdata/street into a temporary folder, alder.toml
+// edited by edit, and returns the street file's path.
+func windowStreet(t *testing.T, edit *strings.Replacer) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"street.toml", "alder.toml", "dogwood.toml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "street", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "alder.toml" {
+			b = []byte(edit.Replace(string(b)))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "street.toml")
+}
+
+// pluggedAt loads the street at path as alder's live inputs see it at
+// now, its EV reported at 20 kWh, plugged in or not.
+func pluggedAt(t *testing.T, path string, now time.Time, plugged bool) *config.Config {
+	t.Helper()
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := NewInputs(cfg, "hearth", "alder", fixedClock(t, now), nil)
+	in.Handle(StateTopic("hearth", "alder", "ev"), []byte(fmt.Sprintf(`{"time":%q,"charge":20,"plugged":%v}`, now.Format(time.RFC3339), plugged)))
+	got, _, _, err := in.LoadConfig(path, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

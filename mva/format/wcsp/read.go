@@ -202,8 +202,8 @@ type parser struct {
 	total  int // table entries so far
 	nfun   int // functions read so far, constants included
 	last   int // line of the last token, for errors at the end of input
-	// intSlab and floatSlab are what is left of the slabs ints and
-	// floats carve from.
+	// intSlab and floatSlab are what is left of the slabs that carve
+	// cuts scopes and tables from.
 	intSlab   []int
 	floatSlab []float64
 }
@@ -428,7 +428,7 @@ func (p *parser) function() error {
 	if share && arity == 0 {
 		return p.errorf(line, "%s: a shared cost function needs a scope", p.fn())
 	}
-	scope := p.ints(arity)
+	scope := carve(&p.intSlab, arity)
 	for i := range scope {
 		v, vline, err := p.integer(func() string { return fmt.Sprintf("%s: variable %d of the scope", p.fn(), i) })
 		if err != nil {
@@ -493,7 +493,7 @@ func (p *parser) function() error {
 	if err := p.reserve(line, size); err != nil {
 		return err
 	}
-	costs := p.floats(size)
+	costs := carve(&p.floatSlab, size)
 	for i := range costs {
 		costs[i] = def
 	}
@@ -534,29 +534,18 @@ const maxPresize = 1 << 14
 // allocated alone.
 const slabSize = 4096
 
-// ints returns a zeroed slice of n ints, carved from a slab when small.
-func (p *parser) ints(n int) []int {
+// carve returns a zeroed slice of n elements, carved from *slab when
+// small (a new slab when what is left is too short), allocated alone
+// when large.
+func carve[T int | float64](slab *[]T, n int) []T {
 	if n > slabSize/16 {
-		return make([]int, n)
+		return make([]T, n)
 	}
-	if len(p.intSlab) < n {
-		p.intSlab = make([]int, slabSize)
+	if len(*slab) < n {
+		*slab = make([]T, slabSize)
 	}
-	s := p.intSlab[:n:n]
-	p.intSlab = p.intSlab[n:]
-	return s
-}
-
-// floats returns a slice of n float64s, carved from a slab when small.
-func (p *parser) floats(n int) []float64 {
-	if n > slabSize/16 {
-		return make([]float64, n)
-	}
-	if len(p.floatSlab) < n {
-		p.floatSlab = make([]float64, slabSize)
-	}
-	s := p.floatSlab[:n:n]
-	p.floatSlab = p.floatSlab[n:]
+	s := (*slab)[:n:n]
+	*slab = (*slab)[n:]
 	return s
 }
 
