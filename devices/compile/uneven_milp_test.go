@@ -11,9 +11,7 @@ import (
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices"
 	"github.com/hearth-dcop/hearth/devices/compile"
-	"github.com/hearth-dcop/hearth/devices/homecheck"
-	"github.com/hearth-dcop/hearth/devices/homesolve"
-	"github.com/hearth-dcop/hearth/devices/refine"
+	"github.com/hearth-dcop/hearth/devices/internal/checkedplan"
 	"github.com/hearth-dcop/hearth/devices/report"
 	cbcsolve "github.com/hearth-dcop/hearth/internal/cbc"
 	"github.com/hearth-dcop/hearth/mva"
@@ -143,27 +141,13 @@ func TestUnevenAgainstMILP(t *testing.T) {
 	t.Logf("%d of %d homes equal to CBC's optimum, %d with the goal inside a slot", solved, homes, inside)
 }
 
-// reportChecked reports the plan of lp's interior values in (a whole
-// problem's, as local.SolveRow leaves them) and passes it through the
-// independent checker (devices/homecheck), refined as hearth refines
-// every plan it reports (devices/refine): the report, the refined plan's
-// objective, and the checker's verdict.
+// reportChecked is checkedplan.Report for a test: a plan that cannot be
+// reported fails the test at once, and the checker's verdict is returned.
 func reportChecked(t *testing.T, c *compile.Compiled, n *devices.Neighbourhood, lp *mva.LocalProblem, in []int) (*report.Homes, float64, error) {
 	t.Helper()
-	assign := make([]int, len(c.Problem.Variables))
-	for k, v := range lp.Vars {
-		assign[v] = in[k]
-	}
-	sched, ev, err := c.Report(assign)
+	res, cost, check, err := checkedplan.Report(c, n, lp, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sched, ev, err = refine.Schedule(n, sched, ev); err != nil {
-		t.Fatal(err)
-	}
-	res, err := report.Build(report.Input{Model: n, Result: mva.Result{Feasible: true}, Schedule: sched, Eval: ev})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, ev.Cost, homecheck.Check(n, homesolve.Street(res)).Err()
+	return res, cost, check
 }

@@ -13,11 +13,8 @@ import (
 	"github.com/hearth-dcop/hearth/config"
 	"github.com/hearth-dcop/hearth/devices/compile"
 	"github.com/hearth-dcop/hearth/devices/energy"
-	"github.com/hearth-dcop/hearth/devices/homecheck"
-	"github.com/hearth-dcop/hearth/devices/homesolve"
+	"github.com/hearth-dcop/hearth/devices/internal/checkedplan"
 	"github.com/hearth-dcop/hearth/devices/plancheck"
-	"github.com/hearth-dcop/hearth/devices/refine"
-	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/devices/street"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
@@ -240,23 +237,12 @@ func compiledCost(t *testing.T, text string) float64 {
 	if got, err := s.SolveRow(context.Background(), nil, in); err != nil || math.IsInf(got, 1) {
 		t.Fatalf("compiled: %v %v\n%s", got, err, text)
 	}
-	assign := make([]int, len(c.Problem.Variables))
-	for k, v := range lp.Vars {
-		assign[v] = in[k]
-	}
-	sched, ev, err := c.Report(assign)
+	_, cost, check, err := checkedplan.Report(c, n, lp, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sched, ev, err = refine.Schedule(n, sched, ev); err != nil {
-		t.Fatal(err)
+	if check != nil {
+		t.Fatalf("compiled: the checker rejects the plan: %v", check)
 	}
-	res, err := report.Build(report.Input{Model: n, Result: mva.Result{Feasible: true}, Schedule: sched, Eval: ev})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := homecheck.Check(n, homesolve.Street(res)).Err(); err != nil {
-		t.Fatalf("compiled: the checker rejects the plan: %v", err)
-	}
-	return ev.Cost
+	return cost
 }
