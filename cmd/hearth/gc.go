@@ -50,6 +50,11 @@ const solveFirstGC = 64 << 20
 // solveFirstGC: one under what a small solve holds anyway (--memory 1)
 // would only make the collector run back to back. GOGC or GOMEMLIMIT in
 // the environment win: then nothing is changed.
+//
+// The settings are the process's: solves that overlap (in process, as
+// tests may run them) share one period, from the first one's start to
+// the last one's end, under the largest of their limits, and the last
+// to end puts back what the first found.
 func solveGC(memoryMiB int64) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
@@ -59,47 +64,70 @@ func solveGC(memoryMiB int64) (restore func()) {
 		budget = local.DefaultMemory()
 	}
 	limit := max(2*budget, solveFirstGC)
-	s := &gcSwitch{limit: limit}
-	s.pct = debug.SetGCPercent(-1)
-	s.lim = debug.SetMemoryLimit(solveFirstGC)
-	// The sentinel holds a pointer so that it is a heap object of its own
-	// (the tiny allocator batches small pointer-free ones, and a batch
-	// may outlive its first collection); nothing keeps it, so the first
-	// cycle frees it and the cleanup runs just after.
-	sentinel := &struct{ _ *int }{}
-	runtime.AddCleanup(sentinel, (*gcSwitch).afterFirst, s)
-	return s.restore
+	st := &solveGCState
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.active == 0 {
+		st.period++
+		st.pct = debug.SetGCPercent(-1)
+		st.lim = debug.SetMemoryLimit(solveFirstGC)
+		st.limit, st.switched = limit, false
+		// The sentinel holds a pointer so that it is a heap object of
+		// its own (the tiny allocator batches small pointer-free ones,
+		// and a batch may outlive its first collection); nothing keeps
+		// it, so the first cycle frees it and the cleanup runs just
+		// after.
+		sentinel := &struct{ _ *int }{}
+		runtime.AddCleanup(sentinel, afterFirstGC, st.period)
+	} else if limit > st.limit {
+		st.limit = limit
+		if st.switched {
+			debug.SetMemoryLimit(limit)
+		}
+	}
+	st.active++
+	var once sync.Once
+	return func() { once.Do(endSolveGC) }
 }
 
-// gcSwitch is solveGC's state between the solve's start, its first
-// collection and its end; mu orders the cleanup after the first cycle
-// against restore, so that a cleanup that comes late (a test's next
-// collection) changes nothing.
-type gcSwitch struct {
+// solveGCState is solveGC's state: the solves running, the settings from
+// before the first of them, and whether their first collection has come.
+// period counts the periods with solves running, so that a cleanup that
+// comes late (after the period's end, at a test's next collection)
+// changes nothing.
+var solveGCState struct {
 	mu       sync.Mutex
+	active   int   // solves running
+	period   int   // periods so far, the current one included
+	pct      int   // GOGC before the period
+	lim      int64 // soft limit before the period
 	limit    int64 // soft limit after the first collection
-	pct      int   // GOGC before the solve
-	lim      int64 // soft limit before the solve
-	restored bool
+	switched bool  // the first collection of the period has come
 }
 
-// afterFirst runs once the first collection of the solve is done: the
-// collector's target and limit for the rest of it.
-func (s *gcSwitch) afterFirst() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.restored {
+// afterFirstGC runs once the first collection of a period of solves is
+// done: the collector's target and limit for the rest of it.
+func afterFirstGC(period int) {
+	st := &solveGCState
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.active == 0 || period != st.period {
 		return
 	}
+	st.switched = true
 	debug.SetGCPercent(solveGCPercent)
-	debug.SetMemoryLimit(s.limit)
+	debug.SetMemoryLimit(st.limit)
 }
 
-// restore puts the collector's settings from before the solve back.
-func (s *gcSwitch) restore() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.restored = true
-	debug.SetGCPercent(s.pct)
-	debug.SetMemoryLimit(s.lim)
+// endSolveGC ends one solve; the last of a period puts the settings from
+// before it back.
+func endSolveGC() {
+	st := &solveGCState
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.active--; st.active > 0 {
+		return
+	}
+	debug.SetGCPercent(st.pct)
+	debug.SetMemoryLimit(st.lim)
 }

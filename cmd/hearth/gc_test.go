@@ -89,3 +89,54 @@ func TestSolveGC(t *testing.T) {
 		})
 	}
 }
+
+// TestSolveGCOverlap: solves that overlap in one process share the
+// collector's settings until the last of them ends, in whichever order
+// they end, under the larger of their limits; the settings from before the
+// first come back at the end.
+func TestSolveGCOverlap(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	for _, tc := range []struct {
+		name        string
+		firstEnds   bool // the first solve ends before the second
+		collect     bool // the first collection comes while both run
+		wantBetween int  // GOGC after one of them has ended
+	}{
+		{name: "first ends first", firstEnds: true, wantBetween: offGOGC},
+		{name: "second ends first", wantBetween: offGOGC},
+		{name: "first ends first, after a collection", firstEnds: true, collect: true, wantBetween: solveGCPercent},
+		{name: "second ends first, after a collection", collect: true, wantBetween: solveGCPercent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pct, lim := gcSettings()
+			end1 := solveGC(1024)
+			end2 := solveGC(2048)
+			if tc.collect {
+				if gotPct, gotLim := waitGC(solveGCPercent); gotPct != solveGCPercent || gotLim != 4<<30 {
+					t.Errorf("after the first collection: GOGC %d, limit %d; want %d and the larger limit %d", gotPct, gotLim, solveGCPercent, int64(4<<30))
+				}
+			}
+			if tc.firstEnds {
+				end1()
+				end1() // a second call changes nothing
+			} else {
+				end2()
+			}
+			if got, _ := gcSettings(); got != tc.wantBetween {
+				t.Errorf("with one solve still running: GOGC %d; want %d", got, tc.wantBetween)
+			}
+			if tc.firstEnds {
+				end2()
+			} else {
+				end1()
+			}
+			runtime.GC()
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+			if after, afterLim := gcSettings(); after != pct || afterLim != lim {
+				t.Errorf("after both: GOGC %d, limit %d; want %d, %d back", after, afterLim, pct, lim)
+			}
+		})
+	}
+}
