@@ -132,7 +132,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	if homes != nil {
 		return solveHomes(ctx, e, homes, path, o, &hf, dev)
 	}
-	defer solveGC()()
+	defer solveGC(o.Local.Memory)()
 	p, err := loadInstance(path, &o)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
