@@ -17,23 +17,41 @@ import (
 // cache or heuristic (plain AND/OR branch and bound), one that fits
 // some caches but not all, and every row reparameterised (ShiftRows),
 // also escalating at once, so that each row's shift is continued to
-// convergence (deepShift), kept or thrown back.
+// convergence (deepShift), kept or thrown back, and every cache a map
+// (the small problems here would get dense tables), for good or until it
+// densifies: values and lower bounds share the map's entries (see
+// aobbCache.slots), and a bound may take a stale value's slot.
 var aobbConfigs = []struct {
 	name     string
 	opts     AOBBOptions
 	escalate bool // escalate the heuristic after a few reads of search
 	race     bool // one row: race the pseudo-trees from the first check
+	sparse   int  // 1: every cache a map (sparsify), 2: maps that densify
 }{
-	{"default", AOBBOptions{}, false, false},
-	{"i1", AOBBOptions{IBound: 1}, false, false},
-	{"i2", AOBBOptions{IBound: 2}, false, false},
-	{"no-memory", AOBBOptions{Memory: 1}, false, false},
-	{"tight", AOBBOptions{Memory: 600, IBound: 2}, false, false},
-	{"escalate", AOBBOptions{}, true, false},
-	{"shift-rows", AOBBOptions{ShiftRows: true}, false, false},
-	{"shift-rows escalate", AOBBOptions{ShiftRows: true}, true, false},
-	{"race", AOBBOptions{IBound: 1}, false, true},
-	{"shift-rows race", AOBBOptions{IBound: 1, ShiftRows: true}, false, true},
+	{"default", AOBBOptions{}, false, false, 0},
+	{"i1", AOBBOptions{IBound: 1}, false, false, 0},
+	{"i2", AOBBOptions{IBound: 2}, false, false, 0},
+	{"no-memory", AOBBOptions{Memory: 1}, false, false, 0},
+	{"tight", AOBBOptions{Memory: 600, IBound: 2}, false, false, 0},
+	{"escalate", AOBBOptions{}, true, false, 0},
+	{"shift-rows", AOBBOptions{ShiftRows: true}, false, false, 0},
+	{"shift-rows escalate", AOBBOptions{ShiftRows: true}, true, false, 0},
+	{"race", AOBBOptions{IBound: 1}, false, true, 0},
+	{"shift-rows race", AOBBOptions{IBound: 1, ShiftRows: true}, false, true, 0},
+	{"i1 sparse", AOBBOptions{IBound: 1}, false, false, 1},
+	{"i2 sparse densify", AOBBOptions{IBound: 2}, false, false, 2},
+	{"shift-rows i1 sparse", AOBBOptions{IBound: 1, ShiftRows: true}, false, false, 1},
+}
+
+// sparsify makes every cache of s that would get a dense table a map, as
+// a cache over too many contexts for one is (see aobbCache); grow lets
+// the map become a dense table once it fills (densify).
+func sparsify(s *AOBB, grow bool) {
+	for v := range s.cache {
+		if ca := &s.cache[v]; ca.on && ca.dense && ca.vals == nil {
+			ca.dense, ca.grow, ca.slots = false, grow, map[int]int32{}
+		}
+	}
 }
 
 // checkAOBBRows solves the rows of lp in seq order with one AOBB per
@@ -55,6 +73,9 @@ func checkAOBBRows(t *testing.T, tag string, lp *mva.LocalProblem, seq [][]int, 
 		solvers[k] = NewAOBB(lp, c.opts)
 		if c.race {
 			solvers[k].raceSolo, solvers[k].raceFirst = 1, 1
+		}
+		if c.sparse > 0 {
+			sparsify(solvers[k], c.sparse == 2)
 		}
 		if c.escalate {
 			solvers[k].searchFloor, solvers[k].searchShare = 1, 0
@@ -634,4 +655,125 @@ func branchyRow(seed int64) *mva.LocalProblem {
 		}
 	}
 	return lp
+}
+
+// TestAOBBCacheModel drives the caches of seeded problems through random
+// sequences of stored values, stored lower bounds, lookups and forgotten
+// generations, dense, sparse and sparse-then-dense (densify), against a
+// model of what a cache promises: a lookup finds the value stored in the
+// current generation, with its subproblem's assignment, else the highest
+// bound stored in it, else nothing. Sparse caches keep values and bounds
+// under one map entry (aobbCache.slots), a bound may take the slot of a
+// stale value, and densify moves both into the table.
+func TestAOBBCacheModel(t *testing.T) {
+	type entry struct {
+		val   float64
+		sol   []int
+		valOK bool
+		lb    float64
+		lbOK  bool
+	}
+	checked, densified := 0, 0
+	var kinds [3]int // lookups that found nothing, a value, a bound
+	for seed := range int64(150) {
+		p := randprob.New(seed, randprob.Options{
+			Agents: 1, Vars: 8 + int(seed%8), MinDomain: 2, MaxDomain: 3,
+			MaxArity: 2 + int(seed%2), Functions: 8 + int(seed%8), IntCosts: true, MaxCost: 9,
+		})
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		for mode := range 3 {
+			s := NewAOBB(lp, AOBBOptions{})
+			if s.bad != nil {
+				t.Fatal(s.bad)
+			}
+			if mode > 0 {
+				sparsify(s, false)
+			}
+			rng := rand.New(rand.NewPCG(uint64(seed), uint64(mode)))
+			for c := range s.cache {
+				ca := &s.cache[c]
+				if !ca.on || ca.size > boundContexts {
+					continue
+				}
+				checked++
+				model := map[int]*entry{}
+				// set gives the context a random assignment (rand
+				// below the cache's contexts' count) and the subtree
+				// random values.
+				set := func() int {
+					for _, u := range ca.ctx {
+						s.val[u] = rng.IntN(lp.Domains[u])
+					}
+					for _, u := range s.pt.subtree[c] {
+						s.val[u] = rng.IntN(lp.Domains[u])
+					}
+					e := s.cacheKey(ca)
+					if model[e] == nil {
+						model[e] = &entry{}
+					}
+					return e
+				}
+				for op := range 400 {
+					switch {
+					case op%50 == 49:
+						if op == 49 {
+							ca.gen = lbGen - 1 // the next generation wraps
+						}
+						s.forget(ca)
+						clear(model)
+						continue
+					case op == 120 && mode == 2 && !ca.dense:
+						// A map with stale entries of both kinds
+						// (forgotten at op 99) fills, then densifies.
+						ca.grow = true
+					}
+					e := set()
+					m := model[e]
+					switch r := rng.IntN(10); {
+					case r < 3:
+						x := float64(rng.IntN(50))
+						s.cachePut(c, x)
+						m.val, m.valOK = x, true
+						m.sol = m.sol[:0]
+						for _, u := range s.pt.subtree[c] {
+							m.sol = append(m.sol, s.val[u])
+						}
+					case r < 7:
+						x := float64(rng.IntN(50))
+						s.cacheBound(c, x)
+						if !m.valOK && (!m.lbOK || x > m.lb) {
+							m.lb, m.lbOK = x, true
+						}
+					default:
+						x, kind := s.cacheLookup(c)
+						kinds[kind]++
+						switch {
+						case m.valOK:
+							if kind != cachedExact || x != m.val {
+								t.Fatalf("seed %d mode %d var %d op %d: lookup %v (kind %d), stored value %v", seed, mode, c, op, x, kind, m.val)
+							}
+							for k, u := range s.pt.subtree[c] {
+								if s.val[u] != m.sol[k] {
+									t.Fatalf("seed %d mode %d var %d op %d: subtree assignment not restored", seed, mode, c, op)
+								}
+							}
+						case m.lbOK:
+							if kind != cachedBound || x != m.lb {
+								t.Fatalf("seed %d mode %d var %d op %d: lookup %v (kind %d), stored bound %v", seed, mode, c, op, x, kind, m.lb)
+							}
+						case kind != cachedNone:
+							t.Fatalf("seed %d mode %d var %d op %d: lookup %v (kind %d) of nothing stored", seed, mode, c, op, x, kind)
+						}
+					}
+				}
+				if mode == 2 && ca.dense {
+					densified++
+				}
+			}
+		}
+	}
+	t.Logf("%d caches, %d densified; lookups: %v (none, value, bound)", checked, densified, kinds)
+	if checked < 300 || densified < 50 || min(kinds[0], kinds[1], kinds[2]) < 1000 {
+		t.Fatalf("%d caches, %d densified, lookups %v: hardly tested", checked, densified, kinds)
+	}
 }
