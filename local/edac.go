@@ -168,6 +168,10 @@ type EDAC struct {
 	noLastConflict bool
 	// noNaryUnary turns projectToUnary off (measurements).
 	noNaryUnary bool
+	// noNaryBin turns naryToBin off (measurements); naryBins counts the
+	// n-ary functions it moved into binary ones, over all rows.
+	noNaryBin bool
+	naryBins  int64
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
@@ -277,6 +281,10 @@ type edacNary struct {
 	vd                  int   // fs index of the per-value deltas
 	voff                []int // per position: offset of its values' deltas from vd
 	cnt                 int   // is index: unassigned variables; ≤ 1: absorbed
+	// pairBin holds, for positions p and q (at p·arity+q and q·arity+p),
+	// the binary function naryToBin moves the function into once p and
+	// q are its last unassigned variables (-1: none; nil: none planned).
+	pairBin []int
 }
 
 // newBin returns the binary function over x and y, rank[x] < rank[y]; its
@@ -441,6 +449,7 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	}
 	s.planElimination(&pair)
 	s.planDormant(&pair)
+	s.planNaryPairs(&pair)
 	// The binary functions' tables and residual supports, carved from
 	// one slab each (a 40×40 grid has 9198 functions, two thirds dormant).
 	nt, nr := 0, 0

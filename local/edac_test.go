@@ -492,22 +492,27 @@ func TestLocalSearchSkipsIdle(t *testing.T) {
 }
 
 // TestEDACNaryEqualsBruteForce checks the n-ary functions' projection onto
-// unary costs (projectToUnary) against brute force on whole seeded random
-// problems of functions of arity up to five, Hard entries included, with
-// the projection on and off, first value the cheapest or the costliest.
+// unary costs (projectToUnary) and their move into binary functions once
+// two variables are left (naryToBin) against brute force on whole seeded
+// random problems of functions of arity up to five, Hard entries
+// included, with each on and off, first value the cheapest or the
+// costliest. Where naryToBin is on, the cases must reach it.
 func TestEDACNaryEqualsBruteForce(t *testing.T) {
 	cases := []struct {
-		name          string
-		noNary, worst bool
-		noLocalSearch bool
+		name                 string
+		noNary, noBin, worst bool
+		noLocalSearch        bool
 	}{
-		{"projected", false, false, false},
-		{"projected-worst-first", false, true, true},
-		{"unprojected", true, false, false},
+		{"projected", false, false, false, false},
+		{"projected-worst-first", false, false, true, true},
+		{"projected-unbinarised-worst-first", false, true, true, true},
+		{"unprojected", true, false, false, false},
+		{"unprojected-worst-first", true, false, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			checked, nary := 0, 0
+			var bins int64
 			for seed := range int64(120) {
 				o := randprob.Options{
 					Agents: 1, Vars: 6 + int(seed%7), MinDomain: 2, MaxDomain: 2 + int(seed%2),
@@ -521,16 +526,21 @@ func TestEDACNaryEqualsBruteForce(t *testing.T) {
 				}
 				lp := mva.NewLocalProblem(p, wholeAndSubs(p)[0])
 				s := NewEDAC(lp)
-				s.noNaryUnary, s.worstFirst, s.noLocalSearch = tc.noNary, tc.worst, tc.noLocalSearch
+				s.noNaryUnary, s.noNaryBin, s.worstFirst, s.noLocalSearch = tc.noNary, tc.noBin, tc.worst, tc.noLocalSearch
 				checkRow(t, fmt.Sprintf("seed %d", seed), lp, 0, make([]int, lp.NB), NewBruteForce(lp), s, o.IntCosts, make([]int, lp.NumInterior()))
 				checked++
 				if len(s.narys) > 0 {
 					nary++
 				}
+				bins += s.naryBins
 			}
 			if checked < 60 || nary < checked/2 {
 				t.Fatalf("only %d problems checked, %d with n-ary functions", checked, nary)
 			}
+			if (bins == 0) != tc.noBin {
+				t.Fatalf("%d n-ary functions moved into binary ones (noNaryBin %v)", bins, tc.noBin)
+			}
+			t.Logf("%d problems, %d with n-ary functions, %d moved into binary ones", checked, nary, bins)
 		})
 	}
 }
