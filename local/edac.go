@@ -172,6 +172,11 @@ type EDAC struct {
 	// n-ary functions it moved into binary ones, over all rows.
 	noNaryBin bool
 	naryBins  int64
+	// noNaryDEE makes dead-end elimination skip the variables of live
+	// n-ary functions, as it did before naryGain (measurements); naryDEE
+	// counts its removals on such variables, over all rows.
+	noNaryDEE bool
+	naryDEE   int64
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64

@@ -24,7 +24,9 @@ import (
 // reparametrised costs; toulbar2's default restricted DEE, -dee=1). On a
 // domain of two, s is also tested against a. Removals are made one at a
 // time with the domains at that moment, so each keeps an optimum of what
-// is left. Variables of a live n-ary function are skipped. On fractional
+// is left. A live n-ary function (another of its variables unassigned)
+// adds its own term, the most its cost can rise over its other variables'
+// live tuples (naryGain). On fractional
 // costs the inequality must hold by a rounding margin. It reports whether
 // a value went; s stays, so no domain is wiped out.
 //
@@ -67,7 +69,7 @@ func (s *EDAC) dee() bool {
 // deeVar tests x's values against its EAC support (see dee) and removes
 // the dominated ones; it reports whether one went.
 func (s *EDAC) deeVar(x int, margin float64) bool {
-	if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || s.naryLive(x) {
+	if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || (s.noNaryDEE && s.naryLive(x)) {
 		return false
 	}
 	removed := false
@@ -83,6 +85,9 @@ func (s *EDAC) deeVar(x int, margin float64) bool {
 			s.remove(x, sp)
 			removed = true
 		}
+	}
+	if removed && len(s.adjN[x]) > 0 && s.naryLive(x) {
+		s.naryDEE++
 	}
 	return removed
 }
@@ -146,6 +151,16 @@ func (s *EDAC) dominates(x, b, a int, margin float64) bool {
 			m = max(m, cb-ca)
 		}
 		// −Inf: no live b gives x = a a finite cost.
+		d += m
+	}
+	for _, j := range s.adjN[x] {
+		if s.is[s.narys[j].cnt] <= 1 {
+			continue
+		}
+		m, ok := s.naryGain(j, x, b, a)
+		if !ok {
+			return false
+		}
 		d += m
 	}
 	return d <= -margin

@@ -1,7 +1,14 @@
 package local
 
-// n-ary functions down to two unassigned variables become binary ones
-// for EDAC (planNaryPairs, naryToBin).
+// n-ary functions for EDAC: down to two unassigned variables they become
+// binary ones (planNaryPairs, naryToBin); dead-end elimination reads
+// them (naryGain).
+
+import (
+	"math"
+
+	"github.com/hearth-dcop/hearth/mva"
+)
 
 // naryPairMaxArity bounds the arity of the n-ary functions whose pairs of
 // variables planNaryPairs plans binary functions for: C(arity, 2) of them
@@ -118,4 +125,91 @@ func (s *EDAC) naryToBin(j int) bool {
 		s.pushEAC(v)
 	}
 	return true
+}
+
+// naryGain returns, for dead-end elimination's test of x = a against
+// x = b (dominates), the most that n-ary function j's current cost can
+// rise when x changes from a to b, over the live tuples of its other
+// unassigned variables (the assigned ones fixed): max_t c(b, t) − c(a, t),
+// tuples where c(a, t) is Hard skipped, −Inf when every one is. The
+// delta and the other variables' per-value deltas cancel out; x's do not.
+// It reports false (no dominance) where c(b, t) is Hard for a tuple with
+// c(a, t) finite, or past naryProjectMax tuples.
+func (s *EDAC) naryGain(j, x, b, a int) (float64, bool) {
+	nf := &s.narys[j]
+	var free [16]int
+	nfree, n, base, _, ok := s.naryFree(j, &free)
+	if !ok {
+		return 0, false
+	}
+	// x's position out of the free ones.
+	px, k := -1, 0
+	for _, p := range free[:nfree] {
+		if nf.vars[p] == x {
+			px = p
+			continue
+		}
+		free[k] = p
+		k++
+	}
+	if px < 0 {
+		return 0, false
+	}
+	others := free[:k]
+	n /= nf.dims[px]
+	ia, ib := base+a*nf.strides[px], base+b*nf.strides[px]
+	vx := nf.vd + nf.voff[px]
+	dv := s.fs[vx+a] - s.fs[vx+b]
+	var dig [16]int
+	m := math.Inf(-1)
+	off := 0
+	for range n {
+		live := true
+		for i, p := range others {
+			if !s.alive(nf.vars[p], dig[i]) {
+				live = false
+				break
+			}
+		}
+		if live {
+			ca := nf.tab[ia+off]
+			if !mva.IsHard(ca) {
+				cb := nf.tab[ib+off]
+				if mva.IsHard(cb) {
+					s.checks += int64(n)
+					return 0, false
+				}
+				m = max(m, cb-ca)
+			}
+		}
+		for i := len(others) - 1; i >= 0; i-- {
+			p := others[i]
+			dig[i]++
+			if dig[i] < nf.dims[p] {
+				off += nf.strides[p]
+				break
+			}
+			off -= (nf.dims[p] - 1) * nf.strides[p]
+			dig[i] = 0
+		}
+	}
+	s.checks += int64(n)
+	return m + dv, true
+}
+
+// markDEENary queues for dead-end elimination the variables of x's live
+// n-ary functions: x's domain changed, which changes the tuples their
+// test reads (naryGain).
+func (s *EDAC) markDEENary(x int) {
+	for _, j := range s.adjN[x] {
+		nf := &s.narys[j]
+		if s.is[nf.cnt] <= 1 {
+			continue
+		}
+		for _, v := range nf.vars {
+			if v != x {
+				s.markDEE(v)
+			}
+		}
+	}
 }

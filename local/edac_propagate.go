@@ -213,6 +213,7 @@ func (s *EDAC) remove(x, a int) bool {
 		b := &s.bins[k]
 		s.markDEE(b.x + b.y - x)
 	}
+	s.markDEENary(x)
 	return true
 }
 

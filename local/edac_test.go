@@ -496,23 +496,27 @@ func TestLocalSearchSkipsIdle(t *testing.T) {
 // two variables are left (naryToBin) against brute force on whole seeded
 // random problems of functions of arity up to five, Hard entries
 // included, with each on and off, first value the cheapest or the
-// costliest. Where naryToBin is on, the cases must reach it.
+// costliest, dead-end elimination on the n-ary functions' variables
+// (naryGain) on and off, its queue checked against a scan of every
+// variable. Where naryToBin or naryGain is on, the cases must reach it.
 func TestEDACNaryEqualsBruteForce(t *testing.T) {
 	cases := []struct {
-		name                 string
-		noNary, noBin, worst bool
-		noLocalSearch        bool
+		name                        string
+		noNary, noBin, noDEE, worst bool
+		noLocalSearch               bool
 	}{
-		{"projected", false, false, false, false},
-		{"projected-worst-first", false, false, true, true},
-		{"projected-unbinarised-worst-first", false, true, true, true},
-		{"unprojected", true, false, false, false},
-		{"unprojected-worst-first", true, false, true, true},
+		{"projected", false, false, false, false, false},
+		{"projected-worst-first", false, false, false, true, true},
+		{"projected-unbinarised-worst-first", false, true, false, true, true},
+		{"projected-no-nary-dee-worst-first", false, false, true, true, true},
+		{"unprojected", true, false, false, false, false},
+		{"unprojected-worst-first", true, false, false, true, true},
+		{"unprojected-unbinarised-no-nary-dee-worst-first", true, true, true, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			checked, nary := 0, 0
-			var bins int64
+			var bins, dee, missed int64
 			for seed := range int64(120) {
 				o := randprob.Options{
 					Agents: 1, Vars: 6 + int(seed%7), MinDomain: 2, MaxDomain: 2 + int(seed%2),
@@ -526,13 +530,16 @@ func TestEDACNaryEqualsBruteForce(t *testing.T) {
 				}
 				lp := mva.NewLocalProblem(p, wholeAndSubs(p)[0])
 				s := NewEDAC(lp)
-				s.noNaryUnary, s.noNaryBin, s.worstFirst, s.noLocalSearch = tc.noNary, tc.noBin, tc.worst, tc.noLocalSearch
+				s.noNaryUnary, s.noNaryBin, s.noNaryDEE, s.worstFirst, s.noLocalSearch = tc.noNary, tc.noBin, tc.noDEE, tc.worst, tc.noLocalSearch
+				s.verifyQueues = true
 				checkRow(t, fmt.Sprintf("seed %d", seed), lp, 0, make([]int, lp.NB), NewBruteForce(lp), s, o.IntCosts, make([]int, lp.NumInterior()))
 				checked++
 				if len(s.narys) > 0 {
 					nary++
 				}
 				bins += s.naryBins
+				dee += s.naryDEE
+				missed += s.deeMissed + s.elimMissed
 			}
 			if checked < 60 || nary < checked/2 {
 				t.Fatalf("only %d problems checked, %d with n-ary functions", checked, nary)
@@ -540,7 +547,13 @@ func TestEDACNaryEqualsBruteForce(t *testing.T) {
 			if (bins == 0) != tc.noBin {
 				t.Fatalf("%d n-ary functions moved into binary ones (noNaryBin %v)", bins, tc.noBin)
 			}
-			t.Logf("%d problems, %d with n-ary functions, %d moved into binary ones", checked, nary, bins)
+			if (dee == 0) != tc.noDEE {
+				t.Fatalf("dead-end elimination removed values of n-ary functions' variables at %d nodes (noNaryDEE %v)", dee, tc.noDEE)
+			}
+			if missed > 0 {
+				t.Fatalf("the dead-end and elimination queues missed %d changes", missed)
+			}
+			t.Logf("%d problems, %d with n-ary functions, %d moved into binary ones, n-ary dead ends at %d nodes", checked, nary, bins, dee)
 		})
 	}
 }
