@@ -153,6 +153,15 @@ func (s *EDAC) dominates(x, b, a int, margin float64) bool {
 		// −Inf: no live b gives x = a a finite cost.
 		d += m
 	}
+	if len(s.adjN[x]) > 0 {
+		return s.naryDominates(x, b, a, d, margin)
+	}
+	return d <= -margin
+}
+
+// naryDominates is dominates' end for a variable of n-ary functions: d,
+// the binary functions' sum, plus each live n-ary function's naryGain.
+func (s *EDAC) naryDominates(x, b, a int, d, margin float64) bool {
 	for _, j := range s.adjN[x] {
 		if s.is[s.narys[j].cnt] <= 1 {
 			continue

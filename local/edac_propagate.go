@@ -213,7 +213,9 @@ func (s *EDAC) remove(x, a int) bool {
 		b := &s.bins[k]
 		s.markDEE(b.x + b.y - x)
 	}
-	s.markDEENary(x)
+	if len(s.adjN[x]) > 0 {
+		s.markDEENary(x)
+	}
 	return true
 }
 
