@@ -74,6 +74,9 @@ func (s *EDAC) deeVar(x int, margin float64) bool {
 	}
 	removed := false
 	sp := s.bestValue(x)
+	if len(s.adjN[x]) > 0 && !s.noNaryDEE {
+		return s.deeVarNary(x, sp, margin)
+	}
 	for a := range s.dom[x] {
 		if a == sp || !s.alive(x, a) {
 			continue
@@ -85,9 +88,6 @@ func (s *EDAC) deeVar(x int, margin float64) bool {
 			s.remove(x, sp)
 			removed = true
 		}
-	}
-	if removed && len(s.adjN[x]) > 0 && s.naryLive(x) {
-		s.naryDEE++
 	}
 	return removed
 }
@@ -151,25 +151,6 @@ func (s *EDAC) dominates(x, b, a int, margin float64) bool {
 			m = max(m, cb-ca)
 		}
 		// −Inf: no live b gives x = a a finite cost.
-		d += m
-	}
-	if len(s.adjN[x]) > 0 {
-		return s.naryDominates(x, b, a, d, margin)
-	}
-	return d <= -margin
-}
-
-// naryDominates is dominates' end for a variable of n-ary functions: d,
-// the binary functions' sum, plus each live n-ary function's naryGain.
-func (s *EDAC) naryDominates(x, b, a int, d, margin float64) bool {
-	for _, j := range s.adjN[x] {
-		if s.is[s.narys[j].cnt] <= 1 {
-			continue
-		}
-		m, ok := s.naryGain(j, x, b, a)
-		if !ok {
-			return false
-		}
 		d += m
 	}
 	return d <= -margin
