@@ -52,11 +52,16 @@ import (
 // integer costs always reach their fixpoint first).
 //
 // Non-binary functions (three or more interior variables) are checked when
-// assigned, with two strengthenings: when a variable of one is assigned,
+// assigned, with these strengthenings: when a variable of one is assigned,
 // the minimum of its entries consistent with the assigned values (tables
-// of at most naryProjectMax entries) moves into c∅; when all but one of its
-// variables are assigned, the function becomes a unary cost of the last
-// one, which the arc consistencies above then use.
+// of at most naryProjectMax entries) moves into c∅, and each unassigned
+// variable's least cost per value into its unary costs (projectToUnary);
+// when all but two of its variables are assigned, the function moves into
+// a binary function between those two, planned per pair when EDAC is
+// built (naryToBin), which the arc consistencies above then maintain;
+// when all but one are (no binary function planned), it becomes a unary
+// cost of the last one. Dead-end elimination reads live n-ary functions
+// too (naryGains).
 //
 // Search. Binary branching, x = a then x ≠ a, on the variable of smallest
 // domain size over weighted degree (dom/wdeg: each function's weight counts
@@ -173,7 +178,7 @@ type EDAC struct {
 	noNaryBin bool
 	naryBins  int64
 	// noNaryDEE makes dead-end elimination skip the variables of live
-	// n-ary functions, as it did before naryGain (measurements); naryDEE
+	// n-ary functions, as it did before naryGains (measurements); naryDEE
 	// counts its removals on such variables, over all rows.
 	noNaryDEE bool
 	naryDEE   int64

@@ -26,9 +26,9 @@ import (
 // time with the domains at that moment, so each keeps an optimum of what
 // is left. A live n-ary function (another of its variables unassigned)
 // adds its own term, the most its cost can rise over its other variables'
-// live tuples (naryGain). On fractional
-// costs the inequality must hold by a rounding margin. It reports whether
-// a value went; s stays, so no domain is wiped out.
+// live tuples (naryGains; deeVarNary). On fractional costs the inequality
+// must hold by a rounding margin. It reports whether a value went; s
+// stays, so no domain is wiped out.
 //
 // Only the variables in the DEE queue are tested (in index order): those
 // whose unary costs, functions' costs, live functions, own or neighbours'

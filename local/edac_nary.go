@@ -2,7 +2,7 @@ package local
 
 // n-ary functions for EDAC: down to two unassigned variables they become
 // binary ones (planNaryPairs, naryToBin); dead-end elimination reads
-// them (naryGain).
+// them (naryGains).
 
 import (
 	"math"
@@ -282,7 +282,7 @@ func (s *EDAC) naryGains(j, x, p, q int) (g1, g2 float64, ok1, ok2 bool) {
 
 // markDEENary queues for dead-end elimination the variables of x's live
 // n-ary functions: x's domain changed, which changes the tuples their
-// test reads (naryGain).
+// test reads (naryGains).
 func (s *EDAC) markDEENary(x int) {
 	for _, j := range s.adjN[x] {
 		nf := &s.narys[j]

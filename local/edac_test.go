@@ -497,8 +497,8 @@ func TestLocalSearchSkipsIdle(t *testing.T) {
 // random problems of functions of arity up to five, Hard entries
 // included, with each on and off, first value the cheapest or the
 // costliest, dead-end elimination on the n-ary functions' variables
-// (naryGain) on and off, its queue checked against a scan of every
-// variable. Where naryToBin or naryGain is on, the cases must reach it.
+// (naryGains) on and off, its queue checked against a scan of every
+// variable. Where naryToBin or naryGains is on, the cases must reach it.
 func TestEDACNaryEqualsBruteForce(t *testing.T) {
 	cases := []struct {
 		name                        string
