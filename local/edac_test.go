@@ -558,6 +558,44 @@ func TestEDACNaryEqualsBruteForce(t *testing.T) {
 	}
 }
 
+// TestEDACNaryVACEqualsBruteForce checks auto's EDAC (VAC at the root, on
+// whole costs) against brute force on seeded random problems of unary,
+// binary and ternary functions, where the n-ary functions become binary
+// ones during search (naryToBin) and VAC works on the binary functions
+// at the root; the cases must reach both.
+func TestEDACNaryVACEqualsBruteForce(t *testing.T) {
+	for _, worst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("worst-first=%v", worst), func(t *testing.T) {
+			var iters, bins int64
+			checked := 0
+			for seed := range int64(400) {
+				o := randprob.Options{
+					Agents: 1, Vars: 8 + int(seed%7), MinDomain: 2, MaxDomain: 2 + int(seed%3),
+					MaxArity: 3, Functions: 14 + int(seed%9),
+					IntCosts: true, MaxCost: []float64{5, 100}[seed%2], Locality: 0.6,
+				}
+				p := randprob.New(seed, o)
+				if space(p) > 1<<16 {
+					continue
+				}
+				lp := mva.NewLocalProblem(p, wholeAndSubs(p)[0])
+				s := NewEDACVAC(lp)
+				s.noLocalSearch, s.worstFirst = worst, worst
+				checkRow(t, fmt.Sprintf("seed %d", seed), lp, 0, make([]int, lp.NB), NewBruteForce(lp), s, true, make([]int, lp.NumInterior()))
+				checked++
+				if s.vac != nil {
+					iters += s.vac.iters
+				}
+				bins += s.naryBins
+			}
+			if checked < 200 || iters == 0 || bins == 0 {
+				t.Fatalf("%d problems checked, %d VAC iterations, %d n-ary functions moved into binary ones: the test does not reach that code", checked, iters, bins)
+			}
+			t.Logf("%d problems, %d VAC iterations, %d n-ary functions moved into binary ones", checked, iters, bins)
+		})
+	}
+}
+
 // checkRow solves row r of lp (its boundary b) by ref, brute force, and
 // by s, and fails t unless s's cost is ref's (exactly when intCosts) and
 // the assignment s leaves in got costs what s reports. It returns s's
