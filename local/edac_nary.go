@@ -90,6 +90,11 @@ func (s *EDAC) naryToBin(j int) bool {
 			p2 = p
 		}
 	}
+	if p2 < 0 {
+		// Fewer than two unassigned positions (cannot happen while cnt
+		// counts them; no index out of range if it ever does).
+		return false
+	}
 	k := nf.pairBin[p1*a+p2]
 	if k < 0 {
 		return false
