@@ -52,11 +52,16 @@ import (
 // integer costs always reach their fixpoint first).
 //
 // Non-binary functions (three or more interior variables) are checked when
-// assigned, with two strengthenings: when a variable of one is assigned,
+// assigned, with these strengthenings: when a variable of one is assigned,
 // the minimum of its entries consistent with the assigned values (tables
-// of at most naryProjectMax entries) moves into c∅; when all but one of its
-// variables are assigned, the function becomes a unary cost of the last
-// one, which the arc consistencies above then use.
+// of at most naryProjectMax entries) moves into c∅, and each unassigned
+// variable's least cost per value into its unary costs (projectToUnary);
+// when all but two of its variables are assigned, the function moves into
+// a binary function between those two, planned per pair when EDAC is
+// built (naryToBin), which the arc consistencies above then maintain;
+// when all but one are (no binary function planned), it becomes a unary
+// cost of the last one. Dead-end elimination reads live n-ary functions
+// too (naryGains).
 //
 // Search. Binary branching, x = a then x ≠ a, on the variable of smallest
 // domain size over weighted degree (dom/wdeg: each function's weight counts
@@ -168,6 +173,15 @@ type EDAC struct {
 	noLastConflict bool
 	// noNaryUnary turns projectToUnary off (measurements).
 	noNaryUnary bool
+	// noNaryBin turns naryToBin off (measurements); naryBins counts the
+	// n-ary functions it moved into binary ones, over all rows.
+	noNaryBin bool
+	naryBins  int64
+	// noNaryDEE makes dead-end elimination skip the variables of live
+	// n-ary functions, as it did before naryGains (measurements); naryDEE
+	// counts its removals on such variables, over all rows.
+	noNaryDEE bool
+	naryDEE   int64
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
@@ -277,6 +291,10 @@ type edacNary struct {
 	vd                  int   // fs index of the per-value deltas
 	voff                []int // per position: offset of its values' deltas from vd
 	cnt                 int   // is index: unassigned variables; ≤ 1: absorbed
+	// pairBin holds, for positions p and q (at p·arity+q and q·arity+p),
+	// the binary function naryToBin moves the function into once p and
+	// q are its last unassigned variables (-1: none; nil: none planned).
+	pairBin []int
 }
 
 // newBin returns the binary function over x and y, rank[x] < rank[y]; its
@@ -441,6 +459,7 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	}
 	s.planElimination(&pair)
 	s.planDormant(&pair)
+	s.planNaryPairs(&pair)
 	// The binary functions' tables and residual supports, carved from
 	// one slab each (a 40×40 grid has 9198 functions, two thirds dormant).
 	nt, nr := 0, 0

@@ -24,9 +24,11 @@ import (
 // reparametrised costs; toulbar2's default restricted DEE, -dee=1). On a
 // domain of two, s is also tested against a. Removals are made one at a
 // time with the domains at that moment, so each keeps an optimum of what
-// is left. Variables of a live n-ary function are skipped. On fractional
-// costs the inequality must hold by a rounding margin. It reports whether
-// a value went; s stays, so no domain is wiped out.
+// is left. A live n-ary function (another of its variables unassigned)
+// adds its own term, the most its cost can rise over its other variables'
+// live tuples (naryGains; deeVarNary). On fractional costs the inequality
+// must hold by a rounding margin. It reports whether a value went; s
+// stays, so no domain is wiped out.
 //
 // Only the variables in the DEE queue are tested (in index order): those
 // whose unary costs, functions' costs, live functions, own or neighbours'
@@ -67,11 +69,14 @@ func (s *EDAC) dee() bool {
 // deeVar tests x's values against its EAC support (see dee) and removes
 // the dominated ones; it reports whether one went.
 func (s *EDAC) deeVar(x int, margin float64) bool {
-	if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || s.naryLive(x) {
+	if s.size(x) < 2 || s.size(x) > deeMaxSize || s.deleted(x) || s.gone[x] || (s.noNaryDEE && s.naryLive(x)) {
 		return false
 	}
 	removed := false
 	sp := s.bestValue(x)
+	if len(s.adjN[x]) > 0 && !s.noNaryDEE {
+		return s.deeVarNary(x, sp, margin)
+	}
 	for a := range s.dom[x] {
 		if a == sp || !s.alive(x, a) {
 			continue

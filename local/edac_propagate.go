@@ -213,6 +213,9 @@ func (s *EDAC) remove(x, a int) bool {
 		b := &s.bins[k]
 		s.markDEE(b.x + b.y - x)
 	}
+	if len(s.adjN[x]) > 0 {
+		s.markDEENary(x)
+	}
 	return true
 }
 
@@ -588,7 +591,8 @@ func (s *EDAC) findFullSupport(k, on int) (bool, bool) {
 
 // assigned handles x becoming assigned (one value left) once: its n-ary
 // functions lose an unassigned variable, project their minimum into c∅,
-// and become a unary cost when one variable is left.
+// become a binary function when two variables are left (naryToBin, where
+// one was planned) and a unary cost when one is left.
 func (s *EDAC) assigned(x int) bool {
 	if s.is[s.asgOff+x] != 0 {
 		return true
@@ -601,6 +605,9 @@ func (s *EDAC) assigned(x int) bool {
 			continue
 		}
 		s.setI(nf.cnt, cnt-1)
+		if cnt-1 == 2 && s.naryToBin(j) {
+			continue
+		}
 		if cnt-1 == 1 {
 			for _, v := range nf.vars {
 				s.markDEE(v)

@@ -492,22 +492,31 @@ func TestLocalSearchSkipsIdle(t *testing.T) {
 }
 
 // TestEDACNaryEqualsBruteForce checks the n-ary functions' projection onto
-// unary costs (projectToUnary) against brute force on whole seeded random
-// problems of functions of arity up to five, Hard entries included, with
-// the projection on and off, first value the cheapest or the costliest.
+// unary costs (projectToUnary) and their move into binary functions once
+// two variables are left (naryToBin) against brute force on whole seeded
+// random problems of functions of arity up to five, Hard entries
+// included, with each on and off, first value the cheapest or the
+// costliest, dead-end elimination on the n-ary functions' variables
+// (naryGains) on and off, its queue checked against a scan of every
+// variable. Where naryToBin or naryGains is on, the cases must reach it.
 func TestEDACNaryEqualsBruteForce(t *testing.T) {
 	cases := []struct {
-		name          string
-		noNary, worst bool
-		noLocalSearch bool
+		name                        string
+		noNary, noBin, noDEE, worst bool
+		noLocalSearch               bool
 	}{
-		{"projected", false, false, false},
-		{"projected-worst-first", false, true, true},
-		{"unprojected", true, false, false},
+		{"projected", false, false, false, false, false},
+		{"projected-worst-first", false, false, false, true, true},
+		{"projected-unbinarised-worst-first", false, true, false, true, true},
+		{"projected-no-nary-dee-worst-first", false, false, true, true, true},
+		{"unprojected", true, false, false, false, false},
+		{"unprojected-worst-first", true, false, false, true, true},
+		{"unprojected-unbinarised-no-nary-dee-worst-first", true, true, true, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			checked, nary := 0, 0
+			var bins, dee, missed int64
 			for seed := range int64(120) {
 				o := randprob.Options{
 					Agents: 1, Vars: 6 + int(seed%7), MinDomain: 2, MaxDomain: 2 + int(seed%2),
@@ -521,16 +530,68 @@ func TestEDACNaryEqualsBruteForce(t *testing.T) {
 				}
 				lp := mva.NewLocalProblem(p, wholeAndSubs(p)[0])
 				s := NewEDAC(lp)
-				s.noNaryUnary, s.worstFirst, s.noLocalSearch = tc.noNary, tc.worst, tc.noLocalSearch
+				s.noNaryUnary, s.noNaryBin, s.noNaryDEE, s.worstFirst, s.noLocalSearch = tc.noNary, tc.noBin, tc.noDEE, tc.worst, tc.noLocalSearch
+				s.verifyQueues = true
 				checkRow(t, fmt.Sprintf("seed %d", seed), lp, 0, make([]int, lp.NB), NewBruteForce(lp), s, o.IntCosts, make([]int, lp.NumInterior()))
 				checked++
 				if len(s.narys) > 0 {
 					nary++
 				}
+				bins += s.naryBins
+				dee += s.naryDEE
+				missed += s.deeMissed + s.elimMissed
 			}
 			if checked < 60 || nary < checked/2 {
 				t.Fatalf("only %d problems checked, %d with n-ary functions", checked, nary)
 			}
+			if (bins == 0) != tc.noBin {
+				t.Fatalf("%d n-ary functions moved into binary ones (noNaryBin %v)", bins, tc.noBin)
+			}
+			if (dee == 0) != tc.noDEE {
+				t.Fatalf("dead-end elimination removed values of n-ary functions' variables at %d nodes (noNaryDEE %v)", dee, tc.noDEE)
+			}
+			if missed > 0 {
+				t.Fatalf("the dead-end and elimination queues missed %d changes", missed)
+			}
+			t.Logf("%d problems, %d with n-ary functions, %d moved into binary ones, n-ary dead ends at %d nodes", checked, nary, bins, dee)
+		})
+	}
+}
+
+// TestEDACNaryVACEqualsBruteForce checks auto's EDAC (VAC at the root, on
+// whole costs) against brute force on seeded random problems of unary,
+// binary and ternary functions, where the n-ary functions become binary
+// ones during search (naryToBin) and VAC works on the binary functions
+// at the root; the cases must reach both.
+func TestEDACNaryVACEqualsBruteForce(t *testing.T) {
+	for _, worst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("worst-first=%v", worst), func(t *testing.T) {
+			var iters, bins int64
+			checked := 0
+			for seed := range int64(400) {
+				o := randprob.Options{
+					Agents: 1, Vars: 8 + int(seed%7), MinDomain: 2, MaxDomain: 2 + int(seed%3),
+					MaxArity: 3, Functions: 14 + int(seed%9),
+					IntCosts: true, MaxCost: []float64{5, 100}[seed%2], Locality: 0.6,
+				}
+				p := randprob.New(seed, o)
+				if space(p) > 1<<16 {
+					continue
+				}
+				lp := mva.NewLocalProblem(p, wholeAndSubs(p)[0])
+				s := NewEDACVAC(lp)
+				s.noLocalSearch, s.worstFirst = worst, worst
+				checkRow(t, fmt.Sprintf("seed %d", seed), lp, 0, make([]int, lp.NB), NewBruteForce(lp), s, true, make([]int, lp.NumInterior()))
+				checked++
+				if s.vac != nil {
+					iters += s.vac.iters
+				}
+				bins += s.naryBins
+			}
+			if checked < 200 || iters == 0 || bins == 0 {
+				t.Fatalf("%d problems checked, %d VAC iterations, %d n-ary functions moved into binary ones: the test does not reach that code", checked, iters, bins)
+			}
+			t.Logf("%d problems, %d VAC iterations, %d n-ary functions moved into binary ones", checked, iters, bins)
 		})
 	}
 }
