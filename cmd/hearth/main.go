@@ -1,6 +1,8 @@
-// Command hearth is the one binary of the hearth engine: it solves
+// Command hearth is the binary of the hearth engine: it solves
 // distributed constraint optimisation problems with multi-variable agents
 // and, for smart homes, schedules appliances across a neighbourhood.
+// (cmd/hearth-solve is a lean second binary for `hearth solve FILE
+// --global none` alone.)
 //
 // Usage:
 //
