@@ -1,6 +1,6 @@
-// Command hearth-solve solves one instance file (.wcsp, .uai, XCSP3 .xml,
-// pyDCOP .yaml: every format `hearth solve` reads) with hearth's local
-// solvers, exactly as `hearth solve FILE --global none` does: the same
+// Command hearth-solve solves one instance file (.wcsp, .uai, XCSP
+// .xml/.xcsp) with hearth's local solvers, exactly as `hearth solve FILE
+// --global none` does: the same
 // --local values (auto by default), --memory, --timeout, --json and text
 // output, notes, exit codes and collector settings, through the same code
 // (internal/solvefile).
@@ -10,9 +10,10 @@
 // need the local solver: it links no plotting, MQTT, homes, bench or
 // daemon code, whose package inits cost every `hearth` process 2.5–3 ms
 // of CPU and ~400 page faults before it reads its file (docs/DESIGN.md,
-// "Process start-up"). What it does not do — protocols between agents
-// (--global), neighbourhoods (.toml, --shds), the GPU — it refuses with
-// the `hearth` command to use instead.
+// "Process start-up"), nor yaml.v3. What it does not do — protocols
+// between agents (--global), neighbourhoods (.toml, --shds), pyDCOP's
+// YAML files, the GPU — it refuses with the `hearth` command to use
+// instead.
 //
 // Usage:
 //
@@ -118,10 +119,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			out = stdout
 		}
 		fmt.Fprintf(out, "Usage: %s FILE [flags]\n\n"+
-			"Solves one instance file (.wcsp, .uai, .xml/.xcsp, .yaml/.yml) centrally with\n"+
-			"hearth's local solvers, as 'hearth solve FILE --global none' does, in a binary\n"+
-			"that links nothing else. Protocols between agents, neighbourhoods and the GPU\n"+
-			"are 'hearth solve''s.\n\nFlags:\n", name)
+			"Solves one instance file (.wcsp, .uai, .xml/.xcsp) centrally with hearth's\n"+
+			"local solvers, as 'hearth solve FILE --global none' does, in a binary that\n"+
+			"links nothing else. Protocols between agents, neighbourhoods, pyDCOP's YAML\n"+
+			"files and the GPU are 'hearth solve''s.\n\nFlags:\n", name)
 		fs.SetOutput(out)
 		fs.PrintDefaults()
 		fs.SetOutput(errw)
@@ -169,10 +170,16 @@ func (o *options) check(path string) error {
 	default:
 		return fmt.Errorf("unknown --gpu %q (valid: auto, off; the GPU is a cuda build's 'hearth solve --gpu on')", o.gpu)
 	}
-	// A neighbourhood's TOML (devices/homesolve.IsFile); its homes are
-	// compiled by code this binary does not link.
-	if strings.EqualFold(filepath.Ext(path), ".toml") {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".toml":
+		// A neighbourhood (devices/homesolve.IsFile); its homes are
+		// compiled by code this binary does not link.
 		return fmt.Errorf("%s is a neighbourhood: hearth-solve solves instance files only; use 'hearth solve %s'", path, path)
+	case ".yaml", ".yml":
+		// mva/format's pyDCOP reader needs yaml.v3, whose init and pages
+		// are a tenth of what this binary saves (docs/DESIGN.md,
+		// "hearth-solve").
+		return fmt.Errorf("%s is a pyDCOP YAML file: hearth-solve reads .wcsp, .uai and .xml/.xcsp and links no YAML parser; use 'hearth solve %s'", path, path)
 	}
 	return o.local.Validate()
 }

@@ -10,14 +10,15 @@ import (
 
 // forbidden are the packages hearth-solve must not link: their inits
 // (gonum/plot's fonts, mochi-mqtt's packet table, go-latex's symbol
-// tables) are what the binary exists to skip, and hearth's own homes,
-// bench, daemon, MQTT and protocol code pulls them in. yaml.v3 is not
-// among them: pyDCOP files are instances `hearth solve` reads, and its
-// init is 0.1 ms and 25 KB (GODEBUG=inittrace=1).
+// tables, yaml.v3's reflection) are what the binary exists to skip, and
+// hearth's own homes, bench, daemon, MQTT and protocol code and pyDCOP's
+// reader pull them in.
 var forbidden = []string{
 	"gonum.org/v1/plot",
 	"github.com/mochi-mqtt",
 	"latex",
+	"yaml",
+	"github.com/hearth-dcop/hearth/mva/format/pydcop",
 	"github.com/hearth-dcop/hearth/devices",
 	"github.com/hearth-dcop/hearth/internal/bench",
 	"github.com/hearth-dcop/hearth/internal/daemon",
@@ -70,6 +71,7 @@ func TestRefused(t *testing.T) {
 		{"protocol", []string{file, "--global", "dpop"}, 2, "", "hearth-solve: --global dpop: hearth-solve solves centrally only (--global none); for a protocol between agents use 'hearth solve " + file + " --global dpop'"},
 		{"gpu on", []string{file, "--gpu", "on"}, 2, "", "hearth-solve: --gpu on: hearth-solve runs on the CPU only; use a cuda build's 'hearth solve " + file + " --gpu on'"},
 		{"gpu unknown", []string{file, "--gpu", "x"}, 2, "", `hearth-solve: unknown --gpu "x"`},
+		{"pydcop", []string{"x.yml"}, 2, "", "hearth-solve: x.yml is a pyDCOP YAML file: hearth-solve reads .wcsp, .uai and .xml/.xcsp and links no YAML parser; use 'hearth solve x.yml'"},
 		{"neighbourhood", []string{"street.TOML"}, 2, "", "hearth-solve: street.TOML is a neighbourhood: hearth-solve solves instance files only; use 'hearth solve street.TOML'"},
 		{"shds", []string{"--shds", "dm.json"}, 2, "", `invalid value "dm.json" for flag -shds: not a flag of hearth-solve: SHDS streets are neighbourhoods: use 'hearth solve --shds FILE'`},
 		{"table", []string{file, "--table", "eager"}, 2, "", `invalid value "eager" for flag -table: not a flag of hearth-solve: MVA tables are for protocols`},

@@ -16,7 +16,7 @@ import (
 // TestHearthSolveSameOutput: hearth-solve (cmd/hearth-solve, built here)
 // prints what `hearth solve FILE` with --global none prints — text and
 // JSON, the notes, the errors (with its own name for "hearth solve") and
-// the exit code — on .wcsp, .uai, XCSP3 and pyDCOP files, with the local
+// the exit code — on .wcsp, .uai and XCSP files, with the local
 // solvers and options it shares, a file with a syntax error (the message
 // names the file and line), a missing file and a solve stopped by
 // --timeout. Only the measured times may differ. The two run the same
@@ -56,7 +56,6 @@ func TestHearthSolveSameOutput(t *testing.T) {
 		{"uai auto", nil, td + "fabe_misc_simple2.uai", exitOK, false},
 		{"uai be", []string{"--local", "be"}, td + "fabe_grid_50-12-5.uai", exitOK, false},
 		{"xcsp agents", []string{"--agents", "3"}, td + "gpube_rep_0_x_10.xml", exitOK, false},
-		{"pydcop", nil, "../../mva/format/pydcop/testdata/secp.yaml", exitOK, false},
 		{"gibbs seeded", []string{"--local", "gibbs", "--seed", "7", "--runs", "2", "--trials", "20"}, td + "gpube_4queens.wcsp", -1, false},
 		{"vac", []string{"--local", "vac"}, td + "gen_fap32.wcsp", exitOK, false},
 		{"syntax error", nil, bad, exitUsage, true},

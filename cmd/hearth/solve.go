@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format"
 	"github.com/hearth-dcop/hearth/mva/reform"
 )
 
@@ -45,7 +46,7 @@ func (o *solveOptions) register(fs *flag.FlagSet, defGlobal string) {
 // or an SHDS file will be resolved here, and may fill o's solver settings
 // where the command line left them at their defaults.
 func loadInstance(path string, o *solveOptions) (*mva.Problem, error) {
-	return solvefile.Load(path, o.Agents)
+	return format.ReadFile(path, format.Options{Agents: o.Agents})
 }
 
 func runSolve(ctx context.Context, e *env, args []string) int {
@@ -116,6 +117,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 		return solveHomes(ctx, e, homes, path, o, &hf, dev)
 	}
 	job := solvefile.Job{Cmd: "hearth solve", Path: path, Agents: o.Agents, Memory: o.Local.Memory, Timeout: o.Timeout, JSON: o.json}
+	job.Load = func(path string, _ int) (*mva.Problem, error) { return loadInstance(path, &o) }
 	job.Solve = func(ctx context.Context, p *mva.Problem) (mva.Result, error) {
 		if o.Global == "none" {
 			return solve.Central(ctx, p, &o.Local, o.Seed, dev)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-dcop/hearth/mva"
-	"github.com/hearth-dcop/hearth/mva/format"
+	"github.com/hearth-dcop/hearth/mva/format/core"
 	"github.com/hearth-dcop/hearth/sampler"
 )
 
@@ -56,10 +56,11 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// Load reads the instance file at path in any format mva/format knows,
-// repartitioned into agents agents when agents > 0 (--agents).
+// Load reads the instance file at path in a format of mva/format/core
+// (XCSP, WCSP, UAI: not pyDCOP's YAML, whose parser hearth-solve does not
+// link), repartitioned into agents agents when agents > 0 (--agents).
 func Load(path string, agents int) (*mva.Problem, error) {
-	return format.ReadFile(path, format.Options{Agents: agents})
+	return core.ReadFile(path, core.Options{Agents: agents})
 }
 
 // Job is one solve of an instance file, as `hearth solve FILE` and
@@ -71,6 +72,9 @@ type Job struct {
 	Memory  int64  // --memory in MiB, for the collector's limit (GC)
 	Timeout time.Duration
 	JSON    bool
+	// Load reads the file; nil: Load (`hearth solve` passes
+	// mva/format's reader, which adds pyDCOP).
+	Load func(path string, agents int) (*mva.Problem, error)
 	// Solve solves the loaded problem; nil: Central with Local and Seed
 	// on the CPU (hearth-solve; `hearth solve` passes its protocols and
 	// GPU).
@@ -86,7 +90,11 @@ type Job struct {
 // ExitFailed for a solve that fails or is stopped, else ResultExit.
 func (j Job) Run(ctx context.Context, stdout, stderr io.Writer) int {
 	defer GC(j.Memory)()
-	p, err := Load(j.Path, j.Agents)
+	load := j.Load
+	if load == nil {
+		load = Load
+	}
+	p, err := load(j.Path, j.Agents)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return ExitUsage
