@@ -10,5 +10,7 @@
 // (devices/homesolve, which links gonum/plot), `hearth bench` and the MQTT
 // daemon, whose inits cost a process 2.5–3 ms of CPU and ~400 page faults
 // before it reads a byte (docs/DESIGN.md, "Process start-up"). This
-// package must link none of them: cmd/hearth-solve's TestLean checks it.
+// package must link none of them, nor yaml.v3 (it reads instances through
+// mva/format/core, without pyDCOP; `hearth solve` passes Job the full
+// mva/format reader): cmd/hearth-solve's TestLean checks it.
 package solvefile
