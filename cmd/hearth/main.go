@@ -1,6 +1,8 @@
-// Command hearth is the one binary of the hearth engine: it solves
+// Command hearth is the binary of the hearth engine: it solves
 // distributed constraint optimisation problems with multi-variable agents
 // and, for smart homes, schedules appliances across a neighbourhood.
+// (cmd/hearth-solve is a lean second binary for `hearth solve FILE
+// --global none` alone.)
 //
 // Usage:
 //
@@ -41,14 +43,18 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 )
 
 // Exit codes, documented in the package comment and README.md.
+// The first four are a solve's (internal/solvefile), which hearth-solve
+// shares.
 const (
-	exitOK         = 0
-	exitInfeasible = 1
-	exitUsage      = 2
-	exitFailed     = 3
+	exitOK         = solvefile.ExitOK
+	exitInfeasible = solvefile.ExitInfeasible
+	exitUsage      = solvefile.ExitUsage
+	exitFailed     = solvefile.ExitFailed
 	// exitStopped: --timeout or a signal stopped a homes run, which
 	// printed the best plan found so far (status feasible).
 	exitStopped = 4
@@ -222,24 +228,9 @@ func usage(w io.Writer) {
 }
 
 // parseArgs parses flags that may come before or after the positional
-// arguments (`hearth solve FILE --json` as well as `hearth solve --json
-// FILE`), which the flag package alone does not allow.
+// arguments (solvefile.ParseArgs, which hearth-solve shares).
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
+	return solvefile.ParseArgs(fs, args)
 }
 
 // watchWriter records whether anything was written through it: a

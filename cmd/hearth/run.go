@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-dcop/hearth/internal/daemon"
 	liveclock "github.com/hearth-dcop/hearth/internal/live"
 	"github.com/hearth-dcop/hearth/internal/solve"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mva"
 )
@@ -317,14 +318,14 @@ func printRound(e *env, round string, rep daemon.RoundResult, err error, asJSON 
 	} else {
 		printReport(e.stdout, rep)
 	}
-	return resultExit(mva.Result{Feasible: rep.Feasible, Status: rep.Status})
+	return solvefile.ResultExit(mva.Result{Feasible: rep.Feasible, Status: rep.Status})
 }
 
 func fmtObjective(o *float64) string {
 	if o == nil {
 		return "unknown"
 	}
-	return formatCost(*o)
+	return solvefile.FormatCost(*o)
 }
 
 func printReport(w io.Writer, r daemon.RoundResult) {
@@ -343,8 +344,8 @@ func printReport(w io.Writer, r daemon.RoundResult) {
 	var b strings.Builder
 	n := 0
 	for _, v := range slices.Sorted(maps.Keys(r.Assignment)) {
-		if n == maxListed {
-			fmt.Fprintf(&b, " … (%d more; --json prints all)", len(r.Assignment)-maxListed)
+		if n == solvefile.MaxListed {
+			fmt.Fprintf(&b, " … (%d more; --json prints all)", len(r.Assignment)-solvefile.MaxListed)
 			break
 		}
 		fmt.Fprintf(&b, " %s=%s", v, r.Assignment[v])

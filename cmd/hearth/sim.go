@@ -15,6 +15,7 @@ import (
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/devices/report"
 	"github.com/hearth-dcop/hearth/internal/solve"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mqtt"
 	"github.com/hearth-dcop/hearth/mqtt/sign"
@@ -226,10 +227,10 @@ func runSim(ctx context.Context, e *env, args []string) int {
 		}
 		e.stdout.Write(append(b, '\n'))
 	} else {
-		printSummary(e.stdout, p, res.Result)
+		solvefile.PrintSummary(e.stdout, p, res.Result)
 		printMQTTSummary(e.stdout, res)
 	}
-	return resultExit(res.Result)
+	return solvefile.ResultExit(res.Result)
 }
 
 // finishHomes runs what follows a street's protocol in `hearth sim` and

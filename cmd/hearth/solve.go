@@ -4,18 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/internal/solve"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
 	"github.com/hearth-dcop/hearth/mva/reform"
-	"github.com/hearth-dcop/hearth/sampler"
 )
 
 // solveOptions are the flags of `hearth solve`, which `hearth sim` and
@@ -31,28 +29,14 @@ type solveOptions struct {
 func (o *solveOptions) register(fs *flag.FlagSet, defGlobal string) {
 	o.Params = map[string]float64{}
 	fs.StringVar(&o.Global, "global", defGlobal, "protocol between agents: "+strings.Join(solve.GlobalNames(), ", ")+" (none solves the whole file centrally)")
-	registerLocal(fs, &o.Local)
+	solvefile.RegisterLocal(fs, &o.Local, "be")
 	fs.StringVar(&o.Table, "table", "", "MVA tables: lazy (rows computed when a protocol asks) or eager (all rows up front); default lazy, eager for dpop with gibbs/mh (DMCMC)")
 	fs.StringVar(&o.Reform, "reform", "mva", "how agents map to the protocol: mva, compilation (one variable per agent), decomposition (one agent per variable)")
-	fs.IntVar(&o.Agents, "agents", 0, "repartition the variables into N agents (formats without agents default to one)")
-	fs.Uint64Var(&o.Seed, "seed", 1, "random seed for sampling protocols and delivery order")
 	fs.Var(paramFlag(o.Params), "p", "protocol parameter name=value, repeatable (e.g. -p iterations=500 -p temperature=2); see README.md")
 	fs.DurationVar(&o.Delay, "delay", 0, "simulated latency of each message (e.g. 5ms), added to the simulated runtime")
 	fs.IntVar(&o.MaxEntries, "max-entries", reform.DefaultMaxEntries, "largest domain or table the compilation reformulation may build")
 	fs.StringVar(&o.GPU, "gpu", "auto", "GPU for bucket elimination and DPOP's UTIL joins: auto (when a cuda build finds a device), on (fail without one), off")
-	fs.BoolVar(&o.json, "json", false, "print the result object as JSON")
-	fs.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (e.g. 30s; 0 means no limit)")
-}
-
-// registerLocal declares the flags of the local solver on fs.
-func registerLocal(fs *flag.FlagSet, o *solve.Local) {
-	fs.StringVar(&o.Name, "local", "be", "local solver: be (bucket elimination), dfbnb (depth-first branch and bound), aobb (AND/OR branch and bound), edac (branch and bound maintaining soft arc consistency), vac (edac with virtual arc consistency at the root), bruteforce, gibbs, mh (Metropolis-Hastings), auto (one row: be, edac or aobb, chosen per subproblem, the default of solve --global none; agents: be where its tables fit 2^16 entries, else gibbs)")
-	fs.Int64Var(&o.Memory, "memory", 0, "memory budget of the exact local solvers in MiB (aobb's heuristics and caches, auto's choice); 0 means a quarter of physical memory")
-	fs.IntVar(&o.Runs, "runs", sampler.DefaultRuns, "gibbs/mh: independent chains R per MVA row")
-	fs.IntVar(&o.Trials, "trials", sampler.DefaultTrials, "gibbs/mh: samples T per chain (Gibbs sweeps or MH proposals)")
-	fs.Float64Var(&o.Temperature, "temperature", 0, "gibbs/mh: temperature τ of exp(−cost/τ); 0: a tenth of each agent's cost scale (sampler.ScaleTemperature)")
-	fs.StringVar(&o.Proposal, "proposal", sampler.ProposalNormal, "mh: proposal, normal (the DMCMC paper's) or discrete")
-	fs.Float64Var(&o.Alpha, "alpha", 0.05, "gibbs/mh: the top fraction α the quality guarantee is reported for")
+	solvefile.RegisterRun(fs, &o.Agents, &o.Seed, &o.Timeout, &o.json)
 }
 
 // loadInstance resolves a command's instance argument to the problem it
@@ -132,39 +116,15 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	if homes != nil {
 		return solveHomes(ctx, e, homes, path, o, &hf, dev)
 	}
-	defer solveGC(o.Local.Memory)()
-	p, err := loadInstance(path, &o)
-	if err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitUsage
-	}
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-	}
-	var res mva.Result
-	if o.Global == "none" {
-		res, err = solve.Central(ctx, p, &o.Local, o.Seed, dev)
-	} else {
-		res, err = solve.Distributed(ctx, p, o.Options, dev)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "hearth solve: %s: %v\n", path, err)
-		return exitFailed
-	}
-	res.Instance = path
-	if o.json {
-		b, err := res.JSON()
-		if err != nil {
-			fmt.Fprintf(e.stderr, "hearth solve: %v\n", err)
-			return exitFailed
+	job := solvefile.Job{Cmd: "hearth solve", Path: path, Agents: o.Agents, Memory: o.Local.Memory, Timeout: o.Timeout, JSON: o.json}
+	job.Load = func(path string, _ int) (*mva.Problem, error) { return loadInstance(path, &o) }
+	job.Solve = func(ctx context.Context, p *mva.Problem) (mva.Result, error) {
+		if o.Global == "none" {
+			return solve.Central(ctx, p, &o.Local, o.Seed, dev)
 		}
-		e.stdout.Write(b)
-	} else {
-		printSummary(e.stdout, p, res)
+		return solve.Distributed(ctx, p, o.Options, dev)
 	}
-	return resultExit(res)
+	return job.Run(ctx, e.stdout, e.stderr)
 }
 
 // solveHomes solves a neighbourhood (a TOML street or --shds) as `hearth
@@ -222,84 +182,5 @@ func solveHomes(ctx context.Context, e *env, homes *homesolve.Run, path string, 
 	if stopped != "" {
 		return exitStopped
 	}
-	return resultExit(res)
-}
-
-// resultExit is the exit code of a result: 0 with a feasible assignment,
-// 1 when infeasibility was proved, 3 when an incomplete algorithm found
-// no feasible assignment, which proves nothing.
-func resultExit(r mva.Result) int {
-	switch {
-	case r.Feasible:
-		return exitOK
-	case r.Status == mva.StatusInfeasible:
-		return exitInfeasible
-	}
-	return exitFailed
-}
-
-// unproved names what keeps a run that found no feasible assignment from
-// being a proof: an incomplete protocol, or sampled rows.
-func unproved(a mva.Algorithm) string {
-	if a.Sampling != nil {
-		return "--local " + a.Local + " samples"
-	}
-	return a.Global + " is incomplete"
-}
-
-// maxListed bounds the assignment printed in the human summary.
-const maxListed = 40
-
-func printSummary(w io.Writer, p *mva.Problem, r mva.Result) {
-	st := p.Stats()
-	fmt.Fprintf(w, "instance    %s (%d variables, %d functions, %d agents)\n", r.Instance, st.Variables, st.Functions, st.Agents)
-	if r.Status == mva.StatusUnknown {
-		fmt.Fprintf(w, "result      no feasible assignment found (not a proof: %s)\n", unproved(r.Algorithm))
-	} else if !r.Feasible {
-		fmt.Fprintln(w, "result      infeasible: every assignment violates a hard constraint")
-	} else {
-		state := "best found"
-		if r.Optimal {
-			state = "optimal"
-		}
-		fmt.Fprintf(w, "objective   %s (%s, %s)\n", formatCost(*r.Objective), r.Sense, state)
-	}
-	a := r.Algorithm
-	fmt.Fprintf(w, "solver      global=%s local=%s table=%s reform=%s\n", a.Global, a.Local, a.Table, a.Reform)
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note        %s\n", n)
-	}
-	m := r.Metrics
-	if a.Global == "none" {
-		fmt.Fprintf(w, "time        %.3f ms wall, %d constraint checks\n", m.WallMs, m.NCCC)
-	} else {
-		fmt.Fprintf(w, "time        %.3f ms wall, %.3f ms simulated, %d NCCC\n", m.WallMs, m.SimTimeMs, m.NCCC)
-		fmt.Fprintf(w, "messages    %d between agents (%d bytes, largest %d), %d inside agents\n",
-			m.Messages, m.TotalMessageBytes, m.MaxMessageBytes, m.InternalMessages)
-	}
-	if !r.Feasible {
-		return
-	}
-	names := make([]string, 0, len(p.Variables)) // file order
-	for v := range p.Variables {
-		names = append(names, p.Variables[v].Name)
-	}
-	var b strings.Builder
-	for i, n := range names {
-		if i == maxListed {
-			fmt.Fprintf(&b, " … (%d more; --json prints all)", len(names)-maxListed)
-			break
-		}
-		fmt.Fprintf(&b, " %s=%s", n, r.Assignment[n])
-	}
-	fmt.Fprintf(w, "assignment %s\n", b.String())
-}
-
-// formatCost prints integers without a decimal point and other numbers
-// with the shortest exact representation.
-func formatCost(c float64) string {
-	if c == math.Trunc(c) && math.Abs(c) < 1e15 {
-		return fmt.Sprintf("%.0f", c)
-	}
-	return fmt.Sprintf("%g", c)
+	return solvefile.ResultExit(res)
 }

@@ -3,7 +3,10 @@
 // between agents, the MVA table and reformulation, the GPU (OpenGPU),
 // and the runs they make — Central for one subproblem, Prepare and
 // Distributed for a protocol through mva/pipeline, Homes for a
-// neighbourhood with the homes' policy of devices/homesolve.
+// neighbourhood with the homes' policy of devices/homesolve. Local and
+// Central live in internal/solvefile, which the lean cmd/hearth-solve
+// links without this package's protocols, homes, bench and MQTT code;
+// they are aliased and forwarded here.
 //
 // It sits apart from local, sampler and mva because it is the one place
 // that knows them all: mva and its protocols receive their solvers as

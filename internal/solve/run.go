@@ -2,15 +2,13 @@ package solve
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hearth-dcop/hearth/internal/daemon"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/local/gpu"
 	"github.com/hearth-dcop/hearth/mva"
@@ -171,7 +169,7 @@ func Prepare(p *mva.Problem, o Options, dev *gpu.Device) (*Run, error) {
 		gpu: dev != nil && (o.Global == "dpop" || o.Local.Name == "be"),
 		Pipeline: pipeline.Options{
 			Protocol:   makeProto,
-			Solver:     StartSolver(o.Start, gpuSolver(localDevice(dev, o), o.Local.Name, o.Local.Factory(o.Seed))),
+			Solver:     StartSolver(o.Start, solvefile.GPUSolver(localDevice(dev, o), o.Local.Name, o.Local.Factory(o.Seed))),
 			Eager:      o.Table == "eager",
 			Seed:       o.Seed,
 			Params:     o.Params,
@@ -218,67 +216,8 @@ func (d *Run) Result(sol pipeline.Solution) mva.Result {
 	return r
 }
 
-// Central solves p as a single subproblem with no boundary: the one
-// row of its MVA table is the optimum.
+// Central solves p as a single subproblem with no boundary
+// (solvefile.Central, which hearth-solve shares).
 func Central(ctx context.Context, p *mva.Problem, lo *Local, seed uint64, dev *gpu.Device) (mva.Result, error) {
-	lp := mva.NewLocalProblem(p, mva.Whole(p))
-	factory, sampled, notes := lo.Factory(seed), lo.Sampling(), []string(nil)
-	if lo.Name == LocalAuto { // one row: exact, and the notes say which
-		factory, sampled = func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
-			s, c, err := local.Auto(lp, local.AutoOptions{Memory: lo.MemoryBytes()})
-			notes = append(notes, c.Reason)
-			return s, err
-		}, false
-	}
-	s, err := gpuSolver(dev, lo.Name, factory)(lp)
-	if err != nil {
-		return mva.Result{}, err
-	}
-	t, err := mva.NewTable(lp)
-	if err != nil {
-		return mva.Result{}, err
-	}
-	start := time.Now()
-	if err := t.Fill(ctx, s); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			if len(notes) > 0 { // which solver ran out of time
-				err = fmt.Errorf("%s: %w", notes[0], err)
-			}
-			return mva.Result{}, fmt.Errorf("stopped before the optimum was proved: %w", err)
-		}
-		return mva.Result{}, err
-	}
-	wall := time.Since(start)
-	if d, ok := s.(interface{ Describe() string }); ok && lo.Name == LocalAuto {
-		notes = append(notes, d.Describe())
-	}
-	cost := t.Costs[0] + p.Offset
-	var assign []int
-	if !mva.IsHard(cost) {
-		assign = make([]int, len(p.Variables))
-		for k, v := range t.Interior(0) {
-			assign[lp.Vars[k]] = int(v)
-		}
-		// The solver's claim is checked against the model itself, so a
-		// solver bug can never print a wrong objective.
-		check, err := p.Eval(assign)
-		if err != nil {
-			return mva.Result{}, fmt.Errorf("internal error: the solver returned a bad assignment: %w", err)
-		}
-		if math.Abs(check-cost) > 1e-9*math.Max(1, math.Abs(cost)) {
-			return mva.Result{}, fmt.Errorf("internal error: the solver reported cost %v but the assignment costs %v", cost, check)
-		}
-	}
-	r := mva.NewResult(p, assign, cost)
-	r.Optimal = r.Feasible && !sampled
-	r.Conclude(!sampled)
-	r.Algorithm = mva.Algorithm{Global: "none", Local: lo.Name, Table: "eager", Reform: "mva",
-		GPU: dev != nil && (lo.Name == "be" || lo.Sampling())}
-	if sampled {
-		r.Algorithm.Sampling = lo.Report(seed)
-	}
-	r.Notes = notes
-	ms := float64(wall.Microseconds()) / 1000
-	r.Metrics = mva.Metrics{SimTimeMs: ms, WallMs: ms, NCCC: s.Checks()}
-	return r, nil
+	return solvefile.Central(ctx, p, lo, seed, dev)
 }

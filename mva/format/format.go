@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format/core"
 	"github.com/hearth-dcop/hearth/mva/format/pydcop"
 	"github.com/hearth-dcop/hearth/mva/format/uai"
 	"github.com/hearth-dcop/hearth/mva/format/wcsp"
@@ -20,42 +21,35 @@ import (
 )
 
 // Kind is an instance format.
-type Kind string
+type Kind = core.Kind
 
-// The formats hearth reads and writes.
+// The formats hearth reads and writes: those of package core, which need
+// no YAML parser, and pyDCOP's.
 const (
-	XCSP   Kind = "xcsp"   // XCSP 2.1, FRODO dialect: .xml, .xcsp
-	WCSP   Kind = "wcsp"   // toulbar2 cost function format: .wcsp
-	UAI    Kind = "uai"    // UAI Markov networks: .uai
-	PyDCOP Kind = "pydcop" // pyDCOP YAML: .yaml, .yml
+	XCSP        = core.XCSP // XCSP 2.1, FRODO dialect: .xml, .xcsp
+	WCSP        = core.WCSP // toulbar2 cost function format: .wcsp
+	UAI         = core.UAI  // UAI Markov networks: .uai
+	PyDCOP Kind = "pydcop"  // pyDCOP YAML: .yaml, .yml
 )
 
 // MaxFileBytes bounds what ReadFile loads, so that a wrong path (a disk
 // image, say) fails fast instead of exhausting memory.
-const MaxFileBytes = 1 << 30
+const MaxFileBytes = core.MaxFileBytes
 
 // KindOf picks the format from a file name's extension.
 func KindOf(name string) (Kind, error) {
+	if kind, ok := core.KindOf(name); ok {
+		return kind, nil
+	}
 	switch strings.ToLower(filepath.Ext(name)) {
-	case ".xml", ".xcsp":
-		return XCSP, nil
-	case ".wcsp":
-		return WCSP, nil
-	case ".uai":
-		return UAI, nil
 	case ".yaml", ".yml":
 		return PyDCOP, nil
 	}
 	return "", fmt.Errorf("%s: unknown instance format (want .xml/.xcsp, .wcsp, .uai or .yaml/.yml)", name)
 }
 
-// Options adjust what a reader returns.
-type Options struct {
-	// Agents, when positive, repartitions the variables into that many
-	// agents with mva.Partition, replacing the file's own agents. Formats
-	// without agents otherwise give every variable to one agent.
-	Agents int
-}
+// Options adjust what a reader returns (core.Options: Agents).
+type Options = core.Options
 
 // Read decodes an instance of the given kind; name is used in errors. A
 // pyDCOP file whose constraints name source files needs ReadFile.
@@ -65,37 +59,14 @@ func Read(r io.Reader, name string, kind Kind, o Options) (*mva.Problem, error) 
 
 // read is Read with open to read the source files of pyDCOP constraints.
 func read(r io.Reader, name string, kind Kind, o Options, open pydcop.Opener) (*mva.Problem, error) {
-	var (
-		p   *mva.Problem
-		err error
-	)
-	switch kind {
-	case XCSP:
-		p, err = xcsp.Read(r, name)
-	case WCSP:
-		p, err = wcsp.Read(r, name)
-	case UAI:
-		p, err = uai.Read(r, name)
-	case PyDCOP:
-		p, err = pydcop.ReadSources(r, name, open)
-	default:
-		return nil, fmt.Errorf("%s: unknown instance format %q", name, kind)
+	if kind != PyDCOP {
+		return core.Read(r, name, kind, o)
 	}
+	p, err := pydcop.ReadSources(r, name, open)
 	if err != nil {
 		return nil, err
 	}
-	if o.Agents > 0 {
-		if err := mva.Partition(p, o.Agents); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	if p.Name == "" {
-		p.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
-	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return p, nil
+	return core.Finish(p, name, o)
 }
 
 // ReadFile reads an instance, choosing the format from the extension. The

@@ -1,4 +1,4 @@
-package main
+package solvefile
 
 import (
 	"runtime"
@@ -11,7 +11,7 @@ import (
 
 // gcSettings reads the collector's target and soft memory limit through
 // runtime/metrics, which (unlike a SetGCPercent/SetMemoryLimit round trip)
-// changes nothing that solveGC's cleanup might be changing at once.
+// changes nothing that GC's cleanup might be changing at once.
 func gcSettings() (pct int, limit int64) {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
 	metrics.Read(s)
@@ -21,7 +21,7 @@ func gcSettings() (pct int, limit int64) {
 // offGOGC is how runtime/metrics reports GOGC=off (SetGCPercent(-1)).
 const offGOGC = -1
 
-// waitGC collects until the collector's settings are want (solveGC's
+// waitGC collects until the collector's settings are want (GC's
 // cleanup runs on its own goroutine after the cycle that freed its
 // sentinel) or gives up after a minute; it returns what it last read.
 func waitGC(want int) (pct int, limit int64) {
@@ -37,8 +37,8 @@ func waitGC(want int) (pct int, limit int64) {
 }
 
 // TestSolveGC: a solve starts with the collector off under a soft limit
-// of solveFirstGC; after its first collection it runs at solveGCPercent
-// under twice the --memory budget (never below solveFirstGC); restore
+// of firstGC; after its first collection it runs at gcPercent
+// under twice the --memory budget (never below firstGC); restore
 // puts the previous settings back, also when it comes before the first
 // collection (the cleanup then changes nothing); GOGC or GOMEMLIMIT in the
 // environment leave everything alone.
@@ -51,7 +51,7 @@ func TestSolveGC(t *testing.T) {
 	}{
 		{name: "default budget", firstGC: true, wantLimit: 2 * local.DefaultMemory()},
 		{name: "--memory 1024", memoryMiB: 1024, firstGC: true, wantLimit: 2 << 30},
-		{name: "--memory 1 (limit floored)", memoryMiB: 1, firstGC: true, wantLimit: solveFirstGC},
+		{name: "--memory 1 (limit floored)", memoryMiB: 1, firstGC: true, wantLimit: firstGC},
 		{name: "restored before any collection", memoryMiB: 1024},
 		{name: "GOGC set", env: "GOGC", val: "100", firstGC: true},
 		{name: "GOMEMLIMIT set", env: "GOMEMLIMIT", val: "1GiB", firstGC: true},
@@ -63,18 +63,18 @@ func TestSolveGC(t *testing.T) {
 				t.Setenv(tc.env, tc.val)
 			}
 			pct, lim := gcSettings()
-			restore := solveGC(tc.memoryMiB)
+			restore := GC(tc.memoryMiB)
 			startPct, startLim := gcSettings()
 			changes := tc.env == ""
-			if changes && (startPct != offGOGC || startLim != solveFirstGC) {
-				t.Errorf("at the start: GOGC %d, limit %d; want off (%d) and %d", startPct, startLim, offGOGC, solveFirstGC)
+			if changes && (startPct != offGOGC || startLim != firstGC) {
+				t.Errorf("at the start: GOGC %d, limit %d; want off (%d) and %d", startPct, startLim, offGOGC, firstGC)
 			}
 			if !changes && (startPct != pct || startLim != lim) {
 				t.Errorf("with %s set: GOGC %d, limit %d; want them unchanged (%d, %d)", tc.env, startPct, startLim, pct, lim)
 			}
 			if tc.firstGC && changes {
-				if gotPct, gotLim := waitGC(solveGCPercent); gotPct != solveGCPercent || gotLim != tc.wantLimit {
-					t.Errorf("after the first collection: GOGC %d, limit %d; want %d and %d", gotPct, gotLim, solveGCPercent, tc.wantLimit)
+				if gotPct, gotLim := waitGC(gcPercent); gotPct != gcPercent || gotLim != tc.wantLimit {
+					t.Errorf("after the first collection: GOGC %d, limit %d; want %d and %d", gotPct, gotLim, gcPercent, tc.wantLimit)
 				}
 			}
 			restore()
@@ -105,16 +105,16 @@ func TestSolveGCOverlap(t *testing.T) {
 	}{
 		{name: "first ends first", firstEnds: true, wantBetween: offGOGC},
 		{name: "second ends first", wantBetween: offGOGC},
-		{name: "first ends first, after a collection", firstEnds: true, collect: true, wantBetween: solveGCPercent},
-		{name: "second ends first, after a collection", collect: true, wantBetween: solveGCPercent},
+		{name: "first ends first, after a collection", firstEnds: true, collect: true, wantBetween: gcPercent},
+		{name: "second ends first, after a collection", collect: true, wantBetween: gcPercent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pct, lim := gcSettings()
-			end1 := solveGC(1024)
-			end2 := solveGC(2048)
+			end1 := GC(1024)
+			end2 := GC(2048)
 			if tc.collect {
-				if gotPct, gotLim := waitGC(solveGCPercent); gotPct != solveGCPercent || gotLim != 4<<30 {
-					t.Errorf("after the first collection: GOGC %d, limit %d; want %d and the larger limit %d", gotPct, gotLim, solveGCPercent, int64(4<<30))
+				if gotPct, gotLim := waitGC(gcPercent); gotPct != gcPercent || gotLim != 4<<30 {
+					t.Errorf("after the first collection: GOGC %d, limit %d; want %d and the larger limit %d", gotPct, gotLim, gcPercent, int64(4<<30))
 				}
 			}
 			if tc.firstEnds {

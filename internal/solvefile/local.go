@@ -1,14 +1,12 @@
-package solve
+package solvefile
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
-	"github.com/hearth-dcop/hearth/devices/homesolve"
 	"github.com/hearth-dcop/hearth/local"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/sampler"
@@ -19,13 +17,17 @@ import (
 var LocalNames = append(append(local.Names(), sampler.Names()...), LocalAuto)
 
 // LocalAuto chooses per subproblem. With one row (no boundary: `hearth
-// solve --global none`, its default) it is exact: local.Auto picks bucket
-// elimination, EDAC or AOBB and says why in the result's notes. An agent whose
-// rows a protocol asks keeps bucket elimination where its tables stay
-// within autoEntries and Gibbs sampling where they would not: in a
-// neighbourhood where a few homes have many rules (SHDS dm_251_1_4: 31 of
-// 251), the others keep exact rows instead of all being sampled.
-const LocalAuto = homesolve.AutoLocal
+// solve --global none`, its default, and hearth-solve's) it is exact:
+// local.Auto picks bucket elimination, EDAC or AOBB and says why in the
+// result's notes. An agent whose rows a protocol asks keeps bucket
+// elimination where its tables stay within autoEntries and Gibbs sampling
+// where they would not: in a neighbourhood where a few homes have many
+// rules (SHDS dm_251_1_4: 31 of 251), the others keep exact rows instead
+// of all being sampled. The name is devices/homesolve's AutoLocal too (a
+// neighbourhood's [solver] local); it is spelled here rather than taken
+// from there so that this package links no homes code
+// (internal/solve's TestLocalAutoName keeps the two equal).
+const LocalAuto = "auto"
 
 // autoEntries bounds the tables of bucket elimination under --local auto.
 // Lazy MVA rows are each one elimination of the interior, so the bound is
@@ -129,49 +131,4 @@ func (o *Local) Report(seed uint64) *mva.Sampling {
 		s.Proposal = o.Proposal
 	}
 	return s
-}
-
-// StartSolver makes every agent's local solver an mva.Starter of start, a
-// full assignment of the problem (homes: the schedules each home plans
-// alone): it suggests the agent's boundary values in start, and answers
-// that row with start's interior whenever its own completion is worse, so
-// the row is as good as start's even where a sampler finds nothing
-// feasible. With start nil it returns next.
-func StartSolver(start []int, next mva.SolverFactory) mva.SolverFactory {
-	if start == nil {
-		return next
-	}
-	return func(lp *mva.LocalProblem) (mva.LocalSolver, error) {
-		s, err := next(lp)
-		if err != nil || len(start) != len(lp.Problem.Variables) {
-			return s, err
-		}
-		full := make([]int, len(lp.Vars))
-		for k, v := range lp.Vars {
-			full[k] = start[v]
-		}
-		return &startingSolver{LocalSolver: s, nb: lp.NB, full: full, cost: lp.Eval(full)}, nil
-	}
-}
-
-// startingSolver is StartSolver's wrapper of one agent's solver.
-type startingSolver struct {
-	mva.LocalSolver
-	nb   int
-	full []int   // the agent's local variables in start
-	cost float64 // their local cost
-}
-
-func (s *startingSolver) Start() ([]int, bool) { return slices.Clone(s.full[:s.nb]), true }
-
-func (s *startingSolver) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
-	c, err := s.LocalSolver.SolveRow(ctx, boundary, interior)
-	if err != nil || !slices.Equal(boundary, s.full[:s.nb]) {
-		return c, err
-	}
-	if (mva.IsHard(c) && !mva.IsHard(s.cost)) || s.cost < c {
-		copy(interior, s.full[s.nb:])
-		return s.cost, nil
-	}
-	return c, nil
 }
