@@ -17,6 +17,9 @@ import (
 // unanswered after minutes where AOBB answers in about a second.
 func Exact(lp *mva.LocalProblem, maxEntries int) (mva.LocalSolver, error) {
 	if maxEntries <= 0 {
+		if withPairs, ok := withImpliedPairs(lp); ok {
+			return &responseSolver{lp: lp, edac: NewEDAC(withPairs)}, nil
+		}
 		return NewAOBB(lp, AOBBOptions{ShiftRows: true}), nil
 	}
 	be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries})
