@@ -171,6 +171,13 @@ type EDAC struct {
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
+	// startUB, when hasStart is set, is the row's first upper bound, the
+	// cost of an assignment the caller knows (a best response's last
+	// answer, responseSolver); found says the row found an assignment
+	// cheaper than its first bound (without one, below startUB there is
+	// none and the caller's is an optimum).
+	startUB         float64
+	hasStart, found bool
 	// rooted is set while the row's root is propagated: setF and setI
 	// trail nothing then (see setF); rootLB is the last row's root bound.
 	rooted bool
@@ -546,6 +553,13 @@ func (s *EDAC) Checks() int64 { return s.checks }
 // Nodes returns the search nodes expanded so far, over all rows.
 func (s *EDAC) Nodes() int64 { return s.nodes }
 
+// hasStartAnswer reports whether the last row, started from the caller's
+// bound start (startUB), found nothing cheaper: start's assignment is
+// then an optimum, and the row's interior values are not.
+func (s *EDAC) hasStartAnswer(start float64) bool {
+	return !mva.IsHard(start) && !s.found
+}
+
 // errBudget stops a row whose search passed EDAC.budget checks.
 var errBudget = errors.New("edac: past its budget of checks")
 
@@ -606,7 +620,10 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 	if !s.condition(boundary) {
 		return mva.Hard, nil
 	}
-	s.ub, s.stop, s.err = mva.Hard, false, nil
+	s.ub, s.stop, s.err, s.found = mva.Hard, false, nil, false
+	if s.hasStart {
+		s.ub = s.startUB
+	}
 	s.lastConflict = -1
 	if !s.noLocalSearch {
 		s.localSearch()
@@ -1133,7 +1150,7 @@ func (s *EDAC) leaf() {
 	c := s.lp.Eval(s.full)
 	s.checks += int64(len(s.lp.Funcs))
 	if c < s.ub {
-		s.ub = c
+		s.ub, s.found = c, true
 		copy(s.best, s.full[nb:])
 		s.ubVer++
 	}
@@ -1223,7 +1240,7 @@ func (s *EDAC) localSearch() {
 	c := s.lp.Eval(s.full)
 	s.checks += int64(len(s.lp.Funcs))
 	if c < s.ub {
-		s.ub = c
+		s.ub, s.found = c, true
 		copy(s.best, cur)
 	}
 }

@@ -18,7 +18,7 @@ import (
 func Exact(lp *mva.LocalProblem, maxEntries int) (mva.LocalSolver, error) {
 	if maxEntries <= 0 {
 		if withPairs, ok := withImpliedPairs(lp); ok {
-			return &responseSolver{lp: lp, edac: NewEDAC(withPairs)}, nil
+			return newResponseSolver(lp, withPairs), nil
 		}
 		return NewAOBB(lp, AOBBOptions{ShiftRows: true}), nil
 	}

@@ -118,11 +118,25 @@ type responseSolver struct {
 	// edacChecks, when positive, is EDAC's budget whatever the call's
 	// (tests: 1 hands every row to AOBB).
 	edacChecks int64
+	// prev is the last row's answer (hasPrev), whose cost at the next
+	// row is EDAC's first upper bound there (EDAC.startUB): a question
+	// of MGM differs from the last one in a few neighbours' values, and
+	// the last answer is often close to the new optimum. full is scratch.
+	prev, full []int
+	hasPrev    bool
+	noPrev     bool // tests and measurements: no first bound from prev
+	fromPrev   bool // the last row's answer was prev (tests)
 }
 
 // responseEDACBudget is EDAC's budget of checks on a row asked without
 // one (SolveRow), before AOBB takes it over: edacThenAOBB's.
 const responseEDACBudget = edacBudget
+
+// newResponseSolver returns the solver of lp, withPairs being lp with its
+// implied pairs.
+func newResponseSolver(lp, withPairs *mva.LocalProblem) *responseSolver {
+	return &responseSolver{lp: lp, edac: NewEDAC(withPairs), prev: make([]int, lp.NumInterior()), full: make([]int, len(lp.Vars))}
+}
 
 func (s *responseSolver) getAOBB() *AOBB {
 	if s.aobb == nil {
@@ -155,9 +169,24 @@ func (s *responseSolver) SolveRowWithin(ctx context.Context, boundary, interior 
 	if s.edacChecks > 0 {
 		s.edac.budget = s.edacChecks
 	}
+	start := math.Inf(1)
+	if s.hasPrev && !s.noPrev {
+		copy(s.full, boundary)
+		copy(s.full[len(boundary):], s.prev)
+		start = s.lp.Eval(s.full)
+	}
+	s.edac.startUB, s.edac.hasStart = start, !mva.IsHard(start)
 	c, err = s.edac.SolveRow(ctx, boundary, interior)
+	s.edac.hasStart = false
+	s.fromPrev = err == nil && s.edac.hasStartAnswer(start)
+	if s.fromPrev {
+		// Nothing cheaper than the last answer: it is an optimum.
+		c = start
+		copy(interior, s.prev)
+	}
 	switch {
 	case err == nil:
+		s.remember(c, interior)
 		if mva.IsHard(c) || !(c < ub) {
 			clear(interior)
 			return c, false, true, nil
@@ -167,7 +196,19 @@ func (s *responseSolver) SolveRowWithin(ctx context.Context, boundary, interior 
 		return 0, false, false, fmt.Errorf("response: %w", err)
 	}
 	s.byAOBB = true
-	return s.getAOBB().SolveRowWithin(ctx, boundary, interior, ub, max(checks, 0))
+	c, found, done, err = s.getAOBB().SolveRowWithin(ctx, boundary, interior, ub, max(checks, 0))
+	if err == nil && found {
+		s.remember(c, interior)
+	}
+	return c, found, done, err
+}
+
+// remember keeps a row's answer of cost c as the next row's first bound.
+func (s *responseSolver) remember(c float64, interior []int) {
+	s.hasPrev = !mva.IsHard(c)
+	if s.hasPrev {
+		copy(s.prev, interior)
+	}
 }
 
 // Width returns the induced width of AOBB's pseudo-tree.
