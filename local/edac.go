@@ -284,6 +284,37 @@ type edacNary struct {
 	vd                  int   // fs index of the per-value deltas
 	voff                []int // per position: offset of its values' deltas from vd
 	cnt                 int   // is index: unassigned variables; ≤ 1: absorbed
+	// fin lists the row's finite entries when they are at most a
+	// quarter of tab (nil otherwise), finDig their values, arity per
+	// entry: naryMin reads those instead of every tuple (an SHDS
+	// home's device tables: 645 finite entries of 3·215·215).
+	fin    []int32
+	finDig []int32
+}
+
+// listFinite sets fin and finDig from tab, which has finite finite
+// entries, where they are at most a quarter of it; else fin is nil.
+func (nf *edacNary) listFinite(finite int) {
+	if finite*4 > len(nf.tab) || len(nf.tab) > math.MaxInt32 {
+		nf.fin, nf.finDig = nil, nil
+		return
+	}
+	a := len(nf.vars)
+	nf.fin, nf.finDig = nf.fin[:0], nf.finDig[:0]
+	dig := make([]int32, a)
+	for e, v := range nf.tab {
+		if !math.IsInf(v, 1) {
+			nf.fin = append(nf.fin, int32(e))
+			nf.finDig = append(nf.finDig, dig...)
+		}
+		// Next tuple: the last position fastest (strides decrease).
+		for p := a - 1; p >= 0; p-- {
+			if dig[p]++; int(dig[p]) < nf.dims[p] {
+				break
+			}
+			dig[p] = 0
+		}
+	}
 }
 
 // newBin returns the binary function over x and y, rank[x] < rank[y]; its
@@ -851,10 +882,14 @@ func (s *EDAC) reset() {
 	for j := range s.narys {
 		nf := &s.narys[j]
 		s.is[nf.cnt] = int32(len(nf.vars))
-		m := math.Inf(1)
+		m, finite := math.Inf(1), 0
 		for _, v := range nf.tab {
 			m = min(m, v)
+			if !math.IsInf(v, 1) {
+				finite++
+			}
 		}
+		nf.listFinite(finite)
 		if mva.IsHard(m) {
 			s.fs[0] = m
 		} else {
