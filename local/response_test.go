@@ -83,7 +83,7 @@ func TestResponseSolverEqualsBruteForce(t *testing.T) {
 	for seed := range int64(400) {
 		p := randprob.New(seed, randprob.Options{
 			Agents: 1 + int(seed%2), Vars: 6 + int(seed%6), MinDomain: 2, MaxDomain: 4, MaxArity: 3 + int(seed%2),
-			Functions: 6 + int(seed%8), HardProb: []float64{0.2, 0.4}[seed%2], IntCosts: seed%3 != 0, MaxCost: 20, Locality: 0.7,
+			Functions: 6 + int(seed%8), HardProb: []float64{0.2, 0.4, 0.8}[seed%3], IntCosts: seed%2 == 0, MaxCost: 20, Locality: 0.7,
 		})
 		if space(p) > 1<<14 {
 			continue
