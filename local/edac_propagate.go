@@ -734,6 +734,15 @@ func (s *EDAC) naryMin(j int, free []int, n, base int, d float64, q int, mins []
 		return s.naryMinFinite(j, d, q, free, mins)
 	}
 	var dig [16]int
+	// Per free position: its variable's alive flags and its deltas,
+	// sliced once instead of indexed per tuple.
+	var live [16][]int32
+	var delta [16][]float64
+	for i, p := range free {
+		v, dm := nf.vars[p], nf.dims[p]
+		live[i] = s.is[s.aoff[v] : s.aoff[v]+dm]
+		delta[i] = s.fs[nf.vd+nf.voff[p] : nf.vd+nf.voff[p]+dm]
+	}
 	m := math.Inf(1)
 	idx := base
 	for range n {
@@ -743,9 +752,8 @@ func (s *EDAC) naryMin(j int, free []int, n, base int, d float64, q int, mins []
 		ok := !math.IsInf(nf.tab[idx], 1)
 		c := nf.tab[idx] - d
 		for i := 0; ok && i < len(free); i++ {
-			p := free[i]
-			if ok = s.alive(nf.vars[p], dig[i]); ok {
-				c -= s.fs[nf.vd+nf.voff[p]+dig[i]]
+			if ok = live[i][dig[i]] != 0; ok {
+				c -= delta[i][dig[i]]
 			}
 		}
 		if ok {
