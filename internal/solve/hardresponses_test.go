@@ -30,7 +30,9 @@ import (
 // TestExportSHDSResponses (first questions, random later ones) cannot
 // produce. Files are named HOME_qN_CHECKS[_budget].wcsp, N the home's
 // question (0 the first); every solve is logged (home, question, checks,
-// done, time) to solves.log beside them. Skipped unless
+// done, time) to solves.log beside them. The solver is local.Exact's;
+// HEARTH_RESPONSE_AOBB=1 makes it the AND/OR search (ShiftRows) that
+// answered before EDAC did, for comparison. Skipped unless
 // HEARTH_SHDS_FILE and HEARTH_EXPORT_HARD are set: a measuring aid, not
 // a check.
 func TestExportHardResponses(t *testing.T) {
