@@ -185,6 +185,13 @@ type EDAC struct {
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
+	// startUB, when hasStart is set, is the row's first upper bound, the
+	// cost of an assignment the caller knows (a best response's last
+	// answer, responseSolver); found says the row found an assignment
+	// cheaper than its first bound (without one, below startUB there is
+	// none and the caller's is an optimum).
+	startUB         float64
+	hasStart, found bool
 	// rooted is set while the row's root is propagated: setF and setI
 	// trail nothing then (see setF); rootLB is the last row's root bound.
 	rooted bool
@@ -295,6 +302,37 @@ type edacNary struct {
 	// the binary function naryToBin moves the function into once p and
 	// q are its last unassigned variables (-1: none; nil: none planned).
 	pairBin []int
+	// fin lists the row's finite entries when they are at most a
+	// quarter of tab (nil otherwise), finDig their values, arity per
+	// entry: naryMin reads those instead of every tuple (an SHDS
+	// home's device tables: 645 finite entries of 3·215·215).
+	fin    []int32
+	finDig []int32
+}
+
+// listFinite sets fin and finDig from tab, which has finite finite
+// entries, where they are at most a quarter of it; else fin is nil.
+func (nf *edacNary) listFinite(finite int) {
+	if finite*4 > len(nf.tab) || len(nf.tab) > math.MaxInt32 {
+		nf.fin, nf.finDig = nil, nil
+		return
+	}
+	a := len(nf.vars)
+	nf.fin, nf.finDig = nf.fin[:0], nf.finDig[:0]
+	dig := make([]int32, a)
+	for e, v := range nf.tab {
+		if !math.IsInf(v, 1) {
+			nf.fin = append(nf.fin, int32(e))
+			nf.finDig = append(nf.finDig, dig...)
+		}
+		// Next tuple: the last position fastest (strides decrease).
+		for p := a - 1; p >= 0; p-- {
+			if dig[p]++; int(dig[p]) < nf.dims[p] {
+				break
+			}
+			dig[p] = 0
+		}
+	}
 }
 
 // newBin returns the binary function over x and y, rank[x] < rank[y]; its
@@ -565,6 +603,13 @@ func (s *EDAC) Checks() int64 { return s.checks }
 // Nodes returns the search nodes expanded so far, over all rows.
 func (s *EDAC) Nodes() int64 { return s.nodes }
 
+// hasStartAnswer reports whether the last row, started from the caller's
+// bound start (startUB), found nothing cheaper: start's assignment is
+// then an optimum, and the row's interior values are not.
+func (s *EDAC) hasStartAnswer(start float64) bool {
+	return !mva.IsHard(start) && !s.found
+}
+
 // errBudget stops a row whose search passed EDAC.budget checks.
 var errBudget = errors.New("edac: past its budget of checks")
 
@@ -625,7 +670,10 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 	if !s.condition(boundary) {
 		return mva.Hard, nil
 	}
-	s.ub, s.stop, s.err = mva.Hard, false, nil
+	s.ub, s.stop, s.err, s.found = mva.Hard, false, nil, false
+	if s.hasStart {
+		s.ub = s.startUB
+	}
 	s.lastConflict = -1
 	if !s.noLocalSearch {
 		s.localSearch()
@@ -853,10 +901,14 @@ func (s *EDAC) reset() {
 	for j := range s.narys {
 		nf := &s.narys[j]
 		s.is[nf.cnt] = int32(len(nf.vars))
-		m := math.Inf(1)
+		m, finite := math.Inf(1), 0
 		for _, v := range nf.tab {
 			m = min(m, v)
+			if !math.IsInf(v, 1) {
+				finite++
+			}
 		}
+		nf.listFinite(finite)
 		if mva.IsHard(m) {
 			s.fs[0] = m
 		} else {
@@ -1152,7 +1204,7 @@ func (s *EDAC) leaf() {
 	c := s.lp.Eval(s.full)
 	s.checks += int64(len(s.lp.Funcs))
 	if c < s.ub {
-		s.ub = c
+		s.ub, s.found = c, true
 		copy(s.best, s.full[nb:])
 		s.ubVer++
 	}
@@ -1242,7 +1294,7 @@ func (s *EDAC) localSearch() {
 	c := s.lp.Eval(s.full)
 	s.checks += int64(len(s.lp.Funcs))
 	if c < s.ub {
-		s.ub = c
+		s.ub, s.found = c, true
 		copy(s.best, cur)
 	}
 }

@@ -737,18 +737,31 @@ func (s *EDAC) naryFree(j int, free *[16]int) (nfree, n, base int, d float64, ok
 // free position free[q].
 func (s *EDAC) naryMin(j int, free []int, n, base int, d float64, q int, mins []float64) float64 {
 	nf := &s.narys[j]
+	if nf.fin != nil && len(nf.fin) < n {
+		return s.naryMinFinite(j, d, q, free, mins)
+	}
 	var dig [16]int
+	// Per free position: its variable's alive flags and its deltas,
+	// sliced once instead of indexed per tuple.
+	var live [16][]int32
+	var delta [16][]float64
+	for i, p := range free {
+		v, dm := nf.vars[p], nf.dims[p]
+		live[i] = s.is[s.aoff[v] : s.aoff[v]+dm]
+		delta[i] = s.fs[nf.vd+nf.voff[p] : nf.vd+nf.voff[p]+dm]
+	}
 	m := math.Inf(1)
 	idx := base
 	for range n {
-		ok := true
+		// A Hard entry stays Hard whatever the deltas: its values'
+		// liveness is not read (an SHDS home's device tables are mostly
+		// Hard: half of a response's EDAC time was these reads).
+		ok := !math.IsInf(nf.tab[idx], 1)
 		c := nf.tab[idx] - d
-		for i, p := range free {
-			if !s.alive(nf.vars[p], dig[i]) {
-				ok = false
-				break
+		for i := 0; ok && i < len(free); i++ {
+			if ok = live[i][dig[i]] != 0; ok {
+				c -= delta[i][dig[i]]
 			}
-			c -= s.fs[nf.vd+nf.voff[p]+dig[i]]
 		}
 		if ok {
 			m = min(m, c)
@@ -768,6 +781,52 @@ func (s *EDAC) naryMin(j int, free []int, n, base int, d float64, q int, mins []
 		}
 	}
 	s.checks += int64(n)
+	return m
+}
+
+// naryMinFinite is naryMin over n-ary function j's finite entries (fin):
+// those that agree with the assigned variables' values and whose free
+// positions' values are live. Its checks are the entries it reads.
+func (s *EDAC) naryMinFinite(j int, d float64, q int, free []int, mins []float64) float64 {
+	nf := &s.narys[j]
+	a := len(nf.vars)
+	var fixed [16]int32
+	for p, v := range nf.vars {
+		fixed[p] = -1
+		if s.is[s.asgOff+v] != 0 {
+			fixed[p] = int32(s.value(v))
+		}
+	}
+	qp := -1
+	if q >= 0 {
+		qp = free[q]
+	}
+	m := math.Inf(1)
+	for k, e := range nf.fin {
+		dig := nf.finDig[k*a : k*a+a]
+		c := nf.tab[e] - d
+		ok := true
+		for p, v := range nf.vars {
+			b := dig[p]
+			if f := fixed[p]; f >= 0 {
+				if ok = b == f; !ok {
+					break
+				}
+				continue
+			}
+			if ok = s.alive(v, int(b)); !ok {
+				break
+			}
+			c -= s.fs[nf.vd+nf.voff[p]+int(b)]
+		}
+		if ok {
+			m = min(m, c)
+			if qp >= 0 {
+				mins[dig[qp]] = min(mins[dig[qp]], c)
+			}
+		}
+	}
+	s.checks += int64(len(nf.fin))
 	return m
 }
 
