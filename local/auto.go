@@ -459,6 +459,8 @@ type edacThenAOBB struct {
 	be     *BE
 	sized  string // chooseSized's reason, once it ran
 	byBE   bool   // the last row was bucket elimination's
+	// aobbOnly: chooseSized, past EDAC's first budget, chose AOBB.
+	aobbOnly bool
 }
 
 func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
@@ -474,23 +476,42 @@ func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (
 		s.first = 0
 		sc := chooseSized(s.lp, AutoOptions{Memory: s.memory})
 		s.sized = sc.Reason
-		if sc.Name == "be" {
+		// The rows then go where chooseSized sends them, EDAC's budget
+		// included: keeping the one Auto gave (edacTwoBudget) sent a row
+		// that chooseSized gives AOBB back to EDAC for up to 2^28 checks.
+		switch sc.Name {
+		case "be":
 			be, err := NewBE(s.lp, BEOptions{MaxEntries: int(min(float64(s.memory)/beBytesPerEntry, math.MaxInt32)), plan: sc.plan})
 			if err != nil {
 				return 0, err
 			}
 			s.be = be
+		case "aobb":
+			s.aobbOnly = true
+		case "edac":
+			s.edac.budget = 0
+		default: // edac+aobb
+			s.edac.budget = sc.budget
 		}
 	}
 	if s.be != nil {
 		s.byBE = true
 		return s.be.SolveRow(ctx, boundary, interior)
 	}
+	if s.aobbOnly {
+		return s.solveAOBB(ctx, boundary, interior)
+	}
 	c, err := s.edac.SolveRow(ctx, boundary, interior)
 	s.byAOBB = errors.Is(err, errBudget)
 	if !s.byAOBB {
 		return c, err
 	}
+	return s.solveAOBB(ctx, boundary, interior)
+}
+
+// solveAOBB answers a row by AOBB, made at the first such row.
+func (s *edacThenAOBB) solveAOBB(ctx context.Context, boundary, interior []int) (float64, error) {
+	s.byAOBB = true
 	if s.aobb == nil {
 		s.aobb = NewAOBB(s.lp, AOBBOptions{Memory: s.memory})
 	}
@@ -512,6 +533,9 @@ func (s *edacThenAOBB) Checks() int64 {
 func (s *edacThenAOBB) Describe() string {
 	if s.byBE {
 		return fmt.Sprintf("edac passed its first budget (%d nodes); %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "))
+	}
+	if s.byAOBB && s.aobbOnly {
+		return fmt.Sprintf("edac passed its first budget (%d nodes); %s; %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "), s.aobb.Describe())
 	}
 	if s.byAOBB {
 		return fmt.Sprintf("edac passed its budget of %.3g checks (%d nodes); %s", float64(s.edac.budget), s.edac.Nodes(), s.aobb.Describe())

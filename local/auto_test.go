@@ -682,3 +682,60 @@ func edacAndAOBBAgree(t *testing.T, what string, lp *mva.LocalProblem, bd []int)
 		t.Fatalf("%s: edac %v, aobb %v", what, answers[0], answers[1])
 	}
 }
+
+// TestFirstBudgetThenSized checks where edacThenAOBB sends the rows once
+// EDAC passes its first budget (made one check here): where chooseSized
+// sends them, EDAC's budget included. A 12×12 grid over 3 values, which
+// chooseSized gives AOBB, must go to AOBB, not back to EDAC within the
+// budget Auto gave (edacTwoBudget: up to 2^28 checks, 77 → 924 ms on
+// 75-16-5.uai in an experiment that gave such rows a first budget); the
+// random graph of TestChooseSearchSpace, which chooseSized gives EDAC
+// within edacBudget checks, must get that budget. Each answers AOBB's
+// optimum with an assignment of that cost.
+func TestFirstBudgetThenSized(t *testing.T) {
+	g, err := gen.Grid(3, gen.GridOptions{Rows: 12, Cols: 12, GraphOptions: gen.GraphOptions{Domain: 3, MaxCost: 100, Tightness: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := randprob.New(7, randprob.Options{Vars: 60, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 300, IntCosts: true, MaxCost: 20})
+	for _, tc := range []struct {
+		name   string
+		p      *mva.Problem
+		sized  string
+		budget int64 // EDAC's budget after sizing, for edac+aobb
+	}{
+		{"grid 12x12 over 3 values", g, "aobb", 0},
+		{"random graph over 5 values", r, "edac+aobb", edacBudget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lp := mva.NewLocalProblem(tc.p, mva.Whole(tc.p))
+			if sc := chooseSized(lp, AutoOptions{}); sc.Name != tc.sized {
+				t.Fatalf("sized: chose %s (%s), want %s", sc.Name, sc.Reason, tc.sized)
+			}
+			want, err := NewAOBB(lp, AOBBOptions{}).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := NewEDACVAC(lp)
+			e.budget = edacTwoBudget
+			s := &edacThenAOBB{lp: lp, edac: e, memory: DefaultMemory(), first: 1}
+			in := make([]int, lp.NumInterior())
+			got, err := s.SolveRow(context.Background(), nil, in)
+			if err != nil || got != want {
+				t.Fatalf("%v (%v), want %v", got, err, want)
+			}
+			if c := lp.Eval(in); c != got {
+				t.Fatalf("assignment costs %v, reported %v", c, got)
+			}
+			if tc.sized == "aobb" {
+				if !s.byAOBB || s.aobb == nil || !strings.HasPrefix(s.Describe(), "edac passed its first budget") {
+					t.Fatalf("by aobb %v, described %q", s.byAOBB, s.Describe())
+				}
+				return
+			}
+			if s.edac.budget != tc.budget {
+				t.Fatalf("edac's budget %d, want %d", s.edac.budget, tc.budget)
+			}
+		})
+	}
+}
