@@ -150,7 +150,10 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 		opts.Memory = DefaultMemory()
 	}
 	limit := min(float64(AutoBEEntries), float64(opts.Memory)/beBytesPerEntry)
-	plan, entries, done := beCostWithin(lp, opts.Table, limit)
+	// space is AOBB's search space of the min-fill pseudo-tree, or a
+	// lower bound past EDACSpace (spaceOK), when the pass that sizes
+	// bucket elimination measured it (see needSpace).
+	plan, entries, done, space, spaceOK := beCostWithin(lp, opts.Table, limit, needSpace(lp, opts.Table))
 	width := plan.width
 	bytes := entries * beBytesPerEntry
 	c := Choice{Width: width, Entries: entries, AtLeast: !done}
@@ -197,15 +200,19 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 				need, float64(edacTwoBudget))
 			return c
 		case n > 0:
-			if sp := searchSpace(lp); sp >= EDACSpace {
+			sp, more := space, " or more (counted until past the threshold)"
+			if !spaceOK {
+				sp, more = searchSpace(lp), ""
+			}
+			if sp >= EDACSpace {
 				c.Name = "edac+aobb"
 				c.budget = edacBudget
 				what := "every function is binary"
 				if !binary {
 					what = "functions of more than two variables"
 				}
-				c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; %s and aobb's search space (min-fill pseudo-tree) is %.3g nodes, past %.0e: edac within %.3g checks, then aobb",
-					need, what, sp, EDACSpace, float64(edacBudget))
+				c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; %s and aobb's search space (min-fill pseudo-tree) is %.3g nodes%s, past %.0e: edac within %.3g checks, then aobb",
+					need, what, sp, more, EDACSpace, float64(edacBudget))
 				return c
 			}
 		}
@@ -372,10 +379,16 @@ func beCost(lp *mva.LocalProblem, table bool) (*beGivenOrder, float64) {
 // its tables pass limit entries (done false; the plan is then partial, its
 // width and the entries so far lower bounds). Problems that search their
 // order (SearchOrder) get beCost's whole answer.
-func beCostWithin(lp *mva.LocalProblem, table bool, limit float64) (*beGivenOrder, float64, bool) {
+//
+// With space, in row mode, the same pass also measures AOBB's search space
+// of the min-fill pseudo-tree (searchSpace's), going on past limit until
+// it reaches EDACSpace (then a lower bound) or the order is whole; spaceOK
+// says it did. searchSpace ran a second min-fill over the same graph with
+// the same ties, so the order, and the space, are the same.
+func beCostWithin(lp *mva.LocalProblem, table bool, limit float64, space bool) (plan *beGivenOrder, entries float64, done bool, sp float64, spaceOK bool) {
 	if lp.Problem != nil && lp.Problem.SearchOrder {
 		plan, entries := beCost(lp, table)
-		return plan, entries, true
+		return plan, entries, true, 0, false
 	}
 	g := mva.NewGraph(len(lp.Vars))
 	for _, sc := range orderScopes(lp, table) {
@@ -385,8 +398,38 @@ func beCostWithin(lp *mva.LocalProblem, table bool, limit float64) (*beGivenOrde
 	for k := range interior {
 		interior[k] = lp.NB + k
 	}
-	order, width, entries, done := g.MinFillWithin(interior, lp.Domains, limit)
-	return &beGivenOrder{order: order, width: width, table: table}, entries, done
+	maxSpace := 0.0
+	if space && !table {
+		maxSpace = EDACSpace
+	}
+	r := g.MinFillSized(interior, lp.Domains, limit, maxSpace)
+	sp, spaceOK = r.Space, maxSpace > 0
+	if math.IsInf(sp, 0) {
+		sp = math.MaxFloat64 // as pseudoTree.space
+	}
+	return &beGivenOrder{order: r.Order, width: r.Width, table: table}, r.Entries, r.Done, sp, spaceOK
+}
+
+// needSpace reports whether chooseSized's search-space rule may be
+// reached on lp's rows, should bucket elimination's tables be too large:
+// the rows that no binary rule of chooseSized takes whatever the width
+// (functions of more than two interior variables, or binary ones over 3
+// to EDACDomain-1 values, with few variables eliminated before search).
+// Only then does the pass that sizes the tables go on to measure AOBB's
+// search space: elsewhere it stops as soon as they are too large.
+func needSpace(lp *mva.LocalProblem, table bool) bool {
+	n := lp.NumInterior()
+	if table || n == 0 {
+		return false
+	}
+	if !allBinary(lp) {
+		return true
+	}
+	if d := slices.Max(lp.Domains[lp.NB:]); d <= deeMaxSize || d >= EDACDomain {
+		return false
+	}
+	_, _, elim := edacShape(lp)
+	return float64(elim) < EDACElimShare*float64(n)
 }
 
 // orderScopes returns lp's function scopes as bucket elimination's order

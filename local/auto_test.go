@@ -404,9 +404,14 @@ func TestChooseStopsEarly(t *testing.T) {
 		lp := mva.NewLocalProblem(p, mva.Whole(p))
 		full, entries := beCost(lp, false)
 		c := Choose(lp, AutoOptions{})
-		part, pe, done := beCostWithin(lp, false, AutoBEEntries)
+		part, pe, done, sp, spaceOK := beCostWithin(lp, false, AutoBEEntries, needSpace(lp, false))
 		if done != !c.AtLeast || pe != c.Entries || part.width != c.Width {
 			t.Fatalf("seed %d: beCostWithin %v %v width %d, Choose %v %v width %d", seed, done, pe, part.width, !c.AtLeast, c.Entries, c.Width)
+		}
+		// The space measured in the same pass is the pseudo-tree's
+		// (searchSpace), or a lower bound of it past EDACSpace.
+		if want := searchSpace(lp); spaceOK && sp != want && (sp < EDACSpace || sp > want) {
+			t.Fatalf("seed %d: space %v in the pass, %v of the pseudo-tree", seed, sp, want)
 		}
 		if !slices.Equal(part.order, full.order[:len(part.order)]) {
 			t.Fatalf("seed %d: the stopped order is not a prefix of min-fill's", seed)
