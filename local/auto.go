@@ -153,7 +153,7 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	// space is AOBB's search space of the min-fill pseudo-tree, or a
 	// lower bound past EDACSpace (spaceOK), when the pass that sizes
 	// bucket elimination measured it (see needSpace).
-	plan, entries, done, space, spaceOK := beCostWithin(lp, opts.Table, limit, needSpace(lp, opts.Table))
+	plan, entries, done, space, spaceOK := beCostWithin(lp, opts.Table, limit)
 	width := plan.width
 	bytes := entries * beBytesPerEntry
 	c := Choice{Width: width, Entries: entries, AtLeast: !done}
@@ -380,12 +380,14 @@ func beCost(lp *mva.LocalProblem, table bool) (*beGivenOrder, float64) {
 // width and the entries so far lower bounds). Problems that search their
 // order (SearchOrder) get beCost's whole answer.
 //
-// With space, in row mode, the same pass also measures AOBB's search space
-// of the min-fill pseudo-tree (searchSpace's), going on past limit until
-// it reaches EDACSpace (then a lower bound) or the order is whole; spaceOK
-// says it did. searchSpace ran a second min-fill over the same graph with
-// the same ties, so the order, and the space, are the same.
-func beCostWithin(lp *mva.LocalProblem, table bool, limit float64, space bool) (plan *beGivenOrder, entries float64, done bool, sp float64, spaceOK bool) {
+// Once the tables pass limit, in row mode, where chooseSized may reach its
+// search-space rule (needSpace, asked only then), the same pass also
+// measures AOBB's search space of the min-fill pseudo-tree (searchSpace's),
+// going on until it reaches EDACSpace (then a lower bound) or the order is
+// whole; spaceOK says it did. searchSpace ran a second min-fill over the
+// same graph with the same ties, so the order, and the space, are the
+// same.
+func beCostWithin(lp *mva.LocalProblem, table bool, limit float64) (plan *beGivenOrder, entries float64, done bool, sp float64, spaceOK bool) {
 	if lp.Problem != nil && lp.Problem.SearchOrder {
 		plan, entries := beCost(lp, table)
 		return plan, entries, true, 0, false
@@ -398,12 +400,13 @@ func beCostWithin(lp *mva.LocalProblem, table bool, limit float64, space bool) (
 	for k := range interior {
 		interior[k] = lp.NB + k
 	}
-	maxSpace := 0.0
-	if space && !table {
-		maxSpace = EDACSpace
-	}
-	r := g.MinFillSized(interior, lp.Domains, limit, maxSpace)
-	sp, spaceOK = r.Space, maxSpace > 0
+	r := g.MinFillSized(interior, lp.Domains, limit, func() float64 {
+		if spaceOK = needSpace(lp, table); spaceOK {
+			return EDACSpace
+		}
+		return 0
+	})
+	sp = r.Space
 	if math.IsInf(sp, 0) {
 		sp = math.MaxFloat64 // as pseudoTree.space
 	}

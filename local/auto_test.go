@@ -404,7 +404,7 @@ func TestChooseStopsEarly(t *testing.T) {
 		lp := mva.NewLocalProblem(p, mva.Whole(p))
 		full, entries := beCost(lp, false)
 		c := Choose(lp, AutoOptions{})
-		part, pe, done, sp, spaceOK := beCostWithin(lp, false, AutoBEEntries, needSpace(lp, false))
+		part, pe, done, sp, spaceOK := beCostWithin(lp, false, AutoBEEntries)
 		if done != !c.AtLeast || pe != c.Entries || part.width != c.Width {
 			t.Fatalf("seed %d: beCostWithin %v %v width %d, Choose %v %v width %d", seed, done, pe, part.width, !c.AtLeast, c.Entries, c.Width)
 		}

@@ -107,7 +107,7 @@ func (p *Problem) PrimalGraph() *Graph {
 // vertices adjacent to two or more of them, the only ones that may see a
 // new edge between two of their own.
 func (g *Graph) MinFill(elim []int) (order []int, width int) {
-	r := g.minFill(elim, nil, 0, 0)
+	r := g.minFill(elim, nil, 0, nil)
 	return r.Order, r.Width
 }
 
@@ -119,7 +119,7 @@ func (g *Graph) MinFill(elim []int) (order []int, width int) {
 // solver's choice) is spared the rest, which on wide graphs (a 40×40
 // grid) costs most.
 func (g *Graph) MinFillWithin(elim, doms []int, maxEntries float64) (order []int, width int, entries float64, done bool) {
-	r := g.minFill(elim, doms, maxEntries, 0)
+	r := g.minFill(elim, doms, maxEntries, nil)
 	return r.Order, r.Width, r.Entries, r.Done
 }
 
@@ -148,13 +148,16 @@ type FillSizes struct {
 // choice that needs both (local.Choose) eliminates once instead of twice
 // (on the ISCAS89 circuits the two min-fill orders were three quarters of
 // a whole solve's instructions), and only as far as its rules need.
-func (g *Graph) MinFillSized(elim, doms []int, maxEntries, maxSpace float64) FillSizes {
+// maxSpace is called once, when the entries pass maxEntries, and not at
+// all if they never do: a caller whose need of the space takes work of
+// its own to know (0: none) does that work only then.
+func (g *Graph) MinFillSized(elim, doms []int, maxEntries float64, maxSpace func() float64) FillSizes {
 	return g.minFill(elim, doms, maxEntries, maxSpace)
 }
 
 // minFill is MinFill, MinFillWithin when doms is not nil and MinFillSized
-// when maxSpace is positive too.
-func (g *Graph) minFill(elim, doms []int, maxEntries, maxSpace float64) (r FillSizes) {
+// when maxSpace is not nil too.
+func (g *Graph) minFill(elim, doms []int, maxEntries float64, maxSpace func() float64) (r FillSizes) {
 	n, w := g.n, g.words
 	rows := append([]uint64(nil), g.rows...)
 	row := func(u int) []uint64 { return rows[u*w : (u+1)*w] }
@@ -246,7 +249,7 @@ func (g *Graph) minFill(elim, doms []int, maxEntries, maxSpace float64) (r FillS
 	width, entries, space := 0, 0.0, 0.0
 	// passed: the entries passed maxEntries, r then holding the width
 	// and entries at that step.
-	passed := false
+	passed, spaceMax := false, 0.0
 	for range count {
 		// The least fill, then degree, then index (the lowest index wins
 		// ties of fill and degree).
@@ -262,8 +265,11 @@ func (g *Graph) minFill(elim, doms []int, maxEntries, maxSpace float64) (r FillS
 			if !passed && entries > maxEntries {
 				passed = true
 				r = FillSizes{Width: width, Entries: entries}
+				if maxSpace != nil {
+					spaceMax = maxSpace()
+				}
 			}
-			if passed && (maxSpace <= 0 || space >= maxSpace) {
+			if passed && (spaceMax <= 0 || space >= spaceMax) {
 				r.Order, r.Space = append(order, best), space
 				return r
 			}

@@ -298,7 +298,7 @@ func TestMinFillSizedMatchesReference(t *testing.T) {
 			widths, entries, space := ref.refSizes(order, doms)
 			last := len(order) - 1
 			for _, lim := range [][2]float64{{0, 0}, {entries[last] / 3, 0}, {entries[last] / 3, space[last] / 2}, {entries[last] / 3, 2 * space[last]}, {2 * entries[last], 1}} {
-				got := g.MinFillSized(elim, doms, lim[0], lim[1])
+				got := g.MinFillSized(elim, doms, lim[0], func() float64 { return lim[1] })
 				stop := slices.IndexFunc(entries, func(e float64) bool { return e > lim[0] })
 				wantW, wantE, wantDone := widths[last], entries[last], stop < 0
 				if stop >= 0 {
