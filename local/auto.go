@@ -150,7 +150,10 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 		opts.Memory = DefaultMemory()
 	}
 	limit := min(float64(AutoBEEntries), float64(opts.Memory)/beBytesPerEntry)
-	plan, entries, done := beCostWithin(lp, opts.Table, limit)
+	// space is AOBB's search space of the min-fill pseudo-tree, or a
+	// lower bound past EDACSpace (spaceOK), when the pass that sizes
+	// bucket elimination measured it (see needSpace).
+	plan, entries, done, space, spaceOK := beCostWithin(lp, opts.Table, limit)
 	width := plan.width
 	bytes := entries * beBytesPerEntry
 	c := Choice{Width: width, Entries: entries, AtLeast: !done}
@@ -197,15 +200,19 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 				need, float64(edacTwoBudget))
 			return c
 		case n > 0:
-			if sp := searchSpace(lp); sp >= EDACSpace {
+			sp, more := space, " or more (counted until past the threshold)"
+			if !spaceOK {
+				sp, more = searchSpace(lp), ""
+			}
+			if sp >= EDACSpace {
 				c.Name = "edac+aobb"
 				c.budget = edacBudget
 				what := "every function is binary"
 				if !binary {
 					what = "functions of more than two variables"
 				}
-				c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; %s and aobb's search space (min-fill pseudo-tree) is %.3g nodes, past %.0e: edac within %.3g checks, then aobb",
-					need, what, sp, EDACSpace, float64(edacBudget))
+				c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; %s and aobb's search space (min-fill pseudo-tree) is %.3g nodes%s, past %.0e: edac within %.3g checks, then aobb",
+					need, what, sp, more, EDACSpace, float64(edacBudget))
 				return c
 			}
 		}
@@ -327,7 +334,11 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 	case "edac+aobb":
 		e := NewEDACVAC(lp)
 		e.budget = c.budget
-		return &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory, first: c.first}, c, nil
+		s := &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory, first: c.first}
+		if c.budget == edacBudget {
+			s.stale = edacStaleNodes
+		}
+		return s, c, nil
 	case "be":
 		maxEntries := int(min(float64(opts.Memory)/beBytesPerEntry, math.MaxInt32))
 		be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries, plan: c.plan})
@@ -372,10 +383,18 @@ func beCost(lp *mva.LocalProblem, table bool) (*beGivenOrder, float64) {
 // its tables pass limit entries (done false; the plan is then partial, its
 // width and the entries so far lower bounds). Problems that search their
 // order (SearchOrder) get beCost's whole answer.
-func beCostWithin(lp *mva.LocalProblem, table bool, limit float64) (*beGivenOrder, float64, bool) {
+//
+// Once the tables pass limit, in row mode, where chooseSized may reach its
+// search-space rule (needSpace, asked only then), the same pass also
+// measures AOBB's search space of the min-fill pseudo-tree (searchSpace's),
+// going on until it reaches EDACSpace (then a lower bound) or the order is
+// whole; spaceOK says it did. searchSpace ran a second min-fill over the
+// same graph with the same ties, so the order, and the space, are the
+// same.
+func beCostWithin(lp *mva.LocalProblem, table bool, limit float64) (plan *beGivenOrder, entries float64, done bool, sp float64, spaceOK bool) {
 	if lp.Problem != nil && lp.Problem.SearchOrder {
 		plan, entries := beCost(lp, table)
-		return plan, entries, true
+		return plan, entries, true, 0, false
 	}
 	g := mva.NewGraph(len(lp.Vars))
 	for _, sc := range orderScopes(lp, table) {
@@ -385,8 +404,39 @@ func beCostWithin(lp *mva.LocalProblem, table bool, limit float64) (*beGivenOrde
 	for k := range interior {
 		interior[k] = lp.NB + k
 	}
-	order, width, entries, done := g.MinFillWithin(interior, lp.Domains, limit)
-	return &beGivenOrder{order: order, width: width, table: table}, entries, done
+	r := g.MinFillSized(interior, lp.Domains, limit, func() float64 {
+		if spaceOK = needSpace(lp, table); spaceOK {
+			return EDACSpace
+		}
+		return 0
+	})
+	sp = r.Space
+	if math.IsInf(sp, 0) {
+		sp = math.MaxFloat64 // as pseudoTree.space
+	}
+	return &beGivenOrder{order: r.Order, width: r.Width, table: table}, r.Entries, r.Done, sp, spaceOK
+}
+
+// needSpace reports whether chooseSized's search-space rule may be
+// reached on lp's rows, should bucket elimination's tables be too large:
+// the rows that no binary rule of chooseSized takes whatever the width
+// (functions of more than two interior variables, or binary ones over 3
+// to EDACDomain-1 values, with few variables eliminated before search).
+// Only then does the pass that sizes the tables go on to measure AOBB's
+// search space: elsewhere it stops as soon as they are too large.
+func needSpace(lp *mva.LocalProblem, table bool) bool {
+	n := lp.NumInterior()
+	if table || n == 0 {
+		return false
+	}
+	if !allBinary(lp) {
+		return true
+	}
+	if d := slices.Max(lp.Domains[lp.NB:]); d <= deeMaxSize || d >= EDACDomain {
+		return false
+	}
+	_, _, elim := edacShape(lp)
+	return float64(elim) < EDACElimShare*float64(n)
 }
 
 // orderScopes returns lp's function scopes as bucket elimination's order
@@ -459,6 +509,13 @@ type edacThenAOBB struct {
 	be     *BE
 	sized  string // chooseSized's reason, once it ran
 	byBE   bool   // the last row was bucket elimination's
+	// aobbOnly: chooseSized, past EDAC's first budget, chose AOBB.
+	aobbOnly bool
+	// stale, when positive, sends a row to AOBB once EDAC searched that
+	// many nodes without improving its first upper bound (staleCtx);
+	// wasStale says the last row went so.
+	stale    int64
+	wasStale bool
 }
 
 func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
@@ -474,23 +531,87 @@ func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (
 		s.first = 0
 		sc := chooseSized(s.lp, AutoOptions{Memory: s.memory})
 		s.sized = sc.Reason
-		if sc.Name == "be" {
+		// The rows then go where chooseSized sends them, EDAC's budget
+		// included: keeping the one Auto gave (edacTwoBudget) sent a row
+		// that chooseSized gives AOBB back to EDAC for up to 2^28 checks.
+		switch sc.Name {
+		case "be":
 			be, err := NewBE(s.lp, BEOptions{MaxEntries: int(min(float64(s.memory)/beBytesPerEntry, math.MaxInt32)), plan: sc.plan})
 			if err != nil {
 				return 0, err
 			}
 			s.be = be
+		case "aobb":
+			s.aobbOnly = true
+		case "edac":
+			s.edac.budget = 0
+		default: // edac+aobb
+			s.edac.budget = sc.budget
 		}
 	}
 	if s.be != nil {
 		s.byBE = true
 		return s.be.SolveRow(ctx, boundary, interior)
 	}
-	c, err := s.edac.SolveRow(ctx, boundary, interior)
-	s.byAOBB = errors.Is(err, errBudget)
+	if s.aobbOnly {
+		return s.solveAOBB(ctx, boundary, interior)
+	}
+	ectx := ctx
+	if s.stale > 0 {
+		ectx = &staleCtx{Context: ctx, e: s.edac, nodes: s.edac.nodes, ver: s.edac.ubVer, stale: s.stale}
+	}
+	c, err := s.edac.SolveRow(ectx, boundary, interior)
+	s.byAOBB = errors.Is(err, errBudget) || errors.Is(err, errStale)
 	if !s.byAOBB {
 		return c, err
 	}
+	s.wasStale = errors.Is(err, errStale)
+	return s.solveAOBB(ctx, boundary, interior)
+}
+
+// edacStaleNodes is the nodes EDAC may search under edac+aobb within
+// edacBudget checks without improving the upper bound its root's local
+// search gave before the row goes to AOBB (staleCtx). Measured (one row,
+// checks to the optimum): SPOT5 408b and 42b (binary, up to 44 values)
+// never improve it, over 55093 and 19150 nodes (6.7·10^7 checks), where
+// AOBB is 4.5× and 1.4× faster; every other file those rules give EDAC
+// improves it within 72 nodes or ends within 1000 (gen_fap32/40/80 11, 0
+// and 103 nodes, gen_randgraph100 and 60 improve by nodes 37 and 72, the
+// ISCAS89 circuits end within 70). A problem whose local search finds the
+// optimum and that EDAC proves in more nodes loses by it.
+const edacStaleNodes = 1024
+
+// errStale stops an EDAC row that searched edacStaleNodes nodes without
+// improving its first upper bound (staleCtx).
+var errStale = errors.New("edac: no better upper bound than the local search's within its nodes")
+
+// staleCtx is the context EDAC's rows get under edac+aobb within
+// edacBudget checks: its Err, which EDAC's search asks every 1024 nodes,
+// also answers errStale once the row has searched stale nodes with no
+// leaf better than the upper bound it started from (EDAC.ubVer counts
+// the leaves that improved it). It reads EDAC's counters from the
+// search's own goroutine, so that EDAC itself needs no change.
+type staleCtx struct {
+	context.Context
+	e     *EDAC
+	nodes int64 // e.nodes when the row began
+	ver   int   // e.ubVer when the row began
+	stale int64
+}
+
+func (c *staleCtx) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if c.e.ubVer == c.ver && c.e.nodes-c.nodes >= c.stale {
+		return errStale
+	}
+	return nil
+}
+
+// solveAOBB answers a row by AOBB, made at the first such row.
+func (s *edacThenAOBB) solveAOBB(ctx context.Context, boundary, interior []int) (float64, error) {
+	s.byAOBB = true
 	if s.aobb == nil {
 		s.aobb = NewAOBB(s.lp, AOBBOptions{Memory: s.memory})
 	}
@@ -512,6 +633,12 @@ func (s *edacThenAOBB) Checks() int64 {
 func (s *edacThenAOBB) Describe() string {
 	if s.byBE {
 		return fmt.Sprintf("edac passed its first budget (%d nodes); %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "))
+	}
+	if s.byAOBB && s.aobbOnly {
+		return fmt.Sprintf("edac passed its first budget (%d nodes); %s; %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "), s.aobb.Describe())
+	}
+	if s.byAOBB && s.wasStale {
+		return fmt.Sprintf("edac found no better upper bound than its local search's in %d nodes; %s", s.stale, s.aobb.Describe())
 	}
 	if s.byAOBB {
 		return fmt.Sprintf("edac passed its budget of %.3g checks (%d nodes); %s", float64(s.edac.budget), s.edac.Nodes(), s.aobb.Describe())

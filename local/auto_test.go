@@ -404,9 +404,14 @@ func TestChooseStopsEarly(t *testing.T) {
 		lp := mva.NewLocalProblem(p, mva.Whole(p))
 		full, entries := beCost(lp, false)
 		c := Choose(lp, AutoOptions{})
-		part, pe, done := beCostWithin(lp, false, AutoBEEntries)
+		part, pe, done, sp, spaceOK := beCostWithin(lp, false, AutoBEEntries)
 		if done != !c.AtLeast || pe != c.Entries || part.width != c.Width {
 			t.Fatalf("seed %d: beCostWithin %v %v width %d, Choose %v %v width %d", seed, done, pe, part.width, !c.AtLeast, c.Entries, c.Width)
+		}
+		// The space measured in the same pass is the pseudo-tree's
+		// (searchSpace), or a lower bound of it past EDACSpace.
+		if want := searchSpace(lp); spaceOK && sp != want && (sp < EDACSpace || sp > want) {
+			t.Fatalf("seed %d: space %v in the pass, %v of the pseudo-tree", seed, sp, want)
 		}
 		if !slices.Equal(part.order, full.order[:len(part.order)]) {
 			t.Fatalf("seed %d: the stopped order is not a prefix of min-fill's", seed)
@@ -680,5 +685,150 @@ func edacAndAOBBAgree(t *testing.T, what string, lp *mva.LocalProblem, bd []int)
 	}
 	if answers[0] != answers[1] {
 		t.Fatalf("%s: edac %v, aobb %v", what, answers[0], answers[1])
+	}
+}
+
+// TestFirstBudgetThenSized checks where edacThenAOBB sends the rows once
+// EDAC passes its first budget (made one check here): where chooseSized
+// sends them, EDAC's budget included. A 12×12 grid over 3 values, which
+// chooseSized gives AOBB, must go to AOBB, not back to EDAC within the
+// budget Auto gave (edacTwoBudget: up to 2^28 checks, 77 → 924 ms on
+// 75-16-5.uai in an experiment that gave such rows a first budget); the
+// random graph of TestChooseSearchSpace, which chooseSized gives EDAC
+// within edacBudget checks, must get that budget. Each answers AOBB's
+// optimum with an assignment of that cost.
+func TestFirstBudgetThenSized(t *testing.T) {
+	g, err := gen.Grid(3, gen.GridOptions{Rows: 12, Cols: 12, GraphOptions: gen.GraphOptions{Domain: 3, MaxCost: 100, Tightness: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := randprob.New(7, randprob.Options{Vars: 60, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 300, IntCosts: true, MaxCost: 20})
+	for _, tc := range []struct {
+		name   string
+		p      *mva.Problem
+		sized  string
+		budget int64 // EDAC's budget after sizing, for edac+aobb
+	}{
+		{"grid 12x12 over 3 values", g, "aobb", 0},
+		{"random graph over 5 values", r, "edac+aobb", edacBudget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lp := mva.NewLocalProblem(tc.p, mva.Whole(tc.p))
+			if sc := chooseSized(lp, AutoOptions{}); sc.Name != tc.sized {
+				t.Fatalf("sized: chose %s (%s), want %s", sc.Name, sc.Reason, tc.sized)
+			}
+			want, err := NewAOBB(lp, AOBBOptions{}).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := NewEDACVAC(lp)
+			e.budget = edacTwoBudget
+			s := &edacThenAOBB{lp: lp, edac: e, memory: DefaultMemory(), first: 1}
+			in := make([]int, lp.NumInterior())
+			got, err := s.SolveRow(context.Background(), nil, in)
+			if err != nil || got != want {
+				t.Fatalf("%v (%v), want %v", got, err, want)
+			}
+			if c := lp.Eval(in); c != got {
+				t.Fatalf("assignment costs %v, reported %v", c, got)
+			}
+			if tc.sized == "aobb" {
+				if !s.byAOBB || s.aobb == nil || !strings.HasPrefix(s.Describe(), "edac passed its first budget") {
+					t.Fatalf("by aobb %v, described %q", s.byAOBB, s.Describe())
+				}
+				return
+			}
+			if s.edac.budget != tc.budget {
+				t.Fatalf("edac's budget %d, want %d", s.edac.budget, tc.budget)
+			}
+		})
+	}
+}
+
+// pigeonhole returns n variables over k < n values, each pair costing 1
+// (u+v even) or 2 (odd) when equal: the optimum is 1 (one equal pair,
+// an even one), which EDAC's local search finds at once and its bound
+// (0 at the root) proves only after thousands of nodes.
+func pigeonhole(n, k int) *mva.Problem {
+	p := &mva.Problem{Name: "pigeonhole", Agents: []mva.Agent{{Name: "a"}}}
+	dom := make([]string, k)
+	for i := range dom {
+		dom[i] = fmt.Sprint(i)
+	}
+	for v := range n {
+		p.Variables = append(p.Variables, mva.Variable{Name: fmt.Sprint("x", v), Domain: dom})
+	}
+	for u := range n {
+		for v := u + 1; v < n; v++ {
+			c := make([]float64, k*k)
+			for a := range k {
+				c[a*k+a] = 1 + float64((u+v)%2)
+			}
+			p.Functions = append(p.Functions, mva.Function{Name: fmt.Sprintf("f%d_%d", u, v), Scope: []int{u, v}, Costs: c})
+		}
+	}
+	return p
+}
+
+// TestEDACStale checks edacThenAOBB's stale rule (staleCtx): a row whose
+// EDAC searches edacStaleNodes nodes without improving its local
+// search's upper bound goes to AOBB (8 pigeons in 7 holes: EDAC alone
+// 5136 nodes), one without the rule stays with EDAC, and a row whose
+// EDAC improves its bound (TestChooseSearchSpace's random graph, which
+// Auto gives the rule) is not stopped by it. Each answers the optimum
+// (1 for the pigeons; AOBB's for the graph) with an assignment of that
+// cost.
+func TestEDACStale(t *testing.T) {
+	holes := pigeonhole(8, 7)
+	graph := randprob.New(7, randprob.Options{Vars: 60, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 300, IntCosts: true, MaxCost: 20})
+	for _, tc := range []struct {
+		name    string
+		p       *mva.Problem
+		stale   int64
+		want    float64 // <0: AOBB's
+		byStale bool
+	}{
+		{"pigeons, stale rule", holes, edacStaleNodes, 1, true},
+		{"pigeons, no stale rule", holes, 0, 1, false},
+		{"random graph, Auto's", graph, -1, -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lp := mva.NewLocalProblem(tc.p, mva.Whole(tc.p))
+			var s *edacThenAOBB
+			if tc.stale < 0 {
+				a, _, err := Auto(lp, AutoOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s = a.(*edacThenAOBB); s.stale != edacStaleNodes {
+					t.Fatalf("Auto's stale %d, want %d", s.stale, edacStaleNodes)
+				}
+			} else {
+				e := NewEDACVAC(lp)
+				e.budget = edacBudget
+				s = &edacThenAOBB{lp: lp, edac: e, memory: DefaultMemory(), stale: tc.stale}
+			}
+			want := tc.want
+			if want < 0 {
+				var err error
+				if want, err = NewAOBB(lp, AOBBOptions{}).SolveRow(context.Background(), nil, make([]int, lp.NumInterior())); err != nil {
+					t.Fatal(err)
+				}
+			}
+			in := make([]int, lp.NumInterior())
+			got, err := s.SolveRow(context.Background(), nil, in)
+			if err != nil || got != want {
+				t.Fatalf("%v (%v), want %v", got, err, want)
+			}
+			if c := lp.Eval(in); c != got {
+				t.Fatalf("assignment costs %v, reported %v", c, got)
+			}
+			if s.wasStale != tc.byStale || s.byAOBB != tc.byStale {
+				t.Fatalf("stale %v, by aobb %v (edac %d nodes); want %v", s.wasStale, s.byAOBB, s.edac.nodes, tc.byStale)
+			}
+			if d := s.Describe(); tc.byStale && !strings.HasPrefix(d, "edac found no better upper bound") {
+				t.Fatalf("described %q", d)
+			}
+		})
 	}
 }

@@ -107,8 +107,8 @@ func (p *Problem) PrimalGraph() *Graph {
 // vertices adjacent to two or more of them, the only ones that may see a
 // new edge between two of their own.
 func (g *Graph) MinFill(elim []int) (order []int, width int) {
-	order, width, _ = g.minFill(elim, nil, 0)
-	return order, width
+	r := g.minFill(elim, nil, 0, nil)
+	return r.Order, r.Width
 }
 
 // MinFillWithin is MinFill that also returns the order's table entries,
@@ -119,18 +119,51 @@ func (g *Graph) MinFill(elim []int) (order []int, width int) {
 // solver's choice) is spared the rest, which on wide graphs (a 40×40
 // grid) costs most.
 func (g *Graph) MinFillWithin(elim, doms []int, maxEntries float64) (order []int, width int, entries float64, done bool) {
-	order, width, entries = g.minFill(elim, doms, maxEntries)
-	return order, width, entries, entries <= maxEntries
+	r := g.minFill(elim, doms, maxEntries, nil)
+	return r.Order, r.Width, r.Entries, r.Done
 }
 
-// minFill is MinFill, and MinFillWithin when doms is not nil.
-func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, width int, entries float64) {
+// FillSizes is what MinFillSized measures of a min-fill order.
+type FillSizes struct {
+	// Order, Width, Entries and Done are MinFillWithin's answers: the
+	// width and entries when the entries passed maxEntries (then lower
+	// bounds, Done false), else the whole order's. Order is whole when
+	// Done; else it may hold more than the eliminations up to that point.
+	Order   []int
+	Width   int
+	Entries float64
+	Done    bool
+	// Space is the sum over the eliminations so far of doms of the
+	// eliminated vertex times the product of doms over its neighbours:
+	// the context-minimal AND/OR search space of the order's pseudo-tree
+	// when the order is whole (SpaceWhole), else a lower bound that has
+	// reached maxSpace.
+	Space      float64
+	SpaceWhole bool
+}
+
+// MinFillSized is MinFillWithin that also sums the order's AND/OR search
+// space (FillSizes.Space) in the same pass, going on past maxEntries
+// until that space reaches maxSpace or the order is whole: a solver's
+// choice that needs both (local.Choose) eliminates once instead of twice
+// (on the ISCAS89 circuits the two min-fill orders were three quarters of
+// a whole solve's instructions), and only as far as its rules need.
+// maxSpace is called once, when the entries pass maxEntries, and not at
+// all if they never do: a caller whose need of the space takes work of
+// its own to know (0: none) does that work only then.
+func (g *Graph) MinFillSized(elim, doms []int, maxEntries float64, maxSpace func() float64) FillSizes {
+	return g.minFill(elim, doms, maxEntries, maxSpace)
+}
+
+// minFill is MinFill, MinFillWithin when doms is not nil and MinFillSized
+// when maxSpace is not nil too.
+func (g *Graph) minFill(elim, doms []int, maxEntries float64, maxSpace func() float64) (r FillSizes) {
 	n, w := g.n, g.words
 	rows := append([]uint64(nil), g.rows...)
 	row := func(u int) []uint64 { return rows[u*w : (u+1)*w] }
 	// left, then dirty and nb, are bit sets over the vertices.
-	sets := make([]uint64, 4*w)
-	left, dirty, nb, once := sets[:w], sets[w:2*w], sets[2*w:3*w], sets[3*w:]
+	sets := make([]uint64, 3*w)
+	left, dirty, nb := sets[:w], sets[w:2*w], sets[2*w:]
 	count := 0
 	for _, v := range elim {
 		if v >= 0 && v < n && left[v/64]&(1<<(v%64)) == 0 {
@@ -212,7 +245,11 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 	}
 	forEach(left, score)
 
-	order = make([]int, 0, count)
+	order := make([]int, 0, count)
+	width, entries, space := 0, 0.0, 0.0
+	// passed: the entries passed maxEntries, r then holding the width
+	// and entries at that step.
+	passed, spaceMax := false, 0.0
 	for range count {
 		// The least fill, then degree, then index (the lowest index wins
 		// ties of fill and degree).
@@ -223,17 +260,63 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 		if doms != nil {
 			t := 1.0
 			forEach(nb, func(u int) { t *= float64(doms[u]) })
-			if entries += t; entries > maxEntries {
-				return append(order, best), width, entries
+			entries += t
+			space += float64(doms[best]) * t
+			if !passed && entries > maxEntries {
+				passed = true
+				r = FillSizes{Width: width, Entries: entries}
+				if maxSpace != nil {
+					spaceMax = maxSpace()
+				}
+			}
+			if passed && (spaceMax <= 0 || space >= spaceMax) {
+				r.Order, r.Space = append(order, best), space
+				return r
 			}
 		}
-		clear(dirty)
-		clear(once)
 		bw, bb := best/64, uint64(1)<<(best%64)
 		// Every word loop runs over the words the rows span only.
 		nlo, nhi := span(nb)
-		dlo, dhi := nlo, nhi
-		fills := fill[best] > 0
+		// A vertex v outside nb keeps its neighbours; its fill loses one
+		// for each fill edge a–b (a pair of nb not yet adjacent) with a
+		// and b both its neighbours: it is counted down here, from the
+		// rows before the edges are added, rather than scored again
+		// (rescoring every vertex adjacent to two or more of nb was
+		// three quarters of Choose's time on the ISCAS89 circuits, whose
+		// gates make most vertices such).
+		clear(dirty)
+		dlo, dhi := w, 0
+		if fill[best] > 0 {
+			left[bw] &^= bb // best is a common neighbour of every pair
+			forEach(nb[nlo:nhi], func(a int) {
+				a += nlo * 64
+				ra := row(a)
+				lo, hi := span(ra)
+				for i := a / 64; i < nhi; i++ {
+					miss := nb[i] &^ ra[i]
+					if i == a/64 {
+						miss &= ^uint64(0) << (a%64 + 1) // b > a
+					}
+					for miss != 0 {
+						b := i*64 + bits.TrailingZeros64(miss)
+						miss &= miss - 1
+						rb := row(b)
+						for k := lo; k < hi; k++ {
+							c := ra[k] & rb[k] & left[k] &^ nb[k]
+							if c == 0 {
+								continue
+							}
+							dirty[k] |= c
+							dlo, dhi = min(dlo, k), max(dhi, k+1)
+							for c != 0 {
+								fill[k*64+bits.TrailingZeros64(c)]--
+								c &= c - 1
+							}
+						}
+					}
+				}
+			})
+		}
 		forEach(nb[nlo:nhi], func(a int) {
 			a += nlo * 64
 			ra := row(a)
@@ -243,28 +326,26 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64) (order []int, widt
 			}
 			ra[aw] &^= ab
 			ra[bw] &^= bb
-			if !fills {
-				return
-			}
-			// dirty gathers the vertices outside nb adjacent to two
-			// or more of nb, once those adjacent to one so far.
-			lo, hi := span(ra)
-			for i := lo; i < hi; i++ {
-				x := ra[i] &^ nb[i]
-				dirty[i] |= once[i] & x
-				once[i] |= x
-			}
-			dlo, dhi = min(dlo, lo), max(dhi, hi)
 		})
 		clear(rb)
 		left[bw] &^= bb
-		for i := dlo; i < dhi; i++ {
-			dirty[i] = (dirty[i] | nb[i]) & left[i]
+		for i := nlo; i < nhi; i++ {
+			nb[i] &= left[i]
 		}
-		forEach(dirty[dlo:dhi], func(v int) { score(v + dlo*64) })
+		forEach(nb[nlo:nhi], func(v int) { score(v + nlo*64) })
+		if dlo < dhi {
+			forEach(dirty[dlo:dhi], func(v int) {
+				v += dlo * 64
+				h.set(fillEntry{uint64(min(fill[v], math.MaxUint32))<<32 | uint64(uint32(deg[v])), int32(v)})
+			})
+		}
 		order = append(order, best)
 	}
-	return order, width, entries
+	if !passed {
+		r = FillSizes{Width: width, Entries: entries, Done: true}
+	}
+	r.Order, r.Space, r.SpaceWhole = order, space, true
+	return r
 }
 
 // fillEntry is a vertex's fill and degree when it was scored, packed

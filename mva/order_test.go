@@ -236,3 +236,89 @@ func ExampleGraph_MinFill() {
 	fmt.Println(g.MinFill([]int{0, 1, 2, 3, 4}))
 	// Output: [4 0 1 2 3] 2
 }
+
+// refSizes replays order on the reference graph and returns, step by
+// step, the width so far, the table entries (product of doms over the
+// eliminated vertex's neighbours) so far and the AND/OR search space
+// (doms of the vertex times that product) so far.
+func (g refGraph) refSizes(order, doms []int) (widths []int, entries, space []float64) {
+	adj := make([]map[int]bool, len(g))
+	for i, a := range g {
+		adj[i] = make(map[int]bool, len(a))
+		for v := range a {
+			adj[i][v] = true
+		}
+	}
+	w, e, s := 0, 0.0, 0.0
+	for _, v := range order {
+		nb := slices.Sorted(func(yield func(int) bool) {
+			for u := range adj[v] {
+				if !yield(u) {
+					return
+				}
+			}
+		})
+		t := 1.0
+		for _, u := range nb {
+			t *= float64(doms[u])
+		}
+		w, e, s = max(w, len(nb)), e+t, s+float64(doms[v])*t
+		widths, entries, space = append(widths, w), append(entries, e), append(space, s)
+		for i, a := range nb {
+			for _, b := range nb[i+1:] {
+				adj[a][b], adj[b][a] = true, true
+			}
+			delete(adj[a], v)
+		}
+		adj[v] = nil
+	}
+	return widths, entries, space
+}
+
+// TestMinFillSizedMatchesReference checks MinFillSized on the reference
+// graph's min-fill order: the width and entries where the entries first
+// pass maxEntries (else the whole order's), and the search space at the
+// step it reaches maxSpace, or the whole order's, for limits from none
+// to past everything.
+func TestMinFillSizedMatchesReference(t *testing.T) {
+	for _, n := range []int{5, 40, 65, 130} {
+		for seed := range uint64(30) {
+			r := rand.New(rand.NewPCG(seed, uint64(n)+7))
+			g, ref := mva.NewGraph(n), newRefGraph(n)
+			for _, c := range randomCliques(r, n, r.IntN(2*n+1), 1+r.IntN(5)) {
+				g.AddClique(c)
+				ref.addClique(c)
+			}
+			doms := make([]int, n)
+			for i := range doms {
+				doms[i] = 2 + r.IntN(3)
+			}
+			elim := r.Perm(n)
+			order, _ := ref.minFill(elim)
+			widths, entries, space := ref.refSizes(order, doms)
+			last := len(order) - 1
+			for _, lim := range [][2]float64{{0, 0}, {entries[last] / 3, 0}, {entries[last] / 3, space[last] / 2}, {entries[last] / 3, 2 * space[last]}, {2 * entries[last], 1}} {
+				got := g.MinFillSized(elim, doms, lim[0], func() float64 { return lim[1] })
+				stop := slices.IndexFunc(entries, func(e float64) bool { return e > lim[0] })
+				wantW, wantE, wantDone := widths[last], entries[last], stop < 0
+				if stop >= 0 {
+					wantW, wantE = widths[stop], entries[stop]
+				}
+				k := last
+				if stop >= 0 {
+					k = stop
+					if lim[1] > 0 {
+						if s := slices.IndexFunc(space, func(s float64) bool { return s >= lim[1] }); s >= 0 {
+							k = max(stop, s)
+						} else {
+							k = last
+						}
+					}
+				}
+				if got.Width != wantW || got.Entries != wantE || got.Done != wantDone || got.Space != space[k] || got.SpaceWhole != (k == last && (stop < 0 || lim[1] > 0 && space[last] < lim[1])) || !slices.Equal(got.Order, order[:len(got.Order)]) {
+					t.Fatalf("n=%d seed=%d limits %v: %+v; want width %d entries %v done %v space %v", n, seed, lim, got, wantW, wantE, wantDone, space[k])
+				}
+			}
+		}
+	}
+}
