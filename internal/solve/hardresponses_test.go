@@ -161,7 +161,10 @@ func (c *capture) record(lp *mva.LocalProblem, b []int, checks int64, done bool,
 	}
 	f, err := os.Create(filepath.Join(c.dir, name+".wcsp"))
 	if err == nil {
-		err = wcsp.Write(f, conditioned(lp, b, 100))
+		var q *mva.Problem
+		if q, err = conditioned(lp, b, 100); err == nil {
+			err = wcsp.Write(f, q)
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -171,13 +174,13 @@ func (c *capture) record(lp *mva.LocalProblem, b []int, checks int64, done bool,
 	}
 }
 
-// conditioned returns lp's interior problem with the boundary at b, every
-// finite cost times k rounded to an integer (the wcsp format's costs).
-func conditioned(lp *mva.LocalProblem, b []int, k float64) *mva.Problem {
-	src := lp.Problem
-	q := &mva.Problem{Name: "response", Agents: []mva.Agent{{Name: src.Agents[0].Name}}}
-	for v := lp.NB; v < len(lp.Vars); v++ {
-		q.Variables = append(q.Variables, mva.Variable{Name: fmt.Sprintf("x%d", v-lp.NB), Domain: make([]string, lp.Domains[v])})
+// conditioned returns lp's interior problem with the boundary at b
+// (mva.LocalProblem.Conditioned), every finite cost times k rounded to an
+// integer (the wcsp format's costs).
+func conditioned(lp *mva.LocalProblem, b []int, k float64) (*mva.Problem, error) {
+	q, err := lp.Conditioned(b)
+	if err != nil {
+		return nil, err
 	}
 	round := func(x float64) float64 {
 		if mva.IsHard(x) {
@@ -185,45 +188,11 @@ func conditioned(lp *mva.LocalProblem, b []int, k float64) *mva.Problem {
 		}
 		return math.Round(x * k)
 	}
-	x := make([]int, len(lp.Vars))
-	copy(x, b)
-	for _, f := range lp.Funcs {
-		var free []int
-		for _, v := range f.Scope {
-			if v >= lp.NB {
-				free = append(free, v)
-			}
+	for i := range q.Functions {
+		for e, c := range q.Functions[i].Costs {
+			q.Functions[i].Costs[e] = round(c)
 		}
-		size := 1
-		for _, v := range free {
-			size *= lp.Domains[v]
-		}
-		costs := make([]float64, size)
-		for e := range costs {
-			rest := e
-			for i := len(free) - 1; i >= 0; i-- {
-				x[free[i]] = rest % lp.Domains[free[i]]
-				rest /= lp.Domains[free[i]]
-			}
-			idx := 0
-			for _, v := range f.Scope {
-				idx = idx*lp.Domains[v] + x[v]
-			}
-			costs[e] = f.Costs[idx]
-		}
-		if len(free) == 0 {
-			q.Offset += costs[0]
-			continue
-		}
-		sc := make([]int, len(free))
-		for i, v := range free {
-			sc[i] = v - lp.NB
-		}
-		for e := range costs {
-			costs[e] = round(costs[e])
-		}
-		q.Functions = append(q.Functions, mva.Function{Scope: sc, Costs: costs})
 	}
 	q.Offset = round(q.Offset)
-	return q
+	return q, nil
 }

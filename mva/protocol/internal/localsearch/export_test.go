@@ -56,48 +56,12 @@ func (r *Responder) ResponseProblem(vals []int) (*mva.Problem, error) {
 	}
 	in := make([]int, rlp.NB)
 	rc.gather(r.nb, vals, in)
-	src := rlp.Problem
-	q := &mva.Problem{Name: "best response of " + src.Agents[0].Name, Agents: []mva.Agent{{Name: src.Agents[0].Name}}}
-	for v := rlp.NB; v < len(rlp.Vars); v++ {
-		q.Variables = append(q.Variables, mva.Variable{Name: src.Variables[v].Name, Domain: src.Variables[v].Domain})
+	q, err := rlp.Conditioned(in)
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range rlp.Funcs {
-		var free []int
-		for _, v := range f.Scope {
-			if v >= rlp.NB {
-				free = append(free, v)
-			}
-		}
-		size := 1
-		for _, v := range free {
-			size *= rlp.Domains[v]
-		}
-		costs := make([]float64, size)
-		x := make([]int, len(rlp.Vars))
-		copy(x, in)
-		for e := range costs {
-			rest := e
-			for i := len(free) - 1; i >= 0; i-- {
-				d := rlp.Domains[free[i]]
-				x[free[i]] = rest % d
-				rest /= d
-			}
-			idx := 0
-			for _, v := range f.Scope {
-				idx = idx*rlp.Domains[v] + x[v]
-			}
-			costs[e] = f.Costs[idx]
-		}
-		if len(free) == 0 {
-			q.Offset += costs[0]
-			continue
-		}
-		sc := make([]int, len(free))
-		for i, v := range free {
-			sc[i] = v - rlp.NB
-		}
-		q.Functions = append(q.Functions, mva.Function{Scope: sc, Costs: costs})
-	}
+	q.Name = "best response of " + rlp.Problem.Agents[0].Name
+	q.Agents = []mva.Agent{{Name: rlp.Problem.Agents[0].Name}}
 	return q, nil
 }
 
