@@ -724,14 +724,7 @@ func TestFirstBudgetThenSized(t *testing.T) {
 			e := NewEDACVAC(lp)
 			e.budget = edacTwoBudget
 			s := &edacThenAOBB{lp: lp, edac: e, memory: DefaultMemory(), first: 1}
-			in := make([]int, lp.NumInterior())
-			got, err := s.SolveRow(context.Background(), nil, in)
-			if err != nil || got != want {
-				t.Fatalf("%v (%v), want %v", got, err, want)
-			}
-			if c := lp.Eval(in); c != got {
-				t.Fatalf("assignment costs %v, reported %v", c, got)
-			}
+			solvesTo(t, s, lp, want)
 			if tc.sized == "aobb" {
 				if !s.byAOBB || s.aobb == nil || !strings.HasPrefix(s.Describe(), "edac passed its first budget") {
 					t.Fatalf("by aobb %v, described %q", s.byAOBB, s.Describe())
@@ -815,14 +808,7 @@ func TestEDACStale(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			in := make([]int, lp.NumInterior())
-			got, err := s.SolveRow(context.Background(), nil, in)
-			if err != nil || got != want {
-				t.Fatalf("%v (%v), want %v", got, err, want)
-			}
-			if c := lp.Eval(in); c != got {
-				t.Fatalf("assignment costs %v, reported %v", c, got)
-			}
+			solvesTo(t, s, lp, want)
 			if s.wasStale != tc.byStale || s.byAOBB != tc.byStale {
 				t.Fatalf("stale %v, by aobb %v (edac %d nodes); want %v", s.wasStale, s.byAOBB, s.edac.nodes, tc.byStale)
 			}
@@ -830,5 +816,19 @@ func TestEDACStale(t *testing.T) {
 				t.Fatalf("described %q", d)
 			}
 		})
+	}
+}
+
+// solvesTo solves lp's one row with s and checks that it reports want,
+// with an assignment that costs what it reports.
+func solvesTo(t *testing.T, s mva.LocalSolver, lp *mva.LocalProblem, want float64) {
+	t.Helper()
+	in := make([]int, lp.NumInterior())
+	got, err := s.SolveRow(context.Background(), nil, in)
+	if err != nil || got != want {
+		t.Fatalf("%v (%v), want %v", got, err, want)
+	}
+	if c := lp.Eval(in); c != got {
+		t.Fatalf("assignment costs %v, reported %v", c, got)
 	}
 }
