@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"io"
 	"log/slog"
 	"maps"
@@ -16,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/bench"
-	"github.com/hearth-dcop/hearth/internal/solve"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/gen"
 )
@@ -155,7 +155,7 @@ func checkOptimaCentrally(t *testing.T, x *bench.Experiment, optimum map[string]
 					solvers = append(solvers, "bruteforce")
 				}
 				for _, name := range solvers {
-					r, err := solve.Central(context.Background(), p, &solve.Local{Name: name, Alpha: 0.05}, seed, nil)
+					r, err := solvefile.Central(context.Background(), p, &solvefile.Local{Name: name, Alpha: 0.05}, seed, nil)
 					if err != nil || r.Objective == nil {
 						t.Fatalf("%s %s=%s seed %d: central %s: %v", x.Name, s.Name, pt.Label, seed, name, err)
 					}

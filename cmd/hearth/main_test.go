@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,7 +104,7 @@ func TestSolveJSONThesis31(t *testing.T) {
 	if err := format.WriteFile(path, fixtures.Thesis31()); err != nil {
 		t.Fatal(err)
 	}
-	for _, solver := range solve.LocalNames {
+	for _, solver := range solvefile.LocalNames {
 		t.Run(solver, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			if code := run(context.Background(), []string{"solve", path, "--local", solver, "--json"}, &out, &errb); code != exitOK {

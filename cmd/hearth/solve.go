@@ -71,7 +71,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.Global == "none" {
 		if !set["local"] {
-			o.Local.Name = solve.LocalAuto
+			o.Local.Name = solvefile.LocalAuto
 		}
 	}
 	path, isHomes, ok := hf.file(pos)
@@ -120,7 +120,7 @@ func runSolve(ctx context.Context, e *env, args []string) int {
 	job.Load = func(path string, _ int) (*mva.Problem, error) { return loadInstance(path, &o) }
 	job.Solve = func(ctx context.Context, p *mva.Problem) (mva.Result, error) {
 		if o.Global == "none" {
-			return solve.Central(ctx, p, &o.Local, o.Seed, dev)
+			return solvefile.Central(ctx, p, &o.Local, o.Seed, dev)
 		}
 		return solve.Distributed(ctx, p, o.Options, dev)
 	}

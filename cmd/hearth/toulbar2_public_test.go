@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dcop/hearth/internal/solve"
 	tb2 "github.com/hearth-dcop/hearth/internal/toulbar2"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
@@ -74,7 +74,7 @@ func TestSolveMatchesToulbar2Public(t *testing.T) {
 			}
 			r := tb2.Solve(t, path)
 			for _, solver := range solvers {
-				res, err := solve.Central(context.Background(), p, &solve.Local{Name: solver}, 1, nil)
+				res, err := solvefile.Central(context.Background(), p, &solvefile.Local{Name: solver}, 1, nil)
 				if err != nil {
 					t.Fatalf("%s: %v", solver, err)
 				}
@@ -156,7 +156,7 @@ func TestSolveMatchesToulbar2Wider(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
-			res, err := solve.Central(ctx, p, &solve.Local{Name: "auto"}, 1, nil)
+			res, err := solvefile.Central(ctx, p, &solvefile.Local{Name: "auto"}, 1, nil)
 			if err != nil || !res.Optimal {
 				t.Skipf("auto proves no optimum within %v: %v", limit, err)
 			}
@@ -221,7 +221,7 @@ func TestFormatCornersMatchToulbar2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := solve.Central(context.Background(), p, &solve.Local{Name: "auto"}, 1, nil)
+			res, err := solvefile.Central(context.Background(), p, &solvefile.Local{Name: "auto"}, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

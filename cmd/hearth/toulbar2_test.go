@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hearth-dcop/hearth/internal/solve"
 	tb2 "github.com/hearth-dcop/hearth/internal/toulbar2"
 	"github.com/hearth-dcop/hearth/mva"
 	"github.com/hearth-dcop/hearth/mva/format"
@@ -125,7 +125,7 @@ func TestSolveMatchesToulbar2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := solve.Central(context.Background(), p, &solve.Local{Name: tc.solver, Memory: tc.memory}, 1, nil)
+			res, err := solvefile.Central(context.Background(), p, &solvefile.Local{Name: tc.solver, Memory: tc.memory}, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

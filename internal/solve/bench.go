@@ -3,6 +3,7 @@ package solve
 import (
 	"context"
 	"fmt"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"sync"
 
 	"github.com/hearth-dcop/hearth/internal/bench"
@@ -31,7 +32,7 @@ func (g *Bench) Close() {
 // Solve is the bench.SolveFunc of `hearth bench`.
 func (g *Bench) Solve(ctx context.Context, p *mva.Problem, a bench.Algorithm, seed uint64) (mva.Result, error) {
 	o := Options{Global: a.Global, Table: a.Table, Reform: a.Reform, Seed: seed, Params: a.Params, MaxEntries: a.MaxEntries, Delay: a.Delay,
-		Local: Local{Name: a.Local, Runs: a.Runs, Trials: a.Trials, Temperature: a.Temperature, Proposal: a.Proposal, Alpha: 0.05}}
+		Local: solvefile.Local{Name: a.Local, Runs: a.Runs, Trials: a.Trials, Temperature: a.Temperature, Proposal: a.Proposal, Alpha: 0.05}}
 	if o.Local.Runs == 0 {
 		o.Local.Runs = sampler.DefaultRuns
 	}
@@ -54,7 +55,7 @@ func (g *Bench) Solve(ctx context.Context, p *mva.Problem, a bench.Algorithm, se
 		}
 	}
 	if a.Global == "none" {
-		return Central(ctx, p, &o.Local, seed, dev)
+		return solvefile.Central(ctx, p, &o.Local, seed, dev)
 	}
 	if o.Reform == "" {
 		o.Reform = "mva"

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"path/filepath"
 	"testing"
 
@@ -52,7 +53,7 @@ func sameResult(t *testing.T, name string, cpu, gpuRes mva.Result) {
 func TestGPUMatchesCPU(t *testing.T) {
 	dev := openDevice(t)
 	ctx := context.Background()
-	lo := &Local{Name: "be"}
+	lo := &solvefile.Local{Name: "be"}
 	var probs []*mva.Problem
 	for seed := uint64(1); seed <= 40; seed++ {
 		for _, kind := range []struct {
@@ -81,7 +82,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 		probs = append(probs, p)
 	}
 	for _, p := range probs {
-		cpu, err := Central(ctx, p, lo, 1, nil)
+		cpu, err := solvefile.Central(ctx, p, lo, 1, nil)
 		if errors.Is(err, local.ErrTooLarge) {
 			// testdata also holds search instances (frequency
 			// assignment, SHDS responses) beyond bucket elimination's
@@ -92,7 +93,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := Central(ctx, p, lo, 1, dev)
+		g, err := solvefile.Central(ctx, p, lo, 1, dev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +101,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 		if len(p.Agents) < 2 {
 			continue
 		}
-		o := Options{Global: "dpop", Local: Local{Name: "be"}, Table: "eager", Reform: "mva", Seed: 1}
+		o := Options{Global: "dpop", Local: solvefile.Local{Name: "be"}, Table: "eager", Reform: "mva", Seed: 1}
 		cpu, err = Distributed(ctx, p, o, nil)
 		if err != nil {
 			t.Fatal(err)

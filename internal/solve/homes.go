@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"maps"
 	"runtime/debug"
 
@@ -61,7 +62,7 @@ func HomeRestart(r *homesolve.Run, o Options) (Options, bool) {
 // without a command line (tests, the bench).
 func Defaults() Options {
 	return Options{
-		Local:      Local{Name: "be", Runs: sampler.DefaultRuns, Trials: sampler.DefaultTrials, Temperature: sampler.DefaultTemperature, Proposal: sampler.ProposalNormal, Alpha: 0.05},
+		Local:      solvefile.Local{Name: "be", Runs: sampler.DefaultRuns, Trials: sampler.DefaultTrials, Temperature: sampler.DefaultTemperature, Proposal: sampler.ProposalNormal, Alpha: 0.05},
 		Reform:     "mva",
 		Seed:       1,
 		Params:     map[string]float64{},
@@ -88,7 +89,7 @@ func Homes(ctx context.Context, r *homesolve.Run, o Options, dev *gpu.Device) (m
 	var res mva.Result
 	var err error
 	if o.Global == "none" {
-		res, err = Central(ctx, p, &o.Local, o.Seed, dev)
+		res, err = solvefile.Central(ctx, p, &o.Local, o.Seed, dev)
 	} else {
 		res, err = Distributed(ctx, p, o, dev)
 		if err == nil && !res.Feasible && ctx.Err() == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -207,7 +208,7 @@ func TestHomesSHDS(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := HomeOptions(r, Defaults())
-			if o.Global != tc.global || o.Local.Name != "be" && o.Local.Name != LocalAuto || o.Table != "lazy" {
+			if o.Global != tc.global || o.Local.Name != "be" && o.Local.Name != solvefile.LocalAuto || o.Table != "lazy" {
 				t.Errorf("SHDS defaults: %s/%s %s, want %s", o.Global, o.Local.Name, o.Table, tc.global)
 			}
 			blocks := o.Params["response"] == mgm.ResponseBlocks

@@ -2,6 +2,7 @@ package solve
 
 import (
 	"context"
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"slices"
 	"testing"
 
@@ -16,8 +17,8 @@ import (
 // must not link the homes code) and in devices/homesolve (a
 // neighbourhood's [solver] local); the two must stay one name.
 func TestLocalAutoName(t *testing.T) {
-	if LocalAuto != homesolve.AutoLocal {
-		t.Errorf("solvefile.LocalAuto %q, homesolve.AutoLocal %q: want one name", LocalAuto, homesolve.AutoLocal)
+	if solvefile.LocalAuto != homesolve.AutoLocal {
+		t.Errorf("solvefile.solvefile.LocalAuto %q, homesolve.AutoLocal %q: want one name", solvefile.LocalAuto, homesolve.AutoLocal)
 	}
 }
 
@@ -119,8 +120,8 @@ func TestStartSolver(t *testing.T) {
 // registry builds, and every protocol of the registry is a [solver] global.
 func TestConfigNames(t *testing.T) {
 	for _, name := range config.LocalSolvers {
-		if !slices.Contains(LocalNames, name) {
-			t.Errorf("config's [solver] local %q is not a --local of internal/solve (%v)", name, LocalNames)
+		if !slices.Contains(solvefile.LocalNames, name) {
+			t.Errorf("config's [solver] local %q is not a --local of internal/solve (%v)", name, solvefile.LocalNames)
 		}
 	}
 	for _, name := range GlobalNames() {

@@ -1,12 +1,13 @@
 // Package solve is the solver choice of hearth's commands: the local
-// solver by name (Local, with --local auto's policy), the protocol
-// between agents, the MVA table and reformulation, the GPU (OpenGPU),
-// and the runs they make — Central for one subproblem, Prepare and
-// Distributed for a protocol through mva/pipeline, Homes for a
-// neighbourhood with the homes' policy of devices/homesolve. Local and
-// Central live in internal/solvefile, which the lean cmd/hearth-solve
-// links without this package's protocols, homes, bench and MQTT code;
-// they are aliased and forwarded here.
+// solver by name (solvefile.Local, with --local auto's policy), the
+// protocol between agents, the MVA table and reformulation, the GPU
+// (OpenGPU), and the runs they make — Prepare and Distributed for a
+// protocol through mva/pipeline, Homes for a neighbourhood with the
+// homes' policy of devices/homesolve. The local solver's choice and the
+// central solve of one subproblem (solvefile.Local, solvefile.Central)
+// live in internal/solvefile, which the lean cmd/hearth-solve links
+// without this package's protocols, homes, bench and MQTT code; callers
+// use them from there.
 //
 // It sits apart from local, sampler and mva because it is the one place
 // that knows them all: mva and its protocols receive their solvers as
@@ -18,6 +19,7 @@
 package solve
 
 import (
+	"github.com/hearth-dcop/hearth/internal/solvefile"
 	"time"
 
 	"github.com/hearth-dcop/hearth/mva/protocol"
@@ -26,7 +28,7 @@ import (
 // Options choose how a problem is solved (the flags of `hearth solve`).
 type Options struct {
 	Global     string // a registered protocol (protocol.Names) or "none": central
-	Local      Local
+	Local      solvefile.Local
 	Table      string // lazy or eager MVA tables; empty: Check's default
 	Reform     string // reform.Names; empty: "mva"
 	Agents     int    // repartition into this many agents (format.Options)

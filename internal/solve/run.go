@@ -215,9 +215,3 @@ func (d *Run) Result(sol pipeline.Solution) mva.Result {
 	}
 	return r
 }
-
-// Central solves p as a single subproblem with no boundary
-// (solvefile.Central, which hearth-solve shares).
-func Central(ctx context.Context, p *mva.Problem, lo *Local, seed uint64, dev *gpu.Device) (mva.Result, error) {
-	return solvefile.Central(ctx, p, lo, seed, dev)
-}
