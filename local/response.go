@@ -162,12 +162,13 @@ func (s *responseSolver) SolveRow(ctx context.Context, boundary, interior []int)
 // EDAC searches without ub (its optimum is compared with it after).
 func (s *responseSolver) SolveRowWithin(ctx context.Context, boundary, interior []int, ub float64, checks int64) (c float64, found, done bool, err error) {
 	s.byAOBB = false
-	s.edac.budget = responseEDACBudget
-	if checks > 0 {
-		s.edac.budget = checks
-	}
-	if s.edacChecks > 0 {
+	switch {
+	case s.edacChecks > 0:
 		s.edac.budget = s.edacChecks
+	case checks > 0:
+		s.edac.budget = checks
+	default:
+		s.edac.budget = responseEDACBudget
 	}
 	start := math.Inf(1)
 	if s.hasPrev && !s.noPrev {
