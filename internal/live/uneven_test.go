@@ -3,8 +3,6 @@ package live
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,24 +17,15 @@ import (
 // extra appended to alder's file; it returns the street's path.
 func unevenStreet(t *testing.T, extra string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for _, f := range []string{"street.toml", "alder.toml", "dogwood.toml"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "street", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(b)
+	return copyStreet(t, func(f, s string) string {
 		switch f {
 		case "street.toml":
 			s = strings.Replace(s, "slots = 24\nslot = \"1h\"\n", "segments = [{ slot = \"15m\", count = 8 }, { slot = \"1h\", count = 22 }]\n", 1)
 		case "alder.toml":
 			s = strings.Replace(s, "background_kw = 0.4\n", "background_kw = 0.4\n"+extra, 1)
 		}
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "street.toml")
+		return s
+	})
 }
 
 // TestLoadRollingUneven: on a live horizon of uneven slots every round

@@ -94,16 +94,26 @@ var windowEdit = []string{"initial = { charge = 15.0 }", "initial = { charge = 1
 // edited by edit, and returns the street file's path.
 func windowStreet(t *testing.T, edit *strings.Replacer) string {
 	t.Helper()
+	return copyStreet(t, func(f, s string) string {
+		if f == "alder.toml" {
+			return edit.Replace(s)
+		}
+		return s
+	})
+}
+
+// copyStreet copies the live test street (testdata/street) into a
+// temporary folder, each file's text passed through edit with the file's
+// name, and returns the street file's path.
+func copyStreet(t *testing.T, edit func(file, text string) string) string {
+	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"street.toml", "alder.toml", "dogwood.toml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "street", f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f == "alder.toml" {
-			b = []byte(edit.Replace(string(b)))
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(edit(f, string(b))), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
