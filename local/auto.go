@@ -512,7 +512,7 @@ type edacThenAOBB struct {
 	// aobbOnly: chooseSized, past EDAC's first budget, chose AOBB.
 	aobbOnly bool
 	// stale, when positive, sends a row to AOBB once EDAC searched that
-	// many nodes without improving its first upper bound (staleCtx);
+	// many nodes without improving its first upper bound (EDAC.staleNodes);
 	// wasStale says the last row went so.
 	stale    int64
 	wasStale bool
@@ -556,11 +556,8 @@ func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (
 	if s.aobbOnly {
 		return s.solveAOBB(ctx, boundary, interior)
 	}
-	ectx := ctx
-	if s.stale > 0 {
-		ectx = &staleCtx{Context: ctx, e: s.edac, nodes: s.edac.nodes, ver: s.edac.ubVer, stale: s.stale}
-	}
-	c, err := s.edac.SolveRow(ectx, boundary, interior)
+	s.edac.staleNodes = s.stale
+	c, err := s.edac.SolveRow(ctx, boundary, interior)
 	s.byAOBB = errors.Is(err, errBudget) || errors.Is(err, errStale)
 	if !s.byAOBB {
 		return c, err
@@ -571,7 +568,7 @@ func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (
 
 // edacStaleNodes is the nodes EDAC may search under edac+aobb within
 // edacBudget checks without improving the upper bound its root's local
-// search gave before the row goes to AOBB (staleCtx). Measured (one row,
+// search gave before the row goes to AOBB (EDAC.staleNodes). Measured (one row,
 // checks to the optimum): SPOT5 408b and 42b (binary, up to 44 values)
 // never improve it, over 55093 and 19150 nodes (6.7·10^7 checks), where
 // AOBB is 4.5× and 1.4× faster; every other file those rules give EDAC
@@ -580,34 +577,6 @@ func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (
 // ISCAS89 circuits end within 70). A problem whose local search finds the
 // optimum and that EDAC proves in more nodes loses by it.
 const edacStaleNodes = 1024
-
-// errStale stops an EDAC row that searched edacStaleNodes nodes without
-// improving its first upper bound (staleCtx).
-var errStale = errors.New("edac: no better upper bound than the local search's within its nodes")
-
-// staleCtx is the context EDAC's rows get under edac+aobb within
-// edacBudget checks: its Err, which EDAC's search asks every 1024 nodes,
-// also answers errStale once the row has searched stale nodes with no
-// leaf better than the upper bound it started from (EDAC.ubVer counts
-// the leaves that improved it). It reads EDAC's counters from the
-// search's own goroutine, so that EDAC itself needs no change.
-type staleCtx struct {
-	context.Context
-	e     *EDAC
-	nodes int64 // e.nodes when the row began
-	ver   int   // e.ubVer when the row began
-	stale int64
-}
-
-func (c *staleCtx) Err() error {
-	if err := c.Context.Err(); err != nil {
-		return err
-	}
-	if c.e.ubVer == c.ver && c.e.nodes-c.nodes >= c.stale {
-		return errStale
-	}
-	return nil
-}
 
 // solveAOBB answers a row by AOBB, made at the first such row.
 func (s *edacThenAOBB) solveAOBB(ctx context.Context, boundary, interior []int) (float64, error) {

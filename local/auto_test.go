@@ -763,7 +763,7 @@ func pigeonhole(n, k int) *mva.Problem {
 	return p
 }
 
-// TestEDACStale checks edacThenAOBB's stale rule (staleCtx): a row whose
+// TestEDACStale checks edacThenAOBB's stale rule (EDAC.staleNodes): a row whose
 // EDAC searches edacStaleNodes nodes without improving its local
 // search's upper bound goes to AOBB (8 pigeons in 7 holes: EDAC alone
 // 5136 nodes), one without the rule stays with EDAC, and a row whose

@@ -185,6 +185,13 @@ type EDAC struct {
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
+	// staleNodes, when positive, stops a row's search (errStale) once it
+	// has searched that many nodes (counted every 1024, as the context is
+	// polled) with no leaf better than the upper bound the row started
+	// from: edac+aobb's hand-over to AOBB (edacStaleNodes). rowNodes and
+	// rowUBVer are nodes and ubVer when the row began.
+	staleNodes, rowNodes int64
+	rowUBVer             int
 	// startUB, when hasStart is set, is the row's first upper bound, the
 	// cost of an assignment the caller knows (a best response's last
 	// answer, responseSolver); found says the row found an assignment
@@ -613,6 +620,10 @@ func (s *EDAC) hasStartAnswer(start float64) bool {
 // errBudget stops a row whose search passed EDAC.budget checks.
 var errBudget = errors.New("edac: past its budget of checks")
 
+// errStale stops a row that searched EDAC.staleNodes nodes without
+// improving its first upper bound.
+var errStale = errors.New("edac: no better upper bound than the local search's within its nodes")
+
 // Describe says what the search did, for a result's notes.
 func (s *EDAC) Describe() string {
 	if s.bad != nil {
@@ -666,7 +677,7 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 	}
 	clear(interior)
 	copy(s.full, boundary)
-	s.rowChecks = s.checks
+	s.rowChecks, s.rowNodes, s.rowUBVer = s.checks, s.nodes, s.ubVer
 	if !s.condition(boundary) {
 		return mva.Hard, nil
 	}
@@ -1061,6 +1072,10 @@ func (s *EDAC) search(ctx context.Context) {
 	if s.nodes&0x3ff == 0 {
 		if err := ctx.Err(); err != nil {
 			s.stop, s.err = true, err
+			return
+		}
+		if s.staleNodes > 0 && s.ubVer == s.rowUBVer && s.nodes-s.rowNodes >= s.staleNodes {
+			s.stop, s.err = true, errStale
 			return
 		}
 	}
