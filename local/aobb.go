@@ -163,6 +163,7 @@ type AOBB struct {
 	searchFloor            int64 // the least checks a search gets before that
 	searchShare            int64 // and the multiple of the heuristic's reads
 	escalations            int
+	earlyEscalations       int // those at earlyShare's limit
 	heurBytes              int64
 	cacheUsed, cacheBudget int64
 	cachedVars             int
@@ -541,22 +542,47 @@ const (
 	heuristicGrowth = 8
 )
 
+// earlyShare is the multiple of its heuristic's reads that the search of
+// a problem without a boundary gets on its first heuristic before it
+// escalates, where that comes before the usual limit (max(searchFloor,
+// searchShare times the reads)). The first heuristic (2^16 entries) is
+// small so that easy problems pay little for it, and 2^22 checks of
+// search on it were most of the FABE grid 75-16-5's time (3.9·10^6
+// checks, where the next heuristic's search takes 9·10^4). Six times
+// the reads is past every search of /work/bench and /work/wider that
+// the larger heuristic does not shorten by more than it costs
+// (gen_circuit800: 2.66·10^6 checks, 5.5 times its heuristic's reads;
+// gen_meeting20 1.5 times, whose next heuristic costs 6 times its
+// first); measurements in docs/DESIGN.md (AOBB, (8)). Rows with a
+// boundary keep the usual limit: their first escalation is where the
+// deep shift is tried (see deepShift), and their searches were not
+// measured under this rule; so does a first heuristic of no messages
+// (nothing fits 2^16 entries), whose reads say nothing.
+const earlyShare = 6
+
 // errEscalate stops a search whose heuristic is too weak for it.
 var errEscalate = errors.New("aobb: escalate the heuristic")
 
 // setHeuristic plans the mini-bucket heuristic with the largest i-bound
 // whose messages fit limit entries, and the buckets' references to them.
 func (s *AOBB) setHeuristic(limit int) error {
-	lp, pt := s.lp, s.pt
-	nv := len(lp.Vars)
 	inputs := make([]*Factor, len(s.cond))
 	for i := range s.cond {
 		inputs[i] = s.cond[i].f
 	}
-	mb, err := newMiniBuckets(pt, lp.Domains, inputs, max(limit, 0), s.opts.IBound)
+	mb, err := newMiniBuckets(s.pt, s.lp.Domains, inputs, max(limit, 0), s.opts.IBound)
 	if err != nil {
 		return fmt.Errorf("aobb: %w", err)
 	}
+	s.useHeuristic(mb, limit)
+	return nil
+}
+
+// useHeuristic makes mb, planned for limit entries, the heuristic, and
+// sets the buckets' references to its messages.
+func (s *AOBB) useHeuristic(mb *miniBuckets, limit int) {
+	lp, pt := s.lp, s.pt
+	nv := len(lp.Vars)
 	s.mb, s.mbLimit, s.mbFresh = mb, limit, true
 	s.heurBytes = int64(mb.entries) * 8
 	s.mbFinal = limit >= s.heurMax || mb.exact
@@ -578,11 +604,13 @@ func (s *AOBB) setHeuristic(limit int) error {
 		}
 	}
 	s.changed = make([]bool, len(mb.factors))
-	return nil
 }
 
 // escalate replaces the heuristic by the next larger i-bound that fits the
-// budget, or marks the current one final when there is none.
+// budget, or marks the current one final when there is none. The plan
+// that shows the larger i-bound becomes the heuristic: planning it again
+// (as setHeuristic would) was a tenth of gen_circuit800's instructions
+// when it escalated.
 func (s *AOBB) escalate() error {
 	s.escalations++
 	for limit := s.mbLimit; limit < s.heurMax; {
@@ -592,7 +620,8 @@ func (s *AOBB) escalate() error {
 			return fmt.Errorf("aobb: %w", err)
 		}
 		if mb.ibound > s.mb.ibound {
-			return s.setHeuristic(limit)
+			s.useHeuristic(mb, limit)
+			return nil
 		}
 	}
 	s.mbFinal = true
@@ -922,16 +951,24 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		// Search; with a heuristic that can still grow, only as long as
 		// computing the heuristic took (and at least searchFloor reads), then
 		// escalate: the time lost is at most a constant factor of the
-		// best heuristic's.
+		// best heuristic's. A problem without a boundary escalates its
+		// first heuristic sooner (earlyShare), without the deep shift,
+		// which waits for an escalation at the usual limit.
 		s.limit = math.MaxInt64
+		early := false
 		if !s.mbFinal {
 			s.limit = s.checks + max(s.searchFloor, s.searchShare*s.mbReads, s.searchShare*(s.checks-before))
+			if e := s.checks + earlyShare*s.mbReads; s.escalations == 0 && lp.NB == 0 && s.mbReads > 0 && e < s.limit {
+				s.limit, early = e, true
+			}
 		}
 		s.ctx, s.stop, s.err = ctx, false, nil
 		r, exact = s.searchRoot(ub)
 		s.ctx = nil
 		if s.stop && errors.Is(s.err, errEscalate) {
-			if s.shifts() && !s.deepShifted && s.deepShift(ub) {
+			if early {
+				s.earlyEscalations++
+			} else if s.shifts() && !s.deepShifted && s.deepShift(ub) {
 				continue
 			}
 			if err := s.escalate(); err != nil {

@@ -777,3 +777,84 @@ func TestAOBBCacheModel(t *testing.T) {
 		t.Fatalf("%d caches, %d densified, lookups %v: hardly tested", checked, densified, kinds)
 	}
 }
+
+// gridProblem is an n×n grid of binary variables with seeded unary and
+// pairwise costs, a tenth of the pairs' entries Hard (never all of one
+// value pair's row, so the problem stays feasible): the shape of the FABE
+// Bayesian grids, small enough for bucket elimination.
+func gridProblem(seed int64, n int) *mva.LocalProblem {
+	rng := rand.New(rand.NewPCG(uint64(seed), 18))
+	lp := &mva.LocalProblem{Problem: &mva.Problem{Name: "grid"}}
+	for k := range n * n {
+		lp.Problem.Variables = append(lp.Problem.Variables, mva.Variable{Name: fmt.Sprint("x", k), Domain: make([]string, 2)})
+		lp.Vars = append(lp.Vars, k)
+		lp.Domains = append(lp.Domains, 2)
+		lp.Funcs = append(lp.Funcs, mva.LocalFunction{Scope: []int{k}, Costs: []float64{float64(rng.IntN(20)), float64(rng.IntN(20))}})
+	}
+	pair := func(a, b int) {
+		costs := make([]float64, 4)
+		for e := range costs {
+			costs[e] = float64(rng.IntN(20))
+		}
+		if rng.IntN(5) == 0 {
+			costs[rng.IntN(4)] = mva.Hard
+		}
+		lp.Funcs = append(lp.Funcs, mva.LocalFunction{Scope: []int{a, b}, Costs: costs})
+	}
+	for r := range n {
+		for c := range n {
+			if c+1 < n {
+				pair(r*n+c, r*n+c+1)
+			}
+			if r+1 < n {
+				pair(r*n+c, (r+1)*n+c)
+			}
+		}
+	}
+	return lp
+}
+
+// TestAOBBEarlyEscalation: a problem without a boundary whose search on
+// its first heuristic passes earlyShare times that heuristic's reads
+// escalates there, long before the usual limit (2^22 checks), without a
+// deep shift, and still finds bucket elimination's optimum. The first
+// heuristic is made small (1024 entries) so that 14×14 grids search.
+func TestAOBBEarlyEscalation(t *testing.T) {
+	saved := firstHeuristicEntries
+	firstHeuristicEntries = 1024
+	defer func() { firstHeuristicEntries = saved }()
+	early := 0
+	for seed := range int64(12) {
+		lp := gridProblem(seed, 14)
+		be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 30})
+		if err != nil {
+			t.Fatalf("seed %d: BE: %v", seed, err)
+		}
+		want, err := be.SolveRow(context.Background(), nil, make([]int, len(lp.Vars)))
+		if err != nil {
+			t.Fatalf("seed %d: BE: %v", seed, err)
+		}
+		s := NewAOBB(lp, AOBBOptions{})
+		got, err := s.SolveRow(context.Background(), nil, make([]int, len(lp.Vars)))
+		if err != nil {
+			t.Fatalf("seed %d: AOBB: %v", seed, err)
+		}
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("seed %d: AOBB %v, BE %v", seed, got, want)
+		}
+		if s.checks >= s.searchFloor {
+			t.Errorf("seed %d: %d checks, past the usual limit %d: the test proves nothing", seed, s.checks, s.searchFloor)
+		}
+		if s.earlyEscalations > 1 || s.earlyEscalations > s.escalations {
+			t.Errorf("seed %d: %d early escalations of %d: only the first may be early", seed, s.earlyEscalations, s.escalations)
+		}
+		if s.earlyEscalations > 0 && s.deepShifts > 0 {
+			t.Errorf("seed %d: a deep shift at an early escalation", seed)
+		}
+		early += s.earlyEscalations
+	}
+	t.Logf("%d of 12 grids escalated early", early)
+	if early < 6 {
+		t.Errorf("%d of 12 grids escalated early: the rule is hardly tested", early)
+	}
+}
