@@ -553,7 +553,7 @@ const (
 // the larger heuristic does not shorten by more than it costs
 // (gen_circuit800: 2.66·10^6 checks, 5.5 times its heuristic's reads;
 // gen_meeting20 1.5 times, whose next heuristic costs 6 times its
-// first); measurements in docs/DESIGN.md (AOBB, (8)). Rows with a
+// first); measurements in docs/DESIGN.md (AOBB, (7b)). Rows with a
 // boundary keep the usual limit: their first escalation is where the
 // deep shift is tried (see deepShift), and their searches were not
 // measured under this rule; so does a first heuristic of no messages
