@@ -545,18 +545,18 @@ const (
 // earlyShare is the multiple of its heuristic's reads that the search of
 // a problem without a boundary gets on its first heuristic before it
 // escalates, where that comes before the usual limit (max(searchFloor,
-// searchShare times the reads)). The first heuristic (2^16 entries) is
-// small so that easy problems pay little for it, and 2^22 checks of
-// search on it were most of the FABE grid 75-16-5's time (3.9·10^6
-// checks, where the next heuristic's search takes 9·10^4). Six times
-// the reads is past every search of /work/bench and /work/wider that
-// the larger heuristic does not shorten by more than it costs
-// (gen_circuit800: 2.66·10^6 checks, 5.5 times its heuristic's reads;
-// gen_meeting20 1.5 times, whose next heuristic costs 6 times its
-// first); measurements in docs/DESIGN.md (AOBB, (7b)). Rows with a
-// boundary keep the usual limit: their first escalation is where the
-// deep shift is tried (see deepShift), and their searches were not
-// measured under this rule; so does a first heuristic of no messages
+// searchShare times the reads)); the deep shift tried there is kept only
+// for a larger rise (earlyShiftGain, earlyShiftRise). The first
+// heuristic (2^16 entries) is small so that easy problems pay little for
+// it, and 2^22 checks of search on it were most of the FABE grid
+// 75-16-5's time (3.9·10^6 checks, where the next heuristic's search
+// takes 9·10^4). Six times the reads is past every search of /work/bench
+// and /work/wider that the larger heuristic does not shorten by more
+// than it costs (gen_circuit800: 2.66·10^6 checks, 5.5 times its
+// heuristic's reads; gen_meeting20 1.5 times, whose next heuristic costs
+// 6 times its first); measurements in docs/DESIGN.md (AOBB, (7b)). Rows
+// with a boundary keep the usual limit (their searches were not measured
+// under this rule), and so does a first heuristic of no messages
 // (nothing fits 2^16 entries), whose reads say nothing.
 const earlyShare = 6
 
@@ -952,8 +952,8 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		// computing the heuristic took (and at least searchFloor reads), then
 		// escalate: the time lost is at most a constant factor of the
 		// best heuristic's. A problem without a boundary escalates its
-		// first heuristic sooner (earlyShare), without the deep shift,
-		// which waits for an escalation at the usual limit.
+		// first heuristic sooner (earlyShare), where the deep shift asks
+		// a larger rise.
 		s.limit = math.MaxInt64
 		early := false
 		if !s.mbFinal {
@@ -968,7 +968,8 @@ func (s *AOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64,
 		if s.stop && errors.Is(s.err, errEscalate) {
 			if early {
 				s.earlyEscalations++
-			} else if s.shifts() && !s.deepShifted && s.deepShift(ub) {
+			}
+			if s.shifts() && !s.deepShifted && s.deepShift(ub, early) {
 				continue
 			}
 			if err := s.escalate(); err != nil {
@@ -1129,6 +1130,22 @@ const (
 	// none before the search) or with a poor one (home 11's is far
 	// above its optimum, which the shift reached).
 	deepShiftRise = 0.05
+	// At an early escalation (earlyShare) the shift is kept only for a
+	// rise of half its gap to the incumbent or a fifth of the sum
+	// itself: the exported dm_21_1_6 responses (solved as files) rose by
+	// 80% of their gap (home 15) or 34-500% of the sum (homes 4, 10,
+	// 11), and lost 1.6-5 times their checks when their early
+	// escalation skipped the shift, while 75-16-5's shift (5% of the
+	// sum, 11% of the gap) cost it 2.5 times its checks where it was
+	// kept (it forgets the caches and restarts the search).
+	earlyShiftGain = 0.5
+	earlyShiftRise = 0.2
+	// earlyShiftProbe is the sweeps after which an early escalation's
+	// shift must show that rise, or is thrown back: 75-16-5's ran the
+	// whole deepShiftRounds (3.5·10^6 checks, 450 million instructions,
+	// 5% of the sum), while the dm_21_1_6 responses had 75-100% of their
+	// rise after 20 sweeps (and converged in 100-200).
+	earlyShiftProbe = 20
 )
 
 // shift reparameterises the conditioned functions of a one-row problem to
@@ -1302,10 +1319,12 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 // get their costs back and the search goes on as before, with its
 // caches: gen_circuit500's shift converged at once (296 to 302 against
 // an incumbent of 473) and forgetting its caches cost it half its CPU
-// again. Its checks count the entries it reads (the finite ones, see
-// finiteEntries), so that a response's budget of checks is not spent on
-// Hard entries it skips. It reports whether the shift was kept.
-func (s *AOBB) deepShift(ub float64) bool {
+// again. At an early escalation (early) it asks a larger rise
+// (earlyShiftGain, earlyShiftRise) of the first earlyShiftProbe sweeps. Its checks count the entries it
+// reads (the finite ones, see finiteEntries), so that a response's
+// budget of checks is not spent on Hard entries it skips. It reports
+// whether the shift was kept.
+func (s *AOBB) deepShift(ub float64, early bool) bool {
 	s.deepShifted = true
 	saved := make([][]float64, len(s.cond))
 	for i := range s.cond {
@@ -1314,14 +1333,21 @@ func (s *AOBB) deepShift(ub float64) bool {
 	}
 	acc := s.acc
 	s.acc = nil // the deep shift's moves are not the row's corrections
-	from, to := s.shift(deepShiftRounds, deepShiftTol, true)
-	need := min(deepShiftGain*(ub-from), deepShiftRise*max(1, math.Abs(from)))
+	rounds, gain, rise := deepShiftRounds, deepShiftGain, deepShiftRise
+	if early {
+		rounds, gain, rise = earlyShiftProbe, earlyShiftGain, earlyShiftRise
+	}
+	from, to := s.shift(rounds, deepShiftTol, true)
+	need := min(gain*(ub-from), rise*max(1, math.Abs(from)))
 	if !(to-from >= need) {
 		for i := range s.cond {
 			copy(s.cond[i].f.Costs, saved[i])
 		}
 		s.acc = acc
 		return false
+	}
+	if rounds < deepShiftRounds {
+		s.shift(deepShiftRounds-rounds, deepShiftTol, true)
 	}
 	s.deepShifts++
 	for v := range s.cache {
