@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hearth-dcop/hearth/internal/randprob"
@@ -853,5 +854,34 @@ func TestAOBBEarlyEscalation(t *testing.T) {
 	t.Logf("%d of 12 grids escalated early", early)
 	if early < 6 {
 		t.Errorf("%d of 12 grids escalated early: the rule is hardly tested", early)
+	}
+}
+
+// TestMiniBucketsGroupByOverlap: within a bucket a factor goes into the
+// mini-bucket it adds the fewest variables to, not the first it fits: at
+// i-bound 4, x0's bucket of {x0,x1,x2}, {x0,x3,x4} and {x0,x3} puts the
+// last with {x0,x3,x4} (a message over x3, x4) where the first fit would
+// have put it with {x0,x1,x2} (a message over x1, x2, x3).
+func TestMiniBucketsGroupByOverlap(t *testing.T) {
+	scopes := [][]int{{0, 1, 2}, {0, 3, 4}, {0, 3}}
+	pt := newPseudoTree(5, 0, scopes, []int{0, 1, 2, 3, 4})
+	var sc mbScratch
+	steps, _, ok := mbSymbolic(pt, []int{2, 2, 2, 2, 2}, scopes, 4, 1<<20, true, &sc)
+	if !ok {
+		t.Fatal("the partition does not fit")
+	}
+	found := false
+	for _, st := range steps {
+		if st.v != 0 || !slices.Contains(st.in, 2) {
+			continue
+		}
+		found = true
+		out := slices.Sorted(slices.Values(st.out))
+		if !slices.Equal(out, []int{3, 4}) || !slices.Contains(st.in, 1) {
+			t.Errorf("{x0,x3} went into a mini-bucket with inputs %v and message over %v, want with {x0,x3,x4}, over [3 4]", st.in, out)
+		}
+	}
+	if !found {
+		t.Fatal("no mini-bucket of x0 holds {x0,x3}")
 	}
 }
