@@ -1320,7 +1320,8 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 // caches: gen_circuit500's shift converged at once (296 to 302 against
 // an incumbent of 473) and forgetting its caches cost it half its CPU
 // again. At an early escalation (early) it asks a larger rise
-// (earlyShiftGain, earlyShiftRise) of the first earlyShiftProbe sweeps. Its checks count the entries it
+// (earlyShiftGain, earlyShiftRise) of the first earlyShiftProbe sweeps,
+// and converges only where they show it. Its checks count the entries it
 // reads (the finite ones, see finiteEntries), so that a response's
 // budget of checks is not spent on Hard entries it skips. It reports
 // whether the shift was kept.
