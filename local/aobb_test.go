@@ -780,10 +780,12 @@ func TestAOBBCacheModel(t *testing.T) {
 }
 
 // gridProblem is an n×n grid of binary variables with seeded unary and
-// pairwise costs, a tenth of the pairs' entries Hard (never all of one
-// value pair's row, so the problem stays feasible): the shape of the FABE
-// Bayesian grids, small enough for bucket elimination.
-func gridProblem(seed int64, n int) *mva.LocalProblem {
+// pairwise costs, one pair in five with one entry Hard: the shape of the
+// FABE Bayesian grids, small enough for bucket elimination. With
+// hardPairs the pairs cost nothing but their Hard entries, so that the
+// costs are all unary, as in an SHDS response, and shifting them through
+// the pairs raises the bound much.
+func gridProblem(seed int64, n int, hardPairs bool) *mva.LocalProblem {
 	rng := rand.New(rand.NewPCG(uint64(seed), 18))
 	lp := &mva.LocalProblem{Problem: &mva.Problem{Name: "grid"}}
 	for k := range n * n {
@@ -795,7 +797,9 @@ func gridProblem(seed int64, n int) *mva.LocalProblem {
 	pair := func(a, b int) {
 		costs := make([]float64, 4)
 		for e := range costs {
-			costs[e] = float64(rng.IntN(20))
+			if !hardPairs {
+				costs[e] = float64(rng.IntN(20))
+			}
 		}
 		if rng.IntN(5) == 0 {
 			costs[rng.IntN(4)] = mva.Hard
@@ -818,15 +822,17 @@ func gridProblem(seed int64, n int) *mva.LocalProblem {
 // TestAOBBEarlyEscalation: a problem without a boundary whose search on
 // its first heuristic passes earlyShare times that heuristic's reads
 // escalates there, long before the usual limit (2^22 checks), and still
-// finds bucket elimination's optimum. The first
+// finds bucket elimination's optimum; the deep shift tried there is kept
+// on some of the grids whose costs are all unary (then the search starts
+// again on the same heuristic, and may stop early once more). The first
 // heuristic is made small (1024 entries) so that 14×14 grids search.
 func TestAOBBEarlyEscalation(t *testing.T) {
 	saved := firstHeuristicEntries
 	firstHeuristicEntries = 1024
 	defer func() { firstHeuristicEntries = saved }()
-	early := 0
-	for seed := range int64(12) {
-		lp := gridProblem(seed, 14)
+	early, kept := 0, 0
+	for seed := range int64(18) {
+		lp := gridProblem(seed, 14, seed >= 12)
 		be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 30})
 		if err != nil {
 			t.Fatalf("seed %d: BE: %v", seed, err)
@@ -846,14 +852,17 @@ func TestAOBBEarlyEscalation(t *testing.T) {
 		if s.checks >= s.searchFloor {
 			t.Errorf("seed %d: %d checks, past the usual limit %d: the test proves nothing", seed, s.checks, s.searchFloor)
 		}
-		if s.earlyEscalations > 1 || s.earlyEscalations > s.escalations {
-			t.Errorf("seed %d: %d early escalations of %d: only the first may be early", seed, s.earlyEscalations, s.escalations)
+		if s.earlyEscalations > 1+s.deepShifts || s.earlyEscalations > s.escalations+s.deepShifts {
+			t.Errorf("seed %d: %d early stops, %d escalations, %d deep shifts: only the first heuristic's searches may stop early", seed, s.earlyEscalations, s.escalations, s.deepShifts)
 		}
-		early += s.earlyEscalations
+		if s.earlyEscalations > 0 {
+			early++
+			kept += s.deepShifts
+		}
 	}
-	t.Logf("%d of 12 grids escalated early", early)
-	if early < 6 {
-		t.Errorf("%d of 12 grids escalated early: the rule is hardly tested", early)
+	t.Logf("%d of 18 grids escalated early, %d deep shifts kept", early, kept)
+	if early < 9 || kept < 1 {
+		t.Errorf("%d of 18 grids escalated early, %d kept a deep shift: the rule is hardly tested", early, kept)
 	}
 }
 
