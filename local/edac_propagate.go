@@ -690,6 +690,11 @@ func (s *EDAC) projectNary(j int) bool {
 	if !ok {
 		return true
 	}
+	if nf.crisp {
+		// Its least cost is 0 or Hard, and its projections move
+		// nothing: only whether a live tuple is left matters.
+		return s.naryAnyTuple(j, free[:nfree], n, base)
+	}
 	m := s.naryMin(j, free[:nfree], n, base, d, -1, nil)
 	if m > 0 {
 		if mva.IsHard(m) {
@@ -784,6 +789,87 @@ func (s *EDAC) naryMin(j int, free []int, n, base int, d float64, q int, mins []
 	return m
 }
 
+// naryAnyTuple reports whether crisp n-ary function j has a finite entry
+// whose values are live (the assigned variables' included) among the n
+// tuples of its free positions (the others fixed by base): naryMin's
+// least cost is then 0, else Hard. It tries the last such tuple first (a
+// residue, as arc consistency's residual supports), then reads the
+// finite entries or the tuples, whichever are fewer, up to the first
+// live one. Its checks are the entries it reads.
+func (s *EDAC) naryAnyTuple(j int, free []int, n, base int) bool {
+	nf := &s.narys[j]
+	a := len(nf.vars)
+	if len(nf.res) == a {
+		s.checks++
+		if s.liveTuple(nf, nf.res) {
+			return true
+		}
+	}
+	if nf.fin != nil && len(nf.fin) < n {
+		for k := range nf.fin {
+			if dig := nf.finDig[k*a : k*a+a]; s.liveTuple(nf, dig) {
+				s.checks += int64(k + 1)
+				nf.res = append(nf.res[:0], dig...)
+				return true
+			}
+		}
+		s.checks += int64(len(nf.fin))
+		return false
+	}
+	var dig [16]int
+	idx := base
+	for t := range n {
+		ok := !math.IsInf(nf.tab[idx], 1)
+		for i := 0; ok && i < len(free); i++ {
+			ok = s.alive(nf.vars[free[i]], dig[i])
+		}
+		if ok {
+			s.checks += int64(t + 1)
+			nf.res = nf.res[:0]
+			for p, v := range nf.vars {
+				nf.res = append(nf.res, int32(s.valueAt(nf, p, v, free, dig[:len(free)])))
+			}
+			return true
+		}
+		for i := len(free) - 1; i >= 0; i-- {
+			p := free[i]
+			dig[i]++
+			if dig[i] < nf.dims[p] {
+				idx += nf.strides[p]
+				break
+			}
+			idx -= (nf.dims[p] - 1) * nf.strides[p]
+			dig[i] = 0
+		}
+	}
+	s.checks += int64(n)
+	return false
+}
+
+// valueAt returns the value of position p (variable v) of n-ary function
+// nf in the tuple whose free positions free have the values dig: dig's
+// where p is free, else the assigned variable's.
+func (s *EDAC) valueAt(nf *edacNary, p, v int, free, dig []int) int {
+	for i, f := range free {
+		if f == p {
+			return dig[i]
+		}
+	}
+	return s.value(v)
+}
+
+// liveTuple reports whether every value of the tuple dig of n-ary
+// function nf is live (an assigned variable's only live value is its
+// own).
+func (s *EDAC) liveTuple(nf *edacNary, dig []int32) bool {
+	for p, v := range nf.vars {
+		if !s.alive(v, int(dig[p])) {
+			return false
+		}
+	}
+	return true
+}
+
 // naryMinFinite is naryMin over n-ary function j's finite entries (fin):
 // those that agree with the assigned variables' values and whose free
 // positions' values are live. Its checks are the entries it reads.
@@ -840,6 +926,10 @@ func (s *EDAC) naryMinFinite(j int, d float64, q int, free []int, mins []float64
 // disagrees) the search's dives violated dozens of gates.
 func (s *EDAC) projectToUnary(j int) bool {
 	nf := &s.narys[j]
+	if nf.crisp {
+		// Every least cost is 0 or +Inf: nothing to move.
+		return true
+	}
 	var mins [64]float64
 	for {
 		var free [16]int
