@@ -173,6 +173,10 @@ type EDAC struct {
 	noLastConflict bool
 	// noNaryUnary turns projectToUnary off (measurements).
 	noNaryUnary bool
+	// noNaryGAC turns naryGAC off (measurements); naryGACRemovals
+	// counts its removals, over all rows.
+	noNaryGAC       bool
+	naryGACRemovals int64
 	// noNaryBin turns naryToBin off (measurements); naryBins counts the
 	// n-ary functions it moved into binary ones, over all rows.
 	noNaryBin bool
@@ -327,12 +331,18 @@ type edacNary struct {
 	// of them; a hint, not trailed), checked first next time: a tuple
 	// stays live until one of its values goes.
 	res []int32
+	// byVal lists, for a crisp function, the finite entries (indices
+	// into fin) with value b at position p, at byOff[voff[p]+b] to
+	// byOff[voff[p]+b+1]; sup holds each value's residual support (an
+	// index into fin, -1 none yet): naryGAC's.
+	byVal, byOff, sup []int32
 }
 
 // listFinite sets fin and finDig from tab, which has finite finite
-// entries, where they are at most a quarter of it; else fin is nil.
+// entries, where they are at most a quarter of it or, on a crisp function,
+// at most maxCrispList; else fin is nil.
 func (nf *edacNary) listFinite(finite int) {
-	if finite*4 > len(nf.tab) || len(nf.tab) > math.MaxInt32 {
+	if (finite*4 > len(nf.tab) && !(nf.crisp && finite <= maxCrispList)) || len(nf.tab) > math.MaxInt32 {
 		nf.fin, nf.finDig = nil, nil
 		return
 	}
@@ -351,6 +361,51 @@ func (nf *edacNary) listFinite(finite int) {
 			}
 			dig[p] = 0
 		}
+	}
+}
+
+// maxCrispList bounds the finite entries of a crisp n-ary function that
+// listFinite lists whatever their share of the table, for naryGAC (an
+// SHDS home's 7-ary device couplings are half finite).
+const maxCrispList = 1 << 16
+
+// indexValues sets byVal, byOff and sup for a crisp function whose finite
+// entries fin lists (nil otherwise).
+func (nf *edacNary) indexValues() {
+	if !nf.crisp || nf.fin == nil {
+		nf.byVal, nf.byOff, nf.sup = nil, nil, nil
+		return
+	}
+	a := len(nf.vars)
+	nv := 0
+	for _, d := range nf.dims {
+		nv += d
+	}
+	nf.byOff = append(nf.byOff[:0], make([]int32, nv+1)...)
+	nf.sup = append(nf.sup[:0], make([]int32, nv)...)
+	voff := make([]int, a)
+	for p := 1; p < a; p++ {
+		voff[p] = voff[p-1] + nf.dims[p-1]
+	}
+	for k := range nf.fin {
+		for p, b := range nf.finDig[k*a : k*a+a] {
+			nf.byOff[voff[p]+int(b)+1]++
+		}
+	}
+	for i := 1; i <= nv; i++ {
+		nf.byOff[i] += nf.byOff[i-1]
+	}
+	nf.byVal = append(nf.byVal[:0], make([]int32, len(nf.fin)*a)...)
+	next := append([]int32(nil), nf.byOff[:nv]...)
+	for k := range nf.fin {
+		for p, b := range nf.finDig[k*a : k*a+a] {
+			i := voff[p] + int(b)
+			nf.byVal[next[i]] = int32(k)
+			next[i]++
+		}
+	}
+	for i := range nf.sup {
+		nf.sup[i] = -1
 	}
 }
 
@@ -931,7 +986,6 @@ func (s *EDAC) reset() {
 				finite++
 			}
 		}
-		nf.listFinite(finite)
 		nf.crisp = true
 		for _, v := range nf.tab {
 			if v != m && !math.IsInf(v, 1) {
@@ -939,7 +993,9 @@ func (s *EDAC) reset() {
 				break
 			}
 		}
+		nf.listFinite(finite)
 		nf.res = nf.res[:0]
+		nf.indexValues()
 		if mva.IsHard(m) {
 			s.fs[0] = m
 		} else {

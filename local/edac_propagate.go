@@ -693,7 +693,10 @@ func (s *EDAC) projectNary(j int) bool {
 	if nf.crisp {
 		// Its least cost is 0 or Hard, and its projections move
 		// nothing: only whether a live tuple is left matters.
-		return s.naryAnyTuple(j, free[:nfree], n, base)
+		if !s.naryAnyTuple(j, free[:nfree], n, base) {
+			return false
+		}
+		return s.noNaryGAC || s.naryGAC(j)
 	}
 	m := s.naryMin(j, free[:nfree], n, base, d, -1, nil)
 	if m > 0 {
@@ -846,6 +849,67 @@ func (s *EDAC) naryAnyTuple(j int, free []int, n, base int) bool {
 	return false
 }
 
+// naryGAC removes the live values of crisp n-ary function j's unassigned
+// variables that no live tuple of its finite entries supports (generalised
+// arc consistency on its Hard entries), until every one left has a
+// support; false on a wipe-out. Each value's last support is tried first
+// (sup), then the finite entries with that value (byVal). projectToUnary
+// moves no cost on a crisp function, and EDAC removed no value through it:
+// the implied pairs (withImpliedPairs) are its static pairwise part, but a
+// storage chain s' = s + a whose a lost a value still allowed every s'
+// the pair (s, s') allows.
+func (s *EDAC) naryGAC(j int) bool {
+	nf := &s.narys[j]
+	if nf.byVal == nil {
+		return true
+	}
+	a := len(nf.vars)
+	for {
+		changed := false
+		off := 0
+		for p, y := range nf.vars {
+			dy := nf.dims[p]
+			if s.is[s.asgOff+y] != 0 {
+				off += dy
+				continue
+			}
+			for b := range dy {
+				i := off + b
+				if !s.alive(y, b) {
+					continue
+				}
+				if r := nf.sup[i]; r >= 0 {
+					s.checks++
+					if s.liveTuple(nf, nf.finDig[int(r)*a:int(r)*a+a]) {
+						continue
+					}
+				}
+				found := false
+				for _, k := range nf.byVal[nf.byOff[i]:nf.byOff[i+1]] {
+					s.checks++
+					if s.liveTuple(nf, nf.finDig[int(k)*a:int(k)*a+a]) {
+						nf.sup[i], found = k, true
+						break
+					}
+				}
+				if found {
+					continue
+				}
+				if !s.remove(y, b) {
+					s.lastFn = len(s.bins) + j
+					return false
+				}
+				s.naryGACRemovals++
+				changed = true
+			}
+			off += dy
+		}
+		if !changed {
+			return true
+		}
+	}
+}
+
 // valueAt returns the value of position p (variable v) of n-ary function
 // nf in the tuple whose free positions free have the values dig: dig's
 // where p is free, else the assigned variable's.
@@ -927,8 +991,16 @@ func (s *EDAC) naryMinFinite(j int, d float64, q int, free []int, mins []float64
 func (s *EDAC) projectToUnary(j int) bool {
 	nf := &s.narys[j]
 	if nf.crisp {
-		// Every least cost is 0 or +Inf: nothing to move.
-		return true
+		// Every least cost is 0 or +Inf: nothing to move, but values
+		// without a live tuple go.
+		if s.noNaryGAC {
+			return true
+		}
+		var free [16]int
+		if _, _, _, _, ok := s.naryFree(j, &free); !ok {
+			return true
+		}
+		return s.naryGAC(j)
 	}
 	var mins [64]float64
 	for {
