@@ -177,6 +177,10 @@ type EDAC struct {
 	// counts its removals, over all rows.
 	noNaryGAC       bool
 	naryGACRemovals int64
+	// gacOnAssign runs naryGAC only where the function was projected
+	// (an assignment of one of its variables), not on every removal
+	// (measurements).
+	gacOnAssign bool
 	// noNaryBin turns naryToBin off (measurements); naryBins counts the
 	// n-ary functions it moved into binary ones, over all rows.
 	noNaryBin bool
@@ -237,8 +241,12 @@ type EDAC struct {
 	inAC, inDAC, inEAC []bool
 	ncQ                []int // variables whose unary costs rose: NC* pruning
 	inNC               []bool
-	ncAll              bool
-	eacRounds          int
+	// gacQ holds the crisp n-ary functions one of whose variables lost a
+	// value since naryGAC last ran on them (inGAC flags them).
+	gacQ      []int
+	inGAC     []bool
+	ncAll     bool
+	eacRounds int
 
 	// Scratch for full supports.
 	pbuf, ebuf []float64
@@ -661,6 +669,7 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s.inDAC = make([]bool, s.n)
 	s.inEAC = make([]bool, s.n)
 	s.inNC = make([]bool, s.n)
+	s.inGAC = make([]bool, len(s.narys))
 	s.deeQ, s.elimQ = newVarQueue(s.n), newVarQueue(s.n)
 	s.pbuf = make([]float64, maxD)
 	s.ebuf = make([]float64, maxD)

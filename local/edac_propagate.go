@@ -215,6 +215,14 @@ func (s *EDAC) remove(x, a int) bool {
 	}
 	if len(s.adjN[x]) > 0 {
 		s.markDEENary(x)
+		if !s.noNaryGAC && !s.gacOnAssign {
+			for _, j := range s.adjN[x] {
+				if nf := &s.narys[j]; nf.byVal != nil && !s.inGAC[j] && s.is[nf.cnt] > 1 {
+					s.inGAC[j] = true
+					s.gacQ = append(s.gacQ, j)
+				}
+			}
+		}
 	}
 	return true
 }
@@ -685,6 +693,12 @@ func (s *EDAC) absorb(j int) bool {
 // entries.
 func (s *EDAC) projectNary(j int) bool {
 	nf := &s.narys[j]
+	if nf.byVal != nil && !s.noNaryGAC {
+		if s.inGAC[j] && !s.gacOnAssign {
+			return true // the queue's turn (gacQ) comes
+		}
+		return s.naryGAC(j)
+	}
 	var free [16]int
 	nfree, n, base, d, ok := s.naryFree(j, &free)
 	if !ok {
@@ -993,14 +1007,7 @@ func (s *EDAC) projectToUnary(j int) bool {
 	if nf.crisp {
 		// Every least cost is 0 or +Inf: nothing to move, but values
 		// without a live tuple go.
-		if s.noNaryGAC {
-			return true
-		}
-		var free [16]int
-		if _, _, _, _, ok := s.naryFree(j, &free); !ok {
-			return true
-		}
-		return s.naryGAC(j)
+		return s.noNaryGAC || s.naryGAC(j)
 	}
 	var mins [64]float64
 	for {
@@ -1301,6 +1308,10 @@ func (s *EDAC) fail() {
 		s.inNC[x] = false
 	}
 	s.ncQ = s.ncQ[:0]
+	for _, j := range s.gacQ {
+		s.inGAC[j] = false
+	}
+	s.gacQ = s.gacQ[:0]
 	s.ncAll = false
 	if s.lastFn >= 0 {
 		s.weight[s.lastFn]++
@@ -1332,6 +1343,13 @@ func (s *EDAC) propagateLoop() bool {
 			s.acQ = s.acQ[:len(s.acQ)-1]
 			s.inAC[x] = false
 			if !s.processAC(x) {
+				return false
+			}
+		case len(s.gacQ) > 0:
+			j := s.gacQ[len(s.gacQ)-1]
+			s.gacQ = s.gacQ[:len(s.gacQ)-1]
+			s.inGAC[j] = false
+			if s.is[s.narys[j].cnt] > 1 && !s.naryGAC(j) {
 				return false
 			}
 		case len(s.dacQ) > 0:

@@ -195,6 +195,7 @@ func TestResponseFiles(t *testing.T) {
 				t.Fatalf("%s: %T, not the response solver", f, s)
 			}
 			rs.edac.noNaryGAC = os.Getenv("HEARTH_RESPONSE_NOGAC") != ""
+			rs.edac.gacOnAssign = os.Getenv("HEARTH_RESPONSE_GACASSIGN") != ""
 			if v, err = rs.SolveRow(context.Background(), nil, in); err != nil {
 				t.Fatal(err)
 			}
