@@ -168,7 +168,10 @@ func TestResponseSolverEqualsBruteForce(t *testing.T) {
 // exported with TestExportHardResponses in internal/solve) and logs its
 // optimum, checks, nodes and CPU time (the median of HEARTH_RESPONSE_RUNS
 // runs, each on a new solver): a measuring aid, skipped without the
-// variable.
+// variable. HEARTH_RESPONSE_AOBB=1 runs AOBB (ShiftRows) instead, as
+// Exact did before EDAC answered; HEARTH_RESPONSE_NOGAC=1 and
+// HEARTH_RESPONSE_GACASSIGN=1 turn naryGAC off or limit it to
+// assignments.
 func TestResponseFiles(t *testing.T) {
 	files, runs := measureFiles(t, "HEARTH_RESPONSE_FILES", "HEARTH_RESPONSE_RUNS")
 	for _, f := range files {
@@ -186,6 +189,17 @@ func TestResponseFiles(t *testing.T) {
 		)
 		for range runs {
 			c0 := cputime.Used()
+			if os.Getenv("HEARTH_RESPONSE_AOBB") != "" {
+				// The AND/OR search the responses had before EDAC
+				// answered them, for its checks' cost.
+				a := NewAOBB(lp, AOBBOptions{ShiftRows: true})
+				if v, err = a.SolveRow(context.Background(), nil, in); err != nil {
+					t.Fatal(err)
+				}
+				cpus = append(cpus, cputime.Used()-c0)
+				desc, chk = a.Describe()+", 0 nodes", a.Checks()
+				continue
+			}
 			s, err := Exact(lp, 0)
 			if err != nil {
 				t.Fatal(err)
