@@ -104,6 +104,9 @@ func TestResponseSolverEqualsBruteForce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if os.Getenv("HEARTH_RESPONSE_NOPAIRS") != "" {
+				s = newResponseSolver(lp, lp)
+			}
 			rs, ok := s.(*responseSolver)
 			if !ok {
 				continue // no implied pair: AOBB, as before
@@ -171,7 +174,8 @@ func TestResponseSolverEqualsBruteForce(t *testing.T) {
 // variable. HEARTH_RESPONSE_AOBB=1 runs AOBB (ShiftRows) instead, as
 // Exact did before EDAC answered; HEARTH_RESPONSE_NOGAC=1 and
 // HEARTH_RESPONSE_GACASSIGN=1 turn naryGAC off or limit it to
-// assignments.
+// assignments, HEARTH_RESPONSE_NOPAIRS=1 runs EDAC without the implied
+// pairs.
 func TestResponseFiles(t *testing.T) {
 	files, runs := measureFiles(t, "HEARTH_RESPONSE_FILES", "HEARTH_RESPONSE_RUNS")
 	for _, f := range files {
@@ -203,6 +207,9 @@ func TestResponseFiles(t *testing.T) {
 			s, err := Exact(lp, 0)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if os.Getenv("HEARTH_RESPONSE_NOPAIRS") != "" {
+				s = newResponseSolver(lp, lp)
 			}
 			rs, ok := s.(*responseSolver)
 			if !ok {
