@@ -344,6 +344,9 @@ type edacNary struct {
 	// byOff[voff[p]+b+1]; sup holds each value's residual support (an
 	// index into fin, -1 none yet): naryGAC's.
 	byVal, byOff, sup []int32
+	// aoffs holds each position's variable's offset of alive flags in
+	// is (EDAC.aoff), for liveTuple.
+	aoffs []int32
 }
 
 // listFinite sets fin and finDig from tab, which has finite finite
@@ -1005,6 +1008,11 @@ func (s *EDAC) reset() {
 		nf.listFinite(finite)
 		nf.res = nf.res[:0]
 		nf.indexValues()
+		if nf.aoffs == nil {
+			for _, v := range nf.vars {
+				nf.aoffs = append(nf.aoffs, int32(s.aoff[v]))
+			}
+		}
 		if mva.IsHard(m) {
 			s.fs[0] = m
 		} else {
