@@ -344,6 +344,10 @@ type edacNary struct {
 	// byOff[voff[p]+b+1]; sup holds each value's residual support (an
 	// index into fin, -1 none yet): naryGAC's.
 	byVal, byOff, sup []int32
+	// dirty has bit p set when position p (below 64) lost a value
+	// since naryGAC's last pass over the function; every bit is set when
+	// a row begins. Not trailed: see naryGAC.
+	dirty uint64
 	// aoffs holds each position's variable's offset of alive flags in
 	// is (EDAC.aoff), for liveTuple.
 	aoffs []int32
@@ -1008,6 +1012,7 @@ func (s *EDAC) reset() {
 		nf.listFinite(finite)
 		nf.res = nf.res[:0]
 		nf.indexValues()
+		nf.dirty = ^uint64(0)
 		if nf.aoffs == nil {
 			for _, v := range nf.vars {
 				nf.aoffs = append(nf.aoffs, int32(s.aoff[v]))

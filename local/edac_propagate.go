@@ -215,12 +215,19 @@ func (s *EDAC) remove(x, a int) bool {
 	}
 	if len(s.adjN[x]) > 0 {
 		s.markDEENary(x)
-		if !s.noNaryGAC && !s.gacOnAssign {
-			for _, j := range s.adjN[x] {
-				if nf := &s.narys[j]; nf.byVal != nil && !s.inGAC[j] && s.is[nf.cnt] > 1 {
-					s.inGAC[j] = true
-					s.gacQ = append(s.gacQ, j)
+		for _, j := range s.adjN[x] {
+			nf := &s.narys[j]
+			if nf.byVal == nil {
+				continue
+			}
+			for p, v := range nf.vars {
+				if v == x && p < 64 {
+					nf.dirty |= 1 << p
 				}
+			}
+			if !s.noNaryGAC && !s.gacOnAssign && !s.inGAC[j] && s.is[nf.cnt] > 1 {
+				s.inGAC[j] = true
+				s.gacQ = append(s.gacQ, j)
 			}
 		}
 	}
@@ -871,7 +878,11 @@ func (s *EDAC) naryAnyTuple(j int, free []int, n, base int) bool {
 // moves no cost on a crisp function, and EDAC removed no value through it:
 // the implied pairs (withImpliedPairs) are its static pairwise part, but a
 // storage chain s' = s + a whose a lost a value still allowed every s'
-// the pair (s, s') allows.
+// the pair (s, s') allows. Only the positions some other position of
+// which lost a value since the last pass are read (dirty): a support of
+// x = b holds b, so x's own removals cannot take it. A search undoes its
+// changes only back to states that propagated to the end, where the
+// function was arc consistent, so the bits need no trail.
 func (s *EDAC) naryGAC(j int) bool {
 	nf := &s.narys[j]
 	if nf.byVal == nil {
@@ -879,11 +890,21 @@ func (s *EDAC) naryGAC(j int) bool {
 	}
 	a := len(nf.vars)
 	for {
+		mask := nf.dirty
+		nf.dirty = 0
+		if a > 64 {
+			mask = ^uint64(0)
+		}
+		if mask == 0 {
+			return true
+		}
 		changed := false
 		off := 0
 		for p, y := range nf.vars {
 			dy := nf.dims[p]
-			if s.is[s.asgOff+y] != 0 {
+			if s.is[s.asgOff+y] != 0 || (a <= 64 && mask&^(1<<p) == 0) {
+				// Assigned, or no other position lost a value
+				// since every value of p had a live support.
 				off += dy
 				continue
 			}
