@@ -396,8 +396,8 @@ func (nf *edacNary) indexValues() {
 	for _, d := range nf.dims {
 		nv += d
 	}
-	nf.byOff = append(nf.byOff[:0], make([]int32, nv+1)...)
-	nf.sup = append(nf.sup[:0], make([]int32, nv)...)
+	nf.byOff = zeroed(nf.byOff, nv+1)
+	nf.sup = zeroed(nf.sup, nv)
 	voff := make([]int, a)
 	for p := 1; p < a; p++ {
 		voff[p] = voff[p-1] + nf.dims[p-1]
@@ -410,7 +410,7 @@ func (nf *edacNary) indexValues() {
 	for i := 1; i <= nv; i++ {
 		nf.byOff[i] += nf.byOff[i-1]
 	}
-	nf.byVal = append(nf.byVal[:0], make([]int32, len(nf.fin)*a)...)
+	nf.byVal = zeroed(nf.byVal, len(nf.fin)*a)
 	next := append([]int32(nil), nf.byOff[:nv]...)
 	for k := range nf.fin {
 		for p, b := range nf.finDig[k*a : k*a+a] {
@@ -422,6 +422,17 @@ func (nf *edacNary) indexValues() {
 	for i := range nf.sup {
 		nf.sup[i] = -1
 	}
+}
+
+// zeroed returns s resized to n zeros, reusing its array where it is
+// large enough (indexValues runs at every row).
+func zeroed(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // newBin returns the binary function over x and y, rank[x] < rank[y]; its
