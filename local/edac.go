@@ -173,6 +173,14 @@ type EDAC struct {
 	noLastConflict bool
 	// noNaryUnary turns projectToUnary off (measurements).
 	noNaryUnary bool
+	// noNaryGAC turns naryGAC off (measurements); naryGACRemovals
+	// counts its removals, over all rows.
+	noNaryGAC       bool
+	naryGACRemovals int64
+	// gacOnAssign runs naryGAC only where the function was projected
+	// (an assignment of one of its variables), not on every removal
+	// (measurements).
+	gacOnAssign bool
 	// noNaryBin turns naryToBin off (measurements); naryBins counts the
 	// n-ary functions it moved into binary ones, over all rows.
 	noNaryBin bool
@@ -233,8 +241,12 @@ type EDAC struct {
 	inAC, inDAC, inEAC []bool
 	ncQ                []int // variables whose unary costs rose: NC* pruning
 	inNC               []bool
-	ncAll              bool
-	eacRounds          int
+	// gacQ holds the crisp n-ary functions one of whose variables lost a
+	// value since naryGAC last ran on them (inGAC flags them).
+	gacQ      []int
+	inGAC     []bool
+	ncAll     bool
+	eacRounds int
 
 	// Scratch for full supports.
 	pbuf, ebuf []float64
@@ -315,12 +327,37 @@ type edacNary struct {
 	// home's device tables: 645 finite entries of 3·215·215).
 	fin    []int32
 	finDig []int32
+	// crisp is set when the row's finite entries are all equal (its
+	// least, moved into the delta): every tuple then costs 0 or Hard, so
+	// projectToUnary has nothing to move (its least costs are 0 or +Inf,
+	// and +Inf is no cost it moves) and projectNary asks only whether a
+	// tuple with live values is left (naryAnyTuple). An SHDS home's
+	// device tables are so, and their projections were a fifth of a
+	// response's CPU for nothing.
+	crisp bool
+	// res is the last live tuple naryAnyTuple found (its values, arity
+	// of them; a hint, not trailed), checked first next time: a tuple
+	// stays live until one of its values goes.
+	res []int32
+	// byVal lists, for a crisp function, the finite entries (indices
+	// into fin) with value b at position p, at byOff[voff[p]+b] to
+	// byOff[voff[p]+b+1]; sup holds each value's residual support (an
+	// index into fin, -1 none yet): naryGAC's.
+	byVal, byOff, sup []int32
+	// dirty has bit p set when position p (below 64) lost a value
+	// since naryGAC's last pass over the function; every bit is set when
+	// a row begins. Not trailed: see naryGAC.
+	dirty uint64
+	// aoffs holds each position's variable's offset of alive flags in
+	// is (EDAC.aoff), for liveTuple.
+	aoffs []int32
 }
 
 // listFinite sets fin and finDig from tab, which has finite finite
-// entries, where they are at most a quarter of it; else fin is nil.
+// entries, where they are at most a quarter of it or, on a crisp function,
+// at most maxCrispList; else fin is nil.
 func (nf *edacNary) listFinite(finite int) {
-	if finite*4 > len(nf.tab) || len(nf.tab) > math.MaxInt32 {
+	if (finite*4 > len(nf.tab) && !(nf.crisp && finite <= maxCrispList)) || len(nf.tab) > math.MaxInt32 {
 		nf.fin, nf.finDig = nil, nil
 		return
 	}
@@ -340,6 +377,62 @@ func (nf *edacNary) listFinite(finite int) {
 			dig[p] = 0
 		}
 	}
+}
+
+// maxCrispList bounds the finite entries of a crisp n-ary function that
+// listFinite lists whatever their share of the table, for naryGAC (an
+// SHDS home's 7-ary device couplings are half finite).
+const maxCrispList = 1 << 16
+
+// indexValues sets byVal, byOff and sup for a crisp function whose finite
+// entries fin lists (nil otherwise).
+func (nf *edacNary) indexValues() {
+	if !nf.crisp || nf.fin == nil {
+		nf.byVal, nf.byOff, nf.sup = nil, nil, nil
+		return
+	}
+	a := len(nf.vars)
+	nv := 0
+	for _, d := range nf.dims {
+		nv += d
+	}
+	nf.byOff = zeroed(nf.byOff, nv+1)
+	nf.sup = zeroed(nf.sup, nv)
+	voff := make([]int, a)
+	for p := 1; p < a; p++ {
+		voff[p] = voff[p-1] + nf.dims[p-1]
+	}
+	for k := range nf.fin {
+		for p, b := range nf.finDig[k*a : k*a+a] {
+			nf.byOff[voff[p]+int(b)+1]++
+		}
+	}
+	for i := 1; i <= nv; i++ {
+		nf.byOff[i] += nf.byOff[i-1]
+	}
+	nf.byVal = zeroed(nf.byVal, len(nf.fin)*a)
+	next := append([]int32(nil), nf.byOff[:nv]...)
+	for k := range nf.fin {
+		for p, b := range nf.finDig[k*a : k*a+a] {
+			i := voff[p] + int(b)
+			nf.byVal[next[i]] = int32(k)
+			next[i]++
+		}
+	}
+	for i := range nf.sup {
+		nf.sup[i] = -1
+	}
+}
+
+// zeroed returns s resized to n zeros, reusing its array where it is
+// large enough (indexValues runs at every row).
+func zeroed(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // newBin returns the binary function over x and y, rank[x] < rank[y]; its
@@ -594,6 +687,7 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s.inDAC = make([]bool, s.n)
 	s.inEAC = make([]bool, s.n)
 	s.inNC = make([]bool, s.n)
+	s.inGAC = make([]bool, len(s.narys))
 	s.deeQ, s.elimQ = newVarQueue(s.n), newVarQueue(s.n)
 	s.pbuf = make([]float64, maxD)
 	s.ebuf = make([]float64, maxD)
@@ -919,7 +1013,22 @@ func (s *EDAC) reset() {
 				finite++
 			}
 		}
+		nf.crisp = true
+		for _, v := range nf.tab {
+			if v != m && !math.IsInf(v, 1) {
+				nf.crisp = false
+				break
+			}
+		}
 		nf.listFinite(finite)
+		nf.res = nf.res[:0]
+		nf.indexValues()
+		nf.dirty = ^uint64(0)
+		if nf.aoffs == nil {
+			for _, v := range nf.vars {
+				nf.aoffs = append(nf.aoffs, int32(s.aoff[v]))
+			}
+		}
 		if mva.IsHard(m) {
 			s.fs[0] = m
 		} else {

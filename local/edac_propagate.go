@@ -215,6 +215,21 @@ func (s *EDAC) remove(x, a int) bool {
 	}
 	if len(s.adjN[x]) > 0 {
 		s.markDEENary(x)
+		for _, j := range s.adjN[x] {
+			nf := &s.narys[j]
+			if nf.byVal == nil {
+				continue
+			}
+			for p, v := range nf.vars {
+				if v == x && p < 64 {
+					nf.dirty |= 1 << p
+				}
+			}
+			if !s.noNaryGAC && !s.gacOnAssign && !s.inGAC[j] && s.is[nf.cnt] > 1 {
+				s.inGAC[j] = true
+				s.gacQ = append(s.gacQ, j)
+			}
+		}
 	}
 	return true
 }
@@ -685,10 +700,24 @@ func (s *EDAC) absorb(j int) bool {
 // entries.
 func (s *EDAC) projectNary(j int) bool {
 	nf := &s.narys[j]
+	if nf.byVal != nil && !s.noNaryGAC {
+		if s.inGAC[j] && !s.gacOnAssign {
+			return true // the queue's turn (gacQ) comes
+		}
+		return s.naryGAC(j)
+	}
 	var free [16]int
 	nfree, n, base, d, ok := s.naryFree(j, &free)
 	if !ok {
 		return true
+	}
+	if nf.crisp {
+		// Its least cost is 0 or Hard, and its projections move
+		// nothing: only whether a live tuple is left matters.
+		if !s.naryAnyTuple(j, free[:nfree], n, base) {
+			return false
+		}
+		return s.noNaryGAC || s.naryGAC(j)
 	}
 	m := s.naryMin(j, free[:nfree], n, base, d, -1, nil)
 	if m > 0 {
@@ -784,6 +813,164 @@ func (s *EDAC) naryMin(j int, free []int, n, base int, d float64, q int, mins []
 	return m
 }
 
+// naryAnyTuple reports whether crisp n-ary function j has a finite entry
+// whose values are live (the assigned variables' included) among the n
+// tuples of its free positions (the others fixed by base): naryMin's
+// least cost is then 0, else Hard. It tries the last such tuple first (a
+// residue, as arc consistency's residual supports), then reads the
+// finite entries or the tuples, whichever are fewer, up to the first
+// live one. Its checks are the entries it reads.
+func (s *EDAC) naryAnyTuple(j int, free []int, n, base int) bool {
+	nf := &s.narys[j]
+	a := len(nf.vars)
+	if len(nf.res) == a {
+		s.checks++
+		if s.liveTuple(nf, nf.res) {
+			return true
+		}
+	}
+	if nf.fin != nil && len(nf.fin) < n {
+		for k := range nf.fin {
+			if dig := nf.finDig[k*a : k*a+a]; s.liveTuple(nf, dig) {
+				s.checks += int64(k + 1)
+				nf.res = append(nf.res[:0], dig...)
+				return true
+			}
+		}
+		s.checks += int64(len(nf.fin))
+		return false
+	}
+	var dig [16]int
+	idx := base
+	for t := range n {
+		ok := !math.IsInf(nf.tab[idx], 1)
+		for i := 0; ok && i < len(free); i++ {
+			ok = s.alive(nf.vars[free[i]], dig[i])
+		}
+		if ok {
+			s.checks += int64(t + 1)
+			nf.res = nf.res[:0]
+			for p, v := range nf.vars {
+				nf.res = append(nf.res, int32(s.valueAt(nf, p, v, free, dig[:len(free)])))
+			}
+			return true
+		}
+		for i := len(free) - 1; i >= 0; i-- {
+			p := free[i]
+			dig[i]++
+			if dig[i] < nf.dims[p] {
+				idx += nf.strides[p]
+				break
+			}
+			idx -= (nf.dims[p] - 1) * nf.strides[p]
+			dig[i] = 0
+		}
+	}
+	s.checks += int64(n)
+	return false
+}
+
+// naryGAC removes the live values of crisp n-ary function j's unassigned
+// variables that no live tuple of its finite entries supports (generalised
+// arc consistency on its Hard entries), until every one left has a
+// support; false on a wipe-out. Each value's last support is tried first
+// (sup), then the finite entries with that value (byVal). projectToUnary
+// moves no cost on a crisp function, and EDAC removed no value through it:
+// the implied pairs (withImpliedPairs) are its static pairwise part, but a
+// storage chain s' = s + a whose a lost a value still allowed every s'
+// the pair (s, s') allows. Only the positions some other position of
+// which lost a value since the last pass are read (dirty): a support of
+// x = b holds b, so x's own removals cannot take it. A search undoes its
+// changes only back to states that propagated to the end, where the
+// function was arc consistent, so the bits need no trail.
+func (s *EDAC) naryGAC(j int) bool {
+	nf := &s.narys[j]
+	if nf.byVal == nil {
+		return true
+	}
+	a := len(nf.vars)
+	for {
+		mask := nf.dirty
+		nf.dirty = 0
+		if a > 64 {
+			mask = ^uint64(0)
+		}
+		if mask == 0 {
+			return true
+		}
+		changed := false
+		off := 0
+		for p, y := range nf.vars {
+			dy := nf.dims[p]
+			if s.is[s.asgOff+y] != 0 || (a <= 64 && mask&^(1<<p) == 0) {
+				// Assigned, or no other position lost a value
+				// since every value of p had a live support.
+				off += dy
+				continue
+			}
+			for b := range dy {
+				i := off + b
+				if !s.alive(y, b) {
+					continue
+				}
+				if r := nf.sup[i]; r >= 0 {
+					s.checks++
+					if s.liveTuple(nf, nf.finDig[int(r)*a:int(r)*a+a]) {
+						continue
+					}
+				}
+				found := false
+				for _, k := range nf.byVal[nf.byOff[i]:nf.byOff[i+1]] {
+					s.checks++
+					if s.liveTuple(nf, nf.finDig[int(k)*a:int(k)*a+a]) {
+						nf.sup[i], found = k, true
+						break
+					}
+				}
+				if found {
+					continue
+				}
+				if !s.remove(y, b) {
+					s.lastFn = len(s.bins) + j
+					return false
+				}
+				s.naryGACRemovals++
+				changed = true
+			}
+			off += dy
+		}
+		if !changed {
+			return true
+		}
+	}
+}
+
+// valueAt returns the value of position p (variable v) of n-ary function
+// nf in the tuple whose free positions free have the values dig: dig's
+// where p is free, else the assigned variable's.
+func (s *EDAC) valueAt(nf *edacNary, p, v int, free, dig []int) int {
+	for i, f := range free {
+		if f == p {
+			return dig[i]
+		}
+	}
+	return s.value(v)
+}
+
+// liveTuple reports whether every value of the tuple dig of n-ary
+// function nf is live (an assigned variable's only live value is its
+// own).
+func (s *EDAC) liveTuple(nf *edacNary, dig []int32) bool {
+	// Through each position's offset of alive flags (aoffs), not its
+	// variable's: one load less per position.
+	for p, o := range nf.aoffs[:len(dig)] {
+		if s.is[int(o)+int(dig[p])] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // naryMinFinite is naryMin over n-ary function j's finite entries (fin):
 // those that agree with the assigned variables' values and whose free
 // positions' values are live. Its checks are the entries it reads.
@@ -840,6 +1027,11 @@ func (s *EDAC) naryMinFinite(j int, d float64, q int, free []int, mins []float64
 // disagrees) the search's dives violated dozens of gates.
 func (s *EDAC) projectToUnary(j int) bool {
 	nf := &s.narys[j]
+	if nf.crisp {
+		// Every least cost is 0 or +Inf: nothing to move, but values
+		// without a live tuple go.
+		return s.noNaryGAC || s.naryGAC(j)
+	}
 	var mins [64]float64
 	for {
 		var free [16]int
@@ -1139,6 +1331,10 @@ func (s *EDAC) fail() {
 		s.inNC[x] = false
 	}
 	s.ncQ = s.ncQ[:0]
+	for _, j := range s.gacQ {
+		s.inGAC[j] = false
+	}
+	s.gacQ = s.gacQ[:0]
 	s.ncAll = false
 	if s.lastFn >= 0 {
 		s.weight[s.lastFn]++
@@ -1170,6 +1366,13 @@ func (s *EDAC) propagateLoop() bool {
 			s.acQ = s.acQ[:len(s.acQ)-1]
 			s.inAC[x] = false
 			if !s.processAC(x) {
+				return false
+			}
+		case len(s.gacQ) > 0:
+			j := s.gacQ[len(s.gacQ)-1]
+			s.gacQ = s.gacQ[:len(s.gacQ)-1]
+			s.inGAC[j] = false
+			if s.is[s.narys[j].cnt] > 1 && !s.naryGAC(j) {
 				return false
 			}
 		case len(s.dacQ) > 0:

@@ -619,3 +619,84 @@ func checkRow(t *testing.T, tag string, lp *mva.LocalProblem, r int, b []int, re
 	}
 	return gc
 }
+
+// TestEDACCrispNaryEqualsBruteForce checks EDAC on crisp n-ary functions
+// (finite entries all 0, as an SHDS home's device tables; the costs in
+// the unary and binary functions) against brute force, with generalised
+// arc consistency on them (naryGAC) on and off, on whole seeded random
+// problems and on subproblems' rows (boundary variables conditioned out,
+// Exact's response solver with its implied pairs too). With naryGAC on
+// the cases must reach its removals.
+func TestEDACCrispNaryEqualsBruteForce(t *testing.T) {
+	for _, noGAC := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noNaryGAC=%v", noGAC), func(t *testing.T) {
+			checked, crisp := 0, 0
+			var removed int64
+			for seed := range int64(160) {
+				o := randprob.Options{
+					Agents: 1 + int(seed%2), Vars: 6 + int(seed%7), MinDomain: 2, MaxDomain: 3 + int(seed%3),
+					MaxArity: 3 + int(seed%3), Functions: 6 + int(seed%9),
+					HardProb: []float64{0.3, 0.5, 0.7}[seed%3], IntCosts: seed%2 == 0, MaxCost: 20,
+					Locality: 0.7,
+				}
+				p := randprob.New(seed, o)
+				if space(p) > 1<<14 {
+					continue
+				}
+				for i := range p.Functions {
+					if f := &p.Functions[i]; len(f.Scope) >= 3 {
+						for e, c := range f.Costs {
+							if !mva.IsHard(c) {
+								f.Costs[e] = 0
+							}
+						}
+					}
+				}
+				for i, sub := range wholeAndSubs(p) {
+					lp := mva.NewLocalProblem(p, sub)
+					if lp.NumInterior() == 0 {
+						continue
+					}
+					rows, err := lp.Rows()
+					if err != nil {
+						t.Fatal(err)
+					}
+					ref := NewBruteForce(lp)
+					s := NewEDAC(lp)
+					s.noNaryGAC = noGAC
+					s.verifyQueues = true
+					for r := 0; r < rows; r += 1 + rows/4 {
+						b := make([]int, lp.NB)
+						lp.DecodeRow(r, b)
+						tag := fmt.Sprintf("seed %d sub %d row %d", seed, i, r)
+						checkRow(t, tag, lp, r, b, ref, s, o.IntCosts, make([]int, lp.NumInterior()))
+						if withPairs, ok := withImpliedPairs(lp); ok {
+							rs := newResponseSolver(lp, withPairs)
+							rs.edac.noNaryGAC = noGAC
+							checkRow(t, tag+" response", lp, r, b, ref, rs, o.IntCosts, make([]int, lp.NumInterior()))
+							removed += rs.edac.naryGACRemovals
+						}
+						checked++
+					}
+					for _, nf := range s.narys {
+						if nf.crisp {
+							crisp++
+							break
+						}
+					}
+					removed += s.naryGACRemovals
+					if s.deeMissed > 0 || s.elimMissed > 0 {
+						t.Fatalf("seed %d: the queues missed %d dead-end removals and %d eliminations", seed, s.deeMissed, s.elimMissed)
+					}
+				}
+			}
+			if checked < 200 || crisp < 50 {
+				t.Fatalf("only %d rows checked, %d solvers with crisp n-ary functions", checked, crisp)
+			}
+			if (removed == 0) != noGAC {
+				t.Fatalf("%d values removed by naryGAC (noNaryGAC %v)", removed, noGAC)
+			}
+			t.Logf("%d rows, %d solvers with crisp n-ary functions, %d values removed by naryGAC", checked, crisp, removed)
+		})
+	}
+}

@@ -4,10 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
+	"github.com/hearth-dcop/hearth/internal/cputime"
 	"github.com/hearth-dcop/hearth/internal/randprob"
 	"github.com/hearth-dcop/hearth/mva"
+	"github.com/hearth-dcop/hearth/mva/format"
 )
 
 // TestImpliedPairs checks withImpliedPairs on a hand-made ternary table
@@ -98,6 +104,9 @@ func TestResponseSolverEqualsBruteForce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if os.Getenv("HEARTH_RESPONSE_NOPAIRS") != "" {
+				s = newResponseSolver(lp, lp)
+			}
 			rs, ok := s.(*responseSolver)
 			if !ok {
 				continue // no implied pair: AOBB, as before
@@ -154,5 +163,67 @@ func TestResponseSolverEqualsBruteForce(t *testing.T) {
 	t.Logf("%d rows checked, %d answers by AOBB, %d the last row's", checked, viaAOBB, fromPrev)
 	if checked < 100 || viaAOBB == 0 || fromPrev == 0 {
 		t.Fatalf("%d rows checked, %d answers by AOBB, %d the last row's", checked, viaAOBB, fromPrev)
+	}
+}
+
+// TestResponseFiles runs Exact's response solver (the solver best
+// responses get) on each .wcsp of HEARTH_RESPONSE_FILES (comma separated;
+// exported with TestExportHardResponses in internal/solve) and logs its
+// optimum, checks, nodes and CPU time (the median of HEARTH_RESPONSE_RUNS
+// runs, each on a new solver): a measuring aid, skipped without the
+// variable. HEARTH_RESPONSE_AOBB=1 runs AOBB (ShiftRows) instead, as
+// Exact did before EDAC answered; HEARTH_RESPONSE_NOGAC=1 and
+// HEARTH_RESPONSE_GACASSIGN=1 turn naryGAC off or limit it to
+// assignments, HEARTH_RESPONSE_NOPAIRS=1 runs EDAC without the implied
+// pairs.
+func TestResponseFiles(t *testing.T) {
+	files, runs := measureFiles(t, "HEARTH_RESPONSE_FILES", "HEARTH_RESPONSE_RUNS")
+	for _, f := range files {
+		p, err := format.ReadFile(f, format.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		in := make([]int, lp.NumInterior())
+		var (
+			v    float64
+			cpus []time.Duration
+			desc string
+			chk  int64
+		)
+		for range runs {
+			c0 := cputime.Used()
+			if os.Getenv("HEARTH_RESPONSE_AOBB") != "" {
+				// The AND/OR search the responses had before EDAC
+				// answered them, for its checks' cost.
+				a := NewAOBB(lp, AOBBOptions{ShiftRows: true})
+				if v, err = a.SolveRow(context.Background(), nil, in); err != nil {
+					t.Fatal(err)
+				}
+				cpus = append(cpus, cputime.Used()-c0)
+				desc, chk = a.Describe()+", 0 nodes", a.Checks()
+				continue
+			}
+			s, err := Exact(lp, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if os.Getenv("HEARTH_RESPONSE_NOPAIRS") != "" {
+				s = newResponseSolver(lp, lp)
+			}
+			rs, ok := s.(*responseSolver)
+			if !ok {
+				t.Fatalf("%s: %T, not the response solver", f, s)
+			}
+			rs.edac.noNaryGAC = os.Getenv("HEARTH_RESPONSE_NOGAC") != ""
+			rs.edac.gacOnAssign = os.Getenv("HEARTH_RESPONSE_GACASSIGN") != ""
+			if v, err = rs.SolveRow(context.Background(), nil, in); err != nil {
+				t.Fatal(err)
+			}
+			cpus = append(cpus, cputime.Used()-c0)
+			desc, chk = fmt.Sprintf("%s; %d GAC removals", rs.Describe(), rs.edac.naryGACRemovals), rs.Checks()
+		}
+		slices.Sort(cpus)
+		t.Logf("%s: %.0f checks=%d cpu=%v %s", filepath.Base(f), v+p.Offset, chk, cpus[len(cpus)/2].Round(100*time.Microsecond), desc)
 	}
 }
