@@ -114,26 +114,24 @@ const (
 )
 
 // ExactResponseChecks is the budget of checks of one exact best response
-// of a home past responseEntries (AND/OR search, local.AOBB within its
-// memory budget) that makes those homes' responses exact (-p
-// response_checks=268435456): past it the home answers by block descent,
-// from then on. The budget counts checks, not time, so which homes
-// answer exactly does not depend on the machine's load. The first
-// responses of 13 of the 14 wide homes of dm_7_1_5 and dm_7_1_6 end
-// within 2^28 (5.5·10^5–4.2·10^7 checks, 0.04–4.2 s of wall time on a
-// loaded core); dm_7_1_5's seventh home passes it.
+// of a home past responseEntries (AND/OR search, or EDAC on the binary
+// hard constraints its device tables imply, local.Exact within its
+// memory budget), --shds's default (-p response_checks): past it the
+// home answers by block descent, from then on (-p response_checks=0:
+// block descent at once). The budget counts checks, not time, so which
+// homes answer exactly does not depend on the machine's load.
 //
-// It is not --shds's default (response_checks = 0, block descent at
-// once): measured end to end (README.md, "Exact best responses for wide
-// SHDS homes", latest after AOBB continues FGLP on hard searches), exact
-// responses cost 1.3–1.8 times block descent's CPU on the 7-home files
-// (every wide home exact) and 1.6 and 1.9 times on dm_21_1_6 and
-// dm_35_1_6, but there only 12 of 21 and 19 of 35 homes stay within the
-// bounds throughout (the others answer by block descent from a later
-// question on), and they moved the objective on the load that flows by
-// −0.04% (dm_7_1_6) to +0.05% (dm_7_1_5): an exact best response need
-// not lead MGM and the improvement phase after it to a better local
-// optimum.
+// It is the default since every wide home of the published files stays
+// within it and responseTotal throughout (README.md, "Exact best
+// responses for wide SHDS homes"): with EDAC keeping the crisp device
+// tables generalised arc consistent, dm_21_1_6's 315 responses took a
+// median of 4.1·10^6 checks and at most 6.6·10^7, its costliest home
+// 7.0·10^8 in all; end to end, exact responses cost 1.0–1.5 times block
+// descent's CPU on dm_7_1_3, dm_7_1_5, dm_7_1_6, dm_21_1_6 and dm_35_1_6
+// (loaded-machine figures), for plans on the load that flows within two
+// units of block descent's (dm_7_1_5 44 units lower). An exact best
+// response need not lead MGM to a better local optimum, but it is the
+// best response the protocol asks for, not an approximation of it.
 const ExactResponseChecks = 1 << 28
 
 // maxEagerRows is the largest MVA table (rows of one home) an eager table
@@ -337,13 +335,13 @@ func FromConfig(path string, cfg *config.Config, o Overrides) (*Run, error) {
 // ending at the first round without a gain where the homes form a
 // complete graph (all the published instances do). Where some home's
 // exact best response is too wide for bucket elimination (homes with many
-// rules), those homes answer by block descent (-p response=3) — with -p
-// response_checks=N (ExactResponseChecks), by AND/OR search within N
-// checks per response and responseTotal in all per home where its
-// pseudo-tree's width is at most responseWidth (-p response_total,
-// response_width), and by block descent past any of them — from their
-// own schedules (-p init=3), and the importer's 4 levels per slot stay:
-// such a run never samples a row.
+// rules), those homes answer by exact best responses within
+// ExactResponseChecks checks per response (-p response_checks) and
+// responseTotal in all per home where its pseudo-tree's width is at most
+// responseWidth (-p response_total, response_width), and by block descent
+// past any of them (-p response=3; -p response_checks=0: block descent at
+// once) — from their own schedules (-p init=3), and the importer's 4
+// levels per slot stay: such a run never samples a row.
 //
 // D-Gibbs (the command line's choice) reads MVA rows. Where they are too
 // wide for fast bucket elimination, --local auto samples those homes'
@@ -382,8 +380,9 @@ func (r *Run) fitSHDS(o Overrides) error {
 			r.paramDefault("response_width", responseWidth)
 			r.paramDefault("response_total", responseTotal)
 			r.paramDefault("init", mgm.InitStart)
-			how := fmt.Sprintf("by block descent (-p response_checks=%d: by exact best responses where they end within bounds)", ExactResponseChecks)
-			if c := r.paramOr("response_checks", mgm.DefaultResponseChecks); c > 0 {
+			r.paramDefault("response_checks", ExactResponseChecks)
+			how := "by block descent (-p response_checks=0)"
+			if c := r.params["response_checks"]; c > 0 {
 				how = fmt.Sprintf("by exact best responses, AND/OR search within %.3g checks each (-p response_checks) and %.3g in all per home (-p response_total) where its pseudo-tree's induced width is at most %v (-p response_width), and by block descent past any of them", c, r.params["response_total"], r.params["response_width"])
 			}
 			r.notes = append(r.notes, fmt.Sprintf("%d of %d homes are too wide for an exact best response by bucket elimination in %.3g-entry tables: they answer %s (-p response=%v), from their own schedules (-p init=%v)", n, homes, r.params["response_entries"], how, r.params["response"], r.params["init"]))
@@ -421,14 +420,6 @@ func (r *Run) complete() bool {
 
 // paramDefault sets protocol parameter k to v unless the TOML or the
 // command line set it.
-// paramOr returns parameter k, or v where it is not set.
-func (r *Run) paramOr(k string, v float64) float64 {
-	if x, ok := r.params[k]; ok {
-		return x
-	}
-	return v
-}
-
 func (r *Run) paramDefault(k string, v float64) {
 	if _, set := r.params[k]; !set {
 		r.params[k] = v

@@ -179,8 +179,8 @@ func TestHomesSHDS(t *testing.T) {
 		global string
 		// blocks: some homes are too wide for a best response by
 		// bucket elimination (dm_7_1_3, dm_7_1_6, dm_35_1_6), and answer
-		// by block descent (with response_checks, AND/OR search first)
-		// from their own schedules (response = 3).
+		// by exact search within response_checks (block descent past
+		// it, response = 3) from their own schedules.
 		blocks bool
 		long   bool
 		// restart: D-Gibbs (on the command line) from its first rows
@@ -214,6 +214,9 @@ func TestHomesSHDS(t *testing.T) {
 			blocks := o.Params["response"] == mgm.ResponseBlocks
 			if blocks != tc.blocks {
 				t.Errorf("block-descent responses %v, want %v (params %v)", blocks, tc.blocks, o.Params)
+			}
+			if exact := o.Params["response_checks"] == homesolve.ExactResponseChecks; tc.global == "mgm" && exact != tc.blocks {
+				t.Errorf("exact responses within %v checks: %v, want %v", o.Params["response_checks"], exact, tc.blocks)
 			}
 			if started := o.Params["init"] == mgm.InitStart && o.Start != nil; started != tc.blocks {
 				t.Errorf("started from the homes' own schedules: %v, want %v (init %v)", started, tc.blocks, o.Params["init"])
