@@ -41,6 +41,12 @@ type AOBBOptions struct {
 	// (shiftCorrections). For callers that ask few rows, each a hard
 	// search (best responses).
 	ShiftRows bool
+	// minFill is the plain min-fill order of the interior (ties by the
+	// lowest index), when the caller has it: Auto's sizing pass
+	// (MinFillSized over the same graph) computes it whole on the
+	// problems it gives AOBB, and the first of bestPseudoTree's tries
+	// need not compute it again.
+	minFill []int
 }
 
 // AOBB is depth-first AND/OR branch and bound with context caching
@@ -421,7 +427,7 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 		tree = ownTrees
 	}
 	if tree == nil {
-		s.pt = bestPseudoTree(nv, lp.NB, scopes, interior)
+		s.pt = bestPseudoTreeFrom(nv, lp.NB, scopes, interior, opts.minFill)
 		if lp.NB == 0 {
 			first := s.pt
 			s.alts = func() []*pseudoTree { return raceTrees(nv, lp.Domains, scopes, interior, first) }

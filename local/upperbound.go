@@ -219,7 +219,16 @@ func (d *diver) listFinite() {
 	if len(d.fin) != len(conds) {
 		d.fin = make([]finRange, len(conds))
 	}
-	slots := d.finSlots[:0]
+	total := 0 // the slots needed: one allocation at the first dive
+	for i := range conds {
+		f := conds[i].f
+		for _, c := range f.Costs {
+			if !mva.IsHard(c) {
+				total += len(f.Vars)
+			}
+		}
+	}
+	slots := slices.Grow(d.finSlots[:0], total)
 	for i := range conds {
 		f := conds[i].f
 		at := len(slots)
