@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
@@ -292,7 +293,7 @@ type aobbCache struct {
 	// got a bound has it in lbs; one map for both makes a miss one
 	// lookup, not two (75-16-5.uai: 210k of 345k lookups miss, 106k
 	// find a bound).
-	slots map[int]int32
+	slots slotTable
 	vals  []float64
 	gens  []uint32
 	sols  []uint16
@@ -307,6 +308,75 @@ type aobbCache struct {
 	// bvars: the boundary variables of the functions below the variable;
 	// when one changes between rows, the entries are stale.
 	bvars []int
+}
+
+// slotTable maps a sparse cache's context indices to their slots
+// (aobbCache.slots): open addressing with linear probing over a
+// power-of-two table at most half full, keys stored plus one so that 0
+// marks an empty place. A search looks its children's contexts up at
+// every AND node, most of them misses in caches of a few dozen entries;
+// Go's map cost three times as many instructions per lookup there
+// (testdata/shds_dm_7_1_5_home5.wcsp: 47 sparse caches holding 1214
+// entries in all, looked up some 40 thousand times). Its places cost 12
+// bytes, 24 to 48 per key held: within sparseEntryBytes, the budget's
+// estimate.
+type slotTable struct {
+	keys  []int // context index + 1; 0: empty
+	vals  []int32
+	n     int  // keys held
+	shift uint // 64 - log2(len(keys))
+}
+
+// slotHash spreads context indices (often multiples of a stride) over
+// the table: Fibonacci hashing, the high bits of the product.
+const slotHash = 0x9E3779B97F4A7C15
+
+// place returns the place of key k (a context index, at least 0) in t:
+// where it is, or the empty place where it would go.
+func (t *slotTable) place(k int) int {
+	mask := len(t.keys) - 1
+	i := int((uint64(k) * slotHash) >> t.shift)
+	for t.keys[i] != 0 && t.keys[i] != k+1 {
+		i = (i + 1) & mask
+	}
+	return i
+}
+
+// get returns the slot of context index k, if it has one.
+func (t *slotTable) get(k int) (int32, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	i := t.place(k)
+	return t.vals[i], t.keys[i] != 0
+}
+
+// set makes v the slot of context index k.
+func (t *slotTable) set(k int, v int32) {
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
+	i := t.place(k)
+	if t.keys[i] == 0 {
+		t.keys[i] = k + 1
+		t.n++
+	}
+	t.vals[i] = v
+}
+
+// grow doubles the table (16 places at first) and places every key
+// again.
+func (t *slotTable) grow() {
+	old, oldVals := t.keys, t.vals
+	t.keys = make([]int, max(16, 2*len(old)))
+	t.vals = make([]int32, len(t.keys))
+	t.shift = uint(64 - bits.TrailingZeros(uint(len(t.keys))))
+	for i, k := range old {
+		if k != 0 {
+			j := t.place(k - 1)
+			t.keys[j], t.vals[j] = k, oldVals[i]
+		}
+	}
 }
 
 // cachedLB is a lower bound in a sparse cache, valid in its generation.
@@ -666,7 +736,6 @@ func (s *AOBB) planCaches() {
 		ca.dense = denseCache(n, ca.sub) && int64(n)*(12+2*int64(ca.sub)) <= denseStartBytes
 		if !ca.dense {
 			ca.grow = denseCache(n, ca.sub)
-			ca.slots = map[int]int32{}
 		}
 		s.cachedVars++
 	}
@@ -1674,12 +1743,12 @@ const lbGen = 1 << 31
 // (cachedBound, see cacheBound), or cachedNone.
 func (s *AOBB) cacheLookup(c int) (float64, int) {
 	ca := &s.cache[c]
-	if !ca.on || ca.vals == nil && len(ca.slots) == 0 {
+	if !ca.on || ca.vals == nil && ca.slots.n == 0 {
 		return 0, cachedNone
 	}
 	e := s.cacheKey(ca)
 	if !ca.dense {
-		slot, ok := ca.slots[e]
+		slot, ok := ca.slots.get(e)
 		switch {
 		case !ok:
 			return 0, cachedNone
@@ -1750,14 +1819,14 @@ func (s *AOBB) cacheBound(c int, lb float64) {
 	own := lb - s.correction(ca)
 	e := s.cacheKey(ca)
 	if !ca.dense {
-		slot, ok := ca.slots[e]
+		slot, ok := ca.slots.get(e)
 		switch {
 		case !ok:
 			if s.cacheUsed+boundEntryBytes > s.cacheBudget || len(ca.lbs) >= math.MaxInt32 {
 				return
 			}
 			s.cacheUsed += boundEntryBytes
-			ca.slots[e] = ^int32(len(ca.lbs))
+			ca.slots.set(e, ^int32(len(ca.lbs)))
 			ca.lbs = append(ca.lbs, cachedLB{own, ca.gen})
 		case slot < 0:
 			if b := &ca.lbs[^slot]; b.gen != ca.gen || b.lb < own {
@@ -1804,7 +1873,7 @@ func (s *AOBB) cacheSlot(ca *aobbCache) (int, bool) {
 	} else if ca.grow && len(ca.vals) >= ca.size/denseFill && s.densify(ca) {
 		// now dense, e indexes the table
 	} else {
-		slot, ok := ca.slots[e]
+		slot, ok := ca.slots.get(e)
 		if !ok || slot < 0 { // none, or only a bound: a value's slot
 			bytes := 12 + 2*int64(ca.sub) + sparseEntryBytes
 			if s.cacheUsed+bytes > s.cacheBudget || len(ca.vals) >= math.MaxInt32 {
@@ -1812,7 +1881,7 @@ func (s *AOBB) cacheSlot(ca *aobbCache) (int, bool) {
 			}
 			s.cacheUsed += bytes
 			slot = int32(len(ca.vals))
-			ca.slots[e] = slot
+			ca.slots.set(e, slot)
 			ca.vals = append(ca.vals, 0)
 			ca.gens = append(ca.gens, 0)
 			ca.sols = append(ca.sols, make([]uint16, ca.sub)...)
@@ -1835,7 +1904,11 @@ func (s *AOBB) densify(ca *aobbCache) bool {
 	vals := make([]float64, ca.size)
 	gens := make([]uint32, ca.size)
 	sols := make([]uint16, ca.size*ca.sub)
-	for e, slot := range ca.slots {
+	for i, k := range ca.slots.keys {
+		if k == 0 {
+			continue // an empty place
+		}
+		e, slot := k-1, ca.slots.vals[i]
 		if slot < 0 { // a bound
 			b := ca.lbs[^slot]
 			vals[e], gens[e] = b.lb, b.gen|lbGen
@@ -1844,7 +1917,7 @@ func (s *AOBB) densify(ca *aobbCache) bool {
 		vals[e], gens[e] = ca.vals[slot], ca.gens[slot]
 		copy(sols[e*ca.sub:(e+1)*ca.sub], ca.sols[int(slot)*ca.sub:])
 	}
-	ca.vals, ca.gens, ca.sols, ca.slots, ca.lbs, ca.dense = vals, gens, sols, nil, nil, true
+	ca.vals, ca.gens, ca.sols, ca.slots, ca.lbs, ca.dense = vals, gens, sols, slotTable{}, nil, true
 	s.cacheUsed += dense - sparse
 	return true
 }
