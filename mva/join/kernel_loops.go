@@ -320,11 +320,21 @@ func (p *JoinProject) minGeneric(dst []float64, am []int32, off, dig, eoff, pdig
 	}
 }
 
-// fillBase sets base[d] to the sum of the run-invariant inputs (inv) at
-// eliminated value d, for the run starting at the odometer's row.
+// fillBase sets base[d] to the sum of the run-invariant inputs (inv, at
+// least one) at eliminated value d, for the run starting at the
+// odometer's row. The first input is copied rather than added to zeros:
+// runs are often of two or three rows (the SHDS responses' mini-bucket
+// messages end on a two-valued action), and clearing base was a tenth of
+// such a run.
 func (p *JoinProject) fillBase(base []float64, off []int) {
-	clear(base)
-	for q, j := range p.inv {
+	j := p.inv[0]
+	in, o, st := p.inputs[j].Costs, off[j], p.invS[0]
+	for d := range base {
+		base[d] = in[o]
+		o += st
+	}
+	for q := 1; q < len(p.inv); q++ {
+		j := p.inv[q]
 		in, o, st := p.inputs[j].Costs, off[j], p.invS[q]
 		for d := range base {
 			base[d] += in[o]
