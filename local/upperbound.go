@@ -315,10 +315,14 @@ func (d *diver) revise(i int) bool {
 	// values has one or two left).
 	n := 1
 	for p, u := range f.Vars {
-		clear(d.sup[d.off[u]:d.off[u+1]])
+		// sup is cleared in the same loop (clear is a runtime call,
+		// dearer than a few stores).
+		live, sup := d.live[d.off[u]:d.off[u+1]], d.sup[d.off[u]:d.off[u+1]]
+		sup = sup[:len(live)]
 		l := d.lists[p][:0]
-		for a := range f.Dims[p] {
-			if d.live[d.off[u]+a] {
+		for a, ok := range live {
+			sup[a] = false
+			if ok {
 				l = append(l, a)
 			}
 		}
