@@ -558,10 +558,22 @@ func (p *JoinProject) runLen(dig []int, left int) int {
 func (p *JoinProject) nextRun(off, dig []int) {
 	k := len(dig) - 1
 	d0 := dig[k]
+	dig[k] = 0
+	if k > 0 && dig[k-1]+1 < p.outDims[k-1] {
+		// The common case, the next digit up moves on: one pass over
+		// the offsets instead of two (runs of two or three rows, as
+		// the SHDS responses' messages have, paid for both).
+		dig[k-1]++
+		nIn := len(off)
+		st := p.ostep[(k-1)*nIn : k*nIn]
+		for j := range off {
+			off[j] += st[j] - d0*p.inner[j]
+		}
+		return
+	}
 	for j := range off {
 		off[j] -= d0 * p.inner[j]
 	}
-	dig[k] = 0
 	p.advance(off, dig, k-1)
 }
 
