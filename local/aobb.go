@@ -1724,7 +1724,8 @@ func (s *AOBB) expand(c int) float64 {
 		b := r.base(val)
 		costs, vs := r.f.Costs, r.vstride
 		for a := range w {
-			w[a] += costs[b+a*vs]
+			w[a] += costs[b]
+			b += vs
 		}
 	}
 	bases := s.augBase[c]
@@ -1734,7 +1735,8 @@ func (s *AOBB) expand(c int) float64 {
 		bases[k] = b
 		costs, vs := r.f.Costs, r.vstride
 		for a := range h {
-			h[a] += costs[b+a*vs]
+			h[a] += costs[b]
+			b += vs
 		}
 	}
 	// The messages passing over c: each at the entry its target's
