@@ -374,6 +374,10 @@ func (p *JoinProject) minBase0(dst []float64, am []int32, off, dig []int, base [
 }
 
 func (p *JoinProject) minBase1(dst []float64, am []int32, off, dig []int, base []float64) {
+	if am == nil {
+		p.minBase1NoArg(dst, off, dig, base)
+		return
+	}
 	ja := p.vary[0]
 	a, la, sa := p.inputs[ja].Costs, p.inner[ja], p.varyS[0]
 	inf := math.Inf(1)
@@ -397,6 +401,34 @@ func (p *JoinProject) minBase1(dst []float64, am []int32, off, dig []int, base [
 			if am != nil {
 				am[i] = int32(arg)
 			}
+			oa += la
+		}
+		if r += n; r < len(dst) {
+			p.nextRun(off, dig)
+		}
+	}
+}
+
+// minBase1NoArg is minBase1 without the argmin (a mini-bucket message
+// keeps none): the same minima, one comparison fewer per entry, and the
+// registers it held free for the loop's offsets.
+func (p *JoinProject) minBase1NoArg(dst []float64, off, dig []int, base []float64) {
+	ja := p.vary[0]
+	a, la, sa := p.inputs[ja].Costs, p.inner[ja], p.varyS[0]
+	inf := math.Inf(1)
+	for r := 0; r < len(dst); {
+		n := p.runLen(dig, len(dst)-r)
+		p.fillBase(base, off)
+		oa := off[ja]
+		for i := r; i < r+n; i++ {
+			c0 := dst[i]
+			best := inf
+			xa := oa
+			for _, bd := range base {
+				best = min(best, c0+bd+a[xa])
+				xa += sa
+			}
+			dst[i] = best
 			oa += la
 		}
 		if r += n; r < len(dst) {
