@@ -259,6 +259,10 @@ func (p *JoinProject) minN(dst []float64, am []int32, off, dig, eoff []int) {
 // minGeneric handles several eliminated variables: the last one is the
 // inner loop, the others an odometer (pdig) around it.
 func (p *JoinProject) minGeneric(dst []float64, am []int32, off, dig, eoff, pdig []int) {
+	if am == nil {
+		p.minGenericNoArg(dst, off, dig, eoff, pdig)
+		return
+	}
 	var buf [16][]float64
 	ins := buf[:0]
 	if len(p.elimIn) > len(buf) {
@@ -313,6 +317,64 @@ func (p *JoinProject) minGeneric(dst []float64, am []int32, off, dig, eoff, pdig
 			if am != nil {
 				am[i] = int32(arg)
 			}
+		}
+		if r += n; r < len(dst) {
+			p.nextRun(off, dig)
+		}
+	}
+}
+
+// minGenericNoArg is minGeneric without the argmin (the mini-buckets'
+// min-marginals keep none), as minBase1NoArg.
+func (p *JoinProject) minGenericNoArg(dst []float64, off, dig, eoff, pdig []int) {
+	var buf [16][]float64
+	ins := buf[:0]
+	if len(p.elimIn) > len(buf) {
+		ins = make([][]float64, 0, len(p.elimIn))
+	}
+	for _, j := range p.elimIn {
+		ins = append(ins, p.inputs[j].Costs)
+	}
+	ne := len(ins)
+	eoff = eoff[:ne]
+	ls := p.lstride[:ne]
+	D, inf := p.lastD, math.Inf(1)
+	for r := 0; r < len(dst); {
+		n := p.runLen(dig, len(dst)-r)
+		for i := r; i < r+n; i++ {
+			c0 := dst[i]
+			for t, j := range p.elimIn {
+				eoff[t] = off[j] + (i-r)*p.inner[j]
+			}
+			clear(pdig)
+			best := inf
+			for pe := 0; pe < p.psize; pe++ {
+				for d := 0; d < D; d++ {
+					s := c0
+					for t, in := range ins {
+						s += in[eoff[t]+d*ls[t]]
+					}
+					best = min(best, s)
+				}
+				// Advance the odometer of the other eliminated
+				// variables.
+				for k := len(pdig) - 1; k >= 0; k-- {
+					pdig[k]++
+					if pdig[k] < p.pdims[k] {
+						st := p.pstep[k*ne : (k+1)*ne]
+						for t := range eoff {
+							eoff[t] += st[t]
+						}
+						break
+					}
+					pdig[k] = 0
+					rew := p.prew[k*ne : (k+1)*ne]
+					for t := range eoff {
+						eoff[t] -= rew[t]
+					}
+				}
+			}
+			dst[i] = best
 		}
 		if r += n; r < len(dst) {
 			p.nextRun(off, dig)
