@@ -1267,7 +1267,7 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 		t := 0.0
 		for i := range s.cond {
 			if fins[i].on {
-				t += fins[i].min(s.cond[i].f.Costs)
+				t += fins[i].min()
 			} else {
 				t += slices.Min(s.cond[i].f.Costs)
 			}
@@ -1294,7 +1294,7 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 					m[a] = math.Inf(1)
 				}
 				if h.fin != nil {
-					h.fin.marginals(h.f.Costs, h.p, m)
+					h.fin.marginals(h.p, m)
 				} else {
 					marginals(h.f.Costs, h.stride, h.d, m)
 				}
@@ -1355,6 +1355,11 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 			break
 		}
 		last = now
+	}
+	for i := range fins {
+		if fins[i].on {
+			fins[i].store(s.cond[i].f.Costs)
+		}
 	}
 	return from, to
 }
@@ -1436,6 +1441,9 @@ func (s *AOBB) forget(ca *aobbCache) {
 type finiteEntries struct {
 	on  bool
 	idx []int32 // the finite entries' offsets in the table
+	// c holds their costs while shift runs (store puts them back): the
+	// sweeps read and write them in a run instead of through idx.
+	c []float64
 	// val[p][e] is the value of the function's p-th variable at entry
 	// idx[e].
 	val [][]uint16
@@ -1463,10 +1471,11 @@ func (s *AOBB) finite() []finiteEntries {
 			continue
 		}
 		fe.on = true
-		fe.idx = fe.idx[:0]
+		fe.idx, fe.c = fe.idx[:0], fe.c[:0]
 		for e, c := range f.Costs {
 			if !mva.IsHard(c) {
 				fe.idx = append(fe.idx, int32(e))
+				fe.c = append(fe.c, c)
 			}
 		}
 		if len(fe.val) != len(f.Vars) {
@@ -1486,36 +1495,43 @@ func (s *AOBB) finite() []finiteEntries {
 	return s.fins
 }
 
-// min returns the least of costs' entries listed in fe (+Inf when none
+// min returns the least of the listed entries' costs (+Inf when none
 // is: every entry is Hard), what slices.Min of the whole table returns.
-func (fe *finiteEntries) min(costs []float64) float64 {
+func (fe *finiteEntries) min() float64 {
 	m := math.Inf(1)
-	for _, e := range fe.idx {
-		m = min(m, costs[e])
+	for _, c := range fe.c {
+		m = min(m, c)
 	}
 	return m
 }
 
 // marginals is marginals over fe's entries, for the variable at position
 // p: a value whose entries are all Hard keeps its +Inf, as there.
-func (fe *finiteEntries) marginals(costs []float64, p int, m []float64) {
-	vals := fe.val[p]
-	for e, i := range fe.idx {
-		if c, a := costs[i], vals[e]; c < m[a] {
+func (fe *finiteEntries) marginals(p int, m []float64) {
+	vals := fe.val[p][:len(fe.c)]
+	for e, c := range fe.c {
+		if a := vals[e]; c < m[a] {
 			m[a] = c
 		}
 	}
 }
 
-// add is addMarginals over fe's entries, for the variable at position p.
-// A Hard delta makes its entries Hard (+Inf plus a finite cost), and
-// they leave the list.
-func (fe *finiteEntries) add(costs []float64, p int, delta []float64) {
-	vals := fe.val[p]
-	hard := false
+// store writes the listed entries' costs back into the table.
+func (fe *finiteEntries) store(costs []float64) {
 	for e, i := range fe.idx {
+		costs[i] = fe.c[e]
+	}
+}
+
+// add is addMarginals over fe's entries, for the variable at position p.
+// A Hard delta makes its entries Hard (+Inf plus a finite cost): they
+// leave the list, their Hard written into the table (costs) at once.
+func (fe *finiteEntries) add(costs []float64, p int, delta []float64) {
+	vals := fe.val[p][:len(fe.c)]
+	hard := false
+	for e := range fe.c {
 		x := delta[vals[e]]
-		costs[i] += x
+		fe.c[e] += x
 		hard = hard || mva.IsHard(x)
 	}
 	if !hard {
@@ -1523,16 +1539,17 @@ func (fe *finiteEntries) add(costs []float64, p int, delta []float64) {
 	}
 	n := 0
 	for e, i := range fe.idx {
-		if mva.IsHard(costs[i]) {
+		if c := fe.c[e]; mva.IsHard(c) {
+			costs[i] = c
 			continue
 		}
-		fe.idx[n] = i
+		fe.idx[n], fe.c[n] = i, fe.c[e]
 		for q := range fe.val {
 			fe.val[q][n] = fe.val[q][e]
 		}
 		n++
 	}
-	fe.idx = fe.idx[:n]
+	fe.idx, fe.c = fe.idx[:n], fe.c[:n]
 	for q := range fe.val {
 		fe.val[q] = fe.val[q][:n]
 	}
