@@ -348,7 +348,24 @@ func (g *Graph) minFill(elim, doms []int, maxEntries float64, maxSpace func() fl
 		for i := nlo; i < nhi; i++ {
 			nb[i] &= left[i]
 		}
-		forEach(nb[nlo:nhi], func(v int) { score(v + nlo*64) })
+		if fill[best] == 0 {
+			// best was simplicial: its neighbours form a clique and no
+			// edge was added, so a neighbour v only loses best, and
+			// with it the pairs (best, u) for its neighbours u outside
+			// that clique: deg[v]-k of them (k = best's degree; v is
+			// adjacent to the k-1 others). Counted, not scored again:
+			// on the SHDS responses most eliminations are of such
+			// vertices, and scoring them was half of min-fill.
+			k := deg[best]
+			forEach(nb[nlo:nhi], func(v int) {
+				v += nlo * 64
+				fill[v] -= deg[v] - k
+				deg[v]--
+				h.set(fillEntry{uint64(min(fill[v], math.MaxUint32))<<32 | uint64(uint32(deg[v])), int32(v)})
+			})
+		} else {
+			forEach(nb[nlo:nhi], func(v int) { score(v + nlo*64) })
+		}
 		if dlo < dhi {
 			forEach(dirty[dlo:dhi], func(v int) {
 				v += dlo * 64
