@@ -1312,16 +1312,17 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 					integral = integral && x == math.Trunc(x)
 					sum += x
 				}
-				n := float64(len(hs))
+				// The target, once per value: the mean, floored for
+				// integer costs.
+				mean := sum / float64(len(hs))
+				if integral {
+					mean = math.Floor(mean)
+				}
 				for k := range hs {
-					x := marg[k*d+a]
-					switch {
-					case hard:
+					if hard {
 						marg[k*d+a] = mva.Hard // the value is out
-					case integral:
-						marg[k*d+a] = math.Floor(sum/n) - x
-					default:
-						marg[k*d+a] = sum/n - x
+					} else {
+						marg[k*d+a] = mean - marg[k*d+a]
 					}
 				}
 				if !hard && integral { // the first takes the remainder
