@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/hearth-dcop/hearth/mva"
@@ -41,6 +42,12 @@ type AOBBOptions struct {
 	// (shiftCorrections). For callers that ask few rows, each a hard
 	// search (best responses).
 	ShiftRows bool
+	// minFill is the plain min-fill order of the interior (ties by the
+	// lowest index), when the caller has it: Auto's sizing pass
+	// (MinFillSized over the same graph) computes it whole on the
+	// problems it gives AOBB, and the first of bestPseudoTree's tries
+	// need not compute it again.
+	minFill []int
 }
 
 // AOBB is depth-first AND/OR branch and bound with context caching
@@ -236,11 +243,24 @@ func (r *aobbRef) base(val []int) int {
 	return indexOf(r.terms, val)
 }
 
-// indexOf returns the sum of val[t.v]·t.stride over terms.
+// indexOf returns the sum of val[t.v]·t.stride over terms. Unrolled by
+// four: these sums (five terms on average, up to fifteen for a cache's
+// context) were an eighth of an SHDS response's instructions
+// (testdata/shds_dm_7_1_5_home5.wcsp, 115 thousand sums), and the loop's
+// own bookkeeping half of each term's cost.
 func indexOf(terms []indexTerm, val []int) int {
 	idx := 0
-	for _, t := range terms {
-		idx += val[t.v] * t.stride
+	for ; len(terms) >= 4; terms = terms[4:] {
+		idx += val[terms[0].v]*terms[0].stride + val[terms[1].v]*terms[1].stride +
+			val[terms[2].v]*terms[2].stride + val[terms[3].v]*terms[3].stride
+	}
+	switch len(terms) {
+	case 3:
+		idx += val[terms[0].v]*terms[0].stride + val[terms[1].v]*terms[1].stride + val[terms[2].v]*terms[2].stride
+	case 2:
+		idx += val[terms[0].v]*terms[0].stride + val[terms[1].v]*terms[1].stride
+	case 1:
+		idx += val[terms[0].v] * terms[0].stride
 	}
 	return idx
 }
@@ -287,7 +307,7 @@ type aobbCache struct {
 	// got a bound has it in lbs; one map for both makes a miss one
 	// lookup, not two (75-16-5.uai: 210k of 345k lookups miss, 106k
 	// find a bound).
-	slots map[int]int32
+	slots slotTable
 	vals  []float64
 	gens  []uint32
 	sols  []uint16
@@ -302,6 +322,75 @@ type aobbCache struct {
 	// bvars: the boundary variables of the functions below the variable;
 	// when one changes between rows, the entries are stale.
 	bvars []int
+}
+
+// slotTable maps a sparse cache's context indices to their slots
+// (aobbCache.slots): open addressing with linear probing over a
+// power-of-two table at most half full, keys stored plus one so that 0
+// marks an empty place. A search looks its children's contexts up at
+// every AND node, most of them misses in caches of a few dozen entries;
+// Go's map cost three times as many instructions per lookup there
+// (testdata/shds_dm_7_1_5_home5.wcsp: 47 sparse caches holding 1214
+// entries in all, looked up some 40 thousand times). Its places cost 12
+// bytes, 24 to 48 per key held: within sparseEntryBytes, the budget's
+// estimate.
+type slotTable struct {
+	keys  []int // context index + 1; 0: empty
+	vals  []int32
+	n     int  // keys held
+	shift uint // 64 - log2(len(keys))
+}
+
+// slotHash spreads context indices (often multiples of a stride) over
+// the table: Fibonacci hashing, the high bits of the product.
+const slotHash = 0x9E3779B97F4A7C15
+
+// place returns the place of key k (a context index, at least 0) in t:
+// where it is, or the empty place where it would go.
+func (t *slotTable) place(k int) int {
+	mask := len(t.keys) - 1
+	i := int((uint64(k) * slotHash) >> t.shift)
+	for t.keys[i] != 0 && t.keys[i] != k+1 {
+		i = (i + 1) & mask
+	}
+	return i
+}
+
+// get returns the slot of context index k, if it has one.
+func (t *slotTable) get(k int) (int32, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	i := t.place(k)
+	return t.vals[i], t.keys[i] != 0
+}
+
+// set makes v the slot of context index k.
+func (t *slotTable) set(k int, v int32) {
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
+	i := t.place(k)
+	if t.keys[i] == 0 {
+		t.keys[i] = k + 1
+		t.n++
+	}
+	t.vals[i] = v
+}
+
+// grow doubles the table (16 places at first) and places every key
+// again.
+func (t *slotTable) grow() {
+	old, oldVals := t.keys, t.vals
+	t.keys = make([]int, max(16, 2*len(old)))
+	t.vals = make([]int32, len(t.keys))
+	t.shift = uint(64 - bits.TrailingZeros(uint(len(t.keys))))
+	for i, k := range old {
+		if k != 0 {
+			j := t.place(k - 1)
+			t.keys[j], t.vals[j] = k, oldVals[i]
+		}
+	}
 }
 
 // cachedLB is a lower bound in a sparse cache, valid in its generation.
@@ -381,12 +470,41 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 	}
 
 	// Condition every function on the boundary, as BE's rows do.
+	// The factors, their index slices and their tables' copies are runs
+	// of three slabs (each slice capped at its room), not a few small
+	// allocations per function: on an SHDS response (228 functions) those
+	// were a fifth of the solve's allocations.
+	arity, copies := 0, 0
+	for _, f := range lp.Funcs {
+		arity += len(f.Scope)
+		n, static := 1, true
+		for _, v := range f.Scope {
+			if v < lp.NB {
+				static = false
+			} else {
+				n *= lp.Domains[v]
+			}
+		}
+		if !(static && lp.NB > 0 && !opts.ShiftRows) {
+			copies += n
+		}
+	}
+	factors := make([]Factor, len(lp.Funcs))
+	ints := make([]int, 6*arity)
+	floats := make([]float64, copies)
+	take := func(n int) []int {
+		r := ints[:n:n]
+		ints = ints[n:]
+		return r
+	}
 	scopes := make([][]int, 0, len(lp.Funcs))
 	s.cond = make([]condFunc, 0, len(lp.Funcs))
-	for _, f := range lp.Funcs {
-		c := condFunc{f: &Factor{}, costs: f.Costs}
+	for i, f := range lp.Funcs {
+		k := len(f.Scope)
+		c := condFunc{f: &factors[i], costs: f.Costs, bvars: take(k)[:0], bstrides: take(k)[:0], istrides: take(k)[:0]}
+		c.f.Vars, c.f.Dims = take(k)[:0], take(k)[:0]
 		stride := 1
-		strides := make([]int, len(f.Scope))
+		strides := take(k)
 		for p := len(f.Scope) - 1; p >= 0; p-- {
 			strides[p] = stride
 			stride *= lp.Domains[f.Scope[p]]
@@ -413,7 +531,7 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 			for _, d := range c.f.Dims {
 				n *= d
 			}
-			c.f.Costs = make([]float64, n)
+			c.f.Costs, floats = floats[:n:n], floats[n:]
 		}
 		scopes = append(scopes, c.f.Vars)
 		s.cond = append(s.cond, c)
@@ -422,7 +540,7 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 		tree = ownTrees
 	}
 	if tree == nil {
-		s.pt = bestPseudoTree(nv, lp.NB, scopes, interior)
+		s.pt = bestPseudoTreeFrom(nv, lp.NB, scopes, interior, opts.minFill)
 		if lp.NB == 0 {
 			first := s.pt
 			s.alts = func() []*pseudoTree { return raceTrees(nv, lp.Domains, scopes, interior, first) }
@@ -689,7 +807,6 @@ func (s *AOBB) planCaches() {
 		ca.dense = denseCache(n, ca.sub) && int64(n)*(12+2*int64(ca.sub)) <= denseStartBytes
 		if !ca.dense {
 			ca.grow = denseCache(n, ca.sub)
-			ca.slots = map[int]int32{}
 		}
 		s.cachedVars++
 	}
@@ -1204,7 +1321,7 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 		t := 0.0
 		for i := range s.cond {
 			if fins[i].on {
-				t += fins[i].min(s.cond[i].f.Costs)
+				t += fins[i].min()
 			} else {
 				t += slices.Min(s.cond[i].f.Costs)
 			}
@@ -1231,7 +1348,7 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 					m[a] = math.Inf(1)
 				}
 				if h.fin != nil {
-					h.fin.marginals(h.f.Costs, h.p, m)
+					h.fin.marginals(h.p, m)
 				} else {
 					marginals(h.f.Costs, h.stride, h.d, m)
 				}
@@ -1249,16 +1366,17 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 					integral = integral && x == math.Trunc(x)
 					sum += x
 				}
-				n := float64(len(hs))
+				// The target, once per value: the mean, floored for
+				// integer costs.
+				mean := sum / float64(len(hs))
+				if integral {
+					mean = math.Floor(mean)
+				}
 				for k := range hs {
-					x := marg[k*d+a]
-					switch {
-					case hard:
+					if hard {
 						marg[k*d+a] = mva.Hard // the value is out
-					case integral:
-						marg[k*d+a] = math.Floor(sum/n) - x
-					default:
-						marg[k*d+a] = sum/n - x
+					} else {
+						marg[k*d+a] = mean - marg[k*d+a]
 					}
 				}
 				if !hard && integral { // the first takes the remainder
@@ -1292,6 +1410,11 @@ func (s *AOBB) shift(rounds int, tol float64, readsOnly bool) (from, to float64)
 			break
 		}
 		last = now
+	}
+	for i := range fins {
+		if fins[i].on {
+			fins[i].store(s.cond[i].f.Costs)
+		}
 	}
 	return from, to
 }
@@ -1383,6 +1506,9 @@ func (s *AOBB) forget(ca *aobbCache) {
 type finiteEntries struct {
 	on  bool
 	idx []int32 // the finite entries' offsets in the table
+	// c holds their costs while shift runs (store puts them back): the
+	// sweeps read and write them in a run instead of through idx.
+	c []float64
 	// val[p][e] is the value of the function's p-th variable at entry
 	// idx[e].
 	val [][]uint16
@@ -1410,10 +1536,11 @@ func (s *AOBB) finite() []finiteEntries {
 			continue
 		}
 		fe.on = true
-		fe.idx = fe.idx[:0]
+		fe.idx, fe.c = fe.idx[:0], fe.c[:0]
 		for e, c := range f.Costs {
 			if !mva.IsHard(c) {
 				fe.idx = append(fe.idx, int32(e))
+				fe.c = append(fe.c, c)
 			}
 		}
 		if len(fe.val) != len(f.Vars) {
@@ -1433,36 +1560,43 @@ func (s *AOBB) finite() []finiteEntries {
 	return s.fins
 }
 
-// min returns the least of costs' entries listed in fe (+Inf when none
+// min returns the least of the listed entries' costs (+Inf when none
 // is: every entry is Hard), what slices.Min of the whole table returns.
-func (fe *finiteEntries) min(costs []float64) float64 {
+func (fe *finiteEntries) min() float64 {
 	m := math.Inf(1)
-	for _, e := range fe.idx {
-		m = min(m, costs[e])
+	for _, c := range fe.c {
+		m = min(m, c)
 	}
 	return m
 }
 
 // marginals is marginals over fe's entries, for the variable at position
 // p: a value whose entries are all Hard keeps its +Inf, as there.
-func (fe *finiteEntries) marginals(costs []float64, p int, m []float64) {
-	vals := fe.val[p]
-	for e, i := range fe.idx {
-		if c, a := costs[i], vals[e]; c < m[a] {
+func (fe *finiteEntries) marginals(p int, m []float64) {
+	vals := fe.val[p][:len(fe.c)]
+	for e, c := range fe.c {
+		if a := vals[e]; c < m[a] {
 			m[a] = c
 		}
 	}
 }
 
-// add is addMarginals over fe's entries, for the variable at position p.
-// A Hard delta makes its entries Hard (+Inf plus a finite cost), and
-// they leave the list.
-func (fe *finiteEntries) add(costs []float64, p int, delta []float64) {
-	vals := fe.val[p]
-	hard := false
+// store writes the listed entries' costs back into the table.
+func (fe *finiteEntries) store(costs []float64) {
 	for e, i := range fe.idx {
+		costs[i] = fe.c[e]
+	}
+}
+
+// add is addMarginals over fe's entries, for the variable at position p.
+// A Hard delta makes its entries Hard (+Inf plus a finite cost): they
+// leave the list, their Hard written into the table (costs) at once.
+func (fe *finiteEntries) add(costs []float64, p int, delta []float64) {
+	vals := fe.val[p][:len(fe.c)]
+	hard := false
+	for e := range fe.c {
 		x := delta[vals[e]]
-		costs[i] += x
+		fe.c[e] += x
 		hard = hard || mva.IsHard(x)
 	}
 	if !hard {
@@ -1470,16 +1604,17 @@ func (fe *finiteEntries) add(costs []float64, p int, delta []float64) {
 	}
 	n := 0
 	for e, i := range fe.idx {
-		if mva.IsHard(costs[i]) {
+		if c := fe.c[e]; mva.IsHard(c) {
+			costs[i] = c
 			continue
 		}
-		fe.idx[n] = i
+		fe.idx[n], fe.c[n] = i, fe.c[e]
 		for q := range fe.val {
 			fe.val[q][n] = fe.val[q][e]
 		}
 		n++
 	}
-	fe.idx = fe.idx[:n]
+	fe.idx, fe.c = fe.idx[:n], fe.c[:n]
 	for q := range fe.val {
 		fe.val[q] = fe.val[q][:n]
 	}
@@ -1657,8 +1792,13 @@ func (s *AOBB) cost(x []int) float64 {
 func (s *AOBB) expand(c int) float64 {
 	d := s.lp.Domains[c]
 	w, h := s.w[c][:d], s.h[c][:d]
-	clear(w)
-	clear(h)
+	// One loop over both, not clear: clear is a runtime call (memclr)
+	// each, for two to eighteen values, and it cost more than the rest
+	// of a small expansion's bookkeeping.
+	h = h[:len(w)]
+	for a := range w {
+		w[a], h[a] = 0, 0
+	}
 	val := s.val
 	origs, augs, inters := s.orig[c], s.aug[c], s.inter[c]
 	for k := range origs {
@@ -1666,7 +1806,8 @@ func (s *AOBB) expand(c int) float64 {
 		b := r.base(val)
 		costs, vs := r.f.Costs, r.vstride
 		for a := range w {
-			w[a] += costs[b+a*vs]
+			w[a] += costs[b]
+			b += vs
 		}
 	}
 	bases := s.augBase[c]
@@ -1676,7 +1817,8 @@ func (s *AOBB) expand(c int) float64 {
 		bases[k] = b
 		costs, vs := r.f.Costs, r.vstride
 		for a := range h {
-			h[a] += costs[b+a*vs]
+			h[a] += costs[b]
+			b += vs
 		}
 	}
 	// The messages passing over c: each at the entry its target's
@@ -1732,12 +1874,12 @@ const lbGen = 1 << 31
 // (cachedBound, see cacheBound), or cachedNone.
 func (s *AOBB) cacheLookup(c int) (float64, int) {
 	ca := &s.cache[c]
-	if !ca.on || ca.vals == nil && len(ca.slots) == 0 {
+	if !ca.on || ca.vals == nil && ca.slots.n == 0 {
 		return 0, cachedNone
 	}
 	e := s.cacheKey(ca)
 	if !ca.dense {
-		slot, ok := ca.slots[e]
+		slot, ok := ca.slots.get(e)
 		switch {
 		case !ok:
 			return 0, cachedNone
@@ -1808,14 +1950,14 @@ func (s *AOBB) cacheBound(c int, lb float64) {
 	own := lb - s.correction(ca)
 	e := s.cacheKey(ca)
 	if !ca.dense {
-		slot, ok := ca.slots[e]
+		slot, ok := ca.slots.get(e)
 		switch {
 		case !ok:
 			if s.cacheUsed+boundEntryBytes > s.cacheBudget || len(ca.lbs) >= math.MaxInt32 {
 				return
 			}
 			s.cacheUsed += boundEntryBytes
-			ca.slots[e] = ^int32(len(ca.lbs))
+			ca.slots.set(e, ^int32(len(ca.lbs)))
 			ca.lbs = append(ca.lbs, cachedLB{own, ca.gen})
 		case slot < 0:
 			if b := &ca.lbs[^slot]; b.gen != ca.gen || b.lb < own {
@@ -1862,7 +2004,7 @@ func (s *AOBB) cacheSlot(ca *aobbCache) (int, bool) {
 	} else if ca.grow && len(ca.vals) >= ca.size/denseFill && s.densify(ca) {
 		// now dense, e indexes the table
 	} else {
-		slot, ok := ca.slots[e]
+		slot, ok := ca.slots.get(e)
 		if !ok || slot < 0 { // none, or only a bound: a value's slot
 			bytes := 12 + 2*int64(ca.sub) + sparseEntryBytes
 			if s.cacheUsed+bytes > s.cacheBudget || len(ca.vals) >= math.MaxInt32 {
@@ -1870,7 +2012,7 @@ func (s *AOBB) cacheSlot(ca *aobbCache) (int, bool) {
 			}
 			s.cacheUsed += bytes
 			slot = int32(len(ca.vals))
-			ca.slots[e] = slot
+			ca.slots.set(e, slot)
 			ca.vals = append(ca.vals, 0)
 			ca.gens = append(ca.gens, 0)
 			ca.sols = append(ca.sols, make([]uint16, ca.sub)...)
@@ -1893,7 +2035,11 @@ func (s *AOBB) densify(ca *aobbCache) bool {
 	vals := make([]float64, ca.size)
 	gens := make([]uint32, ca.size)
 	sols := make([]uint16, ca.size*ca.sub)
-	for e, slot := range ca.slots {
+	for i, k := range ca.slots.keys {
+		if k == 0 {
+			continue // an empty place
+		}
+		e, slot := k-1, ca.slots.vals[i]
 		if slot < 0 { // a bound
 			b := ca.lbs[^slot]
 			vals[e], gens[e] = b.lb, b.gen|lbGen
@@ -1902,7 +2048,7 @@ func (s *AOBB) densify(ca *aobbCache) bool {
 		vals[e], gens[e] = ca.vals[slot], ca.gens[slot]
 		copy(sols[e*ca.sub:(e+1)*ca.sub], ca.sols[int(slot)*ca.sub:])
 	}
-	ca.vals, ca.gens, ca.sols, ca.slots, ca.lbs, ca.dense = vals, gens, sols, nil, nil, true
+	ca.vals, ca.gens, ca.sols, ca.slots, ca.lbs, ca.dense = vals, gens, sols, slotTable{}, nil, true
 	s.cacheUsed += dense - sparse
 	return true
 }

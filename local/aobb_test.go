@@ -50,7 +50,7 @@ var aobbConfigs = []struct {
 func sparsify(s *AOBB, grow bool) {
 	for v := range s.cache {
 		if ca := &s.cache[v]; ca.on && ca.dense && ca.vals == nil {
-			ca.dense, ca.grow, ca.slots = false, grow, map[int]int32{}
+			ca.dense, ca.grow, ca.slots = false, grow, slotTable{}
 		}
 	}
 }
@@ -892,5 +892,47 @@ func TestMiniBucketsGroupByOverlap(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no mini-bucket of x0 holds {x0,x3}")
+	}
+}
+
+// TestSlotTable: the sparse caches' table answers as Go's map does over
+// seeded sequences of sets and lookups (keys spread and keys that are
+// multiples of a stride, as context indices are), across its growths.
+func TestSlotTable(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		var tab slotTable
+		ref := map[int]int32{}
+		stride := 1 + r.IntN(64)
+		span := 1 + r.IntN(1<<uint(4+seed%20))
+		for range 5000 {
+			k := r.IntN(span) * stride
+			if r.IntN(3) == 0 {
+				v := int32(r.IntN(1<<20) - 1<<19)
+				tab.set(k, v)
+				ref[k] = v
+				continue
+			}
+			got, ok := tab.get(k)
+			want, wok := ref[k]
+			if ok != wok || got != want {
+				t.Fatalf("seed %d: get(%d) = %d, %v; map: %d, %v", seed, k, got, ok, want, wok)
+			}
+		}
+		if tab.n != len(ref) {
+			t.Fatalf("seed %d: %d keys, map %d", seed, tab.n, len(ref))
+		}
+		held := 0
+		for i, k := range tab.keys {
+			if k != 0 {
+				held++
+				if ref[k-1] != tab.vals[i] {
+					t.Fatalf("seed %d: key %d holds %d, map %d", seed, k-1, tab.vals[i], ref[k-1])
+				}
+			}
+		}
+		if held != len(ref) || 2*held > len(tab.keys) {
+			t.Fatalf("seed %d: %d keys in %d places, map %d", seed, held, len(tab.keys), len(ref))
+		}
 	}
 }

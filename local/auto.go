@@ -57,6 +57,9 @@ type Choice struct {
 	// plan is the elimination order beCost found, for Auto to pass on
 	// to bucket elimination rather than search it again.
 	plan *beGivenOrder
+	// minFill is, for aobb, that order when it is the whole plain
+	// min-fill order of the rows' graph: AOBB's first pseudo-tree try.
+	minFill []int
 }
 
 // Choose picks the exact solver for lp: bucket elimination when its
@@ -219,6 +222,9 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	}
 	c.Name = "aobb"
 	c.Reason = "auto chose aobb: " + need
+	if !opts.Table && len(plan.order) == lp.NumInterior() && (lp.Problem == nil || !lp.Problem.SearchOrder) {
+		c.minFill = plan.order // MinFillSized's, whole
+	}
 	return c
 }
 
@@ -347,7 +353,7 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 		}
 		return be, c, nil
 	}
-	return NewAOBB(lp, AOBBOptions{Memory: opts.Memory}), c, nil
+	return NewAOBB(lp, AOBBOptions{Memory: opts.Memory, minFill: c.minFill}), c, nil
 }
 
 // mib formats bytes for notes.

@@ -149,9 +149,17 @@ type diver struct {
 	dig     []int   // scratch of revise: an entry's places in lists
 	strides []int   // scratch of revise: the function's strides
 	lists   [][]int // scratch of revise: each variable's live values
-	end     int64   // checks at which the dive stops
-	out     bool    // it stopped
+	// fin[i] lists function i's entries that are not Hard, as the slots
+	// (in live) of their values, len(Vars) per entry, from fin[i].at on
+	// in finSlots; set at each dive, as rows change the costs.
+	fin      []finRange
+	finSlots []int32
+	end      int64 // checks at which the dive stops
+	out      bool  // it stopped
 }
+
+// finRange is a function's run of diver.finSlots: n entries from at.
+type finRange struct{ at, n int }
 
 func newDiver(s *AOBB) *diver {
 	nv := len(s.lp.Vars)
@@ -196,7 +204,53 @@ func (d *diver) reset() {
 	}
 	d.trail, d.queue, d.out = d.trail[:0], d.queue[:0], false
 	clear(d.queued)
+	d.listFinite()
+}
 
+// listFinite lists each function's entries that are not Hard (fin), for
+// revise: where they are fewer than the live entries, revise reads them
+// instead. The SHDS responses' functions are mostly Hard (a progress
+// chain's ternary function allows 3 to 41 of its 648 entries), and the
+// dive's first propagation, over whole domains, read every entry of
+// every function: most of a dive's time
+// (testdata/shds_dm_7_1_5_home5.wcsp).
+func (d *diver) listFinite() {
+	conds := d.s.cond
+	if len(d.fin) != len(conds) {
+		d.fin = make([]finRange, len(conds))
+	}
+	total := 0 // the slots needed: one allocation at the first dive
+	for i := range conds {
+		f := conds[i].f
+		for _, c := range f.Costs {
+			if !mva.IsHard(c) {
+				total += len(f.Vars)
+			}
+		}
+	}
+	slots := slices.Grow(d.finSlots[:0], total)
+	for i := range conds {
+		f := conds[i].f
+		at := len(slots)
+		n := 0
+		for e, c := range f.Costs {
+			if mva.IsHard(c) {
+				continue
+			}
+			n++
+			// The entry's values, last variable fastest.
+			start := len(slots)
+			for range f.Vars {
+				slots = append(slots, 0)
+			}
+			for p := len(f.Vars) - 1; p >= 0; p-- {
+				slots[start+p] = int32(d.off[f.Vars[p]] + e%f.Dims[p])
+				e /= f.Dims[p]
+			}
+		}
+		d.fin[i] = finRange{at, n}
+	}
+	d.finSlots = slots
 }
 
 // remove takes value a out of v's domain and queues v's functions; false
@@ -261,10 +315,14 @@ func (d *diver) revise(i int) bool {
 	// values has one or two left).
 	n := 1
 	for p, u := range f.Vars {
-		clear(d.sup[d.off[u]:d.off[u+1]])
+		// sup is cleared in the same loop (clear is a runtime call,
+		// dearer than a few stores).
+		live, sup := d.live[d.off[u]:d.off[u+1]], d.sup[d.off[u]:d.off[u+1]]
+		sup = sup[:len(live)]
 		l := d.lists[p][:0]
-		for a := range f.Dims[p] {
-			if d.live[d.off[u]+a] {
+		for a, ok := range live {
+			sup[a] = false
+			if ok {
 				l = append(l, a)
 			}
 		}
@@ -275,6 +333,25 @@ func (d *diver) revise(i int) bool {
 	for p := k - 1; p >= 0; p-- {
 		d.strides[p] = stride
 		stride *= f.Dims[p]
+	}
+	d.s.checks += int64(n) // the live entries, whichever are read
+	if fr := d.fin[i]; fr.n < n {
+		// Fewer entries are finite than live: read those.
+		ents := d.finSlots[fr.at : fr.at+fr.n*k]
+		for len(ents) > 0 {
+			e := ents[:k]
+			ents = ents[k:]
+			ok := true
+			for _, slot := range e {
+				ok = ok && d.live[slot]
+			}
+			if ok {
+				for _, slot := range e {
+					d.sup[slot] = true
+				}
+			}
+		}
+		return d.prune(f, k)
 	}
 	// Walk the live entries in order, the last variable fastest.
 	dig := d.dig[:k]
@@ -301,8 +378,13 @@ func (d *diver) revise(i int) bool {
 			idx += l[0] * d.strides[p]
 		}
 	}
-	d.s.checks += int64(n)
-	for p, u := range f.Vars {
+	return d.prune(f, k)
+}
+
+// prune removes the live values of f's variables that revise found no
+// support for; false when a domain empties.
+func (d *diver) prune(f *Factor, k int) bool {
+	for p, u := range f.Vars[:k] {
 		for _, a := range d.lists[p] {
 			if !d.sup[d.off[u]+a] {
 				if !d.remove(u, a) {

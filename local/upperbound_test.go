@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -305,5 +306,82 @@ func BenchmarkAOBBSHDSResponses(b *testing.B) {
 			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
 			b.ReportMetric(float64(cputime.Used()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// TestDiveFiniteEntries: revise over the finite entries' list (where it
+// is shorter than the live entries) removes what the walk over the live
+// entries removes, and counts the same checks, through a propagation of
+// every function and a seeded sequence of assignments and undos, on
+// random problems with many Hard entries and on chain problems.
+func TestDiveFiniteEntries(t *testing.T) {
+	ctx := context.Background()
+	var probs []*mva.Problem
+	for seed := range int64(80) {
+		p := randprob.New(500+seed, randprob.Options{
+			Agents: 1, Vars: 4 + int(seed%8), MinDomain: 2, MaxDomain: 2 + int(seed%4),
+			MaxArity: 2 + int(seed%3), Functions: 4 + int(seed%12),
+			HardProb: []float64{0.3, 0.6, 0.85}[seed%3], IntCosts: true, MaxCost: 9,
+		})
+		probs = append(probs, p)
+	}
+	for seed := range int64(30) {
+		probs = append(probs, chainProblem(300+seed, 2+int(seed%3), 3+int(seed%4)))
+	}
+	listed := 0 // revisions that read the finite entries' list
+	for _, p := range probs {
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		s := NewAOBB(lp, AOBBOptions{IBound: 2})
+		if _, err := s.SolveRow(ctx, nil, make([]int, lp.NumInterior())); err != nil {
+			t.Fatal(err)
+		}
+		s.ctx = ctx
+		fast, walk := newDiver(s), newDiver(s)
+		fast.reset()
+		walk.reset()
+		for i := range walk.fin {
+			walk.fin[i].n = math.MaxInt // never shorter: always the walk
+			if fast.fin[i].n < len(s.cond[i].f.Costs) {
+				listed++
+			}
+		}
+		step := func(what string, f func(d *diver) bool) bool {
+			c0 := s.checks
+			okF := f(fast)
+			cF := s.checks - c0
+			c0 = s.checks
+			okW := f(walk)
+			cW := s.checks - c0
+			if okF != okW || cF != cW || !slices.Equal(fast.live, walk.live) || !slices.Equal(fast.size, walk.size) {
+				t.Fatalf("%s: %s: finite list %v (%d checks), walk %v (%d checks); live %v against %v",
+					p.Name, what, okF, cF, okW, cW, fast.live, walk.live)
+			}
+			return okF
+		}
+		if !step("propagateAll", (*diver).propagateAll) {
+			continue // infeasible: a dive stops here
+		}
+		r := rand.New(rand.NewPCG(uint64(len(p.Name)), 3))
+		for k := 0; k < 3*len(s.pre); k++ {
+			v := s.pre[r.IntN(len(s.pre))]
+			var vals []int
+			for a := range lp.Domains[v] {
+				if fast.live[fast.off[v]+a] {
+					vals = append(vals, a)
+				}
+			}
+			if len(vals) < 2 {
+				continue
+			}
+			a := vals[r.IntN(len(vals))]
+			mark := len(fast.trail)
+			if !step(fmt.Sprintf("assign %d=%d", v, a), func(d *diver) bool { return d.assign(v, a) }) || r.IntN(3) == 0 {
+				fast.undo(mark)
+				walk.undo(mark)
+			}
+		}
+	}
+	if listed < 100 {
+		t.Errorf("%d functions with a shorter finite list: hardly tested", listed)
 	}
 }

@@ -39,10 +39,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/hearth-dcop/hearth/internal/solvefile"
 )
@@ -95,90 +93,11 @@ func commands() []command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopProfile := startProfile(os.Getenv("HEARTH_CPUPROFILE"), os.Stderr)
-	stopHeap := startHeapProfile(os.Getenv("HEARTH_HEAPPROFILE"), os.Stderr)
+	stopProfile := solvefile.Profile("hearth", os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stopHeap()
 	stopProfile()
 	stop()
 	os.Exit(code)
-}
-
-// startProfile writes a CPU profile of the whole command to path (the
-// HEARTH_CPUPROFILE environment variable, for `go tool pprof`) until the
-// returned function is called; with path empty it does nothing. An
-// environment variable rather than a flag, so that every command, sim and
-// run included, can be profiled as the user runs it.
-func startProfile(path string, stderr io.Writer) func() {
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "hearth: HEARTH_CPUPROFILE: %v\n", err)
-		return func() {}
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(stderr, "hearth: HEARTH_CPUPROFILE: %v\n", err)
-		f.Close()
-		return func() {}
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			fmt.Fprintf(stderr, "hearth: HEARTH_CPUPROFILE: %v\n", err)
-		}
-	}
-}
-
-// heapProfileEvery is how often startHeapProfile rewrites its profile.
-const heapProfileEvery = 10 * time.Second
-
-// startHeapProfile writes a heap profile of the command to path (the
-// HEARTH_HEAPPROFILE environment variable) every heapProfileEvery and
-// when the returned function is called, replacing the previous one, so
-// that a run killed for its memory still leaves the profile of what it
-// held; with path empty it does nothing.
-func startHeapProfile(path string, stderr io.Writer) func() {
-	if path == "" {
-		return func() {}
-	}
-	write := func() {
-		tmp := path + ".tmp"
-		f, err := os.Create(tmp)
-		if err == nil {
-			err = pprof.Lookup("heap").WriteTo(f, 0)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err == nil {
-			err = os.Rename(tmp, path)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "hearth: HEARTH_HEAPPROFILE: %v\n", err)
-		}
-	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(heapProfileEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				write()
-			case <-stop:
-				return
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		<-done
-		write()
-	}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

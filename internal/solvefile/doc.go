@@ -3,7 +3,9 @@
 // (cmd/hearth-solve) shares with cmd/hearth. It holds the local solver's
 // choice (Local, with --local auto's policy), the central solve (Central),
 // the one-shot collector settings (GC), the flags both commands declare,
-// and the result's text summary and exit codes.
+// the result's text summary and exit codes, and the profiles that the
+// HEARTH_CPUPROFILE and HEARTH_HEAPPROFILE variables ask of either binary
+// (Profile).
 //
 // It exists apart from internal/solve because Go runs the init of every
 // linked package: internal/solve also knows the protocols, the homes

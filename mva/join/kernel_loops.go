@@ -259,6 +259,10 @@ func (p *JoinProject) minN(dst []float64, am []int32, off, dig, eoff []int) {
 // minGeneric handles several eliminated variables: the last one is the
 // inner loop, the others an odometer (pdig) around it.
 func (p *JoinProject) minGeneric(dst []float64, am []int32, off, dig, eoff, pdig []int) {
+	if am == nil {
+		p.minGenericNoArg(dst, off, dig, eoff, pdig)
+		return
+	}
 	var buf [16][]float64
 	ins := buf[:0]
 	if len(p.elimIn) > len(buf) {
@@ -320,11 +324,79 @@ func (p *JoinProject) minGeneric(dst []float64, am []int32, off, dig, eoff, pdig
 	}
 }
 
-// fillBase sets base[d] to the sum of the run-invariant inputs (inv) at
-// eliminated value d, for the run starting at the odometer's row.
+// minGenericNoArg is minGeneric without the argmin (the mini-buckets'
+// min-marginals keep none), as minBase1NoArg.
+func (p *JoinProject) minGenericNoArg(dst []float64, off, dig, eoff, pdig []int) {
+	var buf [16][]float64
+	ins := buf[:0]
+	if len(p.elimIn) > len(buf) {
+		ins = make([][]float64, 0, len(p.elimIn))
+	}
+	for _, j := range p.elimIn {
+		ins = append(ins, p.inputs[j].Costs)
+	}
+	ne := len(ins)
+	eoff = eoff[:ne]
+	ls := p.lstride[:ne]
+	D, inf := p.lastD, math.Inf(1)
+	for r := 0; r < len(dst); {
+		n := p.runLen(dig, len(dst)-r)
+		for i := r; i < r+n; i++ {
+			c0 := dst[i]
+			for t, j := range p.elimIn {
+				eoff[t] = off[j] + (i-r)*p.inner[j]
+			}
+			clear(pdig)
+			best := inf
+			for pe := 0; pe < p.psize; pe++ {
+				for d := 0; d < D; d++ {
+					s := c0
+					for t, in := range ins {
+						s += in[eoff[t]+d*ls[t]]
+					}
+					best = min(best, s)
+				}
+				// Advance the odometer of the other eliminated
+				// variables.
+				for k := len(pdig) - 1; k >= 0; k-- {
+					pdig[k]++
+					if pdig[k] < p.pdims[k] {
+						st := p.pstep[k*ne : (k+1)*ne]
+						for t := range eoff {
+							eoff[t] += st[t]
+						}
+						break
+					}
+					pdig[k] = 0
+					rew := p.prew[k*ne : (k+1)*ne]
+					for t := range eoff {
+						eoff[t] -= rew[t]
+					}
+				}
+			}
+			dst[i] = best
+		}
+		if r += n; r < len(dst) {
+			p.nextRun(off, dig)
+		}
+	}
+}
+
+// fillBase sets base[d] to the sum of the run-invariant inputs (inv, at
+// least one) at eliminated value d, for the run starting at the
+// odometer's row. The first input is copied rather than added to zeros:
+// runs are often of two or three rows (the SHDS responses' mini-bucket
+// messages end on a two-valued action), and clearing base was a tenth of
+// such a run.
 func (p *JoinProject) fillBase(base []float64, off []int) {
-	clear(base)
-	for q, j := range p.inv {
+	j := p.inv[0]
+	in, o, st := p.inputs[j].Costs, off[j], p.invS[0]
+	for d := range base {
+		base[d] = in[o]
+		o += st
+	}
+	for q := 1; q < len(p.inv); q++ {
+		j := p.inv[q]
 		in, o, st := p.inputs[j].Costs, off[j], p.invS[q]
 		for d := range base {
 			base[d] += in[o]
@@ -364,6 +436,10 @@ func (p *JoinProject) minBase0(dst []float64, am []int32, off, dig []int, base [
 }
 
 func (p *JoinProject) minBase1(dst []float64, am []int32, off, dig []int, base []float64) {
+	if am == nil {
+		p.minBase1NoArg(dst, off, dig, base)
+		return
+	}
 	ja := p.vary[0]
 	a, la, sa := p.inputs[ja].Costs, p.inner[ja], p.varyS[0]
 	inf := math.Inf(1)
@@ -387,6 +463,34 @@ func (p *JoinProject) minBase1(dst []float64, am []int32, off, dig []int, base [
 			if am != nil {
 				am[i] = int32(arg)
 			}
+			oa += la
+		}
+		if r += n; r < len(dst) {
+			p.nextRun(off, dig)
+		}
+	}
+}
+
+// minBase1NoArg is minBase1 without the argmin (a mini-bucket message
+// keeps none): the same minima, one comparison fewer per entry, and the
+// registers it held free for the loop's offsets.
+func (p *JoinProject) minBase1NoArg(dst []float64, off, dig []int, base []float64) {
+	ja := p.vary[0]
+	a, la, sa := p.inputs[ja].Costs, p.inner[ja], p.varyS[0]
+	inf := math.Inf(1)
+	for r := 0; r < len(dst); {
+		n := p.runLen(dig, len(dst)-r)
+		p.fillBase(base, off)
+		oa := off[ja]
+		for i := r; i < r+n; i++ {
+			c0 := dst[i]
+			best := inf
+			xa := oa
+			for _, bd := range base {
+				best = min(best, c0+bd+a[xa])
+				xa += sa
+			}
+			dst[i] = best
 			oa += la
 		}
 		if r += n; r < len(dst) {
