@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -618,4 +619,66 @@ func checkRow(t *testing.T, tag string, lp *mva.LocalProblem, r int, b []int, re
 		t.Fatalf("%s row %d: reports %v, its assignment %v costs %v", tag, r, gc, got, e)
 	}
 	return gc
+}
+
+// TestDominatesPairMatchesTwoCalls compares dead-end elimination's fused
+// test on two values with the two calls it replaces, answers and checks
+// counted, on the propagated roots of seeded random two-value problems
+// (Hard entries, fractional costs) with a few more values removed at
+// random, for every variable of two live values and both orders.
+func TestDominatesPairMatchesTwoCalls(t *testing.T) {
+	compared, either := 0, 0
+	for seed := range int64(40) {
+		o := randprob.Options{Vars: 8 + int(seed%9), MinDomain: 2, MaxDomain: 2, MaxArity: 2,
+			Functions: 30 + int(seed%25), HardProb: []float64{0, 0.1, 0.3}[seed%3],
+			IntCosts: seed%2 == 0, MaxCost: 20, Locality: 0.5}
+		p := randprob.New(seed, o)
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		s := NewEDAC(lp)
+		if !s.condition(nil) {
+			continue
+		}
+		s.ub = mva.Hard
+		s.reset()
+		s.rooted = true
+		if !s.propagate() {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(uint64(seed), 18))
+		for x := range s.n {
+			if s.size(x) == 2 && rng.IntN(4) == 0 {
+				s.remove(x, rng.IntN(2))
+			}
+		}
+		for x := range s.n {
+			if s.dom[x] != 2 || s.size(x) != 2 || s.deleted(x) || s.gone[x] {
+				continue
+			}
+			for _, margin := range []float64{0, 1e-9} {
+				for b := range 2 {
+					a := 1 - b
+					c0 := s.checks
+					ba, ab := s.dominatesPair(x, b, a, margin)
+					got := s.checks - c0
+					c0 = s.checks
+					wba := s.dominates(x, b, a, margin)
+					wab := false
+					if !wba {
+						wab = s.dominates(x, a, b, margin)
+					}
+					want := s.checks - c0
+					if ba != wba || ab != wab || got != want {
+						t.Fatalf("seed %d x%d b=%d: pair %v %v (%d checks), calls %v %v (%d)", seed, x, b, ba, ab, got, wba, wab, want)
+					}
+					compared++
+					if ba || ab {
+						either++
+					}
+				}
+			}
+		}
+	}
+	if compared < 200 || either < 10 {
+		t.Fatalf("%d comparisons, %d dominated: the test no longer reaches the cases", compared, either)
+	}
 }
