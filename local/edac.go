@@ -235,6 +235,7 @@ type EDAC struct {
 	inNC               []bool
 	ncAll              bool
 	eacRounds          int
+	eacDropped         bool // the last propagation dropped its EAC queue (pushAllDAC)
 
 	// Scratch for full supports.
 	pbuf, ebuf []float64
@@ -734,12 +735,7 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 		// The search's DAC order is the other one than the root's
 		// last pass (see flipForSearch).
 		s.dacRev = !s.dacRev
-		for x := range s.n {
-			if !s.gone[x] {
-				s.pushDAC(x)
-				s.pushEAC(x)
-			}
-		}
+		s.pushAllDAC()
 		ok = s.propagate()
 	}
 	if ok && s.useVAC {
@@ -975,17 +971,33 @@ func (s *EDAC) reverseDAC(pairs int) bool {
 			s.lbPair = s.fs[0]
 		}
 		s.dacRev = !s.dacRev
-		for x := range s.n {
-			if !s.gone[x] {
-				s.pushDAC(x)
-				s.pushEAC(x)
-			}
-		}
+		s.pushAllDAC()
 		if !s.propagate() {
 			return false
 		}
 	}
 	return true
+}
+
+// pushAllDAC queues every variable left for DAC, for a pass in the other
+// order. It queues them for EAC too only when the last propagation
+// dropped its EAC queue (past maxEACRounds): otherwise that propagation
+// ended with every variable's existential support checked since its last
+// change, and EAC does not depend on the DAC order, so each check would
+// confirm a support and change nothing (measured: no variable failed it
+// at these points on the binary grids 10×10 to 60×60, the scale-free,
+// frequency-assignment and random graphs, 8 queens and DBN_15.uai; the
+// same nodes, bounds and eliminations, 1–4% fewer checks, 20×20 grid's
+// solve 15.15M → 14.89M instructions, 40×40 80.3M → 78.9M).
+func (s *EDAC) pushAllDAC() {
+	for x := range s.n {
+		if !s.gone[x] {
+			s.pushDAC(x)
+			if s.eacDropped {
+				s.pushEAC(x)
+			}
+		}
+	}
 }
 
 // flipForSearch reports whether the search runs in the DAC order opposite

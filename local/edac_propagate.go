@@ -1114,7 +1114,7 @@ func (s *EDAC) maxEACRounds() int { return 4*s.n + 64 }
 
 // propagate enforces EDAC and NC*; false when the node is pruned.
 func (s *EDAC) propagate() bool {
-	s.eacRounds = 0
+	s.eacRounds, s.eacDropped = 0, false
 	ok := s.propagateLoop()
 	if !ok {
 		s.fail()
@@ -1193,6 +1193,7 @@ func (s *EDAC) propagateLoop() bool {
 			}
 		case len(s.eacQ) > 0:
 			// Past the cap on EAC rounds: dropped.
+			s.eacDropped = true
 			for _, x := range s.eacQ {
 				s.inEAC[x] = false
 			}
