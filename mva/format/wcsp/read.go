@@ -555,11 +555,17 @@ func (p *parser) function() error {
 	for i := range costs {
 		costs[i] = def
 	}
+	// The tuples take the scanner's plain numbers first (digits) and call
+	// integer, with its description of the token, only where it declines:
+	// building that description's closure and the call were a third of
+	// reading a tuple.
 	for t := int64(0); t < ntuples; t++ {
 		idx := 0
 		for j, v := range scope {
-			val, vline, err := p.integer(func() string { return fmt.Sprintf("%s: value %d of tuple %d", p.fn(), j, t) })
-			if err != nil {
+			val, vline, ok := p.sc.digits()
+			if ok {
+				p.last = vline
+			} else if val, vline, err = p.integer(func() string { return fmt.Sprintf("%s: value %d of tuple %d", p.fn(), j, t) }); err != nil {
 				return err
 			}
 			if val < 0 || val >= int64(p.doms[v]) {
@@ -567,7 +573,13 @@ func (p *parser) function() error {
 			}
 			idx = idx*p.doms[v] + int(val)
 		}
-		c, _, err := p.cost(func() string { return fmt.Sprintf("%s: the cost of tuple %d", p.fn(), t) })
+		c64, cline, ok := p.sc.digits()
+		if ok {
+			p.last = cline
+		} else if c64, cline, err = p.integer(func() string { return fmt.Sprintf("%s: the cost of tuple %d", p.fn(), t) }); err != nil {
+			return err
+		}
+		c, _, err := p.internal(c64, cline)
 		if err != nil {
 			return err
 		}
