@@ -191,9 +191,7 @@ func (s *scanner) digits() (v int64, line int, ok bool) {
 		if c == 0 {
 			break
 		}
-		if c == 2 {
-			line++
-		}
+		line += int(c >> 1) // a newline
 		pos++
 	}
 	start := pos
@@ -483,8 +481,12 @@ func (p *parser) fn() string { return "cost function " + strconv.Itoa(p.nfun) }
 
 // function reads one cost function.
 func (p *parser) function() error {
-	arity64, line, err := p.integer(func() string { return p.fn() + ": the arity" })
-	if err != nil {
+	// Plain numbers through digits first, as the tuples below.
+	arity64, line, ok := p.sc.digits()
+	var err error
+	if ok {
+		p.last = line
+	} else if arity64, line, err = p.integer(func() string { return p.fn() + ": the arity" }); err != nil {
 		return err
 	}
 	share := arity64 < 0
@@ -500,8 +502,10 @@ func (p *parser) function() error {
 	}
 	scope := carve(&p.intSlab, arity)
 	for i := range scope {
-		v, vline, err := p.integer(func() string { return fmt.Sprintf("%s: variable %d of the scope", p.fn(), i) })
-		if err != nil {
+		v, vline, ok := p.sc.digits()
+		if ok {
+			p.last = vline
+		} else if v, vline, err = p.integer(func() string { return fmt.Sprintf("%s: variable %d of the scope", p.fn(), i) }); err != nil {
 			return err
 		}
 		if v < 0 || v >= int64(len(p.doms)) {
@@ -515,7 +519,7 @@ func (p *parser) function() error {
 		scope[i] = int(v)
 	}
 
-	def64, defline, ok := p.sc.digits() // the usual default: a plain number
+	def64, defline, ok := p.sc.digits()
 	if ok {
 		p.last = defline
 	} else if def64, defline, err = p.defaultCost(arity); err != nil {
@@ -525,8 +529,10 @@ func (p *parser) function() error {
 	if err != nil {
 		return err
 	}
-	ntuples, tline, err := p.integer(func() string { return p.fn() + ": the number of tuples" })
-	if err != nil {
+	ntuples, tline, ok := p.sc.digits()
+	if ok {
+		p.last = tline
+	} else if ntuples, tline, err = p.integer(func() string { return p.fn() + ": the number of tuples" }); err != nil {
 		return err
 	}
 
