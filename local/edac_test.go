@@ -682,3 +682,44 @@ func TestDominatesPairMatchesTwoCalls(t *testing.T) {
 		t.Fatalf("%d comparisons, %d dominated: the test no longer reaches the cases", compared, either)
 	}
 }
+
+// TestEDACDormantTablesStayZero pins what condition and reset rely on to
+// skip the dormant functions: no source and no root elimination writes
+// into their tables, on every row of seeded random problems with and
+// without a boundary, binary and with n-ary functions (whose planned
+// pairs are dormant too).
+func TestEDACDormantTablesStayZero(t *testing.T) {
+	dormant := 0
+	for seed := range int64(30) {
+		o := edacOptions(seed)
+		o.Vars = 10 + int(seed%15)
+		p := randprob.New(seed, o)
+		for _, sub := range wholeAndSubs(p) {
+			lp := mva.NewLocalProblem(p, sub)
+			s := NewEDAC(lp)
+			if s.bad != nil {
+				continue
+			}
+			rows, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]int, lp.NB)
+			for r := range min(rows, 3) {
+				lp.DecodeRow(r, b)
+				s.condition(b)
+				for k := s.firstDormant; k < len(s.bins); k++ {
+					dormant++
+					for _, v := range s.bins[k].tab {
+						if v != 0 {
+							t.Fatalf("seed %d row %d: dormant function %d has table %v", seed, r, k, s.bins[k].tab)
+						}
+					}
+				}
+			}
+		}
+	}
+	if dormant == 0 {
+		t.Fatal("no dormant function: the test no longer reaches them")
+	}
+}
