@@ -937,9 +937,10 @@ func (s *EDAC) reset() {
 		}
 		s.inAC[x], s.inEAC[x] = true, true
 		s.acQ = append(s.acQ, x)
-		s.pushDAC(x)
+		s.appendDAC(x)
 		s.eacQ = append(s.eacQ, x)
 	}
+	s.heapifyDAC()
 	s.ncAll = true
 	s.deeQ.reset()
 	s.elimQ.reset()
@@ -998,12 +999,13 @@ func (s *EDAC) reverseDAC(pairs int) bool {
 func (s *EDAC) pushAllDAC() {
 	for x := range s.n {
 		if !s.gone[x] {
-			s.pushDAC(x)
+			s.appendDAC(x)
 			if s.eacDropped {
 				s.pushEAC(x)
 			}
 		}
 	}
+	s.heapifyDAC()
 }
 
 // flipForSearch reports whether the search runs in the DAC order opposite

@@ -135,6 +135,43 @@ func (s *EDAC) pushDAC(x int) {
 	s.dacQ = q
 }
 
+// appendDAC adds x to the DAC queue without restoring its heap order,
+// for a batch that heapifyDAC then orders at once: n pushes of a full
+// pass sifted each new entry up about log n levels (on two values the
+// keys arrive in increasing order), where Floyd's construction makes
+// about 2n comparisons. The keys are distinct, so the heap pops the same
+// sequence however it was built.
+func (s *EDAC) appendDAC(x int) {
+	if !s.inDAC[x] {
+		s.inDAC[x] = true
+		s.dacQ = append(s.dacQ, s.dacEntry(x))
+	}
+}
+
+// heapifyDAC restores the DAC queue's heap order after appendDAC.
+func (s *EDAC) heapifyDAC() {
+	q := s.dacQ
+	n := len(q)
+	for i := n/2 - 1; i >= 0; i-- {
+		e, j := q[i], i
+		for {
+			c := 2*j + 1
+			if c >= n {
+				break
+			}
+			if c+1 < n && q[c+1] > q[c] {
+				c++
+			}
+			if q[c] <= e {
+				break
+			}
+			q[j] = q[c]
+			j = c
+		}
+		q[j] = e
+	}
+}
+
 // dacKey is x's priority in the DAC queue: the highest first.
 func (s *EDAC) dacKey(x int) int {
 	if s.dacRev {

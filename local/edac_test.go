@@ -723,3 +723,35 @@ func TestEDACDormantTablesStayZero(t *testing.T) {
 		t.Fatal("no dormant function: the test no longer reaches them")
 	}
 }
+
+// TestDACHeapifyMatchesPushes fills EDAC's DAC queue from seeded random
+// sets of variables, once by pushDAC one at a time and once by appendDAC
+// then heapifyDAC (both orders of ranks), pushes a few more into each
+// and pops both empty: the same variables in the same order.
+func TestDACHeapifyMatchesPushes(t *testing.T) {
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 18))
+		n := 1 + rng.IntN(300)
+		a := &EDAC{n: n, rank: rng.Perm(n), inDAC: make([]bool, n), dacRev: seed%2 == 0}
+		b := &EDAC{n: n, rank: a.rank, inDAC: make([]bool, n), dacRev: a.dacRev}
+		xs := rng.Perm(n)[:rng.IntN(n+1)]
+		for _, x := range xs {
+			a.pushDAC(x)
+			b.appendDAC(x)
+		}
+		b.heapifyDAC()
+		for range rng.IntN(10) {
+			x := rng.IntN(n)
+			a.pushDAC(x)
+			b.pushDAC(x)
+		}
+		for len(a.dacQ) > 0 || len(b.dacQ) > 0 {
+			if len(a.dacQ) == 0 || len(b.dacQ) == 0 {
+				t.Fatalf("seed %d: queues of %d and %d left", seed, len(a.dacQ), len(b.dacQ))
+			}
+			if x, y := a.popDAC(), b.popDAC(); x != y {
+				t.Fatalf("seed %d: pushes pop %d, heapify %d", seed, x, y)
+			}
+		}
+	}
+}
