@@ -228,8 +228,14 @@ type EDAC struct {
 	// lastConflict is the variable whose assignment last failed at
 	// once (-1: none); it is branched on first while it is unassigned
 	// (last-conflict reasoning, Lecoutre et al. 2009, as toulbar2 does).
-	lastConflict       int
-	acQ, dacQ, eacQ    []int
+	lastConflict int
+	acQ, eacQ    []int
+	// The DAC queue (pushDAC): a bit set over the ranks, its size, the
+	// words outside [dacLo, dacHi] empty, and the variable of each rank.
+	dacBits            []uint64
+	dacN               int
+	dacHi, dacLo       int
+	byRank             []int32
 	inAC, inDAC, inEAC []bool
 	ncQ                []int // variables whose unary costs rose: NC* pruning
 	inNC               []bool
@@ -593,6 +599,12 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s.weight = make([]int64, len(s.bins)+len(s.narys))
 	s.inAC = make([]bool, s.n)
 	s.inDAC = make([]bool, s.n)
+	s.dacBits = make([]uint64, (s.n+63)/64)
+	s.dacHi, s.dacLo = -1, len(s.dacBits)
+	s.byRank = make([]int32, s.n)
+	for x, r := range s.rank {
+		s.byRank[r] = int32(x)
+	}
 	s.inEAC = make([]bool, s.n)
 	s.inNC = make([]bool, s.n)
 	s.deeQ, s.elimQ = newVarQueue(s.n), newVarQueue(s.n)
@@ -929,7 +941,8 @@ func (s *EDAC) reset() {
 			s.fs[0] += m
 		}
 	}
-	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
+	s.acQ, s.eacQ = s.acQ[:0], s.eacQ[:0]
+	s.clearDAC(func(x int) { s.inDAC[x] = false })
 	s.dacRev = true
 	for x := range s.n {
 		if s.gone[x] {
@@ -937,10 +950,9 @@ func (s *EDAC) reset() {
 		}
 		s.inAC[x], s.inEAC[x] = true, true
 		s.acQ = append(s.acQ, x)
-		s.appendDAC(x)
+		s.pushDAC(x)
 		s.eacQ = append(s.eacQ, x)
 	}
-	s.heapifyDAC()
 	s.ncAll = true
 	s.deeQ.reset()
 	s.elimQ.reset()
@@ -999,13 +1011,12 @@ func (s *EDAC) reverseDAC(pairs int) bool {
 func (s *EDAC) pushAllDAC() {
 	for x := range s.n {
 		if !s.gone[x] {
-			s.appendDAC(x)
+			s.pushDAC(x)
 			if s.eacDropped {
 				s.pushEAC(x)
 			}
 		}
 	}
-	s.heapifyDAC()
 }
 
 // flipForSearch reports whether the search runs in the DAC order opposite

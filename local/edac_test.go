@@ -724,33 +724,55 @@ func TestEDACDormantTablesStayZero(t *testing.T) {
 	}
 }
 
-// TestDACHeapifyMatchesPushes fills EDAC's DAC queue from seeded random
-// sets of variables, once by pushDAC one at a time and once by appendDAC
-// then heapifyDAC (both orders of ranks), pushes a few more into each
-// and pops both empty: the same variables in the same order.
-func TestDACHeapifyMatchesPushes(t *testing.T) {
-	for seed := range uint64(50) {
+// TestDACQueueOrder drives EDAC's DAC queue with seeded random pushes
+// (repeats included) and pops, in both orders of ranks, against a plain
+// set: each pop must return the queued variable of highest rank (lowest
+// once reversed), and clearDAC must hand back and forget every queued one.
+func TestDACQueueOrder(t *testing.T) {
+	for seed := range uint64(60) {
 		rng := rand.New(rand.NewPCG(seed, 18))
 		n := 1 + rng.IntN(300)
-		a := &EDAC{n: n, rank: rng.Perm(n), inDAC: make([]bool, n), dacRev: seed%2 == 0}
-		b := &EDAC{n: n, rank: a.rank, inDAC: make([]bool, n), dacRev: a.dacRev}
-		xs := rng.Perm(n)[:rng.IntN(n+1)]
-		for _, x := range xs {
-			a.pushDAC(x)
-			b.appendDAC(x)
+		s := &EDAC{n: n, rank: rng.Perm(n), inDAC: make([]bool, n), dacRev: seed%2 == 0}
+		s.dacBits = make([]uint64, (n+63)/64)
+		s.dacHi, s.dacLo = -1, len(s.dacBits)
+		s.byRank = make([]int32, n)
+		for x, r := range s.rank {
+			s.byRank[r] = int32(x)
 		}
-		b.heapifyDAC()
-		for range rng.IntN(10) {
-			x := rng.IntN(n)
-			a.pushDAC(x)
-			b.pushDAC(x)
-		}
-		for len(a.dacQ) > 0 || len(b.dacQ) > 0 {
-			if len(a.dacQ) == 0 || len(b.dacQ) == 0 {
-				t.Fatalf("seed %d: queues of %d and %d left", seed, len(a.dacQ), len(b.dacQ))
+		set := map[int]bool{}
+		for step := range 20 * n {
+			if rng.IntN(3) > 0 || len(set) == 0 {
+				x := rng.IntN(n)
+				s.pushDAC(x)
+				set[x] = true
+				continue
 			}
-			if x, y := a.popDAC(), b.popDAC(); x != y {
-				t.Fatalf("seed %d: pushes pop %d, heapify %d", seed, x, y)
+			if step%97 == 0 {
+				got := map[int]bool{}
+				s.clearDAC(func(x int) { got[x] = true; s.inDAC[x] = false })
+				if len(got) != len(set) || s.dacN != 0 {
+					t.Fatalf("seed %d: clearDAC gave %d variables of %d", seed, len(got), len(set))
+				}
+				for x := range set {
+					if !got[x] {
+						t.Fatalf("seed %d: clearDAC missed %d", seed, x)
+					}
+				}
+				clear(set)
+				continue
+			}
+			want := -1
+			for x := range set {
+				if want < 0 || (s.rank[x] > s.rank[want]) != s.dacRev {
+					want = x
+				}
+			}
+			if got := s.popDAC(); got != want || s.inDAC[got] {
+				t.Fatalf("seed %d step %d: popped %d, want %d", seed, step, got, want)
+			}
+			delete(set, want)
+			if s.dacN != len(set) {
+				t.Fatalf("seed %d: %d queued, want %d", seed, s.dacN, len(set))
 			}
 		}
 	}
