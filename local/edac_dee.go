@@ -255,11 +255,23 @@ func (v *varQueue) push(x int) {
 }
 
 // take empties the queue and returns its variables in index order (valid
-// until the next take).
+// until the next take). A queue of a sixteenth of the variables or more
+// is read off its marks in one pass instead of sorted (at a binary grid's
+// root every variable is queued: the sort was 0.5% of a 30×30 grid's
+// instructions).
 func (v *varQueue) take() []int {
-	v.buf = append(v.buf[:0], v.q...)
+	if 16*len(v.q) >= len(v.in) {
+		v.buf = v.buf[:0]
+		for x, in := range v.in {
+			if in {
+				v.buf = append(v.buf, x)
+			}
+		}
+	} else {
+		v.buf = append(v.buf[:0], v.q...)
+		slices.Sort(v.buf)
+	}
 	v.clear()
-	slices.Sort(v.buf)
 	return v.buf
 }
 

@@ -777,3 +777,31 @@ func TestDACQueueOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestVarQueueTakeSorted pushes seeded random variables (repeats
+// included, sparse and dense) into a varQueue and checks that take
+// returns each once, in index order, and leaves the queue empty.
+func TestVarQueueTakeSorted(t *testing.T) {
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 18))
+		n := 1 + rng.IntN(500)
+		v := newVarQueue(n)
+		for round := range 5 {
+			set := map[int]bool{}
+			for range rng.IntN(2*n) >> (round % 4 * 2) {
+				x := rng.IntN(n)
+				v.push(x)
+				set[x] = true
+			}
+			got := v.take()
+			want := make([]int, 0, len(set))
+			for x := range set {
+				want = append(want, x)
+			}
+			slices.Sort(want)
+			if !slices.Equal(got, want) || len(v.q) != 0 || slices.Contains(v.in, true) {
+				t.Fatalf("seed %d round %d: take %v, want %v", seed, round, got, want)
+			}
+		}
+	}
+}
