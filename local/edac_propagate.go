@@ -347,26 +347,27 @@ func (s *EDAC) makeSides() {
 	}
 }
 
-// makeSide builds binary function k's two sides.
+// makeSide builds binary function k's two sides. Each view of fs, is and
+// res is cut once and shared by the side that reads it as its own and
+// the side that reads it as the other's.
 func (s *EDAC) makeSide(k int) {
 	b := &s.bins[k]
-	for i := range 2 {
-		sd := s.sideAt(2*k + i)
-		sd.tab = s.fs[b.curOff : b.curOff+b.dx*b.dy]
-		if i == 0 {
-			sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.x, b.y, b.dy, 1, b.px, b.py, b.dx, b.dy
-			o := b.resOff
-			sd.res, sd.fres = s.res[o:o+b.dx:o+b.dx], s.res[o+b.dx:o+2*b.dx:o+2*b.dx]
-		} else {
-			sd.on, sd.ot, sd.son, sd.sot, sd.pOn, sd.pOt, sd.don, sd.dot = b.y, b.x, 1, b.dy, b.py, b.px, b.dy, b.dx
-			o := b.resOff + 2*b.dx
-			sd.res, sd.fres = s.res[o:o+b.dy:o+b.dy], s.res[o+b.dy:o+2*b.dy:o+2*b.dy]
-		}
-		sd.pon, sd.pot = s.fs[sd.pOn:sd.pOn+sd.don], s.fs[sd.pOt:sd.pOt+sd.dot]
-		sd.aon, sd.aot = s.is[s.aoff[sd.on]:s.aoff[sd.on]+sd.don], s.is[s.aoff[sd.ot]:s.aoff[sd.ot]+sd.dot]
-		sd.uon = s.fs[s.uoff[sd.on] : s.uoff[sd.on]+sd.don]
-		sd.uot = s.fs[s.uoff[sd.ot] : s.uoff[sd.ot]+sd.dot]
-	}
+	dx, dy := b.dx, b.dy
+	tab := s.fs[b.curOff : b.curOff+dx*dy]
+	ax, ay := s.is[s.aoff[b.x]:s.aoff[b.x]+dx], s.is[s.aoff[b.y]:s.aoff[b.y]+dy]
+	ux, uy := s.fs[s.uoff[b.x]:s.uoff[b.x]+dx], s.fs[s.uoff[b.y]:s.uoff[b.y]+dy]
+	px, py := s.fs[b.px:b.px+dx], s.fs[b.py:b.py+dy]
+	o, o2 := b.resOff, b.resOff+2*dx
+	sd := s.sideAt(2 * k)
+	sd.fres, sd.aot, sd.tab, sd.pon, sd.pot, sd.uot = s.res[o+dx:o+2*dx:o+2*dx], ay, tab, px, py, uy
+	sd.son, sd.sot, sd.dot, sd.don = dy, 1, dy, dx
+	sd.res, sd.aon, sd.uon = s.res[o:o+dx:o+dx], ax, ux
+	sd.on, sd.ot, sd.pOn, sd.pOt = b.x, b.y, b.px, b.py
+	sd = s.sideAt(2*k + 1)
+	sd.fres, sd.aot, sd.tab, sd.pon, sd.pot, sd.uot = s.res[o2+dy:o2+2*dy:o2+2*dy], ax, tab, py, px, ux
+	sd.son, sd.sot, sd.dot, sd.don = 1, dy, dx, dy
+	sd.res, sd.aon, sd.uon = s.res[o2:o2+dy:o2+dy], ay, uy
+	sd.on, sd.ot, sd.pOn, sd.pOt = b.y, b.x, b.py, b.px
 }
 
 // cost is the current cost of (on = a, other = c).
