@@ -894,20 +894,31 @@ func (s *EDAC) reset() {
 		}
 	}
 	for x := range s.n {
-		l := s.is[s.ladjOff[x] : s.ladjOff[x]+len(s.adjB[x])]
+		// The live functions first, then the others, each in adjB's
+		// order; the dormant ones, never live here, are adjB's tail.
+		adj := s.adjB[x]
+		d := len(adj)
+		for d > 0 && adj[d-1] >= s.firstDormant {
+			d--
+		}
+		l := s.is[s.ladjOff[x] : s.ladjOff[x]+len(adj)]
 		n := 0
-		for _, k := range s.adjB[x] {
+		for _, k := range adj[:d] {
 			if s.is[s.bins[k].live] != 0 {
 				l[n] = int32(k)
 				n++
 			}
 		}
 		s.is[s.ladjLen+x] = int32(n)
-		for _, k := range s.adjB[x] {
+		for _, k := range adj[:d] {
 			if s.is[s.bins[k].live] == 0 {
 				l[n] = int32(k)
 				n++
 			}
+		}
+		for _, k := range adj[d:] {
+			l[n] = int32(k)
+			n++
 		}
 	}
 	for x := range s.n {
