@@ -194,6 +194,16 @@ func (s *scanner) digits() (v int64, line int, ok bool) {
 		line += int(c >> 1) // a newline
 		pos++
 	}
+	// A single digit and its white space, the commonest token (a
+	// tuple's values, arities, most tuple counts), without the loop.
+	if pos+1 < len(in) {
+		if d := in[pos] - '0'; d <= 9 {
+			if c := spaceClass[in[pos+1]]; c != 0 {
+				s.pos, s.line = pos+2, line+int(c>>1)
+				return int64(d), line, true
+			}
+		}
+	}
 	start := pos
 	for pos < len(in) {
 		d := in[pos] - '0'
