@@ -832,3 +832,117 @@ func solvesTo(t *testing.T, s mva.LocalSolver, lp *mva.LocalProblem, want float6
 		t.Fatalf("assignment costs %v, reported %v", c, got)
 	}
 }
+
+// edacShapeMaps is edacShape as it was, on a map of neighbours a
+// variable: TestEDACShapeMatchesMaps's reference.
+func edacShapeMaps(lp *mva.LocalProblem) (binary bool, n, elim int) {
+	n = lp.NumInterior()
+	nbrs := make([]map[int]bool, n)
+	for x := range nbrs {
+		nbrs[x] = map[int]bool{}
+	}
+	for _, f := range lp.Funcs {
+		var in []int
+		for _, v := range f.Scope {
+			if v >= lp.NB {
+				in = append(in, v-lp.NB)
+			}
+		}
+		if len(in) > 2 {
+			return false, n, 0
+		}
+		if len(in) == 2 && in[0] != in[1] {
+			nbrs[in[0]][in[1]] = true
+			nbrs[in[1]][in[0]] = true
+		}
+	}
+	gone := make([]bool, n)
+	for {
+		x := -1
+		for v := range n {
+			if !gone[v] && len(nbrs[v]) <= maxElimDegree {
+				x = v
+				break
+			}
+		}
+		if x < 0 {
+			return true, n, elim
+		}
+		var ys []int
+		for y := range nbrs[x] {
+			ys = append(ys, y)
+			delete(nbrs[y], x)
+		}
+		if len(ys) == 2 {
+			nbrs[ys[0]][ys[1]] = true
+			nbrs[ys[1]][ys[0]] = true
+		}
+		gone[x] = true
+		elim++
+	}
+}
+
+// TestEDACShapeMatchesMaps compares edacShape with its former map-based
+// version on seeded random graphs: sparse and dense, with hubs, repeated
+// pairs in both orders, unary and ternary functions, and a boundary.
+func TestEDACShapeMatchesMaps(t *testing.T) {
+	partial := 0
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 18))
+		n := 3 + rng.IntN(60)
+		p := &mva.Problem{Agents: []mva.Agent{{Name: "a"}}}
+		for v := range n {
+			p.Variables = append(p.Variables, mva.Variable{Name: fmt.Sprintf("x%d", v), Domain: []string{"0", "1"}})
+		}
+		add := func(scope ...int) {
+			size := 1 << len(scope)
+			p.Functions = append(p.Functions, mva.Function{Scope: scope, Costs: make([]float64, size)})
+		}
+		m := rng.IntN(3 * n)
+		for range m {
+			a, b := rng.IntN(n), rng.IntN(n)
+			if seed%5 == 0 && rng.IntN(3) == 0 {
+				a = 0 // a hub
+			}
+			switch {
+			case a == b:
+				add(a)
+			case seed%7 == 0 && rng.IntN(20) == 0:
+				c := rng.IntN(n)
+				if c != a && c != b {
+					add(a, b, c)
+				} else {
+					add(b, a)
+				}
+			default:
+				add(a, b)
+			}
+		}
+		subs := []*mva.Subproblem{mva.Whole(p)}
+		if n > 6 {
+			// The first variables as a boundary.
+			sub := &mva.Subproblem{Boundary: []int{0, 1}}
+			for v := 2; v < n; v++ {
+				sub.Interior = append(sub.Interior, v)
+			}
+			for i := range p.Functions {
+				sub.Functions = append(sub.Functions, i)
+			}
+			subs = append(subs, sub)
+		}
+		for _, sub := range subs {
+			lp := mva.NewLocalProblem(p, sub)
+			gb, gn, ge := edacShape(lp)
+			wb, wn, we := edacShapeMaps(lp)
+			if gb != wb || gn != wn || ge != we {
+				t.Fatalf("seed %d (%d variables, %d functions): edacShape %v %d %d, the maps %v %d %d", seed, n, len(p.Functions), gb, gn, ge, wb, wn, we)
+			}
+			if gb && ge > 0 && ge < gn {
+				partial++
+			}
+		}
+	}
+	if partial < 50 {
+		t.Fatalf("%d graphs with some but not all variables eliminated: the test no longer reaches the rule", partial)
+	}
+}

@@ -236,17 +236,24 @@ type EDAC struct {
 	// lastConflict is the variable whose assignment last failed at
 	// once (-1: none); it is branched on first while it is unassigned
 	// (last-conflict reasoning, Lecoutre et al. 2009, as toulbar2 does).
-	lastConflict       int
-	acQ, dacQ, eacQ    []int
+	lastConflict int
+	acQ, eacQ    []int
+	// The DAC queue (pushDAC): a bit set over the ranks, its size, the
+	// words outside [dacLo, dacHi] empty, and the variable of each rank.
+	dacBits            []uint64
+	dacN               int
+	dacHi, dacLo       int
+	byRank             []int32
 	inAC, inDAC, inEAC []bool
 	ncQ                []int // variables whose unary costs rose: NC* pruning
 	inNC               []bool
 	// gacQ holds the crisp n-ary functions one of whose variables lost a
 	// value since naryGAC last ran on them (inGAC flags them).
-	gacQ      []int
-	inGAC     []bool
-	ncAll     bool
-	eacRounds int
+	gacQ       []int
+	inGAC      []bool
+	ncAll      bool
+	eacRounds  int
+	eacDropped bool // the last propagation dropped its EAC queue (pushAllDAC)
 
 	// Scratch for full supports.
 	pbuf, ebuf []float64
@@ -685,6 +692,12 @@ func newEDAC(lp *mva.LocalProblem) *EDAC {
 	s.weight = make([]int64, len(s.bins)+len(s.narys))
 	s.inAC = make([]bool, s.n)
 	s.inDAC = make([]bool, s.n)
+	s.dacBits = make([]uint64, (s.n+63)/64)
+	s.dacHi, s.dacLo = -1, len(s.dacBits)
+	s.byRank = make([]int32, s.n)
+	for x, r := range s.rank {
+		s.byRank[r] = int32(x)
+	}
 	s.inEAC = make([]bool, s.n)
 	s.inNC = make([]bool, s.n)
 	s.inGAC = make([]bool, len(s.narys))
@@ -828,12 +841,7 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 		// The search's DAC order is the other one than the root's
 		// last pass (see flipForSearch).
 		s.dacRev = !s.dacRev
-		for x := range s.n {
-			if !s.gone[x] {
-				s.pushDAC(x)
-				s.pushEAC(x)
-			}
-		}
+		s.pushAllDAC()
 		ok = s.propagate()
 	}
 	if ok && s.useVAC {
@@ -861,8 +869,14 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 func (s *EDAC) condition(boundary []int) bool {
 	s.c0 = 0
 	clear(s.u0)
-	for k := range s.bins {
-		clear(s.bins[k].tab)
+	// The dormant functions (k ≥ firstDormant) get no source and no
+	// elimination: their tables stay zero from NewEDAC on, and the loops
+	// here and in reset skip them (two thirds of a binary grid's
+	// functions; their minima and wholeness checks were 1.7% of the 30×30
+	// grid's instructions).
+	live := s.bins[:s.firstDormant]
+	for k := range live {
+		clear(live[k].tab)
 	}
 	for i := range s.srcs {
 		src := &s.srcs[i]
@@ -901,9 +915,9 @@ func (s *EDAC) condition(boundary []int) bool {
 		s.c0 += shiftMin(u)
 		s.integral = s.integral && allWhole(u)
 	}
-	for k := range s.bins {
-		s.c0 += shiftMin(s.bins[k].tab)
-		s.integral = s.integral && allWhole(s.bins[k].tab)
+	for k := range live {
+		s.c0 += shiftMin(live[k].tab)
+		s.integral = s.integral && allWhole(live[k].tab)
 	}
 	// n-ary tables are shared with the problem (static ones): their
 	// minimum goes into the delta at reset instead of being subtracted.
@@ -956,7 +970,7 @@ func (s *EDAC) reset() {
 	for x := range s.n {
 		s.fs[s.umaxOff+x] = math.Inf(1) // unknown: the first scan sets it
 	}
-	for k := range s.bins {
+	for k := range s.firstDormant { // dormant tables are zero (condition)
 		b := &s.bins[k]
 		copy(s.fs[b.curOff:b.curOff+len(b.tab)], b.tab)
 	}
@@ -974,20 +988,31 @@ func (s *EDAC) reset() {
 		}
 	}
 	for x := range s.n {
-		l := s.is[s.ladjOff[x] : s.ladjOff[x]+len(s.adjB[x])]
+		// The live functions first, then the others, each in adjB's
+		// order; the dormant ones, never live here, are adjB's tail.
+		adj := s.adjB[x]
+		d := len(adj)
+		for d > 0 && adj[d-1] >= s.firstDormant {
+			d--
+		}
+		l := s.is[s.ladjOff[x] : s.ladjOff[x]+len(adj)]
 		n := 0
-		for _, k := range s.adjB[x] {
+		for _, k := range adj[:d] {
 			if s.is[s.bins[k].live] != 0 {
 				l[n] = int32(k)
 				n++
 			}
 		}
 		s.is[s.ladjLen+x] = int32(n)
-		for _, k := range s.adjB[x] {
+		for _, k := range adj[:d] {
 			if s.is[s.bins[k].live] == 0 {
 				l[n] = int32(k)
 				n++
 			}
+		}
+		for _, k := range adj[d:] {
+			l[n] = int32(k)
+			n++
 		}
 	}
 	for x := range s.n {
@@ -1036,7 +1061,8 @@ func (s *EDAC) reset() {
 			s.fs[0] += m
 		}
 	}
-	s.acQ, s.dacQ, s.eacQ = s.acQ[:0], s.dacQ[:0], s.eacQ[:0]
+	s.acQ, s.eacQ = s.acQ[:0], s.eacQ[:0]
+	s.clearDAC(func(x int) { s.inDAC[x] = false })
 	s.dacRev = true
 	for x := range s.n {
 		if s.gone[x] {
@@ -1084,17 +1110,33 @@ func (s *EDAC) reverseDAC(pairs int) bool {
 			s.lbPair = s.fs[0]
 		}
 		s.dacRev = !s.dacRev
-		for x := range s.n {
-			if !s.gone[x] {
-				s.pushDAC(x)
-				s.pushEAC(x)
-			}
-		}
+		s.pushAllDAC()
 		if !s.propagate() {
 			return false
 		}
 	}
 	return true
+}
+
+// pushAllDAC queues every variable left for DAC, for a pass in the other
+// order. It queues them for EAC too only when the last propagation
+// dropped its EAC queue (past maxEACRounds): otherwise that propagation
+// ended with every variable's existential support checked since its last
+// change, and EAC does not depend on the DAC order, so each check would
+// confirm a support and change nothing (measured: no variable failed it
+// at these points on the binary grids 10×10 to 60×60, the scale-free,
+// frequency-assignment and random graphs, 8 queens and DBN_15.uai; the
+// same nodes, bounds and eliminations, 1–4% fewer checks, 20×20 grid's
+// solve 15.15M → 14.89M instructions, 40×40 80.3M → 78.9M).
+func (s *EDAC) pushAllDAC() {
+	for x := range s.n {
+		if !s.gone[x] {
+			s.pushDAC(x)
+			if s.eacDropped {
+				s.pushEAC(x)
+			}
+		}
+	}
 }
 
 // flipForSearch reports whether the search runs in the DAC order opposite

@@ -455,15 +455,26 @@ func (s *EDAC) restore(vals []int) {
 // which pairIndex scans it.
 const pairScan = 16
 
+// pairDense is the most variables for which pairIndex keeps a matrix of
+// every pair (n² int32 entries, 256 KiB at most) instead of its map.
+const pairDense = 256
+
 // pairIndex finds the binary function over two variables while NewEDAC
 // builds them: by a scan of the shorter of the two variables' lists
 // (adjB) when it has at most pairScan functions, else in a map that holds
-// every function of the variables whose lists are longer. Grids and most
+// every function of the variables whose lists are longer, or, on rows of
+// at most pairDense variables, in a matrix of every pair. Grids and most
 // WCSP files have short lists only, where a map of every pair (a 40×40
-// grid's 9198 functions) was a fifth of NewEDAC's CPU.
+// grid's 9198 functions) was a fifth of NewEDAC's CPU. Dense rows have
+// long lists: on DBN_15.uai (42 variables, 861 functions) the map's
+// look-ups of planDormant's 34,000 pairs were a tenth of the solve's
+// instructions, the matrix's a few a look-up.
 type pairIndex struct {
-	s   *EDAC
-	big map[[2]int]int // keyed by (lower index, higher index)
+	s     *EDAC
+	big   map[[2]int]int // keyed by (lower index, higher index)
+	dense []int32        // 1 + the function over x and y at x·n+y and y·n+x, 0 for none
+	// noDense keeps the map on small rows too (tests of the map).
+	noDense bool
 }
 
 func pairKey(x, y int) [2]int {
@@ -476,6 +487,10 @@ func pairKey(x, y int) [2]int {
 // find returns the binary function over x and y, if any.
 func (p *pairIndex) find(x, y int) (int, bool) {
 	s := p.s
+	if p.dense != nil {
+		k := p.dense[x*s.n+y]
+		return int(k) - 1, k > 0
+	}
 	v, w := x, y
 	if len(s.adjB[w]) < len(s.adjB[v]) {
 		v, w = w, v
@@ -498,9 +513,21 @@ func (p *pairIndex) add(x, y int) int {
 	s := p.s
 	k := len(s.bins)
 	s.bins = append(s.bins, s.newBin(x, y))
+	if p.dense != nil {
+		p.dense[x*s.n+y], p.dense[y*s.n+x] = int32(k+1), int32(k+1)
+	}
 	for _, v := range [2]int{x, y} {
 		s.adjB[v] = append(s.adjB[v], k)
 		switch l := s.adjB[v]; {
+		case p.dense != nil:
+		case len(l) == pairScan+1 && s.n <= pairDense && !p.noDense:
+			// A list past scanning on a small row: the matrix,
+			// of every function so far.
+			p.dense = make([]int32, s.n*s.n)
+			for j := range s.bins {
+				b := &s.bins[j]
+				p.dense[b.x*s.n+b.y], p.dense[b.y*s.n+b.x] = int32(j+1), int32(j+1)
+			}
 		case len(l) == pairScan+1:
 			// v's list is past scanning: all its functions go in.
 			if p.big == nil {

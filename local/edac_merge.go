@@ -45,10 +45,17 @@ func mergeFunctional(lp *mva.LocalProblem) *funcMerge {
 	}
 	root := make([]int, n)
 	val := make([][]int, n)
+	// members[i]: the variables root i stands for, nil for i alone (most
+	// rows merge nothing: a 40×40 grid made 1600 slices for none).
 	members := make([][]int, n)
+	membersOf := func(i int) []int {
+		if members[i] == nil {
+			return []int{i}
+		}
+		return members[i]
+	}
 	for i := range root {
 		root[i] = i
-		members[i] = []int{i}
 	}
 	// at returns interior variable i's value when its root takes a.
 	at := func(i, a int) int {
@@ -68,6 +75,11 @@ func mergeFunctional(lp *mva.LocalProblem) *funcMerge {
 			continue
 		}
 		du, dv, dvo := lp.Domains[nb+ru], lp.Domains[nb+rv], lp.Domains[nb+v]
+		if val[u] == nil && val[v] == nil && du >= 2 && dv >= 2 && !anyHard(f.Costs) {
+			// u and v are roots and every pair of their values is
+			// allowed: each value allows two of the other, no h.
+			continue
+		}
 		// finite(a, b): the function allows roots' values a and b.
 		finite := func(a, b int) bool {
 			x, y := at(u, a), at(v, b)
@@ -112,7 +124,7 @@ func mergeFunctional(lp *mva.LocalProblem) *funcMerge {
 		if h == nil {
 			continue
 		}
-		for _, w := range members[drop] {
+		for _, w := range membersOf(drop) {
 			m := make([]int, lp.Domains[nb+keep])
 			for a, b := range h {
 				m[a] = -1
@@ -122,7 +134,7 @@ func mergeFunctional(lp *mva.LocalProblem) *funcMerge {
 			}
 			val[w], root[w] = m, keep
 		}
-		members[keep] = append(members[keep], members[drop]...)
+		members[keep] = append(membersOf(keep), membersOf(drop)...)
 		members[drop] = nil
 		merged++
 	}
@@ -130,6 +142,16 @@ func mergeFunctional(lp *mva.LocalProblem) *funcMerge {
 		return nil
 	}
 	return buildMerged(lp, root, val, merged)
+}
+
+// anyHard reports whether a table has a Hard entry.
+func anyHard(t []float64) bool {
+	for _, c := range t {
+		if mva.IsHard(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // buildMerged writes the substituted problem: the roots as interior

@@ -132,14 +132,18 @@ func TestMergeFunctionalChain(t *testing.T) {
 }
 
 // TestEDACPairIndexHubs builds EDAC on problems with hubs of up to 60
-// binary functions (past pairIndex's scan, so its map is used) and
-// functions repeated over the same pair in both orders: every pair of
-// variables must get one binary function, and EDAC must answer bucket
-// elimination's optimum.
+// binary functions, or up to pairDense+60 (past pairIndex's scan, so its
+// matrix is used on the first six seeds, which have at most pairDense
+// variables, and its map on the other six) and functions repeated over
+// the same pair in both orders: every pair of variables must get one
+// binary function, and EDAC must answer bucket elimination's optimum.
 func TestEDACPairIndexHubs(t *testing.T) {
-	for seed := range uint64(6) {
+	for seed := range uint64(12) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		n := 30 + int(seed)*6
+		n := 30 + int(seed%6)*6
+		if seed >= 6 {
+			n += pairDense
+		}
 		p := &mva.Problem{Agents: []mva.Agent{{Name: "a"}}}
 		for v := range n {
 			p.Variables = append(p.Variables, mva.Variable{Name: fmt.Sprintf("x%d", v), Domain: []string{"0", "1"}})
@@ -199,6 +203,54 @@ func TestEDACPairIndexHubs(t *testing.T) {
 		got, err := s.SolveRow(context.Background(), nil, in)
 		if err != nil || got != want || lp.Eval(in) != got {
 			t.Fatalf("seed %d: edac %v (%v, assignment %v), be %v", seed, got, err, lp.Eval(in), want)
+		}
+	}
+}
+
+// TestPairIndexDenseMatchesMap adds the same seeded pairs to a pairIndex
+// that keeps its matrix and to one that keeps its map (noDense) and asks both about every pair: the same function
+// or none.
+func TestPairIndexDenseMatchesMap(t *testing.T) {
+	for seed := range uint64(4) {
+		rng := rand.New(rand.NewPCG(seed, 18))
+		n := 40 + int(seed)*10
+		var idx [2]*pairIndex
+		for i := range idx {
+			s := &EDAC{n: n, adjB: make([][]int, n), rank: make([]int, n), dom: make([]int, n)}
+			for x := range n {
+				s.rank[x] = x
+			}
+			idx[i] = &pairIndex{s: s, noDense: i == 1}
+		}
+		for range 6 * n {
+			x, y := rng.IntN(n), rng.IntN(n)
+			if rng.IntN(3) == 0 {
+				x = rng.IntN(3) // hubs, past pairScan
+			}
+			if x == y {
+				continue
+			}
+			x, y = min(x, y), max(x, y)
+			for _, p := range idx {
+				if _, ok := p.find(x, y); !ok {
+					p.add(x, y)
+				}
+			}
+		}
+		if idx[0].dense == nil || idx[1].big == nil {
+			t.Fatalf("seed %d: matrix %v, map %v: want both used", seed, idx[0].dense != nil, idx[1].big != nil)
+		}
+		for x := range n {
+			for y := range n {
+				if x == y {
+					continue
+				}
+				k0, ok0 := idx[0].find(x, y)
+				k1, ok1 := idx[1].find(x, y)
+				if ok0 != ok1 || ok0 && k0 != k1 {
+					t.Fatalf("seed %d: pair (%d, %d): matrix %d %v, map %d %v", seed, x, y, k0, ok0, k1, ok1)
+				}
+			}
 		}
 	}
 }

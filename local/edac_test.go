@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -698,5 +699,190 @@ func TestEDACCrispNaryEqualsBruteForce(t *testing.T) {
 			}
 			t.Logf("%d rows, %d solvers with crisp n-ary functions, %d values removed by naryGAC", checked, crisp, removed)
 		})
+	}
+}
+
+// TestDominatesPairMatchesTwoCalls compares dead-end elimination's fused
+// test on two values with the two calls it replaces, answers and checks
+// counted, on the propagated roots of seeded random two-value problems
+// (Hard entries, fractional costs) with a few more values removed at
+// random, for every variable of two live values and both orders.
+func TestDominatesPairMatchesTwoCalls(t *testing.T) {
+	compared, either := 0, 0
+	for seed := range int64(40) {
+		o := randprob.Options{Vars: 8 + int(seed%9), MinDomain: 2, MaxDomain: 2, MaxArity: 2,
+			Functions: 30 + int(seed%25), HardProb: []float64{0, 0.1, 0.3}[seed%3],
+			IntCosts: seed%2 == 0, MaxCost: 20, Locality: 0.5}
+		p := randprob.New(seed, o)
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		s := NewEDAC(lp)
+		if !s.condition(nil) {
+			continue
+		}
+		s.ub = mva.Hard
+		s.reset()
+		s.rooted = true
+		if !s.propagate() {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(uint64(seed), 18))
+		for x := range s.n {
+			if s.size(x) == 2 && rng.IntN(4) == 0 {
+				s.remove(x, rng.IntN(2))
+			}
+		}
+		for x := range s.n {
+			if s.dom[x] != 2 || s.size(x) != 2 || s.deleted(x) || s.gone[x] {
+				continue
+			}
+			for _, margin := range []float64{0, 1e-9} {
+				for b := range 2 {
+					a := 1 - b
+					c0 := s.checks
+					ba, ab := s.dominatesPair(x, b, a, margin)
+					got := s.checks - c0
+					c0 = s.checks
+					wba := s.dominates(x, b, a, margin)
+					wab := false
+					if !wba {
+						wab = s.dominates(x, a, b, margin)
+					}
+					want := s.checks - c0
+					if ba != wba || ab != wab || got != want {
+						t.Fatalf("seed %d x%d b=%d: pair %v %v (%d checks), calls %v %v (%d)", seed, x, b, ba, ab, got, wba, wab, want)
+					}
+					compared++
+					if ba || ab {
+						either++
+					}
+				}
+			}
+		}
+	}
+	if compared < 200 || either < 10 {
+		t.Fatalf("%d comparisons, %d dominated: the test no longer reaches the cases", compared, either)
+	}
+}
+
+// TestEDACDormantTablesStayZero pins what condition and reset rely on to
+// skip the dormant functions: no source and no root elimination writes
+// into their tables, on every row of seeded random problems with and
+// without a boundary, binary and with n-ary functions (whose planned
+// pairs are dormant too).
+func TestEDACDormantTablesStayZero(t *testing.T) {
+	dormant := 0
+	for seed := range int64(30) {
+		o := edacOptions(seed)
+		o.Vars = 10 + int(seed%15)
+		p := randprob.New(seed, o)
+		for _, sub := range wholeAndSubs(p) {
+			lp := mva.NewLocalProblem(p, sub)
+			s := NewEDAC(lp)
+			if s.bad != nil {
+				continue
+			}
+			rows, err := lp.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]int, lp.NB)
+			for r := range min(rows, 3) {
+				lp.DecodeRow(r, b)
+				s.condition(b)
+				for k := s.firstDormant; k < len(s.bins); k++ {
+					dormant++
+					for _, v := range s.bins[k].tab {
+						if v != 0 {
+							t.Fatalf("seed %d row %d: dormant function %d has table %v", seed, r, k, s.bins[k].tab)
+						}
+					}
+				}
+			}
+		}
+	}
+	if dormant == 0 {
+		t.Fatal("no dormant function: the test no longer reaches them")
+	}
+}
+
+// TestDACQueueOrder drives EDAC's DAC queue with seeded random pushes
+// (repeats included) and pops, in both orders of ranks, against a plain
+// set: each pop must return the queued variable of highest rank (lowest
+// once reversed), and clearDAC must hand back and forget every queued one.
+func TestDACQueueOrder(t *testing.T) {
+	for seed := range uint64(60) {
+		rng := rand.New(rand.NewPCG(seed, 18))
+		n := 1 + rng.IntN(300)
+		s := &EDAC{n: n, rank: rng.Perm(n), inDAC: make([]bool, n), dacRev: seed%2 == 0}
+		s.dacBits = make([]uint64, (n+63)/64)
+		s.dacHi, s.dacLo = -1, len(s.dacBits)
+		s.byRank = make([]int32, n)
+		for x, r := range s.rank {
+			s.byRank[r] = int32(x)
+		}
+		set := map[int]bool{}
+		for step := range 20 * n {
+			if rng.IntN(3) > 0 || len(set) == 0 {
+				x := rng.IntN(n)
+				s.pushDAC(x)
+				set[x] = true
+				continue
+			}
+			if step%97 == 0 {
+				got := map[int]bool{}
+				s.clearDAC(func(x int) { got[x] = true; s.inDAC[x] = false })
+				if len(got) != len(set) || s.dacN != 0 {
+					t.Fatalf("seed %d: clearDAC gave %d variables of %d", seed, len(got), len(set))
+				}
+				for x := range set {
+					if !got[x] {
+						t.Fatalf("seed %d: clearDAC missed %d", seed, x)
+					}
+				}
+				clear(set)
+				continue
+			}
+			want := -1
+			for x := range set {
+				if want < 0 || (s.rank[x] > s.rank[want]) != s.dacRev {
+					want = x
+				}
+			}
+			if got := s.popDAC(); got != want || s.inDAC[got] {
+				t.Fatalf("seed %d step %d: popped %d, want %d", seed, step, got, want)
+			}
+			delete(set, want)
+			if s.dacN != len(set) {
+				t.Fatalf("seed %d: %d queued, want %d", seed, s.dacN, len(set))
+			}
+		}
+	}
+}
+
+// TestVarQueueTakeSorted pushes seeded random variables (repeats
+// included, sparse and dense) into a varQueue and checks that take
+// returns each once, in index order, and leaves the queue empty.
+func TestVarQueueTakeSorted(t *testing.T) {
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 18))
+		n := 1 + rng.IntN(500)
+		v := newVarQueue(n)
+		for round := range 5 {
+			set := map[int]bool{}
+			for range rng.IntN(2*n) >> (round % 4 * 2) {
+				x := rng.IntN(n)
+				v.push(x)
+				set[x] = true
+			}
+			got := v.take()
+			want := make([]int, 0, len(set))
+			for x := range set {
+				want = append(want, x)
+			}
+			slices.Sort(want)
+			if !slices.Equal(got, want) || len(v.q) != 0 || slices.Contains(v.in, true) {
+				t.Fatalf("seed %d round %d: take %v, want %v", seed, round, got, want)
+			}
+		}
 	}
 }

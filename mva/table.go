@@ -28,27 +28,50 @@ type LocalFunction struct {
 	Costs []float64
 }
 
-// NewLocalProblem builds the re-indexed view of sub.
+// NewLocalProblem builds the re-indexed view of sub. The local indices
+// are found through a slice over the problem's variables when sub holds
+// an eighth of them or more (a central solve holds all: the map was half
+// of building a 20×20 grid's view), else through a map, and the scopes
+// are carved from one slab.
 func NewLocalProblem(p *Problem, sub *Subproblem) *LocalProblem {
 	lp := &LocalProblem{Problem: p, Sub: sub, NB: len(sub.Boundary)}
-	local := make(map[int]int, len(sub.Local))
-	for _, v := range sub.Boundary {
-		local[v] = len(lp.Vars)
-		lp.Vars = append(lp.Vars, v)
-	}
-	for _, v := range sub.Interior {
-		local[v] = len(lp.Vars)
-		lp.Vars = append(lp.Vars, v)
+	lp.Vars = make([]int, 0, len(sub.Boundary)+len(sub.Interior))
+	lp.Vars = append(append(lp.Vars, sub.Boundary...), sub.Interior...)
+	var (
+		dense []int32
+		local map[int]int
+	)
+	if 8*len(lp.Vars) >= len(p.Variables) {
+		dense = make([]int32, len(p.Variables))
+		for k, v := range lp.Vars {
+			dense[v] = int32(k)
+		}
+	} else {
+		local = make(map[int]int, len(lp.Vars))
+		for k, v := range lp.Vars {
+			local[v] = k
+		}
 	}
 	lp.Domains = make([]int, len(lp.Vars))
 	for k, v := range lp.Vars {
 		lp.Domains[k] = p.DomainSize(v)
 	}
+	arity := 0
+	for _, fi := range sub.Functions {
+		arity += len(p.Functions[fi].Scope)
+	}
+	slab := make([]int, arity)
+	lp.Funcs = make([]LocalFunction, 0, len(sub.Functions))
 	for _, fi := range sub.Functions {
 		f := &p.Functions[fi]
-		sc := make([]int, len(f.Scope))
+		sc := slab[:len(f.Scope):len(f.Scope)]
+		slab = slab[len(f.Scope):]
 		for j, v := range f.Scope {
-			sc[j] = local[v]
+			if dense != nil {
+				sc[j] = int(dense[v])
+			} else {
+				sc[j] = local[v]
+			}
 		}
 		lp.Funcs = append(lp.Funcs, LocalFunction{Scope: sc, Costs: f.Costs})
 	}

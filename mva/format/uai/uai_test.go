@@ -420,3 +420,41 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestShortDecimalMatchesParseFloat checks the reader's fast path against
+// strconv.ParseFloat, bit for bit, on hand-picked and seeded random
+// tokens: those it takes must parse to the same float64, and it must
+// leave everything else (signs, exponents, long mantissas) to ParseFloat.
+func TestShortDecimalMatchesParseFloat(t *testing.T) {
+	toks := []string{"0", "1", "0.5", ".5", "5.", "0.184761", "5.412394", "0.1", "0.3",
+		"123456789012345", "0.123456789012345", "1.00000000000000", "000000000000001",
+		"9.99999999999999", "0.000000000000001"}
+	rng := rand.New(rand.NewPCG(18, 1))
+	for range 20000 {
+		n := 1 + rng.IntN(15)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(10))
+		}
+		if p := rng.IntN(n + 1); p < n || rng.IntN(2) == 0 {
+			b = append(b[:p], append([]byte{'.'}, b[p:]...)...)
+		}
+		toks = append(toks, string(b))
+	}
+	for _, tok := range toks {
+		got, ok := shortDecimal([]byte(tok))
+		if !ok {
+			t.Errorf("shortDecimal(%q) declined a short decimal", tok)
+			continue
+		}
+		want, err := strconv.ParseFloat(tok, 64)
+		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("shortDecimal(%q) = %v, ParseFloat %v (%v)", tok, got, want, err)
+		}
+	}
+	for _, tok := range []string{"", ".", "-0.5", "+0.5", "1e3", "0.0000000000000001", "1234567890123456", "1.2.3", "0x1", "inf", "NaN", "1_0"} {
+		if v, ok := shortDecimal([]byte(tok)); ok {
+			t.Errorf("shortDecimal(%q) = %v, want it left to ParseFloat", tok, v)
+		}
+	}
+}

@@ -177,6 +177,55 @@ func (s *scanner) nextBytes() ([]byte, int, error) {
 	}
 }
 
+// digits reads the next token when it is 1 to 18 decimal digits (no int64
+// overflows) followed by white space inside the chunk, the usual token of
+// a wcsp file, and returns its value and line; ok is false, and nothing
+// consumed, for anything else (a sign, a token at the chunk's end, a
+// long or malformed one), which nextBytes and strconv then read and judge.
+// One pass over the bytes where nextBytes, tokenBytes and smallInt made
+// three: a 20×20 grid's file has 13,000 tokens.
+func (s *scanner) digits() (v int64, line int, ok bool) {
+	in, pos, line := s.in, s.pos, s.line
+	for pos < len(in) {
+		c := spaceClass[in[pos]]
+		if c == 0 {
+			break
+		}
+		line += int(c >> 1) // a newline
+		pos++
+	}
+	// A single digit and its white space, the commonest token (a
+	// tuple's values, arities, most tuple counts), without the loop.
+	if pos+1 < len(in) {
+		if d := in[pos] - '0'; d <= 9 {
+			if c := spaceClass[in[pos+1]]; c != 0 {
+				s.pos, s.line = pos+2, line+int(c>>1)
+				return int64(d), line, true
+			}
+		}
+	}
+	start := pos
+	for pos < len(in) {
+		d := in[pos] - '0'
+		if d > 9 {
+			break
+		}
+		v = v*10 + int64(d)
+		pos++
+	}
+	if n := pos - start; n == 0 || n > 18 || pos == len(in) {
+		return 0, 0, false
+	}
+	c := spaceClass[in[pos]]
+	if c == 0 {
+		return 0, 0, false
+	}
+	// The white space byte that ended the token is consumed, as
+	// nextBytes does: a newline counts after the token.
+	s.pos, s.line = pos+1, line+int(c>>1)
+	return v, line, true
+}
+
 // end consumes the white space byte that ended a token, if any, and
 // returns the token's line: a newline counts after the token.
 func (s *scanner) end() int {
@@ -246,6 +295,10 @@ func (p *parser) tokenBytes(describe func() string) ([]byte, int, error) {
 
 // integer reads an integer token.
 func (p *parser) integer(describe func() string) (int64, int, error) {
+	if v, line, ok := p.sc.digits(); ok {
+		p.last = line
+		return v, line, nil
+	}
 	tok, line, err := p.tokenBytes(describe)
 	if err != nil {
 		return 0, line, err
@@ -407,14 +460,43 @@ func (p *parser) parse() error {
 	return nil
 }
 
+// defaultCost reads the default cost of a function of arity arity where
+// scanner.digits declined it: "-1" (a function in intension, refused), a
+// signed or long integer, or an error.
+func (p *parser) defaultCost(arity int) (int64, int, error) {
+	deftok, defline, err := p.tokenBytes(func() string { return p.fn() + ": the default cost" })
+	if err != nil {
+		return 0, defline, err
+	}
+	if arity > 0 && string(deftok) == "-1" {
+		kw, kline, err := p.token(func() string { return p.fn() + ": the keyword of a cost function in intension" })
+		if err != nil {
+			return 0, kline, err
+		}
+		return 0, kline, p.errorf(kline, "%s: cost functions in intension and global cost functions (keyword %q) are not supported", p.fn(), kw)
+	}
+	def64, ok := smallInt(deftok)
+	if !ok {
+		def64, err = strconv.ParseInt(string(deftok), 10, 64)
+	}
+	if err != nil {
+		return 0, defline, p.errorf(defline, "%s: the default cost %q is not an integer", p.fn(), deftok)
+	}
+	return def64, defline, nil
+}
+
 // fn names the function being read, for errors (made only for one: a
 // 40×40 grid's file has 3120 functions).
 func (p *parser) fn() string { return "cost function " + strconv.Itoa(p.nfun) }
 
 // function reads one cost function.
 func (p *parser) function() error {
-	arity64, line, err := p.integer(func() string { return p.fn() + ": the arity" })
-	if err != nil {
+	// Plain numbers through digits first, as the tuples below.
+	arity64, line, ok := p.sc.digits()
+	var err error
+	if ok {
+		p.last = line
+	} else if arity64, line, err = p.integer(func() string { return p.fn() + ": the arity" }); err != nil {
 		return err
 	}
 	share := arity64 < 0
@@ -430,8 +512,10 @@ func (p *parser) function() error {
 	}
 	scope := carve(&p.intSlab, arity)
 	for i := range scope {
-		v, vline, err := p.integer(func() string { return fmt.Sprintf("%s: variable %d of the scope", p.fn(), i) })
-		if err != nil {
+		v, vline, ok := p.sc.digits()
+		if ok {
+			p.last = vline
+		} else if v, vline, err = p.integer(func() string { return fmt.Sprintf("%s: variable %d of the scope", p.fn(), i) }); err != nil {
 			return err
 		}
 		if v < 0 || v >= int64(len(p.doms)) {
@@ -445,30 +529,20 @@ func (p *parser) function() error {
 		scope[i] = int(v)
 	}
 
-	deftok, defline, err := p.tokenBytes(func() string { return p.fn() + ": the default cost" })
-	if err != nil {
+	def64, defline, ok := p.sc.digits()
+	if ok {
+		p.last = defline
+	} else if def64, defline, err = p.defaultCost(arity); err != nil {
 		return err
-	}
-	if arity > 0 && string(deftok) == "-1" {
-		kw, kline, err := p.token(func() string { return p.fn() + ": the keyword of a cost function in intension" })
-		if err != nil {
-			return err
-		}
-		return p.errorf(kline, "%s: cost functions in intension and global cost functions (keyword %q) are not supported", p.fn(), kw)
-	}
-	def64, ok := smallInt(deftok)
-	if !ok {
-		def64, err = strconv.ParseInt(string(deftok), 10, 64)
-	}
-	if err != nil {
-		return p.errorf(defline, "%s: the default cost %q is not an integer", p.fn(), deftok)
 	}
 	def, _, err := p.internal(def64, defline)
 	if err != nil {
 		return err
 	}
-	ntuples, tline, err := p.integer(func() string { return p.fn() + ": the number of tuples" })
-	if err != nil {
+	ntuples, tline, ok := p.sc.digits()
+	if ok {
+		p.last = tline
+	} else if ntuples, tline, err = p.integer(func() string { return p.fn() + ": the number of tuples" }); err != nil {
 		return err
 	}
 
@@ -497,11 +571,17 @@ func (p *parser) function() error {
 	for i := range costs {
 		costs[i] = def
 	}
+	// The tuples take the scanner's plain numbers first (digits) and call
+	// integer, with its description of the token, only where it declines:
+	// building that description's closure and the call were a third of
+	// reading a tuple.
 	for t := int64(0); t < ntuples; t++ {
 		idx := 0
 		for j, v := range scope {
-			val, vline, err := p.integer(func() string { return fmt.Sprintf("%s: value %d of tuple %d", p.fn(), j, t) })
-			if err != nil {
+			val, vline, ok := p.sc.digits()
+			if ok {
+				p.last = vline
+			} else if val, vline, err = p.integer(func() string { return fmt.Sprintf("%s: value %d of tuple %d", p.fn(), j, t) }); err != nil {
 				return err
 			}
 			if val < 0 || val >= int64(p.doms[v]) {
@@ -509,7 +589,13 @@ func (p *parser) function() error {
 			}
 			idx = idx*p.doms[v] + int(val)
 		}
-		c, _, err := p.cost(func() string { return fmt.Sprintf("%s: the cost of tuple %d", p.fn(), t) })
+		c64, cline, ok := p.sc.digits()
+		if ok {
+			p.last = cline
+		} else if c64, cline, err = p.integer(func() string { return fmt.Sprintf("%s: the cost of tuple %d", p.fn(), t) }); err != nil {
+			return err
+		}
+		c, _, err := p.internal(c64, cline)
 		if err != nil {
 			return err
 		}

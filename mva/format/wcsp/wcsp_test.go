@@ -732,3 +732,71 @@ func TestReadChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestDigitsMatchesNextBytes reads seeded random token streams (plain
+// numbers, signed and long ones, words; spaces, tabs, CR LF and newlines
+// between them; 1 to 9 bytes a read, so tokens cross chunk ends) twice:
+// by nextBytes alone, and by the fast path digits with nextBytes where it
+// declines. Each token must come out with the same value and line, and
+// digits must take only plain numbers of 18 digits or fewer.
+func TestDigitsMatchesNextBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 3))
+	seps := []string{" ", "  ", "\t", "\n", "\r\n", " \n\n", "\f"}
+	for round := range 200 {
+		var b strings.Builder
+		for range 1 + rng.IntN(60) {
+			switch rng.IntN(6) {
+			case 0:
+				b.WriteString("-" + strconv.Itoa(rng.IntN(1000)))
+			case 1:
+				b.WriteString(strings.Repeat("9", 17+rng.IntN(4)))
+			case 2:
+				b.WriteString("x" + strconv.Itoa(rng.IntN(10)))
+			default:
+				b.WriteString(strconv.Itoa(rng.IntN(100000)))
+			}
+			b.WriteString(seps[rng.IntN(len(seps))])
+		}
+		src := b.String()
+		if rng.IntN(2) == 0 {
+			src = strings.TrimRight(src, " \t\r\n\f") // a last token at the end of the input
+		}
+		type tok struct {
+			text string
+			line int
+		}
+		var want []tok
+		ref := scanner{r: strings.NewReader(src), line: 1}
+		for {
+			tb, line, err := ref.nextBytes()
+			if err != nil {
+				break
+			}
+			want = append(want, tok{string(tb), line})
+		}
+		n := 1 + round%9
+		r := strings.NewReader(src)
+		sc := scanner{r: readerFunc(func(p []byte) (int, error) { return r.Read(p[:min(n, len(p))]) }), line: 1}
+		for i := 0; ; i++ {
+			var got tok
+			if v, line, ok := sc.digits(); ok {
+				got = tok{strconv.FormatInt(v, 10), line}
+				if i < len(want) && (strings.HasPrefix(want[i].text, "-") || len(want[i].text) > 18) {
+					t.Fatalf("round %d: digits took %q", round, want[i].text)
+				}
+			} else {
+				tb, line, err := sc.nextBytes()
+				if err != nil {
+					if i != len(want) {
+						t.Fatalf("round %d: %d tokens, want %d (%v)", round, i, len(want), err)
+					}
+					break
+				}
+				got = tok{string(tb), line}
+			}
+			if i >= len(want) || got != want[i] {
+				t.Fatalf("round %d, token %d: %+v, want %+v", round, i, got, want[min(i, len(want)-1)])
+			}
+		}
+	}
+}
