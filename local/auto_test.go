@@ -832,3 +832,130 @@ func solvesTo(t *testing.T, s mva.LocalSolver, lp *mva.LocalProblem, want float6
 		t.Fatalf("assignment costs %v, reported %v", c, got)
 	}
 }
+
+// gateCircuit returns gen.Circuit's instance of seed over gates gates,
+// made like the ISCAS89 files of docs/bench/toulbar2-wider.md when iscas
+// is set: no observations, every gate's fault cost 100, so that the
+// priors of the inputs alone cost and the root bound of EDAC is the
+// optimum. Without iscas it is gen.Circuit's diagnosis instance, whose
+// observations need faults the root bound does not see.
+func gateCircuit(t *testing.T, seed uint64, gates int, iscas bool) *mva.Problem {
+	t.Helper()
+	o := gen.DefaultCircuit()
+	o.Gates = gates
+	if iscas {
+		o.Fault = 0
+	}
+	p, err := gen.Circuit(seed, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !iscas {
+		return p
+	}
+	fs := p.Functions[:0]
+	for _, f := range p.Functions {
+		if strings.HasPrefix(f.Name, "obs") {
+			continue
+		}
+		if len(f.Scope) > 1 {
+			for i, c := range f.Costs {
+				if c > 0 {
+					f.Costs[i] = 100
+				}
+			}
+		}
+		fs = append(fs, f)
+	}
+	p.Functions = fs
+	return p
+}
+
+// TestChooseRootGap checks edac+aobb's root-gap question (Choice.gap,
+// EDAC.rootGap) on the rows chooseSized gave AOBB whose functions are
+// not all binary, over two values, with whole-number costs: a circuit
+// made like the ISCAS89 files, whose root bound is its optimum, is
+// answered by EDAC; gen.Circuit's diagnosis circuit, whose optimum is far
+// above its root bound, by AOBB, at once on a second row; both equal
+// bucket elimination's optimum, with an assignment of that cost. The same
+// circuit with costs that are not whole numbers, or over three values,
+// stays with AOBB.
+func TestChooseRootGap(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		p     *mva.Problem
+		edac  bool // answered by EDAC
+		gap   bool // Choose asks the root-gap question
+		reals bool // costs moved off whole numbers
+		three bool // a third value on one variable
+	}{
+		{"iscas-like", gateCircuit(t, 1, 200, true), true, true, false, false},
+		{"iscas-like 300", gateCircuit(t, 3, 300, true), true, true, false, false},
+		{"diagnosis", gateCircuit(t, 1, 200, false), false, true, false, false},
+		{"iscas-like, real costs", gateCircuit(t, 1, 200, true), false, false, true, false},
+		{"iscas-like, three values", gateCircuit(t, 1, 200, true), false, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.p
+			if tc.reals {
+				for _, f := range p.Functions {
+					for i := range f.Costs {
+						f.Costs[i] += 0.25
+					}
+				}
+			}
+			if tc.three {
+				p.Variables[0].Domain = append(p.Variables[0].Domain, "2")
+				f := &p.Functions[0] // prior0, over x0 alone
+				f.Costs = append(f.Costs, 7)
+			}
+			lp := mva.NewLocalProblem(p, mva.Whole(p))
+			if binary, _, _ := edacShape(lp); binary {
+				t.Fatal("binary")
+			}
+			c := Choose(lp, AutoOptions{})
+			if want := map[bool]string{true: "edac+aobb", false: "aobb"}[tc.gap]; c.Name != want || c.gap != tc.gap {
+				t.Fatalf("chose %s (gap %v: %s), want %s", c.Name, c.gap, c.Reason, want)
+			}
+			be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 24})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _, err := Auto(lp, AutoOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			solvesTo(t, s, lp, want)
+			if !tc.gap {
+				// EDAC asked directly answers the optimum or that
+				// there is none at its root bound.
+				e := NewEDACVAC(lp)
+				e.rootGap = true
+				got, err := e.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+				if !errors.Is(err, errRootGap) && (err != nil || got != want) {
+					t.Fatalf("edac asked at its root bound %v: %v (%v), want %v", e.rootLB, got, err, want)
+				}
+				return
+			}
+			pf := s.(*edacThenAOBB)
+			if pf.byAOBB == tc.edac || strings.Contains(pf.Describe(), "no assignment at its root bound") == tc.edac {
+				t.Fatalf("by aobb %v, want %v: %s", pf.byAOBB, !tc.edac, pf.Describe())
+			}
+			if tc.edac {
+				if pf.edac.rootLB != want {
+					t.Fatalf("root bound %v, optimum %v", pf.edac.rootLB, want)
+				}
+				return
+			}
+			checks := pf.edac.Checks()
+			solvesTo(t, s, lp, want)
+			if !pf.byAOBB || pf.edac.Checks() != checks {
+				t.Fatalf("second row: by aobb %v, edac's checks %d → %d", pf.byAOBB, checks, pf.edac.Checks())
+			}
+		})
+	}
+}
