@@ -41,6 +41,11 @@ type AOBBOptions struct {
 	// (shiftCorrections). For callers that ask few rows, each a hard
 	// search (best responses).
 	ShiftRows bool
+	// order, when not nil, is the plain min-fill order of the interior
+	// with the boundary fixed, which auto's sizing of bucket elimination
+	// found whole (beCostWithin): the first of bestPseudoTree's tries,
+	// not searched again.
+	order []int
 }
 
 // AOBB is depth-first AND/OR branch and bound with context caching
@@ -421,7 +426,7 @@ func newAOBB(lp *mva.LocalProblem, opts AOBBOptions, tree treeFunc) *AOBB {
 		tree = ownTrees
 	}
 	if tree == nil {
-		s.pt = bestPseudoTree(nv, lp.NB, scopes, interior)
+		s.pt = bestPseudoTreeFrom(nv, lp.NB, scopes, interior, opts.order)
 		if lp.NB == 0 {
 			first := s.pt
 			s.alts = func() []*pseudoTree { return raceTrees(nv, lp.Domains, scopes, interior, first) }

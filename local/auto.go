@@ -31,6 +31,10 @@ type AutoOptions struct {
 	// Table says the caller fills the whole MVA table at once (eager):
 	// bucket elimination's table plan, with the boundary, must fit.
 	Table bool
+	// gapAsked says the row's root-gap question was asked already
+	// (Choose's second case): chooseSized then gives AOBB the rows it
+	// would have asked it of.
+	gapAsked bool
 }
 
 // Choice is what Choose picked for a subproblem and why.
@@ -55,12 +59,18 @@ type Choice struct {
 	// Choose).
 	budget, first int64
 	// gap, under edac+aobb, asks EDAC only for an assignment at its root
-	// bound (EDAC.rootGap) within budget checks; the row goes to AOBB
-	// when there is none (see edacGapPerVar).
+	// bound (EDAC.rootGap) within budget checks, or first checks when
+	// first is positive (Choose's second case, before the sizing); the
+	// row goes to AOBB, or where chooseSized sends it, when there is
+	// none (see edacGapPerVar).
 	gap bool
 	// plan is the elimination order beCost found, for Auto to pass on
 	// to bucket elimination rather than search it again.
 	plan *beGivenOrder
+	// order is the sizing's min-fill order where it is whole (the
+	// search space was measured to its end, below EDACSpace), for AOBB's
+	// first pseudo-tree (AOBBOptions.order) rather than a second min-fill.
+	order []int
 }
 
 // Choose picks the exact solver for lp: bucket elimination when its
@@ -108,11 +118,21 @@ func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
-	if n := lp.NumInterior(); !opts.Table && n >= edacFirstVars && slices.Max(lp.Domains[lp.NB:]) <= deeMaxSize && allBinary(lp) {
+	n := lp.NumInterior()
+	if opts.Table || n < edacFirstVars || slices.Max(lp.Domains[lp.NB:]) > deeMaxSize {
+		return chooseSized(lp, opts)
+	}
+	if allBinary(lp) {
 		first := edacFirstPerVar * int64(n)
 		return Choice{Name: "edac+aobb", AtLeast: true, budget: edacTwoBudget, first: first,
 			Reason: fmt.Sprintf("auto chose edac+aobb: every function is binary, over two values (dead-end elimination), %d variables: edac first within %.3g checks, unsized; past them bucket elimination where its tables are small, else edac within %.3g checks, then aobb",
 				n, float64(first), float64(edacTwoBudget))}
+	}
+	if wholeCosts(lp) {
+		first := edacGapPerVar * int64(n)
+		return Choice{Name: "edac+aobb", AtLeast: true, gap: true, first: first,
+			Reason: fmt.Sprintf("auto chose edac+aobb: functions of more than two variables over two values, whole-number costs, %d variables: edac first asked for an assignment at its root bound (VAC) within %.3g checks, unsized; where there is none, the solver the sizing of bucket elimination picks",
+				n, float64(first))}
 	}
 	return chooseSized(lp, opts)
 }
@@ -161,6 +181,9 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	width := plan.width
 	bytes := entries * beBytesPerEntry
 	c := Choice{Width: width, Entries: entries, AtLeast: !done}
+	if spaceOK && space < EDACSpace {
+		c.order = plan.order
+	}
 	if done && entries <= AutoBEEntries && bytes <= float64(opts.Memory) {
 		c.Name = "be"
 		c.plan = plan
@@ -219,7 +242,7 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 					need, what, sp, more, EDACSpace, float64(edacBudget))
 				return c
 			}
-			if !binary && slices.Max(lp.Domains[lp.NB:]) <= 2 && wholeCosts(lp) {
+			if !binary && !opts.gapAsked && slices.Max(lp.Domains[lp.NB:]) <= 2 && wholeCosts(lp) {
 				c.Name = "edac+aobb"
 				c.gap = true
 				c.budget = edacGapPerVar * int64(n)
@@ -346,11 +369,14 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 	case "edac+aobb":
 		e := NewEDACVAC(lp)
 		e.budget = c.budget
-		s := &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory, first: c.first}
+		s := &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory, first: c.first, order: c.order}
 		e.rootGap = c.gap
 		// The root-gap question needs no first upper bound: it sets
 		// its own, past the root bound.
 		e.noLocalSearch = c.gap
+		if c.gap && c.first > 0 {
+			s.gapFirst, s.first, e.budget = true, 0, c.first
+		}
 		if c.budget == edacBudget {
 			s.stale = edacStaleNodes
 		}
@@ -363,7 +389,7 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 		}
 		return be, c, nil
 	}
-	return NewAOBB(lp, AOBBOptions{Memory: opts.Memory}), c, nil
+	return NewAOBB(lp, AOBBOptions{Memory: opts.Memory, order: c.order}), c, nil
 }
 
 // mib formats bytes for notes.
@@ -535,11 +561,28 @@ type edacThenAOBB struct {
 	// gapMissed: a row under EDAC.rootGap had no assignment at its root
 	// bound, or passed its budget; the later rows go to AOBB.
 	gapMissed bool
+	// gapFirst: the first row asks the root-gap question before the
+	// sizing (Choose's second case); gapFirstMissed: it found nothing at
+	// its root bound, and the rows went where size sent them.
+	gapFirst, gapFirstMissed bool
+	// order is the sizing's whole min-fill order, for AOBB (Choice.order).
+	order []int
 }
 
 func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
 	s.byBE = false
-	if s.first > 0 && s.first < s.edac.budget {
+	switch {
+	case s.gapFirst:
+		c, err := s.edac.SolveRow(ctx, boundary, interior)
+		if s.byAOBB = false; !errors.Is(err, errRootGap) && !errors.Is(err, errBudget) {
+			return c, err
+		}
+		s.gapFirst, s.gapFirstMissed = false, true
+		s.edac.rootGap, s.edac.noLocalSearch = false, false
+		if err := s.size(); err != nil {
+			return 0, err
+		}
+	case s.first > 0 && s.first < s.edac.budget:
 		budget := s.edac.budget
 		s.edac.budget = s.first
 		c, err := s.edac.SolveRow(ctx, boundary, interior)
@@ -548,24 +591,8 @@ func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (
 			return c, err
 		}
 		s.first = 0
-		sc := chooseSized(s.lp, AutoOptions{Memory: s.memory})
-		s.sized = sc.Reason
-		// The rows then go where chooseSized sends them, EDAC's budget
-		// included: keeping the one Auto gave (edacTwoBudget) sent a row
-		// that chooseSized gives AOBB back to EDAC for up to 2^28 checks.
-		switch sc.Name {
-		case "be":
-			be, err := NewBE(s.lp, BEOptions{MaxEntries: int(min(float64(s.memory)/beBytesPerEntry, math.MaxInt32)), plan: sc.plan})
-			if err != nil {
-				return 0, err
-			}
-			s.be = be
-		case "aobb":
-			s.aobbOnly = true
-		case "edac":
-			s.edac.budget = 0
-		default: // edac+aobb
-			s.edac.budget = sc.budget
+		if err := s.size(); err != nil {
+			return 0, err
 		}
 	}
 	if s.be != nil {
@@ -587,6 +614,34 @@ func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (
 	// rather than each building EDAC's root again.
 	s.gapMissed = s.edac.rootGap
 	return s.solveAOBB(ctx, boundary, interior)
+}
+
+// size sends the rows, once EDAC's first try failed (Choose's first
+// cases), where chooseSized sends them, EDAC's budget included: keeping
+// the one Auto gave (edacTwoBudget) sent a row that chooseSized gives
+// AOBB back to EDAC for up to 2^28 checks. The root-gap question, once
+// asked, is not asked again (AutoOptions.gapAsked).
+func (s *edacThenAOBB) size() error {
+	sc := chooseSized(s.lp, AutoOptions{Memory: s.memory, gapAsked: s.gapFirstMissed})
+	s.sized, s.order = sc.Reason, sc.order
+	switch {
+	case sc.Name == "be":
+		be, err := NewBE(s.lp, BEOptions{MaxEntries: int(min(float64(s.memory)/beBytesPerEntry, math.MaxInt32)), plan: sc.plan})
+		if err != nil {
+			return err
+		}
+		s.be = be
+	case sc.Name == "aobb":
+		s.aobbOnly = true
+	case sc.Name == "edac":
+		s.edac.budget = 0
+	default: // edac+aobb
+		s.edac.budget = sc.budget
+		if sc.budget == edacBudget {
+			s.stale = edacStaleNodes
+		}
+	}
+	return nil
 }
 
 // wholeCosts reports whether every cost of lp is a whole number (or
@@ -632,7 +687,7 @@ const edacStaleNodes = 1024
 func (s *edacThenAOBB) solveAOBB(ctx context.Context, boundary, interior []int) (float64, error) {
 	s.byAOBB = true
 	if s.aobb == nil {
-		s.aobb = NewAOBB(s.lp, AOBBOptions{Memory: s.memory})
+		s.aobb = NewAOBB(s.lp, AOBBOptions{Memory: s.memory, order: s.order})
 	}
 	return s.aobb.SolveRow(ctx, boundary, interior)
 }
@@ -650,13 +705,17 @@ func (s *edacThenAOBB) Checks() int64 {
 
 // Describe says which solver answered the last row, for a result's notes.
 func (s *edacThenAOBB) Describe() string {
+	first := fmt.Sprintf("edac passed its first budget (%d nodes)", s.edac.Nodes())
+	if s.gapFirstMissed {
+		first = fmt.Sprintf("edac found no assignment at its root bound %v (%d nodes)", s.edac.rootLB, s.edac.Nodes())
+	}
 	if s.byBE {
-		return fmt.Sprintf("edac passed its first budget (%d nodes); %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "))
+		return fmt.Sprintf("%s; %s", first, strings.TrimPrefix(s.sized, "auto "))
 	}
 	if s.byAOBB && s.aobbOnly {
-		return fmt.Sprintf("edac passed its first budget (%d nodes); %s; %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "), s.aobb.Describe())
+		return fmt.Sprintf("%s; %s; %s", first, strings.TrimPrefix(s.sized, "auto "), s.aobb.Describe())
 	}
-	if s.byAOBB && s.edac.rootGap {
+	if s.byAOBB && s.edac.rootGap && s.gapMissed {
 		return fmt.Sprintf("edac found no assignment at its root bound %v within %.3g checks (%d nodes); %s", s.edac.rootLB, float64(s.edac.budget), s.edac.Nodes(), s.aobb.Describe())
 	}
 	if s.byAOBB && s.wasStale {

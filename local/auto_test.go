@@ -959,3 +959,73 @@ func TestChooseRootGap(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoOrderToAOBB checks that the min-fill order chooseSized hands to
+// AOBB (Choice.order, where the sizing measured the search space to the
+// order's end) is the plain min-fill order AOBB would find itself over
+// its own graph of the row's interior, so that AOBB's pseudo-tree and
+// search are the same: on gen.Circuit's diagnosis instance and on the
+// subproblems, with their boundaries, of random problems with ternary
+// functions, the order must equal a fresh min-fill of that graph and the
+// AOBB built from it must pick the same pseudo-tree, answer the same
+// optimum and make the same checks as one built without it.
+func TestAutoOrderToAOBB(t *testing.T) {
+	var lps []*mva.LocalProblem
+	for seed := range uint64(3) {
+		c := gateCircuit(t, seed+1, 150+50*int(seed), false)
+		lps = append(lps, mva.NewLocalProblem(c, mva.Whole(c)))
+		// The same with its first five inputs as the boundary.
+		sub := &mva.Subproblem{Agent: -1, Boundary: []int{0, 1, 2, 3, 4}}
+		for v := range c.Variables {
+			sub.Local = append(sub.Local, v)
+			if v >= 5 {
+				sub.Interior = append(sub.Interior, v)
+			}
+		}
+		for fi := range c.Functions {
+			sub.Functions = append(sub.Functions, fi)
+		}
+		lps = append(lps, mva.NewLocalProblem(c, sub))
+	}
+	given := 0
+	for k, lp := range lps {
+		sc := chooseSized(lp, AutoOptions{gapAsked: true})
+		if sc.order == nil {
+			continue
+		}
+		given++
+		g := mva.NewGraph(len(lp.Vars))
+		for _, s := range orderScopes(lp, false) {
+			g.AddClique(s)
+		}
+		interior := make([]int, lp.NumInterior())
+		for v := range interior {
+			interior[v] = lp.NB + v
+		}
+		if want, _ := g.MinFill(interior); !slices.Equal(sc.order, want) {
+			t.Fatalf("problem %d: the sizing's order %v, min-fill's %v", k, sc.order, want)
+		}
+		bd := make([]int, lp.NB)
+		for v := range bd {
+			bd[v] = v % 2
+		}
+		var answers []float64
+		var checks []int64
+		var trees [][]int
+		for _, o := range [][]int{nil, sc.order} {
+			a := NewAOBB(lp, AOBBOptions{order: o})
+			got, err := a.SolveRow(context.Background(), bd, make([]int, lp.NumInterior()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			answers, checks, trees = append(answers, got), append(checks, a.Checks()), append(trees, a.pt.order)
+		}
+		if answers[0] != answers[1] || checks[0] != checks[1] || !slices.Equal(trees[0], trees[1]) {
+			t.Fatalf("problem %d: without the order %v in %d checks, with it %v in %d (same tree %v)",
+				k, answers[0], checks[0], answers[1], checks[1], slices.Equal(trees[0], trees[1]))
+		}
+	}
+	if given < len(lps) {
+		t.Fatalf("%d of %d problems had an order to give AOBB; want all", given, len(lps))
+	}
+}

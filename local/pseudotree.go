@@ -259,11 +259,21 @@ const (
 // broken at random, up to bestTries times) with the smallest induced
 // width, then the smallest depth.
 func bestPseudoTree(nv, nb int, scopes [][]int, interior []int) *pseudoTree {
-	g := mva.NewGraph(nv)
-	for _, sc := range scopes {
-		g.AddClique(sc)
+	return bestPseudoTreeFrom(nv, nb, scopes, interior, nil)
+}
+
+// bestPseudoTreeFrom is bestPseudoTree with the plain min-fill order
+// given when first is not nil: auto's sizing of bucket elimination
+// found it already (AOBBOptions.order), over the same graph.
+func bestPseudoTreeFrom(nv, nb int, scopes [][]int, interior, first []int) *pseudoTree {
+	bestOrder := first
+	if bestOrder == nil {
+		g := mva.NewGraph(nv)
+		for _, sc := range scopes {
+			g.AddClique(sc)
+		}
+		bestOrder, _ = g.MinFill(interior)
 	}
-	bestOrder, _ := g.MinFill(interior)
 	var sh treeShaper
 	bestWidth, bestDepth := sh.shape(nv, nb, scopes, bestOrder)
 	rng := rand.New(rand.NewPCG(1, uint64(nv)))
