@@ -114,6 +114,20 @@ type Choice struct {
 // answer within 3.7·10^6 checks), while the min-fill elimination that
 // sizes the tables was a third to two thirds of the grids' EDAC time on
 // one core (Width and Entries are then left at zero, AtLeast set).
+//
+// A second case comes before the sizing: rows with a function of more
+// than two interior variables, every domain of two values, whole-number
+// costs and edacFirstVars interior variables or more ask EDAC, within
+// edacGapPerVar checks a variable, for an assignment at its root bound
+// (EDAC.rootGap: past VAC at the root, the upper bound drops to the
+// bound's next whole number), which is then an optimum; where there is
+// none, the row goes where chooseSized sends it, AOBB for the rows it
+// would have asked (AutoOptions.gapAsked). The ISCAS89 circuits are
+// bounded at their optimum at the root and answered within 1 to 10
+// nodes, with no min-fill; the generated diagnosis circuits, whose
+// optimum is 3 to 6 times their root bound, lose EDAC's build and root
+// (docs/bench/auto-pick.md, "root gap"). chooseSized asks the same of
+// such rows below edacFirstVars variables that it would give AOBB.
 func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
@@ -656,19 +670,19 @@ func wholeCosts(lp *mva.LocalProblem) bool {
 	return true
 }
 
-// edacGapPerVar is the checks a variable EDAC gets under edac+aobb's
-// root-gap question (Choice.gap, EDAC.rootGap), from the row's start:
-// the rows chooseSized would give AOBB whose functions are not all
-// binary, where the search space is below EDACSpace. EDAC with VAC at the
-// root bounds the ISCAS89 circuits at their optimum exactly, and its
-// search below the bound's next whole number then ends within 1 to 10
-// nodes (issue 18, iscasroute: s386 21878 checks, s1423 73450, c432
-// 129050, 299 a variable, c499 56600, c880 83720), where AOBB took 1.4 to
-// 2 times as long; on every other such file of /work/bench and
-// /work/wider (Bayesian grids, pedigree1, the generated circuits, SPOT5,
-// SHDS homes) the root bound is far below the optimum and the search
-// below it ends at its first node, so that AOBB takes the row after
-// EDAC's build and root.
+// edacGapPerVar is the checks a variable EDAC gets, from the row's
+// start, for the root-gap question (Choice.gap, EDAC.rootGap) on rows
+// whose functions are not all binary, over two values, with whole-number
+// costs. EDAC with VAC at the root bounds the ISCAS89 circuits at their
+// optimum exactly, and its search below the bound's next whole number
+// then ends within 1 to 10 nodes (issue 18, iscasroute; whole rows,
+// checks a variable: s386 120, s953 87, s1196 105, s1238 115, s1423 90,
+// s1488 153, s1494 150, c432 292, c499 108, c880 88), where AOBB took 1.4
+// to 2 times as long as EDAC and EDAC's own search 27 to 134 nodes. On
+// the generated diagnosis circuits (gen_circuit200/500/800, optimum 195,
+// 473, 717 against root bounds 36, 116, 117) the search below the mark
+// ends at its first node. The budget bounds what a row could lose where
+// the question takes a search of its own.
 const edacGapPerVar = 1024
 
 // edacStaleNodes is the nodes EDAC may search under edac+aobb within
