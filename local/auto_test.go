@@ -949,6 +949,18 @@ func TestChooseRootGap(t *testing.T) {
 				if pf.edac.rootLB != want {
 					t.Fatalf("root bound %v, optimum %v", pf.edac.rootLB, want)
 				}
+				// Past the question's budget (one check here) the row
+				// goes where chooseSized sends it, AOBB, unasked again.
+				s, _, err := Auto(lp, AutoOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pf := s.(*edacThenAOBB)
+				pf.edac.budget = 1
+				solvesTo(t, s, lp, want)
+				if !pf.byAOBB || !pf.aobbOnly || pf.edac.rootGap {
+					t.Fatalf("past the budget: by aobb %v, aobb only %v, still asking %v", pf.byAOBB, pf.aobbOnly, pf.edac.rootGap)
+				}
 				return
 			}
 			checks := pf.edac.Checks()
