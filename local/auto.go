@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	bits64 "math/bits"
 	"slices"
 	"strings"
 
@@ -142,7 +143,7 @@ func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 			Reason: fmt.Sprintf("auto chose edac+aobb: every function is binary, over two values (dead-end elimination), %d variables: edac first within %.3g checks, unsized; past them bucket elimination where its tables are small, else edac within %.3g checks, then aobb",
 				n, float64(first), float64(edacTwoBudget))}
 	}
-	if wholeCosts(lp) {
+	if wholeCosts(lp) && !minDegreeWithin(lp, AutoBEEntries) {
 		first := edacGapPerVar * int64(n)
 		return Choice{Name: "edac+aobb", AtLeast: true, gap: true, first: first,
 			Reason: fmt.Sprintf("auto chose edac+aobb: functions of more than two variables over two values, whole-number costs, %d variables: edac first asked for an assignment at its root bound (VAC) within %.3g checks, unsized; where there is none, the solver the sizing of bucket elimination picks",
@@ -659,6 +660,108 @@ func (s *edacThenAOBB) size() error {
 	}
 	return nil
 }
+
+// minDegreeWithin reports whether a min-degree elimination of lp's
+// interior, the boundary fixed, keeps bucket elimination's tables within
+// limit entries in all: Choose's second case asks it before the root-gap
+// question, so that low-width rows keep bucket elimination, sized by
+// chooseSized, without first paying EDAC's root (a circuit wired within
+// 8 lines, width 7: 20 → 25 million instructions for the whole solve).
+// Min-degree rather than min-fill: no fill scores, so the pass costs
+// little where it stops (the part of min-fill's pass up to 2^18 entries
+// took back a third to half of what the question saves on the ISCAS89
+// files), and its tables are rarely smaller than min-fill's, so a row it
+// finds small is one chooseSized gives bucket elimination.
+func minDegreeWithin(lp *mva.LocalProblem, limit float64) bool {
+	n := lp.NumInterior()
+	if n > minDegreeVars {
+		return false
+	}
+	words := (n + 63) / 64
+	bits := make([]uint64, n*words) // row x: x's neighbours
+	row := func(x int) []uint64 { return bits[x*words : (x+1)*words] }
+	var in []int
+	for _, f := range lp.Funcs {
+		in = in[:0]
+		for _, v := range f.Scope {
+			if v >= lp.NB {
+				in = append(in, v-lp.NB)
+			}
+		}
+		for _, x := range in {
+			rx := row(x)
+			for _, y := range in {
+				if x != y {
+					rx[y/64] |= 1 << (y % 64)
+				}
+			}
+		}
+	}
+	deg := func(x int) int {
+		d := 0
+		for _, w := range row(x) {
+			d += bits64.OnesCount64(w)
+		}
+		return d
+	}
+	// Buckets of variables by degree, the stale entries skipped (dg
+	// holds the current degrees), lo the least degree that may be
+	// queued.
+	dg := make([]int, n)
+	buckets := make([][]int, n)
+	for x := range n {
+		dg[x] = deg(x)
+		buckets[dg[x]] = append(buckets[dg[x]], x)
+	}
+	gone := make([]bool, n)
+	entries, lo := 0.0, 0
+	for {
+		for lo < n && len(buckets[lo]) == 0 {
+			lo++
+		}
+		if lo == n {
+			return true
+		}
+		b := buckets[lo]
+		x := b[len(b)-1]
+		buckets[lo] = b[:len(b)-1]
+		if gone[x] || dg[x] != lo {
+			continue
+		}
+		rx := row(x)
+		t := float64(lp.Domains[lp.NB+x])
+		for k, w := range rx {
+			for ; w != 0; w &= w - 1 {
+				t *= float64(lp.Domains[lp.NB+k*64+bits64.TrailingZeros64(w)])
+			}
+		}
+		if entries += t; entries > limit {
+			return false
+		}
+		gone[x] = true
+		for k, w := range rx {
+			for ; w != 0; w &= w - 1 {
+				y := k*64 + bits64.TrailingZeros64(w)
+				ry := row(y)
+				for i := range ry {
+					ry[i] |= rx[i]
+				}
+				ry[y/64] &^= 1 << (y % 64)
+				ry[x/64] &^= 1 << (x % 64)
+				if d := deg(y); d != dg[y] {
+					dg[y] = d
+					buckets[d] = append(buckets[d], y)
+					lo = min(lo, d)
+				}
+			}
+		}
+	}
+}
+
+// minDegreeVars bounds the rows minDegreeWithin measures (its bit rows
+// take n²/8 bytes: 0.5 MiB at 2048); larger rows are asked the root-gap
+// question at once.
+const minDegreeVars = 2048
 
 // wholeCosts reports whether every cost of lp is a whole number (or
 // Hard), as EDAC's integral rows are: the rows edac+aobb's root-gap

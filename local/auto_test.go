@@ -972,6 +972,43 @@ func TestChooseRootGap(t *testing.T) {
 	}
 }
 
+// TestChooseRootGapLowWidth checks that Choose's second case leaves
+// rows of low width to bucket elimination (minDegreeWithin) instead of
+// asking EDAC the root-gap question first: gen.Circuit wired within 4 or
+// 8 lines (min-fill width 4 and 7, bucket tables of 2.5·10^3 and 8.9·10^3
+// entries) gets be, answering its optimum, while the same circuit wired
+// within 30 lines is asked the question.
+func TestChooseRootGapLowWidth(t *testing.T) {
+	for _, tc := range []struct {
+		window int
+		want   string
+	}{{4, "be"}, {8, "be"}, {30, "edac+aobb"}} {
+		o := gen.DefaultCircuit()
+		o.Gates, o.Window = 300, tc.window
+		p, err := gen.Circuit(1, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		c := Choose(lp, AutoOptions{})
+		if c.Name != tc.want || c.gap != (tc.want == "edac+aobb") {
+			t.Fatalf("window %d: chose %s (gap %v: %s), want %s", tc.window, c.Name, c.gap, c.Reason, tc.want)
+		}
+		if tc.want != "be" {
+			continue
+		}
+		s, _, err := Auto(lp, AutoOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := NewAOBB(lp, AOBBOptions{}).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		solvesTo(t, s, lp, want)
+	}
+}
+
 // TestAutoOrderToAOBB checks that the min-fill order chooseSized hands to
 // AOBB (Choice.order, where the sizing measured the search space to the
 // order's end) is the plain min-fill order AOBB would find itself over
