@@ -123,7 +123,10 @@ type Choice struct {
 // (EDAC.rootGap: past VAC at the root, the upper bound drops to the
 // bound's next whole number), which is then an optimum; where there is
 // none, the row goes where chooseSized sends it, AOBB for the rows it
-// would have asked (AutoOptions.gapAsked). The ISCAS89 circuits are
+// would have asked (AutoOptions.gapAsked). Rows whose min-degree
+// elimination keeps bucket tables within AutoBEEntries entries
+// (minDegreeWithin) are not asked: chooseSized gives them bucket
+// elimination, cheaper than EDAC's root. The ISCAS89 circuits are
 // bounded at their optimum at the root and answered within 1 to 10
 // nodes, with no min-fill; the generated diagnosis circuits, whose
 // optimum is 3 to 6 times their root bound, lose EDAC's build and root
