@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	bits64 "math/bits"
 	"slices"
 	"strings"
 
@@ -31,6 +32,10 @@ type AutoOptions struct {
 	// Table says the caller fills the whole MVA table at once (eager):
 	// bucket elimination's table plan, with the boundary, must fit.
 	Table bool
+	// gapAsked says the row's root-gap question was asked already
+	// (Choose's second case): chooseSized then gives AOBB the rows it
+	// would have asked it of.
+	gapAsked bool
 }
 
 // Choice is what Choose picked for a subproblem and why.
@@ -54,11 +59,18 @@ type Choice struct {
 	// those of its first try, before bucket elimination is sized (see
 	// Choose).
 	budget, first int64
+	// gap, under edac+aobb, asks EDAC only for an assignment at its root
+	// bound (EDAC.rootGap) within budget checks, or first checks when
+	// first is positive (Choose's second case, before the sizing); the
+	// row goes to AOBB, or where chooseSized sends it, when there is
+	// none (see edacGapPerVar).
+	gap bool
 	// plan is the elimination order beCost found, for Auto to pass on
 	// to bucket elimination rather than search it again.
 	plan *beGivenOrder
-	// minFill is, for aobb, that order when it is the whole plain
-	// min-fill order of the rows' graph: AOBB's first pseudo-tree try.
+	// minFill is that order when it is the whole plain min-fill order
+	// of the rows' graph: AOBB's first pseudo-tree try, for aobb and for
+	// edac+aobb's AOBB.
 	minFill []int
 }
 
@@ -103,15 +115,42 @@ type Choice struct {
 // answer within 3.7·10^6 checks), while the min-fill elimination that
 // sizes the tables was a third to two thirds of the grids' EDAC time on
 // one core (Width and Entries are then left at zero, AtLeast set).
+//
+// A second case comes before the sizing: rows with a function of more
+// than two interior variables, every domain of two values, whole-number
+// costs and edacFirstVars interior variables or more ask EDAC, within
+// edacGapPerVar checks a variable, for an assignment at its root bound
+// (EDAC.rootGap: past VAC at the root, the upper bound drops to the
+// bound's next whole number), which is then an optimum; where there is
+// none, the row goes where chooseSized sends it, AOBB for the rows it
+// would have asked (AutoOptions.gapAsked). Rows whose min-degree
+// elimination keeps bucket tables within AutoBEEntries entries
+// (minDegreeWithin) are not asked: chooseSized gives them bucket
+// elimination, cheaper than EDAC's root. The ISCAS89 circuits are
+// bounded at their optimum at the root and answered within 1 to 10
+// nodes, with no min-fill; the generated diagnosis circuits, whose
+// optimum is 3 to 6 times their root bound, lose EDAC's build and root
+// (docs/bench/auto-pick.md, "root gap"). chooseSized asks the same of
+// such rows below edacFirstVars variables that it would give AOBB.
 func Choose(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory()
 	}
-	if n := lp.NumInterior(); !opts.Table && n >= edacFirstVars && slices.Max(lp.Domains[lp.NB:]) <= deeMaxSize && allBinary(lp) {
+	n := lp.NumInterior()
+	if opts.Table || n < edacFirstVars || slices.Max(lp.Domains[lp.NB:]) > deeMaxSize {
+		return chooseSized(lp, opts)
+	}
+	if allBinary(lp) {
 		first := edacFirstPerVar * int64(n)
 		return Choice{Name: "edac+aobb", AtLeast: true, budget: edacTwoBudget, first: first,
 			Reason: fmt.Sprintf("auto chose edac+aobb: every function is binary, over two values (dead-end elimination), %d variables: edac first within %.3g checks, unsized; past them bucket elimination where its tables are small, else edac within %.3g checks, then aobb",
 				n, float64(first), float64(edacTwoBudget))}
+	}
+	if wholeCosts(lp) && !minDegreeWithin(lp, AutoBEEntries) {
+		first := edacGapPerVar * int64(n)
+		return Choice{Name: "edac+aobb", AtLeast: true, gap: true, first: first,
+			Reason: fmt.Sprintf("auto chose edac+aobb: functions of more than two variables over two values, whole-number costs, %d variables: edac first asked for an assignment at its root bound (VAC) within %.3g checks, unsized; where there is none, the solver the sizing of bucket elimination picks",
+				n, float64(first))}
 	}
 	return chooseSized(lp, opts)
 }
@@ -160,6 +199,9 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 	width := plan.width
 	bytes := entries * beBytesPerEntry
 	c := Choice{Width: width, Entries: entries, AtLeast: !done}
+	if !opts.Table && len(plan.order) == lp.NumInterior() && (lp.Problem == nil || !lp.Problem.SearchOrder) {
+		c.minFill = plan.order // MinFillSized's, whole: AOBB's first pseudo-tree try
+	}
 	if done && entries <= AutoBEEntries && bytes <= float64(opts.Memory) {
 		c.Name = "be"
 		c.plan = plan
@@ -218,13 +260,18 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 					need, what, sp, more, EDACSpace, float64(edacBudget))
 				return c
 			}
+			if !binary && !opts.gapAsked && slices.Max(lp.Domains[lp.NB:]) <= 2 && wholeCosts(lp) {
+				c.Name = "edac+aobb"
+				c.gap = true
+				c.budget = edacGapPerVar * int64(n)
+				c.Reason = fmt.Sprintf("auto chose edac+aobb: %s; functions of more than two variables over two values, whole-number costs, aobb's search space (min-fill pseudo-tree) %.3g nodes, below %.0e: edac asked for an assignment at its root bound (VAC) within %.3g checks, else aobb",
+					need, sp, EDACSpace, float64(c.budget))
+				return c
+			}
 		}
 	}
 	c.Name = "aobb"
 	c.Reason = "auto chose aobb: " + need
-	if !opts.Table && len(plan.order) == lp.NumInterior() && (lp.Problem == nil || !lp.Problem.SearchOrder) {
-		c.minFill = plan.order // MinFillSized's, whole
-	}
 	return c
 }
 
@@ -245,7 +292,9 @@ func chooseSized(lp *mva.LocalProblem, opts AutoOptions) Choice {
 // 4.6·10^16, 1.8·10^17) EDAC 19, 160 and 181 ms, AOBB 0.58, 0.42 and 1.45 s;
 // the combinational c432, c499 and c880 (7.9·10^8, 1.5·10^8, 1.0·10^8)
 // EDAC past 20 s, AOBB 15 to 52 ms; pedigree1 (1.6·10^7) and the Bayesian
-// grid 75-16-5 (8.0·10^7) stay with AOBB too.
+// grid 75-16-5 (8.0·10^7) stay with AOBB too. Since the root-gap case
+// (Choose's second), the ISCAS89 files are answered before this rule is
+// reached; it still takes their rows where the question fails.
 const EDACSpace = 1e10
 
 // searchSpace returns the size of the context-minimal AND/OR search
@@ -377,7 +426,14 @@ func Auto(lp *mva.LocalProblem, opts AutoOptions) (mva.LocalSolver, Choice, erro
 	case "edac+aobb":
 		e := NewEDACVAC(lp)
 		e.budget = c.budget
-		s := &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory, first: c.first}
+		s := &edacThenAOBB{lp: lp, edac: e, memory: opts.Memory, first: c.first, order: c.minFill}
+		e.rootGap = c.gap
+		// The root-gap question needs no first upper bound: it sets
+		// its own, past the root bound.
+		e.noLocalSearch = c.gap
+		if c.gap && c.first > 0 {
+			s.gapFirst, s.first, e.budget = true, 0, c.first
+		}
 		if c.budget == edacBudget {
 			s.stale = edacStaleNodes
 		}
@@ -559,11 +615,31 @@ type edacThenAOBB struct {
 	// wasStale says the last row went so.
 	stale    int64
 	wasStale bool
+	// gapMissed: a row under EDAC.rootGap had no assignment at its root
+	// bound, or passed its budget; the later rows go to AOBB.
+	gapMissed bool
+	// gapFirst: the first row asks the root-gap question before the
+	// sizing (Choose's second case); gapFirstMissed: it found nothing at
+	// its root bound, and the rows went where size sent them.
+	gapFirst, gapFirstMissed bool
+	// order is the sizing's whole min-fill order, for AOBB (Choice.minFill).
+	order []int
 }
 
 func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (float64, error) {
 	s.byBE = false
-	if s.first > 0 && s.first < s.edac.budget {
+	switch {
+	case s.gapFirst:
+		c, err := s.edac.SolveRow(ctx, boundary, interior)
+		if s.byAOBB = false; !errors.Is(err, errRootGap) && !errors.Is(err, errBudget) {
+			return c, err
+		}
+		s.gapFirst, s.gapFirstMissed = false, true
+		s.edac.rootGap, s.edac.noLocalSearch = false, false
+		if err := s.size(); err != nil {
+			return 0, err
+		}
+	case s.first > 0 && s.first < s.edac.budget:
 		budget := s.edac.budget
 		s.edac.budget = s.first
 		c, err := s.edac.SolveRow(ctx, boundary, interior)
@@ -572,42 +648,187 @@ func (s *edacThenAOBB) SolveRow(ctx context.Context, boundary, interior []int) (
 			return c, err
 		}
 		s.first = 0
-		sc := chooseSized(s.lp, AutoOptions{Memory: s.memory})
-		s.sized = sc.Reason
-		// The rows then go where chooseSized sends them, EDAC's budget
-		// included: keeping the one Auto gave (edacTwoBudget) sent a row
-		// that chooseSized gives AOBB back to EDAC for up to 2^28 checks.
-		switch sc.Name {
-		case "be":
-			be, err := NewBE(s.lp, BEOptions{MaxEntries: int(min(float64(s.memory)/beBytesPerEntry, math.MaxInt32)), plan: sc.plan})
-			if err != nil {
-				return 0, err
-			}
-			s.be = be
-		case "aobb":
-			s.aobbOnly = true
-		case "edac":
-			s.edac.budget = 0
-		default: // edac+aobb
-			s.edac.budget = sc.budget
+		if err := s.size(); err != nil {
+			return 0, err
 		}
 	}
 	if s.be != nil {
 		s.byBE = true
 		return s.be.SolveRow(ctx, boundary, interior)
 	}
-	if s.aobbOnly {
+	if s.aobbOnly || s.gapMissed {
 		return s.solveAOBB(ctx, boundary, interior)
 	}
 	s.edac.staleNodes = s.stale
 	c, err := s.edac.SolveRow(ctx, boundary, interior)
-	s.byAOBB = errors.Is(err, errBudget) || errors.Is(err, errStale)
+	s.byAOBB = errors.Is(err, errBudget) || errors.Is(err, errStale) || errors.Is(err, errRootGap)
 	if !s.byAOBB {
 		return c, err
 	}
 	s.wasStale = errors.Is(err, errStale)
+	// A row whose root bound is not its optimum says the problem is not
+	// one VAC solves at the root: the later rows go to AOBB at once
+	// rather than each building EDAC's root again.
+	s.gapMissed = s.edac.rootGap
 	return s.solveAOBB(ctx, boundary, interior)
 }
+
+// size sends the rows, once EDAC's first try failed (Choose's first
+// cases), where chooseSized sends them, EDAC's budget included: keeping
+// the one Auto gave (edacTwoBudget) sent a row that chooseSized gives
+// AOBB back to EDAC for up to 2^28 checks. The root-gap question, once
+// asked, is not asked again (AutoOptions.gapAsked).
+func (s *edacThenAOBB) size() error {
+	sc := chooseSized(s.lp, AutoOptions{Memory: s.memory, gapAsked: s.gapFirstMissed})
+	s.sized, s.order = sc.Reason, sc.minFill
+	switch {
+	case sc.Name == "be":
+		be, err := NewBE(s.lp, BEOptions{MaxEntries: int(min(float64(s.memory)/beBytesPerEntry, math.MaxInt32)), plan: sc.plan})
+		if err != nil {
+			return err
+		}
+		s.be = be
+	case sc.Name == "aobb":
+		s.aobbOnly = true
+	case sc.Name == "edac":
+		s.edac.budget = 0
+	default: // edac+aobb
+		s.edac.budget = sc.budget
+		if sc.budget == edacBudget {
+			s.stale = edacStaleNodes
+		}
+	}
+	return nil
+}
+
+// minDegreeWithin reports whether a min-degree elimination of lp's
+// interior, the boundary fixed, keeps bucket elimination's tables within
+// limit entries in all: Choose's second case asks it before the root-gap
+// question, so that low-width rows keep bucket elimination, sized by
+// chooseSized, without first paying EDAC's root (a circuit wired within
+// 8 lines, width 7: 20 → 25 million instructions for the whole solve).
+// Min-degree rather than min-fill: no fill scores, so the pass costs
+// little where it stops (the part of min-fill's pass up to 2^18 entries
+// took back a third to half of what the question saves on the ISCAS89
+// files), and its tables are rarely smaller than min-fill's, so a row it
+// finds small is one chooseSized gives bucket elimination.
+func minDegreeWithin(lp *mva.LocalProblem, limit float64) bool {
+	n := lp.NumInterior()
+	if n > minDegreeVars {
+		return false
+	}
+	words := (n + 63) / 64
+	bits := make([]uint64, n*words) // row x: x's neighbours
+	row := func(x int) []uint64 { return bits[x*words : (x+1)*words] }
+	var in []int
+	for _, f := range lp.Funcs {
+		in = in[:0]
+		for _, v := range f.Scope {
+			if v >= lp.NB {
+				in = append(in, v-lp.NB)
+			}
+		}
+		for _, x := range in {
+			rx := row(x)
+			for _, y := range in {
+				if x != y {
+					rx[y/64] |= 1 << (y % 64)
+				}
+			}
+		}
+	}
+	deg := func(x int) int {
+		d := 0
+		for _, w := range row(x) {
+			d += bits64.OnesCount64(w)
+		}
+		return d
+	}
+	// Buckets of variables by degree, the stale entries skipped (dg
+	// holds the current degrees), lo the least degree that may be
+	// queued.
+	dg := make([]int, n)
+	buckets := make([][]int, n)
+	for x := range n {
+		dg[x] = deg(x)
+		buckets[dg[x]] = append(buckets[dg[x]], x)
+	}
+	gone := make([]bool, n)
+	entries, lo := 0.0, 0
+	for {
+		for lo < n && len(buckets[lo]) == 0 {
+			lo++
+		}
+		if lo == n {
+			return true
+		}
+		b := buckets[lo]
+		x := b[len(b)-1]
+		buckets[lo] = b[:len(b)-1]
+		if gone[x] || dg[x] != lo {
+			continue
+		}
+		rx := row(x)
+		t := float64(lp.Domains[lp.NB+x])
+		for k, w := range rx {
+			for ; w != 0; w &= w - 1 {
+				t *= float64(lp.Domains[lp.NB+k*64+bits64.TrailingZeros64(w)])
+			}
+		}
+		if entries += t; entries > limit {
+			return false
+		}
+		gone[x] = true
+		for k, w := range rx {
+			for ; w != 0; w &= w - 1 {
+				y := k*64 + bits64.TrailingZeros64(w)
+				ry := row(y)
+				for i := range ry {
+					ry[i] |= rx[i]
+				}
+				ry[y/64] &^= 1 << (y % 64)
+				ry[x/64] &^= 1 << (x % 64)
+				if d := deg(y); d != dg[y] {
+					dg[y] = d
+					buckets[d] = append(buckets[d], y)
+					lo = min(lo, d)
+				}
+			}
+		}
+	}
+}
+
+// minDegreeVars bounds the rows minDegreeWithin measures (its bit rows
+// take n²/8 bytes: 0.5 MiB at 2048); larger rows are asked the root-gap
+// question at once.
+const minDegreeVars = 2048
+
+// wholeCosts reports whether every cost of lp is a whole number (or
+// Hard), as EDAC's integral rows are: the rows edac+aobb's root-gap
+// question is asked on (see edacGapPerVar).
+func wholeCosts(lp *mva.LocalProblem) bool {
+	for _, f := range lp.Funcs {
+		if !allWhole(f.Costs) {
+			return false
+		}
+	}
+	return true
+}
+
+// edacGapPerVar is the checks a variable EDAC gets, from the row's
+// start, for the root-gap question (Choice.gap, EDAC.rootGap) on rows
+// whose functions are not all binary, over two values, with whole-number
+// costs. EDAC with VAC at the root bounds the ISCAS89 circuits at their
+// optimum exactly, and its search below the bound's next whole number
+// then ends within 1 to 10 nodes (issue 18, iscasroute; whole rows,
+// checks a variable: s386 120, s953 87, s1196 105, s1238 115, s1423 90,
+// s1488 153, s1494 150, c432 292, c499 108, c880 88), where AOBB took 1.4
+// to 2 times as long as EDAC and EDAC's own search 27 to 134 nodes. On
+// the generated diagnosis circuits (gen_circuit200/500/800, optimum 195,
+// 473, 717 against root bounds 36, 116, 117) the search below the mark
+// ends at its first node. The budget bounds what a row could lose where
+// the question takes a search of its own.
+const edacGapPerVar = 1024
 
 // edacStaleNodes is the nodes EDAC may search under edac+aobb within
 // edacBudget checks without improving the upper bound its root's local
@@ -625,7 +846,7 @@ const edacStaleNodes = 1024
 func (s *edacThenAOBB) solveAOBB(ctx context.Context, boundary, interior []int) (float64, error) {
 	s.byAOBB = true
 	if s.aobb == nil {
-		s.aobb = NewAOBB(s.lp, AOBBOptions{Memory: s.memory})
+		s.aobb = NewAOBB(s.lp, AOBBOptions{Memory: s.memory, minFill: s.order})
 	}
 	return s.aobb.SolveRow(ctx, boundary, interior)
 }
@@ -643,11 +864,18 @@ func (s *edacThenAOBB) Checks() int64 {
 
 // Describe says which solver answered the last row, for a result's notes.
 func (s *edacThenAOBB) Describe() string {
+	first := fmt.Sprintf("edac passed its first budget (%d nodes)", s.edac.Nodes())
+	if s.gapFirstMissed {
+		first = fmt.Sprintf("edac found no assignment at its root bound %v (%d nodes)", s.edac.rootLB, s.edac.Nodes())
+	}
 	if s.byBE {
-		return fmt.Sprintf("edac passed its first budget (%d nodes); %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "))
+		return fmt.Sprintf("%s; %s", first, strings.TrimPrefix(s.sized, "auto "))
 	}
 	if s.byAOBB && s.aobbOnly {
-		return fmt.Sprintf("edac passed its first budget (%d nodes); %s; %s", s.edac.Nodes(), strings.TrimPrefix(s.sized, "auto "), s.aobb.Describe())
+		return fmt.Sprintf("%s; %s; %s", first, strings.TrimPrefix(s.sized, "auto "), s.aobb.Describe())
+	}
+	if s.byAOBB && s.edac.rootGap && s.gapMissed {
+		return fmt.Sprintf("edac found no assignment at its root bound %v within %.3g checks (%d nodes); %s", s.edac.rootLB, float64(s.edac.budget), s.edac.Nodes(), s.aobb.Describe())
 	}
 	if s.byAOBB && s.wasStale {
 		return fmt.Sprintf("edac found no better upper bound than its local search's in %d nodes; %s", s.stale, s.aobb.Describe())

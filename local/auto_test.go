@@ -946,3 +946,249 @@ func TestEDACShapeMatchesMaps(t *testing.T) {
 		t.Fatalf("%d graphs with some but not all variables eliminated: the test no longer reaches the rule", partial)
 	}
 }
+
+// gateCircuit returns gen.Circuit's instance of seed over gates gates,
+// made like the ISCAS89 files of docs/bench/toulbar2-wider.md when iscas
+// is set: no observations, every gate's fault cost 100, so that the
+// priors of the inputs alone cost and the root bound of EDAC is the
+// optimum. Without iscas it is gen.Circuit's diagnosis instance, whose
+// observations need faults the root bound does not see.
+func gateCircuit(t *testing.T, seed uint64, gates int, iscas bool) *mva.Problem {
+	t.Helper()
+	o := gen.DefaultCircuit()
+	o.Gates = gates
+	if iscas {
+		o.Fault = 0
+	}
+	p, err := gen.Circuit(seed, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !iscas {
+		return p
+	}
+	fs := p.Functions[:0]
+	for _, f := range p.Functions {
+		if strings.HasPrefix(f.Name, "obs") {
+			continue
+		}
+		if len(f.Scope) > 1 {
+			for i, c := range f.Costs {
+				if c > 0 {
+					f.Costs[i] = 100
+				}
+			}
+		}
+		fs = append(fs, f)
+	}
+	p.Functions = fs
+	return p
+}
+
+// TestChooseRootGap checks edac+aobb's root-gap question (Choice.gap,
+// EDAC.rootGap) on the rows chooseSized gave AOBB whose functions are
+// not all binary, over two values, with whole-number costs: a circuit
+// made like the ISCAS89 files, whose root bound is its optimum, is
+// answered by EDAC; gen.Circuit's diagnosis circuit, whose optimum is far
+// above its root bound, by AOBB, at once on a second row; both equal
+// bucket elimination's optimum, with an assignment of that cost. The same
+// circuit with costs that are not whole numbers, or over three values,
+// stays with AOBB.
+func TestChooseRootGap(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		p     *mva.Problem
+		edac  bool // answered by EDAC
+		gap   bool // Choose asks the root-gap question
+		reals bool // costs moved off whole numbers
+		three bool // a third value on one variable
+	}{
+		{"iscas-like", gateCircuit(t, 1, 200, true), true, true, false, false},
+		{"iscas-like 300", gateCircuit(t, 3, 300, true), true, true, false, false},
+		{"diagnosis", gateCircuit(t, 1, 200, false), false, true, false, false},
+		{"iscas-like, real costs", gateCircuit(t, 1, 200, true), false, false, true, false},
+		{"iscas-like, three values", gateCircuit(t, 1, 200, true), false, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.p
+			if tc.reals {
+				for _, f := range p.Functions {
+					for i := range f.Costs {
+						f.Costs[i] += 0.25
+					}
+				}
+			}
+			if tc.three {
+				p.Variables[0].Domain = append(p.Variables[0].Domain, "2")
+				f := &p.Functions[0] // prior0, over x0 alone
+				f.Costs = append(f.Costs, 7)
+			}
+			lp := mva.NewLocalProblem(p, mva.Whole(p))
+			if binary, _, _ := edacShape(lp); binary {
+				t.Fatal("binary")
+			}
+			c := Choose(lp, AutoOptions{})
+			if want := map[bool]string{true: "edac+aobb", false: "aobb"}[tc.gap]; c.Name != want || c.gap != tc.gap {
+				t.Fatalf("chose %s (gap %v: %s), want %s", c.Name, c.gap, c.Reason, want)
+			}
+			be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 24})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _, err := Auto(lp, AutoOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			solvesTo(t, s, lp, want)
+			if !tc.gap {
+				// EDAC asked directly answers the optimum or that
+				// there is none at its root bound.
+				e := NewEDACVAC(lp)
+				e.rootGap = true
+				got, err := e.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+				if !errors.Is(err, errRootGap) && (err != nil || got != want) {
+					t.Fatalf("edac asked at its root bound %v: %v (%v), want %v", e.rootLB, got, err, want)
+				}
+				return
+			}
+			pf := s.(*edacThenAOBB)
+			if pf.byAOBB == tc.edac || strings.Contains(pf.Describe(), "no assignment at its root bound") == tc.edac {
+				t.Fatalf("by aobb %v, want %v: %s", pf.byAOBB, !tc.edac, pf.Describe())
+			}
+			if tc.edac {
+				if pf.edac.rootLB != want {
+					t.Fatalf("root bound %v, optimum %v", pf.edac.rootLB, want)
+				}
+				// Past the question's budget (one check here) the row
+				// goes where chooseSized sends it, AOBB, unasked again.
+				s, _, err := Auto(lp, AutoOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pf := s.(*edacThenAOBB)
+				pf.edac.budget = 1
+				solvesTo(t, s, lp, want)
+				if !pf.byAOBB || !pf.aobbOnly || pf.edac.rootGap {
+					t.Fatalf("past the budget: by aobb %v, aobb only %v, still asking %v", pf.byAOBB, pf.aobbOnly, pf.edac.rootGap)
+				}
+				return
+			}
+			checks := pf.edac.Checks()
+			solvesTo(t, s, lp, want)
+			if !pf.byAOBB || pf.edac.Checks() != checks {
+				t.Fatalf("second row: by aobb %v, edac's checks %d → %d", pf.byAOBB, checks, pf.edac.Checks())
+			}
+		})
+	}
+}
+
+// TestChooseRootGapLowWidth checks that Choose's second case leaves
+// rows of low width to bucket elimination (minDegreeWithin) instead of
+// asking EDAC the root-gap question first: gen.Circuit wired within 4 or
+// 8 lines (min-fill width 4 and 7, bucket tables of 2.5·10^3 and 8.9·10^3
+// entries) gets be, answering its optimum, while the same circuit wired
+// within 30 lines is asked the question.
+func TestChooseRootGapLowWidth(t *testing.T) {
+	for _, tc := range []struct {
+		window int
+		want   string
+	}{{4, "be"}, {8, "be"}, {30, "edac+aobb"}} {
+		o := gen.DefaultCircuit()
+		o.Gates, o.Window = 300, tc.window
+		p, err := gen.Circuit(1, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp := mva.NewLocalProblem(p, mva.Whole(p))
+		c := Choose(lp, AutoOptions{})
+		if c.Name != tc.want || c.gap != (tc.want == "edac+aobb") {
+			t.Fatalf("window %d: chose %s (gap %v: %s), want %s", tc.window, c.Name, c.gap, c.Reason, tc.want)
+		}
+		if tc.want != "be" {
+			continue
+		}
+		s, _, err := Auto(lp, AutoOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := NewAOBB(lp, AOBBOptions{}).SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		solvesTo(t, s, lp, want)
+	}
+}
+
+// TestAutoOrderToAOBB checks that the min-fill order chooseSized hands to
+// AOBB (Choice.order, where the sizing measured the search space to the
+// order's end) is the plain min-fill order AOBB would find itself over
+// its own graph of the row's interior, so that AOBB's pseudo-tree and
+// search are the same: on gen.Circuit's diagnosis instance and on the
+// subproblems, with their boundaries, of random problems with ternary
+// functions, the order must equal a fresh min-fill of that graph and the
+// AOBB built from it must pick the same pseudo-tree, answer the same
+// optimum and make the same checks as one built without it.
+func TestAutoOrderToAOBB(t *testing.T) {
+	var lps []*mva.LocalProblem
+	for seed := range uint64(3) {
+		c := gateCircuit(t, seed+1, 150+50*int(seed), false)
+		lps = append(lps, mva.NewLocalProblem(c, mva.Whole(c)))
+		// The same with its first five inputs as the boundary.
+		sub := &mva.Subproblem{Agent: -1, Boundary: []int{0, 1, 2, 3, 4}}
+		for v := range c.Variables {
+			sub.Local = append(sub.Local, v)
+			if v >= 5 {
+				sub.Interior = append(sub.Interior, v)
+			}
+		}
+		for fi := range c.Functions {
+			sub.Functions = append(sub.Functions, fi)
+		}
+		lps = append(lps, mva.NewLocalProblem(c, sub))
+	}
+	given := 0
+	for k, lp := range lps {
+		sc := chooseSized(lp, AutoOptions{gapAsked: true})
+		if sc.minFill == nil {
+			continue
+		}
+		given++
+		g := mva.NewGraph(len(lp.Vars))
+		for _, s := range orderScopes(lp, false) {
+			g.AddClique(s)
+		}
+		interior := make([]int, lp.NumInterior())
+		for v := range interior {
+			interior[v] = lp.NB + v
+		}
+		if want, _ := g.MinFill(interior); !slices.Equal(sc.minFill, want) {
+			t.Fatalf("problem %d: the sizing's order %v, min-fill's %v", k, sc.minFill, want)
+		}
+		bd := make([]int, lp.NB)
+		for v := range bd {
+			bd[v] = v % 2
+		}
+		var answers []float64
+		var checks []int64
+		var trees [][]int
+		for _, o := range [][]int{nil, sc.minFill} {
+			a := NewAOBB(lp, AOBBOptions{minFill: o})
+			got, err := a.SolveRow(context.Background(), bd, make([]int, lp.NumInterior()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			answers, checks, trees = append(answers, got), append(checks, a.Checks()), append(trees, a.pt.order)
+		}
+		if answers[0] != answers[1] || checks[0] != checks[1] || !slices.Equal(trees[0], trees[1]) {
+			t.Fatalf("problem %d: without the order %v in %d checks, with it %v in %d (same tree %v)",
+				k, answers[0], checks[0], answers[1], checks[1], slices.Equal(trees[0], trees[1]))
+		}
+	}
+	if given < len(lps) {
+		t.Fatalf("%d of %d problems had an order to give AOBB; want all", given, len(lps))
+	}
+}

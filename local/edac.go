@@ -193,6 +193,11 @@ type EDAC struct {
 	// budget, when positive, stops a row's search (errBudget) past that
 	// many checks; rowChecks is the count when the row began.
 	budget, rowChecks int64
+	// rootGap, when set, asks a row only for an assignment at its root
+	// bound: past the root, the upper bound drops to rootMark, and a row
+	// that finds nothing below it stops (errRootGap), its optimum being
+	// above the root bound (auto's edac+aobb then asks AOBB).
+	rootGap bool
 	// staleNodes, when positive, stops a row's search (errStale) once it
 	// has searched that many nodes (counted every 1024, as the context is
 	// polled) with no leaf better than the upper bound the row started
@@ -727,6 +732,20 @@ func (s *EDAC) hasStartAnswer(start float64) bool {
 // errBudget stops a row whose search passed EDAC.budget checks.
 var errBudget = errors.New("edac: past its budget of checks")
 
+// errRootGap stops a row under EDAC.rootGap that has no assignment
+// within the root bound's margin.
+var errRootGap = errors.New("edac: no assignment within the root bound's margin")
+
+// rootMark is the upper bound a row under rootGap searches below: the
+// root bound's next whole number past it on whole-number costs (any
+// assignment at the bound), else the bound and a rounding margin.
+func (s *EDAC) rootMark() float64 {
+	if s.integral {
+		return math.Ceil(s.rootLB-1e-9) + 1
+	}
+	return s.rootLB + 1e-6*max(1, math.Abs(s.rootLB))
+}
+
 // errStale stops a row that searched EDAC.staleNodes nodes without
 // improving its first upper bound.
 var errStale = errors.New("edac: no better upper bound than the local search's within its nodes")
@@ -849,11 +868,21 @@ func (s *EDAC) solveRow(ctx context.Context, boundary, interior []int) (float64,
 	}
 	s.rooted = false
 	s.rootLB = s.fs[0]
+	mark := mva.Hard // rootGap's bound, once the root stands
+	if ok && s.rootGap {
+		if mark = s.rootMark(); mark < s.ub {
+			s.ub, s.ncAll = mark, true
+			ok = s.propagate()
+		}
+	}
 	if ok {
 		s.search(ctx)
 	}
 	if s.stop {
 		return 0, s.err
+	}
+	if s.rootGap && !mva.IsHard(mark) && !(s.ub < mark) {
+		return 0, errRootGap
 	}
 	if mva.IsHard(s.ub) {
 		return mva.Hard, nil
