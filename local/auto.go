@@ -325,6 +325,20 @@ func searchSpace(lp *mva.LocalProblem) float64 {
 // to past 20 s.
 const EDACElimShare = 1.0 / 3
 
+// interiorPair returns the number of interior variables of scope (those
+// from nb on) and, as interior indices, its last two (x before y; -1
+// where there are fewer): edacShape's two passes over the functions.
+func interiorPair(scope []int, nb int) (x, y, in int) {
+	x, y = -1, -1
+	for _, v := range scope {
+		if v >= nb {
+			in++
+			x, y = y, v-nb
+		}
+	}
+	return x, y, in
+}
+
 // edacShape reports whether every function of lp has at most two interior
 // variables, the interior's size and, when binary, how many of its
 // variables EDAC eliminates before search (planElimination's rule on the
@@ -336,13 +350,7 @@ func edacShape(lp *mva.LocalProblem) (binary bool, n, elim int) {
 	n = lp.NumInterior()
 	deg := make([]int32, n)
 	for _, f := range lp.Funcs {
-		x, y, in := -1, -1, 0
-		for _, v := range f.Scope {
-			if v >= lp.NB {
-				in++
-				x, y = y, v-lp.NB
-			}
-		}
+		x, y, in := interiorPair(f.Scope, lp.NB)
 		if in > 2 {
 			return false, n, 0
 		}
@@ -363,13 +371,7 @@ func edacShape(lp *mva.LocalProblem) (binary bool, n, elim int) {
 		nbrs[x], slab = slab[:0:int(d)+2], slab[int(d)+2:]
 	}
 	for _, f := range lp.Funcs {
-		x, y, in := -1, -1, 0
-		for _, v := range f.Scope {
-			if v >= lp.NB {
-				in++
-				x, y = y, v-lp.NB
-			}
-		}
+		x, y, in := interiorPair(f.Scope, lp.NB)
 		if in == 2 && x != y {
 			nbrs[x] = append(nbrs[x], int32(y))
 			nbrs[y] = append(nbrs[y], int32(x))
