@@ -152,14 +152,7 @@ func TestChooseEDAC(t *testing.T) {
 	if c.Name != "edac" || !strings.Contains(c.Reason, "auto chose edac") {
 		t.Fatalf("chose %s (%s), want edac", c.Name, c.Reason)
 	}
-	be, err := NewBEWithin(lp, 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := beOptimum(t, lp, 1 << 30)
 	s, _, err := Auto(lp, AutoOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -187,14 +180,7 @@ func TestChooseEDACThenAOBB(t *testing.T) {
 	if c.Entries <= AutoBEEntries || c.Name != "edac+aobb" || !strings.Contains(c.Reason, "auto chose edac+aobb") {
 		t.Fatalf("chose %s (%s) at %.3g entries, want edac+aobb", c.Name, c.Reason, c.Entries)
 	}
-	be, err := NewBEWithin(lp, 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := beOptimum(t, lp, 1 << 30)
 	q := randprob.New(7, randprob.Options{Vars: 26, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 160, IntCosts: true, MaxCost: 20})
 	if c := Choose(mva.NewLocalProblem(q, mva.Whole(q)), AutoOptions{}); c.Name != "aobb" {
 		t.Fatalf("5 values: chose %s (%s), want aobb", c.Name, c.Reason)
@@ -821,6 +807,22 @@ func TestEDACStale(t *testing.T) {
 
 // solvesTo solves lp's one row with s and checks that it reports want,
 // with an assignment that costs what it reports.
+// beOptimum is the optimum of lp's whole row (no boundary) by bucket
+// elimination within maxEntries: the independent truth auto's tests
+// compare its picks with.
+func beOptimum(t *testing.T, lp *mva.LocalProblem, maxEntries int) float64 {
+	t.Helper()
+	be, err := NewBE(lp, BEOptions{MaxEntries: maxEntries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
 func solvesTo(t *testing.T, s mva.LocalSolver, lp *mva.LocalProblem, want float64) {
 	t.Helper()
 	in := make([]int, lp.NumInterior())
@@ -1031,14 +1033,7 @@ func TestChooseRootGap(t *testing.T) {
 			if want := map[bool]string{true: "edac+aobb", false: "aobb"}[tc.gap]; c.Name != want || c.gap != tc.gap {
 				t.Fatalf("chose %s (gap %v: %s), want %s", c.Name, c.gap, c.Reason, want)
 			}
-			be, err := NewBE(lp, BEOptions{MaxEntries: 1 << 24})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := be.SolveRow(context.Background(), nil, make([]int, lp.NumInterior()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := beOptimum(t, lp, 1 << 24)
 			s, _, err := Auto(lp, AutoOptions{})
 			if err != nil {
 				t.Fatal(err)
