@@ -152,7 +152,7 @@ func TestChooseEDAC(t *testing.T) {
 	if c.Name != "edac" || !strings.Contains(c.Reason, "auto chose edac") {
 		t.Fatalf("chose %s (%s), want edac", c.Name, c.Reason)
 	}
-	want := beOptimum(t, lp, 1 << 30)
+	want := beOptimum(t, lp, 1<<30)
 	s, _, err := Auto(lp, AutoOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestChooseEDACThenAOBB(t *testing.T) {
 	if c.Entries <= AutoBEEntries || c.Name != "edac+aobb" || !strings.Contains(c.Reason, "auto chose edac+aobb") {
 		t.Fatalf("chose %s (%s) at %.3g entries, want edac+aobb", c.Name, c.Reason, c.Entries)
 	}
-	want := beOptimum(t, lp, 1 << 30)
+	want := beOptimum(t, lp, 1<<30)
 	q := randprob.New(7, randprob.Options{Vars: 26, MinDomain: 5, MaxDomain: 5, MaxArity: 2, Functions: 160, IntCosts: true, MaxCost: 20})
 	if c := Choose(mva.NewLocalProblem(q, mva.Whole(q)), AutoOptions{}); c.Name != "aobb" {
 		t.Fatalf("5 values: chose %s (%s), want aobb", c.Name, c.Reason)
@@ -1033,7 +1033,7 @@ func TestChooseRootGap(t *testing.T) {
 			if want := map[bool]string{true: "edac+aobb", false: "aobb"}[tc.gap]; c.Name != want || c.gap != tc.gap {
 				t.Fatalf("chose %s (gap %v: %s), want %s", c.Name, c.gap, c.Reason, want)
 			}
-			want := beOptimum(t, lp, 1 << 24)
+			want := beOptimum(t, lp, 1<<24)
 			s, _, err := Auto(lp, AutoOptions{})
 			if err != nil {
 				t.Fatal(err)
