@@ -74,6 +74,23 @@ func TestImpliedPairs(t *testing.T) {
 	}
 }
 
+// exactResponseSolver returns Exact's solver of lp as the response
+// solver, ok false where Exact gave another (no implied pair);
+// HEARTH_RESPONSE_NOPAIRS=1 gives the response solver without the pairs
+// (a measuring aid of TestResponseFiles).
+func exactResponseSolver(t *testing.T, lp *mva.LocalProblem) (*responseSolver, bool) {
+	t.Helper()
+	s, err := Exact(lp, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("HEARTH_RESPONSE_NOPAIRS") != "" {
+		s = newResponseSolver(lp, lp)
+	}
+	rs, ok := s.(*responseSolver)
+	return rs, ok
+}
+
 // TestResponseSolverEqualsBruteForce checks Exact's response solver
 // (EDAC on the problem with its implied pairs, AOBB past EDAC's budget)
 // against brute force on the rows of seeded random subproblems with
@@ -100,14 +117,7 @@ func TestResponseSolverEqualsBruteForce(t *testing.T) {
 			if lp.NumInterior() == 0 {
 				continue
 			}
-			s, err := Exact(lp, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if os.Getenv("HEARTH_RESPONSE_NOPAIRS") != "" {
-				s = newResponseSolver(lp, lp)
-			}
-			rs, ok := s.(*responseSolver)
+			rs, ok := exactResponseSolver(t, lp)
 			if !ok {
 				continue // no implied pair: AOBB, as before
 			}
@@ -204,16 +214,9 @@ func TestResponseFiles(t *testing.T) {
 				desc, chk = a.Describe()+", 0 nodes", a.Checks()
 				continue
 			}
-			s, err := Exact(lp, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if os.Getenv("HEARTH_RESPONSE_NOPAIRS") != "" {
-				s = newResponseSolver(lp, lp)
-			}
-			rs, ok := s.(*responseSolver)
+			rs, ok := exactResponseSolver(t, lp)
 			if !ok {
-				t.Fatalf("%s: %T, not the response solver", f, s)
+				t.Fatalf("%s: Exact gave another solver than the response solver", f)
 			}
 			rs.edac.noNaryGAC = os.Getenv("HEARTH_RESPONSE_NOGAC") != ""
 			rs.edac.gacOnAssign = os.Getenv("HEARTH_RESPONSE_GACASSIGN") != ""
