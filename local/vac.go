@@ -161,40 +161,29 @@ func (s *EDAC) vacRound() bool {
 	// schedule, 14 thresholds on frequency assignment's costs, gains
 	// nothing).
 	s.vacScanStart()
+	if s.vacAC(1) < 0 {
+		return true
+	}
 	// A later round (v.start set by an earlier one that raised c∅) most
 	// often finds no wipe-out above θ = 1 (on the binary grids every
 	// later round: five arc consistencies at θ = 34 … 2 before θ = 1
 	// wiped out again with λ < 1). Bool_θ(P)'s closure only grows with
 	// θ, so one arc consistency at the schedule's lowest threshold above
 	// 1 that keeps a value in every domain rules out every threshold
-	// above it: the round goes straight to θ = 1, whose arc consistency
-	// the check below has just made (pre), and ends with the very moves
-	// and bound of the full schedule.
-	theta := math.Inf(1)
+	// above it: the round goes straight to θ = 1 and ends with the very
+	// moves and bound of the whole schedule. (The probe comes after the
+	// check at θ = 1, which ends most rounds on other problems alone;
+	// probing first cost the 10×10 grid 0.6% more instructions.)
+	theta := min(s.vacTop(), v.start)
 	if !math.IsInf(v.start, 1) && !s.vacNoSkip {
-		theta = min(s.vacTop(), v.start)
 		if low := vacLowest(theta); low > 1 && low < theta && s.vacAC(low) < 0 {
 			theta = 1
 		}
 	}
-	x1 := s.vacAC(1)
-	if x1 < 0 {
-		return true
-	}
-	pre := -1 // a wipe-out at θ whose removals vacAC has just recorded
-	if theta == 1 {
-		pre = x1
-	} else if math.IsInf(theta, 1) {
-		theta = min(s.vacTop(), v.start)
-	}
 	iters := 0
 	changed := false
 	for theta >= 1 && iters < s.vacMaxIters() {
-		x0 := pre
-		pre = -1
-		if x0 < 0 {
-			x0 = s.vacAC(theta)
-		}
+		x0 := s.vacAC(theta)
 		if x0 < 0 {
 			theta = math.Floor(theta / 2)
 			continue
