@@ -46,7 +46,9 @@ package local
 // are integers). Iterations repeat while Bool_θ(P) wipes out and λ ≥ 1,
 // for θ from the largest live cost down to 1, halving (toulbar2 too starts
 // VAC at a high threshold and lowers it: at a high θ few pairs are
-// forbidden and the demands stay small, so λ is large).
+// forbidden and the demands stay small, so λ is large). A later round
+// first asks the lowest threshold above 1 whether any above it can wipe
+// out (vacRound), which spares the binary grids' idle last round.
 //
 // The functions over three or more variables are left out (their costs
 // are not in Bool_θ(P)), which only weakens the bound. EDAC's propagation
