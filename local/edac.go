@@ -221,9 +221,12 @@ type EDAC struct {
 	useVAC bool
 	// vacFull makes vacAC start from every variable (tests compare).
 	vacFull bool
-	vac     *vacState
-	ft      []fTrail
-	it      []iTrail
+	// vacNoSkip makes a later VAC round run its whole threshold schedule
+	// (no probe at its lowest threshold; tests compare).
+	vacNoSkip bool
+	vac       *vacState
+	ft        []fTrail
+	it        []iTrail
 	// sides holds each binary function seen from x, then from y, for the
 	// functions below firstDormant; dsides the dormant ones' that were
 	// asked for, sideChunk functions a chunk in the order asked, dslot

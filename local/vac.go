@@ -46,7 +46,9 @@ package local
 // are integers). Iterations repeat while Bool_θ(P) wipes out and λ ≥ 1,
 // for θ from the largest live cost down to 1, halving (toulbar2 too starts
 // VAC at a high threshold and lowers it: at a high θ few pairs are
-// forbidden and the demands stay small, so λ is large).
+// forbidden and the demands stay small, so λ is large). A later round
+// first asks the lowest threshold above 1 whether any above it can wipe
+// out (vacRound), which spares the binary grids' idle last round.
 //
 // The functions over three or more variables are left out (their costs
 // are not in Bool_θ(P)), which only weakens the bound. EDAC's propagation
@@ -164,7 +166,22 @@ func (s *EDAC) vacRound() bool {
 	if s.vacAC(1) < 0 {
 		return true
 	}
+	// A later round (v.start set by an earlier one that raised c∅) most
+	// often finds no wipe-out above θ = 1 (on the binary grids every
+	// later round: five arc consistencies at θ = 34 … 2 before θ = 1
+	// wiped out again with λ < 1). Bool_θ(P)'s closure only grows with
+	// θ, so one arc consistency at the schedule's lowest threshold above
+	// 1 that keeps a value in every domain rules out every threshold
+	// above it: the round goes straight to θ = 1 and ends with the very
+	// moves and bound of the whole schedule. (The probe comes after the
+	// check at θ = 1, which ends most rounds on other problems alone;
+	// probing first cost the 10×10 grid 0.6% more instructions.)
 	theta := min(s.vacTop(), v.start)
+	if !math.IsInf(v.start, 1) && !s.vacNoSkip {
+		if low := vacLowest(theta); low > 1 && low < theta && s.vacAC(low) < 0 {
+			theta = 1
+		}
+	}
 	iters := 0
 	changed := false
 	for theta >= 1 && iters < s.vacMaxIters() {
@@ -215,6 +232,16 @@ func (s *EDAC) vacRound() bool {
 	}
 	s.ncAll = true
 	return s.propagate()
+}
+
+// vacLowest returns the last threshold above 1 of the schedule that
+// starts at theta and halves (floored) down to 1: theta itself when
+// halving it leaves less than 2.
+func vacLowest(theta float64) float64 {
+	for math.Floor(theta/2) >= 2 {
+		theta = math.Floor(theta / 2)
+	}
+	return theta
 }
 
 // vacFail ends a round that pruned the node: EDAC's queues emptied, the

@@ -340,3 +340,69 @@ func TestVACPendingScanMatchesFull(t *testing.T) {
 		t.Fatalf("VAC raised the root bound on only %d of %d problems", raised, 4*len(cases))
 	}
 }
+
+// TestVACLaterRoundSkipMatchesSchedule solves seeded generated problems
+// of VAC's families with the later rounds' probe at their lowest
+// threshold (vacLowest) and with their whole schedule (vacNoSkip), and
+// requires the same root bound, VAC gain and iterations, nodes and
+// optimum (Bool_θ(P)'s closure grows with θ, so the thresholds the probe
+// skips could not have wiped out), and the probe to save arc
+// consistencies on some of them.
+func TestVACLaterRoundSkipMatchesSchedule(t *testing.T) {
+	ctx := context.Background()
+	type inst struct {
+		kind   string
+		params map[string]string
+	}
+	var cases []inst
+	for _, n := range []string{"8", "12", "16"} {
+		cases = append(cases, inst{"grid", map[string]string{"rows": n, "cols": n, "domain": "2", "p2": "1", "plant": "false"}})
+	}
+	for _, n := range []string{"30", "50"} {
+		cases = append(cases, inst{"scalefree", map[string]string{"agents": n, "domain": "4", "p2": "0.9", "plant": "false"}},
+			inst{"randgraph", map[string]string{"agents": n, "p1": "0.1", "domain": "4", "p2": "0.9", "plant": "false"}})
+	}
+	fewer := 0
+	var total [2]int64
+	for _, c := range cases {
+		for seed := range uint64(4) {
+			p, err := gen.Generate(c.kind, seed+1, c.params)
+			if err != nil {
+				t.Fatalf("%s %v: %v", c.kind, c.params, err)
+			}
+			lp := mva.NewLocalProblem(p, mva.Whole(p))
+			type run struct {
+				opt, root, gain float64
+				iters, nodes    int64
+			}
+			var got [2]run
+			var acs [2]int64
+			for i, noSkip := range []bool{false, true} {
+				s := NewEDACVAC(lp)
+				s.vacNoSkip = noSkip
+				v, err := s.SolveRow(ctx, nil, make([]int, lp.NumInterior()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = run{opt: v, root: s.rootLB, nodes: s.Nodes()}
+				if s.vac != nil {
+					got[i].gain, got[i].iters, acs[i] = s.vac.gain, s.vac.iters, s.vac.acs
+				}
+			}
+			if got[0] != got[1] {
+				t.Fatalf("%s %v seed %d: with the probe %+v, whole schedule %+v", c.kind, c.params, seed+1, got[0], got[1])
+			}
+			// A probe that wipes out is one arc consistency more; the
+			// bound must not change either way.
+			if acs[0] < acs[1] {
+				fewer++
+			}
+			total[0] += acs[0]
+			total[1] += acs[1]
+		}
+	}
+	t.Logf("the probe saved arc consistencies on %d of %d problems; %d arc consistencies in all with it, %d without", fewer, 4*len(cases), total[0], total[1])
+	if fewer == 0 {
+		t.Fatal("the probe never saved an arc consistency: the test does not reach it")
+	}
+}
