@@ -23,8 +23,12 @@ type miniBuckets struct {
 	factors []*Factor // the nIn inputs, then one output per step
 	nIn     int
 	steps   []mbStep
-	plans   []*JoinProject
-	entries int // output entries of all steps
+	plans   []*JoinProject // nil for a split bucket's steps (mbStep.joint)
+	entries int            // output entries of all steps
+	// jointMax is the most joint entries of one split bucket's steps, the
+	// size of joint, which run fills one bucket at a time.
+	jointMax int
+	joint    []float64
 }
 
 // mbStep is one mini-bucket: eliminate v from the factors in (indices in
@@ -36,13 +40,22 @@ type mbStep struct {
 	out    []int
 	target int
 	// In a split bucket, moment matching (Flerova, Ihler, Dechter and
-	// Otten 2011): mm computes the mini-bucket's min-marginal mu over v,
-	// and delta, an extra input of the message, shifts it to the mean of
-	// the bucket's min-marginals. The shifts sum to zero over the bucket,
-	// so the bound stays a bound, and it is tighter.
-	mm    *JoinProject
+	// Otten 2011): the mini-bucket's min-marginal mu over v, and delta,
+	// an extra input of the message, shifts it to the mean of the
+	// bucket's min-marginals. The shifts sum to zero over the bucket, so
+	// the bound stays a bound, and it is tighter. Both come from one
+	// join, joint, that sums the mini-bucket's factors over v and out
+	// (v slowest) without minimising: mu and the message are then
+	// minima over the blocks of that table (jointMinima). Two joins over
+	// the same inputs, one for mu and one for the message, read every
+	// entry twice and paid the join's per-run overhead twice (docs/
+	// DESIGN.md, AOBB (7d)). reads is what those two joins read, which
+	// the search's escalation rule is measured in: it stays the count
+	// it was tuned on.
+	joint *JoinProject
 	mu    []float64
 	delta *Factor
+	reads int64
 }
 
 // mbSymbolic partitions the buckets of pt for the i-bound ibound, given
@@ -229,6 +242,7 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 		// sum): a few hundred allocations of an SHDS response's
 		// heuristic become one.
 		slab := make([]float64, entries)
+		group := 0 // the joint entries of the split bucket so far
 
 		for si := range steps {
 			st := &mb.steps[si]
@@ -237,23 +251,24 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 				in[k] = mb.factors[j]
 			}
 			if split := (si > 0 && steps[si-1].v == st.v) || (si+1 < len(steps) && steps[si+1].v == st.v); split {
-				// Moment matching: the mini-bucket's min-marginal over v.
-				var elim []int
-				for _, f := range in {
-					for _, u := range f.Vars {
-						if u != st.v && !slices.Contains(elim, u) {
-							elim = append(elim, u)
-						}
-					}
-				}
-				mm, err := NewJoinProjectLimit(in, elim, []int{st.v}, math.MaxInt)
-				if err != nil {
-					return nil, fmt.Errorf("mini-buckets: min-marginal of variable %d: %w", st.v, err)
-				}
 				d := domains[st.v]
-				st.mm, st.mu = mm, make([]float64, d)
+				joint, err := NewJoinProjectLimit(in, nil, append([]int{st.v}, st.out...), math.MaxInt)
+				if err != nil {
+					return nil, fmt.Errorf("mini-buckets: joint table of variable %d: %w", st.v, err)
+				}
+				st.joint, st.mu = joint, make([]float64, d)
 				st.delta = &Factor{Vars: []int{st.v}, Dims: []int{d}, Costs: make([]float64, d)}
-				in = append(in, st.delta)
+				st.reads = splitReads(in, st.v, d, joint.Rows()/d)
+				mb.plans = append(mb.plans, nil)
+				n := joint.Rows() / d
+				if si == 0 || steps[si-1].v != st.v {
+					group = 0
+				}
+				group += joint.Rows()
+				mb.jointMax = max(mb.jointMax, group)
+				mb.factors = append(mb.factors, &Factor{Vars: st.out, Dims: joint.OutDims()[1:], Costs: slab[:n:n]})
+				slab = slab[n:]
+				continue
 			}
 			jp, err := NewJoinProjectLimit(in, []int{st.v}, st.out, math.MaxInt)
 			if err != nil {
@@ -299,25 +314,111 @@ func (mb *miniBuckets) run(ctx context.Context, changed []bool, workers int) (in
 			}
 		}
 		if run {
-			if group[0].mm != nil {
-				for k := range group {
-					if err := group[k].mm.Run(ctx, group[k].mu, nil, workers); err != nil {
-						return reads, err
-					}
-					reads += group[k].mm.Reads()
-				}
-				matchMoments(group)
-			}
-			for k := s; k < e; k++ {
-				if err := mb.plans[k].Run(ctx, mb.factors[mb.nIn+k].Costs, nil, workers); err != nil {
+			if group[0].joint != nil {
+				r, err := mb.runSplit(ctx, group, mb.factors[mb.nIn+s:mb.nIn+e], workers)
+				reads += r
+				if err != nil {
 					return reads, err
 				}
-				reads += mb.plans[k].Reads()
+			} else {
+				for k := s; k < e; k++ {
+					if err := mb.plans[k].Run(ctx, mb.factors[mb.nIn+k].Costs, nil, workers); err != nil {
+						return reads, err
+					}
+					reads += mb.plans[k].Reads()
+				}
 			}
 		}
 		s = e
 	}
 	return reads, nil
+}
+
+// runSplit computes the messages of a split bucket, group, into outs:
+// every mini-bucket's joint table and its min-marginal from it, then the
+// shifts, then the messages from the same tables. The group's tables are
+// held together in mb.joint (jointMax, at most the domain size times the
+// group's message entries).
+func (mb *miniBuckets) runSplit(ctx context.Context, group []mbStep, outs []*Factor, workers int) (int64, error) {
+	var reads int64
+	if len(mb.joint) < mb.jointMax {
+		mb.joint = make([]float64, mb.jointMax)
+	}
+	buf := mb.joint
+	for k := range group {
+		st := &group[k]
+		joint := buf[:st.joint.Rows()]
+		buf = buf[len(joint):]
+		if err := st.joint.Run(ctx, joint, nil, workers); err != nil {
+			return reads, err
+		}
+		blockMinima(st.mu, joint)
+		reads += st.reads
+	}
+	matchMoments(group)
+	buf = mb.joint
+	for k := range group {
+		st := &group[k]
+		joint := buf[:st.joint.Rows()]
+		buf = buf[len(joint):]
+		shiftedMinima(outs[k].Costs, joint, st.delta.Costs)
+	}
+	return reads, nil
+}
+
+// blockMinima sets mu[d] to the minimum of joint's d-th block of
+// len(joint)/len(mu) entries: the min-marginal of the variable that is
+// slowest in joint's layout.
+func blockMinima(mu, joint []float64) {
+	n := len(joint) / len(mu)
+	for d := range mu {
+		best := math.Inf(1)
+		for _, c := range joint[d*n : (d+1)*n] {
+			best = min(best, c)
+		}
+		mu[d] = best
+	}
+}
+
+// shiftedMinima sets dst[r] to the minimum over d of joint[d*len(dst)+r]
+// + delta[d]: joint's slowest variable minimised out after the shift.
+func shiftedMinima(dst, joint, delta []float64) {
+	n := len(dst)
+	b0 := joint[:n]
+	for r := range dst {
+		dst[r] = b0[r] + delta[0]
+	}
+	for d := 1; d < len(delta); d++ {
+		bd, s := joint[d*n:(d+1)*n], delta[d]
+		for r := range dst {
+			dst[r] = min(dst[r], bd[r]+s)
+		}
+	}
+}
+
+// splitReads is what a split mini-bucket over the factors in, eliminating
+// v (d values) into a message of rows entries, read as two joins: the
+// min-marginal (out v; an input without other variables once per value,
+// the others once per value and message row) and the message (the shift
+// an extra input holding v; an input without v once per row, the others
+// once per row and value).
+func splitReads(in []*Factor, v, d, rows int) int64 {
+	var mm, msg int64
+	for _, f := range in {
+		onlyV := len(f.Vars) == 1 && f.Vars[0] == v
+		if onlyV {
+			mm += int64(d)
+		} else {
+			mm += int64(d) * int64(rows)
+		}
+		if slices.Contains(f.Vars, v) {
+			msg += int64(rows) * int64(d)
+		} else {
+			msg += int64(rows)
+		}
+	}
+	msg += int64(rows) * int64(d) // the shift
+	return mm + msg
 }
 
 // matchMoments sets the shifts of a split bucket's mini-buckets from their
