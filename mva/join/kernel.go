@@ -172,7 +172,20 @@ type JoinProject struct {
 	pdims       []int
 	pstep, prew []int
 	psize       int
+
+	// Tiles for sumRows when the innermost output variable is small
+	// (binary domains give runs of two rows, where moving the odometer
+	// cost more than the reads): the last tileM output variables, tileB
+	// rows, are walked as one tile, and rel[q*tileB+i] is the offset of
+	// rowIn[q]'s entry for the tile's row i from its first row's. tileB
+	// is 0 when runs are long enough.
+	tileM, tileB int
+	rel          []int
 }
+
+// maxTile bounds a sumRows tile's rows: the relative offsets of every
+// input without eliminated variables are held for each of its rows.
+const maxTile = 64
 
 // NewJoinProject plans the join of inputs with elim minimised out and the
 // result laid out over out (row-major, last fastest). Every variable of the
@@ -364,7 +377,45 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 			}
 		}
 	}
+	p.planTiles()
 	return p, nil
+}
+
+// planTiles chooses sumRows' tile: the trailing output variables whose
+// joint size stays within maxTile, when there are at least two of them
+// and the innermost alone is shorter than maxTile/4 rows.
+func (p *JoinProject) planTiles() {
+	nOut, nIn := len(p.out), len(p.inputs)
+	if nOut < 2 || len(p.rowIn) == 0 || p.outDims[nOut-1] > maxTile/4 {
+		return
+	}
+	m, b := 0, 1
+	for m < nOut && b*p.outDims[nOut-1-m] <= maxTile {
+		b *= p.outDims[nOut-1-m]
+		m++
+	}
+	if m < 2 {
+		return
+	}
+	p.tileM, p.tileB = m, b
+	p.rel = make([]int, len(p.rowIn)*b)
+	for q, j := range p.rowIn {
+		// Built from the innermost variable out: each more significant
+		// variable repeats the offsets so far once per value, moved by
+		// its stride (no division per entry; AOBB plans hundreds of
+		// these per heuristic).
+		rel := p.rel[q*b : (q+1)*b]
+		n := 1
+		for k := nOut - 1; k >= nOut-m; k-- {
+			st := p.ostep[k*nIn+j]
+			for d := 1; d < p.outDims[k]; d++ {
+				for i := range n {
+					rel[d*n+i] = rel[i] + d*st
+				}
+			}
+			n *= p.outDims[k]
+		}
+	}
 }
 
 // Rows returns the number of output entries.
@@ -509,7 +560,9 @@ func (p *JoinProject) runBlock(dst []float64, argmin []int32, r0, r1 int, scratc
 	if argmin != nil {
 		am = argmin[r0:r1]
 	}
-	if len(p.rowIn) > 0 {
+	if p.tileB > 0 {
+		p.sumTiles(dst, r0, off, dig)
+	} else if len(p.rowIn) > 0 {
 		p.seek(r0, off, dig)
 		p.sumRows(dst, off, dig)
 	} else {
@@ -615,6 +668,39 @@ func (p *JoinProject) sumRows(dst []float64, off, dig []int) {
 		r += n
 		if r < len(dst) {
 			p.nextRun(off, dig)
+		}
+	}
+}
+
+// sumTiles is sumRows by tiles (JoinProject.tileB) for dst, the rows from
+// r0 on: every input's entries for a tile's rows are read through its
+// relative offsets, and the odometer moves once per tile. The first input
+// is copied, the others added in input order, the sums of sumRows.
+func (p *JoinProject) sumTiles(dst []float64, r0 int, off, dig []int) {
+	b := p.tileB
+	k := len(p.out) - p.tileM - 1 // the digit a tile advances; -1: one tile
+	i0 := r0 % b
+	p.seek(r0-i0, off, dig)
+	for r := 0; r < len(dst); {
+		n := min(b-i0, len(dst)-r)
+		row := dst[r : r+n]
+		for q, j := range p.rowIn {
+			c, o := p.inputs[j].Costs, off[j]
+			rel := p.rel[q*b+i0 : q*b+i0+n]
+			if q == 0 {
+				for i, x := range rel {
+					row[i] = c[o+x]
+				}
+				continue
+			}
+			for i, x := range rel {
+				row[i] += c[o+x]
+			}
+		}
+		r += n
+		i0 = 0
+		if r < len(dst) {
+			p.advance(off, dig, k)
 		}
 	}
 }
