@@ -23,10 +23,10 @@ type miniBuckets struct {
 	factors []*Factor // the nIn inputs, then one output per step
 	nIn     int
 	steps   []mbStep
-	plans   []*JoinProject // nil for a split bucket's steps (mbStep.joint)
-	entries int            // output entries of all steps
-	// jointMax is the most joint entries of one split bucket's steps, the
-	// size of joint, which run fills one bucket at a time.
+	plans   []*JoinProject
+	entries int // output entries of all steps
+	// jointMax is the largest of the split buckets' joint tables
+	// (mbStep.joint), the size of joint, which run fills one at a time.
 	jointMax int
 	joint    []float64
 }
@@ -43,19 +43,19 @@ type mbStep struct {
 	// Otten 2011): the mini-bucket's min-marginal mu over v, and delta,
 	// an extra input of the message, shifts it to the mean of the
 	// bucket's min-marginals. The shifts sum to zero over the bucket, so
-	// the bound stays a bound, and it is tighter. Both come from one
-	// join, joint, that sums the mini-bucket's factors over v and out
-	// (v slowest) without minimising: mu and the message are then
-	// minima over the blocks of that table (jointMinima). Two joins over
-	// the same inputs, one for mu and one for the message, read every
-	// entry twice and paid the join's per-run overhead twice (docs/
-	// DESIGN.md, AOBB (7d)). reads is what those two joins read, which
-	// the search's escalation rule is measured in: it stays the count
-	// it was tuned on.
-	joint *JoinProject
-	mu    []float64
-	delta *Factor
-	reads int64
+	// the bound stays a bound, and it is tighter. mu is the minimum of
+	// each v-block of joint, the sum of the mini-bucket's factors over v
+	// and out (v slowest), or, where that sum could round differently
+	// from the min-marginal join's, of mm, that join (mmJoinOrder).
+	// Before, mm was always the join: with several variables eliminated
+	// it ran minGeneric's odometer per pair of entries, a fifth of
+	// 75-16-5's heuristic (docs/DESIGN.md, AOBB (7d)). mmReads is what
+	// that join reads, which the search's escalation rule counts.
+	mm      *JoinProject
+	joint   *JoinProject
+	mu      []float64
+	delta   *Factor
+	mmReads int64
 }
 
 // mbSymbolic partitions the buckets of pt for the i-bound ibound, given
@@ -242,7 +242,6 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 		// sum): a few hundred allocations of an SHDS response's
 		// heuristic become one.
 		slab := make([]float64, entries)
-		group := 0 // the joint entries of the split bucket so far
 
 		for si := range steps {
 			st := &mb.steps[si]
@@ -252,23 +251,32 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 			}
 			if split := (si > 0 && steps[si-1].v == st.v) || (si+1 < len(steps) && steps[si+1].v == st.v); split {
 				d := domains[st.v]
-				joint, err := NewJoinProjectLimit(in, nil, append([]int{st.v}, st.out...), math.MaxInt)
-				if err != nil {
-					return nil, fmt.Errorf("mini-buckets: joint table of variable %d: %w", st.v, err)
+				st.mu = make([]float64, d)
+				st.mmReads = mmReads(in, st.v, d)
+				if order, ok := mmJoinOrder(in, st.v); ok {
+					joint, err := NewJoinProjectLimit(order, nil, append([]int{st.v}, st.out...), math.MaxInt)
+					if err != nil {
+						return nil, fmt.Errorf("mini-buckets: joint table of variable %d: %w", st.v, err)
+					}
+					st.joint = joint
+					mb.jointMax = max(mb.jointMax, joint.Rows())
+				} else {
+					var elim []int
+					for _, f := range in {
+						for _, u := range f.Vars {
+							if u != st.v && !slices.Contains(elim, u) {
+								elim = append(elim, u)
+							}
+						}
+					}
+					mm, err := NewJoinProjectLimit(in, elim, []int{st.v}, math.MaxInt)
+					if err != nil {
+						return nil, fmt.Errorf("mini-buckets: min-marginal of variable %d: %w", st.v, err)
+					}
+					st.mm = mm
 				}
-				st.joint, st.mu = joint, make([]float64, d)
 				st.delta = &Factor{Vars: []int{st.v}, Dims: []int{d}, Costs: make([]float64, d)}
-				st.reads = splitReads(in, st.v, d, joint.Rows()/d)
-				mb.plans = append(mb.plans, nil)
-				n := joint.Rows() / d
-				if si == 0 || steps[si-1].v != st.v {
-					group = 0
-				}
-				group += joint.Rows()
-				mb.jointMax = max(mb.jointMax, group)
-				mb.factors = append(mb.factors, &Factor{Vars: st.out, Dims: joint.OutDims()[1:], Costs: slab[:n:n]})
-				slab = slab[n:]
-				continue
+				in = append(in, st.delta)
 			}
 			jp, err := NewJoinProjectLimit(in, []int{st.v}, st.out, math.MaxInt)
 			if err != nil {
@@ -314,19 +322,19 @@ func (mb *miniBuckets) run(ctx context.Context, changed []bool, workers int) (in
 			}
 		}
 		if run {
-			if group[0].joint != nil {
-				r, err := mb.runSplit(ctx, group, mb.factors[mb.nIn+s:mb.nIn+e], workers)
+			if group[0].delta != nil {
+				r, err := mb.minMarginals(ctx, group, workers)
 				reads += r
 				if err != nil {
 					return reads, err
 				}
-			} else {
-				for k := s; k < e; k++ {
-					if err := mb.plans[k].Run(ctx, mb.factors[mb.nIn+k].Costs, nil, workers); err != nil {
-						return reads, err
-					}
-					reads += mb.plans[k].Reads()
+				matchMoments(group)
+			}
+			for k := s; k < e; k++ {
+				if err := mb.plans[k].Run(ctx, mb.factors[mb.nIn+k].Costs, nil, workers); err != nil {
+					return reads, err
 				}
+				reads += mb.plans[k].Reads()
 			}
 		}
 		s = e
@@ -334,34 +342,28 @@ func (mb *miniBuckets) run(ctx context.Context, changed []bool, workers int) (in
 	return reads, nil
 }
 
-// runSplit computes the messages of a split bucket, group, into outs:
-// every mini-bucket's joint table and its min-marginal from it, then the
-// shifts, then the messages from the same tables. The group's tables are
-// held together in mb.joint (jointMax, at most the domain size times the
-// group's message entries).
-func (mb *miniBuckets) runSplit(ctx context.Context, group []mbStep, outs []*Factor, workers int) (int64, error) {
+// minMarginals sets the min-marginals mu of a split bucket's
+// mini-buckets, group, and returns the reads counted for them (those of
+// the min-marginal joins, mbStep.mmReads).
+func (mb *miniBuckets) minMarginals(ctx context.Context, group []mbStep, workers int) (int64, error) {
 	var reads int64
 	if len(mb.joint) < mb.jointMax {
 		mb.joint = make([]float64, mb.jointMax)
 	}
-	buf := mb.joint
 	for k := range group {
 		st := &group[k]
-		joint := buf[:st.joint.Rows()]
-		buf = buf[len(joint):]
-		if err := st.joint.Run(ctx, joint, nil, workers); err != nil {
-			return reads, err
+		if st.joint == nil {
+			if err := st.mm.Run(ctx, st.mu, nil, workers); err != nil {
+				return reads, err
+			}
+		} else {
+			joint := mb.joint[:st.joint.Rows()]
+			if err := st.joint.Run(ctx, joint, nil, workers); err != nil {
+				return reads, err
+			}
+			blockMinima(st.mu, joint)
 		}
-		blockMinima(st.mu, joint)
-		reads += st.reads
-	}
-	matchMoments(group)
-	buf = mb.joint
-	for k := range group {
-		st := &group[k]
-		joint := buf[:st.joint.Rows()]
-		buf = buf[len(joint):]
-		shiftedMinima(outs[k].Costs, joint, st.delta.Costs)
+		reads += st.mmReads
 	}
 	return reads, nil
 }
@@ -380,45 +382,73 @@ func blockMinima(mu, joint []float64) {
 	}
 }
 
-// shiftedMinima sets dst[r] to the minimum over d of joint[d*len(dst)+r]
-// + delta[d]: joint's slowest variable minimised out after the shift.
-func shiftedMinima(dst, joint, delta []float64) {
-	n := len(dst)
-	b0 := joint[:n]
-	for r := range dst {
-		dst[r] = b0[r] + delta[0]
-	}
-	for d := 1; d < len(delta); d++ {
-		bd, s := joint[d*n:(d+1)*n], delta[d]
-		for r := range dst {
-			dst[r] = min(dst[r], bd[r]+s)
+// mmJoinOrder returns the factors in, v's mini-bucket, in the order in
+// which a join without eliminated variables sums every entry exactly as
+// the min-marginal join over v would (so that mu, the shifts and the
+// search stay the same to the bit): the join adds its inputs left to
+// right, and the min-marginal join adds those over v alone first, then
+// the others in order, except with one other variable, where it adds
+// the sum of those without v (as one term) before those with it; that
+// term is a sum of two or more factors, not left to right, and ok is
+// false.
+func mmJoinOrder(in []*Factor, v int) (order []*Factor, ok bool) {
+	var only, without, with []*Factor
+	var other []int
+	for _, f := range in {
+		switch {
+		case !slices.ContainsFunc(f.Vars, func(u int) bool { return u != v }):
+			only = append(only, f)
+		case !slices.Contains(f.Vars, v):
+			without = append(without, f)
+		default:
+			with = append(with, f)
+		}
+		for _, u := range f.Vars {
+			if u != v && !slices.Contains(other, u) {
+				other = append(other, u)
+			}
 		}
 	}
+	order = append(only, without...)
+	if len(other) == 1 {
+		if len(without) > 1 {
+			return nil, false
+		}
+		return append(order, with...), true
+	}
+	// Several variables eliminated: the others in their input order.
+	order = only
+	for _, f := range in {
+		if !slices.Contains(only, f) {
+			order = append(order, f)
+		}
+	}
+	return order, true
 }
 
-// splitReads is what a split mini-bucket over the factors in, eliminating
-// v (d values) into a message of rows entries, read as two joins: the
-// min-marginal (out v; an input without other variables once per value,
-// the others once per value and message row) and the message (the shift
-// an extra input holding v; an input without v once per row, the others
-// once per row and value).
-func splitReads(in []*Factor, v, d, rows int) int64 {
-	var mm, msg int64
+// mmReads is what the min-marginal join of the factors in over v (d
+// values) reads: an input without other variables once per value, the
+// others once per value and assignment of the other variables.
+func mmReads(in []*Factor, v, d int) int64 {
+	var other []int
+	size := int64(1)
 	for _, f := range in {
-		onlyV := len(f.Vars) == 1 && f.Vars[0] == v
-		if onlyV {
-			mm += int64(d)
-		} else {
-			mm += int64(d) * int64(rows)
-		}
-		if slices.Contains(f.Vars, v) {
-			msg += int64(rows) * int64(d)
-		} else {
-			msg += int64(rows)
+		for i, u := range f.Vars {
+			if u != v && !slices.Contains(other, u) {
+				other = append(other, u)
+				size *= int64(f.Dims[i])
+			}
 		}
 	}
-	msg += int64(rows) * int64(d) // the shift
-	return mm + msg
+	var n int64
+	for _, f := range in {
+		if slices.ContainsFunc(f.Vars, func(u int) bool { return u != v }) {
+			n += int64(d) * size
+		} else {
+			n += int64(d)
+		}
+	}
+	return n
 }
 
 // matchMoments sets the shifts of a split bucket's mini-buckets from their
