@@ -176,11 +176,15 @@ type JoinProject struct {
 	// Tiles for sumRows when the innermost output variable is small
 	// (binary domains give runs of two rows, where moving the odometer
 	// cost more than the reads): the last tileM output variables, tileB
-	// rows, are walked as one tile, and rel[q*tileB+i] is the offset of
-	// rowIn[q]'s entry for the tile's row i from its first row's. tileB
-	// is 0 when runs are long enough.
+	// rows, are walked as one tile, and rel[j*tileB+i] is the offset of
+	// input j's entry for the tile's row i from its first row's. tileB
+	// is 0 when runs are long enough. minTiles is the same walk for the
+	// minimisation, where one variable is eliminated, held by one or two
+	// inputs that all vary along a run (no inv), or by one of each (a
+	// mini-bucket message and its moment-matching shift).
 	tileM, tileB int
 	rel          []int
+	minTiles     bool
 }
 
 // maxTile bounds a sumRows tile's rows: the relative offsets of every
@@ -386,7 +390,8 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 // and the innermost alone is shorter than maxTile/4 rows.
 func (p *JoinProject) planTiles() {
 	nOut, nIn := len(p.out), len(p.inputs)
-	if nOut < 2 || len(p.rowIn) == 0 || p.outDims[nOut-1] > maxTile/4 {
+	minTiles := len(p.elim) == 1 && ((len(p.inv) == 0 && len(p.elimIn) <= 2) || (len(p.inv) == 1 && len(p.vary) == 1))
+	if nOut < 2 || (len(p.rowIn) == 0 && !minTiles) || p.outDims[nOut-1] > maxTile/4 {
 		return
 	}
 	m, b := 0, 1
@@ -397,14 +402,14 @@ func (p *JoinProject) planTiles() {
 	if m < 2 {
 		return
 	}
-	p.tileM, p.tileB = m, b
-	p.rel = make([]int, len(p.rowIn)*b)
-	for q, j := range p.rowIn {
+	p.tileM, p.tileB, p.minTiles = m, b, minTiles
+	p.rel = make([]int, nIn*b)
+	for j := range p.inputs {
 		// Built from the innermost variable out: each more significant
 		// variable repeats the offsets so far once per value, moved by
 		// its stride (no division per entry; AOBB plans hundreds of
 		// these per heuristic).
-		rel := p.rel[q*b : (q+1)*b]
+		rel := p.rel[j*b : (j+1)*b]
 		n := 1
 		for k := nOut - 1; k >= nOut-m; k-- {
 			st := p.ostep[k*nIn+j]
@@ -560,7 +565,7 @@ func (p *JoinProject) runBlock(dst []float64, argmin []int32, r0, r1 int, scratc
 	if argmin != nil {
 		am = argmin[r0:r1]
 	}
-	if p.tileB > 0 {
+	if p.tileB > 0 && len(p.rowIn) > 0 {
 		p.sumTiles(dst, r0, off, dig)
 	} else if len(p.rowIn) > 0 {
 		p.seek(r0, off, dig)
@@ -570,6 +575,16 @@ func (p *JoinProject) runBlock(dst []float64, argmin []int32, r0, r1 int, scratc
 	}
 	if len(p.elim) == 0 {
 		clear(am)
+		return
+	}
+	if p.minTiles {
+		if len(p.inv) == 1 {
+			p.minTilesBase1(dst, am, r0, off, dig)
+		} else if len(p.elimIn) == 1 {
+			p.minTiles1(dst, am, r0, off, dig)
+		} else {
+			p.minTiles2(dst, am, r0, off, dig)
+		}
 		return
 	}
 	p.seek(r0, off, dig)
@@ -686,7 +701,7 @@ func (p *JoinProject) sumTiles(dst []float64, r0 int, off, dig []int) {
 		row := dst[r : r+n]
 		for q, j := range p.rowIn {
 			c, o := p.inputs[j].Costs, off[j]
-			rel := p.rel[q*b+i0 : q*b+i0+n]
+			rel := p.rel[j*b+i0 : j*b+i0+n]
 			if q == 0 {
 				for i, x := range rel {
 					row[i] = c[o+x]
@@ -695,6 +710,126 @@ func (p *JoinProject) sumTiles(dst []float64, r0 int, off, dig []int) {
 			}
 			for i, x := range rel {
 				row[i] += c[o+x]
+			}
+		}
+		r += n
+		i0 = 0
+		if r < len(dst) {
+			p.advance(off, dig, k)
+		}
+	}
+}
+
+// minTiles1 is min1 by tiles (JoinProject.minTiles): the rows from r0
+// on, one input holding the eliminated variable.
+func (p *JoinProject) minTiles1(dst []float64, am []int32, r0 int, off, dig []int) {
+	b := p.tileB
+	k := len(p.out) - p.tileM - 1
+	ja := p.elimIn[0]
+	a, sa, relA := p.inputs[ja].Costs, p.lstride[0], p.rel[ja*b:(ja+1)*b]
+	D, inf := p.lastD, math.Inf(1)
+	i0 := r0 % b
+	p.seek(r0-i0, off, dig)
+	for r := 0; r < len(dst); {
+		n := min(b-i0, len(dst)-r)
+		oa := off[ja]
+		for i, ra := range relA[i0 : i0+n] {
+			c0 := dst[r+i]
+			best, arg := inf, 0
+			xa := oa + ra
+			for d := 0; d < D; d++ {
+				s := c0 + a[xa]
+				if s < best {
+					arg = d
+				}
+				best = min(best, s)
+				xa += sa
+			}
+			dst[r+i] = best
+			if am != nil {
+				am[r+i] = int32(arg)
+			}
+		}
+		r += n
+		i0 = 0
+		if r < len(dst) {
+			p.advance(off, dig, k)
+		}
+	}
+}
+
+// minTiles2 is min2 by tiles: two inputs hold the eliminated variable.
+func (p *JoinProject) minTiles2(dst []float64, am []int32, r0 int, off, dig []int) {
+	b := p.tileB
+	k := len(p.out) - p.tileM - 1
+	ja, jb := p.elimIn[0], p.elimIn[1]
+	a, sa, relA := p.inputs[ja].Costs, p.lstride[0], p.rel[ja*b:(ja+1)*b]
+	bc, sb, relB := p.inputs[jb].Costs, p.lstride[1], p.rel[jb*b:(jb+1)*b]
+	D, inf := p.lastD, math.Inf(1)
+	i0 := r0 % b
+	p.seek(r0-i0, off, dig)
+	for r := 0; r < len(dst); {
+		n := min(b-i0, len(dst)-r)
+		oa, ob := off[ja], off[jb]
+		rb := relB[i0 : i0+n]
+		for i, ra := range relA[i0 : i0+n] {
+			c0 := dst[r+i]
+			best, arg := inf, 0
+			xa, xb := oa+ra, ob+rb[i]
+			for d := 0; d < D; d++ {
+				s := c0 + a[xa] + bc[xb]
+				if s < best {
+					arg = d
+				}
+				best = min(best, s)
+				xa += sa
+				xb += sb
+			}
+			dst[r+i] = best
+			if am != nil {
+				am[r+i] = int32(arg)
+			}
+		}
+		r += n
+		i0 = 0
+		if r < len(dst) {
+			p.advance(off, dig, k)
+		}
+	}
+}
+
+// minTilesBase1 is minBase1 by tiles: one input holds the eliminated
+// variable and not the innermost output variable (inv, whose entry is
+// added to the row's sum first, as minBase1 adds base), one holds both.
+func (p *JoinProject) minTilesBase1(dst []float64, am []int32, r0 int, off, dig []int) {
+	b := p.tileB
+	k := len(p.out) - p.tileM - 1
+	ji, ja := p.inv[0], p.vary[0]
+	bc, si, relI := p.inputs[ji].Costs, p.invS[0], p.rel[ji*b:(ji+1)*b]
+	a, sa, relA := p.inputs[ja].Costs, p.varyS[0], p.rel[ja*b:(ja+1)*b]
+	D, inf := p.lastD, math.Inf(1)
+	i0 := r0 % b
+	p.seek(r0-i0, off, dig)
+	for r := 0; r < len(dst); {
+		n := min(b-i0, len(dst)-r)
+		oi, oa := off[ji], off[ja]
+		ri := relI[i0 : i0+n]
+		for i, ra := range relA[i0 : i0+n] {
+			c0 := dst[r+i]
+			best, arg := inf, 0
+			xi, xa := oi+ri[i], oa+ra
+			for d := 0; d < D; d++ {
+				s := c0 + bc[xi] + a[xa]
+				if s < best {
+					arg = d
+				}
+				best = min(best, s)
+				xi += si
+				xa += sa
+			}
+			dst[r+i] = best
+			if am != nil {
+				am[r+i] = int32(arg)
 			}
 		}
 		r += n

@@ -567,15 +567,15 @@ func TestJoinProjectManyInputs(t *testing.T) {
 	}
 }
 
-// TestJoinProjectTilesMatchRuns: sumRows by tiles (short innermost output
-// variables) gives, bit for bit, what the run-by-run walk gives on the same
+// TestJoinProjectTilesMatchRuns: sumRows and the minimisation by tiles
+// (short innermost output variables) give, bit for bit, what the run-by-run walk gives on the same
 // plan with tiles off, on seeded binary and ternary inputs with fractional
 // costs (so that a different order of the sums would show), with outputs
 // past ParallelRows whose blocks start inside a tile.
 func TestJoinProjectTilesMatchRuns(t *testing.T) {
 	ctx := context.Background()
-	tiled := 0
-	for seed := range uint64(60) {
+	tiled, minTiled := 0, 0
+	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 64))
 		nv := 4 + r.IntN(6)
 		if seed%10 == 0 {
@@ -624,7 +624,10 @@ func TestJoinProjectTilesMatchRuns(t *testing.T) {
 		}
 		tiled++
 		runs := *p
-		runs.tileB, runs.tileM, runs.rel = 0, 0, nil
+		runs.tileB, runs.tileM, runs.rel, runs.minTiles = 0, 0, nil, false
+		if p.minTiles {
+			minTiled++
+		}
 		for _, workers := range []int{1, 3} {
 			got, want := make([]float64, p.Rows()), make([]float64, p.Rows())
 			gotArg, wantArg := make([]int32, p.Rows()), make([]int32, p.Rows())
@@ -639,7 +642,7 @@ func TestJoinProjectTilesMatchRuns(t *testing.T) {
 			}
 		}
 	}
-	if tiled < 30 {
-		t.Errorf("only %d of 60 plans used tiles", tiled)
+	if tiled < 60 || minTiled < 10 {
+		t.Errorf("only %d of 200 plans used tiles, %d in the minimisation", tiled, minTiled)
 	}
 }
