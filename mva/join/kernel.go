@@ -737,7 +737,14 @@ func (p *JoinProject) minTiles1(dst []float64, am []int32, r0 int, off, dig []in
 			c0 := dst[r+i]
 			best, arg := inf, 0
 			xa := oa + ra
-			for d := 0; d < D; d++ {
+			if D == 2 {
+				s0, s1 := c0+a[xa], c0+a[xa+sa]
+				if s1 < s0 {
+					arg = 1
+				}
+				best = min(s0, s1)
+			}
+			for d := 0; d < D && D != 2; d++ {
 				s := c0 + a[xa]
 				if s < best {
 					arg = d
@@ -776,7 +783,14 @@ func (p *JoinProject) minTiles2(dst []float64, am []int32, r0 int, off, dig []in
 			c0 := dst[r+i]
 			best, arg := inf, 0
 			xa, xb := oa+ra, ob+rb[i]
-			for d := 0; d < D; d++ {
+			if D == 2 {
+				s0, s1 := c0+a[xa]+bc[xb], c0+a[xa+sa]+bc[xb+sb]
+				if s1 < s0 {
+					arg = 1
+				}
+				best = min(s0, s1)
+			}
+			for d := 0; d < D && D != 2; d++ {
 				s := c0 + a[xa] + bc[xb]
 				if s < best {
 					arg = d
@@ -818,7 +832,14 @@ func (p *JoinProject) minTilesBase1(dst []float64, am []int32, r0 int, off, dig 
 			c0 := dst[r+i]
 			best, arg := inf, 0
 			xi, xa := oi+ri[i], oa+ra
-			for d := 0; d < D; d++ {
+			if D == 2 { // binary: the loop's control was a third of it
+				s0, s1 := c0+bc[xi]+a[xa], c0+bc[xi+si]+a[xa+sa]
+				if s1 < s0 {
+					arg = 1
+				}
+				best = min(s0, s1)
+			}
+			for d := 0; d < D && D != 2; d++ {
 				s := c0 + bc[xi] + a[xa]
 				if s < best {
 					arg = d
