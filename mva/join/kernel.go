@@ -386,9 +386,9 @@ func newJoinProject(inputs []*Factor, elim, out []int, maxEntries int, lazy bool
 }
 
 // maxInnerTiled is the largest innermost output domain that tiles: runs
-// of up to four rows, where the odometer's moves cost about as much as
-// the reads.
-const maxInnerTiled = 4
+// of up to sixteen rows, where the odometer's moves are a sizeable
+// part of the reads' cost.
+const maxInnerTiled = 16
 
 // planTiles chooses sumRows' tile: the trailing output variables whose
 // joint size stays within maxTile, when there are at least two of them
