@@ -179,16 +179,16 @@ type JoinProject struct {
 	// rows, are walked as one tile, and rel[j*tileB+i] is the offset of
 	// input j's entry for the tile's row i from its first row's. tileB
 	// is 0 when runs are long enough. minTiles is the same walk for the
-	// minimisation, where one variable is eliminated, held by one or two
-	// inputs that all vary along a run (no inv), or by one of each (a
-	// mini-bucket message and its moment-matching shift).
+	// minimisation, where one two-valued variable is eliminated, held by
+	// one or two inputs that all vary along a run (no inv), or by one of
+	// each (a mini-bucket message and its moment-matching shift).
 	tileM, tileB int
 	rel          []int
 	minTiles     bool
 }
 
-// maxTile bounds a sumRows tile's rows: the relative offsets of every
-// input without eliminated variables are held for each of its rows.
+// maxTile bounds a tile's rows: every input's relative offset is held
+// for each of them.
 const maxTile = 64
 
 // NewJoinProject plans the join of inputs with elim minimised out and the
