@@ -25,6 +25,10 @@ type miniBuckets struct {
 	steps   []mbStep
 	plans   []*JoinProject
 	entries int // output entries of all steps
+	// jointMax is the largest of the split buckets' joint tables
+	// (mbStep.joint), the size of joint, which run fills one at a time.
+	jointMax int
+	joint    []float64
 }
 
 // mbStep is one mini-bucket: eliminate v from the factors in (indices in
@@ -36,13 +40,22 @@ type mbStep struct {
 	out    []int
 	target int
 	// In a split bucket, moment matching (Flerova, Ihler, Dechter and
-	// Otten 2011): mm computes the mini-bucket's min-marginal mu over v,
-	// and delta, an extra input of the message, shifts it to the mean of
-	// the bucket's min-marginals. The shifts sum to zero over the bucket,
-	// so the bound stays a bound, and it is tighter.
-	mm    *JoinProject
-	mu    []float64
-	delta *Factor
+	// Otten 2011): the mini-bucket's min-marginal mu over v, and delta,
+	// an extra input of the message, shifts it to the mean of the
+	// bucket's min-marginals. The shifts sum to zero over the bucket, so
+	// the bound stays a bound, and it is tighter. mu is the minimum of
+	// each v-block of joint, the sum of the mini-bucket's factors over v
+	// and out (v slowest), or, where that sum could round differently
+	// from the min-marginal join's, of mm, that join (mmJoinOrder).
+	// Before, mm was always the join: with several variables eliminated
+	// it ran minGeneric's odometer per pair of entries, a fifth of
+	// 75-16-5's heuristic (docs/DESIGN.md, AOBB (7d)). mmReads is what
+	// that join reads, which the search's escalation rule counts.
+	mm      *JoinProject
+	joint   *JoinProject
+	mu      []float64
+	delta   *Factor
+	mmReads int64
 }
 
 // mbSymbolic partitions the buckets of pt for the i-bound ibound, given
@@ -237,21 +250,31 @@ func newMiniBuckets(pt *pseudoTree, domains []int, inputs []*Factor, maxEntries,
 				in[k] = mb.factors[j]
 			}
 			if split := (si > 0 && steps[si-1].v == st.v) || (si+1 < len(steps) && steps[si+1].v == st.v); split {
-				// Moment matching: the mini-bucket's min-marginal over v.
-				var elim []int
-				for _, f := range in {
-					for _, u := range f.Vars {
-						if u != st.v && !slices.Contains(elim, u) {
-							elim = append(elim, u)
+				d := domains[st.v]
+				st.mu = make([]float64, d)
+				st.mmReads = mmReads(in, st.v, d)
+				if order, ok := mmJoinOrder(in, st.v); ok {
+					joint, err := NewJoinProjectLimit(order, nil, append([]int{st.v}, st.out...), math.MaxInt)
+					if err != nil {
+						return nil, fmt.Errorf("mini-buckets: joint table of variable %d: %w", st.v, err)
+					}
+					st.joint = joint
+					mb.jointMax = max(mb.jointMax, joint.Rows())
+				} else {
+					var elim []int
+					for _, f := range in {
+						for _, u := range f.Vars {
+							if u != st.v && !slices.Contains(elim, u) {
+								elim = append(elim, u)
+							}
 						}
 					}
+					mm, err := NewJoinProjectLimit(in, elim, []int{st.v}, math.MaxInt)
+					if err != nil {
+						return nil, fmt.Errorf("mini-buckets: min-marginal of variable %d: %w", st.v, err)
+					}
+					st.mm = mm
 				}
-				mm, err := NewJoinProjectLimit(in, elim, []int{st.v}, math.MaxInt)
-				if err != nil {
-					return nil, fmt.Errorf("mini-buckets: min-marginal of variable %d: %w", st.v, err)
-				}
-				d := domains[st.v]
-				st.mm, st.mu = mm, make([]float64, d)
 				st.delta = &Factor{Vars: []int{st.v}, Dims: []int{d}, Costs: make([]float64, d)}
 				in = append(in, st.delta)
 			}
@@ -299,12 +322,11 @@ func (mb *miniBuckets) run(ctx context.Context, changed []bool, workers int) (in
 			}
 		}
 		if run {
-			if group[0].mm != nil {
-				for k := range group {
-					if err := group[k].mm.Run(ctx, group[k].mu, nil, workers); err != nil {
-						return reads, err
-					}
-					reads += group[k].mm.Reads()
+			if group[0].delta != nil {
+				r, err := mb.minMarginals(ctx, group, workers)
+				reads += r
+				if err != nil {
+					return reads, err
 				}
 				matchMoments(group)
 			}
@@ -318,6 +340,115 @@ func (mb *miniBuckets) run(ctx context.Context, changed []bool, workers int) (in
 		s = e
 	}
 	return reads, nil
+}
+
+// minMarginals sets the min-marginals mu of a split bucket's
+// mini-buckets, group, and returns the reads counted for them (those of
+// the min-marginal joins, mbStep.mmReads).
+func (mb *miniBuckets) minMarginals(ctx context.Context, group []mbStep, workers int) (int64, error) {
+	var reads int64
+	if len(mb.joint) < mb.jointMax {
+		mb.joint = make([]float64, mb.jointMax)
+	}
+	for k := range group {
+		st := &group[k]
+		if st.joint == nil {
+			if err := st.mm.Run(ctx, st.mu, nil, workers); err != nil {
+				return reads, err
+			}
+		} else {
+			joint := mb.joint[:st.joint.Rows()]
+			if err := st.joint.Run(ctx, joint, nil, workers); err != nil {
+				return reads, err
+			}
+			blockMinima(st.mu, joint)
+		}
+		reads += st.mmReads
+	}
+	return reads, nil
+}
+
+// blockMinima sets mu[d] to the minimum of joint's d-th block of
+// len(joint)/len(mu) entries: the min-marginal of the variable that is
+// slowest in joint's layout.
+func blockMinima(mu, joint []float64) {
+	n := len(joint) / len(mu)
+	for d := range mu {
+		best := math.Inf(1)
+		for _, c := range joint[d*n : (d+1)*n] {
+			best = min(best, c)
+		}
+		mu[d] = best
+	}
+}
+
+// mmJoinOrder returns the factors in, v's mini-bucket, in the order in
+// which a join without eliminated variables sums every entry exactly as
+// the min-marginal join over v would (so that mu, the shifts and the
+// search stay the same to the bit): the join adds its inputs left to
+// right, and the min-marginal join adds those over v alone first, then
+// the others in order, except with one other variable, where it adds
+// the sum of those without v (as one term) before those with it; that
+// term is a sum of two or more factors, not left to right, and ok is
+// false.
+func mmJoinOrder(in []*Factor, v int) (order []*Factor, ok bool) {
+	var only, without, with []*Factor
+	var other []int
+	for _, f := range in {
+		switch {
+		case !slices.ContainsFunc(f.Vars, func(u int) bool { return u != v }):
+			only = append(only, f)
+		case !slices.Contains(f.Vars, v):
+			without = append(without, f)
+		default:
+			with = append(with, f)
+		}
+		for _, u := range f.Vars {
+			if u != v && !slices.Contains(other, u) {
+				other = append(other, u)
+			}
+		}
+	}
+	order = append(only, without...)
+	if len(other) == 1 {
+		if len(without) > 1 {
+			return nil, false
+		}
+		return append(order, with...), true
+	}
+	// Several variables eliminated: the others in their input order.
+	order = only
+	for _, f := range in {
+		if !slices.Contains(only, f) {
+			order = append(order, f)
+		}
+	}
+	return order, true
+}
+
+// mmReads is what the min-marginal join of the factors in over v (d
+// values) reads: an input without other variables once per value, the
+// others once per value and assignment of the other variables.
+func mmReads(in []*Factor, v, d int) int64 {
+	var other []int
+	size := int64(1)
+	for _, f := range in {
+		for i, u := range f.Vars {
+			if u != v && !slices.Contains(other, u) {
+				other = append(other, u)
+				size *= int64(f.Dims[i])
+			}
+		}
+	}
+	var n int64
+	for _, f := range in {
+		if slices.ContainsFunc(f.Vars, func(u int) bool { return u != v }) {
+			n += int64(d) * size
+		} else {
+			n += int64(d)
+		}
+	}
+	return n
 }
 
 // matchMoments sets the shifts of a split bucket's mini-buckets from their
