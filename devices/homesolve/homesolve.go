@@ -75,9 +75,10 @@ const (
 )
 
 // MGM is the SHDS default. Its best responses (one local solve of a home,
-// localsearch.Responder) are exact where the home fits bucket
-// elimination, block descent where not (or, with -p response_checks,
-// AND/OR search within bounds first); with joint moves (-p joint=1)
+// localsearch.Responder) are exact: by bucket elimination where the
+// home fits it, else by an exact solve within bounds (-p
+// response_checks, response_width, response_total) and block descent
+// past them; with joint moves (-p joint=1)
 // the homes whose moves provably still lower the total move together,
 // and on the complete graphs of SHDS the run ends at the first round
 // without a gain (-p quiet=1). Plain MGM moves one home per round there,

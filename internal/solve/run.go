@@ -113,7 +113,8 @@ func (d *Run) counting(build pipeline.ProtocolFactory) pipeline.ProtocolFactory 
 // exact only within its bounds (README, "Exact best responses for wide
 // SHDS homes"). counts are each agent's (exact, blocks); agents that
 // computed neither (bucket elimination or enumeration answers) are left
-// out. Empty when no response was exact, as in the default block descent.
+// out. Empty when no response was exact (-p response_checks=0: block
+// descent only).
 func responseNote(counts [][2]int64) string {
 	var all, some, none, exact, blocks int64
 	for _, c := range counts {
