@@ -127,10 +127,11 @@ const (
 // responses for wide SHDS homes"): with EDAC keeping the crisp device
 // tables generalised arc consistent, dm_21_1_6's 315 responses took a
 // median of 4.1·10^6 checks and at most 6.6·10^7, its costliest home
-// 7.0·10^8 in all; end to end, exact responses cost 1.0–1.5 times block
-// descent's CPU on dm_7_1_3, dm_7_1_5, dm_7_1_6, dm_21_1_6 and dm_35_1_6
-// (loaded-machine figures), for plans on the load that flows within two
-// units of block descent's (dm_7_1_5 44 units lower). An exact best
+// 7.0·10^8 in all; end to end, exact responses cost 1.2–1.65 times block
+// descent's CPU on dm_7_1_5, dm_7_1_6, dm_21_1_6 and dm_35_1_6 (an idle
+// host, one run each; dm_7_1_3 within a run's spread), for plans on the
+// load that flows within 1.3 units of block descent's (dm_7_1_5 44 units
+// lower). An exact best
 // response need not lead MGM to a better local optimum, but it is the
 // best response the protocol asks for, not an approximation of it.
 const ExactResponseChecks = 1 << 28
@@ -384,7 +385,7 @@ func (r *Run) fitSHDS(o Overrides) error {
 			r.paramDefault("response_checks", ExactResponseChecks)
 			how := "by block descent (-p response_checks=0)"
 			if c := r.params["response_checks"]; c > 0 {
-				how = fmt.Sprintf("by exact best responses, AND/OR search within %.3g checks each (-p response_checks) and %.3g in all per home (-p response_total) where its pseudo-tree's induced width is at most %v (-p response_width), and by block descent past any of them", c, r.params["response_total"], r.params["response_width"])
+				how = fmt.Sprintf("by exact best responses (EDAC on the binary hard constraints their device tables imply, AND/OR search past its budget) within %.3g checks each (-p response_checks) and %.3g in all per home (-p response_total) where its pseudo-tree's induced width is at most %v (-p response_width), and by block descent past any of them", c, r.params["response_total"], r.params["response_width"])
 			}
 			r.notes = append(r.notes, fmt.Sprintf("%d of %d homes are too wide for an exact best response by bucket elimination in %.3g-entry tables: they answer %s (-p response=%v), from their own schedules (-p init=%v)", n, homes, r.params["response_entries"], how, r.params["response"], r.params["init"]))
 		}

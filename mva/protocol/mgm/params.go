@@ -10,7 +10,7 @@ const (
 	// suggests (mva.Starter); D-Gibbs and MGM-2 read the same value.
 	InitStart = float64(localsearch.InitStart)
 	// ResponseBlocks ("response") answers, where an exact best response
-	// exceeds "response_entries", by AND/OR search within
+	// exceeds "response_entries", by an exact solve (local.Exact) within
 	// "response_checks" and past it by block descent.
 	ResponseBlocks = float64(localsearch.ResponseBlocks)
 	// DefaultResponseChecks is the default of "response_checks".

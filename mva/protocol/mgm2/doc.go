@@ -59,8 +59,8 @@
 //   - The unilateral move is localsearch.Responder's, as in MGM: the
 //     table is enumerated up to localsearch.EnumerateRows rows and solved
 //     past it, with response = 3 where bucket elimination is too wide by
-//     AND/OR search within response_checks and past them by block
-//     descent (parameters response, response_entries, response_checks,
+//     an exact solve (local.Exact) within response_checks and past them
+//     by block descent (parameters response, response_entries, response_checks,
 //     response_width, response_total, block_entries). Joint moves
 //     still enumerate the agent's rows: an offer lists them, and the
 //     receiver's best extensions range over them.

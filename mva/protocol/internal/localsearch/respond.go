@@ -60,8 +60,9 @@ const EnumerateRows = 4096
 // DefaultResponseEntries bounds the intermediate tables of the bucket
 // elimination that solves a response (parameter "response_entries",
 // 128 MiB of float64); past it, or with response_entries = 0, the
-// response is solved by AND/OR branch and bound (local.Exact), within
-// its memory budget.
+// response is solved by local.Exact (AND/OR branch and bound, or EDAC on
+// the binary hard constraints the agent's n-ary tables imply, AOBB past
+// its budget), within its memory budget.
 const DefaultResponseEntries = 1 << 24
 
 // Responder computes an agent's unilateral best response, MGM's step 2:
@@ -265,9 +266,11 @@ type ResponseConfig struct {
 // and dm_35_1_6, where most homes still pass the budget (their first
 // questions are past 2^28 checks) and answer by block descent anyway, for
 // a final objective on the load that flows −0.04% to +0.05% away, so it
-// stays an option. Since later questions go to EDAC on the implied pairs
-// (local.Exact), 16 of 21 and 31 of 35 homes stay exact at 2.3 and 1.6
-// times block descent's CPU (README): still past 2 on dm_21_1_6.
+// stays an option. Since the responses go to EDAC on the implied pairs
+// with the device tables kept generalised arc consistent (local.Exact),
+// every wide home of the published files stays exact within 2^28, and
+// --shds sets it (homesolve.ExactResponseChecks); other MGM runs keep
+// this default, block descent at once.
 const DefaultResponseChecks = 0
 
 // ParseResponse reads parameters "response" (0 auto, 1 enumerate, 2
