@@ -177,10 +177,6 @@ type EDAC struct {
 	// counts its removals, over all rows.
 	noNaryGAC       bool
 	naryGACRemovals int64
-	// gacOnAssign runs naryGAC only where the function was projected
-	// (an assignment of one of its variables), not on every removal
-	// (measurements).
-	gacOnAssign bool
 	// noNaryBin turns naryToBin off (measurements); naryBins counts the
 	// n-ary functions it moved into binary ones, over all rows.
 	noNaryBin bool

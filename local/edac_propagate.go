@@ -217,7 +217,7 @@ func (s *EDAC) remove(x, a int) bool {
 					nf.dirty |= 1 << p
 				}
 			}
-			if !s.noNaryGAC && !s.gacOnAssign && !s.inGAC[j] && s.is[nf.cnt] > 1 {
+			if !s.noNaryGAC && !s.inGAC[j] && s.is[nf.cnt] > 1 {
 				s.inGAC[j] = true
 				s.gacQ = append(s.gacQ, j)
 			}
@@ -694,7 +694,7 @@ func (s *EDAC) absorb(j int) bool {
 func (s *EDAC) projectNary(j int) bool {
 	nf := &s.narys[j]
 	if nf.byVal != nil && !s.noNaryGAC {
-		if s.inGAC[j] && !s.gacOnAssign {
+		if s.inGAC[j] {
 			return true // the queue's turn (gacQ) comes
 		}
 		return s.naryGAC(j)

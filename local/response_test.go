@@ -182,10 +182,8 @@ func TestResponseSolverEqualsBruteForce(t *testing.T) {
 // optimum, checks, nodes and CPU time (the median of HEARTH_RESPONSE_RUNS
 // runs, each on a new solver): a measuring aid, skipped without the
 // variable. HEARTH_RESPONSE_AOBB=1 runs AOBB (ShiftRows) instead, as
-// Exact did before EDAC answered; HEARTH_RESPONSE_NOGAC=1 and
-// HEARTH_RESPONSE_GACASSIGN=1 turn naryGAC off or limit it to
-// assignments, HEARTH_RESPONSE_NOPAIRS=1 runs EDAC without the implied
-// pairs.
+// Exact did before EDAC answered; HEARTH_RESPONSE_NOGAC=1 turns naryGAC
+// off, HEARTH_RESPONSE_NOPAIRS=1 runs EDAC without the implied pairs.
 func TestResponseFiles(t *testing.T) {
 	files, runs := measureFiles(t, "HEARTH_RESPONSE_FILES", "HEARTH_RESPONSE_RUNS")
 	for _, f := range files {
@@ -219,7 +217,6 @@ func TestResponseFiles(t *testing.T) {
 				t.Fatalf("%s: Exact gave another solver than the response solver", f)
 			}
 			rs.edac.noNaryGAC = os.Getenv("HEARTH_RESPONSE_NOGAC") != ""
-			rs.edac.gacOnAssign = os.Getenv("HEARTH_RESPONSE_GACASSIGN") != ""
 			if v, err = rs.SolveRow(context.Background(), nil, in); err != nil {
 				t.Fatal(err)
 			}
